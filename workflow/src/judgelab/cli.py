@@ -1,0 +1,163 @@
+"""``judgelab``: the library's main operations from the shell (the workflow runs the same code).
+
+    judgelab download dl19 --out data/dl19            # raw files from the public sources
+    judgelab prepare dl19 --qrels .. --topics .. --texts .. --out dl19.tsv [--per-grade 10]
+    judgelab judge dl19.tsv --persona LA --template wo_cot --out j.tsv
+    judgelab confidence dl19.tsv j.tsv --persona LA --out c.tsv
+    judgelab metrics dl19.tsv j.tsv c.tsv
+    judgelab personas                                  # the Table 1 conditions
+    judgelab cut-sample ../shared/data/trec-dl --out resources/sample
+    judgelab cache                                     # request-cache statistics
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .errors import InputError
+
+
+def _model_spec(args) -> dict:
+    spec = {"backend": "local", "model_path": args.model_path, "n_ctx": args.n_ctx,
+            "threads": args.threads}
+    return spec
+
+
+def _add_model_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model-path", default=None, help="GGUF file (default: the embedded SmolLM2)")
+    p.add_argument("--n-ctx", type=int, default=2048)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--cache", default=".judgelab-cache/requests.sqlite")
+    p.add_argument("--placement", choices=["user", "system"], default="user")
+    p.add_argument("--persona", default="default", help="persona id of the persona file")
+    p.add_argument("--persona-file", default="peras_table1")
+
+
+def _persona_text(args) -> str:
+    from .personas import load_persona_file
+
+    personas = load_persona_file(args.persona_file)
+    if args.persona not in personas:
+        raise InputError(f"unknown persona {args.persona!r}; known: {sorted(personas)}")
+    return personas[args.persona].instruction
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="judgelab", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+
+    p = sub.add_parser("download", help="download a dataset's raw files from its public sources")
+    p.add_argument("dataset")
+    p.add_argument("--out", required=True, help="folder for qrels.raw, topics.raw, texts.raw")
+
+    p = sub.add_parser("prepare", help="normalise raw files into one table, with an optional subset")
+    p.add_argument("dataset")
+    p.add_argument("--format", choices=["trec", "llmjudge"], default="trec")
+    p.add_argument("--qrels", required=True)
+    p.add_argument("--topics", required=True)
+    p.add_argument("--texts", required=True)
+    p.add_argument("--docid-map")
+    p.add_argument("--queries", nargs="*", default=[])
+    p.add_argument("--max-queries", type=int)
+    p.add_argument("--per-grade", type=int)
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--out", required=True)
+
+    p = sub.add_parser("judge", help="judge every pair of a dataset table")
+    p.add_argument("pairs")
+    p.add_argument("--template", default="peras/wo_cot")
+    p.add_argument("--max-tokens", type=int, default=8)
+    p.add_argument("--out", required=True)
+    _add_model_args(p)
+
+    p = sub.add_parser("confidence", help="ask the confidence instruction for judged pairs")
+    p.add_argument("pairs")
+    p.add_argument("judgments")
+    p.add_argument("--template", default="peras/confidence")
+    p.add_argument("--max-tokens", type=int, default=8)
+    p.add_argument("--out", required=True)
+    _add_model_args(p)
+
+    p = sub.add_parser("metrics", help="agreement and calibration of one judgment run")
+    p.add_argument("pairs")
+    p.add_argument("judgments")
+    p.add_argument("confidence")
+
+    p = sub.add_parser("personas", help="list the persona conditions of a persona file")
+    p.add_argument("--persona-file", default="peras_table1")
+
+    p = sub.add_parser("cut-sample", help="cut the bundled sample from the full TREC DL files")
+    p.add_argument("trec_dir")
+    p.add_argument("--out", default="resources/sample")
+    p.add_argument("--datasets", nargs="*", default=["dl19", "dl20"])
+    p.add_argument("--queries", type=int, default=3)
+    p.add_argument("--per-grade", type=int, default=2)
+    p.add_argument("--seed", type=int, default=13)
+
+    p = sub.add_parser("cache", help="request-cache statistics")
+    p.add_argument("--cache", default=".judgelab-cache/requests.sqlite")
+
+    args = parser.parse_args(argv)
+    try:
+        return _run(args)
+    except InputError as exc:
+        print(f"judgelab: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args) -> int:
+    from . import jobs
+    from .prompts import load_template
+
+    if args.cmd == "download":
+        from .datasets import download_dataset, source_urls
+
+        dest = {k: f"{args.out}/{k}.raw" for k in ("qrels", "topics", "texts")}
+        download_dataset(source_urls(args.dataset), dest)
+        print(json.dumps(dest, indent=1))
+    elif args.cmd == "prepare":
+        sel = {"format": args.format, "queries": args.queries, "max_queries": args.max_queries,
+               "per_grade": args.per_grade, "seed": args.seed, "docid_map": args.docid_map}
+        with jobs.script_logging(None):
+            jobs.prepare_dataset_job(args.dataset, args.qrels, args.topics, args.texts, sel, args.out)
+    elif args.cmd == "judge":
+        with jobs.script_logging(None):
+            jobs.judge_job(args.pairs, args.out, persona=_persona_text(args),
+                           template=load_template(args.template), model=_model_spec(args),
+                           max_tokens=args.max_tokens, placement=args.placement, cache=args.cache)
+    elif args.cmd == "confidence":
+        with jobs.script_logging(None):
+            jobs.confidence_job(args.pairs, args.judgments, args.out, persona=_persona_text(args),
+                                template=load_template(args.template), model=_model_spec(args),
+                                max_tokens=args.max_tokens, placement=args.placement,
+                                cache=args.cache)
+    elif args.cmd == "metrics":
+        import tempfile
+
+        with tempfile.NamedTemporaryFile(suffix=".tsv") as tmp:
+            df = jobs.job_metrics_job(args.pairs, args.judgments, args.confidence, tmp.name, ids={})
+        print(df.T.to_string(header=False))
+    elif args.cmd == "personas":
+        from .personas import load_persona_file
+
+        for pid, p in load_persona_file(args.persona_file).items():
+            print(f"{pid}\t{p.personality_type}\t{p.instruction[:70]}")
+    elif args.cmd == "cut-sample":
+        from .sample import cut_trec_sample
+
+        for name in args.datasets:
+            print(cut_trec_sample(args.trec_dir, name, args.out, n_queries=args.queries,
+                                  per_grade=args.per_grade, seed=args.seed))
+    elif args.cmd == "cache":
+        from .cache import RequestCache
+
+        with RequestCache(args.cache) as cache:
+            print(json.dumps(cache.stats(), indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

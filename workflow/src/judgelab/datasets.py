@@ -1,0 +1,298 @@
+"""Relevance datasets: readers for the public formats, one normalised table, subsets, download.
+
+Formats read (the ones the public sources publish):
+
+* TREC qrels: ``qid Q0 docid grade`` (whitespace separated; LLMJudge writes ``0`` for ``Q0``).
+* topics: ``qid<TAB>query``.
+* judged-text file: ``docid<TAB>passage``, one line per qrels line in the same order
+  (the ``qrels_text.dlXX`` files of Narabzad/llm-relevance-judgement-comparison).
+* LLMJudge passages: JSON lines ``{"docid": ..., "doc": ...}``.
+
+Every reader raises :class:`~judgelab.errors.InputError` naming the file and line of the
+first bad line. The normalised table has the columns of :data:`TABLE_COLUMNS`.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+import ftfy
+import pandas as pd
+
+from .errors import InputError
+
+TABLE_COLUMNS = ["dataset", "qid", "query", "docid", "passage", "grade"]
+
+#: Public sources of the full datasets (see ``judgelab download``).
+ANSERINI = "https://raw.githubusercontent.com/castorini/anserini-tools/master/topics-and-qrels"
+QRELS_TEXT = ("https://raw.githubusercontent.com/Narabzad/"
+              "llm-relevance-judgement-comparison/main/data")
+LLMJUDGE = "https://raw.githubusercontent.com/llm4eval/LLMJudge/main/data"
+
+SOURCES: dict[str, dict[str, str]] = {
+    "dl19": {"format": "trec",
+             "qrels": f"{ANSERINI}/qrels.dl19-passage.txt",
+             "topics": f"{ANSERINI}/topics.dl19-passage.txt",
+             "texts": f"{QRELS_TEXT}/qrels_text.dl19"},
+    "dl20": {"format": "trec",
+             "qrels": f"{ANSERINI}/qrels.dl20-passage.txt",
+             "topics": f"{ANSERINI}/topics.dl20.txt",
+             "texts": f"{QRELS_TEXT}/qrels_text.dl20"},
+    "dl21": {"format": "trec",
+             "qrels": f"{ANSERINI}/qrels.dl21-passage.txt",
+             "topics": f"{ANSERINI}/topics.dl21.txt",
+             "texts": f"{QRELS_TEXT}/qrels_text.dl21"},
+    "llmjudge": {"format": "llmjudge",
+                 "qrels": f"{LLMJUDGE}/llmjudge_test_qrel_idx.txt",
+                 "topics": f"{LLMJUDGE}/llm4eval_query_2024.txt",
+                 "texts": f"{LLMJUDGE}/llm4eval_document_2024.jsonl"},
+}
+
+
+@dataclass(frozen=True)
+class QrelLine:
+    qid: str
+    docid: str
+    grade: int
+    line: int
+
+
+def _lines(path: str | Path) -> Iterable[tuple[int, str]]:
+    with open(path, encoding="utf-8", newline="") as fh:
+        for no, raw in enumerate(fh, start=1):
+            yield no, raw.rstrip("\r\n")
+
+
+def read_qrels(path: str | Path) -> list[QrelLine]:
+    """Read a graded TREC qrels file; blank lines are skipped, anything else malformed is an error."""
+    out: list[QrelLine] = []
+    for no, line in _lines(path):
+        if not line.strip():
+            continue
+        parts = line.split()
+        if len(parts) != 4:
+            raise InputError(f"expected 4 fields 'qid Q0 docid grade', got {len(parts)}: {line!r}",
+                             path=str(path), line=no)
+        qid, _, docid, grade = parts
+        try:
+            g = int(grade)
+        except ValueError:
+            raise InputError(f"grade {grade!r} is not an integer", path=str(path), line=no) from None
+        if not 0 <= g <= 3:
+            raise InputError(f"grade {g} is outside 0-3", path=str(path), line=no)
+        out.append(QrelLine(qid, docid, g, no))
+    return out
+
+
+def read_topics(path: str | Path) -> dict[str, str]:
+    """Read ``qid<TAB>query`` lines into a dict."""
+    topics: dict[str, str] = {}
+    for no, line in _lines(path):
+        if not line.strip():
+            continue
+        if "\t" not in line:
+            raise InputError(f"expected 'qid<TAB>query', found no tab: {line!r}", path=str(path), line=no)
+        qid, query = line.split("\t", 1)
+        qid, query = qid.strip(), query.strip()
+        if not qid or not query:
+            raise InputError("empty qid or query", path=str(path), line=no)
+        if qid in topics and topics[qid] != query:
+            raise InputError(f"query {qid} appears twice with different texts", path=str(path), line=no)
+        topics[qid] = query
+    return topics
+
+
+def read_qrels_text(path: str | Path) -> list[tuple[int, str, str]]:
+    """Read ``docid<TAB>passage`` lines as (line, docid, passage)."""
+    out = []
+    for no, line in _lines(path):
+        if "\t" not in line:
+            raise InputError(f"expected 'docid<TAB>passage', found no tab: {line[:80]!r}",
+                             path=str(path), line=no)
+        docid, text = line.split("\t", 1)
+        out.append((no, docid.strip(), text))
+    return out
+
+
+def read_jsonl_docs(path: str | Path) -> dict[str, tuple[int, str]]:
+    """Read LLMJudge-style ``{"docid", "doc"}`` JSON lines into docid -> (line, text)."""
+    docs: dict[str, tuple[int, str]] = {}
+    for no, line in _lines(path):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+            docid, text = str(obj["docid"]), obj["doc"]
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise InputError(f"expected a JSON object with 'docid' and 'doc': {exc}",
+                             path=str(path), line=no) from None
+        docs[docid] = (no, text)
+    return docs
+
+
+def read_id_map(path: str | Path) -> dict[str, str]:
+    """Read a two-column ``original<TAB>short`` id map (LLMJudge ``docid_to_docidx.txt``)."""
+    out = {}
+    for no, line in _lines(path):
+        if not line.strip():
+            continue
+        parts = line.split()
+        if len(parts) != 2:
+            raise InputError(f"expected 2 fields, got {len(parts)}", path=str(path), line=no)
+        out[parts[0]] = parts[1]
+    return out
+
+
+def clean_text(text: str) -> str:
+    """Repair MS MARCO mojibake (``â€™`` -> ``’``) with ftfy and trim white space."""
+    return ftfy.fix_text(text).strip()
+
+
+def _check_and_build(dataset: str, qrels: list[QrelLine], qrels_path: str, topics: dict[str, str],
+                     topics_path: str, text_of) -> pd.DataFrame:
+    """Shared checks: known query, passage present, no conflicting duplicate pairs."""
+    seen: dict[tuple[str, str], QrelLine] = {}
+    rows = []
+    for q in qrels:
+        key = (q.qid, q.docid)
+        if key in seen:
+            first = seen[key]
+            if first.grade != q.grade:
+                raise InputError(
+                    f"pair (qid {q.qid}, docid {q.docid}) is judged twice with different grades "
+                    f"({first.grade} at line {first.line}, {q.grade} here)", path=qrels_path, line=q.line)
+            continue  # an exact duplicate line carries no new information
+        seen[key] = q
+        if q.qid not in topics:
+            raise InputError(f"query {q.qid} has no text in {topics_path}", path=qrels_path, line=q.line)
+        where, text = text_of(q)
+        text = clean_text(text or "")
+        if not text:
+            raise InputError(f"judged passage {q.docid} (query {q.qid}) has no text", path=where[0],
+                             line=where[1])
+        rows.append((dataset, q.qid, clean_text(topics[q.qid]), q.docid, text, q.grade))
+    return pd.DataFrame(rows, columns=TABLE_COLUMNS)
+
+
+def build_trec_table(dataset: str, qrels_path: str | Path, topics_path: str | Path,
+                     texts_path: str | Path) -> pd.DataFrame:
+    """Normalised table from qrels + topics + a judged-text file aligned line by line with the qrels."""
+    qrels = read_qrels(qrels_path)
+    topics = read_topics(topics_path)
+    texts = read_qrels_text(texts_path)
+    if len(texts) != len(qrels):
+        raise InputError(f"has {len(texts)} lines but {qrels_path} has {len(qrels)} judged pairs; "
+                         "the judged-text file must have one line per qrels line", path=str(texts_path))
+    aligned = {}
+    for q, (no, docid, text) in zip(qrels, texts):
+        if docid != q.docid:
+            raise InputError(f"docid {docid!r} does not match {q.docid!r} of {qrels_path}:{q.line}",
+                             path=str(texts_path), line=no)
+        aligned[q.line] = ((str(texts_path), no), text)
+    return _check_and_build(dataset, qrels, str(qrels_path), topics, str(topics_path),
+                            lambda q: aligned[q.line])
+
+
+def build_llmjudge_table(dataset: str, qrels_path: str | Path, topics_path: str | Path,
+                         docs_path: str | Path, docid_map: str | Path | None = None) -> pd.DataFrame:
+    """Normalised table for LLMJudge: qrels use short ids (``p123``); passages come from the JSONL.
+
+    If the JSONL is keyed by MS MARCO v2 ids, ``docid_map`` (``docid_to_docidx.txt``) translates them.
+    """
+    qrels = read_qrels(qrels_path)
+    topics = read_topics(topics_path)
+    docs = read_jsonl_docs(docs_path)
+    if docid_map is not None:
+        mapping = read_id_map(docid_map)
+        docs = {mapping.get(k, k): v for k, v in docs.items()}
+
+    def text_of(q: QrelLine):
+        if q.docid not in docs:
+            raise InputError(f"judged passage {q.docid} (query {q.qid}) is not in {docs_path}",
+                             path=str(qrels_path), line=q.line)
+        no, text = docs[q.docid]
+        return (str(docs_path), no), text
+
+    return _check_and_build(dataset, qrels, str(qrels_path), topics, str(topics_path), text_of)
+
+
+def select(table: pd.DataFrame, *, queries: list[str] | None = None, max_queries: int | None = None,
+           per_grade: int | None = None, seed: int = 0) -> pd.DataFrame:
+    """Subset a table: an explicit query list, the first ``max_queries`` queries (file order), then a
+    label-stratified sample of at most ``per_grade`` pairs per grade, drawn with ``seed``."""
+    out = table
+    if queries:
+        known = set(out["qid"])
+        missing = [q for q in queries if str(q) not in known]
+        if missing:
+            raise InputError(f"queries not in the dataset: {missing}", key="datasets.<name>.queries")
+        out = out[out["qid"].isin([str(q) for q in queries])]
+    if max_queries:
+        keep = list(dict.fromkeys(out["qid"]))[:max_queries]
+        out = out[out["qid"].isin(keep)]
+    if per_grade:
+        parts = [g.sample(n=min(per_grade, len(g)), random_state=seed)
+                 for _, g in out.groupby("grade", sort=True)]
+        out = pd.concat(parts) if parts else out.iloc[0:0]
+    return out.sort_values(["qid", "docid"], kind="stable").reset_index(drop=True)
+
+
+def write_table(table: pd.DataFrame, path: str | Path) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    table[TABLE_COLUMNS].to_csv(path, sep="\t", index=False)
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    return pd.read_csv(path, sep="\t", dtype={"qid": str, "docid": str, "query": str, "passage": str,
+                                              "dataset": str, "grade": "Int64"},
+                       keep_default_na=False)
+
+
+def download(url: str, dest: str | Path) -> Path:
+    """Fetch ``url`` (``https://``, ``http://`` or ``file://``) to ``dest`` atomically."""
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=dest.name + ".", suffix=".part")
+    try:
+        with urllib.request.urlopen(url, timeout=120) as resp, open(fd, "wb") as out:
+            shutil.copyfileobj(resp, out)
+        Path(tmp).replace(dest)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return dest
+
+
+def source_urls(name: str, overrides: dict[str, str] | None = None) -> dict[str, str]:
+    """The public URLs of dataset ``name`` (keys qrels, topics, texts), with ``overrides`` applied
+    (e.g. ``file://`` mirrors)."""
+    if name not in SOURCES and not overrides:
+        raise InputError(f"no public source is known for {name!r}; known: {sorted(SOURCES)} "
+                         "(or give `urls`)", key=f"datasets.{name}.source")
+    urls = {k: v for k, v in SOURCES.get(name, {}).items() if k != "format"}
+    urls.update(overrides or {})
+    missing = [k for k in ("qrels", "topics", "texts") if k not in urls]
+    if missing:
+        raise InputError(f"no URL for {missing}", key=f"datasets.{name}.urls")
+    return urls
+
+
+def download_dataset(urls: dict[str, str], dest: dict[str, str | Path]) -> None:
+    """Download each of ``urls`` (qrels, topics, texts) to the matching path of ``dest``."""
+    for kind in ("qrels", "topics", "texts"):
+        download(urls[kind], dest[kind])
+
+
+def build_table(name: str, fmt: str, qrels: str | Path, topics: str | Path, texts: str | Path,
+                docid_map: str | Path | None = None) -> pd.DataFrame:
+    if fmt == "trec":
+        return build_trec_table(name, qrels, topics, texts)
+    if fmt == "llmjudge":
+        return build_llmjudge_table(name, qrels, topics, texts, docid_map)
+    raise InputError(f"unknown format {fmt!r} (trec or llmjudge)", key=f"datasets.{name}.format")
