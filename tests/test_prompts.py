@@ -24,12 +24,14 @@ def test_parse_label_rejects(text):
 
 
 @pytest.mark.parametrize("text,value", [("85", 85.0), ("85%", 85.0), ("Confidence: 90.5", 90.5),
-                                        ("0", 0.0), ("100", 100.0)])
+                                        ("0", 0.0), ("100", 100.0), (" 100\n\nThe answer is", 100.0),
+                                        ("My confidence score is 70.", 70.0), ("[95]", 95.0)])
 def test_parse_confidence(text, value):
     assert parse_confidence(text) == value
 
 
-@pytest.mark.parametrize("text", ["150", "none", ""])
+@pytest.mark.parametrize("text", ["150", "none", "", "Your given relevance score is 0,",
+                                  "The passage scores 2 of 3 and I am 80 sure"])
 def test_parse_confidence_rejects(text):
     assert parse_confidence(text) is None
 

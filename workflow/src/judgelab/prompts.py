@@ -87,12 +87,22 @@ def parse_label(text: str) -> int | None:
     return None
 
 
-_NUM = re.compile(r"(?<!\d)(?<!\d\.)(\d+(?:\.\d+)?)")
+_NUMBER = r"(\d+(?:\.\d+)?)"
+_CONF_ONLY = re.compile(r"[\[\(\*\s]*" + _NUMBER + r"\s*%?[\]\)\*\s.]*")
+_CONF_LEADING = re.compile(r"\s*" + _NUMBER + r"\s*%?\s*(?:\n|$)")
+_CONF_EXPLICIT = re.compile(r"confidence(?:\s+score)?(?:\s+(?:is|of))?\s*[:=]?\s*" + _NUMBER, re.I)
 
 
 def parse_confidence(text: str) -> float | None:
-    """A confidence 0-100 from an answer: the first number in the text if it lies in 0-100, else None."""
-    m = _NUM.search(text)
+    """A confidence 0-100 from an answer, or None (missing).
+
+    Accepted: an answer that is only a number (``"85"``, ``"85%"``, ``"[90]"``); an explicit
+    ``Confidence: 85`` / ``confidence score of 85``; a number alone on the answer's first line
+    (``"100\n\nThe answer is ..."``). Anything else does not parse, notably an answer that echoes
+    the prompt (``"Your given relevance score is 0, ..."``): its number is the label, not a
+    confidence. Values outside 0-100 do not parse.
+    """
+    m = _CONF_ONLY.fullmatch(text) or _CONF_EXPLICIT.search(text) or _CONF_LEADING.match(text)
     if not m:
         return None
     value = float(m.group(1))
