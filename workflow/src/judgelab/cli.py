@@ -8,6 +8,7 @@
     judgelab personas                                  # the Table 1 conditions
     judgelab cut-sample ../shared/data/trec-dl --out resources/sample
     judgelab cache                                     # request-cache statistics
+    judgelab estimate --configfile config/paper-scale.yaml   # calls, tokens, cost: nothing sent
 """
 
 from __future__ import annotations
@@ -100,6 +101,20 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("cache", help="request-cache statistics")
     p.add_argument("--cache", default=".judgelab-cache/requests.sqlite")
 
+    p = sub.add_parser("estimate", help="calls, tokens and cost of a config before anything is spent",
+                       description="Builds the requests the jobs would send, looks them up in the "
+                       "request cache (hits are free) and prints calls, tokens and cost per dataset, "
+                       "model and stage. Reads the config as `snakemake -d DIR --configfile F` does.")
+    p.add_argument("--configfile", action="append", default=[],
+                   help="config file merged over DIR/config/config.yaml (repeatable)")
+    p.add_argument("-d", "--directory", default=".", help="working directory of the run (default .)")
+    p.add_argument("--cache", default=None, help="request cache (default: the config's `cache`)")
+    p.add_argument("--table", action="append", default=[], metavar="DATASET=PATH",
+                   help="use this prepared dataset table (repeatable)")
+    p.add_argument("--model", action="append", default=[], dest="models",
+                   help="only this model of the config (repeatable; default: all)")
+    p.add_argument("--out", help="also write the table as TSV here")
+
     args = parser.parse_args(argv)
     try:
         return _run(args)
@@ -156,6 +171,21 @@ def _run(args) -> int:
 
         with RequestCache(args.cache) as cache:
             print(json.dumps(cache.stats(), indent=1))
+    elif args.cmd == "estimate":
+        from .estimate import estimate, format_report, load_config
+
+        tables = {}
+        for item in args.table:
+            name, sep, path = item.partition("=")
+            if not sep or not name or not path:
+                raise InputError(f"--table expects DATASET=PATH, got {item!r}")
+            tables[name] = path
+        config = load_config(args.configfile, args.directory)
+        table, notes = estimate(config, cache_path=args.cache, directory=args.directory, tables=tables,
+                                models=args.models)
+        print(format_report(table, notes))
+        if args.out:
+            table.to_csv(args.out, sep="\t", index=False)
     return 0
 
 

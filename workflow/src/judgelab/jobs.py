@@ -19,6 +19,7 @@ from .judging import (generate_persona, open_client, read_confidence, read_judgm
                       run_judgments, write_tsv)
 from .metrics import job_metrics
 from .personas import read_generated
+from .pricing import Prices
 
 log = logging.getLogger("judgelab")
 
@@ -57,7 +58,21 @@ def _backend(model: str | dict, threads: int | None):
     spec = _spec(model)
     if threads:
         spec["threads"] = int(threads)
-    return make_backend(spec, spec.get("name", "model"))
+    return make_backend(spec, spec.get("name", "<name>"))
+
+
+def _log_usage(desc: str, client, model: str | dict, t0: float) -> None:
+    """The job's calls, cache hits, tokens sent and (for priced models) their cost."""
+    spec = _spec(model)
+    prices = Prices.from_spec(spec, spec.get("name", "<name>"))
+    cost = ""
+    if prices is not None:
+        usd = prices.cost(client.prompt_tokens, client.completion_tokens,
+                          batch=bool(spec.get("batch", False)))
+        cost = f", cost ${usd:.4f}"
+    log.info("%s: %d new calls, %d cache hits, tokens sent %d prompt + %d completion%s, %.1f s",
+             desc, client.calls, client.hits, client.prompt_tokens, client.completion_tokens, cost,
+             time.perf_counter() - t0)
 
 
 def prepare_dataset_job(name: str, qrels: str, topics: str, texts: str, selection: str | dict,
@@ -92,8 +107,7 @@ def judge_job(pairs: str, out: str, *, persona: str, template: str, model: str |
                                max_tokens=int(max_tokens), placement=placement, desc=desc)
     finally:
         backend.close()
-    log.info("%s: %d new calls, %d cache hits, %.1f s", desc, client.calls, client.hits,
-             time.perf_counter() - t0)
+    _log_usage(desc, client, model, t0)
     write_tsv(result, out)
     return result
 
@@ -112,8 +126,7 @@ def confidence_job(pairs: str, judgments: str, out: str, *, persona: str, templa
                                 max_tokens=int(max_tokens), placement=placement, desc=desc)
     finally:
         backend.close()
-    log.info("%s: %d new calls, %d cache hits, %.1f s", desc, client.calls, client.hits,
-             time.perf_counter() - t0)
+    _log_usage(desc, client, model, t0)
     write_tsv(result, out)
     return result
 

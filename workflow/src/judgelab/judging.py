@@ -34,6 +34,16 @@ def judgment_requests(pairs: pd.DataFrame, persona: str, template: str, *, max_t
         max_tokens, LABEL_TOKENS) for row in pairs.itertuples(index=False)]
 
 
+def confidence_requests(pairs: pd.DataFrame, labels, persona: str, template: str, *,
+                        max_tokens: int, placement: str = "user") -> list[Request]:
+    """The confidence follow-up for each pair (seed 000 Table 6), given the label it was judged
+    with (``labels``: one per row of ``pairs``; rows whose label is missing must be left out)."""
+    return [Request.from_messages(
+        build_messages(persona, fill(template, query=r.query, document=r.passage,
+                                     predicted_score=int(label)), placement), max_tokens)
+        for r, label in zip(pairs.itertuples(index=False), labels)]
+
+
 def run_judgments(pairs: pd.DataFrame, persona: str, template: str, client: CachedClient, *,
                   max_tokens: int, placement: str = "user", progress: bool = True,
                   desc: str = "judge") -> pd.DataFrame:
@@ -71,10 +81,8 @@ def run_confidence(pairs: pd.DataFrame, judgments: pd.DataFrame, persona: str, t
     if len(merged) != len(judgments):
         raise ValueError("judgments and dataset table do not cover the same pairs")
     asked = merged[merged["label"].notna()]
-    requests = [Request.from_messages(
-        build_messages(persona, fill(template, query=r.query, document=r.passage,
-                                     predicted_score=int(r.label)), placement), max_tokens)
-        for r in asked.itertuples(index=False)]
+    requests = confidence_requests(asked, asked["label"], persona, template, max_tokens=max_tokens,
+                                   placement=placement)
     answers = dict(zip(asked.index, client.run(requests, desc=desc, progress=progress)))
     rows = []
     for idx, r in merged.iterrows():
@@ -95,17 +103,30 @@ def run_confidence(pairs: pd.DataFrame, judgments: pd.DataFrame, persona: str, t
     return out
 
 
+def persona_keywords_request(personality_type: str, keywords_template: str, *,
+                             max_tokens: int) -> Request:
+    """Step 1 of the persona generation (seed 000 section 4.1): keywords for a personality type."""
+    return Request.from_messages(
+        [{"role": "user", "content": fill(keywords_template, personality_type=personality_type)}],
+        max_tokens)
+
+
+def persona_instruction_request(personality_type: str, keywords: str, instruction_template: str, *,
+                                max_tokens: int) -> Request:
+    """Step 2 of the persona generation: an instruction built on the step-1 keywords."""
+    return Request.from_messages(
+        [{"role": "user", "content": fill(instruction_template, personality_keywords=keywords,
+                                          personality_type=personality_type)}], max_tokens)
+
+
 def generate_persona(client: CachedClient, personality_type: str, keywords_template: str,
                      instruction_template: str, *, max_tokens: int) -> dict:
     """Seed 000 section 4.1: step 1 asks for keywords, step 2 for an instruction built on them."""
-    step1 = Request.from_messages(
-        [{"role": "user", "content": fill(keywords_template, personality_type=personality_type)}],
-        max_tokens)
+    step1 = persona_keywords_request(personality_type, keywords_template, max_tokens=max_tokens)
     (kw, _), = client.run([step1], desc=f"keywords {personality_type}", progress=False)
     keywords = kw.text.strip()
-    step2 = Request.from_messages(
-        [{"role": "user", "content": fill(instruction_template, personality_keywords=keywords,
-                                          personality_type=personality_type)}], max_tokens)
+    step2 = persona_instruction_request(personality_type, keywords, instruction_template,
+                                        max_tokens=max_tokens)
     (ins, _), = client.run([step2], desc=f"instruction {personality_type}", progress=False)
     return {"personality_type": personality_type, "keywords": keywords,
             "instruction": ins.text.strip()}

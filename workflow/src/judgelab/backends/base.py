@@ -83,6 +83,10 @@ class Backend(abc.ABC):
         for i, req in enumerate(requests):
             yield i, self.complete(req)
 
+    def bind_cache(self, cache: RequestCache) -> None:
+        """Called by :class:`CachedClient`: backends that keep state beside the cache (the batch
+        ids of the API backends) learn where it is."""
+
     def close(self) -> None:
         """Release resources (models, connections)."""
 
@@ -101,6 +105,10 @@ class CachedClient:
         self.backend, self.cache = backend, cache
         self.calls = 0
         self.hits = 0
+        #: tokens of the calls this client made (cache hits cost nothing and are not counted)
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        backend.bind_cache(cache)
 
     def run(self, requests: Sequence[Request], desc: str = "requests",
             progress: bool = True) -> list[tuple[Completion, bool]]:
@@ -126,6 +134,8 @@ class CachedClient:
                 key, req = keyed[first]
                 self.cache.put(key, req, completion.to_json())
                 self.calls += 1
+                self.prompt_tokens += completion.prompt_tokens or 0
+                self.completion_tokens += completion.completion_tokens or 0
                 for i in misses[key]:
                     out[i] = (completion, i != first)
                 bar.update(1)
@@ -137,10 +147,20 @@ class CachedClient:
         return out  # type: ignore[return-value]
 
 
-def make_backend(spec: dict, name: str = "model") -> Backend:
-    """Build a backend from a model entry of the config (``models.<name>``)."""
+def make_backend(spec: dict, name: str = "model", *, need_key: bool = True) -> Backend:
+    """Build a backend from a model entry of the config (``models.<name>``).
+
+    API backends read their key from the environment here and fail naming the variable when it
+    is missing; ``need_key=False`` defers that to the first call (cost estimates send none)."""
     kind = spec.get("backend")
     if kind == "local":
         from .local import LocalBackend
         return LocalBackend.from_spec(spec, name)
-    raise InputError(f"unknown backend {kind!r}; available: local", key=f"models.{name}.backend")
+    if kind == "openai":
+        from .openai_compat import OpenAIBackend
+        return OpenAIBackend.from_spec(spec, name, need_key=need_key)
+    if kind == "anthropic":
+        from .anthropic_api import AnthropicBackend
+        return AnthropicBackend.from_spec(spec, name, need_key=need_key)
+    raise InputError(f"unknown backend {kind!r}; available: local, openai, anthropic",
+                     key=f"models.{name}.backend")
