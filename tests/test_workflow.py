@@ -109,8 +109,10 @@ def test_editing_one_persona_reruns_only_its_jobs(workdir):
     dry = snakemake(workdir, "-n", "all")
     assert dry.returncode == 0, dry.stderr[-3000:]
     jobs = planned_jobs(dry.stdout + dry.stderr)
+    # the aggregations over personas rerun too: metrics table, significance vs default, figures
     assert jobs == {("judge", "LA"), ("confidence", "LA"), ("job_metrics", "LA"),
-                    ("aggregate_metrics", ""), ("persona_table", ""), ("all", "")}, jobs
+                    ("aggregate_metrics", ""), ("persona_table", ""), ("significance", ""),
+                    ("aggregate_significance", ""), ("figures", ""), ("all", "")}, jobs
     # and running it makes new calls for LA only
     run = snakemake(workdir, "all")
     assert run.returncode == 0, run.stderr[-3000:]
@@ -124,6 +126,7 @@ def test_bad_config_names_the_key(workdir, tmp_path):
     cfg["models"]["smollm2"]["backend"] = "gtp-4o"
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump(cfg))
-    dry = snakemake(workdir, "-n", "--configfile", str(bad), "all")
+    dry = snakemake(workdir, "-n", "all", "--configfile", str(bad))
     assert dry.returncode != 0
-    assert "backend" in dry.stderr and "gtp-4o" in dry.stderr
+    out = dry.stdout + dry.stderr
+    assert "backend" in out and "gtp-4o" in out, out[-3000:]

@@ -21,13 +21,6 @@ rule generate_persona:
         "../scripts/generate_persona.py"
 
 
-def generated_persona_files(wildcards=None):
-    if not GEN["enabled"] and config["personas"]["source"] != "generated":
-        return []
-    return expand(f"{RESULTS}/personas/generated/{GEN['model']}/{{persona}}.json",
-                  persona=generated_persona_ids())
-
-
 rule persona_table:
     input:
         generated=generated_persona_files,

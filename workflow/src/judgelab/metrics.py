@@ -17,6 +17,7 @@ from typing import Sequence
 
 import numpy as np
 import pandas as pd
+from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.metrics import cohen_kappa_score, f1_score
 
 LABELS = [0, 1, 2, 3]
@@ -43,8 +44,10 @@ def agreement(human: Sequence[int], predicted: Sequence[int]) -> dict[str, float
     if not y:
         return {"kappa": math.nan, "qwk": math.nan, "macro_f1": math.nan}
     with warnings.catch_warnings():
-        # kappa is undefined (0/0) when both raters use one single label; sklearn warns and returns nan
+        # kappa is undefined (0/0) when both raters use one single label; sklearn warns and
+        # returns nan, which is what we report
         warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
         kappa = cohen_kappa_score(y, yhat, labels=LABELS)
         qwk = cohen_kappa_score(y, yhat, labels=LABELS, weights="quadratic")
     f1 = f1_score(y, yhat, labels=LABELS, average="macro", zero_division=0)
