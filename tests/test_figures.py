@@ -10,7 +10,7 @@ import pytest
 from judgelab import datasets as ds
 from judgelab import figures as fg
 from judgelab import stages
-from judgelab.jobs import job_metrics_job
+from judgelab.jobs import group_metrics_job
 
 PERSONAS = ["default", "LA", "HN", "LC", "HE"]
 KINDS = ["radar_agreement", "radar_calibration", "heatmap", "confidence"]
@@ -23,7 +23,7 @@ def fabricate(fixtures, tmp_path, seed=0):
     ds.write_table(ds.build_trec_table("fx", fx / "qrels.txt", fx / "topics.txt", fx / "texts.tsv"), pairs)
     table = ds.read_table(pairs)
     rng = np.random.default_rng(seed)
-    files = {"judgments": [], "confidence": [], "metrics": []}
+    files = {"judgments": [], "confidence": []}
     for p in PERSONAS:
         lines = []
         for r in table.itertuples():
@@ -34,12 +34,13 @@ def fabricate(fixtures, tmp_path, seed=0):
         src = tmp_path / "imports" / f"{p}.txt"
         src.parent.mkdir(exist_ok=True)
         src.write_text("".join(x + "\n" for x in lines))
-        j, c, m = (tmp_path / k / f"{p}.tsv" for k in ("judgments", "confidence", "metrics"))
+        j, c = (tmp_path / k / f"{p}.tsv" for k in ("judgments", "confidence"))
         stages.import_job(str(pairs), str(src), str(j), str(c))
-        job_metrics_job(str(pairs), str(j), str(c), str(m),
-                        ids={"dataset": "fx", "model": "ext", "template": "imported", "persona": p})
-        for k, f in (("judgments", j), ("confidence", c), ("metrics", m)):
-            files[k].append(str(f))
+        files["judgments"].append(str(j))
+        files["confidence"].append(str(c))
+    files["metrics"] = str(tmp_path / "metrics" / "group.tsv")
+    group_metrics_job(str(pairs), files["judgments"], files["confidence"], PERSONAS, files["metrics"],
+                      ids={"dataset": "fx", "model": "ext", "template": "imported"})
     return str(pairs), files
 
 
@@ -60,7 +61,7 @@ def test_every_figure_is_written_with_nan_metrics(fixtures, tmp_path):
                                   str(sig), ids)
     assert set(res["persona"]) == set(PERSONAS) - {"default"}
     assert res.loc[res["persona"] == "HE", "delta"].isna().all()  # nothing parsed: undefined, kept
-    metrics = pd.concat([pd.read_csv(m, sep="\t") for m in files["metrics"]])
+    metrics = pd.read_csv(files["metrics"], sep="\t")
     assert metrics.loc[metrics["persona"] == "HE", ["kappa", "HMR"]].isna().all().all()
     out = outputs(tmp_path)
     stages.figures_job(pairs, files["judgments"], files["confidence"], files["metrics"], str(sig), PERSONAS,

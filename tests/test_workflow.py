@@ -110,7 +110,7 @@ def test_editing_one_persona_reruns_only_its_jobs(workdir):
     assert dry.returncode == 0, dry.stderr[-3000:]
     jobs = planned_jobs(dry.stdout + dry.stderr)
     # the aggregations over personas rerun too: metrics table, significance vs default, figures
-    assert jobs == {("judge", "LA"), ("confidence", "LA"), ("job_metrics", "LA"),
+    assert jobs == {("judge", "LA"), ("confidence", "LA"), ("group_metrics", ""),
                     ("aggregate_metrics", ""), ("persona_table", ""), ("significance", ""),
                     ("aggregate_significance", ""), ("figures", ""), ("all", "")}, jobs
     # and running it makes new calls for LA only

@@ -9,7 +9,7 @@ rule figures:
         pairs=f"{RESULTS}/datasets/{{dataset}}.tsv",
         judgments=group_files("judgments"),
         confidence=group_files("confidence"),
-        metrics=group_files("metrics/jobs"),
+        metrics=group_path("metrics/groups"),
         significance=figure_significance,
     output:
         radar_agreement=figure_report("radar_agreement", "Fig. 4 - agreement radar", "radar_agreement"),

@@ -1,25 +1,27 @@
 # Stage 7 - metrics: agreement (kappa, QWK, macro F1), calibration (RO, RU, HMR) and parse
-# coverage per job, then one tidy table.
+# coverage of every persona's job, one table per dataset x model x template, then one tidy table.
 
 
-rule job_metrics:
+rule group_metrics:
     input:
         pairs=f"{RESULTS}/datasets/{{dataset}}.tsv",
-        judgments=job_path("judgments"),
-        confidence=job_path("confidence"),
+        judgments=group_files("judgments"),
+        confidence=group_files("confidence"),
     output:
-        metrics=job_path("metrics/jobs"),
+        metrics=group_path("metrics/groups"),
+    params:
+        personas=group_personas,
     log:
-        f"{RESULTS}/logs/metrics/{{dataset}}/{{model}}/{{template}}/{{persona}}.log",
+        f"{RESULTS}/logs/metrics/{{dataset}}/{{model}}/{{template}}.log",
     conda:
         "../../envs/judgelab.yaml"
     script:
-        "../scripts/job_metrics.py"
+        "../scripts/group_metrics.py"
 
 
 rule aggregate_metrics:
     input:
-        job_targets("metrics/jobs"),
+        expand_groups(group_path("metrics/groups"), GROUPS),
     output:
         table=f"{RESULTS}/metrics/metrics.tsv",
     log:

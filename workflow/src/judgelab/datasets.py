@@ -69,6 +69,17 @@ def _lines(path: str | Path) -> Iterable[tuple[int, str]]:
             yield no, raw.rstrip("\r\n")
 
 
+def parse_grade(value: str, path: str | Path, line: int, what: str = "grade") -> int:
+    """A relevance grade 0-3 from a qrels field; anything else is an error at ``path:line``."""
+    try:
+        g = int(value)
+    except ValueError:
+        raise InputError(f"{what} {value!r} is not an integer", path=str(path), line=line) from None
+    if not 0 <= g <= 3:
+        raise InputError(f"{what} {g} is outside 0-3", path=str(path), line=line)
+    return g
+
+
 def read_qrels(path: str | Path) -> list[QrelLine]:
     """Read a graded TREC qrels file; blank lines are skipped, anything else malformed is an error."""
     out: list[QrelLine] = []
@@ -80,13 +91,7 @@ def read_qrels(path: str | Path) -> list[QrelLine]:
             raise InputError(f"expected 4 fields 'qid Q0 docid grade', got {len(parts)}: {line!r}",
                              path=str(path), line=no)
         qid, _, docid, grade = parts
-        try:
-            g = int(grade)
-        except ValueError:
-            raise InputError(f"grade {grade!r} is not an integer", path=str(path), line=no) from None
-        if not 0 <= g <= 3:
-            raise InputError(f"grade {g} is outside 0-3", path=str(path), line=no)
-        out.append(QrelLine(qid, docid, g, no))
+        out.append(QrelLine(qid, docid, parse_grade(grade, path, no), no))
     return out
 
 

@@ -26,6 +26,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
+from .datasets import parse_grade
 from .errors import InputError
 from .judging import CONFIDENCE_COLUMNS, JUDGMENT_COLUMNS
 
@@ -128,12 +129,7 @@ def read_judge_file(path: str | Path, pairs: pd.DataFrame) -> pd.DataFrame:
                 raise InputError(f"expected 'qid Q0 docid label [confidence]', got {len(parts)} fields: "
                                  f"{line[:120]!r}", path=str(path), line=no)
             qid, _, docid, label = parts[:4]
-            try:
-                lab = int(label)
-            except ValueError:
-                raise InputError(f"label {label!r} is not an integer", path=str(path), line=no) from None
-            if not 0 <= lab <= 3:
-                raise InputError(f"label {lab} is outside 0-3", path=str(path), line=no)
+            lab = parse_grade(label, path, no, what="label")
             conf = None
             if len(parts) == 5:
                 try:

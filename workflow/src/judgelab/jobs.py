@@ -168,17 +168,36 @@ def persona_table_job(personas: str | list, source: str, generated: list[str], o
     return df
 
 
-def job_metrics_job(pairs: str, judgments: str, confidence: str, out: str,
-                    ids: dict[str, str]) -> pd.DataFrame:
-    table = ds.read_table(pairs)[["qid", "docid", "grade"]]
+def _metrics_row(table: pd.DataFrame, judgments: str, confidence: str) -> dict:
     judged = read_judgments(judgments)[["qid", "docid", "label"]]
     conf = read_confidence(confidence)[["qid", "docid", "confidence"]]
     merged = table.merge(judged, on=["qid", "docid"], validate="one_to_one") \
         .merge(conf, on=["qid", "docid"], how="left", validate="one_to_one")
-    row = {**ids, **job_metrics(merged)}
-    df = pd.DataFrame([row])
+    return job_metrics(merged)
+
+
+def job_metrics_job(pairs: str, judgments: str, confidence: str, out: str,
+                    ids: dict[str, str]) -> pd.DataFrame:
+    """Metrics of one judgment job (one row)."""
+    table = ds.read_table(pairs)[["qid", "docid", "grade"]]
+    df = pd.DataFrame([{**ids, **_metrics_row(table, judgments, confidence)}])
     write_tsv(df, out)
-    log.info("%s", row)
+    log.info("%s", df.iloc[0].to_dict())
+    return df
+
+
+def group_metrics_job(pairs: str, judgments: list[str], confidence: list[str], personas: list[str],
+                      out: str, ids: dict[str, str]) -> pd.DataFrame:
+    """Metrics of every persona's job of one dataset x model x template (one row per persona);
+    ``judgments`` and ``confidence`` are in the order of ``personas``."""
+    if not len(judgments) == len(confidence) == len(personas):
+        raise ValueError("one judgments and one confidence table per persona expected")
+    table = ds.read_table(pairs)[["qid", "docid", "grade"]]
+    df = pd.DataFrame([{**ids, "persona": p, **_metrics_row(table, j, c)}
+                       for p, j, c in zip(personas, judgments, confidence)])
+    write_tsv(df, out)
+    log.info("%d personas; parse coverage %s", len(df),
+             dict(zip(df["persona"], df["coverage"].round(3))))
     return df
 
 

@@ -151,7 +151,7 @@ def aggregate_significance_job(inputs: Sequence[str], metrics: str, out: str, ou
 # Figures
 
 
-def figures_job(pairs: str, judgments: Sequence[str], confidence: Sequence[str], metrics: Sequence[str],
+def figures_job(pairs: str, judgments: Sequence[str], confidence: Sequence[str], metrics: str,
                 significance: str | None, personas: Sequence[str], settings: str | dict,
                 ids: Mapping[str, str], out: Mapping[str, str]) -> None:
     """Radar charts (agreement, calibration), the inter-persona kappa heatmap and its table, and
@@ -162,9 +162,8 @@ def figures_job(pairs: str, judgments: Sequence[str], confidence: Sequence[str],
     name = f"{ids['dataset']} / {ids['model']} / {ids['template']}"
     table = read_table(pairs)
     j, c = _load_group(judgments, confidence, personas)
-    mp = _by_persona(metrics, personas)
-    met = pd.concat([pd.read_csv(mp[p], sep="\t", dtype={"persona": str}) for p in personas],
-                    ignore_index=True)
+    met = pd.read_csv(metrics, sep="\t", dtype={"persona": str})
+    met = met.set_index("persona").loc[list(personas)].reset_index()  # the personas' order
     sig = pd.read_csv(significance, sep="\t", dtype={"persona": str}) if significance else None
     reference = cfg.get("reference", "default")
     fg.radar(met, fg.AGREEMENT, f"Agreement with human grades - {name}", out["radar_agreement"],
