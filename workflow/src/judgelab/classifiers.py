@@ -367,23 +367,35 @@ def table5_wide(summary: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _table_rows(wide: pd.DataFrame):
+    """(dataset, model, template) shown only on a group's first row, and the row."""
+    prev = None
+    for _, r in wide.iterrows():
+        key = (r["dataset"], r["model"], r["template"])
+        yield (("", "", "") if key == prev else key), r
+        prev = key
+
+
+def _method_cells(r: pd.Series, methods: list, oracle_mark) -> list[str]:
+    """Mean and (SD) cells of every method; the Oracle's mean is marked with its persona."""
+    cells = []
+    for meth in methods:
+        mean = _fmt(r[(meth, "Mean")])
+        if meth == "Oracle" and r.get(("Oracle", "persona")):
+            mean += oracle_mark(r[("Oracle", "persona")])
+        cells += [mean, f"({_fmt(r[(meth, 'SD')])})"]
+    return cells
+
+
 def render_markdown(wide: pd.DataFrame) -> str:
     methods = list(dict.fromkeys(c[0] for c in wide.columns if isinstance(c, tuple)))
     head = ["Dataset", "LLM", "Template", "Metric"]
     for meth in methods:
         head += [f"{meth} Mean", f"{meth} SD"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * 4 + "---:|" * (2 * len(methods))]
-    prev = (None, None, None)
-    for _, r in wide.iterrows():
-        key = (r["dataset"], r["model"], r["template"])
-        ids = [""] * 3 if key == prev else list(key)
-        prev = key
-        cells = ids + [METRIC_NAMES[r["metric"]]]
-        for meth in methods:
-            mean = _fmt(r[(meth, "Mean")])
-            if meth == "Oracle" and r.get(("Oracle", "persona")):
-                mean += f" ({r[('Oracle', 'persona')]})"
-            cells += [mean, f"({_fmt(r[(meth, 'SD')])})"]
+    for ids, r in _table_rows(wide):
+        cells = list(ids) + [METRIC_NAMES[r["metric"]]]
+        cells += _method_cells(r, methods, lambda persona: f" ({persona})")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -395,17 +407,9 @@ def render_latex(wide: pd.DataFrame) -> str:
            "Dataset & LLM & Template & Metric & "
            + " & ".join(rf"\multicolumn{{2}}{{c}}{{{esc(m)}}}" for m in methods) + r" \\",
            " & & & & " + " & ".join(["Mean & SD"] * len(methods)) + r" \\", r"\midrule"]
-    prev = None
-    for _, r in wide.iterrows():
-        key = (r["dataset"], r["model"], r["template"])
-        ids = ["", "", ""] if key == prev else [esc(k) for k in key]
-        prev = key
-        cells = ids + [METRIC_TEX[r["metric"]]]
-        for meth in methods:
-            mean = _fmt(r[(meth, "Mean")])
-            if meth == "Oracle" and r.get(("Oracle", "persona")):
-                mean += rf"\textsuperscript{{{esc(r[('Oracle', 'persona')])}}}"
-            cells += [mean, f"({_fmt(r[(meth, 'SD')])})"]
+    for ids, r in _table_rows(wide):
+        cells = [esc(k) for k in ids] + [METRIC_TEX[r["metric"]]]
+        cells += _method_cells(r, methods, lambda persona: rf"\textsuperscript{{{esc(persona)}}}")
         out.append(" & ".join(cells) + r" \\")
     out += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(out) + "\n"
