@@ -72,3 +72,29 @@ def test_client_sends_only_misses_and_dedupes(tmp_path):
         assert backend.calls == 2 and [hit for _, hit in out] == [False, False, True]
         out = client.run([req("ab"), req("ef")], progress=False)
         assert backend.calls == 3 and [hit for _, hit in out] == [True, False]
+
+
+def test_many_connections_opening_a_new_file_at_once(tmp_path):
+    """Switching a fresh file to WAL races between connections ("database is locked"); every
+    opener must wait instead of failing."""
+    import threading
+
+    path = tmp_path / "fresh.sqlite"
+    barrier, errors = threading.Barrier(8), []
+
+    def opener(i):
+        try:
+            barrier.wait()
+            with RequestCache(path) as cache:
+                cache.put(f"k{i}", {"i": i}, {"text": str(i)})
+        except Exception as exc:  # reported by the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=opener, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert errors == []
+    with RequestCache(path) as cache:
+        assert len(cache) == 8

@@ -184,6 +184,6 @@ def test_concurrent_jobs_with_the_same_requests_submit_one_batch(tmp_path):
         t.start()
     for t in threads:
         t.join(60)
-    assert not errors
+    assert not errors, "".join(__import__("traceback").format_exception(errors[0])) if errors else ""
     assert api.calls["POST /v1/files"] == 1 and api.calls["POST /v1/batches"] == 1
     assert results["a"]["answer"].tolist() == results["b"]["answer"].tolist()

@@ -27,6 +27,26 @@ CREATE TABLE IF NOT EXISTS responses (
 """
 
 
+def connect_wal(path: str | Path, timeout: float = 120.0) -> sqlite3.Connection:
+    """An autocommit connection in WAL mode, safe to open while other processes open it too.
+
+    Switching a fresh database to WAL needs an exclusive lock and SQLite's busy handler does not
+    always wait for it, so two connections opening a new file at once can get "database is
+    locked"; the switch is retried until ``timeout``.
+    """
+    conn = sqlite3.connect(str(path), timeout=timeout, isolation_level=None)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return conn
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                conn.close()
+                raise
+            time.sleep(0.05)
+
+
 def canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
@@ -45,8 +65,7 @@ class RequestCache:
     def __init__(self, path: str | Path | None = None, timeout: float = 120.0):
         self.path = Path(path) if path else default_cache_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(str(self.path), timeout=timeout, isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn = connect_wal(self.path, timeout)
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute(_SCHEMA)
 

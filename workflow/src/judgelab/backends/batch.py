@@ -20,10 +20,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import sqlite3
 import time
 from pathlib import Path
 from typing import Iterator, Sequence
+
+from ..cache import connect_wal
 
 try:  # POSIX; without it (Windows) submissions are not serialised across processes
     import fcntl
@@ -59,8 +60,7 @@ class BatchStore:
     def __init__(self, path: str | Path, timeout: float = 120.0):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(str(self.path), timeout=timeout, isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn = connect_wal(self.path, timeout)
         self._conn.executescript(_SCHEMA)
 
     @contextlib.contextmanager
