@@ -44,14 +44,12 @@ class AnthropicBackend(ApiBackend):
         self.api_version = api_version
 
     @classmethod
-    def from_spec(cls, spec: Mapping[str, Any], name: str = "model", *, need_key: bool = True,
-                  http_client=None) -> "AnthropicBackend":
-        settings = ApiSettings.from_spec(spec, name, kind=cls.kind, default_base_url=cls.default_base_url)
+    def options_from_spec(cls, spec: Mapping[str, Any], name: str) -> dict[str, Any]:
         version = spec.get("anthropic_version", DEFAULT_VERSION)
         if not isinstance(version, str) or not version.strip():
             raise InputError(f"expected an API version date such as {DEFAULT_VERSION}, got {version!r}",
                              key=f"models.{name}.anthropic_version")
-        return cls(settings, api_version=version.strip(), need_key=need_key, http_client=http_client)
+        return {"api_version": version.strip()}
 
     def identity(self) -> dict:
         return {"kind": self.kind, "base_url": self.settings.base_url, "model": self.settings.model,

@@ -245,6 +245,20 @@ class ApiBackend(Backend, abc.ABC):
         logging.getLogger("httpx2").setLevel(logging.WARNING)
         logging.getLogger("httpx").setLevel(logging.WARNING)
 
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any], name: str = "model", *, need_key: bool = True,
+                  http_client: Callable[[], Any] | None = None) -> "ApiBackend":
+        """The backend of model entry ``models.<name>``: the shared settings plus the options
+        :meth:`options_from_spec` of the subclass reads (each bad value names its key)."""
+        settings = ApiSettings.from_spec(spec, name, kind=cls.kind, default_base_url=cls.default_base_url)
+        return cls(settings, **cls.options_from_spec(spec, name), need_key=need_key,
+                   http_client=http_client)
+
+    @classmethod
+    def options_from_spec(cls, spec: Mapping[str, Any], name: str) -> dict[str, Any]:
+        """Backend-specific constructor options from the model entry (none by default)."""
+        return {}
+
     # -- what subclasses provide ----------------------------------------------------------
     @abc.abstractmethod
     def _new_client(self) -> Any:

@@ -6,7 +6,7 @@ import abc
 import logging
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Iterable, Iterator, Sequence
+from typing import Iterator, Sequence
 
 from tqdm import tqdm
 
@@ -114,8 +114,8 @@ class CachedClient:
             progress: bool = True) -> list[tuple[Completion, bool]]:
         """Answers in request order, each with a flag telling whether it came from the cache."""
         out: list[tuple[Completion, bool] | None] = [None] * len(requests)
-        keyed = [(request_key(cache_request(self.backend, r)), cache_request(self.backend, r))
-                 for r in requests]
+        cache_requests = [cache_request(self.backend, r) for r in requests]
+        keyed = [(request_key(req), req) for req in cache_requests]
         misses: dict[str, list[int]] = {}
         for i, (key, _) in enumerate(keyed):
             hit = self.cache.get(key)

@@ -52,9 +52,7 @@ class OpenAIBackend(ApiBackend):
         self._logprobs_refused = False
 
     @classmethod
-    def from_spec(cls, spec: Mapping[str, Any], name: str = "model", *, need_key: bool = True,
-                  http_client=None) -> "OpenAIBackend":
-        settings = ApiSettings.from_spec(spec, name, kind=cls.kind, default_base_url=cls.default_base_url)
+    def options_from_spec(cls, spec: Mapping[str, Any], name: str) -> dict[str, Any]:
         logprobs = spec.get("logprobs", True)
         if not isinstance(logprobs, bool):
             raise InputError(f"expected true or false, got {logprobs!r}", key=f"models.{name}.logprobs")
@@ -65,8 +63,7 @@ class OpenAIBackend(ApiBackend):
         if limit not in TOKEN_LIMIT_PARAMS:
             raise InputError(f"expected one of {TOKEN_LIMIT_PARAMS}, got {limit!r}",
                              key=f"models.{name}.token_limit_param")
-        return cls(settings, logprobs=logprobs, top_logprobs=top, token_limit_param=limit,
-                   need_key=need_key, http_client=http_client)
+        return {"logprobs": logprobs, "top_logprobs": top, "token_limit_param": limit}
 
     # -- identity (cache key): endpoint and model, never the key ---------------------------
     def identity(self) -> dict:
