@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
-from .metrics import LABELS, agreement
+from .metrics import agreement
 
 log = logging.getLogger(__name__)
 
