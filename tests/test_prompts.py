@@ -1,5 +1,4 @@
 import pytest
-import yaml
 
 from judgelab.errors import InputError
 from judgelab.personas import PAPER_ORDER, load_persona_file, resolve_personas
