@@ -1,8 +1,11 @@
 # judgelab: LLM relevance judges as a cached, reproducible Snakemake graph.
-# Stages live in workflow/rules/<stage>.smk; the code they run is the judgelab package
-# (workflow/src/judgelab). Configuration: config/config.yaml, documented in config/README.md.
+# Shared stages (datasets, personas) and one rules file per study live in workflow/rules/; the code
+# they run is the judgelab package (workflow/src/judgelab). Configuration: config/config.yaml,
+# documented in config/README.md and validated against workflow/schemas/config.schema.yaml.
 
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
+
+from judgelab.config import Project
 
 min_version("8.0")
 
@@ -10,20 +13,20 @@ min_version("8.0")
 configfile: "config/config.yaml"
 
 
-validate(config, "workflow/schemas/config.schema.yaml")
+# Validates the config against the schema (filling the schema's defaults), resolves every name it
+# uses and answers every question the rules ask (personas, raw files, judges, result paths).
+# Prompts, personas and the bundled sample are read from this workflow's own resources/.
+PROJECT = Project(config, workflow.basedir)
 
 
 report: "workflow/report/workflow.rst"
 
 
-include: "workflow/rules/common.smk"
-
-
-# API keys: only the variables of the API models this config uses (none for the local default).
+# API keys: only the variables of the API models this run calls (none for the local default).
 # Snakemake stops before any job when one is unset, naming it; jobs read the key from their
 # environment, so it is never a param, an input or a log line.
 envvars:
-    *api_key_envvars(config),
+    *PROJECT.api_key_envvars(),
 
 
 wildcard_constraints:
@@ -33,19 +36,13 @@ wildcard_constraints:
     persona="[^/]+",
 
 
+include: "workflow/rules/common.smk"
 include: "workflow/rules/datasets.smk"
 include: "workflow/rules/personas.smk"
-include: "workflow/rules/judge.smk"
-include: "workflow/rules/confidence.smk"
-include: "workflow/rules/analysis.smk"
-include: "workflow/rules/metrics.smk"
-include: "workflow/rules/imported.smk"
-include: "workflow/rules/significance.smk"
-include: "workflow/rules/figures.smk"
-include: "workflow/rules/classifier.smk"
+include: "workflow/rules/peras.smk"
 
 
 rule all:
     input:
-        all_targets(),
+        PROJECT.all_targets(),
     default_target: True

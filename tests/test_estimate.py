@@ -9,12 +9,14 @@ import yaml
 from judgelab import cli
 from judgelab.backends.base import Completion, cache_request, make_backend
 from judgelab.cache import RequestCache, request_key
-from judgelab.datasets import build_trec_table, write_table
+from judgelab.config import Project
+from judgelab.datasets import build_trec_table
 from judgelab.errors import InputError
-from judgelab.estimate import approx_tokens, estimate, load_config
+from judgelab.estimate import approx_tokens, estimate
 from judgelab.judging import confidence_requests, judgment_requests
 from judgelab.personas import load_persona_file
 from judgelab.prompts import load_template
+from judgelab.tables import write_dataset
 
 from conftest import ROOT
 
@@ -27,8 +29,9 @@ def write_config(folder, **datasets):
         "results": "results", "cache": "cache/requests.sqlite",
         "datasets": datasets or {"dl19": {"source": "sample", "format": "trec"}},
         "models": {"gpt": GPT},
-        "templates": {"wo_cot": {"template": "peras/wo_cot", "max_tokens": 8}},
-        "confidence": {"template": "peras/confidence", "max_tokens": 8},
+        "judges": ["gpt"],
+        "peras": {"templates": {"wo_cot": {"template": "peras/wo_cot", "max_tokens": 8}},
+                  "confidence": {"template": "peras/confidence", "max_tokens": 8}},
         "personas": {"file": "peras_table1", "source": "paper", "include": ["default", "LA"],
                      "placement": "user",
                      "generation": {"enabled": False, "model": "gpt",
@@ -44,7 +47,7 @@ def write_config(folder, **datasets):
 def test_estimate_counts_exactly_the_job_requests_and_cache_hits_are_free(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # an estimate needs no key
     write_config(tmp_path)
-    config = load_config([], tmp_path)
+    project = Project.load([], tmp_path)
     pairs = build_trec_table("dl19", SAMPLE / "qrels.txt", SAMPLE / "topics.txt", SAMPLE / "texts.tsv")
     personas = load_persona_file()
     judge_tpl, conf_tpl = load_template("peras/wo_cot"), load_template("peras/confidence")
@@ -52,7 +55,7 @@ def test_estimate_counts_exactly_the_job_requests_and_cache_hits_are_free(tmp_pa
     judge_reqs = judgment_requests(pairs, "", judge_tpl, max_tokens=8) + \
         judgment_requests(pairs, la, judge_tpl, max_tokens=8)
 
-    table, notes = estimate(config, directory=tmp_path)
+    table, notes = estimate(project, directory=tmp_path)
     judge = table.set_index("stage").loc["judge"]
     n = 2 * len(pairs)
     assert (judge.calls, judge.cached, judge.to_send) == (n, 0, n)
@@ -72,7 +75,7 @@ def test_estimate_counts_exactly_the_job_requests_and_cache_hits_are_free(tmp_pa
         for req, text in ((judge_reqs[0], "2"), (judge_reqs[1], "no idea"), (conf_req, "80")):
             cache.put(request_key(cache_request(backend, req)), cache_request(backend, req),
                       Completion(text=text, prompt_tokens=100, completion_tokens=1).to_json())
-    table, _ = estimate(config, directory=tmp_path)
+    table, _ = estimate(project, directory=tmp_path)
     judge = table.set_index("stage").loc["judge"]
     conf = table.set_index("stage").loc["confidence"]
     assert (judge.calls, judge.cached) == (n, 2)
@@ -83,7 +86,7 @@ def test_estimate_counts_exactly_the_job_requests_and_cache_hits_are_free(tmp_pa
 def test_datasets_not_downloaded_use_their_known_size_and_tables_can_be_given(tmp_path, capsys):
     write_config(tmp_path, dl19={"source": "download", "format": "trec"},
                  llmjudge={"source": "download", "format": "llmjudge"})
-    table, notes = estimate(load_config([], tmp_path), directory=tmp_path)
+    table, notes = estimate(Project.load([], tmp_path), directory=tmp_path)
     rows = table.set_index(["dataset", "stage"])
     assert rows.loc[("dl19", "judge"), "calls"] == 2 * 9260
     assert rows.loc[("llmjudge", "judge"), "calls"] == 2 * 4423
@@ -91,7 +94,7 @@ def test_datasets_not_downloaded_use_their_known_size_and_tables_can_be_given(tm
     assert any("dl19: 9,260 pairs from not downloaded yet" in x for x in notes)
 
     small = tmp_path / "dl19.tsv"
-    write_table(build_trec_table("dl19", SAMPLE / "qrels.txt", SAMPLE / "topics.txt",
+    write_dataset(build_trec_table("dl19", SAMPLE / "qrels.txt", SAMPLE / "topics.txt",
                                  SAMPLE / "texts.tsv"), small)
     out = tmp_path / "estimate.tsv"
     assert cli.main(["estimate", "-d", str(tmp_path), "--table", f"dl19={small}", "--out", str(out)]) == 0
@@ -99,7 +102,7 @@ def test_datasets_not_downloaded_use_their_known_size_and_tables_can_be_given(tm
     assert "nothing is sent" in text and "gpt: " in text and "cost <= $" in text
     assert f"dl19: 24 pairs from table {small}" in text
     assert "llmjudge: 4,423 pairs from not downloaded yet" in text
-    assert out.read_text().startswith("dataset\tmodel\tstage\tcalls")
+    assert out.read_text().startswith("dataset\tmodel\tstage\tjobs\tcalls")
 
 
 def test_configfiles_merge_like_snakemake_and_bad_keys_are_named(tmp_path, capsys):
@@ -107,16 +110,17 @@ def test_configfiles_merge_like_snakemake_and_bad_keys_are_named(tmp_path, capsy
     over = tmp_path / "more.yaml"
     over.write_text(yaml.safe_dump({"models": {"claude": {"backend": "anthropic", "model": "c",
                                                           "batch": True,
-                                                          "prices": {"input": 1, "output": 5}}}}))
-    config = load_config([over], tmp_path)
-    assert list(config["models"]) == ["gpt", "claude"]  # merged over config/config.yaml
-    table, _ = estimate(config, directory=tmp_path)
+                                                          "prices": {"input": 1, "output": 5}}},
+                                    "judges": ["gpt", "claude"]}))
+    project = Project.load([over], tmp_path)
+    assert list(project.config["models"]) == ["gpt", "claude"]  # merged over config/config.yaml
+    table, _ = estimate(project, directory=tmp_path)
     claude = table[(table.model == "claude") & (table.stage == "judge")].iloc[0]
     assert claude.batch and claude.cost_usd == pytest.approx(
         0.5 * (claude.input_tokens * 1 + claude.output_tokens_max * 5) / 1e6)
 
     over.write_text(yaml.safe_dump({"models": {"gpt": {"concurrency": 0}}}))
     with pytest.raises(InputError, match="models.gpt.concurrency"):
-        load_config([over], tmp_path)
+        Project.load([over], tmp_path)
     assert cli.main(["estimate", "-d", str(tmp_path), "--configfile", str(over)]) == 2
     assert "models.gpt.concurrency" in capsys.readouterr().err

@@ -9,8 +9,9 @@ import pytest
 
 from judgelab import datasets as ds
 from judgelab import figures as fg
-from judgelab import stages
-from judgelab.jobs import group_metrics_job
+from judgelab.jobs import peras as stages
+from judgelab.jobs.peras import group_metrics_job
+from judgelab.tables import read_dataset, write_dataset
 
 PERSONAS = ["default", "LA", "HN", "LC", "HE"]
 KINDS = ["radar_agreement", "radar_calibration", "heatmap", "confidence"]
@@ -20,8 +21,8 @@ def fabricate(fixtures, tmp_path, seed=0):
     """Imported-judge files for PERSONAS on the fixture dataset: HE never parses, LC always says 0."""
     fx = fixtures / "trec"
     pairs = tmp_path / "fx.tsv"
-    ds.write_table(ds.build_trec_table("fx", fx / "qrels.txt", fx / "topics.txt", fx / "texts.tsv"), pairs)
-    table = ds.read_table(pairs)
+    write_dataset(ds.build_trec_table("fx", fx / "qrels.txt", fx / "topics.txt", fx / "texts.tsv"), pairs)
+    table = read_dataset(pairs)
     rng = np.random.default_rng(seed)
     files = {"judgments": [], "confidence": []}
     for p in PERSONAS:

@@ -11,8 +11,8 @@ from sklearn.metrics import cohen_kappa_score, f1_score
 from judgelab import datasets as ds
 from judgelab.errors import InputError
 from judgelab.imported import import_judgments, read_judge_file, resolve_imported
-from judgelab.jobs import job_metrics_job
-from judgelab.stages import import_job
+from judgelab.jobs.peras import import_job, job_metrics_job
+from judgelab.tables import read_dataset, write_dataset
 
 
 @pytest.fixture
@@ -20,8 +20,8 @@ def table(fixtures, tmp_path):
     fx = fixtures / "trec"
     t = ds.build_trec_table("fx", fx / "qrels.txt", fx / "topics.txt", fx / "texts.tsv")
     path = tmp_path / "fx.tsv"
-    ds.write_table(t, path)
-    return ds.read_table(path), path
+    write_dataset(t, path)
+    return read_dataset(path), path
 
 
 def _write(tmp_path, lines, name="judge.qrels"):

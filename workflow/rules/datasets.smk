@@ -1,15 +1,15 @@
-# Stage 1 - datasets: download (or take the bundled sample / given files), normalise, subset.
+# Shared stage - datasets: download (or take the bundled sample / given files), normalise, subset.
 
 
 rule download_dataset:
     output:
-        qrels=f"{RESULTS}/raw/{{dataset}}/qrels.raw",
-        topics=f"{RESULTS}/raw/{{dataset}}/topics.raw",
-        texts=f"{RESULTS}/raw/{{dataset}}/texts.raw",
+        qrels=path("raw", kind="qrels"),
+        topics=path("raw", kind="topics"),
+        texts=path("raw", kind="texts"),
     params:
-        urls=download_urls,
+        urls=lambda wc: json.dumps(PROJECT.download_urls(wc.dataset), sort_keys=True),
     log:
-        f"{RESULTS}/logs/download/{{dataset}}.log",
+        PROJECT.log("download/{dataset}"),
     conda:
         "../../envs/judgelab.yaml"
     script:
@@ -18,13 +18,13 @@ rule download_dataset:
 
 rule prepare_dataset:
     input:
-        unpack(raw_files),
+        unpack(lambda wc: PROJECT.raw_files(wc.dataset)),
     output:
-        table=f"{RESULTS}/datasets/{{dataset}}.tsv",
+        table=path("dataset"),
     params:
-        selection=selection_param,
+        selection=lambda wc: json.dumps(PROJECT.selection(wc.dataset), sort_keys=True),
     log:
-        f"{RESULTS}/logs/datasets/{{dataset}}.log",
+        PROJECT.log("datasets/{dataset}"),
     conda:
         "../../envs/judgelab.yaml"
     script:

@@ -1,20 +1,22 @@
-# Stage 2 - persona instructions: the two-step generation of seed 000 section 4.1, and the table
-# of the persona texts a run uses.
+# Shared stage - persona instructions: the two-step generation of seed 000 section 4.1, and the
+# table of the persona texts a run uses.
 
 
 rule generate_persona:
     output:
-        persona=f"{RESULTS}/personas/generated/{{model}}/{{persona}}.json",
+        persona=path("generated_persona"),
     params:
-        personality_type=lambda wc: PERSONAS[wc.persona].personality_type,
-        keywords_template=lambda wc: load_template(GEN["keywords_template"]),
-        instruction_template=lambda wc: load_template(GEN["instruction_template"]),
+        personality_type=lambda wc: PROJECT.personas[wc.persona].personality_type,
+        keywords_template=lambda wc: PROJECT.load_template(PROJECT.generation["keywords_template"]),
+        instruction_template=lambda wc: PROJECT.load_template(PROJECT.generation["instruction_template"]),
         model=model_param,
-        max_tokens=GEN["max_tokens"],
-        cache=config["cache"],
+        max_tokens=PROJECT.generation["max_tokens"],
     threads: model_threads
+    resources:
+        openai_jobs=api_jobs("openai"),
+        anthropic_jobs=api_jobs("anthropic"),
     log:
-        f"{RESULTS}/logs/personas/{{model}}/{{persona}}.log",
+        PROJECT.log("personas/{model}/{persona}"),
     conda:
         "../../envs/judgelab.yaml"
     script:
@@ -23,14 +25,13 @@ rule generate_persona:
 
 rule persona_table:
     input:
-        generated=generated_persona_files,
+        generated=PROJECT.generated_files(),
     output:
-        table=f"{RESULTS}/personas/personas.tsv",
+        table=path("persona_table"),
     params:
-        personas=lambda wc: json.dumps([vars(p) for p in PERSONAS.values()], ensure_ascii=False),
-        source=config["personas"]["source"],
+        personas=json.dumps(PROJECT.persona_rows(), ensure_ascii=False),
     log:
-        f"{RESULTS}/logs/personas/table.log",
+        PROJECT.log("personas/table"),
     conda:
         "../../envs/judgelab.yaml"
     script:

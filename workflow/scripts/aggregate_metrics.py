@@ -1,5 +1,6 @@
 """Snakemake adapter: one tidy metrics table over all jobs."""
-from judgelab.jobs import aggregate_job, script_logging
+from judgelab.jobs import script_logging
+from judgelab.jobs.peras import aggregate_metrics_job
 
 with script_logging(snakemake.log[0]):
-    aggregate_job(list(snakemake.input), snakemake.output.table)
+    aggregate_metrics_job(list(snakemake.input), snakemake.output.table)

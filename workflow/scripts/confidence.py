@@ -1,5 +1,6 @@
 """Snakemake adapter: one confidence job (seed 000 Appendix A)."""
-from judgelab.jobs import confidence_job, script_logging
+from judgelab.jobs import script_logging
+from judgelab.jobs.peras import confidence_job
 
 w = snakemake.wildcards
 with script_logging(snakemake.log[0]):
@@ -7,5 +8,5 @@ with script_logging(snakemake.log[0]):
                    persona=snakemake.params.persona, persona_file=snakemake.input.persona or None,
                    template=snakemake.params.template, model=snakemake.params.model,
                    max_tokens=snakemake.params.max_tokens, placement=snakemake.params.placement,
-                   cache=snakemake.params.cache, threads=snakemake.threads,
+                   cache=snakemake.config["cache"], threads=snakemake.threads,
                    desc=f"confidence {w.dataset}/{w.model}/{w.template}/{w.persona}")

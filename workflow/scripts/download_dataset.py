@@ -1,8 +1,6 @@
 """Snakemake adapter: download a dataset's raw files."""
-import json
-
-from judgelab.datasets import download_dataset
 from judgelab.jobs import script_logging
+from judgelab.jobs.datasets import download_job
 
 with script_logging(snakemake.log[0]):
-    download_dataset(json.loads(snakemake.params.urls), dict(snakemake.output.items()))
+    download_job(snakemake.params.urls, dict(snakemake.output.items()))

@@ -1,10 +1,11 @@
 """Snakemake adapter: one judgment job (dataset x model x template x persona)."""
-from judgelab.jobs import judge_job, script_logging
+from judgelab.jobs import script_logging
+from judgelab.jobs.peras import judge_job
 
 w = snakemake.wildcards
 with script_logging(snakemake.log[0]):
     judge_job(snakemake.input.pairs, snakemake.output.judgments, persona=snakemake.params.persona,
               persona_file=snakemake.input.persona or None, template=snakemake.params.template,
               model=snakemake.params.model, max_tokens=snakemake.params.max_tokens,
-              placement=snakemake.params.placement, cache=snakemake.params.cache,
+              placement=snakemake.params.placement, cache=snakemake.config["cache"],
               threads=snakemake.threads, desc=f"judge {w.dataset}/{w.model}/{w.template}/{w.persona}")

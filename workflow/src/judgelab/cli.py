@@ -124,7 +124,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args) -> int:
-    from . import jobs
+    from .jobs import script_logging
+    from .jobs.datasets import prepare_dataset_job
+    from .jobs.peras import confidence_job, job_metrics_job, judge_job
     from .prompts import load_template
 
     if args.cmd == "download":
@@ -136,16 +138,16 @@ def _run(args) -> int:
     elif args.cmd == "prepare":
         sel = {"format": args.format, "queries": args.queries, "max_queries": args.max_queries,
                "per_grade": args.per_grade, "seed": args.seed, "docid_map": args.docid_map}
-        with jobs.script_logging(None):
-            jobs.prepare_dataset_job(args.dataset, args.qrels, args.topics, args.texts, sel, args.out)
+        with script_logging(None):
+            prepare_dataset_job(args.dataset, args.qrels, args.topics, args.texts, sel, args.out)
     elif args.cmd == "judge":
-        with jobs.script_logging(None):
-            jobs.judge_job(args.pairs, args.out, persona=_persona_text(args),
+        with script_logging(None):
+            judge_job(args.pairs, args.out, persona=_persona_text(args),
                            template=load_template(args.template), model=_model_spec(args),
                            max_tokens=args.max_tokens, placement=args.placement, cache=args.cache)
     elif args.cmd == "confidence":
-        with jobs.script_logging(None):
-            jobs.confidence_job(args.pairs, args.judgments, args.out, persona=_persona_text(args),
+        with script_logging(None):
+            confidence_job(args.pairs, args.judgments, args.out, persona=_persona_text(args),
                                 template=load_template(args.template), model=_model_spec(args),
                                 max_tokens=args.max_tokens, placement=args.placement,
                                 cache=args.cache)
@@ -153,7 +155,7 @@ def _run(args) -> int:
         import tempfile
 
         with tempfile.NamedTemporaryFile(suffix=".tsv") as tmp:
-            df = jobs.job_metrics_job(args.pairs, args.judgments, args.confidence, tmp.name, ids={})
+            df = job_metrics_job(args.pairs, args.judgments, args.confidence, tmp.name, ids={})
         print(df.T.to_string(header=False))
     elif args.cmd == "personas":
         from .personas import load_persona_file
@@ -172,7 +174,8 @@ def _run(args) -> int:
         with RequestCache(args.cache) as cache:
             print(json.dumps(cache.stats(), indent=1))
     elif args.cmd == "estimate":
-        from .estimate import estimate, format_report, load_config
+        from .config import Project
+        from .estimate import estimate, format_report
 
         tables = {}
         for item in args.table:
@@ -180,8 +183,8 @@ def _run(args) -> int:
             if not sep or not name or not path:
                 raise InputError(f"--table expects DATASET=PATH, got {item!r}")
             tables[name] = path
-        config = load_config(args.configfile, args.directory)
-        table, notes = estimate(config, cache_path=args.cache, directory=args.directory, tables=tables,
+        project = Project.load(args.configfile, args.directory)
+        table, notes = estimate(project, cache_path=args.cache, directory=args.directory, tables=tables,
                                 models=args.models)
         print(format_report(table, notes))
         if args.out:

@@ -9,7 +9,7 @@ Formats read (the ones the public sources publish):
 * LLMJudge passages: JSON lines ``{"docid": ..., "doc": ...}``.
 
 Every reader raises :class:`~judgelab.errors.InputError` naming the file and line of the
-first bad line. The normalised table has the columns of :data:`TABLE_COLUMNS`.
+first bad line. The normalised table has the columns of :data:`judgelab.tables.DATASET_COLUMNS`.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import ftfy
 import pandas as pd
 
 from .errors import InputError
+from .tables import DATASET_COLUMNS
 
-TABLE_COLUMNS = ["dataset", "qid", "query", "docid", "passage", "grade"]
 
 #: Public sources of the full datasets (see ``judgelab download``).
 ANSERINI = "https://raw.githubusercontent.com/castorini/anserini-tools/master/topics-and-qrels"
@@ -182,7 +182,7 @@ def _check_and_build(dataset: str, qrels: list[QrelLine], qrels_path: str, topic
             raise InputError(f"judged passage {q.docid} (query {q.qid}) has no text", path=where[0],
                              line=where[1])
         rows.append((dataset, q.qid, clean_text(topics[q.qid]), q.docid, text, q.grade))
-    return pd.DataFrame(rows, columns=TABLE_COLUMNS)
+    return pd.DataFrame(rows, columns=DATASET_COLUMNS)
 
 
 def build_trec_table(dataset: str, qrels_path: str | Path, topics_path: str | Path,
@@ -228,7 +228,7 @@ def build_llmjudge_table(dataset: str, qrels_path: str | Path, topics_path: str 
 
 
 def select(table: pd.DataFrame, *, queries: list[str] | None = None, max_queries: int | None = None,
-           per_grade: int | None = None, seed: int = 0) -> pd.DataFrame:
+           per_grade: int | None = None, seed: int = 0, name: str = "<name>") -> pd.DataFrame:
     """Subset a table: an explicit query list, the first ``max_queries`` queries (file order), then a
     label-stratified sample of at most ``per_grade`` pairs per grade, drawn with ``seed``."""
     out = table
@@ -236,7 +236,7 @@ def select(table: pd.DataFrame, *, queries: list[str] | None = None, max_queries
         known = set(out["qid"])
         missing = [q for q in queries if str(q) not in known]
         if missing:
-            raise InputError(f"queries not in the dataset: {missing}", key="datasets.<name>.queries")
+            raise InputError(f"queries not in the dataset: {missing}", key=f"datasets.{name}.queries")
         out = out[out["qid"].isin([str(q) for q in queries])]
     if max_queries:
         keep = list(dict.fromkeys(out["qid"]))[:max_queries]
@@ -246,17 +246,6 @@ def select(table: pd.DataFrame, *, queries: list[str] | None = None, max_queries
                  for _, g in out.groupby("grade", sort=True)]
         out = pd.concat(parts) if parts else out.iloc[0:0]
     return out.sort_values(["qid", "docid"], kind="stable").reset_index(drop=True)
-
-
-def write_table(table: pd.DataFrame, path: str | Path) -> None:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    table[TABLE_COLUMNS].to_csv(path, sep="\t", index=False)
-
-
-def read_table(path: str | Path) -> pd.DataFrame:
-    return pd.read_csv(path, sep="\t", dtype={"qid": str, "docid": str, "query": str, "passage": str,
-                                              "dataset": str, "grade": "Int64"},
-                       keep_default_na=False)
 
 
 def download(url: str, dest: str | Path) -> Path:

@@ -20,7 +20,6 @@ configured backends and looks them up in the request cache: a cached request is 
 
 from __future__ import annotations
 
-import copy
 import math
 import os
 from dataclasses import dataclass
@@ -28,7 +27,6 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
-import yaml
 
 from . import datasets as ds
 from .backends.api import api_key_envvars
@@ -37,10 +35,10 @@ from .cache import RequestCache, request_key
 from .errors import InputError
 from .judging import (confidence_requests, judgment_requests, persona_instruction_request,
                       persona_keywords_request)
-from .personas import read_generated, resolve_personas
+from .config import Project
 from .pricing import Prices
-from .prompts import load_template, parse_label
-from .resources import resources_dir
+from .prompts import parse_label
+from .tables import read_dataset
 
 #: Judged pairs of the full public datasets (TREC DL passage qrels; LLMJudge test qrels) and the
 #: mean query / passage length in characters, measured on the full files. LLMJudge passages are
@@ -55,56 +53,6 @@ KNOWN_DATASETS: dict[str, tuple[int, float, float]] = {
 TOKEN_NOTE = ("input tokens ~ characters/4 + 4 per message + 3 per request (no provider "
               "tokenizer here); output tokens are the max_tokens bound")
 
-SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
-
-
-# -- configuration ------------------------------------------------------------------------------
-
-def _merge(base: dict, over: Mapping) -> dict:
-    """Snakemake's merge of config files: mappings merge key by key, anything else replaces."""
-    out = copy.deepcopy(base)
-    for k, v in over.items():
-        out[k] = _merge(out[k], v) if isinstance(v, Mapping) and isinstance(out.get(k), dict) \
-            else copy.deepcopy(v)
-    return out
-
-
-def load_config(configfiles: Sequence[str | Path] = (), directory: str | Path = ".") -> dict:
-    """The configuration a ``snakemake -d DIRECTORY --configfile F...`` run would see:
-    ``DIRECTORY/config/config.yaml`` (the Snakefile's ``configfile:``) with each file merged over
-    it, validated against the workflow's schema."""
-    directory = Path(directory)
-    files = [p for p in [directory / "config" / "config.yaml"] if p.exists()]
-    files += [Path(f) if Path(f).is_absolute() or Path(f).exists() else directory / f for f in configfiles]
-    config: dict = {}
-    for f in files:
-        if not f.exists():
-            raise InputError("config file does not exist", path=str(f))
-        try:
-            data = yaml.safe_load(f.read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            raise InputError(f"invalid YAML: {exc}", path=str(f),
-                             line=(mark.line + 1) if mark else None) from None
-        config = _merge(config, data)
-    if not config:
-        raise InputError(f"no configuration: neither {directory / 'config' / 'config.yaml'} nor "
-                         "a --configfile")
-    validate_config(config)
-    return config
-
-
-def validate_config(config: dict) -> None:
-    """Check a config against the workflow's schema; the error names the offending key."""
-    import jsonschema
-
-    schema = yaml.safe_load(SCHEMA.read_text(encoding="utf-8"))
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(config),
-                    key=lambda e: list(e.absolute_path))
-    if errors:
-        e = errors[0]
-        raise InputError(e.message, key=".".join(str(p) for p in e.absolute_path) or "(top level)")
-
 
 # -- datasets -----------------------------------------------------------------------------------
 
@@ -118,37 +66,24 @@ class PairSource:
     exact: bool  # real texts (False: known size, typical lengths; no cache look-up)
 
 
-def _raw_files(name: str, d: Mapping[str, Any], results: Path, directory: Path) -> dict | None:
-    """The raw files the prepare rule would read, when they are on this machine."""
-    if d["source"] == "sample":
-        folder = directory / "resources" / "sample" / name
-        if not folder.exists():
-            folder = resources_dir() / "sample" / name
-        ext = "jsonl" if d["format"] == "llmjudge" else "tsv"
-        files = {"qrels": folder / "qrels.txt", "topics": folder / "topics.txt",
-                 "texts": folder / f"texts.{ext}"}
-    elif d["source"] == "download":
-        files = {k: results / "raw" / name / f"{k}.raw" for k in ("qrels", "topics", "texts")}
-    else:
-        files = {k: Path(d[k]) if Path(d[k]).is_absolute() else directory / d[k]
-                 for k in ("qrels", "topics", "texts") if d.get(k)}
-    return files if len(files) == 3 and all(p.exists() for p in files.values()) else None
-
-
-def dataset_pairs(name: str, d: Mapping[str, Any], *, results: Path, directory: Path,
+def dataset_pairs(project: Project, name: str, *, directory: Path,
                   table: str | Path | None = None) -> PairSource:
+    """The pairs of dataset ``name`` as the prepare job would write them."""
+    d = project.dataset(name)
     if table is not None:
-        return PairSource(name, ds.read_table(table), f"table {table}", True)
-    prepared = results / "datasets" / f"{name}.tsv"
+        return PairSource(name, read_dataset(table), f"table {table}", True)
+    prepared = directory / project.table(name)
     if prepared.exists():
-        return PairSource(name, ds.read_table(prepared), f"prepared table {prepared}", True)
-    raw = _raw_files(name, d, results, directory)
-    if raw is not None:
-        docid_map = d.get("docid_map")
-        full = ds.build_table(name, d["format"], raw["qrels"], raw["topics"], raw["texts"], docid_map)
-        pairs = ds.select(full, queries=[str(q) for q in d.get("queries") or []],
-                          max_queries=d.get("max_queries"), per_grade=d.get("per_grade"),
-                          seed=int(d.get("seed") or 0))
+        return PairSource(name, read_dataset(prepared), f"prepared table {prepared}", True)
+    raw = {k: Path(p) if Path(p).is_absolute() else directory / p
+           for k, p in project.raw_files(name).items()}
+    if all(p.exists() for p in raw.values()):
+        sel = project.selection(name)
+        full = ds.build_table(name, sel["format"], raw["qrels"], raw["topics"], raw["texts"],
+                              sel.get("docid_map"))
+        pairs = ds.select(full, queries=[str(q) for q in sel.get("queries") or []],
+                          max_queries=sel.get("max_queries"), per_grade=sel.get("per_grade"),
+                          seed=int(sel.get("seed") or 0), name=name)
         return PairSource(name, pairs, f"raw files ({d['source']}), prepared in memory", True)
     if name not in KNOWN_DATASETS:
         raise InputError(f"dataset {name!r} is neither prepared ({prepared}) nor are its raw files "
@@ -173,6 +108,7 @@ def approx_tokens(request: Request) -> int:
 
 @dataclass
 class Tally:
+    jobs: int = 0
     calls: int = 0
     cached: int = 0
     input_tokens: int = 0      # of the calls still to send
@@ -199,118 +135,132 @@ class _Lookup:
         return self.cache.get(request_key(cache_request(self.backend, request)))
 
 
-def estimate(config: dict, *, cache_path: str | Path | None = None, directory: str | Path = ".",
+def estimate(project: Project, *, cache_path: str | Path | None = None, directory: str | Path = ".",
              tables: Mapping[str, str | Path] | None = None,
              models: Sequence[str] | None = None) -> tuple[pd.DataFrame, list[str]]:
-    """One row per dataset x model x stage (judge, confidence, personas): calls, cached, to_send,
-    input_tokens, output_tokens_max, cost_usd. ``models``: only these models (default: all).
-    Returns the table and notes on how it was made."""
+    """One row per dataset x model x stage (judge, confidence, personas) of the LLM jobs the
+    workflow schedules (:meth:`judgelab.config.Project.llm_jobs`): jobs, calls, cached, to_send,
+    input_tokens, output_tokens_max, cost_usd. ``models``: only these models (default: every model
+    the run calls). Returns the table and notes on how it was made."""
     directory = Path(directory)
-    chosen = list(models) if models else list(config["models"])
-    missing = [m for m in chosen if m not in config["models"]]
+    llm_jobs = project.llm_jobs()
+    used = list(dict.fromkeys(j.model for j in llm_jobs))
+    chosen = list(models) if models else used
+    missing = [m for m in chosen if m not in project.config["models"]]
     if missing:
         raise InputError(f"--model names models not in the config: {missing}; "
-                         f"configured: {list(config['models'])}", key="models")
-    results = directory / config["results"]
+                         f"configured: {list(project.config['models'])}", key="models")
     tables = dict(tables or {})
-    unknown = sorted(set(tables) - set(config["datasets"]))
+    unknown = sorted(set(tables) - set(project.datasets))
     if unknown:
         raise InputError(f"--table names datasets not in the config: {unknown}", key="datasets")
-    cache_file = Path(cache_path) if cache_path else directory / config["cache"]
+    cache_file = Path(cache_path) if cache_path else directory / project.cache
     cache = RequestCache(cache_file) if cache_file.exists() else None
     notes = [TOKEN_NOTE, f"cache: {cache_file}" + ("" if cache else " (absent: nothing is cached)")]
-
-    personas = resolve_personas(config)
-    pcfg = config["personas"]
-    gen = pcfg["generation"]
-    placement = pcfg["placement"]
-    generated_ids = [p for p, pers in personas.items() if pers.origin == "paper" and pers.instruction.strip()]
+    for m in chosen:
+        if m not in used:
+            notes.append(f"model {m}: no job of this configuration calls it")
 
     def persona_text(pid: str) -> str:
-        if pcfg["source"] == "generated" and pid in generated_ids:
-            f = results / "personas" / "generated" / gen["model"] / f"{pid}.json"
-            if f.exists():
-                return read_generated(f)["instruction"]
+        text = project.persona_text(pid)
+        if text is None:
             notes.append(f"persona {pid}: not generated yet, its paper instruction stands in")
-        return personas[pid].instruction
+            return project.personas[pid].instruction
+        return text
 
-    templates = {t: load_template(s["template"]) for t, s in config["templates"].items()}
-    conf_template = load_template(config["confidence"]["template"])
-    conf_max = int(config["confidence"]["max_tokens"])
-
+    gen = project.generation
+    placement = project.placement
+    conf_max = int(project.peras["confidence"]["max_tokens"])
     backends: dict[str, Backend] = {}
-    rows: list[dict] = []
+    tallies: dict[tuple[str, str, str], Tally] = {}
+    sources: dict[str, PairSource] = {}
+
+    def tally(dataset: str, model: str, stage: str) -> Tally:
+        return tallies.setdefault((dataset, model, stage), Tally())
+
     try:
         for name in chosen:
-            backends[name] = make_backend(dict(config["models"][name]), name, need_key=False)
-        sources = [dataset_pairs(n, d, results=results, directory=directory, table=tables.get(n))
-                   for n, d in config["datasets"].items()]
-        for src in sources:
-            notes.append(f"{src.name}: {len(src.pairs):,} pairs from {src.how}")
-        for name in chosen:
-            spec = config["models"][name]
-            lookup = _Lookup(backends[name], cache)
-            for src in sources:
-                judge, conf = Tally(), Tally()
-                for t, spec_t in config["templates"].items():
-                    for pid in personas:
-                        text = persona_text(pid)
-                        reqs = judgment_requests(src.pairs, text, templates[t],
-                                                 max_tokens=int(spec_t["max_tokens"]),
-                                                 placement=placement)
-                        asked_rows, labels, upper = [], [], []
-                        for i, req in enumerate(reqs):
-                            hit = lookup.get(req) if src.exact else None
-                            judge.add(req, hit is not None)
-                            if hit is None:
-                                upper.append(i)  # label unknown: counted as asked
-                            else:
-                                label = parse_label(hit["text"])
-                                if label is not None:
-                                    asked_rows.append(i)
-                                    labels.append(label)
-                        for req in confidence_requests(src.pairs.iloc[asked_rows], labels, text,
-                                                       conf_template, max_tokens=conf_max,
-                                                       placement=placement):
-                            conf.add(req, lookup.get(req) is not None)
-                        for req in confidence_requests(src.pairs.iloc[upper], [0] * len(upper), text,
-                                                       conf_template, max_tokens=conf_max,
-                                                       placement=placement):
-                            conf.add(req, False)
-                rows.append(_row(src.name, name, "judge", judge, spec, src.exact))
-                rows.append(_row(src.name, name, "confidence", conf, spec, src.exact))
-        if (gen["enabled"] or pcfg["source"] == "generated") and gen["model"] in chosen:
-            name = gen["model"]
-            lookup = _Lookup(backends[name], cache)
-            tally = Tally()
-            for pid in generated_ids:
-                ptype = personas[pid].personality_type
-                step1 = persona_keywords_request(ptype, load_template(gen["keywords_template"]),
+            backends[name] = make_backend(dict(project.config["models"][name]), name, need_key=False)
+        for job in llm_jobs:
+            if job.model not in backends:
+                continue
+            lookup = _Lookup(backends[job.model], cache)
+            if job.rule == "generate_persona":
+                t = tally("-", job.model, "personas")
+                t.jobs += 1
+                ptype = project.personas[job.persona].personality_type
+                step1 = persona_keywords_request(ptype, project.load_template(gen["keywords_template"]),
                                                  max_tokens=int(gen["max_tokens"]))
                 hit = lookup.get(step1)
-                tally.add(step1, hit is not None)
+                t.add(step1, hit is not None)
                 keywords = hit["text"].strip() if hit else "k" * (4 * int(gen["max_tokens"]))
                 step2 = persona_instruction_request(ptype, keywords,
-                                                    load_template(gen["instruction_template"]),
+                                                    project.load_template(gen["instruction_template"]),
                                                     max_tokens=int(gen["max_tokens"]))
-                tally.add(step2, hit is not None and lookup.get(step2) is not None)
-            rows.append(_row("-", name, "personas", tally, config["models"][name], True))
+                t.add(step2, hit is not None and lookup.get(step2) is not None)
+                continue
+            if job.dataset not in sources:
+                src = dataset_pairs(project, job.dataset, directory=directory, table=tables.get(job.dataset))
+                sources[job.dataset] = src
+                notes.append(f"{src.name}: {len(src.pairs):,} pairs from {src.how}")
+            src = sources[job.dataset]
+            text = persona_text(job.persona)
+            if job.rule == "judge":
+                t = tally(job.dataset, job.model, "judge")
+                t.jobs += 1
+                spec_t = project.peras["templates"][job.template]
+                for req in judgment_requests(src.pairs, text, project.template_texts[job.template],
+                                             max_tokens=int(spec_t["max_tokens"]), placement=placement):
+                    t.add(req, src.exact and lookup.get(req) is not None)
+                continue
+            # confidence: asked where the judgment's label parsed (known only from the cache)
+            t = tally(job.dataset, job.model, "confidence")
+            t.jobs += 1
+            spec_t = project.peras["templates"][job.template]
+            reqs = judgment_requests(src.pairs, text, project.template_texts[job.template],
+                                     max_tokens=int(spec_t["max_tokens"]), placement=placement)
+            asked_rows, labels, upper = [], [], []
+            for i, req in enumerate(reqs):
+                hit = lookup.get(req) if src.exact else None
+                if hit is None:
+                    upper.append(i)  # label unknown: counted as asked
+                else:
+                    label = parse_label(hit["text"])
+                    if label is not None:
+                        asked_rows.append(i)
+                        labels.append(label)
+            for req in confidence_requests(src.pairs.iloc[asked_rows], labels, text,
+                                           project.confidence_text, max_tokens=conf_max,
+                                           placement=placement):
+                t.add(req, lookup.get(req) is not None)
+            for req in confidence_requests(src.pairs.iloc[upper], [0] * len(upper), text,
+                                           project.confidence_text, max_tokens=conf_max,
+                                           placement=placement):
+                t.add(req, False)
     finally:
         for b in backends.values():
             b.close()
         if cache is not None:
             cache.close()
-    table = pd.DataFrame(rows)
-    for env in api_key_envvars({"models": {m: config["models"][m] for m in chosen}}):
+    rows = [_row(d, m, stage, t, project.config["models"][m],
+                 sources[d].exact if d in sources else True)
+            for (d, m, stage), t in tallies.items()]
+    table = pd.DataFrame(rows, columns=ROW_COLUMNS)
+    for env in api_key_envvars({"models": {m: project.config["models"][m] for m in chosen}}):
         notes.append(f"API key variable {env}: {'set' if os.environ.get(env) else 'NOT SET'}")
     return table, list(dict.fromkeys(notes))
+
+
+ROW_COLUMNS = ["dataset", "model", "stage", "jobs", "calls", "cached", "to_send", "input_tokens",
+               "output_tokens_max", "cost_usd", "batch", "exact"]
 
 
 def _row(dataset: str, model: str, stage: str, t: Tally, spec: Mapping[str, Any], exact: bool) -> dict:
     prices = Prices.from_spec(spec, model)
     batch = bool(spec.get("batch", False))
     cost = prices.cost(t.input_tokens, t.output_tokens_max, batch=batch) if prices else None
-    return {"dataset": dataset, "model": model, "stage": stage, "calls": t.calls, "cached": t.cached,
+    return {"dataset": dataset, "model": model, "stage": stage, "jobs": t.jobs, "calls": t.calls,
+            "cached": t.cached,
             "to_send": t.calls - t.cached, "input_tokens": t.input_tokens,
             "output_tokens_max": t.output_tokens_max,
             "cost_usd": cost if prices else (0.0 if spec.get("backend") == "local" else None),
@@ -323,10 +273,12 @@ def format_report(table: pd.DataFrame, notes: Iterable[str]) -> str:
     shown = table.copy()
     shown["cost_usd"] = shown["cost_usd"].map(lambda c: "no prices" if c is None or pd.isna(c)
                                               else f"{c:,.2f}")
-    for col in ("calls", "cached", "to_send", "input_tokens", "output_tokens_max"):
+    for col in ("jobs", "calls", "cached", "to_send", "input_tokens", "output_tokens_max"):
         shown[col] = shown[col].map(lambda v: f"{v:,}")
     lines.append(shown.to_string(index=False))
     lines.append("")
+    if table.empty:
+        lines.append("(no LLM job in this configuration)")
     totals = table.groupby("model", sort=False).agg(
         calls=("calls", "sum"), cached=("cached", "sum"), to_send=("to_send", "sum"),
         input_tokens=("input_tokens", "sum"), output_tokens_max=("output_tokens_max", "sum"),

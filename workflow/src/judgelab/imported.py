@@ -28,7 +28,7 @@ import pandas as pd
 
 from .datasets import parse_grade
 from .errors import InputError
-from .judging import CONFIDENCE_COLUMNS, JUDGMENT_COLUMNS
+from .tables import CONFIDENCE_COLUMNS, JUDGMENT_COLUMNS
 
 DEFAULT_TEMPLATE = "imported"
 DEFAULT_PERSONAS = ["default"]

@@ -17,15 +17,9 @@ import pandas as pd
 from .backends.base import LABEL_TOKENS, Backend, CachedClient, Request
 from .cache import RequestCache
 from .prompts import build_messages, fill, parse_confidence, parse_label
+from .tables import CONFIDENCE_COLUMNS, JUDGMENT_COLUMNS
 
 log = logging.getLogger(__name__)
-
-JUDGMENT_COLUMNS = ["dataset", "qid", "docid", "label", "parsed", "answer", "p0", "p1", "p2", "p3",
-                    "label_mass", "expected_grade", "prompt_tokens", "completion_tokens", "latency_s",
-                    "cache_hit"]
-CONFIDENCE_COLUMNS = ["dataset", "qid", "docid", "label", "asked", "confidence", "parsed", "answer",
-                      "latency_s", "cache_hit"]
-
 
 def judgment_requests(pairs: pd.DataFrame, persona: str, template: str, *, max_tokens: int,
                       placement: str = "user") -> list[Request]:
@@ -130,24 +124,6 @@ def generate_persona(client: CachedClient, personality_type: str, keywords_templ
     (ins, _), = client.run([step2], desc=f"instruction {personality_type}", progress=False)
     return {"personality_type": personality_type, "keywords": keywords,
             "instruction": ins.text.strip()}
-
-
-def write_tsv(df: pd.DataFrame, path: str | Path) -> None:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    df.to_csv(path, sep="\t", index=False)
-
-
-def read_judgments(path: str | Path) -> pd.DataFrame:
-    df = pd.read_csv(path, sep="\t", dtype={"qid": str, "docid": str, "dataset": str, "answer": str},
-                     keep_default_na=False, na_values=[""])
-    df["label"] = df["label"].astype("Int64")
-    return df
-
-
-def read_confidence(path: str | Path) -> pd.DataFrame:
-    df = read_judgments(path)
-    df["confidence"] = df["confidence"].astype("Float64")
-    return df
 
 
 def open_client(backend: Backend, cache_path: str | Path | None) -> CachedClient:

@@ -22,12 +22,12 @@ class Persona:
     origin: str  # "paper", "custom" or "generated:<model>"
 
 
-def load_persona_file(ref: str = "peras_table1") -> dict[str, Persona]:
+def load_persona_file(ref: str = "peras_table1", resources: str | Path | None = None) -> dict[str, Persona]:
     """Personas from a YAML file (``personas: {id: {personality_type, instruction}}``); ``ref`` is a
-    path or a name under resources/personas."""
+    path or a name under ``resources``/personas (default: the workflow's resources folder)."""
     path = Path(ref)
     if not path.exists():
-        path = resources_dir() / "personas" / f"{ref}.yaml"
+        path = resources_dir(resources) / "personas" / f"{ref}.yaml"
     if not path.exists():
         raise InputError(f"no persona file {ref!r} (looked for {path})", key="personas.file")
     try:
@@ -48,11 +48,11 @@ def load_persona_file(ref: str = "peras_table1") -> dict[str, Persona]:
     return out
 
 
-def resolve_personas(cfg: dict) -> dict[str, Persona]:
+def resolve_personas(cfg: dict, resources: str | Path | None = None) -> dict[str, Persona]:
     """The personas a run uses: the persona file's entries (``personas.include`` picks and orders
     them) followed by ``personas.custom`` entries."""
     pcfg = cfg.get("personas", {})
-    base = load_persona_file(pcfg.get("file", "peras_table1"))
+    base = load_persona_file(pcfg.get("file", "peras_table1"), resources)
     include = pcfg.get("include") or list(base)
     unknown = [p for p in include if p not in base and p not in (pcfg.get("custom") or {})]
     if unknown:
@@ -74,3 +74,9 @@ def resolve_personas(cfg: dict) -> dict[str, Persona]:
 def read_generated(path: str | Path) -> dict:
     with open(path, encoding="utf-8") as fh:
         return json.load(fh)
+
+
+def read_persona(text: str, generated_file: str | Path | None = None) -> str:
+    """The instruction a job sends: the generated file's, when the job was given one (see
+    :meth:`judgelab.config.Project.persona_input`), else ``text``."""
+    return read_generated(generated_file)["instruction"] if generated_file else text

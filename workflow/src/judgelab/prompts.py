@@ -16,11 +16,12 @@ from .errors import InputError
 from .resources import resources_dir
 
 
-def load_template(ref: str) -> str:
-    """Template text from a YAML file. ``ref`` is a path, or ``<study>/<name>`` under resources/prompts."""
+def load_template(ref: str, resources: str | Path | None = None) -> str:
+    """Template text from a YAML file. ``ref`` is a path, or ``<study>/<name>`` under
+    ``resources``/prompts (default: the workflow's resources folder)."""
     path = Path(ref)
     if not path.exists():
-        path = resources_dir() / "prompts" / f"{ref}.yaml"
+        path = resources_dir(resources) / "prompts" / f"{ref}.yaml"
     if not path.exists():
         raise InputError(f"no prompt template {ref!r} (looked for {path})")
     try:

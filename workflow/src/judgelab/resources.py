@@ -1,4 +1,4 @@
-"""Locate the repository's ``resources/`` folder (prompts, personas, bundled sample)."""
+"""Locate the ``resources/`` folder (prompts, personas, bundled sample) of the workflow being run."""
 
 from __future__ import annotations
 
@@ -6,8 +6,11 @@ import os
 from pathlib import Path
 
 
-def resources_dir() -> Path:
-    """``$JUDGELAB_RESOURCES`` if set, else ``resources/`` of the checkout holding this package."""
+def resources_dir(resources: str | Path | None = None) -> Path:
+    """``resources`` when given (the workflow passes its own folder's), else
+    ``$JUDGELAB_RESOURCES``, else ``resources/`` of the checkout holding this package."""
+    if resources is not None:
+        return Path(resources)
     env = os.environ.get("JUDGELAB_RESOURCES")
     if env:
         return Path(env)

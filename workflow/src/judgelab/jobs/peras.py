@@ -1,12 +1,8 @@
-"""Job functions of the analysis stages (imported judges, classifiers, significance, figures).
-
-Like :mod:`judgelab.jobs`, each takes plain paths and values, so the Snakemake adapters in
-workflow/scripts stay one call and every stage can run and be tested without Snakemake.
-"""
+"""PERAS (seed 000) jobs: judgment, confidence, metrics, imported judges, significance, figures
+and the RQ3 classifiers. One function per workflow job; plain paths and values in, files out."""
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from pathlib import Path
@@ -14,18 +10,107 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from . import classifiers as clf
-from . import figures as fg
-from . import significance as sg
-from .datasets import read_table
-from .imported import import_judgments
-from .judging import read_confidence, read_judgments, write_tsv
+from .. import classifiers as clf
+from .. import figures as fg
+from .. import significance as sg
+from ..imported import import_judgments
+from ..judging import run_confidence, run_judgments
+from ..metrics import job_metrics
+from ..personas import read_persona
+from ..tables import (concat_ids_tables, labels_with_confidence, read_confidence, read_dataset,
+                      read_ids_table, read_judgments, read_labelled, write_tsv)
+from . import LLMSession, as_value
 
 log = logging.getLogger("judgelab")
 
 
-def _json(v):
-    return json.loads(v) if isinstance(v, str) else v
+# --------------------------------------------------------------------------------------------
+# Judgment and confidence
+
+
+def judge_job(pairs: str, out: str, *, persona: str, template: str, model: str | dict,
+              max_tokens: int, placement: str, cache: str, threads: int | None = None,
+              persona_file: str | None = None, desc: str = "judge") -> pd.DataFrame:
+    """One dataset x model x template x persona: every pair judged (seed 000 section 4.2).
+    ``persona``: the instruction, or "" with ``persona_file`` (a generated persona)."""
+    table = read_dataset(pairs)
+    with LLMSession(model, cache, threads, desc) as client:
+        result = run_judgments(table, read_persona(persona, persona_file), template, client,
+                               max_tokens=int(max_tokens), placement=placement, desc=desc)
+    write_tsv(result, out)
+    return result
+
+
+def confidence_job(pairs: str, judgments: str, out: str, *, persona: str, template: str,
+                   model: str | dict, max_tokens: int, placement: str, cache: str,
+                   threads: int | None = None, persona_file: str | None = None,
+                   desc: str = "confidence") -> pd.DataFrame:
+    """The confidence follow-up (seed 000 Appendix A) for every pair whose label parsed."""
+    table = read_dataset(pairs)
+    judged = read_judgments(judgments)
+    with LLMSession(model, cache, threads, desc) as client:
+        result = run_confidence(table, judged, read_persona(persona, persona_file), template, client,
+                                max_tokens=int(max_tokens), placement=placement, desc=desc)
+    write_tsv(result, out)
+    return result
+
+
+# --------------------------------------------------------------------------------------------
+# Metrics
+
+
+def _metrics_row(grades: pd.DataFrame, judgments: str, confidence: str) -> dict:
+    merged = grades.merge(read_labelled(judgments, confidence), on=["qid", "docid"], how="inner",
+                          validate="one_to_one")
+    if len(merged) != len(grades):
+        raise ValueError(f"{judgments} does not cover the dataset's {len(grades)} pairs")
+    return job_metrics(merged)
+
+
+def job_metrics_job(pairs: str, judgments: str, confidence: str, out: str,
+                    ids: dict[str, str]) -> pd.DataFrame:
+    """Metrics of one judgment job (one row)."""
+    grades = read_dataset(pairs)[["qid", "docid", "grade"]]
+    df = pd.DataFrame([{**ids, **_metrics_row(grades, judgments, confidence)}])
+    write_tsv(df, out)
+    log.info("%s", df.iloc[0].to_dict())
+    return df
+
+
+def group_metrics_job(pairs: str, judgments: list[str], confidence: list[str], personas: list[str],
+                      out: str, ids: dict[str, str]) -> pd.DataFrame:
+    """Metrics of every persona's job of one dataset x model x template (one row per persona);
+    ``judgments`` and ``confidence`` are in the order of ``personas``."""
+    if not len(judgments) == len(confidence) == len(personas):
+        raise ValueError("one judgments and one confidence table per persona expected")
+    grades = read_dataset(pairs)[["qid", "docid", "grade"]]
+    df = pd.DataFrame([{**ids, "persona": p, **_metrics_row(grades, j, c)}
+                       for p, j, c in zip(personas, judgments, confidence)])
+    write_tsv(df, out)
+    log.info("%d personas; parse coverage %s", len(df),
+             dict(zip(df["persona"], df["coverage"].round(3))))
+    return df
+
+
+def aggregate_metrics_job(inputs: list[str], out: str) -> pd.DataFrame:
+    df = concat_ids_tables(inputs)
+    write_tsv(df, out)
+    log.info("%d jobs; mean parse coverage %.3f", len(df), df["coverage"].mean())
+    return df
+
+
+# --------------------------------------------------------------------------------------------
+# Imported judges
+
+
+def import_job(pairs: str, judge_file: str, out_judgments: str, out_confidence: str) -> None:
+    """An imported judge's qrels-format file -> the judgment and confidence tables of a live judge."""
+    table = read_dataset(pairs)
+    j, c = import_judgments(table, judge_file)
+    write_tsv(j, out_judgments)
+    write_tsv(c, out_confidence)
+    log.info("%s: %d of %d pairs labelled, %d with a confidence", judge_file, int(j["parsed"].sum()),
+             len(j), int(c["parsed"].sum()))
 
 
 def _by_persona(paths: Sequence[str], personas: Sequence[str]) -> dict[str, str]:
@@ -35,15 +120,6 @@ def _by_persona(paths: Sequence[str], personas: Sequence[str]) -> dict[str, str]
     if missing:
         raise ValueError(f"no file for personas {missing} among {sorted(stems)}")
     return {p: stems[p] for p in personas}
-
-
-def import_job(pairs: str, judge_file: str, out_judgments: str, out_confidence: str) -> None:
-    table = read_table(pairs)
-    j, c = import_judgments(table, judge_file)
-    write_tsv(j, out_judgments)
-    write_tsv(c, out_confidence)
-    log.info("%s: %d of %d pairs labelled, %d with a confidence", judge_file, int(j["parsed"].sum()),
-             len(j), int(c["parsed"].sum()))
 
 
 def _load_group(judgments: Sequence[str], confidence: Sequence[str], personas: Sequence[str]):
@@ -58,8 +134,8 @@ def _load_group(judgments: Sequence[str], confidence: Sequence[str], personas: S
 def classifier_job(pairs: str, judgments: Sequence[str], confidence: Sequence[str], personas: Sequence[str],
                    settings: str | dict, out_features: str, out_trials: str, out_summary: str,
                    out_missing: str) -> pd.DataFrame:
-    cfg = _json(settings)
-    table = read_table(pairs)
+    cfg = as_value(settings)
+    table = read_dataset(pairs)
     j, c = _load_group(judgments, confidence, personas)
     feats = clf.build_features(table, j, c)
     write_tsv(feats, out_features)
@@ -113,12 +189,10 @@ def classifier_table_job(summaries: Sequence[str], ids: Sequence[Mapping[str, st
 def significance_job(pairs: str, judgments: Sequence[str], confidence: Sequence[str],
                      personas: Sequence[str], settings: str | dict, out: str,
                      ids: Mapping[str, str]) -> pd.DataFrame:
-    cfg = _json(settings)
-    table = read_table(pairs)
+    cfg = as_value(settings)
+    table = read_dataset(pairs)
     j, c = _load_group(judgments, confidence, personas)
-    judged = {p: j[p][["qid", "docid", "label"]].merge(c[p][["qid", "docid", "confidence"]],
-                                                       on=["qid", "docid"], how="left",
-                                                       validate="one_to_one") for p in personas}
+    judged = {p: labels_with_confidence(j[p], c[p]) for p in personas}
     t0 = time.perf_counter()
     res = sg.persona_vs_reference(table, judged, reference=cfg["reference"], n_boot=int(cfg["n_boot"]),
                                   seed=int(cfg["seed"]), alpha=float(cfg["alpha"]))
@@ -132,13 +206,12 @@ def significance_job(pairs: str, judgments: Sequence[str], confidence: Sequence[
 
 def aggregate_significance_job(inputs: Sequence[str], metrics: str, out: str, out_joined: str,
                                out_html: str | None = None) -> None:
-    dtypes = {"dataset": str, "model": str, "template": str, "persona": str}
-    parts = [pd.read_csv(p, sep="\t", dtype=dtypes) for p in inputs]
+    parts = [read_ids_table(p) for p in inputs]
     parts = [p for p in parts if len(p)]
     sig = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
         columns=["dataset", "model", "template", "persona", "metric", "significant"])
     write_tsv(sig, out)
-    m = pd.read_csv(metrics, sep="\t", dtype=dtypes)
+    m = read_ids_table(metrics)
     joined = sg.join_metrics(m, sig)
     write_tsv(joined, out_joined)
     if out_html:
@@ -158,9 +231,9 @@ def figures_job(pairs: str, judgments: Sequence[str], confidence: Sequence[str],
     the confidence-by-grade chart of one dataset x model x template. ``out`` maps
     radar_agreement, radar_calibration, heatmap, confidence (PNG) and *_pdf, plus
     interpersona and confidence_table (TSV)."""
-    cfg = _json(settings)
+    cfg = as_value(settings)
     name = f"{ids['dataset']} / {ids['model']} / {ids['template']}"
-    table = read_table(pairs)
+    table = read_dataset(pairs)
     j, c = _load_group(judgments, confidence, personas)
     met = pd.read_csv(metrics, sep="\t", dtype={"persona": str})
     met = met.set_index("persona").loc[list(personas)].reset_index()  # the personas' order

@@ -1,0 +1,66 @@
+"""`judgelab estimate` counts exactly the LLM jobs and requests that a dry run of the workflow
+schedules: for the default config, and for a config with an API judge."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from conftest import ROOT
+from judgelab.config import Project
+from judgelab.estimate import dataset_pairs, estimate
+from snakerun import dry_run_jobs, make_workdir, output, snakemake
+
+pytestmark = pytest.mark.slow
+
+LLM_RULES = {"judge": "judge", "confidence": "confidence", "generate_persona": "personas"}
+
+
+def scheduled(workdir, env=None) -> list[tuple[str, dict]]:
+    run = snakemake(workdir, "-n", "all", env=env, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return [(rule, wc) for rule, wc in dry_run_jobs(output(run)) if rule in LLM_RULES]
+
+
+def check(workdir, env=None) -> None:
+    project = Project.load([], workdir)
+    jobs = scheduled(workdir, env)
+    # the job set: Project.llm_jobs() is what the rules schedule
+    want = sorted((j.rule, j.dataset, j.model, j.template, j.persona) for j in project.llm_jobs())
+    got = sorted((r, wc.get("dataset", ""), wc["model"], wc.get("template", ""), wc["persona"])
+                 for r, wc in jobs)
+    assert got == want
+    # the estimate: jobs and requests per dataset x model x stage
+    table, _ = estimate(project, directory=workdir)
+    est = {(r.dataset, r.model, r.stage): (r.jobs, r.calls) for r in table.itertuples()}
+    expected: dict[tuple[str, str, str], list[int]] = {}
+    pairs = {}
+    for rule, wc in jobs:
+        d = wc.get("dataset", "-")
+        key = (d, wc["model"], LLM_RULES[rule])
+        if rule == "generate_persona":
+            n = 2  # keywords, then instruction
+        else:
+            if d not in pairs:
+                pairs[d] = len(dataset_pairs(project, d, directory=workdir).pairs)
+            n = pairs[d]  # every pair (confidence: the upper bound, nothing is cached)
+        acc = expected.setdefault(key, [0, 0])
+        acc[0] += 1
+        acc[1] += n
+    assert est == {k: tuple(v) for k, v in expected.items()}
+
+
+def test_default_config(tmp_path):
+    wd = tmp_path / "default"
+    (wd / "config").mkdir(parents=True)
+    shutil.copy(ROOT / "config" / "config.yaml", wd / "config" / "config.yaml")
+    check(wd)
+
+
+def test_config_with_an_api_judge(tmp_path):
+    wd = make_workdir(tmp_path / "api", "api")
+    (wd / "config" / "config.yaml").write_text(
+        (wd / "config" / "config.yaml").read_text().replace("judges: [gpt]", "judges: [gpt, smollm2]"))
+    check(wd, env={**os.environ, "JL_WF_KEY": "not-a-real-key"})

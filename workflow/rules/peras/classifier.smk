@@ -1,0 +1,48 @@
+# PERAS stage 8 - classifiers (seed 000 Experiment 2, RQ3): on the held-out dataset, the persona
+# labels + confidences of one model x template are features for RF, XGBoost, LightGBM and ordinal
+# logistic regression (and RF without confidences) over seeded stratified 10%/90% splits, beside
+# the Oracle (best single persona per metric); then the Table 5 shaped table over all judges.
+
+
+rule classifier:
+    input:
+        pairs=path("dataset"),
+        judgments=group_files("judgments"),
+        confidence=group_files("confidence"),
+    output:
+        features=path("classifier", kind="features"),
+        missing=path("classifier", kind="missing"),
+        trials=path("classifier", kind="trials"),
+        summary=path("classifier", kind="summary"),
+    params:
+        personas=group_personas,
+        # not sort_keys: the order of `models` is the column order of the table
+        settings=json.dumps({k: PROJECT.peras["classifier"].get(k)
+                             for k in ("trials", "train_fraction", "seed", "models")}),
+    threads: 1
+    log:
+        PROJECT.log("classifier/{dataset}/{model}/{template}"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    script:
+        "../../scripts/classifier.py"
+
+
+rule classifier_table:
+    input:
+        summaries=expand_groups("classifier", PROJECT.classifier_groups(), kind="summary"),
+    output:
+        tsv=report(path("classifier_table", ext="tsv"), category="Tables",
+                   caption="../../report/classifier_tsv.rst"),
+        md=path("classifier_table", ext="md"),
+        tex=path("classifier_table", ext="tex"),
+        html=report(path("classifier_table", ext="html"), category="Tables",
+                    caption="../../report/classifier.rst"),
+    params:
+        ids=[{"dataset": d, "model": m, "template": t} for d, m, t in PROJECT.classifier_groups()],
+    log:
+        PROJECT.log("classifier/table"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    script:
+        "../../scripts/classifier_table.py"

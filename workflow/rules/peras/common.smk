@@ -1,0 +1,43 @@
+# Helpers of the PERAS rules: the persona groups of a dataset x model x template, their files,
+# and the figure outputs. Every answer comes from PROJECT (judgelab.config.Project).
+
+
+def group_personas(wildcards):
+    return PROJECT.groups[(wildcards.dataset, wildcards.model, wildcards.template)]
+
+
+def group_files(stage):
+    """Input function: the stage's file of every persona of the wildcards' group."""
+
+    def files(wildcards):
+        return [path(stage, dataset=wildcards.dataset, model=wildcards.model,
+                     template=wildcards.template, persona=p) for p in group_personas(wildcards)]
+
+    return files
+
+
+def expand_groups(name, groups, **fields):
+    return [path(name, dataset=d, model=m, template=t, **fields) for d, m, t in groups]
+
+
+def group_ids(wildcards):
+    return {"dataset": wildcards.dataset, "model": wildcards.model, "template": wildcards.template}
+
+
+LIVE_JUDGES_RE = names_re(PROJECT.peras_judges)
+IMPORTED_JUDGES_RE = names_re(PROJECT.imported)
+
+
+def figure_significance(wildcards):
+    key = (wildcards.dataset, wildcards.model, wildcards.template)
+    return path("group_significance", **group_ids(wildcards)) if key in PROJECT.significance_groups() else []
+
+
+def figure(kind, ext="png"):
+    return path("figure", kind=kind, ext=ext)
+
+
+def figure_report(kind, category, caption):
+    return report(figure(kind), category=category, subcategory="{dataset} / {model}",
+                  caption=f"../../report/{caption}.rst",
+                  labels={"dataset": "{dataset}", "model": "{model}", "template": "{template}"})

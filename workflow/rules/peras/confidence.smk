@@ -1,0 +1,29 @@
+# PERAS stage 4 - confidence: seed 000's Table 6 instruction for every pair whose label parsed; its
+# own stage, so editing the confidence prompt reruns only the confidence jobs (and what uses them).
+
+
+rule confidence:
+    input:
+        pairs=path("dataset"),
+        judgments=path("judgments"),
+        persona=persona_input,
+    output:
+        confidence=path("confidence"),
+    params:
+        persona=persona_param,
+        template=lambda wc: PROJECT.confidence_text,
+        max_tokens=PROJECT.peras["confidence"]["max_tokens"],
+        placement=PROJECT.placement,
+        model=model_param,
+    wildcard_constraints:
+        model=LIVE_JUDGES_RE,
+    threads: model_threads
+    resources:
+        openai_jobs=api_jobs("openai"),
+        anthropic_jobs=api_jobs("anthropic"),
+    log:
+        PROJECT.log("confidence/{dataset}/{model}/{template}/{persona}"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    script:
+        "../../scripts/confidence.py"

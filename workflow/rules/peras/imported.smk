@@ -1,0 +1,21 @@
+# Imported judges: labels (and optional confidences) from TREC-qrels-format files, written as the
+# judgment and confidence tables of a pseudo model named after the judge, so the metrics,
+# significance, figure and classifier stages use them exactly like a live judge. The wildcard
+# constraints keep them apart from the judge and confidence rules.
+
+
+rule import_judge:
+    input:
+        pairs=path("dataset"),
+        judge=lambda wc: PROJECT.imported[wc.model].file(wc.dataset, wc.template, wc.persona),
+    output:
+        judgments=path("judgments"),
+        confidence=path("confidence"),
+    wildcard_constraints:
+        model=IMPORTED_JUDGES_RE,
+    log:
+        PROJECT.log("import/{dataset}/{model}/{template}/{persona}"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    script:
+        "../../scripts/import_judge.py"

@@ -1,0 +1,28 @@
+# PERAS stage 3 - judgment: one job per dataset x model x template x persona (live judges only;
+# imported judges' tables come from import_judge).
+
+
+rule judge:
+    input:
+        pairs=path("dataset"),
+        persona=persona_input,
+    output:
+        judgments=path("judgments"),
+    params:
+        persona=persona_param,
+        template=lambda wc: PROJECT.template_texts[wc.template],
+        max_tokens=lambda wc: PROJECT.peras["templates"][wc.template]["max_tokens"],
+        placement=PROJECT.placement,
+        model=model_param,
+    wildcard_constraints:
+        model=LIVE_JUDGES_RE,
+    threads: model_threads
+    resources:
+        openai_jobs=api_jobs("openai"),
+        anthropic_jobs=api_jobs("anthropic"),
+    log:
+        PROJECT.log("judge/{dataset}/{model}/{template}/{persona}"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    script:
+        "../../scripts/judge.py"

@@ -1,0 +1,39 @@
+# PERAS stage 7b - significance: every persona vs the reference persona, paired bootstrap over
+# queries of delta kappa, QWK, macro F1 and HMR with percentile intervals and Holm-adjusted
+# p-values (judgelab.significance), then one tidy table and the metrics table joined with it.
+
+
+rule significance:
+    input:
+        pairs=path("dataset"),
+        judgments=group_files("judgments"),
+        confidence=group_files("confidence"),
+    output:
+        table=path("group_significance"),
+    params:
+        personas=group_personas,
+        settings=json.dumps({k: PROJECT.peras["significance"][k]
+                             for k in ("reference", "n_boot", "seed", "alpha")}, sort_keys=True),
+    log:
+        PROJECT.log("significance/{dataset}/{model}/{template}"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    script:
+        "../../scripts/significance.py"
+
+
+rule aggregate_significance:
+    input:
+        tables=expand_groups("group_significance", PROJECT.significance_groups()),
+        metrics=path("metrics"),
+    output:
+        table=report(path("significance"), category="Tables", caption="../../report/significance.rst"),
+        joined=path("metrics_significance", ext="tsv"),
+        html=report(path("metrics_significance", ext="html"), category="Tables",
+                    caption="../../report/metrics.rst"),
+    log:
+        PROJECT.log("significance/aggregate"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    script:
+        "../../scripts/aggregate_significance.py"

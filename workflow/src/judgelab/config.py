@@ -1,0 +1,479 @@
+"""One place for configuration: load, merge, validate, and answer every resolution question.
+
+The Snakefile, the rules' helpers (``workflow/rules/common.smk``), ``judgelab estimate``, the job
+functions and the CLI all ask a :class:`Project`; none of them re-derives which personas run and
+where each one's text comes from, which raw files a dataset reads, which models judge, or where a
+result goes.
+
+* :func:`load_config` reads ``config/config.yaml`` of a workflow directory and merges each
+  ``--configfile`` over it, exactly as Snakemake does.
+* :func:`validate` checks a config against ``workflow/schemas/config.schema.yaml`` and fills the
+  schema's defaults in place (the defaults live only in the schema).
+* :class:`Project` answers the questions; every path it gives is relative to the working
+  directory of the run, and every resource (prompts, personas, bundled sample) resolves against
+  the workflow's own folder (``root``), never against the checkout the package was installed from.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import yaml
+
+from .errors import InputError
+
+#: The workflow folder of this checkout (Snakefile, config/, resources/, workflow/).
+PACKAGE_ROOT = Path(__file__).resolve().parents[3]
+SCHEMA = Path("workflow") / "schemas" / "config.schema.yaml"
+
+#: Studies in the order `all` runs them; each has a config section with an `enabled` switch, a
+#: rules file, a library module, prompts under resources/prompts/<study>/ and a target of its name.
+STUDIES = ("peras",)
+
+#: Backends that call a provider's API (their jobs hold one `<backend>_jobs` resource token).
+API_BACKENDS = ("openai", "anthropic")
+
+
+#: Every result path of the workflow, named once. ``{results}`` is the configured folder; the other
+#: fields are the jobs' wildcards (see :meth:`Project.path`).
+PATHS = {
+    "raw": "{results}/raw/{dataset}/{kind}.raw",
+    "dataset": "{results}/datasets/{dataset}.tsv",
+    "generated_persona": "{results}/personas/generated/{model}/{persona}.json",
+    "persona_table": "{results}/personas/personas.tsv",
+    # PERAS
+    "judgments": "{results}/judgments/{dataset}/{model}/{template}/{persona}.tsv",
+    "confidence": "{results}/confidence/{dataset}/{model}/{template}/{persona}.tsv",
+    "group_metrics": "{results}/metrics/groups/{dataset}/{model}/{template}.tsv",
+    "metrics": "{results}/metrics/metrics.tsv",
+    "group_significance": "{results}/significance/{dataset}/{model}/{template}.tsv",
+    "significance": "{results}/metrics/significance.tsv",
+    "metrics_significance": "{results}/metrics/metrics_significance.{ext}",
+    "interpersona": "{results}/metrics/interpersona/{dataset}/{model}/{template}.tsv",
+    "confidence_by_grade": "{results}/metrics/confidence_by_grade/{dataset}/{model}/{template}.tsv",
+    "figure": "{results}/figures/{kind}/{dataset}/{model}/{template}.{ext}",
+    "classifier": "{results}/classifier/{dataset}/{model}/{template}/{kind}.tsv",
+    "classifier_table": "{results}/classifier/table5.{ext}",
+    "log": "{results}/logs/{name}.log",
+}
+
+
+#: The figures of PERAS per dataset x model x template (seed 000 Figures 2-5).
+FIGURE_KINDS = ("radar_agreement", "radar_calibration", "interpersona_kappa", "confidence_by_grade")
+
+
+class _KeepMissing(dict):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+# -- loading and validation ---------------------------------------------------------------------
+
+def _merge(base: dict, over: Mapping) -> dict:
+    """Snakemake's merge of config files: mappings merge key by key, anything else replaces."""
+    out = copy.deepcopy(base)
+    for k, v in over.items():
+        out[k] = _merge(out[k], v) if isinstance(v, Mapping) and isinstance(out.get(k), dict) \
+            else copy.deepcopy(v)
+    return out
+
+
+def read_yaml(path: str | Path) -> Any:
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file does not exist", path=str(path))
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise InputError(f"invalid YAML: {exc}", path=str(path),
+                         line=(mark.line + 1) if mark else None) from None
+
+
+def load_config(configfiles: Sequence[str | Path] = (), directory: str | Path = ".",
+                root: str | Path | None = None) -> dict:
+    """The configuration a ``snakemake -d DIRECTORY --configfile F...`` run would see: the
+    Snakefile's ``configfile:`` (``config/config.yaml``, relative to DIRECTORY) with each file
+    merged over it, validated with the schema's defaults filled in."""
+    directory = Path(directory)
+    files = [p for p in [directory / "config" / "config.yaml"] if p.exists()]
+    files += [Path(f) if Path(f).is_absolute() or Path(f).exists() else directory / f for f in configfiles]
+    config: dict = {}
+    for f in files:
+        config = _merge(config, read_yaml(f) or {})
+    if not config:
+        raise InputError(f"no configuration: neither {directory / 'config' / 'config.yaml'} nor "
+                         "a --configfile")
+    validate(config, root)
+    return config
+
+
+def _with_defaults(cls):
+    from jsonschema import validators
+
+    props = cls.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, schema):
+        if isinstance(instance, dict):
+            for name, sub in properties.items():
+                if isinstance(sub, dict) and "default" in sub and name not in instance:
+                    instance[name] = copy.deepcopy(sub["default"])
+        yield from props(validator, properties, instance, schema)
+
+    return validators.extend(cls, {"properties": set_defaults})
+
+
+def validate(config: dict, root: str | Path | None = None) -> dict:
+    """Check ``config`` against the workflow's schema and fill in the schema's defaults (in
+    place). The error names the offending key."""
+    import jsonschema
+
+    schema = read_yaml(Path(root or PACKAGE_ROOT) / SCHEMA)
+    errors = sorted(_with_defaults(jsonschema.Draft202012Validator)(schema).iter_errors(config),
+                    key=lambda e: list(e.absolute_path))
+    if errors:
+        e = errors[0]
+        raise InputError(e.message, key=".".join(str(p) for p in e.absolute_path) or "(top level)")
+    return config
+
+
+# -- the project --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LLMJob:
+    """One job that calls a model: its rule and wildcards (what a dry-run lists)."""
+
+    rule: str
+    dataset: str
+    model: str
+    template: str = ""
+    persona: str = ""
+
+
+class Project:
+    """A validated configuration and the answers to every resolution question.
+
+    ``root`` is the workflow folder (``workflow.basedir`` of the Snakefile): prompts, personas and
+    the bundled sample are read from ``root/resources``. Result and cache paths are relative to the
+    working directory of the run, as the config writes them.
+    """
+
+    def __init__(self, config: dict, root: str | Path | None = None, *, validated: bool = False):
+        self.root = Path(root or PACKAGE_ROOT).resolve()
+        self.config = config if validated else validate(config, self.root)
+        self.results = self.config["results"]
+        self.cache = self.config["cache"]
+        self._check_references()
+
+    @classmethod
+    def load(cls, configfiles: Sequence[str | Path] = (), directory: str | Path = ".",
+             root: str | Path | None = None) -> "Project":
+        """The project a ``snakemake -d DIRECTORY --configfile F...`` run sees. ``root``: the workflow
+        folder (default: DIRECTORY when it holds the workflow, else this package's checkout)."""
+        if root is None:
+            root = directory if (Path(directory) / SCHEMA).exists() else PACKAGE_ROOT
+        return cls(load_config(configfiles, directory, root), root, validated=True)
+
+    def path(self, which: str, **fields: str) -> str:
+        """The result path ``which`` of :data:`PATHS` with ``fields`` filled in; fields not given stay
+        ``{wildcards}`` (the rules' output patterns)."""
+        return PATHS[which].format_map(_KeepMissing(results=self.results, **fields))
+
+    def log(self, name: str) -> str:
+        """The log file of a job: ``name`` is a path under ``{results}/logs`` (may hold wildcards)."""
+        return self.path("log", name=name)
+
+    @property
+    def resources(self) -> Path:
+        return self.root / "resources"
+
+    # -- studies ------------------------------------------------------------------------------
+
+    def enabled(self, study: str) -> bool:
+        return bool(self.config[study]["enabled"])
+
+    @property
+    def studies(self) -> list[str]:
+        return [s for s in STUDIES if self.enabled(s)]
+
+    # -- models -------------------------------------------------------------------------------
+
+    @property
+    def judges(self) -> list[str]:
+        """The models that judge (``judges``), in order; the other entries of ``models`` run only
+        where a key names them (e.g. ``personas.generation.model``)."""
+        return list(self.config["judges"])
+
+    def model_param(self, name: str) -> str:
+        """The model entry as a deterministic string (a tracked param of the jobs using it)."""
+        return json.dumps(self.config["models"][name], sort_keys=True)
+
+    def model_threads(self, name: str) -> int:
+        return int(self.config["models"][name].get("threads", 1))
+
+    def is_api(self, name: str) -> bool:
+        return self.config["models"][name]["backend"] in API_BACKENDS
+
+    @property
+    def used_models(self) -> list[str]:
+        """Every model some job of this run calls (judges of the enabled studies, generator)."""
+        used = list(self.peras_judges) if self.enabled("peras") else []
+        if self.generates_personas:
+            used.append(self.generation["model"])
+        return list(dict.fromkeys(used))
+
+    def api_key_envvars(self) -> list[str]:
+        """The environment variables holding the API keys of the models this run calls."""
+        from .backends.api import api_key_envvars
+
+        return api_key_envvars({"models": {m: self.config["models"][m] for m in self.used_models}})
+
+    # -- datasets -----------------------------------------------------------------------------
+
+    @property
+    def datasets(self) -> list[str]:
+        return list(self.config["datasets"])
+
+    def dataset(self, name: str) -> dict:
+        return self.config["datasets"][name]
+
+    def table(self, name: str = "{dataset}") -> str:
+        """The prepared (normalised, subset) table of a dataset."""
+        return self.path("dataset", dataset=name)
+
+    def raw_files(self, name: str) -> dict[str, str]:
+        """The raw qrels/topics/texts a dataset's prepare job reads, by its ``source``."""
+        d = self.dataset(name)
+        if d["source"] == "sample":
+            folder = self.resources / "sample" / name
+            ext = "jsonl" if d["format"] == "llmjudge" else "tsv"
+            return {"qrels": str(folder / "qrels.txt"), "topics": str(folder / "topics.txt"),
+                    "texts": str(folder / f"texts.{ext}")}
+        if d["source"] == "download":
+            return {k: self.path("raw", dataset=name, kind=k) for k in ("qrels", "topics", "texts")}
+        return {k: d[k] for k in ("qrels", "topics", "texts")}
+
+    def selection(self, name: str) -> dict:
+        """What the prepare job does with the raw files (format, subset keys), as plain values."""
+        d = self.dataset(name)
+        keys = ("format", "queries", "max_queries", "per_grade", "seed", "docid_map")
+        return {k: d.get(k) for k in keys}
+
+    def download_urls(self, name: str) -> dict[str, str]:
+        from .datasets import source_urls
+
+        return source_urls(name, self.dataset(name).get("urls"))
+
+    # -- personas -----------------------------------------------------------------------------
+
+    @cached_property
+    def personas(self) -> dict:
+        """The persona conditions of the run, in order (persona file entries, then custom)."""
+        from .personas import resolve_personas
+
+        return resolve_personas(self.config, self.resources)
+
+    @property
+    def generation(self) -> dict:
+        return self.config["personas"]["generation"]
+
+    @property
+    def persona_source(self) -> str:
+        return self.config["personas"]["source"]
+
+    @property
+    def placement(self) -> str:
+        return self.config["personas"]["placement"]
+
+    @property
+    def generated_persona_ids(self) -> list[str]:
+        """Personas the generation writes: those of the persona file but the empty default."""
+        return [p for p, pers in self.personas.items()
+                if pers.origin == "paper" and pers.instruction.strip()]
+
+    @property
+    def generates_personas(self) -> bool:
+        return bool(self.generation["enabled"]) or self.persona_source == "generated"
+
+    def generated_file(self, persona: str = "{persona}") -> str:
+        return self.path("generated_persona", model=self.generation["model"], persona=persona)
+
+    def generated_files(self) -> list[str]:
+        return [self.generated_file(p) for p in self.generated_persona_ids] if self.generates_personas else []
+
+    def uses_generated(self, persona: str) -> bool:
+        return self.persona_source == "generated" and persona in self.generated_persona_ids
+
+    def persona_param(self, persona: str) -> str:
+        """The instruction as a plain string, or "" when it comes from a generated file (the job
+        then reads :meth:`persona_input`)."""
+        return "" if self.uses_generated(persona) else self.personas[persona].instruction
+
+    def persona_input(self, persona: str) -> list[str]:
+        return [self.generated_file(persona)] if self.uses_generated(persona) else []
+
+    def persona_text(self, persona: str) -> str | None:
+        """The instruction a job sends: the configured text, or the generated file's (None when
+        that file does not exist yet)."""
+        from .personas import read_generated
+
+        if not self.uses_generated(persona):
+            return self.personas[persona].instruction
+        f = Path(self.generated_file(persona))
+        return read_generated(f)["instruction"] if f.exists() else None
+
+    # -- templates ----------------------------------------------------------------------------
+
+    def load_template(self, ref: str) -> str:
+        from .prompts import load_template
+
+        return load_template(ref, self.resources)
+
+    @cached_property
+    def template_texts(self) -> dict[str, str]:
+        return {t: self.load_template(s["template"]) for t, s in self.config["peras"]["templates"].items()}
+
+    @cached_property
+    def confidence_text(self) -> str:
+        return self.load_template(self.config["peras"]["confidence"]["template"])
+
+    # -- imported judges ----------------------------------------------------------------------
+
+    @cached_property
+    def imported(self) -> dict:
+        from .imported import resolve_imported
+
+        return resolve_imported(self.config)
+
+    # -- PERAS --------------------------------------------------------------------------------
+
+    @property
+    def peras(self) -> dict:
+        return self.config["peras"]
+
+    @property
+    def peras_datasets(self) -> list[str]:
+        chosen = self.peras["datasets"]
+        return list(self.datasets if chosen is None else chosen)
+
+    @property
+    def peras_judges(self) -> list[str]:
+        chosen = self.peras["judges"]
+        return list(self.judges if chosen is None else chosen)
+
+    @property
+    def templates(self) -> list[str]:
+        return list(self.peras["templates"])
+
+    @cached_property
+    def groups(self) -> dict[tuple[str, str, str], list[str]]:
+        """Every dataset x model x template of PERAS (live judges, then imported judges) with its
+        persona conditions in order: the unit of the metrics, significance, figure and classifier
+        stages."""
+        groups: dict[tuple[str, str, str], list[str]] = {}
+        if not self.enabled("peras"):
+            return groups
+        for d in self.peras_datasets:
+            for m in self.peras_judges:
+                for t in self.templates:
+                    groups[(d, m, t)] = list(self.personas)
+        for name, judge in self.imported.items():
+            for d in judge.datasets:
+                for t in judge.templates:
+                    groups[(d, name, t)] = list(judge.personas)
+        return groups
+
+    def llm_jobs(self) -> list[LLMJob]:
+        """Every job of the run that calls a model, as the workflow schedules them."""
+        jobs = []
+        if self.generates_personas:
+            jobs += [LLMJob("generate_persona", "", self.generation["model"], "", p)
+                     for p in self.generated_persona_ids]
+        if self.enabled("peras"):
+            for d in self.peras_datasets:
+                for m in self.peras_judges:
+                    for t in self.templates:
+                        for p in self.personas:
+                            jobs += [LLMJob("judge", d, m, t, p), LLMJob("confidence", d, m, t, p)]
+        return jobs
+
+    @property
+    def significance_reference(self) -> str:
+        return self.peras["significance"]["reference"]
+
+    def significance_groups(self) -> list[tuple[str, str, str]]:
+        """Groups with the reference persona and at least one other to compare with it."""
+        ref = self.significance_reference
+        return [g for g, ps in self.groups.items() if ref in ps and len(ps) > 1]
+
+    @property
+    def classifier_dataset(self) -> str | None:
+        return self.peras["classifier"]["dataset"]
+
+    def classifier_groups(self) -> list[tuple[str, str, str]]:
+        d = self.classifier_dataset
+        return [g for g in self.groups if d is not None and g[0] == d]
+
+    def peras_targets(self) -> list[str]:
+        """The files `snakemake peras` makes: metrics, significance, figures, classifier table."""
+        if not self.enabled("peras"):
+            return []
+        targets = [self.path("metrics"), self.path("significance")]
+        targets += [self.path("metrics_significance", ext=e) for e in ("tsv", "html")]
+        for kind in FIGURE_KINDS:
+            for ext in ("png", "pdf"):
+                targets += [self.path("figure", kind=kind, dataset=d, model=m, template=t, ext=ext)
+                            for d, m, t in self.groups]
+        if self.classifier_groups():
+            targets += [self.path("classifier_table", ext=e) for e in ("tsv", "md", "tex", "html")]
+        return targets
+
+    def targets(self, study: str) -> list[str]:
+        return {"peras": self.peras_targets}[study]()
+
+    def all_targets(self) -> list[str]:
+        """`all`: the persona table and the targets of every enabled study."""
+        out = [self.path("persona_table")]
+        for study in self.studies:
+            out += self.targets(study)
+        return out
+
+    def persona_rows(self) -> list[dict]:
+        """The personas of the run with their resolved source (the persona table's input)."""
+        return [{**vars(p), "uses_generated": self.uses_generated(pid)} for pid, p in self.personas.items()]
+
+    # -- references ---------------------------------------------------------------------------
+
+    def _check_references(self) -> None:
+        """Every name the config uses for another entity exists; errors name the full key."""
+        models, datasets = self.config["models"], self.config["datasets"]
+        for i, m in enumerate(self.judges):
+            if m not in models:
+                raise InputError(f"model {m!r} is not a key of `models` (known: {sorted(models)})",
+                                 key=f"judges[{i}]")
+        for name, d in datasets.items():
+            if d["source"] == "files":
+                missing = [k for k in ("qrels", "topics", "texts") if not d.get(k)]
+                if missing:
+                    raise InputError(f"source 'files' needs {missing}", key=f"datasets.{name}")
+        gen_model = self.generation["model"]
+        if self.generates_personas and gen_model not in models:
+            raise InputError(f"model {gen_model!r} is not a key of `models` (the persona generation "
+                             f"runs: personas.generation.enabled or personas.source generated)",
+                             key="personas.generation.model")
+        p = self.peras
+        for key, chosen, known in (("peras.datasets", p["datasets"], datasets),
+                                   ("peras.judges", p["judges"], models)):
+            for i, v in enumerate(chosen or []):
+                if v not in known:
+                    raise InputError(f"{v!r} is not a key of `{key.split('.')[1]}` "
+                                     f"(known: {sorted(known)})", key=f"{key}[{i}]")
+        clf = self.classifier_dataset
+        if clf is not None and self.enabled("peras") and clf not in self.peras_datasets:
+            raise InputError(f"dataset {clf!r} is not among the datasets PERAS judges "
+                             f"({self.peras_datasets})", key="peras.classifier.dataset")

@@ -1,0 +1,77 @@
+"""Every table one rule hands to the next: column specs, dtypes, readers and writers.
+
+All tables are tab-separated with a header, written by :func:`write_tsv`. Readers give the ids
+(``qid``, ``docid``, ``dataset``, ...) as strings and labels as nullable integers, so a missing
+label stays missing (``<NA>``) and never becomes a grade.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+
+#: The normalised dataset table (``{results}/datasets/{dataset}.tsv``).
+DATASET_COLUMNS = ["dataset", "qid", "query", "docid", "passage", "grade"]
+
+#: One judgment job's table: one row per pair, in the dataset table's order.
+JUDGMENT_COLUMNS = ["dataset", "qid", "docid", "label", "parsed", "answer", "p0", "p1", "p2", "p3",
+                    "label_mass", "expected_grade", "prompt_tokens", "completion_tokens", "latency_s",
+                    "cache_hit"]
+
+#: One confidence job's table: one row per pair; ``asked`` only where the label parsed.
+CONFIDENCE_COLUMNS = ["dataset", "qid", "docid", "label", "asked", "confidence", "parsed", "answer",
+                      "latency_s", "cache_hit"]
+
+#: Id columns of the metrics tables, read as strings.
+ID_COLUMNS = ("dataset", "model", "template", "persona")
+
+
+def write_tsv(df: pd.DataFrame, path: str | Path) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(path, sep="\t", index=False)
+
+
+def write_dataset(table: pd.DataFrame, path: str | Path) -> None:
+    write_tsv(table[DATASET_COLUMNS], path)
+
+
+def read_dataset(path: str | Path) -> pd.DataFrame:
+    return pd.read_csv(path, sep="\t", dtype={"qid": str, "docid": str, "query": str, "passage": str,
+                                              "dataset": str, "grade": "Int64"},
+                       keep_default_na=False)
+
+
+def read_judgments(path: str | Path) -> pd.DataFrame:
+    df = pd.read_csv(path, sep="\t", dtype={"qid": str, "docid": str, "dataset": str, "answer": str},
+                     keep_default_na=False, na_values=[""])
+    df["label"] = df["label"].astype("Int64")
+    return df
+
+
+def read_confidence(path: str | Path) -> pd.DataFrame:
+    df = read_judgments(path)
+    df["confidence"] = df["confidence"].astype("Float64")
+    return df
+
+
+def read_ids_table(path: str | Path) -> pd.DataFrame:
+    """A metrics-like table whose id columns (dataset, model, template, persona) are strings."""
+    return pd.read_csv(path, sep="\t", dtype={k: str for k in ID_COLUMNS})
+
+
+def concat_ids_tables(paths: Sequence[str | Path]) -> pd.DataFrame:
+    return pd.concat([read_ids_table(p) for p in paths], ignore_index=True)
+
+
+def labels_with_confidence(judgments: pd.DataFrame, confidence: pd.DataFrame) -> pd.DataFrame:
+    """qid, docid, label and confidence of one judge (the confidence missing where not asked)."""
+    return judgments[["qid", "docid", "label"]].merge(
+        confidence[["qid", "docid", "confidence"]], on=["qid", "docid"], how="left",
+        validate="one_to_one")
+
+
+def read_labelled(judgments: str | Path, confidence: str | Path) -> pd.DataFrame:
+    """:func:`labels_with_confidence` of a judgment and a confidence file."""
+    return labels_with_confidence(read_judgments(judgments), read_confidence(confidence))
