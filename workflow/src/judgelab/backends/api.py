@@ -45,8 +45,8 @@ RETRY_STATUSES = frozenset({408, 409, 429})
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
-#: Default ``api_key_env`` per backend kind.
-DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+#: Default ``api_key_env`` per backend kind (bedrock: none, its credentials come from the AWS chain).
+DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "bedrock": None}
 
 
 def _check(cond: bool, name: str, key: str, message: str) -> None:

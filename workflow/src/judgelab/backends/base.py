@@ -151,7 +151,8 @@ def make_backend(spec: dict, name: str = "model", *, need_key: bool = True) -> B
     """Build a backend from a model entry of the config (``models.<name>``).
 
     API backends read their key from the environment here and fail naming the variable when it
-    is missing; ``need_key=False`` defers that to the first call (cost estimates send none)."""
+    is missing (bedrock: the region and credentials of the AWS chain, naming what is missing);
+    ``need_key=False`` defers that to the first call (cost estimates send none)."""
     kind = spec.get("backend")
     if kind == "local":
         from .local import LocalBackend
@@ -162,5 +163,8 @@ def make_backend(spec: dict, name: str = "model", *, need_key: bool = True) -> B
     if kind == "anthropic":
         from .anthropic_api import AnthropicBackend
         return AnthropicBackend.from_spec(spec, name, need_key=need_key)
-    raise InputError(f"unknown backend {kind!r}; available: local, openai, anthropic",
+    if kind == "bedrock":
+        from .bedrock import BedrockBackend
+        return BedrockBackend.from_spec(spec, name, need_key=need_key)
+    raise InputError(f"unknown backend {kind!r}; available: local, openai, anthropic, bedrock",
                      key=f"models.{name}.backend")
