@@ -29,6 +29,10 @@ envvars:
     *PROJECT.api_key_envvars(),
 
 
+# Bedrock models: region and credentials from the AWS chain, checked before any job.
+PROJECT.check_credentials()
+
+
 wildcard_constraints:
     dataset="[^/]+",
     model="[^/]+",

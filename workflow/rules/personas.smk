@@ -15,6 +15,7 @@ rule generate_persona:
     resources:
         openai_jobs=api_jobs("openai"),
         anthropic_jobs=api_jobs("anthropic"),
+        bedrock_jobs=api_jobs("bedrock"),
     log:
         PROJECT.log("personas/{model}/{persona}"),
     conda:

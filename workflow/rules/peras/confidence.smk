@@ -21,6 +21,7 @@ rule confidence:
     resources:
         openai_jobs=api_jobs("openai"),
         anthropic_jobs=api_jobs("anthropic"),
+        bedrock_jobs=api_jobs("bedrock"),
     log:
         PROJECT.log("confidence/{dataset}/{model}/{template}/{persona}"),
     conda:

@@ -20,6 +20,7 @@ rule judge:
     resources:
         openai_jobs=api_jobs("openai"),
         anthropic_jobs=api_jobs("anthropic"),
+        bedrock_jobs=api_jobs("bedrock"),
     log:
         PROJECT.log("judge/{dataset}/{model}/{template}/{persona}"),
     conda:

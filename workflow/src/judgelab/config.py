@@ -36,7 +36,7 @@ SCHEMA = Path("workflow") / "schemas" / "config.schema.yaml"
 STUDIES = ("peras",)
 
 #: Backends that call a provider's API (their jobs hold one `<backend>_jobs` resource token).
-API_BACKENDS = ("openai", "anthropic")
+API_BACKENDS = ("openai", "anthropic", "bedrock")
 
 
 #: Every result path of the workflow, named once. ``{results}`` is the configured folder; the other
@@ -232,6 +232,14 @@ class Project:
         from .backends.api import api_key_envvars
 
         return api_key_envvars({"models": {m: self.config["models"][m] for m in self.used_models}})
+
+    def check_credentials(self) -> None:
+        """Bedrock models take region and credentials from the AWS chain: check it before any job
+        (one InputError naming what is missing) when a model this run calls uses it."""
+        from .backends.bedrock import check_aws_chain
+
+        if any(self.config["models"][m]["backend"] == "bedrock" for m in self.used_models):
+            check_aws_chain({"models": {m: self.config["models"][m] for m in self.used_models}})
 
     # -- datasets -----------------------------------------------------------------------------
 
