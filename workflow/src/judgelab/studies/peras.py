@@ -1,0 +1,147 @@
+"""PERAS (seed 000): personality-conditioned relevance assessment with confidence.
+
+Config section ``peras``; target ``peras``; rules ``workflow/rules/peras.smk`` and
+``workflow/rules/peras/``; jobs :mod:`judgelab.jobs.peras`; prompts ``resources/prompts/peras/``.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Iterator
+
+from ..backends.base import Request
+from ..errors import InputError
+from ..judging import confidence_requests, judgment_requests
+from ..prompts import parse_label
+from . import StudyPlan
+
+#: The figures per dataset x model x template (seed 000 Figures 2-5).
+FIGURE_KINDS = ("radar_agreement", "radar_calibration", "interpersona_kappa", "confidence_by_grade")
+
+
+class Plan(StudyPlan):
+    name = "peras"
+    paths = {
+        "judgments": "{results}/judgments/{dataset}/{model}/{template}/{persona}.tsv",
+        "confidence": "{results}/confidence/{dataset}/{model}/{template}/{persona}.tsv",
+        "group_metrics": "{results}/metrics/groups/{dataset}/{model}/{template}.tsv",
+        "metrics": "{results}/metrics/metrics.tsv",
+        "group_significance": "{results}/significance/{dataset}/{model}/{template}.tsv",
+        "significance": "{results}/metrics/significance.tsv",
+        "metrics_significance": "{results}/metrics/metrics_significance.{ext}",
+        "interpersona": "{results}/metrics/interpersona/{dataset}/{model}/{template}.tsv",
+        "confidence_by_grade": "{results}/metrics/confidence_by_grade/{dataset}/{model}/{template}.tsv",
+        "figure": "{results}/figures/{kind}/{dataset}/{model}/{template}.{ext}",
+        "classifier": "{results}/classifier/{dataset}/{model}/{template}/{kind}.tsv",
+        "classifier_table": "{results}/classifier/table5.{ext}",
+    }
+
+    # -- templates ----------------------------------------------------------------------------
+
+    @property
+    def templates(self) -> list[str]:
+        return list(self.section["templates"])
+
+    @cached_property
+    def template_texts(self) -> dict[str, str]:
+        return {t: self.project.load_template(s["template"]) for t, s in self.section["templates"].items()}
+
+    @cached_property
+    def confidence_text(self) -> str:
+        return self.project.load_template(self.section["confidence"]["template"])
+
+    def max_tokens(self, template: str) -> int:
+        return int(self.section["templates"][template]["max_tokens"])
+
+    # -- groups -------------------------------------------------------------------------------
+
+    @cached_property
+    def groups(self) -> dict[tuple[str, str, str], list[str]]:
+        """Every dataset x model x template (live judges, then imported judges) with its persona
+        conditions in order: the unit of the metrics, significance, figure and classifier stages."""
+        groups: dict[tuple[str, str, str], list[str]] = {}
+        personas = list(self.project.personas)
+        for d in self.datasets:
+            for m in self.judges:
+                for t in self.templates:
+                    groups[(d, m, t)] = personas
+        for name, judge in self.project.imported.items():
+            for d in judge.datasets:
+                for t in judge.templates:
+                    groups[(d, name, t)] = list(judge.personas)
+        return groups
+
+    @property
+    def reference(self) -> str:
+        return self.section["significance"]["reference"]
+
+    def significance_groups(self) -> list[tuple[str, str, str]]:
+        """Groups with the reference persona and at least one other to compare with it."""
+        return [g for g, ps in self.groups.items() if self.reference in ps and len(ps) > 1]
+
+    @property
+    def classifier_dataset(self) -> str | None:
+        return self.section["classifier"]["dataset"]
+
+    def classifier_groups(self) -> list[tuple[str, str, str]]:
+        d = self.classifier_dataset
+        return [g for g in self.groups if d is not None and g[0] == d]
+
+    # -- the study's contract -----------------------------------------------------------------
+
+    def check(self) -> None:
+        super().check()
+        clf = self.classifier_dataset
+        if clf is not None and clf not in self.datasets:
+            raise InputError(f"dataset {clf!r} is not among the datasets PERAS judges ({self.datasets})",
+                             key="peras.classifier.dataset")
+
+    def llm_jobs(self):
+        from ..config import LLMJob
+
+        return [LLMJob(rule, m, (("dataset", d), ("model", m), ("template", t), ("persona", p)), self.name)
+                for d in self.datasets for m in self.judges for t in self.templates
+                for p in self.project.personas for rule in ("judge", "confidence")]
+
+    def targets(self) -> list[str]:
+        path = self.project.path
+        targets = [path("metrics"), path("significance")]
+        targets += [path("metrics_significance", ext=e) for e in ("tsv", "html")]
+        for kind in FIGURE_KINDS:
+            for ext in ("png", "pdf"):
+                targets += [path("figure", kind=kind, dataset=d, model=m, template=t, ext=ext)
+                            for d, m, t in self.groups]
+        if self.classifier_groups():
+            targets += [path("classifier_table", ext=e) for e in ("tsv", "md", "tex", "html")]
+        return targets
+
+    def requests(self, job, ctx) -> Iterator[tuple[str, Request, bool]]:
+        """Judge: every pair. Confidence: the pairs whose judgment label parsed - known only where
+        the judgment is cached; elsewhere every pair is counted (an upper bound)."""
+        w = job.wc
+        src = ctx.pairs(w["dataset"])
+        text = ctx.persona_text(w["persona"])
+        placement = self.project.placement
+        reqs = judgment_requests(src.pairs, text, self.template_texts[w["template"]],
+                                 max_tokens=self.max_tokens(w["template"]), placement=placement)
+        if job.rule == "judge":
+            for req in reqs:
+                yield "judge", req, src.exact and ctx.cached(job.model, req) is not None
+            return
+        conf_max = int(self.section["confidence"]["max_tokens"])
+        asked_rows, labels, upper = [], [], []
+        for i, req in enumerate(reqs):
+            hit = ctx.cached(job.model, req) if src.exact else None
+            if hit is None:
+                upper.append(i)  # label unknown: counted as asked
+            else:
+                label = parse_label(hit["text"])
+                if label is not None:
+                    asked_rows.append(i)
+                    labels.append(label)
+        for req in confidence_requests(src.pairs.iloc[asked_rows], labels, text, self.confidence_text,
+                                       max_tokens=conf_max, placement=placement):
+            yield "confidence", req, ctx.cached(job.model, req) is not None
+        for req in confidence_requests(src.pairs.iloc[upper], [0] * len(upper), text,
+                                       self.confidence_text, max_tokens=conf_max, placement=placement):
+            yield "confidence", req, False
