@@ -28,9 +28,8 @@ def check(workdir, env=None) -> None:
     project = Project.load([], workdir)
     jobs = scheduled(workdir, env)
     # the job set: Project.llm_jobs() is what the rules schedule
-    want = sorted((j.rule, j.dataset, j.model, j.template, j.persona) for j in project.llm_jobs())
-    got = sorted((r, wc.get("dataset", ""), wc["model"], wc.get("template", ""), wc["persona"])
-                 for r, wc in jobs)
+    want = sorted((j.rule, sorted(j.wc.items())) for j in project.llm_jobs())
+    got = sorted((r, sorted(wc.items())) for r, wc in jobs)
     assert got == want
     # the estimate: jobs and requests per dataset x model x stage
     table, _ = estimate(project, directory=workdir)

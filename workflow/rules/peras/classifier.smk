@@ -17,7 +17,7 @@ rule classifier:
     params:
         personas=group_personas,
         # not sort_keys: the order of `models` is the column order of the table
-        settings=json.dumps({k: PROJECT.peras["classifier"].get(k)
+        settings=json.dumps({k: PERAS.section["classifier"].get(k)
                              for k in ("trials", "train_fraction", "seed", "models")}),
     threads: 1
     log:
@@ -30,7 +30,7 @@ rule classifier:
 
 rule classifier_table:
     input:
-        summaries=expand_groups("classifier", PROJECT.classifier_groups(), kind="summary"),
+        summaries=expand_groups("classifier", PERAS.classifier_groups(), kind="summary"),
     output:
         tsv=report(path("classifier_table", ext="tsv"), category="Tables",
                    caption="../../report/classifier_tsv.rst"),
@@ -39,7 +39,7 @@ rule classifier_table:
         html=report(path("classifier_table", ext="html"), category="Tables",
                     caption="../../report/classifier.rst"),
     params:
-        ids=[{"dataset": d, "model": m, "template": t} for d, m, t in PROJECT.classifier_groups()],
+        ids=[{"dataset": d, "model": m, "template": t} for d, m, t in PERAS.classifier_groups()],
     log:
         PROJECT.log("classifier/table"),
     conda:

@@ -1,9 +1,10 @@
 # Helpers of the PERAS rules: the persona groups of a dataset x model x template, their files,
-# and the figure outputs. Every answer comes from PROJECT (judgelab.config.Project).
+# and the figure outputs. Every answer comes from the study's plan (judgelab.studies.peras.Plan).
+PERAS = PROJECT.plan("peras")
 
 
 def group_personas(wildcards):
-    return PROJECT.groups[(wildcards.dataset, wildcards.model, wildcards.template)]
+    return PERAS.groups[(wildcards.dataset, wildcards.model, wildcards.template)]
 
 
 def group_files(stage):
@@ -24,13 +25,13 @@ def group_ids(wildcards):
     return {"dataset": wildcards.dataset, "model": wildcards.model, "template": wildcards.template}
 
 
-LIVE_JUDGES_RE = names_re(PROJECT.peras_judges)
+LIVE_JUDGES_RE = names_re(PERAS.judges)
 IMPORTED_JUDGES_RE = names_re(PROJECT.imported)
 
 
 def figure_significance(wildcards):
     key = (wildcards.dataset, wildcards.model, wildcards.template)
-    return path("group_significance", **group_ids(wildcards)) if key in PROJECT.significance_groups() else []
+    return path("group_significance", **group_ids(wildcards)) if key in PERAS.significance_groups() else []
 
 
 def figure(kind, ext="png"):

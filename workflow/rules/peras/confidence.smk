@@ -11,8 +11,8 @@ rule confidence:
         confidence=path("confidence"),
     params:
         persona=persona_param,
-        template=lambda wc: PROJECT.confidence_text,
-        max_tokens=PROJECT.peras["confidence"]["max_tokens"],
+        template=lambda wc: PERAS.confidence_text,
+        max_tokens=PERAS.section["confidence"]["max_tokens"],
         placement=PROJECT.placement,
         model=model_param,
     wildcard_constraints:

@@ -26,9 +26,9 @@ rule figures:
         confidence_table=path("confidence_by_grade"),
     params:
         personas=group_personas,
-        settings=json.dumps({"reference": PROJECT.significance_reference,
-                             "confidence_personas": PROJECT.peras["figures"]["confidence_personas"],
-                             "confidence_label": PROJECT.peras["figures"]["confidence_label"]},
+        settings=json.dumps({"reference": PERAS.reference,
+                             "confidence_personas": PERAS.section["figures"]["confidence_personas"],
+                             "confidence_label": PERAS.section["figures"]["confidence_label"]},
                             sort_keys=True),
     log:
         PROJECT.log("figures/{dataset}/{model}/{template}"),

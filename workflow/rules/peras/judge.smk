@@ -10,8 +10,8 @@ rule judge:
         judgments=path("judgments"),
     params:
         persona=persona_param,
-        template=lambda wc: PROJECT.template_texts[wc.template],
-        max_tokens=lambda wc: PROJECT.peras["templates"][wc.template]["max_tokens"],
+        template=lambda wc: PERAS.template_texts[wc.template],
+        max_tokens=lambda wc: PERAS.max_tokens(wc.template),
         placement=PROJECT.placement,
         model=model_param,
     wildcard_constraints:

@@ -21,7 +21,7 @@ rule group_metrics:
 
 rule aggregate_metrics:
     input:
-        expand_groups("group_metrics", PROJECT.groups),
+        expand_groups("group_metrics", PERAS.groups),
     output:
         table=path("metrics"),
     log:

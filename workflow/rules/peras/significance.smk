@@ -12,7 +12,7 @@ rule significance:
         table=path("group_significance"),
     params:
         personas=group_personas,
-        settings=json.dumps({k: PROJECT.peras["significance"][k]
+        settings=json.dumps({k: PERAS.section["significance"][k]
                              for k in ("reference", "n_boot", "seed", "alpha")}, sort_keys=True),
     log:
         PROJECT.log("significance/{dataset}/{model}/{template}"),
@@ -24,7 +24,7 @@ rule significance:
 
 rule aggregate_significance:
     input:
-        tables=expand_groups("group_significance", PROJECT.significance_groups()),
+        tables=expand_groups("group_significance", PERAS.significance_groups()),
         metrics=path("metrics"),
     output:
         table=report(path("significance"), category="Tables", caption="../../report/significance.rst"),

@@ -20,6 +20,7 @@ import copy
 import json
 from dataclasses import dataclass
 from functools import cached_property
+from importlib import import_module
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -31,40 +32,25 @@ from .errors import InputError
 PACKAGE_ROOT = Path(__file__).resolve().parents[3]
 SCHEMA = Path("workflow") / "schemas" / "config.schema.yaml"
 
-#: Studies in the order `all` runs them; each has a config section with an `enabled` switch, a
-#: rules file, a library module, prompts under resources/prompts/<study>/ and a target of its name.
+#: Studies in the order `all` runs them. Each has a config section with an `enabled` switch, a
+#: ``Plan`` in ``judgelab.studies.<study>`` (its paths, jobs, targets), rules in
+#: ``workflow/rules/<study>.smk``, jobs in ``judgelab.jobs.<study>``, prompts under
+#: ``resources/prompts/<study>/`` and a target of its name.
 STUDIES = ("peras",)
 
 #: Backends that call a provider's API (their jobs hold one `<backend>_jobs` resource token).
 API_BACKENDS = ("openai", "anthropic", "bedrock")
 
 
-#: Every result path of the workflow, named once. ``{results}`` is the configured folder; the other
-#: fields are the jobs' wildcards (see :meth:`Project.path`).
+#: The shared result paths, named once (each study adds its own: ``Plan.paths``). ``{results}`` is
+#: the configured folder; the other fields are the jobs' wildcards (see :meth:`Project.path`).
 PATHS = {
     "raw": "{results}/raw/{dataset}/{kind}.raw",
     "dataset": "{results}/datasets/{dataset}.tsv",
     "generated_persona": "{results}/personas/generated/{model}/{persona}.json",
     "persona_table": "{results}/personas/personas.tsv",
-    # PERAS
-    "judgments": "{results}/judgments/{dataset}/{model}/{template}/{persona}.tsv",
-    "confidence": "{results}/confidence/{dataset}/{model}/{template}/{persona}.tsv",
-    "group_metrics": "{results}/metrics/groups/{dataset}/{model}/{template}.tsv",
-    "metrics": "{results}/metrics/metrics.tsv",
-    "group_significance": "{results}/significance/{dataset}/{model}/{template}.tsv",
-    "significance": "{results}/metrics/significance.tsv",
-    "metrics_significance": "{results}/metrics/metrics_significance.{ext}",
-    "interpersona": "{results}/metrics/interpersona/{dataset}/{model}/{template}.tsv",
-    "confidence_by_grade": "{results}/metrics/confidence_by_grade/{dataset}/{model}/{template}.tsv",
-    "figure": "{results}/figures/{kind}/{dataset}/{model}/{template}.{ext}",
-    "classifier": "{results}/classifier/{dataset}/{model}/{template}/{kind}.tsv",
-    "classifier_table": "{results}/classifier/table5.{ext}",
     "log": "{results}/logs/{name}.log",
 }
-
-
-#: The figures of PERAS per dataset x model x template (seed 000 Figures 2-5).
-FIGURE_KINDS = ("radar_agreement", "radar_calibration", "interpersona_kappa", "confidence_by_grade")
 
 
 class _KeepMissing(dict):
@@ -146,13 +132,16 @@ def validate(config: dict, root: str | Path | None = None) -> dict:
 
 @dataclass(frozen=True)
 class LLMJob:
-    """One job that calls a model: its rule and wildcards (what a dry-run lists)."""
+    """One job that calls a model: its rule, the model, and its wildcards (what a dry-run lists)."""
 
     rule: str
-    dataset: str
     model: str
-    template: str = ""
-    persona: str = ""
+    wildcards: tuple[tuple[str, str], ...]
+    study: str = ""  # "" for the shared persona generation
+
+    @property
+    def wc(self) -> dict[str, str]:
+        return dict(self.wildcards)
 
 
 class Project:
@@ -168,6 +157,13 @@ class Project:
         self.config = config if validated else validate(config, self.root)
         self.results = self.config["results"]
         self.cache = self.config["cache"]
+        self.plans = {s: import_module(f"judgelab.studies.{s}").Plan(self) for s in STUDIES}
+        self.paths = dict(PATHS)
+        for plan in self.plans.values():
+            clash = sorted(set(plan.paths) & set(self.paths))
+            if clash:
+                raise ValueError(f"study {plan.name} redefines the result paths {clash}")
+            self.paths.update(plan.paths)
         self._check_references()
 
     @classmethod
@@ -182,7 +178,7 @@ class Project:
     def path(self, which: str, **fields: str) -> str:
         """The result path ``which`` of :data:`PATHS` with ``fields`` filled in; fields not given stay
         ``{wildcards}`` (the rules' output patterns)."""
-        return PATHS[which].format_map(_KeepMissing(results=self.results, **fields))
+        return self.paths[which].format_map(_KeepMissing(results=self.results, **fields))
 
     def log(self, name: str) -> str:
         """The log file of a job: ``name`` is a path under ``{results}/logs`` (may hold wildcards)."""
@@ -194,8 +190,12 @@ class Project:
 
     # -- studies ------------------------------------------------------------------------------
 
+    def plan(self, study: str):
+        """The study's :class:`judgelab.studies.StudyPlan`."""
+        return self.plans[study]
+
     def enabled(self, study: str) -> bool:
-        return bool(self.config[study]["enabled"])
+        return self.plans[study].enabled
 
     @property
     def studies(self) -> list[str]:
@@ -222,7 +222,7 @@ class Project:
     @property
     def used_models(self) -> list[str]:
         """Every model some job of this run calls (judges of the enabled studies, generator)."""
-        used = list(self.peras_judges) if self.enabled("peras") else []
+        used = [m for s in self.studies for m in self.plans[s].models()]
         if self.generates_personas:
             used.append(self.generation["model"])
         return list(dict.fromkeys(used))
@@ -338,17 +338,11 @@ class Project:
     # -- templates ----------------------------------------------------------------------------
 
     def load_template(self, ref: str) -> str:
+        """A prompt template's text: ``<study>/<name>`` under this workflow's resources/prompts,
+        or a path."""
         from .prompts import load_template
 
         return load_template(ref, self.resources)
-
-    @cached_property
-    def template_texts(self) -> dict[str, str]:
-        return {t: self.load_template(s["template"]) for t, s in self.config["peras"]["templates"].items()}
-
-    @cached_property
-    def confidence_text(self) -> str:
-        return self.load_template(self.config["peras"]["confidence"]["template"])
 
     # -- imported judges ----------------------------------------------------------------------
 
@@ -358,91 +352,22 @@ class Project:
 
         return resolve_imported(self.config)
 
-    # -- PERAS --------------------------------------------------------------------------------
-
-    @property
-    def peras(self) -> dict:
-        return self.config["peras"]
-
-    @property
-    def peras_datasets(self) -> list[str]:
-        chosen = self.peras["datasets"]
-        return list(self.datasets if chosen is None else chosen)
-
-    @property
-    def peras_judges(self) -> list[str]:
-        chosen = self.peras["judges"]
-        return list(self.judges if chosen is None else chosen)
-
-    @property
-    def templates(self) -> list[str]:
-        return list(self.peras["templates"])
-
-    @cached_property
-    def groups(self) -> dict[tuple[str, str, str], list[str]]:
-        """Every dataset x model x template of PERAS (live judges, then imported judges) with its
-        persona conditions in order: the unit of the metrics, significance, figure and classifier
-        stages."""
-        groups: dict[tuple[str, str, str], list[str]] = {}
-        if not self.enabled("peras"):
-            return groups
-        for d in self.peras_datasets:
-            for m in self.peras_judges:
-                for t in self.templates:
-                    groups[(d, m, t)] = list(self.personas)
-        for name, judge in self.imported.items():
-            for d in judge.datasets:
-                for t in judge.templates:
-                    groups[(d, name, t)] = list(judge.personas)
-        return groups
+    # -- jobs and targets ---------------------------------------------------------------------
 
     def llm_jobs(self) -> list[LLMJob]:
         """Every job of the run that calls a model, as the workflow schedules them."""
         jobs = []
         if self.generates_personas:
-            jobs += [LLMJob("generate_persona", "", self.generation["model"], "", p)
+            jobs += [LLMJob("generate_persona", self.generation["model"],
+                            (("model", self.generation["model"]), ("persona", p)))
                      for p in self.generated_persona_ids]
-        if self.enabled("peras"):
-            for d in self.peras_datasets:
-                for m in self.peras_judges:
-                    for t in self.templates:
-                        for p in self.personas:
-                            jobs += [LLMJob("judge", d, m, t, p), LLMJob("confidence", d, m, t, p)]
+        for s in self.studies:
+            jobs += self.plans[s].llm_jobs()
         return jobs
 
-    @property
-    def significance_reference(self) -> str:
-        return self.peras["significance"]["reference"]
-
-    def significance_groups(self) -> list[tuple[str, str, str]]:
-        """Groups with the reference persona and at least one other to compare with it."""
-        ref = self.significance_reference
-        return [g for g, ps in self.groups.items() if ref in ps and len(ps) > 1]
-
-    @property
-    def classifier_dataset(self) -> str | None:
-        return self.peras["classifier"]["dataset"]
-
-    def classifier_groups(self) -> list[tuple[str, str, str]]:
-        d = self.classifier_dataset
-        return [g for g in self.groups if d is not None and g[0] == d]
-
-    def peras_targets(self) -> list[str]:
-        """The files `snakemake peras` makes: metrics, significance, figures, classifier table."""
-        if not self.enabled("peras"):
-            return []
-        targets = [self.path("metrics"), self.path("significance")]
-        targets += [self.path("metrics_significance", ext=e) for e in ("tsv", "html")]
-        for kind in FIGURE_KINDS:
-            for ext in ("png", "pdf"):
-                targets += [self.path("figure", kind=kind, dataset=d, model=m, template=t, ext=ext)
-                            for d, m, t in self.groups]
-        if self.classifier_groups():
-            targets += [self.path("classifier_table", ext=e) for e in ("tsv", "md", "tex", "html")]
-        return targets
-
     def targets(self, study: str) -> list[str]:
-        return {"peras": self.peras_targets}[study]()
+        """The files ``snakemake <study>`` makes (none when the study is off)."""
+        return self.plans[study].targets() if self.enabled(study) else []
 
     def all_targets(self) -> list[str]:
         """`all`: the persona table and the targets of every enabled study."""
@@ -474,14 +399,5 @@ class Project:
             raise InputError(f"model {gen_model!r} is not a key of `models` (the persona generation "
                              f"runs: personas.generation.enabled or personas.source generated)",
                              key="personas.generation.model")
-        p = self.peras
-        for key, chosen, known in (("peras.datasets", p["datasets"], datasets),
-                                   ("peras.judges", p["judges"], models)):
-            for i, v in enumerate(chosen or []):
-                if v not in known:
-                    raise InputError(f"{v!r} is not a key of `{key.split('.')[1]}` "
-                                     f"(known: {sorted(known)})", key=f"{key}[{i}]")
-        clf = self.classifier_dataset
-        if clf is not None and self.enabled("peras") and clf not in self.peras_datasets:
-            raise InputError(f"dataset {clf!r} is not among the datasets PERAS judges "
-                             f"({self.peras_datasets})", key="peras.classifier.dataset")
+        for study in self.studies:
+            self.plans[study].check()

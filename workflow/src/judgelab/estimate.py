@@ -33,11 +33,9 @@ from .backends.api import api_key_envvars
 from .backends.base import Backend, Request, cache_request, make_backend
 from .cache import RequestCache, request_key
 from .errors import InputError
-from .judging import (confidence_requests, judgment_requests, persona_instruction_request,
-                      persona_keywords_request)
-from .config import Project
+from .judging import persona_instruction_request, persona_keywords_request
+from .config import LLMJob, Project
 from .pricing import Prices
-from .prompts import parse_label
 from .tables import read_dataset
 
 #: Judged pairs of the full public datasets (TREC DL passage qrels; LLMJudge test qrels) and the
@@ -123,25 +121,63 @@ class Tally:
             self.output_tokens_max += request.max_tokens
 
 
-class _Lookup:
-    """Cache look-ups for one backend (none when the cache file does not exist yet)."""
+class EstimateContext:
+    """What a study's :meth:`~judgelab.studies.StudyPlan.requests` needs: dataset pairs, persona
+    texts and cache look-ups (the cache file is only read)."""
 
-    def __init__(self, backend: Backend, cache: RequestCache | None):
-        self.backend, self.cache = backend, cache
+    def __init__(self, project: Project, directory: Path, tables: Mapping[str, str | Path],
+                 cache: RequestCache | None, backends: Mapping[str, Backend], notes: list[str]):
+        self.project, self.directory, self.tables = project, directory, tables
+        self.cache, self.backends, self.notes = cache, backends, notes
+        self._pairs: dict[str, PairSource] = {}
 
-    def get(self, request: Request) -> dict | None:
+    def pairs(self, dataset: str) -> PairSource:
+        if dataset not in self._pairs:
+            src = dataset_pairs(self.project, dataset, directory=self.directory,
+                                table=self.tables.get(dataset))
+            self._pairs[dataset] = src
+            self.notes.append(f"{src.name}: {len(src.pairs):,} pairs from {src.how}")
+        return self._pairs[dataset]
+
+    def exact(self, dataset: str) -> bool:
+        return self._pairs[dataset].exact if dataset in self._pairs else True
+
+    def persona_text(self, pid: str) -> str:
+        text = self.project.persona_text(pid)
+        if text is None:
+            self.notes.append(f"persona {pid}: not generated yet, its paper instruction stands in")
+            return self.project.personas[pid].instruction
+        return text
+
+    def cached(self, model: str, request: Request) -> dict | None:
+        """The cached answer of ``request`` to ``model`` (None: not cached, or no cache)."""
         if self.cache is None:
             return None
-        return self.cache.get(request_key(cache_request(self.backend, request)))
+        return self.cache.get(request_key(cache_request(self.backends[model], request)))
+
+
+def _generation_requests(project: Project, job: LLMJob, ctx: EstimateContext):
+    """The two requests of one persona generation (step 2 built on the cached step-1 answer)."""
+    gen = project.generation
+    ptype = project.personas[job.wc["persona"]].personality_type
+    step1 = persona_keywords_request(ptype, project.load_template(gen["keywords_template"]),
+                                     max_tokens=int(gen["max_tokens"]))
+    hit = ctx.cached(job.model, step1)
+    yield "personas", step1, hit is not None
+    keywords = hit["text"].strip() if hit else "k" * (4 * int(gen["max_tokens"]))
+    step2 = persona_instruction_request(ptype, keywords, project.load_template(gen["instruction_template"]),
+                                        max_tokens=int(gen["max_tokens"]))
+    yield "personas", step2, hit is not None and ctx.cached(job.model, step2) is not None
 
 
 def estimate(project: Project, *, cache_path: str | Path | None = None, directory: str | Path = ".",
              tables: Mapping[str, str | Path] | None = None,
              models: Sequence[str] | None = None) -> tuple[pd.DataFrame, list[str]]:
-    """One row per dataset x model x stage (judge, confidence, personas) of the LLM jobs the
-    workflow schedules (:meth:`judgelab.config.Project.llm_jobs`): jobs, calls, cached, to_send,
-    input_tokens, output_tokens_max, cost_usd. ``models``: only these models (default: every model
-    the run calls). Returns the table and notes on how it was made."""
+    """One row per dataset x model x stage of the LLM jobs the workflow schedules
+    (:meth:`judgelab.config.Project.llm_jobs`): jobs, calls, cached, to_send, input_tokens,
+    output_tokens_max, cost_usd. Each study builds its jobs' requests (``Plan.requests``) with the
+    builders its jobs use. ``models``: only these models (default: every model the run calls).
+    Returns the table and notes on how it was made."""
     directory = Path(directory)
     llm_jobs = project.llm_jobs()
     used = list(dict.fromkeys(j.model for j in llm_jobs))
@@ -157,93 +193,34 @@ def estimate(project: Project, *, cache_path: str | Path | None = None, director
     cache_file = Path(cache_path) if cache_path else directory / project.cache
     cache = RequestCache(cache_file) if cache_file.exists() else None
     notes = [TOKEN_NOTE, f"cache: {cache_file}" + ("" if cache else " (absent: nothing is cached)")]
-    for m in chosen:
-        if m not in used:
-            notes.append(f"model {m}: no job of this configuration calls it")
-
-    def persona_text(pid: str) -> str:
-        text = project.persona_text(pid)
-        if text is None:
-            notes.append(f"persona {pid}: not generated yet, its paper instruction stands in")
-            return project.personas[pid].instruction
-        return text
-
-    gen = project.generation
-    placement = project.placement
-    conf_max = int(project.peras["confidence"]["max_tokens"])
+    notes += [f"model {m}: no job of this configuration calls it" for m in chosen if m not in used]
     backends: dict[str, Backend] = {}
     tallies: dict[tuple[str, str, str], Tally] = {}
-    sources: dict[str, PairSource] = {}
-
-    def tally(dataset: str, model: str, stage: str) -> Tally:
-        return tallies.setdefault((dataset, model, stage), Tally())
-
     try:
         for name in chosen:
             backends[name] = make_backend(dict(project.config["models"][name]), name, need_key=False)
+        ctx = EstimateContext(project, directory, tables, cache, backends, notes)
         for job in llm_jobs:
             if job.model not in backends:
                 continue
-            lookup = _Lookup(backends[job.model], cache)
             if job.rule == "generate_persona":
-                t = tally("-", job.model, "personas")
-                t.jobs += 1
-                ptype = project.personas[job.persona].personality_type
-                step1 = persona_keywords_request(ptype, project.load_template(gen["keywords_template"]),
-                                                 max_tokens=int(gen["max_tokens"]))
-                hit = lookup.get(step1)
-                t.add(step1, hit is not None)
-                keywords = hit["text"].strip() if hit else "k" * (4 * int(gen["max_tokens"]))
-                step2 = persona_instruction_request(ptype, keywords,
-                                                    project.load_template(gen["instruction_template"]),
-                                                    max_tokens=int(gen["max_tokens"]))
-                t.add(step2, hit is not None and lookup.get(step2) is not None)
-                continue
-            if job.dataset not in sources:
-                src = dataset_pairs(project, job.dataset, directory=directory, table=tables.get(job.dataset))
-                sources[job.dataset] = src
-                notes.append(f"{src.name}: {len(src.pairs):,} pairs from {src.how}")
-            src = sources[job.dataset]
-            text = persona_text(job.persona)
-            if job.rule == "judge":
-                t = tally(job.dataset, job.model, "judge")
-                t.jobs += 1
-                spec_t = project.peras["templates"][job.template]
-                for req in judgment_requests(src.pairs, text, project.template_texts[job.template],
-                                             max_tokens=int(spec_t["max_tokens"]), placement=placement):
-                    t.add(req, src.exact and lookup.get(req) is not None)
-                continue
-            # confidence: asked where the judgment's label parsed (known only from the cache)
-            t = tally(job.dataset, job.model, "confidence")
-            t.jobs += 1
-            spec_t = project.peras["templates"][job.template]
-            reqs = judgment_requests(src.pairs, text, project.template_texts[job.template],
-                                     max_tokens=int(spec_t["max_tokens"]), placement=placement)
-            asked_rows, labels, upper = [], [], []
-            for i, req in enumerate(reqs):
-                hit = lookup.get(req) if src.exact else None
-                if hit is None:
-                    upper.append(i)  # label unknown: counted as asked
-                else:
-                    label = parse_label(hit["text"])
-                    if label is not None:
-                        asked_rows.append(i)
-                        labels.append(label)
-            for req in confidence_requests(src.pairs.iloc[asked_rows], labels, text,
-                                           project.confidence_text, max_tokens=conf_max,
-                                           placement=placement):
-                t.add(req, lookup.get(req) is not None)
-            for req in confidence_requests(src.pairs.iloc[upper], [0] * len(upper), text,
-                                           project.confidence_text, max_tokens=conf_max,
-                                           placement=placement):
-                t.add(req, False)
+                requests = _generation_requests(project, job, ctx)
+            else:
+                requests = project.plan(job.study).requests(job, ctx)
+            dataset = job.wc.get("dataset", "-")
+            counted = set()
+            for stage, req, cached in requests:
+                t = tallies.setdefault((dataset, job.model, stage), Tally())
+                if stage not in counted:
+                    t.jobs += 1
+                    counted.add(stage)
+                t.add(req, cached)
     finally:
         for b in backends.values():
             b.close()
         if cache is not None:
             cache.close()
-    rows = [_row(d, m, stage, t, project.config["models"][m],
-                 sources[d].exact if d in sources else True)
+    rows = [_row(d, m, stage, t, project.config["models"][m], ctx.exact(d))
             for (d, m, stage), t in tallies.items()]
     table = pd.DataFrame(rows, columns=ROW_COLUMNS)
     for env in api_key_envvars({"models": {m: project.config["models"][m] for m in chosen}}):
