@@ -1,5 +1,8 @@
 """PERAS (seed 000) jobs: judgment, confidence, metrics, imported judges, significance, figures
-and the RQ3 classifiers. One function per workflow job; plain paths and values in, files out."""
+and the RQ3 classifiers. One function per workflow job; plain paths and values in, files out.
+
+The analysis libraries (scikit-learn, statsmodels, xgboost, lightgbm, matplotlib) are imported
+inside the jobs that use them: a judgment job does not pay seconds of imports for them."""
 
 from __future__ import annotations
 
@@ -10,12 +13,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from .. import classifiers as clf
-from .. import figures as fg
-from .. import significance as sg
-from ..imported import import_judgments
 from ..judging import run_confidence, run_judgments
-from ..metrics import job_metrics
 from ..personas import read_persona
 from ..tables import (concat_ids_tables, labels_with_confidence, read_confidence, read_dataset,
                       read_ids_table, read_judgments, read_labelled, write_tsv)
@@ -60,6 +58,8 @@ def confidence_job(pairs: str, judgments: str, out: str, *, persona: str, templa
 
 
 def _metrics_row(grades: pd.DataFrame, judgments: str, confidence: str) -> dict:
+    from ..metrics import job_metrics
+
     merged = grades.merge(read_labelled(judgments, confidence), on=["qid", "docid"], how="inner",
                           validate="one_to_one")
     if len(merged) != len(grades):
@@ -105,6 +105,8 @@ def aggregate_metrics_job(inputs: list[str], out: str) -> pd.DataFrame:
 
 def import_job(pairs: str, judge_file: str, out_judgments: str, out_confidence: str) -> None:
     """An imported judge's qrels-format file -> the judgment and confidence tables of a live judge."""
+    from ..imported import import_judgments
+
     table = read_dataset(pairs)
     j, c = import_judgments(table, judge_file)
     write_tsv(j, out_judgments)
@@ -134,6 +136,8 @@ def _load_group(judgments: Sequence[str], confidence: Sequence[str], personas: S
 def classifier_job(pairs: str, judgments: Sequence[str], confidence: Sequence[str], personas: Sequence[str],
                    settings: str | dict, out_features: str, out_trials: str, out_summary: str,
                    out_missing: str) -> pd.DataFrame:
+    from .. import classifiers as clf
+
     cfg = as_value(settings)
     table = read_dataset(pairs)
     j, c = _load_group(judgments, confidence, personas)
@@ -164,6 +168,8 @@ def classifier_job(pairs: str, judgments: Sequence[str], confidence: Sequence[st
 
 def classifier_table_job(summaries: Sequence[str], ids: Sequence[Mapping[str, str]], out_tsv: str,
                          out_md: str, out_tex: str, out_html: str) -> pd.DataFrame:
+    from .. import classifiers as clf
+
     parts = []
     for path, idd in zip(summaries, ids):
         s = pd.read_csv(path, sep="\t", dtype={"persona": str, "method": str})
@@ -189,6 +195,8 @@ def classifier_table_job(summaries: Sequence[str], ids: Sequence[Mapping[str, st
 def significance_job(pairs: str, judgments: Sequence[str], confidence: Sequence[str],
                      personas: Sequence[str], settings: str | dict, out: str,
                      ids: Mapping[str, str]) -> pd.DataFrame:
+    from .. import significance as sg
+
     cfg = as_value(settings)
     table = read_dataset(pairs)
     j, c = _load_group(judgments, confidence, personas)
@@ -206,6 +214,8 @@ def significance_job(pairs: str, judgments: Sequence[str], confidence: Sequence[
 
 def aggregate_significance_job(inputs: Sequence[str], metrics: str, out: str, out_joined: str,
                                out_html: str | None = None) -> None:
+    from .. import significance as sg
+
     parts = [read_ids_table(p) for p in inputs]
     parts = [p for p in parts if len(p)]
     sig = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
@@ -231,6 +241,8 @@ def figures_job(pairs: str, judgments: Sequence[str], confidence: Sequence[str],
     the confidence-by-grade chart of one dataset x model x template. ``out`` maps
     radar_agreement, radar_calibration, heatmap, confidence (PNG) and *_pdf, plus
     interpersona and confidence_table (TSV)."""
+    from .. import figures as fg
+
     cfg = as_value(settings)
     name = f"{ids['dataset']} / {ids['model']} / {ids['template']}"
     table = read_dataset(pairs)
