@@ -14,22 +14,24 @@ QUIET=${1:-}
 
 say() { [ "$QUIET" = --quiet ] || echo "slurm-down: $*"; }
 
+runs() {  # runs PID NAME: PID is a live process whose name starts with NAME
+    [ -n "$1" ] && [[ "$(cat "/proc/$1/comm" 2>/dev/null)" == "$2"* ]]
+}
+
 alive() {  # alive PIDFILE NAME: the pid in PIDFILE runs a process whose name starts with NAME
-    [ -s "$1" ] || return 1
-    local pid; pid=$(cat "$1")
-    [ -r "/proc/$pid/comm" ] && [[ "$(cat "/proc/$pid/comm")" == "$2"* ]]
+    runs "$(cat "$1" 2>/dev/null)" "$2"
 }
 
 stop() {  # stop NAME: TERM the pid of $PIDS/NAME.pid, wait up to 20 s, then KILL
     local file=$PIDS/$1.pid pid
-    if ! alive "$file" "$1"; then
+    pid=$(cat "$file" 2>/dev/null)
+    if ! runs "$pid" "$1"; then
         rm -f "$file"
         return 0
     fi
-    pid=$(cat "$file")
     kill -TERM "$pid"
-    for _ in $(seq 40); do alive "$file" "$1" || break; sleep 0.5; done
-    if alive "$file" "$1"; then
+    for _ in $(seq 40); do runs "$pid" "$1" || break; sleep 0.5; done
+    if runs "$pid" "$1"; then
         say "$1 (pid $pid) ignored TERM; killing it"
         kill -KILL "$pid"
     fi

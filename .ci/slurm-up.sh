@@ -50,17 +50,25 @@ if ! "$PYTHON" -c "import snakemake_executor_plugin_slurm" 2>/dev/null; then
 fi
 
 alive() {  # alive PIDFILE NAME: the pid in PIDFILE runs a process whose name starts with NAME
-    [ -s "$1" ] || return 1
-    local pid; pid=$(cat "$1")
-    [ -r "/proc/$pid/comm" ] && [[ "$(cat "/proc/$pid/comm")" == "$2"* ]]
+    local pid; pid=$(cat "$1" 2>/dev/null) || return 1
+    [[ "$(cat "/proc/$pid/comm" 2>/dev/null)" == "$2"* ]]
 }
 
-node_idle() { sinfo -h -p "$PARTITION" -o '%T' 2>/dev/null | grep -qE '^(idle|mixed|allocated)'; }
+node_idle() { sinfo -h -p "$PARTITION" -o '%T' 2>/dev/null | grep -qx 'idle'; }
+
+wait_idle() {  # wait_idle SECONDS: until the node is idle (a finished job leaves it "completing")
+    for _ in $(seq "$1"); do node_idle && return 0; sleep 1; done
+    return 1
+}
 
 # -- already up? -------------------------------------------------------------------------------
-if alive "$PIDS/slurmctld.pid" slurmctld && alive "$PIDS/slurmd.pid" slurmd && node_idle; then
-    say "already up (pids $(cat "$PIDS/slurmctld.pid") $(cat "$PIDS/slurmd.pid")), checking srun"
-    timeout 60 srun -p "$PARTITION" -N1 -n1 hostname >/dev/null || die "srun hostname failed"
+if alive "$PIDS/slurmctld.pid" slurmctld && alive "$PIDS/slurmd.pid" slurmd \
+        && sinfo -h -p "$PARTITION" -o '%T' 2>/dev/null | grep -qE '^(idle|mixed|allocated|completing)'; then
+    say "already up (pids $(cat "$PIDS/slurmctld.pid") $(cat "$PIDS/slurmd.pid"))"
+    if wait_idle 30; then  # not while jobs run: srun would wait for them
+        timeout 60 srun -p "$PARTITION" -N1 -n1 hostname >/dev/null || die "srun hostname failed"
+        wait_idle 30 || die "the node is not idle 30 s after srun hostname"
+    fi
     sinfo
     exit 0
 fi
@@ -106,6 +114,8 @@ MpiDefault=none
 SchedulerType=sched/backfill
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
+# a job without --mem gets 1 GB per CPU, not the whole node (the plugin always passes --mem)
+DefMemPerCPU=1000
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
@@ -145,13 +155,13 @@ fi
 slurmctld -c -f "$CONF" || die "slurmctld failed to start (see $STATE/log/slurmctld.log)"
 slurmd -f "$CONF" || die "slurmd failed to start (see $STATE/log/slurmd.log)"
 
-for _ in $(seq 60); do node_idle && break; sleep 1; done
-if ! node_idle; then
+if ! wait_idle 60; then
     sinfo -N -l >&2 || true
     tail -20 "$STATE/log/slurmctld.log" "$STATE/log/slurmd.log" >&2 || true
     die "the node did not become idle within 60 s"
 fi
 timeout 60 srun -p "$PARTITION" -N1 -n1 hostname >/dev/null \
     || die "srun hostname failed (see $STATE/log/slurmd.log)"
+wait_idle 30 || die "the node is not idle 30 s after srun hostname (see $STATE/log/slurmd.log)"
 say "up: slurmctld pid $(cat "$PIDS/slurmctld.pid"), slurmd pid $(cat "$PIDS/slurmd.pid"), partition $PARTITION"
 sinfo
