@@ -46,6 +46,10 @@ include: "workflow/rules/personas.smk"
 include: "workflow/rules/peras.smk"
 
 
+localrules:
+    all,
+
+
 rule all:
     input:
         PROJECT.all_targets(),

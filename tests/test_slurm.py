@@ -20,6 +20,7 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import ROOT, have_model
+from snakerun import make_workdir
 
 HAVE_PLUGIN = importlib.util.find_spec("snakemake_executor_plugin_slurm") is not None
 pytestmark = [pytest.mark.slow,
@@ -38,7 +39,7 @@ TARGETS = ["results/metrics/metrics.tsv", "results/personas/personas.tsv",
 VOLATILE = ["latency_s", "cache_hit"]
 # sbatch --mem and -t of the profile's set-resources (mem_mb, runtime in minutes) at attempt 1
 LIMITS = {"judge": ("8000M", "12:00:00"), "confidence": ("8000M", "04:00:00"),
-          "significance": ("4000M", "01:00:00"), "aggregate_metrics": ("2000M", "00:30:00")}
+          "significance": ("4000M", "01:00:00")}
 SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+) \(log: (.+?)\)")
 
 
@@ -93,27 +94,11 @@ def idle_partition() -> str:
 
 
 def write_workdir(wd: Path) -> None:
-    """The tiny config of test_workflow.py (fixtures trec, max_tokens 4), with its own cache."""
-    (wd / "config").mkdir(parents=True)
-    (wd / "resources").symlink_to(ROOT / "resources")
-    fx = ROOT / "tests" / "fixtures" / "trec"
-    cfg = {
-        "results": "results",
-        "cache": str(wd / "cache" / "requests.sqlite"),
-        "datasets": {"fx": {"source": "files", "format": "trec", "qrels": str(fx / "qrels.txt"),
-                            "topics": str(fx / "topics.txt"), "texts": str(fx / "texts.tsv"),
-                            "queries": [], "max_queries": None, "per_grade": None, "seed": 1}},
-        "models": {"smollm2": {"backend": "local", "model_path": None, "n_ctx": 2048,
-                               "threads": 1}},
-        "templates": {"wo_cot": {"template": "peras/wo_cot", "max_tokens": 4}},
-        "confidence": {"template": "peras/confidence", "max_tokens": 4},
-        "personas": {"file": str(ROOT / "resources" / "personas" / "peras_table1.yaml"),
-                     "source": "paper", "include": PERSONAS, "custom": {}, "placement": "user",
-                     "generation": {"enabled": False, "model": "smollm2",
-                                    "keywords_template": "peras/persona_keywords",
-                                    "instruction_template": "peras/persona_instruction",
-                                    "max_tokens": 8}},
-    }
+    """The tiny `.test/peras` config (fixtures trec, max_tokens 4) for two personas, with its own
+    cache (cache/requests.sqlite inside the run folder)."""
+    make_workdir(wd, "peras")
+    cfg = yaml.safe_load((wd / "config" / "config.yaml").read_text())
+    cfg["personas"]["include"] = PERSONAS
     (wd / "config" / "config.yaml").write_text(yaml.safe_dump(cfg))
 
 
@@ -188,11 +173,11 @@ def test_every_job_ran_through_sbatch(runs):
         assert job["CPUs/Task"] == "1", job  # cpus-per-task = threads (models.smollm2.threads)
         if rule in LIMITS:  # the profile's per-rule resources reached sbatch
             assert (job["MinMemoryNode"], job["TimeLimit"]) == LIMITS[rule], job
-    # one SLURM job per job of the local run: 1 dataset, 1 persona table, 2 judge, 2 confidence,
-    # 1 group metrics, 1 significance, 1 aggregate
-    assert sorted(rules) == sorted(["prepare_dataset", "persona_table", "judge", "judge",
-                                    "confidence", "confidence", "group_metrics", "significance",
-                                    "aggregate_metrics"])
+    # one SLURM job per job of the local run but the cheap aggregations (`localrules`: persona
+    # table, group metrics, aggregate metrics run on the submitting host): 1 dataset, 2 judge,
+    # 2 confidence, 1 significance
+    assert sorted(rules) == sorted(["prepare_dataset", "judge", "judge", "confidence", "confidence",
+                                    "significance"])
     assert "SLURM jobid" not in local_out
 
 

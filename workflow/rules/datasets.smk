@@ -1,6 +1,11 @@
 # Shared stage - datasets: download (or take the bundled sample / given files), normalise, subset.
 
 
+# compute nodes of a cluster are often offline: downloads run on the submitting host
+localrules:
+    download_dataset,
+
+
 rule download_dataset:
     output:
         qrels=path("raw", kind="qrels"),

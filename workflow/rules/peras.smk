@@ -4,6 +4,16 @@
 # Stages: judge -> confidence -> metrics (+ imported judges) -> significance, figures, classifiers.
 
 
+# cheap aggregations run on the submitting host on a cluster (profiles/slurm)
+localrules:
+    peras,
+    import_judge,
+    group_metrics,
+    aggregate_metrics,
+    aggregate_significance,
+    classifier_table,
+
+
 include: "peras/common.smk"
 include: "peras/judge.smk"
 include: "peras/confidence.smk"

@@ -2,6 +2,10 @@
 # table of the persona texts a run uses.
 
 
+localrules:
+    persona_table,
+
+
 rule generate_persona:
     output:
         persona=path("generated_persona"),
