@@ -9,6 +9,7 @@
     judgelab cut-sample ../shared/data/trec-dl --out resources/sample
     judgelab cache                                     # request-cache statistics
     judgelab estimate --configfile config/paper-scale.yaml   # calls, tokens, cost: nothing sent
+    judgelab endpoints --url-dir endpoints --model NAME=SERVED --out config/endpoints.yaml
 """
 
 from __future__ import annotations
@@ -115,6 +116,15 @@ def main(argv: list[str] | None = None) -> int:
                    help="only this model of the config (repeatable; default: all)")
     p.add_argument("--out", help="also write the table as TSV here")
 
+    p = sub.add_parser("endpoints", help="a config overlay pointing models at running vLLM / llama.cpp servers",
+                       description="Reads the URL files profiles/vllm/serve.sh writes, checks each server "
+                       "serves the model, and writes models.NAME: {backend: openai, model, base_url}.")
+    p.add_argument("--model", action="append", required=True, metavar="NAME=SERVED",
+                   help="config model name = the model id the server serves (repeatable)")
+    p.add_argument("--url-file", help="one server's URL file (for every --model)")
+    p.add_argument("--url-dir", help="folder of NAME.url files, one per --model")
+    p.add_argument("--out", required=True, help="the overlay YAML to write (use it as a --configfile)")
+
     args = parser.parse_args(argv)
     try:
         return _run(args)
@@ -173,6 +183,18 @@ def _run(args) -> int:
 
         with RequestCache(args.cache) as cache:
             print(json.dumps(cache.stats(), indent=1))
+    elif args.cmd == "endpoints":
+        from .endpoints import write_overlay
+
+        pairs = {}
+        for item in args.model:
+            name, sep, served = item.partition("=")
+            if not sep or not name or not served:
+                raise InputError(f"--model expects NAME=SERVED, got {item!r}")
+            pairs[name] = served
+        data = write_overlay(pairs, args.out, url_file=args.url_file, url_dir=args.url_dir)
+        for name, spec in data["models"].items():
+            print(f"{name}: {spec['model']} at {spec['base_url']}")
     elif args.cmd == "estimate":
         from .config import Project
         from .estimate import estimate, format_report
