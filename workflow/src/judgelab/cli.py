@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from .errors import InputError
 
@@ -61,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--topics", required=True)
     p.add_argument("--texts", required=True)
     p.add_argument("--docid-map")
+    p.add_argument("--encoding", default="utf-8", help="text encoding of the raw files (default utf-8)")
     p.add_argument("--queries", nargs="*", default=[])
     p.add_argument("--max-queries", type=int)
     p.add_argument("--per-grade", type=int)
@@ -108,6 +110,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--configfile", action="append", default=[],
                    help="config file merged over DIR/config/config.yaml (repeatable)")
     p.add_argument("-d", "--directory", default=".", help="working directory of the run (default .)")
+    p.add_argument("-s", "--snakefile", default=None,
+                   help="the workflow's Snakefile, as given to snakemake -s: its folder's resources "
+                   "(prompts, personas, sample) and schema are used (default: DIR when it holds "
+                   "the workflow, else the checkout judgelab is installed from)")
     p.add_argument("--cache", default=None, help="request cache (default: the config's `cache`)")
     p.add_argument("--table", action="append", default=[], metavar="DATASET=PATH",
                    help="use this prepared dataset table (repeatable)")
@@ -127,7 +133,7 @@ def _run(args) -> int:
     from .jobs import script_logging
     from .jobs.datasets import prepare_dataset_job
     from .jobs.peras import confidence_job, job_metrics_job, judge_job
-    from .prompts import load_template
+    from .prompts import load_template, load_template_spec
 
     if args.cmd == "download":
         from .datasets import download_dataset, source_urls
@@ -136,21 +142,23 @@ def _run(args) -> int:
         download_dataset(source_urls(args.dataset), dest)
         print(json.dumps(dest, indent=1))
     elif args.cmd == "prepare":
-        sel = {"format": args.format, "queries": args.queries, "max_queries": args.max_queries,
-               "per_grade": args.per_grade, "seed": args.seed, "docid_map": args.docid_map}
+        sel = {"format": args.format, "encoding": args.encoding, "queries": args.queries,
+               "max_queries": args.max_queries, "per_grade": args.per_grade, "seed": args.seed,
+               "docid_map": args.docid_map}
         with script_logging(None):
             prepare_dataset_job(args.dataset, args.qrels, args.topics, args.texts, sel, args.out)
     elif args.cmd == "judge":
+        template = load_template_spec(args.template, kind="judgment")
         with script_logging(None):
-            judge_job(args.pairs, args.out, persona=_persona_text(args),
-                           template=load_template(args.template), model=_model_spec(args),
-                           max_tokens=args.max_tokens, placement=args.placement, cache=args.cache)
+            judge_job(args.pairs, args.out, persona=_persona_text(args), template=template.text,
+                      labels=list(template.labels), model=_model_spec(args),
+                      max_tokens=args.max_tokens, placement=args.placement, cache=args.cache)
     elif args.cmd == "confidence":
         with script_logging(None):
             confidence_job(args.pairs, args.judgments, args.out, persona=_persona_text(args),
-                                template=load_template(args.template), model=_model_spec(args),
-                                max_tokens=args.max_tokens, placement=args.placement,
-                                cache=args.cache)
+                           template=load_template(args.template, kind="confidence"),
+                           model=_model_spec(args), max_tokens=args.max_tokens,
+                           placement=args.placement, cache=args.cache)
     elif args.cmd == "metrics":
         import tempfile
 
@@ -183,7 +191,8 @@ def _run(args) -> int:
             if not sep or not name or not path:
                 raise InputError(f"--table expects DATASET=PATH, got {item!r}")
             tables[name] = path
-        project = Project.load(args.configfile, args.directory)
+        root = Path(args.snakefile).resolve().parent if args.snakefile else None
+        project = Project.load(args.configfile, args.directory, root)
         table, notes = estimate(project, cache_path=args.cache, directory=args.directory, tables=tables,
                                 models=args.models)
         print(format_report(table, notes))
