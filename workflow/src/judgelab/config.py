@@ -446,11 +446,11 @@ class Project:
             for step in ("keywords", "instruction"):
                 key = f"personas.generation.{step}_template"
                 self.template(self.generation[f"{step}_template"], f"persona_{step}", key)
-        for m in self.used_models:
-            self._check_model_file(m)
         self._check_imported()
         for study in self.studies:
             self.plans[study].check()
+        for m in self.used_models:
+            self._check_model_file(m)
 
     def _check_dataset(self, name: str) -> None:
         import codecs

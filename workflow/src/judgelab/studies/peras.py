@@ -118,7 +118,7 @@ class Plan(StudyPlan):
                              key="peras.classifier.dataset")
         live = list(self.project.personas) if self.judges else []
         ref = self.reference
-        if live and ref not in live:
+        if len(live) > 1 and ref not in live:
             raise InputError(f"persona {ref!r} is not run (the run's personas: {live}); the "
                              "significance stage would compare nothing", key="peras.significance.reference")
         for name, judge in self.project.imported.items():
