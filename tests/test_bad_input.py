@@ -8,7 +8,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -388,6 +392,13 @@ def test_a_second_clone_runs_its_own_edited_prompt(tmp_path):
     # everything the cache needs lives beside the configured cache file
     assert (wd / "cache" / "file-hashes.json").is_file()
     assert not (wd / ".judgelab-cache").exists()
+    # `judgelab estimate -s <clone>/Snakefile` builds the clone's requests: all cached
+    for snakefile, cached in ((clone / "Snakefile", "4"), (ROOT / "Snakefile", "0")):
+        out = tmp_path / "estimate.tsv"
+        assert cli(["estimate", "-s", str(snakefile), "-d", str(wd), "--configfile", str(wd / "bad.yaml"),
+                    "--out", str(out)]) == 0
+        judge = pd.read_csv(out, sep="\t", dtype=str).set_index("stage").loc["judge"]
+        assert (judge["calls"], judge["cached"]) == ("4", cached)
 
 
 def test_file_hash_memo_lives_beside_the_cache(tmp_path, monkeypatch):
@@ -399,3 +410,42 @@ def test_file_hash_memo_lives_beside_the_cache(tmp_path, monkeypatch):
     memo = json.loads((tmp_path / "elsewhere" / "file-hashes.json").read_text())
     assert list(memo.values()) == [digest]
     assert not (tmp_path / ".judgelab-cache").exists()
+
+
+def cached_answers(db: Path) -> int:
+    if not db.exists():
+        return 0
+    with sqlite3.connect(db, timeout=30) as conn:
+        try:
+            return conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+        except sqlite3.OperationalError:  # the table is not created yet
+            return 0
+
+
+@pytest.mark.slow
+def test_after_a_killed_run_unlock_and_rerun_pays_nothing_twice(tmp_path):
+    """README: after a kill, `snakemake --unlock`, then rerun with --rerun-incomplete."""
+    wd = peras_run(tmp_path, {"personas": {"include": ["default"]}})  # the first LLM job: judge default
+    db = wd / "cache" / "requests.sqlite"
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(wd),
+           "--cores", "1", "all", "--configfile", str(wd / "bad.yaml")]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while cached_answers(db) == 0:  # the first judge job has answers in the cache
+            assert proc.poll() is None and time.monotonic() < deadline, "the run ended before the kill"
+            time.sleep(0.2)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the run and its job, as a power cut would
+        proc.wait()
+    paid = cached_answers(db)
+    target = "results/judgments/fx/smollm2/wo_cot/default.tsv"
+    failed_with(run(wd, target), "--unlock")
+    res = run(wd, "--unlock")
+    assert res.returncode == 0, output(res)[-3000:]
+    res = run(wd, target, "--rerun-incomplete")
+    assert res.returncode == 0, output(res)[-3000:]
+    log = (wd / "results/logs/judge/fx/smollm2/wo_cot/default.log").read_text(encoding="utf-8")
+    assert f"8 requests, {paid} cached, {8 - paid} to send" in log
+    assert cached_answers(db) == 8

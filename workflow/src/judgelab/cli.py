@@ -14,7 +14,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -44,6 +46,16 @@ def _persona_text(args) -> str:
     if args.persona not in personas:
         raise InputError(f"unknown persona {args.persona!r}; known: {sorted(personas)}")
     return personas[args.persona].instruction
+
+
+@contextlib.contextmanager
+def _chdir(path: str | Path):
+    old = Path.cwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(old)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -190,11 +202,18 @@ def _run(args) -> int:
             name, sep, path = item.partition("=")
             if not sep or not name or not path:
                 raise InputError(f"--table expects DATASET=PATH, got {item!r}")
-            tables[name] = path
+            tables[name] = str(Path(path).resolve())
         root = Path(args.snakefile).resolve().parent if args.snakefile else None
-        project = Project.load(args.configfile, args.directory, root)
-        table, notes = estimate(project, cache_path=args.cache, directory=args.directory, tables=tables,
-                                models=args.models)
+        # the config's relative paths (persona file, templates, raw files) are relative to the
+        # run's working directory, as in `snakemake -d DIR`; the options' paths to this one
+        configfiles = [str(Path(f).resolve()) if Path(f).exists() else f for f in args.configfile]
+        cache = str(Path(args.cache).resolve()) if args.cache else None
+        if not Path(args.directory).is_dir():
+            raise InputError(f"-d {args.directory}: no such directory")
+        with _chdir(args.directory):
+            project = Project.load(configfiles, ".", root)
+            table, notes = estimate(project, cache_path=cache, directory=".", tables=tables,
+                                    models=args.models)
         print(format_report(table, notes))
         if args.out:
             table.to_csv(args.out, sep="\t", index=False)
