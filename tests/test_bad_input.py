@@ -130,6 +130,14 @@ CONFIG_CASES = {
     "download source unknown": (
         {"datasets": {"robust04": {"source": "download", "format": "trec"}}},
         "config key 'datasets.robust04.source': no public source is known for 'robust04'"),
+    "docid map missing": (
+        {"datasets": {"lj": {"source": "files", "format": "llmjudge", "qrels": "fixtures/llmjudge/qrels.txt",
+                             "topics": "fixtures/llmjudge/queries.txt", "texts": "fixtures/llmjudge/docs.jsonl",
+                             "docid_map": "fixtures/llmjudge/docid_map.tsv"}}},
+        "config key 'datasets.lj.docid_map': file fixtures/llmjudge/docid_map.tsv does not exist"),
+    "name that cannot be a path component": (
+        {"personas": {"custom": {"my persona": "Be brief."}}},
+        "config key 'personas.custom.my persona': the name 'my persona' becomes a path component"),
     "encoding unknown": (
         {"datasets": {"fx": {"encoding": "utf-9"}}},
         "config key 'datasets.fx.encoding': unknown encoding 'utf-9'"),

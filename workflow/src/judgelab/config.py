@@ -64,6 +64,14 @@ PATHS = {
 }
 
 
+def check_name(name: str, key: str) -> None:
+    """A name that becomes a path component and a wildcard value (a dataset, model, template or
+    persona id): no '/', no white space, not empty."""
+    if not name or "/" in name or any(c.isspace() for c in name):
+        raise InputError(f"the name {name!r} becomes a path component of the results: no '/' or "
+                         "white space", key=key)
+
+
 class _KeepMissing(dict):
     def __missing__(self, key: str) -> str:
         return "{" + key + "}"
@@ -289,6 +297,9 @@ class Project:
                 if not Path(f).is_file():
                     key = f"datasets.{name}.{kind}" if source == "files" else f"datasets.{name}.source"
                     raise InputError(f"{kind} file {f} does not exist", key=key)
+        docid_map = self.dataset(name).get("docid_map")
+        if docid_map and not Path(docid_map).is_file():
+            raise InputError(f"file {docid_map} does not exist", key=f"datasets.{name}.docid_map")
         return files
 
     def selection(self, name: str) -> dict:
@@ -426,6 +437,11 @@ class Project:
         file, templates, bundled samples, GGUF files) is there, and no key is set where it would
         be ignored; errors name the full key. Runs before any job (a dry run fails)."""
         models = self.config["models"]
+        for section in ("datasets", "models"):
+            for name in self.config[section]:
+                check_name(name, f"{section}.{name}")
+        for name in self.config["personas"]["custom"]:
+            check_name(name, f"personas.custom.{name}")
         for i, m in enumerate(self.judges):
             if m not in models:
                 raise InputError(f"model {m!r} is not a key of `models` (known: {sorted(models)})",

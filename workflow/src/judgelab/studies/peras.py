@@ -10,6 +10,7 @@ from functools import cached_property
 from typing import Iterator
 
 from ..backends.base import Request
+from ..config import check_name
 from ..errors import InputError
 from ..judging import confidence_requests, judgment_requests
 from ..prompts import GRADES, Template, parse_label
@@ -47,6 +48,7 @@ class Plan(StudyPlan):
         """The judgment templates by name, checked (kind ``judgment``, labels within the grades)."""
         out = {}
         for t, s in self.section["templates"].items():
+            check_name(t, f"peras.templates.{t}")
             key = f"peras.templates.{t}.template"
             spec = self.project.template(s["template"], "judgment", key)
             outside = [x for x in spec.labels if x not in GRADES]
