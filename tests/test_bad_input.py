@@ -80,6 +80,9 @@ CONFIG_CASES = {
     "classifier dataset not judged": (
         {"peras": {"classifier": {"dataset": "dl21"}}},
         "config key 'peras.classifier.dataset': dataset 'dl21' is not among the datasets PERAS judges"),
+    "study that judges nothing": (
+        {"peras": {"judges": []}},
+        "config key 'peras': the study is enabled but judges nothing"),
     "judge unknown": (
         {"judges": ["gpt-4o-mini"]},
         "config key 'judges[0]': model 'gpt-4o-mini' is not a key of `models`"),

@@ -114,6 +114,10 @@ class Plan(StudyPlan):
     def check(self) -> None:
         super().check()
         _ = self.template_specs, self.confidence_text  # loaded here: checked before any job
+        if not self.groups:
+            raise InputError("the study is enabled but judges nothing: no dataset x judge (peras.datasets "
+                             f"{self.datasets}, peras.judges {self.judges}) and no imported judge; "
+                             "set peras.enabled: false to skip it", key="peras")
         clf = self.classifier_dataset
         if clf is not None and clf not in self.datasets:
             raise InputError(f"dataset {clf!r} is not among the datasets PERAS judges ({self.datasets})",
