@@ -30,7 +30,8 @@ def load_persona_file(ref: str = "peras_table1", resources: str | Path | None = 
     if not path.exists():
         path = resources_dir(resources) / "personas" / f"{ref}.yaml"
     if not path.exists():
-        raise InputError(f"no persona file {ref!r} (looked for {path})", key="personas.file")
+        raise InputError(f"no persona file {ref!r}: neither a file (relative to the working directory) "
+                         f"nor {path}", key="personas.file")
     try:
         data = yaml.safe_load(read_text(path))
     except yaml.YAMLError as exc:

@@ -206,7 +206,8 @@ def load_template_spec(ref: str, resources: str | Path | None = None, kind: str 
     used_by = f" (config key '{key}')" if key else ""
     path = template_path(ref, resources)
     if not path.is_file():
-        raise InputError(f"no prompt template {ref!r} (looked for {path})", key=key)
+        raise InputError(f"no prompt template {ref!r}: neither a file (relative to the working "
+                         f"directory) nor {path}", key=key)
     text = read_text(path)
     try:
         data = yaml.safe_load(text)
