@@ -23,7 +23,7 @@ rule download_dataset:
 
 rule prepare_dataset:
     input:
-        unpack(lambda wc: PROJECT.raw_files(wc.dataset)),
+        unpack(lambda wc: PROJECT.raw_inputs(wc.dataset)),
     output:
         table=path("dataset"),
     params:

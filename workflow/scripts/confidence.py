@@ -9,4 +9,4 @@ with script_logging(snakemake.log[0]):
                    template=snakemake.params.template, model=snakemake.params.model,
                    max_tokens=snakemake.params.max_tokens, placement=snakemake.params.placement,
                    cache=snakemake.config["cache"], threads=snakemake.threads,
-                   desc=f"confidence {w.dataset}/{w.model}/{w.template}/{w.persona}")
+                   desc=f"confidence {w.dataset}/{w.model}/{w.template}/{w.persona}", model_name=w.model)

@@ -7,4 +7,5 @@ with script_logging(snakemake.log[0]):
                          keywords_template=snakemake.params.keywords_template,
                          instruction_template=snakemake.params.instruction_template,
                          model=snakemake.params.model, max_tokens=snakemake.params.max_tokens,
-                         cache=snakemake.config["cache"], threads=snakemake.threads)
+                         cache=snakemake.config["cache"], threads=snakemake.threads,
+                         model_name=snakemake.wildcards.model)

@@ -7,5 +7,6 @@ with script_logging(snakemake.log[0]):
     judge_job(snakemake.input.pairs, snakemake.output.judgments, persona=snakemake.params.persona,
               persona_file=snakemake.input.persona or None, template=snakemake.params.template,
               model=snakemake.params.model, max_tokens=snakemake.params.max_tokens,
-              placement=snakemake.params.placement, cache=snakemake.config["cache"],
-              threads=snakemake.threads, desc=f"judge {w.dataset}/{w.model}/{w.template}/{w.persona}")
+              labels=snakemake.params.labels, placement=snakemake.params.placement,
+              cache=snakemake.config["cache"], threads=snakemake.threads,
+              desc=f"judge {w.dataset}/{w.model}/{w.template}/{w.persona}", model_name=w.model)

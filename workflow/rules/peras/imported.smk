@@ -7,7 +7,7 @@
 rule import_judge:
     input:
         pairs=path("dataset"),
-        judge=lambda wc: PROJECT.imported[wc.model].file(wc.dataset, wc.template, wc.persona),
+        judge=lambda wc: PROJECT.imported_file(wc.model, wc.dataset, wc.template, wc.persona),
     output:
         judgments=path("judgments"),
         confidence=path("confidence"),

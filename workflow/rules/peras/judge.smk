@@ -11,6 +11,7 @@ rule judge:
     params:
         persona=persona_param,
         template=lambda wc: PERAS.template_texts[wc.template],
+        labels=lambda wc: json.dumps(PERAS.template_labels[wc.template]),
         max_tokens=lambda wc: PERAS.max_tokens(wc.template),
         placement=PROJECT.placement,
         model=model_param,

@@ -5,6 +5,9 @@ of everything that determines the answer: backend identity (kind, model, model-f
 base URL), every sampling parameter and the exact messages. API keys are never part of it.
 Each response is committed as soon as it arrives, so a job that crashes after k of n calls has
 k answers saved; several Snakemake jobs may read and write the same file at once.
+
+Everything the cache needs lives beside the cache file: the memo of model-file hashes
+(``file-hashes.json``) and the API backends' batch ids (``batches.sqlite``).
 """
 
 from __future__ import annotations
@@ -59,12 +62,19 @@ def default_cache_path() -> Path:
     return Path(os.environ.get("JUDGELAB_CACHE", ".judgelab-cache/requests.sqlite"))
 
 
+#: The folder of the most recently opened cache: where :func:`file_sha256` keeps its memo.
+_SIDE_DIR: Path | None = None
+
+
 class RequestCache:
-    """A key/value store of JSON requests and responses in one SQLite file."""
+    """A key/value store of JSON requests and responses in one SQLite file. Opening it makes its
+    folder the home of the model-file hash memo (:func:`file_sha256`)."""
 
     def __init__(self, path: str | Path | None = None, timeout: float = 120.0):
+        global _SIDE_DIR
         self.path = Path(path) if path else default_cache_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        _SIDE_DIR = self.path.parent
         self._conn = connect_wal(self.path, timeout)
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute(_SCHEMA)
@@ -101,14 +111,16 @@ class RequestCache:
 _HASHES: dict[tuple[str, int, int], str] = {}
 
 
-def file_sha256(path: str | Path) -> str:
-    """SHA-256 of a (model) file, memoised on (path, size, mtime) in-process and in a side file."""
+def file_sha256(path: str | Path, memo_dir: str | Path | None = None) -> str:
+    """SHA-256 of a (model) file, memoised on (path, size, mtime) in-process and in the side file
+    ``file-hashes.json`` in ``memo_dir`` (default: beside the request cache opened last, else
+    beside the default cache)."""
     p = Path(path).resolve()
     st = p.stat()
     memo_key = (str(p), st.st_size, st.st_mtime_ns)
     if memo_key in _HASHES:
         return _HASHES[memo_key]
-    side = default_cache_path().parent / "file-hashes.json"
+    side = Path(memo_dir or _SIDE_DIR or default_cache_path().parent) / "file-hashes.json"
     table: dict = {}
     if side.exists():
         try:

@@ -15,8 +15,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
+from pathlib import Path
 
 from .errors import InputError
 
@@ -46,6 +49,16 @@ def _persona_text(args) -> str:
     return personas[args.persona].instruction
 
 
+@contextlib.contextmanager
+def _chdir(path: str | Path):
+    old = Path.cwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(old)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="judgelab", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -62,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--topics", required=True)
     p.add_argument("--texts", required=True)
     p.add_argument("--docid-map")
+    p.add_argument("--encoding", default="utf-8", help="text encoding of the raw files (default utf-8)")
     p.add_argument("--queries", nargs="*", default=[])
     p.add_argument("--max-queries", type=int)
     p.add_argument("--per-grade", type=int)
@@ -109,6 +123,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--configfile", action="append", default=[],
                    help="config file merged over DIR/config/config.yaml (repeatable)")
     p.add_argument("-d", "--directory", default=".", help="working directory of the run (default .)")
+    p.add_argument("-s", "--snakefile", default=None,
+                   help="the workflow's Snakefile, as given to snakemake -s: its folder's resources "
+                   "(prompts, personas, sample) and schema are used (default: DIR when it holds "
+                   "the workflow, else the checkout judgelab is installed from)")
     p.add_argument("--cache", default=None, help="request cache (default: the config's `cache`)")
     p.add_argument("--table", action="append", default=[], metavar="DATASET=PATH",
                    help="use this prepared dataset table (repeatable)")
@@ -137,7 +155,7 @@ def _run(args) -> int:
     from .jobs import script_logging
     from .jobs.datasets import prepare_dataset_job
     from .jobs.peras import confidence_job, job_metrics_job, judge_job
-    from .prompts import load_template
+    from .prompts import load_template, load_template_spec
 
     if args.cmd == "download":
         from .datasets import download_dataset, source_urls
@@ -146,21 +164,23 @@ def _run(args) -> int:
         download_dataset(source_urls(args.dataset), dest)
         print(json.dumps(dest, indent=1))
     elif args.cmd == "prepare":
-        sel = {"format": args.format, "queries": args.queries, "max_queries": args.max_queries,
-               "per_grade": args.per_grade, "seed": args.seed, "docid_map": args.docid_map}
+        sel = {"format": args.format, "encoding": args.encoding, "queries": args.queries,
+               "max_queries": args.max_queries, "per_grade": args.per_grade, "seed": args.seed,
+               "docid_map": args.docid_map}
         with script_logging(None):
             prepare_dataset_job(args.dataset, args.qrels, args.topics, args.texts, sel, args.out)
     elif args.cmd == "judge":
+        template = load_template_spec(args.template, kind="judgment")
         with script_logging(None):
-            judge_job(args.pairs, args.out, persona=_persona_text(args),
-                           template=load_template(args.template), model=_model_spec(args),
-                           max_tokens=args.max_tokens, placement=args.placement, cache=args.cache)
+            judge_job(args.pairs, args.out, persona=_persona_text(args), template=template.text,
+                      labels=list(template.labels), model=_model_spec(args),
+                      max_tokens=args.max_tokens, placement=args.placement, cache=args.cache)
     elif args.cmd == "confidence":
         with script_logging(None):
             confidence_job(args.pairs, args.judgments, args.out, persona=_persona_text(args),
-                                template=load_template(args.template), model=_model_spec(args),
-                                max_tokens=args.max_tokens, placement=args.placement,
-                                cache=args.cache)
+                           template=load_template(args.template, kind="confidence"),
+                           model=_model_spec(args), max_tokens=args.max_tokens,
+                           placement=args.placement, cache=args.cache)
     elif args.cmd == "metrics":
         import tempfile
 
@@ -204,10 +224,18 @@ def _run(args) -> int:
             name, sep, path = item.partition("=")
             if not sep or not name or not path:
                 raise InputError(f"--table expects DATASET=PATH, got {item!r}")
-            tables[name] = path
-        project = Project.load(args.configfile, args.directory)
-        table, notes = estimate(project, cache_path=args.cache, directory=args.directory, tables=tables,
-                                models=args.models)
+            tables[name] = str(Path(path).resolve())
+        root = Path(args.snakefile).resolve().parent if args.snakefile else None
+        # the config's relative paths (persona file, templates, raw files) are relative to the
+        # run's working directory, as in `snakemake -d DIR`; the options' paths to this one
+        configfiles = [str(Path(f).resolve()) if Path(f).exists() else f for f in args.configfile]
+        cache = str(Path(args.cache).resolve()) if args.cache else None
+        if not Path(args.directory).is_dir():
+            raise InputError(f"-d {args.directory}: no such directory")
+        with _chdir(args.directory):
+            project = Project.load(configfiles, ".", root)
+            table, notes = estimate(project, cache_path=cache, directory=".", tables=tables,
+                                    models=args.models)
         print(format_report(table, notes))
         if args.out:
             table.to_csv(args.out, sep="\t", index=False)

@@ -41,6 +41,17 @@ STUDIES = ("peras",)
 #: Backends that call a provider's API (their jobs hold one `<backend>_jobs` resource token).
 API_BACKENDS = ("openai", "anthropic", "bedrock")
 
+#: Model keys that only some backends read (elsewhere they would be ignored silently): key ->
+#: the backends that read it. Keys not listed (backend, threads, prices) apply to every backend.
+BACKEND_KEYS = {
+    **dict.fromkeys(("model_path", "n_ctx", "n_batch", "reuse_prefix"), ("local",)),
+    **dict.fromkeys(("model", "concurrency", "timeout", "max_retries", "send_sampling", "extra_body"),
+                    API_BACKENDS),
+    **dict.fromkeys(("base_url", "api_key_env", "batch", "batch_poll_interval"), ("openai", "anthropic")),
+    **dict.fromkeys(("logprobs", "top_logprobs", "token_limit_param"), ("openai",)),
+    "anthropic_version": ("anthropic",),
+}
+
 
 #: The shared result paths, named once (each study adds its own: ``Plan.paths``). ``{results}`` is
 #: the configured folder; the other fields are the jobs' wildcards (see :meth:`Project.path`).
@@ -51,6 +62,14 @@ PATHS = {
     "persona_table": "{results}/personas/personas.tsv",
     "log": "{results}/logs/{name}.log",
 }
+
+
+def check_name(name: str, key: str) -> None:
+    """A name that becomes a path component and a wildcard value (a dataset, model, template or
+    persona id): no '/', no white space, not empty."""
+    if not name or "/" in name or any(c.isspace() for c in name):
+        raise InputError(f"the name {name!r} becomes a path component of the results: no '/' or "
+                         "white space", key=key)
 
 
 class _KeepMissing(dict):
@@ -70,11 +89,13 @@ def _merge(base: dict, over: Mapping) -> dict:
 
 
 def read_yaml(path: str | Path) -> Any:
+    from .textfiles import read_text
+
     path = Path(path)
     if not path.exists():
         raise InputError("file does not exist", path=str(path))
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return yaml.safe_load(read_text(path))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise InputError(f"invalid YAML: {exc}", path=str(path),
@@ -266,10 +287,25 @@ class Project:
             return {k: self.path("raw", dataset=name, kind=k) for k in ("qrels", "topics", "texts")}
         return {k: d[k] for k in ("qrels", "topics", "texts")}
 
+    def raw_inputs(self, name: str) -> dict[str, str]:
+        """:meth:`raw_files` for the prepare rule (paths relative to the working directory): a
+        configured or bundled file that does not exist is an error naming its key."""
+        files = self.raw_files(name)
+        source = self.dataset(name)["source"]
+        if source != "download":
+            for kind, f in files.items():
+                if not Path(f).is_file():
+                    key = f"datasets.{name}.{kind}" if source == "files" else f"datasets.{name}.source"
+                    raise InputError(f"{kind} file {f} does not exist", key=key)
+        docid_map = self.dataset(name).get("docid_map")
+        if docid_map and not Path(docid_map).is_file():
+            raise InputError(f"file {docid_map} does not exist", key=f"datasets.{name}.docid_map")
+        return files
+
     def selection(self, name: str) -> dict:
         """What the prepare job does with the raw files (format, subset keys), as plain values."""
         d = self.dataset(name)
-        keys = ("format", "queries", "max_queries", "per_grade", "seed", "docid_map")
+        keys = ("format", "encoding", "queries", "max_queries", "per_grade", "seed", "docid_map")
         return {k: d.get(k) for k in keys}
 
     def download_urls(self, name: str) -> dict[str, str]:
@@ -337,12 +373,17 @@ class Project:
 
     # -- templates ----------------------------------------------------------------------------
 
-    def load_template(self, ref: str) -> str:
-        """A prompt template's text: ``<study>/<name>`` under this workflow's resources/prompts,
-        or a path."""
-        from .prompts import load_template
+    def template(self, ref: str, kind: str | None = None, key: str | None = None):
+        """A checked prompt template (:class:`judgelab.prompts.Template`): ``<study>/<name>``
+        under this workflow's resources/prompts, or a path. ``kind``: the kind needed there;
+        ``key``: the config key naming it (both named in errors)."""
+        from .prompts import load_template_spec
 
-        return load_template(ref, self.resources)
+        return load_template_spec(ref, self.resources, kind, key=key)
+
+    def load_template(self, ref: str, kind: str | None = None, key: str | None = None) -> str:
+        """A checked prompt template's text (see :meth:`template`)."""
+        return self.template(ref, kind, key).text
 
     # -- imported judges ----------------------------------------------------------------------
 
@@ -351,6 +392,15 @@ class Project:
         from .imported import resolve_imported
 
         return resolve_imported(self.config)
+
+    def imported_file(self, name: str, dataset: str, template: str, persona: str) -> str:
+        """An imported judge's file (the import rule's input): an error naming the judge's key when
+        it does not exist (relative to the working directory)."""
+        f = self.imported[name].file(dataset, template, persona)
+        if not Path(f).is_file():
+            raise InputError(f"imported judge file {f} does not exist (dataset {dataset}, template "
+                             f"{template}, persona {persona})", key=f"imported_judges.{name}.path")
+        return f
 
     # -- jobs and targets ---------------------------------------------------------------------
 
@@ -383,21 +433,98 @@ class Project:
     # -- references ---------------------------------------------------------------------------
 
     def _check_references(self) -> None:
-        """Every name the config uses for another entity exists; errors name the full key."""
-        models, datasets = self.config["models"], self.config["datasets"]
+        """Every name the config uses for another entity exists, every file it names (persona
+        file, templates, bundled samples, GGUF files) is there, and no key is set where it would
+        be ignored; errors name the full key. Runs before any job (a dry run fails)."""
+        models = self.config["models"]
+        for section in ("datasets", "models"):
+            for name in self.config[section]:
+                check_name(name, f"{section}.{name}")
+        for name in self.config["personas"]["custom"]:
+            check_name(name, f"personas.custom.{name}")
         for i, m in enumerate(self.judges):
             if m not in models:
                 raise InputError(f"model {m!r} is not a key of `models` (known: {sorted(models)})",
                                  key=f"judges[{i}]")
-        for name, d in datasets.items():
-            if d["source"] == "files":
-                missing = [k for k in ("qrels", "topics", "texts") if not d.get(k)]
-                if missing:
-                    raise InputError(f"source 'files' needs {missing}", key=f"datasets.{name}")
+        for name in self.datasets:
+            self._check_dataset(name)
+        for name, spec in models.items():
+            for k, backends in BACKEND_KEYS.items():
+                if spec.get(k) is not None and spec["backend"] not in backends:
+                    raise InputError(f"the {spec['backend']} backend does not read `{k}` (only "
+                                     f"{', '.join(backends)} do)", key=f"models.{name}.{k}")
         gen_model = self.generation["model"]
-        if self.generates_personas and gen_model not in models:
-            raise InputError(f"model {gen_model!r} is not a key of `models` (the persona generation "
-                             f"runs: personas.generation.enabled or personas.source generated)",
-                             key="personas.generation.model")
+        if self.generates_personas:
+            if gen_model not in models:
+                raise InputError(f"model {gen_model!r} is not a key of `models` (the persona generation "
+                                 f"runs: personas.generation.enabled or personas.source generated)",
+                                 key="personas.generation.model")
+            for step in ("keywords", "instruction"):
+                key = f"personas.generation.{step}_template"
+                self.template(self.generation[f"{step}_template"], f"persona_{step}", key)
+        self._check_imported()
         for study in self.studies:
             self.plans[study].check()
+        for m in self.used_models:
+            self._check_model_file(m)
+
+    def _check_dataset(self, name: str) -> None:
+        import codecs
+
+        d, key = self.dataset(name), f"datasets.{name}"
+        for k in ("qrels", "topics", "texts"):
+            if d["source"] == "files" and not d.get(k):
+                raise InputError(f"source 'files' needs the {k} file", key=f"{key}.{k}")
+            if d["source"] != "files" and d.get(k):
+                raise InputError(f"only read with source 'files' (this dataset's source is "
+                                 f"{d['source']!r})", key=f"{key}.{k}")
+        if d.get("urls") and d["source"] != "download":
+            raise InputError(f"only read with source 'download' (source is {d['source']!r})",
+                             key=f"{key}.urls")
+        if d.get("docid_map") and d["format"] != "llmjudge":
+            raise InputError(f"only read with format 'llmjudge' (format is {d['format']!r})",
+                             key=f"{key}.docid_map")
+        try:
+            codecs.lookup(d.get("encoding") or "utf-8")
+        except LookupError:
+            raise InputError(f"unknown encoding {d.get('encoding')!r}", key=f"{key}.encoding") from None
+        if d["source"] == "sample" and not (self.resources / "sample" / name).is_dir():
+            bundled = sorted(p.name for p in (self.resources / "sample").iterdir() if p.is_dir())
+            raise InputError(f"no bundled sample {name!r} in {self.resources / 'sample'} (bundled: "
+                             f"{bundled}); use source 'download' or 'files'", key=f"{key}.source")
+        if d["source"] == "download":
+            self.download_urls(name)
+
+    def _check_model_file(self, name: str) -> None:
+        """A local model's GGUF file exists (relative to the working directory, as the backend
+        opens it); the default model's package is installed."""
+        spec = self.config["models"][name]
+        if spec["backend"] != "local":
+            return
+        if spec.get("model_path"):
+            if not Path(spec["model_path"]).is_file():
+                raise InputError(f"GGUF file {spec['model_path']} does not exist",
+                                 key=f"models.{name}.model_path")
+            return
+        from .backends.local import default_model_path
+
+        try:
+            default_model_path()
+        except InputError as exc:
+            raise InputError(exc.message, key=f"models.{name}.model_path") from None
+
+    @cached_property
+    def known_persona_ids(self) -> list[str]:
+        """Every persona id the config can name: the persona file's and the custom ones."""
+        from .personas import load_persona_file
+
+        return list(load_persona_file(self.config["personas"]["file"], self.resources)) + \
+            [str(p) for p in self.config["personas"]["custom"]]
+
+    def _check_imported(self) -> None:
+        for name, judge in self.imported.items():
+            for i, p in enumerate(judge.personas):
+                if p not in self.known_persona_ids:
+                    raise InputError(f"{p!r} is not a persona of the persona file or personas.custom "
+                                     f"(known: {self.known_persona_ids})",
+                                     key=f"imported_judges.{name}.personas[{i}]")

@@ -9,7 +9,11 @@ Formats read (the ones the public sources publish):
 * LLMJudge passages: JSON lines ``{"docid": ..., "doc": ...}``.
 
 Every reader raises :class:`~judgelab.errors.InputError` naming the file and line of the
-first bad line. The normalised table has the columns of :data:`judgelab.tables.DATASET_COLUMNS`.
+first bad line. Files are decoded with an explicit encoding (UTF-8 unless ``datasets.<name>.encoding``
+says otherwise, never guessed: a byte that does not decode is an error at its line); a leading
+byte-order mark is dropped. A pair listed twice must agree on grade and passage text; a dataset
+with no judged pair left is an error naming the dataset and its files. The normalised table has
+the columns of :data:`judgelab.tables.DATASET_COLUMNS`.
 """
 
 from __future__ import annotations
@@ -20,13 +24,13 @@ import tempfile
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 import ftfy
 import pandas as pd
 
 from .errors import InputError
 from .tables import DATASET_COLUMNS
+from .textfiles import text_lines
 
 
 #: Public sources of the full datasets (see ``judgelab download``).
@@ -63,12 +67,6 @@ class QrelLine:
     line: int
 
 
-def _lines(path: str | Path) -> Iterable[tuple[int, str]]:
-    with open(path, encoding="utf-8", newline="") as fh:
-        for no, raw in enumerate(fh, start=1):
-            yield no, raw.rstrip("\r\n")
-
-
 def parse_grade(value: str, path: str | Path, line: int, what: str = "grade") -> int:
     """A relevance grade 0-3 from a qrels field; anything else is an error at ``path:line``."""
     try:
@@ -80,10 +78,10 @@ def parse_grade(value: str, path: str | Path, line: int, what: str = "grade") ->
     return g
 
 
-def read_qrels(path: str | Path) -> list[QrelLine]:
+def read_qrels(path: str | Path, encoding: str | None = None) -> list[QrelLine]:
     """Read a graded TREC qrels file; blank lines are skipped, anything else malformed is an error."""
     out: list[QrelLine] = []
-    for no, line in _lines(path):
+    for no, line in text_lines(path, encoding):
         if not line.strip():
             continue
         parts = line.split()
@@ -95,10 +93,10 @@ def read_qrels(path: str | Path) -> list[QrelLine]:
     return out
 
 
-def read_topics(path: str | Path) -> dict[str, str]:
+def read_topics(path: str | Path, encoding: str | None = None) -> dict[str, str]:
     """Read ``qid<TAB>query`` lines into a dict."""
     topics: dict[str, str] = {}
-    for no, line in _lines(path):
+    for no, line in text_lines(path, encoding):
         if not line.strip():
             continue
         if "\t" not in line:
@@ -113,10 +111,10 @@ def read_topics(path: str | Path) -> dict[str, str]:
     return topics
 
 
-def read_qrels_text(path: str | Path) -> list[tuple[int, str, str]]:
+def read_qrels_text(path: str | Path, encoding: str | None = None) -> list[tuple[int, str, str]]:
     """Read ``docid<TAB>passage`` lines as (line, docid, passage)."""
     out = []
-    for no, line in _lines(path):
+    for no, line in text_lines(path, encoding):
         if "\t" not in line:
             raise InputError(f"expected 'docid<TAB>passage', found no tab: {line[:80]!r}",
                              path=str(path), line=no)
@@ -125,10 +123,11 @@ def read_qrels_text(path: str | Path) -> list[tuple[int, str, str]]:
     return out
 
 
-def read_jsonl_docs(path: str | Path) -> dict[str, tuple[int, str]]:
-    """Read LLMJudge-style ``{"docid", "doc"}`` JSON lines into docid -> (line, text)."""
+def read_jsonl_docs(path: str | Path, encoding: str | None = None) -> dict[str, tuple[int, str]]:
+    """Read LLMJudge-style ``{"docid", "doc"}`` JSON lines into docid -> (line, text); a docid
+    listed twice with different texts is an error naming both lines."""
     docs: dict[str, tuple[int, str]] = {}
-    for no, line in _lines(path):
+    for no, line in text_lines(path, encoding):
         if not line.strip():
             continue
         try:
@@ -137,14 +136,19 @@ def read_jsonl_docs(path: str | Path) -> dict[str, tuple[int, str]]:
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise InputError(f"expected a JSON object with 'docid' and 'doc': {exc}",
                              path=str(path), line=no) from None
-        docs[docid] = (no, text)
+        if not isinstance(text, str):
+            raise InputError(f"'doc' of {docid} is not a string", path=str(path), line=no)
+        if docid in docs and clean_text(docs[docid][1]) != clean_text(text):
+            raise InputError(f"passage {docid} appears twice with different texts (line "
+                             f"{docs[docid][0]} and here)", path=str(path), line=no)
+        docs.setdefault(docid, (no, text))
     return docs
 
 
-def read_id_map(path: str | Path) -> dict[str, str]:
+def read_id_map(path: str | Path, encoding: str | None = None) -> dict[str, str]:
     """Read a two-column ``original<TAB>short`` id map (LLMJudge ``docid_to_docidx.txt``)."""
     out = {}
-    for no, line in _lines(path):
+    for no, line in text_lines(path, encoding):
         if not line.strip():
             continue
         parts = line.split()
@@ -161,23 +165,29 @@ def clean_text(text: str) -> str:
 
 def _check_and_build(dataset: str, qrels: list[QrelLine], qrels_path: str, topics: dict[str, str],
                      topics_path: str, text_of) -> pd.DataFrame:
-    """Shared checks: known query, passage present, no conflicting duplicate pairs."""
-    seen: dict[tuple[str, str], QrelLine] = {}
+    """Shared checks: known query, passage present, no conflicting duplicate pairs (a pair listed
+    twice must agree on grade and passage text)."""
+    seen: dict[tuple[str, str], tuple[QrelLine, tuple[str, int], str]] = {}
     rows = []
     for q in qrels:
         key = (q.qid, q.docid)
+        where, text = text_of(q)
+        text = clean_text(text or "")
         if key in seen:
-            first = seen[key]
+            first, first_where, first_text = seen[key]
             if first.grade != q.grade:
                 raise InputError(
                     f"pair (qid {q.qid}, docid {q.docid}) is judged twice with different grades "
                     f"({first.grade} at line {first.line}, {q.grade} here)", path=qrels_path, line=q.line)
+            if first_text != text:
+                raise InputError(
+                    f"pair (qid {q.qid}, docid {q.docid}) is listed twice with different passage "
+                    f"texts: {first_where[0]}:{first_where[1]} and {where[0]}:{where[1]}",
+                    path=where[0], line=where[1])
             continue  # an exact duplicate line carries no new information
-        seen[key] = q
+        seen[key] = (q, where, text)
         if q.qid not in topics:
             raise InputError(f"query {q.qid} has no text in {topics_path}", path=qrels_path, line=q.line)
-        where, text = text_of(q)
-        text = clean_text(text or "")
         if not text:
             raise InputError(f"judged passage {q.docid} (query {q.qid}) has no text", path=where[0],
                              line=where[1])
@@ -186,11 +196,11 @@ def _check_and_build(dataset: str, qrels: list[QrelLine], qrels_path: str, topic
 
 
 def build_trec_table(dataset: str, qrels_path: str | Path, topics_path: str | Path,
-                     texts_path: str | Path) -> pd.DataFrame:
+                     texts_path: str | Path, encoding: str | None = None) -> pd.DataFrame:
     """Normalised table from qrels + topics + a judged-text file aligned line by line with the qrels."""
-    qrels = read_qrels(qrels_path)
-    topics = read_topics(topics_path)
-    texts = read_qrels_text(texts_path)
+    qrels = read_qrels(qrels_path, encoding)
+    topics = read_topics(topics_path, encoding)
+    texts = read_qrels_text(texts_path, encoding)
     if len(texts) != len(qrels):
         raise InputError(f"has {len(texts)} lines but {qrels_path} has {len(qrels)} judged pairs; "
                          "the judged-text file must have one line per qrels line", path=str(texts_path))
@@ -205,16 +215,17 @@ def build_trec_table(dataset: str, qrels_path: str | Path, topics_path: str | Pa
 
 
 def build_llmjudge_table(dataset: str, qrels_path: str | Path, topics_path: str | Path,
-                         docs_path: str | Path, docid_map: str | Path | None = None) -> pd.DataFrame:
+                         docs_path: str | Path, docid_map: str | Path | None = None,
+                         encoding: str | None = None) -> pd.DataFrame:
     """Normalised table for LLMJudge: qrels use short ids (``p123``); passages come from the JSONL.
 
     If the JSONL is keyed by MS MARCO v2 ids, ``docid_map`` (``docid_to_docidx.txt``) translates them.
     """
-    qrels = read_qrels(qrels_path)
-    topics = read_topics(topics_path)
-    docs = read_jsonl_docs(docs_path)
+    qrels = read_qrels(qrels_path, encoding)
+    topics = read_topics(topics_path, encoding)
+    docs = read_jsonl_docs(docs_path, encoding)
     if docid_map is not None:
-        mapping = read_id_map(docid_map)
+        mapping = read_id_map(docid_map, encoding)
         docs = {mapping.get(k, k): v for k, v in docs.items()}
 
     def text_of(q: QrelLine):
@@ -228,7 +239,7 @@ def build_llmjudge_table(dataset: str, qrels_path: str | Path, topics_path: str 
 
 
 def select(table: pd.DataFrame, *, queries: list[str] | None = None, max_queries: int | None = None,
-           per_grade: int | None = None, seed: int = 0, name: str = "<name>") -> pd.DataFrame:
+           per_grade: int | None = None, seed: int = 0, name: str | None = None) -> pd.DataFrame:
     """Subset a table: an explicit query list, the first ``max_queries`` queries (file order), then a
     label-stratified sample of at most ``per_grade`` pairs per grade, drawn with ``seed``."""
     out = table
@@ -236,7 +247,8 @@ def select(table: pd.DataFrame, *, queries: list[str] | None = None, max_queries
         known = set(out["qid"])
         missing = [q for q in queries if str(q) not in known]
         if missing:
-            raise InputError(f"queries not in the dataset: {missing}", key=f"datasets.{name}.queries")
+            raise InputError(f"queries not in the dataset: {missing}",
+                             key=f"datasets.{name}.queries" if name else "queries")
         out = out[out["qid"].isin([str(q) for q in queries])]
     if max_queries:
         keep = list(dict.fromkeys(out["qid"]))[:max_queries]
@@ -284,9 +296,30 @@ def download_dataset(urls: dict[str, str], dest: dict[str, str | Path]) -> None:
 
 
 def build_table(name: str, fmt: str, qrels: str | Path, topics: str | Path, texts: str | Path,
-                docid_map: str | Path | None = None) -> pd.DataFrame:
+                docid_map: str | Path | None = None, encoding: str | None = None) -> pd.DataFrame:
     if fmt == "trec":
-        return build_trec_table(name, qrels, topics, texts)
+        return build_trec_table(name, qrels, topics, texts, encoding)
     if fmt == "llmjudge":
-        return build_llmjudge_table(name, qrels, topics, texts, docid_map)
+        return build_llmjudge_table(name, qrels, topics, texts, docid_map, encoding)
     raise InputError(f"unknown format {fmt!r} (trec or llmjudge)", key=f"datasets.{name}.format")
+
+
+def prepare_table(name: str, selection: dict, qrels: str | Path, topics: str | Path,
+                  texts: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """What the prepare job does: the normalised table of the raw files and its configured subset
+    (``selection``: format, encoding, docid_map, queries, max_queries, per_grade, seed). Returns
+    (full table, subset). A dataset without a judged pair is an error naming its key and files."""
+    sel = selection
+    full = build_table(name, sel["format"], qrels, topics, texts, sel.get("docid_map"),
+                       sel.get("encoding"))
+    files = f"qrels {qrels}, topics {topics}, texts {texts}"
+    if full.empty:
+        raise InputError(f"the dataset has no judged pair ({files}): nothing to judge",
+                         key=f"datasets.{name}")
+    subset = select(full, queries=[str(q) for q in sel.get("queries") or []],
+                    max_queries=sel.get("max_queries"), per_grade=sel.get("per_grade"),
+                    seed=int(sel.get("seed") or 0), name=name)
+    if subset.empty:
+        raise InputError(f"the selection (queries, max_queries, per_grade) keeps none of the "
+                         f"{len(full)} judged pairs ({files})", key=f"datasets.{name}")
+    return full, subset

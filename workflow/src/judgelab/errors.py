@@ -18,4 +18,4 @@ class InputError(ValueError):
         elif key is not None:
             where = f"config key '{key}': "
         super().__init__(where + message)
-        self.path, self.line, self.key = path, line, key
+        self.message, self.path, self.line, self.key = message, path, line, key

@@ -76,12 +76,8 @@ def dataset_pairs(project: Project, name: str, *, directory: Path,
     raw = {k: Path(p) if Path(p).is_absolute() else directory / p
            for k, p in project.raw_files(name).items()}
     if all(p.exists() for p in raw.values()):
-        sel = project.selection(name)
-        full = ds.build_table(name, sel["format"], raw["qrels"], raw["topics"], raw["texts"],
-                              sel.get("docid_map"))
-        pairs = ds.select(full, queries=[str(q) for q in sel.get("queries") or []],
-                          max_queries=sel.get("max_queries"), per_grade=sel.get("per_grade"),
-                          seed=int(sel.get("seed") or 0), name=name)
+        _, pairs = ds.prepare_table(name, project.selection(name), raw["qrels"], raw["topics"],
+                                    raw["texts"])
         return PairSource(name, pairs, f"raw files ({d['source']}), prepared in memory", True)
     if name not in KNOWN_DATASETS:
         raise InputError(f"dataset {name!r} is neither prepared ({prepared}) nor are its raw files "

@@ -29,6 +29,7 @@ import pandas as pd
 from .datasets import parse_grade
 from .errors import InputError
 from .tables import CONFIDENCE_COLUMNS, JUDGMENT_COLUMNS
+from .textfiles import text_lines
 
 DEFAULT_TEMPLATE = "imported"
 DEFAULT_PERSONAS = ["default"]
@@ -76,9 +77,10 @@ def resolve_imported(cfg: dict) -> dict[str, ImportedJudge]:
         ds = [str(d) for d in e.get("datasets") or []]
         if not ds:
             raise InputError("needs at least one dataset", key=f"{key}.datasets")
-        missing = [d for d in ds if d not in datasets]
-        if missing:
-            raise InputError(f"datasets {missing} are not in `datasets`", key=f"{key}.datasets")
+        for i, d in enumerate(ds):
+            if d not in datasets:
+                raise InputError(f"dataset {d!r} is not a key of `datasets` (known: {sorted(datasets)})",
+                                 key=f"{key}.datasets[{i}]")
         templates = [str(t) for t in e.get("templates") or [DEFAULT_TEMPLATE]]
         personas = [str(p) for p in e.get("personas") or DEFAULT_PERSONAS]
         for what, values in (("dataset", ds), ("template", templates), ("persona", personas)):
@@ -119,39 +121,37 @@ def read_judge_file(path: str | Path, pairs: pd.DataFrame) -> pd.DataFrame:
     known = set(zip(pairs["qid"], pairs["docid"]))
     seen: dict[tuple[str, str], tuple[int, int, float | None]] = {}
     rows = []
-    with open(path, encoding="utf-8", newline="") as fh:
-        for no, raw in enumerate(fh, start=1):
-            line = raw.rstrip("\r\n")
-            if not line.strip() or line.lstrip().startswith("#"):
-                continue
-            parts = line.split()
-            if len(parts) not in (4, 5):
-                raise InputError(f"expected 'qid Q0 docid label [confidence]', got {len(parts)} fields: "
-                                 f"{line[:120]!r}", path=str(path), line=no)
-            qid, _, docid, label = parts[:4]
-            lab = parse_grade(label, path, no, what="label")
-            conf = None
-            if len(parts) == 5:
-                try:
-                    conf = float(parts[4])
-                except ValueError:
-                    raise InputError(f"confidence {parts[4]!r} is not a number", path=str(path),
-                                     line=no) from None
-                if not (math.isfinite(conf) and 0 <= conf <= 100):
-                    raise InputError(f"confidence {parts[4]} is outside 0-100", path=str(path), line=no)
-            if qid not in known_q:
-                raise InputError(f"unknown query id {qid!r}: not in the dataset", path=str(path), line=no)
-            if (qid, docid) not in known:
-                raise InputError(f"unknown passage id {docid!r} for query {qid}: not a judged pair of the "
-                                 "dataset", path=str(path), line=no)
-            if (qid, docid) in seen:
-                first_no, first_lab, first_conf = seen[(qid, docid)]
-                if (first_lab, first_conf) != (lab, conf):
-                    raise InputError(f"pair (qid {qid}, docid {docid}) is labelled twice differently "
-                                     f"(line {first_no} and here)", path=str(path), line=no)
-                continue
-            seen[(qid, docid)] = (no, lab, conf)
-            rows.append((qid, docid, lab, conf, no))
+    for no, line in text_lines(path):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        parts = line.split()
+        if len(parts) not in (4, 5):
+            raise InputError(f"expected 'qid Q0 docid label [confidence]', got {len(parts)} fields: "
+                             f"{line[:120]!r}", path=str(path), line=no)
+        qid, _, docid, label = parts[:4]
+        lab = parse_grade(label, path, no, what="label")
+        conf = None
+        if len(parts) == 5:
+            try:
+                conf = float(parts[4])
+            except ValueError:
+                raise InputError(f"confidence {parts[4]!r} is not a number", path=str(path),
+                                 line=no) from None
+            if not (math.isfinite(conf) and 0 <= conf <= 100):
+                raise InputError(f"confidence {parts[4]} is outside 0-100", path=str(path), line=no)
+        if qid not in known_q:
+            raise InputError(f"unknown query id {qid!r}: not in the dataset", path=str(path), line=no)
+        if (qid, docid) not in known:
+            raise InputError(f"unknown passage id {docid!r} for query {qid}: not a judged pair of the "
+                             "dataset", path=str(path), line=no)
+        if (qid, docid) in seen:
+            first_no, first_lab, first_conf = seen[(qid, docid)]
+            if (first_lab, first_conf) != (lab, conf):
+                raise InputError(f"pair (qid {qid}, docid {docid}) is labelled twice differently "
+                                 f"(line {first_no} and here)", path=str(path), line=no)
+            continue
+        seen[(qid, docid)] = (no, lab, conf)
+        rows.append((qid, docid, lab, conf, no))
     df = pd.DataFrame(rows, columns=["qid", "docid", "label", "confidence", "line"])
     df["label"] = df["label"].astype("Int64")
     df["confidence"] = df["confidence"].astype("Float64")

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Sequence
 
 import pandas as pd
 
 from .backends.base import LABEL_TOKENS, Backend, CachedClient, Request
 from .cache import RequestCache
-from .prompts import build_messages, fill, parse_confidence, parse_label
+from .prompts import GRADES, build_messages, fill, parse_confidence, parse_label
 from .tables import CONFIDENCE_COLUMNS, JUDGMENT_COLUMNS
 
 log = logging.getLogger(__name__)
+
 
 def judgment_requests(pairs: pd.DataFrame, persona: str, template: str, *, max_tokens: int,
                       placement: str = "user") -> list[Request]:
@@ -40,13 +42,14 @@ def confidence_requests(pairs: pd.DataFrame, labels, persona: str, template: str
 
 def run_judgments(pairs: pd.DataFrame, persona: str, template: str, client: CachedClient, *,
                   max_tokens: int, placement: str = "user", progress: bool = True,
-                  desc: str = "judge") -> pd.DataFrame:
-    """Judge every pair; one output row per input row, in input order."""
+                  desc: str = "judge", labels: Sequence[str] = GRADES) -> pd.DataFrame:
+    """Judge every pair; one output row per input row, in input order. ``labels``: the
+    template's label set; an answer outside it is missing (``parsed`` false)."""
     requests = judgment_requests(pairs, persona, template, max_tokens=max_tokens, placement=placement)
     answers = client.run(requests, desc=desc, progress=progress)
     rows = []
     for row, (comp, hit) in zip(pairs.itertuples(index=False), answers):
-        label = parse_label(comp.text)
+        label = parse_label(comp.text, labels)
         probs = comp.label_probs or [None] * 4
         expected = (sum(k * p for k, p in enumerate(comp.label_probs))
                     if comp.label_probs else None)

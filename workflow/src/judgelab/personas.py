@@ -10,6 +10,7 @@ import yaml
 
 from .errors import InputError
 from .resources import resources_dir
+from .textfiles import read_text
 
 PAPER_ORDER = ["default", "HA", "LA", "HC", "LC", "HE", "LE", "HN", "LN", "HO", "LO"]
 
@@ -29,9 +30,10 @@ def load_persona_file(ref: str = "peras_table1", resources: str | Path | None = 
     if not path.exists():
         path = resources_dir(resources) / "personas" / f"{ref}.yaml"
     if not path.exists():
-        raise InputError(f"no persona file {ref!r} (looked for {path})", key="personas.file")
+        raise InputError(f"no persona file {ref!r}: neither a file (relative to the working directory) "
+                         f"nor {path}", key="personas.file")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(read_text(path))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise InputError(f"invalid YAML: {exc}", path=str(path),
@@ -54,9 +56,12 @@ def resolve_personas(cfg: dict, resources: str | Path | None = None) -> dict[str
     pcfg = cfg.get("personas", {})
     base = load_persona_file(pcfg.get("file", "peras_table1"), resources)
     include = pcfg.get("include") or list(base)
-    unknown = [p for p in include if p not in base and p not in (pcfg.get("custom") or {})]
-    if unknown:
-        raise InputError(f"unknown personas {unknown}; known: {sorted(base)}", key="personas.include")
+    custom = pcfg.get("custom") or {}
+    for i, p in enumerate(include):
+        if p not in base and p not in custom:
+            raise InputError(f"unknown persona {p!r}: not in the persona file {pcfg.get('file', 'peras_table1')!r} "
+                             f"(known: {sorted(base)}) nor in personas.custom ({sorted(custom)})",
+                             key=f"personas.include[{i}]")
     out = {p: base[p] for p in include if p in base}
     for pid, entry in (pcfg.get("custom") or {}).items():
         if pid in base:

@@ -24,6 +24,7 @@ from typing import Iterator
 
 from ..backends.base import CachedClient, make_backend
 from ..cache import RequestCache
+from ..errors import InputError
 from ..pricing import Prices
 
 log = logging.getLogger("judgelab")
@@ -64,16 +65,29 @@ def model_spec(model: str | dict) -> dict:
     return dict(as_value(model))
 
 
+def _named(exc: InputError, name: str) -> InputError:
+    """``exc`` with the placeholder ``<name>`` of a backend's config key (``models.<name>.n_ctx``)
+    replaced by the model's key."""
+    if exc.key and "<name>" in exc.key and name != "<name>":
+        return InputError(exc.message, key=exc.key.replace("<name>", name))
+    return exc
+
+
 class LLMSession:
-    """A backend and its cached client for one job; logs the usage line when it closes."""
+    """A backend and its cached client for one job; logs the usage line when it closes.
+    ``name``: the model's key in ``models`` (errors name ``models.<name>.…`` with it)."""
 
     def __init__(self, model: str | dict, cache: str | Path | None, threads: int | None = None,
-                 desc: str = "job"):
+                 desc: str = "job", name: str | None = None):
         self.spec = model_spec(model)
         if threads:
             self.spec["threads"] = int(threads)
         self.desc = desc
-        self.backend = make_backend(self.spec, self.spec.get("name", "<name>"))
+        self.name = name or self.spec.get("name") or "<name>"
+        try:
+            self.backend = make_backend(self.spec, self.name)
+        except InputError as exc:
+            raise _named(exc, self.name) from None
         self.client = CachedClient(self.backend, RequestCache(cache))
         self.t0 = time.perf_counter()
 
@@ -84,11 +98,13 @@ class LLMSession:
         self.backend.close()
         if exc_type is None:
             self.log_usage()
+        elif isinstance(exc, InputError) and _named(exc, self.name) is not exc:
+            raise _named(exc, self.name) from None
 
     def log_usage(self) -> None:
         """The job's calls, cache hits, tokens sent and (for priced models) their cost."""
         c = self.client
-        prices = Prices.from_spec(self.spec, self.spec.get("name", "<name>"))
+        prices = Prices.from_spec(self.spec, self.name)
         cost = ""
         if prices is not None:
             usd = prices.cost(c.prompt_tokens, c.completion_tokens, batch=bool(self.spec.get("batch", False)))

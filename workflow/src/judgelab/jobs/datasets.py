@@ -20,12 +20,8 @@ def download_job(urls: str | dict, out: dict[str, str]) -> None:
 
 def prepare_dataset_job(name: str, qrels: str, topics: str, texts: str, selection: str | dict,
                         out: str) -> pd.DataFrame:
-    sel = as_value(selection)
-    table = ds.build_table(name, sel["format"], qrels, topics, texts, sel.get("docid_map"))
-    log.info("%s: %d judged pairs, %d queries", name, len(table), table["qid"].nunique())
-    table = ds.select(table, queries=[str(q) for q in sel.get("queries") or []],
-                      max_queries=sel.get("max_queries"), per_grade=sel.get("per_grade"),
-                      seed=int(sel.get("seed") or 0), name=name)
+    full, table = ds.prepare_table(name, as_value(selection), qrels, topics, texts)
+    log.info("%s: %d judged pairs, %d queries", name, len(full), full["qid"].nunique())
     log.info("%s after selection: %d pairs, %d queries, grades %s", name, len(table),
              table["qid"].nunique(), table["grade"].value_counts().sort_index().to_dict())
     write_dataset(table, out)

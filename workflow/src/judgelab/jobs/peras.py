@@ -15,6 +15,7 @@ import pandas as pd
 
 from ..judging import run_confidence, run_judgments
 from ..personas import read_persona
+from ..prompts import GRADES
 from ..tables import (concat_ids_tables, labels_with_confidence, read_confidence, read_dataset,
                       read_ids_table, read_judgments, read_labelled, write_tsv)
 from . import LLMSession, as_value
@@ -28,13 +29,17 @@ log = logging.getLogger("judgelab")
 
 def judge_job(pairs: str, out: str, *, persona: str, template: str, model: str | dict,
               max_tokens: int, placement: str, cache: str, threads: int | None = None,
-              persona_file: str | None = None, desc: str = "judge") -> pd.DataFrame:
+              persona_file: str | None = None, desc: str = "judge",
+              labels: str | Sequence[str] | None = None, model_name: str | None = None) -> pd.DataFrame:
     """One dataset x model x template x persona: every pair judged (seed 000 section 4.2).
-    ``persona``: the instruction, or "" with ``persona_file`` (a generated persona)."""
+    ``persona``: the instruction, or "" with ``persona_file`` (a generated persona); ``labels``:
+    the template's label set (JSON or a list; default the grades 0-3); ``model_name``: the key of
+    the model in ``models`` (named in errors)."""
     table = read_dataset(pairs)
-    with LLMSession(model, cache, threads, desc) as client:
+    with LLMSession(model, cache, threads, desc, name=model_name) as client:
         result = run_judgments(table, read_persona(persona, persona_file), template, client,
-                               max_tokens=int(max_tokens), placement=placement, desc=desc)
+                               max_tokens=int(max_tokens), placement=placement, desc=desc,
+                               labels=as_value(labels) if labels else GRADES)
     write_tsv(result, out)
     return result
 
@@ -42,11 +47,11 @@ def judge_job(pairs: str, out: str, *, persona: str, template: str, model: str |
 def confidence_job(pairs: str, judgments: str, out: str, *, persona: str, template: str,
                    model: str | dict, max_tokens: int, placement: str, cache: str,
                    threads: int | None = None, persona_file: str | None = None,
-                   desc: str = "confidence") -> pd.DataFrame:
+                   desc: str = "confidence", model_name: str | None = None) -> pd.DataFrame:
     """The confidence follow-up (seed 000 Appendix A) for every pair whose label parsed."""
     table = read_dataset(pairs)
     judged = read_judgments(judgments)
-    with LLMSession(model, cache, threads, desc) as client:
+    with LLMSession(model, cache, threads, desc, name=model_name) as client:
         result = run_confidence(table, judged, read_persona(persona, persona_file), template, client,
                                 max_tokens=int(max_tokens), placement=placement, desc=desc)
     write_tsv(result, out)
@@ -262,7 +267,7 @@ def figures_job(pairs: str, judgments: Sequence[str], confidence: Sequence[str],
     kappa = fg.interpersona_kappa(labels)
     write_tsv(kappa, out["interpersona"])
     fg.interpersona_heatmap(kappa, f"Inter-persona Cohen's κ - {name}", out["heatmap"], out["heatmap_pdf"])
-    chosen = [p for p in cfg.get("confidence_personas", []) if p in personas] or list(personas[:2])
+    chosen = [p for p in cfg.get("confidence_personas") or [] if p in personas] or list(personas[:2])
     conf_tab = fg.confidence_by_grade_table(table, {p: c[p] for p in chosen}, int(cfg.get("confidence_label", 0)))
     write_tsv(conf_tab, out["confidence_table"])
     fg.confidence_by_grade(conf_tab, f"Confidence of label-{int(cfg.get('confidence_label', 0))} "

@@ -20,8 +20,8 @@ log = logging.getLogger("judgelab")
 
 def generate_persona_job(out: str, *, personality_type: str, keywords_template: str,
                          instruction_template: str, model: str | dict, max_tokens: int, cache: str,
-                         threads: int | None = None) -> dict:
-    session = LLMSession(model, cache, threads, desc=f"persona {personality_type}")
+                         threads: int | None = None, model_name: str | None = None) -> dict:
+    session = LLMSession(model, cache, threads, desc=f"persona {personality_type}", name=model_name)
     with session as client:
         result = generate_persona(client, personality_type, keywords_template, instruction_template,
                                   max_tokens=int(max_tokens))

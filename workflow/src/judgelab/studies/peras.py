@@ -10,9 +10,10 @@ from functools import cached_property
 from typing import Iterator
 
 from ..backends.base import Request
+from ..config import check_name
 from ..errors import InputError
 from ..judging import confidence_requests, judgment_requests
-from ..prompts import parse_label
+from ..prompts import GRADES, Template, parse_label
 from . import StudyPlan
 
 #: The figures per dataset x model x template (seed 000 Figures 2-5).
@@ -43,12 +44,33 @@ class Plan(StudyPlan):
         return list(self.section["templates"])
 
     @cached_property
+    def template_specs(self) -> dict[str, Template]:
+        """The judgment templates by name, checked (kind ``judgment``, labels within the grades)."""
+        out = {}
+        for t, s in self.section["templates"].items():
+            check_name(t, f"peras.templates.{t}")
+            key = f"peras.templates.{t}.template"
+            spec = self.project.template(s["template"], "judgment", key)
+            outside = [x for x in spec.labels if x not in GRADES]
+            if outside:
+                raise InputError(f"{spec.path} declares labels {outside}: PERAS compares labels with "
+                                 f"the human grades {list(GRADES)}", key=key)
+            out[t] = spec
+        return out
+
+    @property
     def template_texts(self) -> dict[str, str]:
-        return {t: self.project.load_template(s["template"]) for t, s in self.section["templates"].items()}
+        return {t: spec.text for t, spec in self.template_specs.items()}
+
+    @property
+    def template_labels(self) -> dict[str, list[str]]:
+        """Each judgment template's label set: the answers its judge job accepts."""
+        return {t: list(spec.labels) for t, spec in self.template_specs.items()}
 
     @cached_property
     def confidence_text(self) -> str:
-        return self.project.load_template(self.section["confidence"]["template"])
+        return self.project.load_template(self.section["confidence"]["template"], "confidence",
+                                          "peras.confidence.template")
 
     def max_tokens(self, template: str) -> int:
         return int(self.section["templates"][template]["max_tokens"])
@@ -91,10 +113,30 @@ class Plan(StudyPlan):
 
     def check(self) -> None:
         super().check()
+        _ = self.template_specs, self.confidence_text  # loaded here: checked before any job
+        if not self.groups:
+            raise InputError("the study is enabled but judges nothing: no dataset x judge (peras.datasets "
+                             f"{self.datasets}, peras.judges {self.judges}) and no imported judge; "
+                             "set peras.enabled: false to skip it", key="peras")
         clf = self.classifier_dataset
         if clf is not None and clf not in self.datasets:
             raise InputError(f"dataset {clf!r} is not among the datasets PERAS judges ({self.datasets})",
                              key="peras.classifier.dataset")
+        live = list(self.project.personas) if self.judges else []
+        ref = self.reference
+        if len(live) > 1 and ref not in live:
+            raise InputError(f"persona {ref!r} is not run (the run's personas: {live}); the "
+                             "significance stage would compare nothing", key="peras.significance.reference")
+        for name, judge in self.project.imported.items():
+            if len(judge.personas) > 1 and ref not in judge.personas:
+                raise InputError(f"persona {ref!r} is not among the personas of imported judge {name!r} "
+                                 f"(imported_judges.{name}.personas: {list(judge.personas)})",
+                                 key="peras.significance.reference")
+        shown = set(live).union(*(j.personas for j in self.project.imported.values()))
+        for i, p in enumerate(self.section["figures"]["confidence_personas"] or []):
+            if p not in shown:
+                raise InputError(f"persona {p!r} is not run by any judge (the run's personas: "
+                                 f"{sorted(shown)})", key=f"peras.figures.confidence_personas[{i}]")
 
     def llm_jobs(self):
         from ..config import LLMJob
@@ -135,7 +177,7 @@ class Plan(StudyPlan):
             if hit is None:
                 upper.append(i)  # label unknown: counted as asked
             else:
-                label = parse_label(hit["text"])
+                label = parse_label(hit["text"], self.template_specs[w["template"]].labels)
                 if label is not None:
                     asked_rows.append(i)
                     labels.append(label)
