@@ -4,6 +4,7 @@ run the real embedded model or a whole Snakemake workflow."""
 from __future__ import annotations
 
 import importlib.util
+import socket
 from pathlib import Path
 
 import pytest
@@ -49,3 +50,10 @@ def tmp_cache(tmp_path, monkeypatch):
     path = tmp_path / "cache" / "requests.sqlite"
     monkeypatch.setenv("JUDGELAB_CACHE", str(path))
     return path
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now (for a server a test starts)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

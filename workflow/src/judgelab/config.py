@@ -237,9 +237,6 @@ class Project:
     def model_threads(self, name: str) -> int:
         return int(self.config["models"][name].get("threads", 1))
 
-    def is_api(self, name: str) -> bool:
-        return self.config["models"][name]["backend"] in API_BACKENDS
-
     @property
     def used_models(self) -> list[str]:
         """Every model some job of this run calls (judges of the enabled studies, generator)."""

@@ -148,6 +148,16 @@ def api_key_envvars(config: Mapping[str, Any]) -> list[str]:
 
 # -- retries ------------------------------------------------------------------------------------
 
+def status_retry_kind(status: int | None) -> str | None:
+    """The retry kind of an HTTP status: 'rate_limited' (429), 'server_error' (5xx and the other
+    retried statuses), None (do not retry)."""
+    if status == 429:
+        return "rate_limited"
+    if isinstance(status, int) and (status >= 500 or status in RETRY_STATUSES):
+        return "server_error"
+    return None
+
+
 def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
     """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
     if not headers:
@@ -405,12 +415,7 @@ class ApiBackend(Backend, abc.ABC):
             return "timeout"
         if self.connection_errors and isinstance(exc, self.connection_errors):
             return "connection_error"
-        status = getattr(exc, "status_code", None)
-        if status == 429:
-            return "rate_limited"
-        if isinstance(status, int) and (status >= 500 or status in RETRY_STATUSES):
-            return "server_error"
-        return None
+        return status_retry_kind(getattr(exc, "status_code", None))
 
     def _explain(self, exc: BaseException) -> BaseException:
         """Authentication failures name the variable the key came from (never the key)."""

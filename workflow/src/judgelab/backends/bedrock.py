@@ -56,7 +56,7 @@ import botocore.exceptions as bexc
 from botocore.config import Config
 
 from ..errors import InputError
-from .api import RETRY_STATUSES, ApiBackend, ApiSettings, BatchStatus
+from .api import ApiBackend, ApiSettings, BatchStatus, status_retry_kind
 from .base import Completion, Request
 
 #: AWS error codes worth another try, and how they are counted
@@ -269,11 +269,7 @@ class BedrockBackend(ApiBackend):
             return super()._retry_kind(exc)
         if code in RETRY_CODES:
             return RETRY_CODES[code]
-        if status == 429:
-            return "rate_limited"
-        if isinstance(status, int) and (status >= 500 or status in RETRY_STATUSES):
-            return "server_error"
-        return None
+        return status_retry_kind(status)
 
     def _explain(self, exc: BaseException) -> BaseException:
         name = self.settings.name
