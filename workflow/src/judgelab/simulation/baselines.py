@@ -10,7 +10,8 @@ Reference predictors, each predicting a label for every evaluator's validation i
 * ``global_majority`` - the most frequent label over all records of the evaluator set.
 * ``evaluator_majority`` - each evaluator's own most frequent label, over all its records
   (``majority_source="all"``, the seed's reference predictor) or over its demonstration pool
-  only (``"pool"``, a predictor that never sees validation labels).
+  only (``"pool"``, a predictor that never sees validation labels; none for an evaluator
+  without pool items).
 
 Ties between label counts are broken in the order A, N, B.
 
@@ -90,7 +91,7 @@ def reference_predictions(records: Sequence[Record], splits: pd.DataFrame, *, se
     for r in val:
         rng = random.Random(stable_seed("random-baseline", seed, r.evaluator, r.item))
         preds = {"random": rng.choice(LABELS), "oracle_consensus": cons.get(r.item),
-                 "global_majority": global_label, "evaluator_majority": own[r.evaluator]}
+                 "global_majority": global_label, "evaluator_majority": own.get(r.evaluator)}
         for method in REFERENCE_METHODS:
             rows.append((method, r.evaluator, r.item, r.label, preds[method], preds[method] is not None))
     return pd.DataFrame(rows, columns=BASELINE_COLUMNS)
