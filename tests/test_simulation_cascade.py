@@ -85,7 +85,8 @@ def test_item_text_with_braces_is_left_alone():
 
 
 def test_demonstration_signals():
-    tel = (TelemetryEvent(0.0, "reveal", "response_a", None, 2.5), TelemetryEvent(3.0, "rating_selected", "rating", "B"))
+    tel = (TelemetryEvent(0.0, "reveal", "response_a", None, 2.5),
+           TelemetryEvent(3.0, "rating_selected", "rating", "B"))
     rea = (ReasoningSection("conversation understanding", "asks for a haiku"),
            ReasoningSection("judgment", "B follows the form"))
     d = r("d", "B", telemetry=tel, reasoning=rea)

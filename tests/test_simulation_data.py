@@ -186,7 +186,8 @@ def test_bundled_sample_is_the_documented_cut(tmp_path, shared_data):
 def test_full_pandalm_file_loads(shared_data):
     recs = sd.read_pandalm(shared_data / "pandalm" / "testset-v1.json")
     assert len(recs) == 2997
-    counts = {ev: sum(r.label == "N" for r in recs if r.evaluator == ev) for ev in ("annotator1", "annotator2", "annotator3")}
+    counts = {ev: sum(r.label == "N" for r in recs if r.evaluator == ev)
+              for ev in ("annotator1", "annotator2", "annotator3")}
     assert counts == {"annotator1": 97, "annotator2": 116, "annotator3": 113}
 
 

@@ -87,7 +87,8 @@ def test_cross_evaluator_control_by_hand():
                           ("e1", "x2", "N", "N"), ("e2", "x2", "N", None), ("e3", "x2", "A", "N")],
                          columns=["evaluator", "item", "gold", "pred"])
     c = bl.cross_evaluator_control(preds)
-    rows = [tuple(r) for r in c[["evaluator", "item", "own_correct", "control_accuracy", "n_others"]].itertuples(index=False)]
+    cols = ["evaluator", "item", "own_correct", "control_accuracy", "n_others"]
+    rows = [tuple(r) for r in c[cols].itertuples(index=False)]
     # e1/x1: others say B, B vs gold A -> 0; e2/x1: A, B vs A -> 1/2; e3/x1: A, B vs B -> 1/2;
     # e1/x2: only e3 answered (N) vs N -> 1; e2/x2 has no own prediction; e3/x2: e1 says N vs A -> 0
     assert rows == [("e1", "x1", 1.0, 0.0, 2), ("e2", "x1", 0.0, 0.5, 2), ("e3", "x1", 1.0, 0.5, 2),
@@ -158,7 +159,8 @@ def test_with_consensus_and_tables():
     preds = pd.DataFrame([("personajudge", "m", "J", 1, r.evaluator, r.item, r.label, "N") for r in recs],
                          columns=sm.CELL + ["evaluator", "item", "gold", "pred"])
     df = sm.with_consensus(preds, recs)
-    assert df.loc[df["item"] == "i0", "consensus"].eq("A").all() and df.loc[df["item"] == "i1", "consensus"].isna().all()
+    assert df.loc[df["item"] == "i0", "consensus"].eq("A").all()
+    assert df.loc[df["item"] == "i1", "consensus"].isna().all()
     # ex on i0 (B vs A) deviates; e1 on i0 conforms
     dev = df.set_index(["evaluator", "item"])["deviation"]
     assert dev[("ex", "i0")] and not dev[("e1", "i0")] and pd.isna(dev[("e1", "i1")])

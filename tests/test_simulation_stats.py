@@ -115,7 +115,8 @@ def test_versus_base_and_all_pairs():
     vb = st.versus_base(acc).set_index(["demo_type", "shots"])
     assert len(vb) == 6
     # J+RR 4-shot: gains 0.10 + 2 * wobble * 4 = 0.18, 0.02, 0.26, 0.10; all positive -> p = 2/16
-    assert vb.loc[("J+RR", 4), "delta"] == pytest.approx(0.14) and vb.loc[("J+RR", 4), "p_wilcoxon"] == pytest.approx(0.125)
+    assert vb.loc[("J+RR", 4), "delta"] == pytest.approx(0.14)
+    assert vb.loc[("J+RR", 4), "p_wilcoxon"] == pytest.approx(0.125)
     ok = vb["p_wilcoxon"].notna()
     assert np.allclose(vb.loc[ok, "p_bh"], st.adjust(vb.loc[ok, "p_wilcoxon"], "fdr_bh"))
     ap = st.all_pairs(acc)

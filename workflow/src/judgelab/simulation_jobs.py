@@ -28,7 +28,6 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from .backends.base import make_backend
-from .datasets import download
 from .errors import InputError
 from .judging import open_client, write_tsv
 from .simulation import baselines as bl
@@ -36,8 +35,7 @@ from .simulation import metrics as sm
 from .simulation import report as rp
 from .simulation import stats as st
 from .simulation.cascade import BASE, CascadeSettings, read_predictions, simulate
-from .simulation.data import (load_records, plan_types, read_jsonl, read_pandalm, unsupported_reason,
-                              write_jsonl)
+from .simulation.data import download_records, load_records, plan_types, read_jsonl, unsupported_reason, write_jsonl
 from .simulation.prompt import SimulationPrompt
 from .simulation.splits import evaluator_summary, make_splits, read_splits, write_splits
 
@@ -67,15 +65,9 @@ def _json(v):
 
 
 def download_job(url: str, out: str, fmt: str = "pandalm") -> None:
-    """Fetch ``url`` to ``out`` and check that it loads in format ``fmt``."""
-    download(url, out)
-    try:
-        records = read_pandalm(out) if fmt == "pandalm" else read_jsonl(out)
-    except Exception:
-        Path(out).unlink(missing_ok=True)
-        raise
-    log.info("%s -> %s: %d records, %d evaluators, %d items", url, out, len(records),
-             len({r.evaluator for r in records}), len({r.item for r in records}))
+    """Fetch ``url`` (PandaLM: :data:`~judgelab.simulation.data.PANDALM_URL`) to ``out`` and
+    check that it loads in format ``fmt``."""
+    download_records(out, url, fmt)
 
 
 def prepare_job(source: str, fmt: str, out_records: str, out_splits: str, out_evaluators: str, *,
@@ -233,8 +225,12 @@ def metrics_job(records: str, predictions: Sequence[str], cells: str | Sequence[
 
 
 def _read(path: str | Path) -> pd.DataFrame:
-    return pd.read_csv(path, sep="\t", dtype={"evaluator": str, "model": str, "demo_type": str,
-                                              "method": str}, keep_default_na=False, na_values=[""])
+    """A table written by these jobs; a table without columns (no rows to report) is empty."""
+    try:
+        return pd.read_csv(path, sep="\t", dtype={"evaluator": str, "model": str, "demo_type": str,
+                                                  "method": str}, keep_default_na=False, na_values=[""])
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame()
 
 
 def stats_job(metrics_dir: str, out_dir: str, *, metric: str = "accuracy",
@@ -282,19 +278,18 @@ def report_job(metrics_dirs: Mapping[str, str] | str, stats_dirs: Mapping[str, s
         add("distribution", d, _read(m / "distribution.tsv"))
         add("correlations", d, _read(m / "correlations.tsv"))
         for name in ("factors", "pairwise", "versus_base", "alignment", "control"):
-            path = s / f"{name}.tsv"
-            df = _read(path) if path.stat().st_size > 1 else pd.DataFrame()
-            add(f"stats_{name}", d, df)
+            add(f"stats_{name}", d, _read(s / f"{name}.tsv"))
         fig_dir = out / "figures" / d
         rp.fig_shots(acc, f"{d}: accuracy by shot count", fig_dir / "accuracy_by_shots.png",
                      fig_dir / "accuracy_by_shots.pdf", metric)
-        rp.fig_control(_read(m / "control.tsv"), f"{d}: personalization advantage over the "
-                       "cross-evaluator control", fig_dir / "control_advantage.png", fig_dir / "control_advantage.pdf")
+        rp.fig_control(_read(m / "control.tsv"), f"{d}: personalization advantage over the cross-evaluator "
+                       "control", fig_dir / "control_advantage.png", fig_dir / "control_advantage.pdf")
         traits = _read(m / "traits.tsv")
         per = acc[acc["method"] == sm.PJ].groupby("evaluator")[metric].mean().reindex(traits["evaluator"])
         rp.fig_evaluators(per, traits, f"{d}: per-evaluator accuracy", fig_dir / "evaluator_traits.png",
                           fig_dir / "evaluator_traits.pdf")
-        groups = [g for g in conf["group"].unique() if g.endswith("all cells") or g.startswith(rp.NAMES[sm.BASE_JUDGE])]
+        groups = [g for g in conf["group"].unique()
+                  if g.endswith("all cells") or g.startswith(rp.NAMES[sm.BASE_JUDGE])]
         rp.fig_confusion(conf, groups, f"{d}: row-normalised confusion (rows gold)", fig_dir / "confusion.png",
                          fig_dir / "confusion.pdf")
     factors = rp.factors_table(accs, metric)

@@ -392,17 +392,23 @@ def write_jsonl(records: Iterable[Record], path: str | Path) -> None:
             fh.write(json.dumps(rec.to_json(), ensure_ascii=False) + "\n")
 
 
-def download_pandalm(dest: str | Path, url: str = PANDALM_URL) -> list[Record]:
-    """Fetch PandaLM's test set (``url``: https or a ``file://`` mirror) to ``dest`` and check
-    that it loads; a file that does not is removed again."""
+def download_records(dest: str | Path, url: str, fmt: str) -> list[Record]:
+    """Fetch a dataset file (``url``: https or a ``file://`` mirror) to ``dest`` and check that it
+    loads in format ``fmt``; a file that does not is removed again."""
     download(url, dest)
     try:
-        records = read_pandalm(dest)
+        records = load_records(dest, fmt)
     except InputError:
         Path(dest).unlink(missing_ok=True)
         raise
-    log.info("%s: %d records, %d items", dest, len(records), len({r.item for r in records}))
+    log.info("%s: %d records, %d evaluators, %d items", dest, len(records),
+             len({r.evaluator for r in records}), len({r.item for r in records}))
     return records
+
+
+def download_pandalm(dest: str | Path, url: str = PANDALM_URL) -> list[Record]:
+    """Fetch PandaLM's test set (by default from its public source) to ``dest``."""
+    return download_records(dest, url, "pandalm")
 
 
 # --------------------------------------------------------------------------------------------
