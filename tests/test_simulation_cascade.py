@@ -313,3 +313,17 @@ def test_prediction_table_round_trip(tmp_path):
     with pytest.raises(InputError, match=r"bad\.tsv:3: pred 'C' is not A, N or B"):
         sc.read_predictions(tmp_path / "bad.tsv")
     assert json.loads(json.dumps(list(sc.PREDICTION_COLUMNS))) == list(back.columns)
+
+
+def test_settings_resolve_answer_mode_and_reject_bad_values():
+    local = {"backend": "local"}
+    s = sc.CascadeSettings.resolve({"answer": "auto", "max_tokens": 64}, local)
+    assert s.answer == "logits" and s.request_max_tokens() == 1
+    s = sc.CascadeSettings.resolve({"answer": "auto", "max_tokens": 64}, {"backend": "anthropic"})
+    assert s.answer == "parse" and s.request_max_tokens() == 64
+    with pytest.raises(InputError, match="config key 'simulation': unknown settings \\['shots'\\]"):
+        sc.CascadeSettings.resolve({"shots": 2})
+    with pytest.raises(InputError, match="config key 'simulation.answer'"):
+        sc.CascadeSettings.resolve({"answer": "vote"})
+    with pytest.raises(InputError, match="config key 'simulation.max_tokens': must be an integer >= 1"):
+        sc.CascadeSettings.resolve({"max_tokens": 0})

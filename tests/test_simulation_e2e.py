@@ -33,7 +33,7 @@ def test_end_to_end_on_the_pandalm_sample(tmp_path):
     cells, skipped = sj.plan_cells(str(d / "records.jsonl"), "jsonl", ["J", "J+RR"], [1], ["smollm2"])
     assert cells == [{"model": "smollm2", "demo_type": "base", "shots": 0},
                      {"model": "smollm2", "demo_type": "J", "shots": 1}] and list(skipped) == ["J+RR"]
-    settings = {"task": "helpfulness", "answer": "logits", "max_tokens": 1, "seed": 0, "min_neutral": 5}
+    settings = {"task": "helpfulness", "answer": "auto", "max_tokens": 8, "seed": 0, "min_neutral": 5}
     prompt = sj.default_prompt_texts()
 
     def predict(cell, cfg=settings, tag="", splits=d / "splits.tsv"):

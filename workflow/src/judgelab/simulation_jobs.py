@@ -81,7 +81,8 @@ def prepare_job(source: str, fmt: str, out_records: str, out_splits: str, out_ev
         unknown = sorted(set(evaluators) - known)
         if unknown:
             raise InputError(f"evaluators {unknown} are not in {source}", key="simulation.evaluators")
-        records = [r for r in records if r.evaluator in set(evaluators)]
+        keep = set(evaluators)
+        records = [r for r in records if r.evaluator in keep]
     splits = make_splits(records, pool=int(pool), validation=int(validation), seed=int(seed), mode=split)
     summary = evaluator_summary(records, splits, int(min_neutral))
     write_jsonl(records, out_records)
@@ -111,8 +112,9 @@ def predict_job(records: str, splits: str, out_predictions: str, out_demos: str,
                 demo_type: str, shots: int, settings: str | dict, prompt: str | dict, cache: str,
                 threads: int | None = None, desc: str | None = None) -> pd.DataFrame:
     """One cell: the cascade on every evaluator's validation items. ``settings`` holds task,
-    answer, max_tokens, seed, min_neutral (:class:`CascadeSettings`); ``prompt`` is the prompt
-    YAML's texts (:meth:`SimulationPrompt.texts`, a tracked parameter) or a YAML reference."""
+    answer (auto, parse or logits), max_tokens, seed, min_neutral (:meth:`CascadeSettings.resolve`);
+    ``prompt`` is the prompt YAML's texts (:meth:`SimulationPrompt.texts`, a tracked parameter) or
+    a YAML reference."""
     recs = read_jsonl(records)
     if demo_type != BASE:
         reason = unsupported_reason(demo_type, recs)
@@ -123,7 +125,7 @@ def predict_job(records: str, splits: str, out_predictions: str, out_demos: str,
     spec = dict(spec)
     if threads:
         spec["threads"] = int(threads)
-    cfg = CascadeSettings(**_json(settings))
+    cfg = CascadeSettings.resolve(_json(settings), spec)
     pr = SimulationPrompt.load(prompt) if isinstance(prompt, str) and not prompt.lstrip().startswith("{") \
         else SimulationPrompt.from_mapping(_json(prompt), "<prompt parameter>")
     backend = make_backend(spec, spec.get("name", "<name>"))

@@ -16,12 +16,13 @@ For one cell (evaluator set x model x demonstration type x shot count) and every
    in its pool skips round 1; its composed labels are A or B only.
 
 The Base Judge is the same cascade with no demonstrations (shots 0): its prompt does not depend
-on the evaluator, so identical requests are asked once.
+on the evaluator, so identical requests are asked once; a direction-only evaluator gets the Base
+Judge's round-2 answer (the same protocol as its PersonaJudge cells).
 
 Answers: ``answer="parse"`` (the seed's path) parses ``<judgment>X</judgment>`` (X 1 or 2; the
 last tag wins; an answer cut off right after the rating also counts); anything else is missing.
 ``answer="logits"`` asks for the bare rating number and reads the probabilities of the tokens
-"1" and "2" at the first answer position (``max_tokens`` 1 is enough): the larger one is the
+"1" and "2" at the first answer position (one answer token is generated): the larger one is the
 rating; a backend that returns no token probabilities gives a missing answer. A missing round-1
 or round-2 answer makes the composed label missing; it is counted, never guessed.
 
@@ -34,15 +35,15 @@ from __future__ import annotations
 import logging
 import random
 import re
-from dataclasses import dataclass
-from typing import Sequence
+from dataclasses import dataclass, fields
+from typing import Mapping, Sequence
 
 import pandas as pd
 
 from ..backends.base import CachedClient, Completion, Request
 from ..errors import InputError
 from .data import DEMO_TYPES, Record
-from .prompt import SimulationPrompt
+from .prompt import ANSWER_MODES, SimulationPrompt
 from .splits import check_demonstrations, content_groups, stable_seed
 
 log = logging.getLogger(__name__)
@@ -64,9 +65,30 @@ class CascadeSettings:
 
     task: str = "helpfulness"      #: scale block (a key of the prompt YAML's ``scales``)
     answer: str = "parse"          #: parse | logits
-    max_tokens: int = 32           #: answer length bound (1 is enough for logits)
+    max_tokens: int = 64           #: answer length bound on the parse path (logits: 1 token)
     seed: int = 0                  #: demonstration draws
     min_neutral: int = 2           #: fewer neutral pool labels -> direction-only evaluator
+
+    @classmethod
+    def resolve(cls, values: Mapping, model_spec: Mapping | None = None) -> "CascadeSettings":
+        """Settings from a config mapping; ``answer: auto`` reads the logits of the embedded
+        (``local``) backend and parses the text of every other backend."""
+        unknown = set(values) - {f.name for f in fields(cls)}
+        if unknown:
+            raise InputError(f"unknown settings {sorted(unknown)}", key="simulation")
+        v = dict(values)
+        if v.get("answer", "parse") == "auto":
+            v["answer"] = "logits" if (model_spec or {}).get("backend") == "local" else "parse"
+        if v.get("answer", "parse") not in ANSWER_MODES:
+            raise InputError(f"unknown answer mode {v['answer']!r}; known: auto, {', '.join(ANSWER_MODES)}",
+                             key="simulation.answer")
+        for name, low in (("max_tokens", 1), ("min_neutral", 0)):
+            if name in v and (isinstance(v[name], bool) or not isinstance(v[name], int) or v[name] < low):
+                raise InputError(f"must be an integer >= {low}, got {v[name]!r}", key=f"simulation.{name}")
+        return cls(**v)
+
+    def request_max_tokens(self) -> int:
+        return 1 if self.answer == "logits" else self.max_tokens
 
 
 # --------------------------------------------------------------------------------------------
@@ -175,7 +197,7 @@ def _request(prompt: SimulationPrompt, query: Record, demos: list[Record], round
              settings: CascadeSettings) -> Request:
     text = prompt.build(query, demos, round_=round_, task=settings.task,
                         demo_type="J" if demo_type == BASE else demo_type, answer=settings.answer)
-    return Request.from_messages([{"role": "user", "content": text}], settings.max_tokens,
+    return Request.from_messages([{"role": "user", "content": text}], settings.request_max_tokens(),
                                  RATING_TOKENS if settings.answer == "logits" else ())
 
 
