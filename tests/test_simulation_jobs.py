@@ -124,3 +124,16 @@ def test_metrics_stats_report_on_a_factorial_design(tmp_path):
     for f in sj.REPORT_FIGURES:
         assert (d / "report" / "figures" / "toy" / f"{f}.png").stat().st_size > 1000
         assert (d / "report" / "figures" / "toy" / f"{f}.pdf").exists()
+
+
+def test_download_job_via_file_url(tmp_path):
+    from judgelab.resources import resources_dir
+    sample = resources_dir() / "sample" / "pandalm" / "testset-v1.json"
+    out = tmp_path / "raw" / "testset-v1.json"
+    sj.download_job(sample.resolve().as_uri(), str(out), "pandalm")
+    assert out.read_bytes() == sample.read_bytes()
+    src = make_records(tmp_path)
+    sj.download_job(src.resolve().as_uri(), str(tmp_path / "copy.jsonl"), "jsonl")
+    with pytest.raises(InputError, match=r"copy2\.jsonl:1: invalid JSON"):
+        sj.download_job(sample.resolve().as_uri(), str(tmp_path / "copy2.jsonl"), "jsonl")
+    assert not (tmp_path / "copy2.jsonl").exists()
