@@ -8,7 +8,7 @@ import json
 import pandas as pd
 import pytest
 
-from judgelab import simulation_jobs as sj
+from judgelab.jobs import simulation as sj
 from judgelab.cache import RequestCache
 from judgelab.resources import resources_dir
 from judgelab.simulation.cascade import read_predictions
@@ -30,18 +30,16 @@ def test_end_to_end_on_the_pandalm_sample(tmp_path):
                              pool=20, validation=4, seed=0, min_neutral=5)
     assert summary.set_index("evaluator")["direction_only"].to_dict() == {
         "annotator1": True, "annotator2": False, "annotator3": True}
-    cells, skipped = sj.plan_cells(str(d / "records.jsonl"), "jsonl", ["J", "J+RR"], [1], ["smollm2"])
-    assert cells == [{"model": "smollm2", "demo_type": "base", "shots": 0},
-                     {"model": "smollm2", "demo_type": "J", "shots": 1}] and list(skipped) == ["J+RR"]
+    cells = [{"model": "smollm2", "demo_type": "base", "shots": 0}, {"model": "smollm2", "demo_type": "J", "shots": 1}]
     settings = {"task": "helpfulness", "answer": "auto", "max_tokens": 8, "seed": 0, "min_neutral": 5}
-    prompt = sj.default_prompt_texts()
 
     def predict(cell, cfg=settings, tag="", splits=d / "splits.tsv"):
         p = d / f"predictions{tag}" / cell["model"] / cell["demo_type"] / f"{cell['shots']}.tsv"
         sj.predict_job(str(d / "records.jsonl"), str(splits), str(p),
                        str(d / f"demos{tag}" / cell["model"] / cell["demo_type"] / f"{cell['shots']}.tsv"),
                        model=json.dumps(MODEL), demo_type=cell["demo_type"], shots=cell["shots"],
-                       settings=json.dumps(cfg), prompt=json.dumps(prompt), cache=str(cache))
+                       settings=json.dumps(cfg), prompt=sj.prompt_texts("helpfulness", cell["demo_type"]),
+                       cache=str(cache))
         return p
 
     paths = [predict(c) for c in cells]
@@ -93,6 +91,7 @@ def test_end_to_end_on_the_pandalm_sample(tmp_path):
     pj = acc[acc.method == "personajudge"].set_index("evaluator")["accuracy"]
     assert pj.to_dict() == pytest.approx((one["pred"] == one["gold"]).groupby(level=0).mean().to_dict())
     sj.stats_job(str(d / "metrics"), str(d / "stats"))
-    sj.report_job({"pandalm": str(d / "metrics")}, {"pandalm": str(d / "stats")}, str(tmp_path / "report"))
-    assert (tmp_path / "report" / "tables" / "baselines.md").read_text().count("| pandalm |") >= 6
-    assert (tmp_path / "report" / "figures" / "pandalm" / "accuracy_by_shots.png").exists()
+    sj.tables_job({"pandalm": str(d / "metrics")}, {"pandalm": str(d / "stats")}, str(tmp_path / "tables"))
+    assert (tmp_path / "tables" / "baselines.md").read_text().count("| pandalm |") >= 6
+    sj.figures_job(str(d / "metrics"), str(tmp_path / "figures"), dataset="pandalm")
+    assert (tmp_path / "figures" / "accuracy_by_shots.png").exists()

@@ -8,11 +8,12 @@ import random
 import pandas as pd
 import pytest
 
-from judgelab import simulation_jobs as sj
+from judgelab.jobs import simulation as sj
 from judgelab.errors import InputError
-from judgelab.judging import write_tsv
 from judgelab.simulation.cascade import PREDICTION_COLUMNS
-from judgelab.simulation.data import read_jsonl
+from judgelab.simulation.data import plan_types, read_jsonl
+from judgelab.simulation.report import CAPTIONS
+from judgelab.tables import write_tsv
 
 EVALUATORS = ["e1", "e2", "e3", "e4"]
 
@@ -43,15 +44,16 @@ def test_prepare_and_plan(tmp_path):
     assert list(summary["evaluator"]) == EVALUATORS and (summary["n_pool"] == 6).all()
     assert (summary["direction_only"] == (summary["pool_N"] < 2)).all()
     assert len(read_jsonl(out / "records.jsonl")) == 56
-    cells, skipped = sj.plan_cells(str(out / "records.jsonl"), "jsonl", ["J", "J+IT", "J+RR", "J+IT+RR"],
-                                   [1, 2], ["m1", "m2"])
-    assert set(skipped) == {"J+IT", "J+IT+RR"} and "28 of 56 have it" in skipped["J+IT"]
-    assert cells[:2] == [{"model": "m1", "demo_type": "base", "shots": 0},
-                         {"model": "m2", "demo_type": "base", "shots": 0}]
-    assert len(cells) == 2 + 2 * 2 * 2  # base per model + model x {J, J+RR} x {1, 2}
-    with pytest.raises(InputError, match="config key 'simulation.evaluators'"):
+    types, skipped = plan_types(["J", "J+IT", "J+RR", "J+IT+RR"], read_jsonl(out / "records.jsonl"))
+    assert types == ["J", "J+RR"] and set(skipped) == {"J+IT", "J+IT+RR"}
+    assert "28 of 56 have it" in skipped["J+IT"]
+    # config errors of the data name the evaluator set's full key
+    with pytest.raises(InputError, match=r"config key 'simulation.datasets.toy.evaluators': evaluators \['nobody'\]"):
         sj.prepare_job(str(src), "jsonl", out / "r.jsonl", out / "s.tsv", out / "e.tsv", pool=6, validation=8,
-                       seed=3, evaluators=["nobody"])
+                       seed=3, evaluators=["nobody"], name="toy")
+    with pytest.raises(InputError, match=r"config key 'simulation.datasets.toy.validation': evaluator 'e1' judged 14"):
+        sj.prepare_job(str(src), "jsonl", out / "r.jsonl", out / "s.tsv", out / "e.tsv", pool=6, validation=9,
+                       seed=3, name="toy")
 
 
 def fake_predictions(records, splits, accuracy, seed):
@@ -77,8 +79,8 @@ def test_metrics_stats_report_on_a_factorial_design(tmp_path):
     recs = read_jsonl(d / "records.jsonl")
     from judgelab.simulation.splits import read_splits
     splits = read_splits(d / "splits.tsv")
-    cells, skipped = sj.plan_cells(str(d / "records.jsonl"), "jsonl", ["J", "J+RR"], [1, 2, 4], ["m"])
-    assert not skipped and len(cells) == 7
+    cells = [{"model": "m", "demo_type": "base", "shots": 0}]
+    cells += [{"model": "m", "demo_type": t, "shots": k} for t in ("J", "J+RR") for k in (1, 2, 4)]
     paths = []
     for i, c in enumerate(cells):
         acc = 0.4 + 0.05 * (c["demo_type"] == "J+RR") + 0.03 * c["shots"]
@@ -87,7 +89,7 @@ def test_metrics_stats_report_on_a_factorial_design(tmp_path):
         paths.append(str(p))
     sj.baselines_job(str(d / "records.jsonl"), str(d / "splits.tsv"), str(d / "baselines.tsv"), seed=1)
     out = sj.metrics_job(str(d / "records.jsonl"), paths, json.dumps(cells), str(d / "baselines.tsv"),
-                         str(d / "metrics"))
+                         str(d / "metrics"), skipped=json.dumps({"J+IT": "no telemetry"}))
     for name in sj.METRIC_FILES:
         assert (d / "metrics" / name).exists()
     acc = out["accuracy"]
@@ -113,14 +115,21 @@ def test_metrics_stats_report_on_a_factorial_design(tmp_path):
     assert len(vb) == 6 and {"p_bh", "p_holm", "significant_bh"} <= set(vb.columns)
     assert stats["factors"].set_index(["family", "factor"]).loc[("omnibus", "cells"), "k"] == 6
 
-    sj.report_job(json.dumps({"toy": str(d / "metrics")}), json.dumps({"toy": str(d / "stats")}), str(d / "report"))
+    design = out["design"]
+    assert list(design["status"]) == ["run"] * 7 + ["skipped"]
+    assert design.iloc[-1].to_dict() == {"model": "-", "demo_type": "J+IT", "shots": "-", "status": "skipped",
+                                         "reason": "no telemetry"}
+
+    sj.tables_job(json.dumps({"toy": str(d / "metrics")}), json.dumps({"toy": str(d / "stats")}),
+                  str(d / "report" / "tables"))
     for t in sj.REPORT_TABLES:
         md = (d / "report" / "tables" / f"{t}.md").read_text()
-        assert md.startswith(sj.rp.CAPTIONS[t] + "\n\n| ")
+        assert md.startswith(CAPTIONS[t] + "\n\n| ")
         assert t == "factors" or md.split("\n")[2].startswith("| dataset |")
         assert (d / "report" / "tables" / f"{t}.tsv").exists()
     factors = pd.read_csv(d / "report" / "tables" / "factors.tsv", sep="\t")
     assert list(factors["level"]) == ["J", "J+RR", "m", "1-shot", "2-shot", "4-shot"]
+    sj.figures_job(str(d / "metrics"), str(d / "report" / "figures" / "toy"), dataset="toy")
     for f in sj.REPORT_FIGURES:
         assert (d / "report" / "figures" / "toy" / f"{f}.png").stat().st_size > 1000
         assert (d / "report" / "figures" / "toy" / f"{f}.pdf").exists()

@@ -51,11 +51,12 @@ class SimulationPrompt:
     source: str = ""
 
     @classmethod
-    def load(cls, ref: str = DEFAULT_PROMPT) -> "SimulationPrompt":
-        """From a YAML path, or ``<study>/<name>`` under resources/prompts."""
+    def load(cls, ref: str = DEFAULT_PROMPT, resources: str | Path | None = None) -> "SimulationPrompt":
+        """From a YAML path, or ``<study>/<name>`` under ``resources``/prompts (default: the
+        workflow's resources folder, :func:`~judgelab.resources.resources_dir`)."""
         path = Path(ref)
         if not path.exists():
-            path = resources_dir() / "prompts" / f"{ref}.yaml"
+            path = resources_dir(resources) / "prompts" / f"{ref}.yaml"
         if not path.exists():
             raise InputError(f"no simulation prompt {ref!r} (looked for {path})", key="simulation.prompt")
         try:
@@ -152,3 +153,19 @@ class SimulationPrompt:
                 "base_judge_remove": self.base_judge_remove, "logit_answer": dict(self.logit_answer),
                 "demonstration": self.demonstration, "current_task": self.current_task,
                 "telemetry": self.telemetry, "reasoning": self.reasoning}
+
+    def texts_for(self, task: str, demo_type: str) -> dict:
+        """The texts one cell's prompts use (a tracked parameter of its job, so that editing a
+        piece reruns exactly the cells using it): only ``task``'s scale block; the demonstration
+        format blank for the Base Judge (type ``base``, no demonstrations); the telemetry and
+        reasoning blocks blank where the type shows none."""
+        self.scale(task, 1)  # the task must have a scale block
+        out = self.texts()
+        out["scales"] = {task: dict(self.scales[task])}
+        needs = DEMO_TYPES.get(demo_type, ())
+        if demo_type not in DEMO_TYPES:
+            out["demonstration"] = ""
+        for signal in ("telemetry", "reasoning"):
+            if signal not in needs:
+                out[signal] = ""
+        return out

@@ -13,6 +13,7 @@ Tables (one column block per evaluator set where the seed has one per task):
 * ``confusion`` / ``prf`` - Tables 15 and 16.
 * ``distribution`` - the preference distribution tables of section 13.
 * ``stats_*`` - Tables 10 and 11, the per-configuration and control tests (section 14).
+* ``design`` - the cells that ran and the demonstration types skipped, with the reason.
 
 Figures: accuracy by shot count per demonstration type (with the Base Judge and the
 per-evaluator majority as reference lines), the personalization advantage over the
@@ -70,6 +71,8 @@ CAPTIONS = {
                        "(seed 001 section 14.1).",
     "stats_control": "PersonaJudge vs the cross-evaluator control on matched items "
                      "(seed 001 section 14.5).",
+    "design": "The cells that ran (model x demonstration type x shot count; the Base Judge is type "
+              "base with 0 shots) and the demonstration types the data cannot support, with the reason.",
 }
 
 
