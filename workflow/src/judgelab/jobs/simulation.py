@@ -186,7 +186,7 @@ def _group_label(method: str, model: str, demo_type: str, shots: int) -> str:
 def design_table(cells: Sequence[Mapping], skipped: Mapping[str, str] | None = None) -> pd.DataFrame:
     """The cells that ran and the demonstration types skipped, with the reason."""
     rows = [{"model": c["model"], "demo_type": c["demo_type"], "shots": str(int(c["shots"])), "status": "run",
-             "reason": ""} for c in cells]
+             "reason": NONE} for c in cells]
     rows += [{"model": NONE, "demo_type": t, "shots": NONE, "status": "skipped", "reason": why}
              for t, why in (skipped or {}).items()]
     return pd.DataFrame(rows, columns=DESIGN_COLUMNS)

@@ -39,6 +39,7 @@ from .baselines import consensus
 from .data import LABELS, Record
 
 CELL = ["method", "model", "demo_type", "shots"]
+ACCURACY_COLUMNS = CELL + ["evaluator", "n", "n_answered", "coverage", "accuracy", "accuracy_all"]
 PJ = "personajudge"
 BASE_JUDGE = "base_judge"
 
@@ -72,7 +73,7 @@ def accuracy_table(preds: pd.DataFrame) -> pd.DataFrame:
     """One row per cell and evaluator: n, n_answered, coverage, accuracy, accuracy_all."""
     rows = [{**dict(zip(CELL + ["evaluator"], key)), **accuracy_row(g)}
             for key, g in preds.groupby(CELL + ["evaluator"], sort=True)]
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=ACCURACY_COLUMNS)
 
 
 def deviation_metrics(df: pd.DataFrame) -> dict:
