@@ -277,6 +277,7 @@ class Plan(StudyPlan):
         repeat counts as cached."""
         from ..backends.base import Completion
         from ..simulation.cascade import CascadeSettings, build_requests, plan_evaluators, read_rating
+        from ..simulation.cascade import __name__ as cascade_name
         from ..simulation.prompt import SimulationPrompt
 
         w = job.wc
@@ -284,7 +285,13 @@ class Plan(StudyPlan):
         records, splits, exact = self.estimate_data(d, ctx)
         settings = CascadeSettings(**self.settings(d, model))
         prompt = SimulationPrompt.from_mapping(json.loads(self.prompt_param(d, demo_type)), "<prompt>")
-        plans, _ = plan_evaluators(records, splits, shots=shots, demo_type=demo_type, settings=settings)
+        quiet = logging.getLogger(cascade_name)  # draw imbalances go to the job's log, not here
+        level = quiet.level
+        quiet.setLevel(logging.ERROR)
+        try:
+            plans, _ = plan_evaluators(records, splits, shots=shots, demo_type=demo_type, settings=settings)
+        finally:
+            quiet.setLevel(level)
         seen: dict[tuple, str | None] = {}  # request -> its round-1 rating ("?" unknown)
         second: set[tuple[str, str]] = set()
         unknown: set[tuple[str, str]] = set()
