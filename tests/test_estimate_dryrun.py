@@ -1,5 +1,6 @@
 """`judgelab estimate` counts exactly the LLM jobs and requests that a dry run of the workflow
-schedules: for the default config, and for a config with an API judge."""
+schedules: for the default config, for a config with an API judge, and for the simulation
+study's test config."""
 
 from __future__ import annotations
 
@@ -15,7 +16,24 @@ from snakerun import dry_run_jobs, make_workdir, output, snakemake
 
 pytestmark = pytest.mark.slow
 
-LLM_RULES = {"judge": "judge", "confidence": "confidence", "generate_persona": "personas"}
+LLM_RULES = {"judge": "judge", "confidence": "confidence", "generate_persona": "personas",
+             "simulation_predict": "simulation"}
+
+
+def simulation_calls(project, dataset) -> int:
+    """Requests of one simulation cell with nothing cached: round 1 for every validation item of
+    the evaluators that are not direction-only, round 2 (the upper bound) for every one."""
+    from judgelab.simulation.data import load_records
+    from judgelab.simulation.splits import evaluator_summary, make_splits
+
+    plan = project.plan("simulation")
+    sel = plan.selection(dataset)
+    records = load_records(plan.source_file(dataset), sel["format"])
+    records = [r for r in records if not sel["evaluators"] or r.evaluator in sel["evaluators"]]
+    splits = make_splits(records, pool=sel["pool"], validation=sel["validation"], seed=sel["seed"],
+                         mode=sel["split"])
+    summary = evaluator_summary(records, splits, sel["min_neutral"])
+    return int((summary["n_validation"] * (~summary["direction_only"])).sum() + summary["n_validation"].sum())
 
 
 def scheduled(workdir, env=None) -> list[tuple[str, dict]]:
@@ -41,6 +59,8 @@ def check(workdir, env=None) -> None:
         key = (d, wc["model"], LLM_RULES[rule])
         if rule == "generate_persona":
             n = 2  # keywords, then instruction
+        elif rule == "simulation_predict":
+            n = simulation_calls(project, d)
         else:
             if d not in pairs:
                 pairs[d] = len(dataset_pairs(project, d, directory=workdir).pairs)
@@ -63,3 +83,9 @@ def test_config_with_an_api_judge(tmp_path):
     (wd / "config" / "config.yaml").write_text(
         (wd / "config" / "config.yaml").read_text().replace("judges: [gpt]", "judges: [gpt, smollm2]"))
     check(wd, env={**os.environ, "JL_WF_KEY": "not-a-real-key"})
+
+
+def test_simulation_config(tmp_path, monkeypatch):
+    wd = make_workdir(tmp_path / "simulation", "simulation")
+    monkeypatch.chdir(wd)  # its prompt file is a path relative to the run folder
+    check(wd)

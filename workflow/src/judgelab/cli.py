@@ -140,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
                    "the workflow, else the checkout judgelab is installed from)")
     p.add_argument("--cache", default=None, help="request cache (default: the config's `cache`)")
     p.add_argument("--table", action="append", default=[], metavar="DATASET=PATH",
-                   help="use this prepared dataset table (repeatable)")
+                   help="use this prepared dataset table, or for an evaluator set of the simulation "
+                   "study its records file in the set's format (repeatable)")
     p.add_argument("--model", action="append", default=[], dest="models",
                    help="only this model of the config (repeatable; default: all)")
     p.add_argument("--out", help="also write the table as TSV here")

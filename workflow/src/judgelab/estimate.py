@@ -9,7 +9,9 @@ configured backends and looks them up in the request cache: a cached request is 
   table ``{results}/datasets/{name}.tsv``; the raw files, when they are local (``sample``,
   ``files``, or already downloaded), prepared in memory exactly as the prepare rule would; else,
   for the public datasets not downloaded yet, their known size with typical text lengths. The
-  last case is flagged ``approx``: texts are unknown, so no cache look-up is possible.
+  last case is flagged ``approx``: texts are unknown, so no cache look-up is possible. A study
+  with datasets of its own (the evaluator sets of ``simulation.datasets``) reads them likewise
+  (``--table NAME=PATH`` names a file in the set's format) and flags a stand-in the same way.
 * **Confidence** calls depend on the judged labels. Where the judgment is cached its label is
   known, and the confidence request is built exactly (and looked up); an unparsable cached label
   asks nothing. Where it is not, the pair is counted as asked (an upper bound).
@@ -126,6 +128,9 @@ class EstimateContext:
         self.project, self.directory, self.tables = project, directory, tables
         self.cache, self.backends, self.notes = cache, backends, notes
         self._pairs: dict[str, PairSource] = {}
+        self._approx: set[str] = set()
+        #: a study's inputs loaded once per estimate (key: the study's name)
+        self.memo: dict[str, Any] = {}
 
     def pairs(self, dataset: str) -> PairSource:
         if dataset not in self._pairs:
@@ -136,7 +141,14 @@ class EstimateContext:
         return self._pairs[dataset]
 
     def exact(self, dataset: str) -> bool:
+        if dataset in self._approx:
+            return False
         return self._pairs[dataset].exact if dataset in self._pairs else True
+
+    def approximate(self, dataset: str, note: str) -> None:
+        """A study's own dataset stands in by its known size: its rows are flagged not exact."""
+        self._approx.add(dataset)
+        self.notes.append(note)
 
     def persona_text(self, pid: str) -> str:
         text = self.project.persona_text(pid)
@@ -183,7 +195,8 @@ def estimate(project: Project, *, cache_path: str | Path | None = None, director
         raise InputError(f"--model names models not in the config: {missing}; "
                          f"configured: {list(project.config['models'])}", key="models")
     tables = dict(tables or {})
-    unknown = sorted(set(tables) - set(project.datasets))
+    own = [d for s in project.studies for d in project.plan(s).own_datasets]
+    unknown = sorted(set(tables) - set(project.datasets) - set(own))
     if unknown:
         raise InputError(f"--table names datasets not in the config: {unknown}", key="datasets")
     cache_file = Path(cache_path) if cache_path else directory / project.cache

@@ -42,6 +42,12 @@ class StudyPlan:
         chosen = self.section.get("judges")
         return list(self.project.judges if chosen is None else chosen)
 
+    @property
+    def own_datasets(self) -> list[str]:
+        """Datasets the study defines in its own section (not keys of the top-level `datasets`);
+        ``judgelab estimate --table NAME=PATH`` may name them."""
+        return []
+
     def models(self) -> list[str]:
         """Every model the study's jobs call."""
         return self.judges

@@ -1,0 +1,148 @@
+"""The study's job functions: prepare/plan on JSONL data with signals, and the metrics, stats and
+report jobs on prediction tables of a constructed factorial design (the real model's prediction
+jobs run in tests/test_simulation_e2e.py)."""
+
+import json
+import random
+
+import pandas as pd
+import pytest
+
+from judgelab.jobs import simulation as sj
+from judgelab.errors import InputError
+from judgelab.simulation.cascade import PREDICTION_COLUMNS
+from judgelab.simulation.data import plan_types, read_jsonl
+from judgelab.simulation.report import CAPTIONS
+from judgelab.tables import write_tsv
+
+EVALUATORS = ["e1", "e2", "e3", "e4"]
+
+
+def make_records(tmp_path, n_items=14, telemetry_for_all=True):
+    rng = random.Random(5)
+    lines = []
+    for k in range(n_items):
+        truth = rng.choice("ANB")
+        for ev in EVALUATORS:
+            label = truth if rng.random() < 0.7 else rng.choice("ANB")
+            obj = {"evaluator": ev, "item": f"it{k:02d}", "context": f"question {k}", "response_a": f"A{k}",
+                   "response_b": f"B{k}", "label": label,
+                   "reasoning": [{"section": "response evaluation", "content": f"{ev} on {k}"}]}
+            if telemetry_for_all or k % 2:
+                obj["telemetry"] = [{"t": 0, "event": "reveal", "target": "response_a"}]
+            lines.append(json.dumps(obj))
+    p = tmp_path / "records.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+def test_prepare_and_plan(tmp_path):
+    src = make_records(tmp_path, telemetry_for_all=False)
+    out = tmp_path / "prep"
+    summary = sj.prepare_job(str(src), "jsonl", out / "records.jsonl", out / "splits.tsv", out / "evaluators.tsv",
+                             pool=6, validation=8, seed=3, min_neutral=2)
+    assert list(summary["evaluator"]) == EVALUATORS and (summary["n_pool"] == 6).all()
+    assert (summary["direction_only"] == (summary["pool_N"] < 2)).all()
+    assert len(read_jsonl(out / "records.jsonl")) == 56
+    types, skipped = plan_types(["J", "J+IT", "J+RR", "J+IT+RR"], read_jsonl(out / "records.jsonl"))
+    assert types == ["J", "J+RR"] and set(skipped) == {"J+IT", "J+IT+RR"}
+    assert "28 of 56 have it" in skipped["J+IT"]
+    # config errors of the data name the evaluator set's full key
+    with pytest.raises(InputError, match=r"config key 'simulation.datasets.toy.evaluators': evaluators \['nobody'\]"):
+        sj.prepare_job(str(src), "jsonl", out / "r.jsonl", out / "s.tsv", out / "e.tsv", pool=6, validation=8,
+                       seed=3, evaluators=["nobody"], name="toy")
+    with pytest.raises(InputError, match=r"config key 'simulation.datasets.toy.validation': evaluator 'e1' judged 14"):
+        sj.prepare_job(str(src), "jsonl", out / "r.jsonl", out / "s.tsv", out / "e.tsv", pool=6, validation=9,
+                       seed=3, name="toy")
+
+
+def fake_predictions(records, splits, accuracy, seed):
+    """A prediction table in the cascade's format whose labels are right with probability
+    ``accuracy`` (else another label)."""
+    rng = random.Random(seed)
+    gold = {(r.evaluator, r.item): r.label for r in records}
+    rows = []
+    for ev, item in splits.loc[splits.role == "validation", ["evaluator", "item"]].itertuples(index=False):
+        g = gold[(ev, item)]
+        pred = g if rng.random() < accuracy else rng.choice([x for x in "ANB" if x != g])
+        row = dict.fromkeys(PREDICTION_COLUMNS)
+        row.update(evaluator=ev, item=item, gold=g, pred=pred, answered=True, direction_only=False)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=PREDICTION_COLUMNS)
+
+
+def test_metrics_stats_report_on_a_factorial_design(tmp_path):
+    src = make_records(tmp_path)
+    d = tmp_path / "sim"
+    sj.prepare_job(str(src), "jsonl", d / "records.jsonl", d / "splits.tsv", d / "evaluators.tsv", pool=6,
+                   validation=8, seed=0)
+    recs = read_jsonl(d / "records.jsonl")
+    from judgelab.simulation.splits import read_splits
+    splits = read_splits(d / "splits.tsv")
+    cells = [{"model": "m", "demo_type": "base", "shots": 0}]
+    cells += [{"model": "m", "demo_type": t, "shots": k} for t in ("J", "J+RR") for k in (1, 2, 4)]
+    paths = []
+    for i, c in enumerate(cells):
+        acc = 0.4 + 0.05 * (c["demo_type"] == "J+RR") + 0.03 * c["shots"]
+        p = d / "predictions" / c["model"] / c["demo_type"] / f"{c['shots']}.tsv"
+        write_tsv(fake_predictions(recs, splits, acc, i), p)
+        paths.append(str(p))
+    sj.baselines_job(str(d / "records.jsonl"), str(d / "splits.tsv"), str(d / "baselines.tsv"), seed=1)
+    out = sj.metrics_job(str(d / "records.jsonl"), paths, json.dumps(cells), str(d / "baselines.tsv"),
+                         str(d / "metrics"), skipped=json.dumps({"J+IT": "no telemetry"}))
+    for name in sj.METRIC_FILES:
+        assert (d / "metrics" / name).exists()
+    acc = out["accuracy"]
+    # every cell and reference predictor scored for every evaluator on its 8 validation items
+    assert len(acc) == (7 + 4) * 4 and (acc["n"] == 8).all()
+    # the oracle has no label for items without a consensus; every other predictor answers all
+    assert (acc.loc[acc.method != "oracle_consensus", "coverage"] == 1).all()
+    assert (acc.loc[acc.method == "oracle_consensus", "coverage"] < 1).any()
+    cell = acc[(acc.demo_type == "J+RR") & (acc.shots == 4)].set_index("evaluator")["accuracy"]
+    pred = pd.read_csv(paths[cells.index({"model": "m", "demo_type": "J+RR", "shots": 4})], sep="\t")
+    assert cell.to_dict() == pytest.approx((pred.pred == pred.gold).groupby(pred.evaluator).mean().to_dict())
+    # the control exists for every PersonaJudge cell and evaluator (coordinated splits share items)
+    assert len(out["control"]) == 6 * 4 and (out["control"]["n_matched"] == 8).all()
+    conf = out["confusion"]
+    assert set(conf["group"]) >= {"PersonaJudge | m | J+RR | 4-shot", "PersonaJudge | m | all cells",
+                                  "Base Judge | m", "Oracle consensus"}
+    assert conf[conf.group == "PersonaJudge | m | all cells"]["count"].sum() == 6 * 32
+
+    stats = sj.stats_job(str(d / "metrics"), str(d / "stats"))
+    for name in sj.STATS_FILES:
+        assert (d / "stats" / name).exists()
+    vb = stats["versus_base"]
+    assert len(vb) == 6 and {"p_bh", "p_holm", "significant_bh"} <= set(vb.columns)
+    assert stats["factors"].set_index(["family", "factor"]).loc[("omnibus", "cells"), "k"] == 6
+
+    design = out["design"]
+    assert list(design["status"]) == ["run"] * 7 + ["skipped"] and design["reason"].iloc[0] == "-"
+    assert design.iloc[-1].to_dict() == {"model": "-", "demo_type": "J+IT", "shots": "-", "status": "skipped",
+                                         "reason": "no telemetry"}
+
+    sj.tables_job(json.dumps({"toy": str(d / "metrics")}), json.dumps({"toy": str(d / "stats")}),
+                  str(d / "report" / "tables"))
+    for t in sj.REPORT_TABLES:
+        md = (d / "report" / "tables" / f"{t}.md").read_text()
+        assert md.startswith(CAPTIONS[t] + "\n\n| ")
+        assert t == "factors" or md.split("\n")[2].startswith("| dataset |")
+        assert (d / "report" / "tables" / f"{t}.tsv").exists()
+    factors = pd.read_csv(d / "report" / "tables" / "factors.tsv", sep="\t")
+    assert list(factors["level"]) == ["J", "J+RR", "m", "1-shot", "2-shot", "4-shot"]
+    sj.figures_job(str(d / "metrics"), str(d / "report" / "figures" / "toy"), dataset="toy")
+    for f in sj.REPORT_FIGURES:
+        assert (d / "report" / "figures" / "toy" / f"{f}.png").stat().st_size > 1000
+        assert (d / "report" / "figures" / "toy" / f"{f}.pdf").exists()
+
+
+def test_download_job_via_file_url(tmp_path):
+    from judgelab.resources import resources_dir
+    sample = resources_dir() / "sample" / "pandalm" / "testset-v1.json"
+    out = tmp_path / "raw" / "testset-v1.json"
+    sj.download_job(sample.resolve().as_uri(), str(out), "pandalm")
+    assert out.read_bytes() == sample.read_bytes()
+    src = make_records(tmp_path)
+    sj.download_job(src.resolve().as_uri(), str(tmp_path / "copy.jsonl"), "jsonl")
+    with pytest.raises(InputError, match=r"copy2\.jsonl:1: invalid JSON"):
+        sj.download_job(sample.resolve().as_uri(), str(tmp_path / "copy2.jsonl"), "jsonl")
+    assert not (tmp_path / "copy2.jsonl").exists()

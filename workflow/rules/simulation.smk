@@ -1,0 +1,30 @@
+# Study: evaluator simulation (seed 001, PersonaJudge) - predict one evaluator's preference
+# judgments (prefer A / neutral / prefer B) from that evaluator's own past judgments through a
+# two-round cascade. Config section `simulation` (switch: simulation.enabled); target
+# `snakemake simulation`; library judgelab.simulation, jobs judgelab.jobs.simulation, plan
+# judgelab.studies.simulation; prompt resources/prompts/simulation/; captions
+# workflow/report/simulation_*.rst.
+# Stages per evaluator set: download -> prepare (records, splits) -> predict (one job per cell:
+# model x demonstration type x shot count, and the Base Judge) + baselines -> metrics -> stats,
+# figures; then the tables over all evaluator sets.
+
+
+# cheap steps run on the submitting host on a cluster (profiles/slurm); downloads need the network
+localrules:
+    simulation,
+    simulation_download,
+    simulation_baselines,
+    simulation_metrics,
+    simulation_tables,
+
+
+include: "simulation/common.smk"
+include: "simulation/data.smk"
+include: "simulation/predict.smk"
+include: "simulation/analysis.smk"
+include: "simulation/report.smk"
+
+
+rule simulation:
+    input:
+        PROJECT.targets("simulation"),

@@ -1,0 +1,61 @@
+# Simulation stage 3 - analysis per evaluator set: the reference predictors (random, oracle
+# consensus, global and per-evaluator majority), the metrics of every cell (accuracy, deviation
+# metrics, confusion matrices, P/R/F1, the cross-evaluator control, evaluator traits,
+# correlations, the design), and the statistics with the evaluator as the unit.
+
+
+rule simulation_baselines:
+    input:
+        records=path("simulation_records"),
+        splits=path("simulation_splits"),
+    output:
+        baselines=path("simulation_baselines"),
+    params:
+        seed=SIMULATION.section["seed"],
+        majority_source=SIMULATION.section["majority_source"],
+    wildcard_constraints:
+        dataset=SIM_SETS_RE,
+    log:
+        PROJECT.log("simulation/{dataset}/baselines"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    script:
+        "../../scripts/simulation_baselines.py"
+
+
+rule simulation_metrics:
+    input:
+        records=path("simulation_records"),
+        predictions=sim_predictions,
+        baselines=path("simulation_baselines"),
+    output:
+        **sim_files("simulation_metrics", METRIC_FILES),
+    params:
+        cells=lambda wc: json.dumps(SIMULATION.cells(wc.dataset)),
+        skipped=lambda wc: json.dumps(SIMULATION.skipped(wc.dataset), sort_keys=True),
+    wildcard_constraints:
+        dataset=SIM_SETS_RE,
+    log:
+        PROJECT.log("simulation/{dataset}/metrics"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    script:
+        "../../scripts/simulation_metrics.py"
+
+
+rule simulation_stats:
+    input:
+        **sim_files("simulation_metrics", METRIC_FILES),
+    output:
+        **sim_files("simulation_stats", STATS_FILES),
+    params:
+        metric=SIMULATION.section["metric"],
+        alpha=SIMULATION.section["alpha"],
+    wildcard_constraints:
+        dataset=SIM_SETS_RE,
+    log:
+        PROJECT.log("simulation/{dataset}/stats"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    script:
+        "../../scripts/simulation_stats.py"

@@ -1,0 +1,33 @@
+# Simulation stage 2 - prediction: one job per cell (evaluator set x model x demonstration type
+# x shot count; the Base Judge is type `base` with 0 shots), the two-round cascade on every
+# evaluator's validation items. Its prompt texts, settings and model entry are tracked params:
+# adding a model or a shot count runs only the new cells.
+
+
+rule simulation_predict:
+    input:
+        records=path("simulation_records"),
+        splits=path("simulation_splits"),
+    output:
+        predictions=path("simulation_predictions"),
+        demos=path("simulation_demos"),
+    params:
+        prompt=lambda wc: SIMULATION.prompt_param(wc.dataset, wc.demo_type),
+        settings=lambda wc: SIMULATION.settings_param(wc.dataset, wc.model),
+        model=model_param,
+    wildcard_constraints:
+        dataset=SIM_SETS_RE,
+        model=SIM_JUDGES_RE,
+        demo_type=SIM_TYPES_RE,
+        shots=r"\d+",
+    threads: model_threads
+    resources:
+        openai_jobs=api_jobs("openai"),
+        anthropic_jobs=api_jobs("anthropic"),
+        bedrock_jobs=api_jobs("bedrock"),
+    log:
+        PROJECT.log("simulation/{dataset}/predict/{model}/{demo_type}/{shots}"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    script:
+        "../../scripts/simulation_predict.py"

@@ -1,0 +1,9 @@
+"""Snakemake adapter: the statistics of an evaluator set (simulation, seed 001)."""
+import os
+
+from judgelab.jobs import script_logging
+from judgelab.jobs.simulation import stats_job
+
+with script_logging(snakemake.log[0]):
+    stats_job(os.path.dirname(snakemake.input.accuracy), os.path.dirname(snakemake.output.factors),
+              metric=snakemake.params.metric, alpha=snakemake.params.alpha)

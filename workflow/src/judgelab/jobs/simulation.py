@@ -1,0 +1,351 @@
+"""Evaluator simulation (seed 001, PersonaJudge) jobs. One function per workflow job; plain paths
+and values in, files out (no Snakemake import).
+
+Per evaluator set (a dataset of evaluator judgments, ``{dataset}`` of the paths; the study's plan
+:mod:`judgelab.studies.simulation` names the files):
+
+1. :func:`download_job` - fetch the public file (PandaLM's ``testset-v1.json``).
+2. :func:`prepare_job` - load and check the records, split every evaluator's items into a
+   demonstration pool and a validation set: ``records.jsonl``, ``splits.tsv``, ``evaluators.tsv``.
+3. :func:`predict_job` - one per cell (evaluator set x model x demonstration type x shot count;
+   the Base Judge is type ``base`` with 0 shots): the two-round cascade on every validation
+   item: ``predictions/{model}/{demo_type}/{shots}.tsv`` and the demonstrations drawn.
+4. :func:`baselines_job` - random, oracle consensus, global and per-evaluator majority.
+5. :func:`metrics_job` - accuracy, deviation metrics, confusion matrices, per-class P/R/F1,
+   label distributions, the cross-evaluator control, evaluator traits, correlations, the design.
+6. :func:`stats_job` - Friedman, RM-ANOVA, Wilcoxon with Holm, Benjamini-Hochberg, t tests.
+7. :func:`figures_job` - the figures of one evaluator set (PNG + PDF).
+8. :func:`tables_job` - the seed-shaped tables (TSV + Markdown) over all evaluator sets.
+
+The tables these jobs hand on are the study's own (readers and writers in
+:mod:`judgelab.simulation`: ``read_jsonl``, ``read_splits``, ``read_predictions``); the analysis
+libraries (scipy, statsmodels, matplotlib) are imported inside the jobs that use them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+from ..errors import InputError
+from ..simulation import baselines as bl
+from ..simulation.cascade import BASE, CascadeSettings, read_predictions, simulate
+from ..simulation.data import download_records, load_records, read_jsonl, unsupported_reason, write_jsonl
+from ..simulation.prompt import SimulationPrompt
+from ..simulation.splits import evaluator_summary, make_splits, read_splits, write_splits
+from ..tables import write_tsv
+from . import LLMSession, as_value
+
+log = logging.getLogger("judgelab")
+
+#: files written by :func:`metrics_job` into its output folder
+METRIC_FILES = ("predictions.tsv", "accuracy.tsv", "accuracy_eligible.tsv", "deviation.tsv",
+                "deviation_pooled.tsv", "confusion.tsv", "prf.tsv", "distribution.tsv", "control.tsv",
+                "traits.tsv", "correlations.tsv", "design.tsv")
+#: files written by :func:`stats_job`
+STATS_FILES = ("factors.tsv", "pairwise.tsv", "versus_base.tsv", "all_pairs.tsv", "alignment.tsv",
+               "control.tsv")
+#: tables written by :func:`tables_job` (each as .tsv and .md)
+REPORT_TABLES = ("factors", "core", "evaluators", "baselines", "deviation", "confusion", "prf",
+                 "distribution", "correlations", "stats_factors", "stats_pairwise", "stats_versus_base",
+                 "stats_alignment", "stats_control", "design")
+#: figures written by :func:`figures_job` per evaluator set (each as .png and .pdf)
+REPORT_FIGURES = ("accuracy_by_shots", "control_advantage", "evaluator_traits", "confusion")
+#: keys of an evaluator set's config entry (``simulation.datasets.<name>.<key>``) that the
+#: library's errors name by their short key ``simulation.<key>``
+DATASET_KEYS = ("format", "evaluators", "pool", "validation", "split", "seed", "task")
+DESIGN_COLUMNS = ["model", "demo_type", "shots", "status", "reason"]
+
+
+def _dataset_key(exc: InputError, name: str | None) -> InputError:
+    """``exc`` naming the evaluator set's full config key (``simulation.datasets.<name>.pool``)
+    instead of the library's short one (``simulation.pool``); other errors unchanged."""
+    short = (exc.key or "").removeprefix("simulation.")
+    if not name or exc.key is None or short not in DATASET_KEYS:
+        return exc
+    message = str(exc).removeprefix(f"config key '{exc.key}': ")
+    return InputError(message, key=f"simulation.datasets.{name}.{short}")
+
+
+# --------------------------------------------------------------------------------------------
+# Data
+
+
+def download_job(url: str, out: str, fmt: str = "pandalm") -> None:
+    """Fetch ``url`` (PandaLM: :data:`~judgelab.simulation.data.PANDALM_URL`; ``file://``
+    works) to ``out`` and check that it loads in format ``fmt``."""
+    download_records(out, url, fmt)
+
+
+def prepare_job(source: str, fmt: str, out_records: str, out_splits: str, out_evaluators: str, *,
+                pool: int, validation: int, seed: int, split: str = "coordinated",
+                min_neutral: int = 2, evaluators: Sequence[str] | None = None,
+                name: str | None = None) -> pd.DataFrame:
+    """Load and check the records (only ``evaluators`` if given), split each evaluator's items,
+    and write the normalised records, the split table and the per-evaluator summary. ``name``:
+    the evaluator set, so that a config error names its full key."""
+    try:
+        records = load_records(source, fmt)
+        if evaluators:
+            known = {r.evaluator for r in records}
+            unknown = sorted(set(evaluators) - known)
+            if unknown:
+                raise InputError(f"evaluators {unknown} are not in {source} (it has {sorted(known)})",
+                                 key="simulation.evaluators")
+            keep = set(evaluators)
+            records = [r for r in records if r.evaluator in keep]
+        splits = make_splits(records, pool=int(pool), validation=int(validation), seed=int(seed), mode=split)
+    except InputError as exc:
+        raise _dataset_key(exc, name) from None
+    summary = evaluator_summary(records, splits, int(min_neutral))
+    write_jsonl(records, out_records)
+    write_splits(splits, out_splits)
+    write_tsv(summary, out_evaluators)
+    log.info("%s: %d records, %d evaluators, %d items; pool %d / validation %d per evaluator; "
+             "direction-only: %s", source, len(records), summary.shape[0], len({r.item for r in records}),
+             pool, validation, list(summary.loc[summary["direction_only"], "evaluator"]))
+    return summary
+
+
+# --------------------------------------------------------------------------------------------
+# Prediction
+
+
+def predict_job(records: str, splits: str, out_predictions: str, out_demos: str, *, model: str | dict,
+                demo_type: str, shots: int, settings: str | dict, prompt: str | dict, cache: str,
+                threads: int | None = None, desc: str | None = None) -> pd.DataFrame:
+    """One cell: the cascade on every evaluator's validation items. ``settings`` holds task,
+    answer (auto, parse or logits), max_tokens, seed, min_neutral (:meth:`CascadeSettings.resolve`);
+    ``prompt`` is the prompt's texts (:meth:`SimulationPrompt.texts_for`, a tracked parameter;
+    a JSON string or the mapping)."""
+    recs = read_jsonl(records)
+    if demo_type != BASE:
+        reason = unsupported_reason(demo_type, recs)
+        if reason:
+            raise InputError(f"demonstration type {demo_type} is not supported by {records}: {reason}",
+                             key="simulation.demo_types")
+    desc = desc or f"{demo_type} {shots}-shot"
+    session = LLMSession(model, cache, threads, desc)
+    cfg = CascadeSettings.resolve(as_value(settings), session.spec)
+    pr = SimulationPrompt.from_mapping(as_value(prompt), "<prompt parameter>")
+    with session as client:
+        preds, demos = simulate(recs, read_splits(splits), client, demo_type=demo_type, shots=int(shots),
+                                settings=cfg, prompt=pr, desc=desc)
+    write_tsv(preds, out_predictions)
+    write_tsv(demos, out_demos)
+    return preds
+
+
+def baselines_job(records: str, splits: str, out: str, *, seed: int = 0,
+                  majority_source: str = "all") -> pd.DataFrame:
+    """The reference predictors' labels for every validation item."""
+    df = bl.reference_predictions(read_jsonl(records), read_splits(splits), seed=int(seed),
+                                  majority_source=majority_source)
+    write_tsv(df, out)
+    log.info("reference predictors: %s", df.assign(ok=df["pred"] == df["gold"])
+             .groupby("method")["ok"].mean().round(3).to_dict())
+    return df
+
+
+# --------------------------------------------------------------------------------------------
+# Metrics, statistics, report
+
+
+NONE = "-"  #: model / demonstration type of the reference predictors
+
+
+def _long(predictions: Sequence[str], cells: Sequence[Mapping], baselines: str) -> pd.DataFrame:
+    from ..simulation import metrics as sm
+
+    if len(predictions) != len(cells):
+        raise ValueError("one cell description per prediction table expected")
+    parts = []
+    for path, cell in zip(predictions, cells):
+        p = read_predictions(path)[["evaluator", "item", "gold", "pred"]]
+        parts.append(p.assign(method=sm.cell_method(cell["shots"]), model=cell["model"],
+                              demo_type=cell["demo_type"], shots=int(cell["shots"])))
+    b = pd.read_csv(baselines, sep="\t", dtype=str, keep_default_na=False, na_values=[""])
+    parts.append(b[["method", "evaluator", "item", "gold", "pred"]].assign(model=NONE, demo_type=NONE, shots=0))
+    return pd.concat(parts, ignore_index=True)[sm.CELL + ["evaluator", "item", "gold", "pred"]]
+
+
+def _group_label(method: str, model: str, demo_type: str, shots: int) -> str:
+    from ..simulation import metrics as sm
+    from ..simulation.report import NAMES
+
+    name = NAMES.get(method, method)
+    if method == sm.PJ:
+        return f"{name} | {model} | {demo_type} | {int(shots)}-shot"
+    return f"{name} | {model}" if model != NONE else name
+
+
+def design_table(cells: Sequence[Mapping], skipped: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """The cells that ran and the demonstration types skipped, with the reason."""
+    rows = [{"model": c["model"], "demo_type": c["demo_type"], "shots": str(int(c["shots"])), "status": "run",
+             "reason": NONE} for c in cells]
+    rows += [{"model": NONE, "demo_type": t, "shots": NONE, "status": "skipped", "reason": why}
+             for t, why in (skipped or {}).items()]
+    return pd.DataFrame(rows, columns=DESIGN_COLUMNS)
+
+
+def metrics_job(records: str, predictions: Sequence[str], cells: str | Sequence[Mapping], baselines: str,
+                out_dir: str, skipped: str | Mapping[str, str] | None = None) -> dict[str, pd.DataFrame]:
+    """All metric tables of one evaluator set (:data:`METRIC_FILES` in ``out_dir``).
+    ``cells[i]`` (model, demo_type, shots) describes ``predictions[i]``; ``skipped``: the
+    demonstration types the data cannot support, with the reason (the design table)."""
+    from ..simulation import metrics as sm
+    from ..simulation.report import NAMES
+
+    cells, skipped = as_value(cells), as_value(skipped) or {}
+    for t, why in skipped.items():
+        log.warning("demonstration type %s skipped: %s", t, why)
+    recs = read_jsonl(records)
+    long = sm.with_consensus(_long(predictions, cells, baselines), recs)
+    out: dict[str, pd.DataFrame] = {"predictions": long}
+    out["accuracy"] = sm.accuracy_table(long)
+    out["accuracy_eligible"] = sm.accuracy_table(long[long["consensus"].notna()])
+    out["deviation"] = sm.deviation_table(long, sm.CELL)
+    pj = long[long["method"] == sm.PJ]
+    pooled = [sm.deviation_table(long[long["method"] != sm.PJ], ["method", "model"])]
+    if len(pj):
+        pooled.append(sm.deviation_table(pj, ["method", "model"]))
+        pooled.append(sm.deviation_table(pj.assign(model="all"), ["method", "model"]))
+    out["deviation_pooled"] = pd.concat(pooled, ignore_index=True)
+    labelled = long.assign(group=[_group_label(*k) for k in zip(long["method"], long["model"],
+                                                                  long["demo_type"], long["shots"])])
+    pooled_pj = pj.assign(group=[f"{NAMES[sm.PJ]} | {m} | all cells" for m in pj["model"]])
+    both = pd.concat([labelled, pooled_pj], ignore_index=True)
+    out["confusion"] = sm.confusion_table(both, ["group"])
+    out["prf"] = sm.prf_table(both, ["group"])
+    dist_src = pd.concat([long[long["method"] != sm.PJ], pj.assign(demo_type="all", shots=0)])
+    out["distribution"] = sm.label_distribution(dist_src, ["method", "model"])
+    control_rows = []
+    for (model, dt, shots), g in pj.groupby(["model", "demo_type", "shots"], sort=True):
+        c = bl.cross_evaluator_control(g)
+        for ev, ge in c.groupby("evaluator", sort=True):
+            control_rows.append({"model": model, "demo_type": dt, "shots": int(shots), "evaluator": ev,
+                                 "n_matched": len(ge), "own_accuracy": ge["own_correct"].mean(),
+                                 "control_accuracy": ge["control_accuracy"].mean()})
+    out["control"] = pd.DataFrame(control_rows, columns=["model", "demo_type", "shots", "evaluator",
+                                                         "n_matched", "own_accuracy", "control_accuracy"])
+    out["traits"] = sm.evaluator_traits(recs)
+    acc_pj = out["accuracy"][out["accuracy"]["method"] == sm.PJ].groupby("evaluator")["accuracy"].mean()
+    acc_pj = acc_pj.reindex(out["traits"]["evaluator"])
+    out["correlations"] = sm.correlation_table(acc_pj, out["traits"])
+    out["design"] = design_table(cells, skipped)
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    for name in METRIC_FILES:
+        write_tsv(out[name[:-4]], Path(out_dir) / name)
+    acc = out["accuracy"]
+    log.info("mean accuracy by method: %s", acc.groupby("method")["accuracy"].mean().round(3).to_dict())
+    return out
+
+
+def _read(path: str | Path) -> pd.DataFrame:
+    """A table written by these jobs; a table without columns (no rows to report) is empty."""
+    try:
+        return pd.read_csv(path, sep="\t", dtype={"evaluator": str, "model": str, "demo_type": str,
+                                                  "method": str, "shots": str, "reason": str},
+                           keep_default_na=False, na_values=[""])
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame()
+
+
+def _read_numeric(path: str | Path) -> pd.DataFrame:
+    """:func:`_read` with ``shots`` as integers (the metric tables)."""
+    df = _read(path)
+    if "shots" in df.columns:
+        df["shots"] = df["shots"].astype(int)
+    return df
+
+
+def stats_job(metrics_dir: str, out_dir: str, *, metric: str = "accuracy",
+              alpha: float = 0.05) -> dict[str, pd.DataFrame]:
+    """The section 14 tests of one evaluator set (:data:`STATS_FILES` in ``out_dir``)."""
+    from ..simulation import stats as st
+
+    m = Path(metrics_dir)
+    acc, elig = _read_numeric(m / "accuracy.tsv"), _read_numeric(m / "accuracy_eligible.tsv")
+    control = _read_numeric(m / "control.tsv")
+    out = {"factors": st.factor_tests(acc, metric), "pairwise": st.pairwise_tests(acc, metric),
+           "versus_base": st.versus_base(acc, metric, alpha), "all_pairs": st.all_pairs(acc, metric, alpha),
+           "alignment": st.alignment_tests(acc, elig, metric),
+           "control": st.control_tests(control) if len(control) else pd.DataFrame()}
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    for name in STATS_FILES:
+        write_tsv(out[name[:-4]], Path(out_dir) / name)
+    vb = out["versus_base"]
+    if len(vb):
+        log.info("cells above their Base Judge: %d of %d; BH-significant: %d", int((vb["delta"] > 0).sum()),
+                 len(vb), int(vb["significant_bh"].sum()))
+    return out
+
+
+def figures_job(metrics_dir: str, out_dir: str, *, dataset: str, metric: str = "accuracy") -> None:
+    """The figures of one evaluator set (:data:`REPORT_FIGURES`, .png + .pdf, in ``out_dir``):
+    accuracy by shot count, the advantage over the cross-evaluator control, per-evaluator
+    accuracy against the evaluator traits, the row-normalised confusion matrices."""
+    from ..simulation import metrics as sm
+    from ..simulation import report as rp
+
+    m, fig_dir = Path(metrics_dir), Path(out_dir)
+    acc = _read_numeric(m / "accuracy.tsv")
+    rp.fig_shots(acc, f"{dataset}: accuracy by shot count", fig_dir / "accuracy_by_shots.png",
+                 fig_dir / "accuracy_by_shots.pdf", metric)
+    rp.fig_control(_read_numeric(m / "control.tsv"), f"{dataset}: personalization advantage over the "
+                   "cross-evaluator control", fig_dir / "control_advantage.png", fig_dir / "control_advantage.pdf")
+    traits = _read(m / "traits.tsv")
+    per = acc[acc["method"] == sm.PJ].groupby("evaluator")[metric].mean().reindex(traits["evaluator"])
+    rp.fig_evaluators(per, traits, f"{dataset}: per-evaluator accuracy", fig_dir / "evaluator_traits.png",
+                      fig_dir / "evaluator_traits.pdf")
+    conf = _read(m / "confusion.tsv")
+    groups = [g for g in conf["group"].unique()
+              if g.endswith("all cells") or g.startswith(rp.NAMES[sm.BASE_JUDGE])]
+    rp.fig_confusion(conf, groups, f"{dataset}: row-normalised confusion (rows gold)", fig_dir / "confusion.png",
+                     fig_dir / "confusion.pdf")
+    log.info("%s: %d figures in %s", dataset, len(REPORT_FIGURES), fig_dir)
+
+
+def tables_job(metrics_dirs: Mapping[str, str] | str, stats_dirs: Mapping[str, str] | str, out_dir: str,
+               *, metric: str = "accuracy") -> None:
+    """The tables (:data:`REPORT_TABLES`, .tsv + .md with the caption above, in ``out_dir``) over
+    all evaluator sets, one block of rows per set (Table 1 ``factors``: one column per set)."""
+    from ..simulation import report as rp
+
+    metrics_dirs, stats_dirs = as_value(metrics_dirs), as_value(stats_dirs)
+    out = Path(out_dir)
+    accs = {d: _read_numeric(Path(p) / "accuracy.tsv") for d, p in metrics_dirs.items()}
+    tables: dict[str, list[pd.DataFrame]] = {t: [] for t in REPORT_TABLES}
+
+    def add(name: str, dataset: str, df: pd.DataFrame) -> None:
+        if len(df):
+            tables[name].append(df.assign(dataset=dataset)[["dataset", *df.columns]])
+
+    for d, mdir in metrics_dirs.items():
+        m, s = Path(mdir), Path(stats_dirs[d])
+        acc = accs[d]
+        add("core", d, rp.core_table(acc, metric))
+        add("evaluators", d, rp.evaluators_table(acc, metric))
+        add("baselines", d, rp.baselines_table(_read_numeric(m / "accuracy_eligible.tsv"),
+                                               _read_numeric(m / "control.tsv"), metric))
+        add("deviation", d, rp.deviation_report(_read(m / "deviation.tsv")))
+        for name in ("confusion", "prf", "distribution", "correlations", "design"):
+            add(name, d, _read(m / f"{name}.tsv"))
+        for name in ("factors", "pairwise", "versus_base", "alignment", "control"):
+            add(f"stats_{name}", d, _read(s / f"{name}.tsv"))
+    factors = rp.factors_table(accs, metric)
+    tables["factors"] = [factors] if len(factors) else []
+    for name in REPORT_TABLES:
+        df = pd.concat(tables[name], ignore_index=True) if tables[name] else pd.DataFrame({"note": ["no rows"]})
+        rp.write_table(df, out / name, rp.CAPTIONS[name])
+    log.info("%d tables over %d evaluator sets in %s", len(REPORT_TABLES), len(metrics_dirs), out)
+
+
+def prompt_texts(task: str, demo_type: str, ref: str = "simulation/personajudge",
+                 resources: str | Path | None = None) -> str:
+    """The prompt parameter of one cell's :func:`predict_job` (JSON: the texts it uses)."""
+    return json.dumps(SimulationPrompt.load(ref, resources).texts_for(task, demo_type), sort_keys=True)

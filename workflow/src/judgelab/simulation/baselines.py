@@ -1,0 +1,116 @@
+"""Baselines, reference predictors and the cross-evaluator control (seed 001 sections 4.5, 14.5, 15).
+
+Reference predictors, each predicting a label for every evaluator's validation items:
+
+* ``random`` - uniform over A, N, B (expected accuracy 1/3), seeded per evaluator and item.
+* ``oracle_consensus`` - the item's consensus label: the label of a strict majority of all its
+  annotators (the target's own label included: an oracle using held-out human labels), on items
+  with at least :data:`MIN_CONSENSUS_ANNOTATORS` annotators; none elsewhere (1-1-1 items and
+  items with too few annotators are excluded).
+* ``global_majority`` - the most frequent label over all records of the evaluator set.
+* ``evaluator_majority`` - each evaluator's own most frequent label, over all its records
+  (``majority_source="all"``, the seed's reference predictor) or over its demonstration pool
+  only (``"pool"``, a predictor that never sees validation labels; none for an evaluator
+  without pool items).
+
+Ties between label counts are broken in the order A, N, B.
+
+The Base Judge is a cascade cell with no demonstrations (:mod:`.cascade`).
+
+Cross-evaluator control (section 14.5): for a PersonaJudge cell, target evaluator i and its
+validation item x, the predictions that the *same cell* made for every other evaluator j on x
+(with j's own demonstrations) are scored against i's gold label and averaged over j; the
+control's accuracy for i is the mean over the matched items (items where i's own prediction and
+at least one other evaluator's prediction were answered). No extra inference.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter, defaultdict
+from typing import Sequence
+
+import pandas as pd
+
+from .data import LABELS, Record
+from .splits import stable_seed
+
+MIN_CONSENSUS_ANNOTATORS = 3
+REFERENCE_METHODS = ("random", "oracle_consensus", "global_majority", "evaluator_majority")
+BASELINE_COLUMNS = ["method", "evaluator", "item", "gold", "pred", "answered"]
+CONTROL_COLUMNS = ["evaluator", "item", "gold", "own_correct", "control_accuracy", "n_others"]
+
+
+def majority(labels: Sequence[str]) -> str:
+    """Most frequent label; ties broken in the order A, N, B."""
+    counts = Counter(labels)
+    return max(LABELS, key=lambda lab: (counts[lab], -LABELS.index(lab)))
+
+
+def consensus(records: Sequence[Record], *, exclude: str | None = None,
+              min_annotators: int = MIN_CONSENSUS_ANNOTATORS) -> dict[str, str]:
+    """item -> the label of a strict majority of its annotators (leaving out evaluator
+    ``exclude``), for items with at least ``min_annotators`` of them and such a majority."""
+    labels: dict[str, list[str]] = defaultdict(list)
+    for r in records:
+        if r.evaluator != exclude:
+            labels[r.item].append(r.label)
+    out = {}
+    for item, labs in labels.items():
+        if len(labs) < min_annotators:
+            continue
+        lab, n = Counter(labs).most_common(1)[0]
+        if n * 2 > len(labs):
+            out[item] = lab
+    return out
+
+
+def _validation(records: Sequence[Record], splits: pd.DataFrame) -> list[Record]:
+    by_key = {(r.evaluator, r.item): r for r in records}
+    val = splits[splits["role"] == "validation"].sort_values(["evaluator", "order"])
+    return [by_key[(e, i)] for e, i in zip(val["evaluator"], val["item"])]
+
+
+def reference_predictions(records: Sequence[Record], splits: pd.DataFrame, *, seed: int = 0,
+                          majority_source: str = "all") -> pd.DataFrame:
+    """The reference predictors' labels for every validation item (:data:`BASELINE_COLUMNS`)."""
+    if majority_source not in ("all", "pool"):
+        raise ValueError(f"majority_source must be 'all' or 'pool', not {majority_source!r}")
+    val = _validation(records, splits)
+    cons = consensus(records)
+    global_label = majority([r.label for r in records])
+    if majority_source == "all":
+        own = {ev: majority([r.label for r in records if r.evaluator == ev])
+               for ev in {r.evaluator for r in records}}
+    else:
+        by_key = {(r.evaluator, r.item): r.label for r in records}
+        pool = splits[splits["role"] == "pool"]
+        own = {ev: majority([by_key[(ev, i)] for i in part["item"]])
+               for ev, part in pool.groupby("evaluator")}
+    rows = []
+    for r in val:
+        rng = random.Random(stable_seed("random-baseline", seed, r.evaluator, r.item))
+        preds = {"random": rng.choice(LABELS), "oracle_consensus": cons.get(r.item),
+                 "global_majority": global_label, "evaluator_majority": own.get(r.evaluator)}
+        for method in REFERENCE_METHODS:
+            rows.append((method, r.evaluator, r.item, r.label, preds[method], preds[method] is not None))
+    return pd.DataFrame(rows, columns=BASELINE_COLUMNS)
+
+
+def cross_evaluator_control(predictions: pd.DataFrame) -> pd.DataFrame:
+    """The control of section 14.5 for one cell's prediction table (evaluator, item, gold, pred):
+    one row per target evaluator and matched item: whether the target's own prediction is right,
+    and the mean correctness of the other evaluators' predictions against the target's gold."""
+    answered = predictions[predictions["pred"].notna()]
+    by_item: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for ev, item, pred in zip(answered["evaluator"], answered["item"], answered["pred"]):
+        by_item[item].append((ev, pred))
+    rows = []
+    for ev, item, gold, pred in zip(answered["evaluator"], answered["item"], answered["gold"],
+                                    answered["pred"]):
+        others = [p for e, p in by_item[item] if e != ev]
+        if not others:
+            continue
+        rows.append((ev, item, gold, float(pred == gold), sum(p == gold for p in others) / len(others),
+                     len(others)))
+    return pd.DataFrame(rows, columns=CONTROL_COLUMNS)

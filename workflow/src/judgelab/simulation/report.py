@@ -1,0 +1,301 @@
+"""Tables shaped like seed 001's (TSV + Markdown) and its figures (PNG + PDF).
+
+Tables (one column block per evaluator set where the seed has one per task):
+
+* ``factors`` - Table 1: marginal mean accuracy (SD across evaluators) per level of demonstration
+  type, model and demonstration count.
+* ``core`` - Table 2: Random Selection, Base Judge (per model) and PersonaJudge (mean over all
+  cells), then the best configurations with their gain over the same model's Base Judge.
+* ``evaluators`` - the evaluator-level tables of section 12: per evaluator the Base Judge per
+  model and PersonaJudge marginal means by model, demonstration type and count; an Avg row.
+* ``baselines`` - Table 13: every predictor scored on the consensus-eligible pairs.
+* ``deviation`` - Table 14: deviation accuracy, alignment lift, captured direction.
+* ``confusion`` / ``prf`` - Tables 15 and 16.
+* ``distribution`` - the preference distribution tables of section 13.
+* ``stats_*`` - Tables 10 and 11, the per-configuration and control tests (section 14).
+* ``design`` - the cells that ran and the demonstration types skipped, with the reason.
+
+Figures: accuracy by shot count per demonstration type (with the Base Judge and the
+per-evaluator majority as reference lines), the personalization advantage over the
+cross-evaluator control by shot count (Figure 12), per-evaluator accuracy against neutral rate
+and deviation rate (section 5.1.3), and the row-normalised confusion matrices (Table 15).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from ..figures import save  # noqa: E402
+from .data import LABELS  # noqa: E402
+from .metrics import BASE_JUDGE, PJ  # noqa: E402
+
+NAMES = {"random": "Random Selection", BASE_JUDGE: "Base Judge", PJ: "PersonaJudge",
+         "oracle_consensus": "Oracle consensus", "global_majority": "Global majority",
+         "evaluator_majority": "Per-evaluator majority", "cross_evaluator": "Cross-evaluator control"}
+FACTOR_NAMES = {"demo_type": "Demonstration Type", "model": "Model", "shots": "Demonstration Count"}
+#: proposed captions of the report tables (also written above each Markdown table)
+CAPTIONS = {
+    "factors": "Marginal mean three-class accuracy (SD across evaluators) per factor level "
+               "(seed 001 Table 1).",
+    "core": "Random Selection, Base Judge and PersonaJudge; the best configurations with their gain "
+            "over the same model's Base Judge (seed 001 Table 2).",
+    "evaluators": "Per-evaluator accuracy: Base Judge per model and PersonaJudge marginal means by "
+                  "model, demonstration type and count (seed 001 section 12).",
+    "baselines": "Predictors scored against each evaluator's own labels on the consensus-eligible "
+                 "pairs; the cross-evaluator control on the matched pairs (seed 001 Table 13).",
+    "deviation": "Deviation accuracy, alignment lift and captured direction per cell "
+                 "(seed 001 Table 14).",
+    "confusion": "Confusion matrices, rows gold, columns prediction; row_share is the "
+                 "row-normalised value (seed 001 Table 15).",
+    "prf": "Per-class precision, recall and F1 (seed 001 Table 16).",
+    "distribution": "Preference distribution (A / N / B) of the predictions and of the human labels "
+                    "(seed 001 section 13).",
+    "correlations": "Per-evaluator PersonaJudge accuracy vs neutral rate and deviation rate; the "
+                    "partial correlation controls for neutral rate (seed 001 section 5.1.3).",
+    "stats_factors": "Friedman omnibus over all configurations, Friedman per factor, "
+                     "repeated-measures ANOVA (seed 001 Table 10).",
+    "stats_pairwise": "Pairwise Wilcoxon contrasts within each factor, Holm-corrected, with paired t "
+                      "and Cohen's d (seed 001 Table 11).",
+    "stats_versus_base": "Each configuration vs its model's Base Judge: Wilcoxon with Holm and "
+                         "Benjamini-Hochberg over configurations (seed 001 section 14.4).",
+    "stats_alignment": "PersonaJudge vs chance and vs the baselines and reference predictors "
+                       "(seed 001 section 14.1).",
+    "stats_control": "PersonaJudge vs the cross-evaluator control on matched items "
+                     "(seed 001 section 14.5).",
+    "design": "The cells that ran (model x demonstration type x shot count; the Base Judge is type "
+              "base with 0 shots) and the demonstration types the data cannot support, with the reason.",
+}
+
+
+def fmt(x: float, digits: int = 3) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.{digits}f}"
+
+
+def mean_sd(values: Sequence[float]) -> str:
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if not len(v):
+        return "n/a"
+    return f"{v.mean():.3f} ({v.std(ddof=1):.3f})" if len(v) > 1 else f"{v.mean():.3f}"
+
+
+def markdown(df: pd.DataFrame, floats: int = 3) -> str:
+    """A GitHub-style Markdown table (floats rounded, NaN as n/a)."""
+    def cell(v):
+        if isinstance(v, (float, np.floating)):
+            return fmt(float(v), floats)
+        return str(v).replace("|", "\\|").replace("\n", " ")
+    cols = [str(c) for c in df.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join(lines) + "\n"
+
+
+def write_table(df: pd.DataFrame, stem: str | Path, caption: str = "") -> None:
+    """``stem``.tsv and ``stem``.md (the caption above the table)."""
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(stem.with_suffix(".tsv"), sep="\t", index=False)
+    text = (f"{caption}\n\n" if caption else "") + markdown(df)
+    stem.with_suffix(".md").write_text(text, encoding="utf-8")
+
+
+def _per_evaluator(acc: pd.DataFrame, metric: str) -> pd.Series:
+    return acc.groupby("evaluator")[metric].mean()
+
+
+# --------------------------------------------------------------------------------------------
+# Tables
+
+
+def factors_table(accs: Mapping[str, pd.DataFrame], metric: str = "accuracy") -> pd.DataFrame:
+    """Table 1: per factor level, mean (SD across evaluators) of the per-evaluator marginal
+    means; one column per evaluator set."""
+    rows: dict[tuple[str, str], dict] = {}
+    for name, acc in accs.items():
+        pj = acc[acc["method"] == PJ]
+        for f in ("demo_type", "model", "shots"):
+            marg = pj.groupby(["evaluator", f])[metric].mean().unstack(f)
+            for lv in marg.columns:
+                key = (FACTOR_NAMES[f], f"{lv}-shot" if f == "shots" else str(lv))
+                rows.setdefault(key, {})[name] = mean_sd(marg[lv])
+    out = pd.DataFrame([{"factor": k[0], "level": k[1], **v} for k, v in rows.items()])
+    return out.fillna("n/a")
+
+
+def core_table(acc: pd.DataFrame, metric: str = "accuracy", top: int = 5) -> pd.DataFrame:
+    """Table 2: random, Base Judge per model, PersonaJudge overall; then the ``top`` cells."""
+    rows = []
+    rnd = acc[acc["method"] == "random"]
+    rows.append({"method": NAMES["random"], "configuration": "uniform (expected 0.333)",
+                 "accuracy": mean_sd(_per_evaluator(rnd, metric)), "gain_vs_base": ""})
+    base = acc[acc["method"] == BASE_JUDGE]
+    for model, g in base.groupby("model", sort=True):
+        rows.append({"method": NAMES[BASE_JUDGE], "configuration": model,
+                     "accuracy": mean_sd(_per_evaluator(g, metric)), "gain_vs_base": ""})
+    pj = acc[acc["method"] == PJ]
+    pj_ev = pj.groupby(["evaluator", "model", "demo_type", "shots"])[metric].mean().groupby("evaluator").mean()
+    n_cells = pj.groupby(["model", "demo_type", "shots"]).ngroups
+    rows.append({"method": NAMES[PJ], "configuration": f"mean over {n_cells} cells",
+                 "accuracy": mean_sd(pj_ev), "gain_vs_base": ""})
+    base_mean = base.groupby("model")[metric].mean()
+    cells = pj.groupby(["model", "demo_type", "shots"])[metric].mean().sort_values(ascending=False)
+    for (model, dt, shots), v in cells.head(top).items():
+        g = pj[(pj["model"] == model) & (pj["demo_type"] == dt) & (pj["shots"] == shots)]
+        gain = v - base_mean.get(model, math.nan)
+        rows.append({"method": f"{NAMES[PJ]} (best)", "configuration": f"{model}, {int(shots)}-shot, {dt}",
+                     "accuracy": mean_sd(_per_evaluator(g, metric)),
+                     "gain_vs_base": "n/a" if not math.isfinite(gain) else f"{gain:+.3f}"})
+    return pd.DataFrame(rows)
+
+
+def evaluators_table(acc: pd.DataFrame, metric: str = "accuracy") -> pd.DataFrame:
+    """Section 12: per evaluator, the Base Judge per model and PersonaJudge marginal means by
+    model, demonstration type and count; the Avg row is the mean over evaluators."""
+    base = acc[acc["method"] == BASE_JUDGE].pivot_table(index="evaluator", columns="model", values=metric)
+    base.columns = [f"Base Judge: {c}" for c in base.columns]
+    parts = [base]
+    pj = acc[acc["method"] == PJ]
+    for f, label in (("model", "Model"), ("demo_type", "Type"), ("shots", "Count")):
+        m = pj.groupby(["evaluator", f])[metric].mean().unstack(f)
+        m.columns = [f"{label}: {c}" for c in m.columns]
+        parts.append(m)
+    wide = pd.concat(parts, axis=1)
+    wide.loc["Avg"] = wide.mean(axis=0)
+    return wide.reset_index().rename(columns={"index": "evaluator"})
+
+
+def baselines_table(acc_eligible: pd.DataFrame, control: pd.DataFrame, metric: str = "accuracy") -> pd.DataFrame:
+    """Table 13: mean (SD) over evaluators of each predictor's accuracy on the consensus-eligible
+    pairs; the cross-evaluator control (and PersonaJudge on the same matched items) from
+    ``control``."""
+    rows = []
+    order = ["oracle_consensus", PJ, "evaluator_majority", "global_majority", BASE_JUDGE, "random"]
+    for method in order:
+        g = acc_eligible[acc_eligible["method"] == method]
+        if method == BASE_JUDGE:
+            for model, gm in g.groupby("model", sort=True):
+                rows.append({"predictor": f"{NAMES[method]} ({model})", "pairs": "consensus-eligible",
+                             "accuracy": mean_sd(_per_evaluator(gm, metric))})
+        elif len(g):
+            per = g.groupby(["evaluator", "model", "demo_type", "shots"])[metric].mean().groupby("evaluator").mean()
+            rows.append({"predictor": NAMES[method], "pairs": "consensus-eligible", "accuracy": mean_sd(per)})
+    if len(control):
+        per = control.groupby("evaluator")[["own_accuracy", "control_accuracy"]].mean()
+        rows.append({"predictor": NAMES["cross_evaluator"], "pairs": "matched multi-annotator",
+                     "accuracy": mean_sd(per["control_accuracy"])})
+        rows.append({"predictor": f"{NAMES[PJ]} (same matched pairs)", "pairs": "matched multi-annotator",
+                     "accuracy": mean_sd(per["own_accuracy"])})
+    return pd.DataFrame(rows)
+
+
+def deviation_report(deviation: pd.DataFrame) -> pd.DataFrame:
+    keep = ["method", "model", "demo_type", "shots", "n_eligible", "human_deviation_rate", "n_deviation_answered",
+            "deviation_accuracy", "alignment_lift", "n_model_deviates_on_deviation", "captured_direction"]
+    return deviation[[c for c in keep if c in deviation.columns]]
+
+
+# --------------------------------------------------------------------------------------------
+# Figures
+
+
+def fig_shots(acc: pd.DataFrame, title: str, out_png, out_pdf=None, metric: str = "accuracy") -> None:
+    """Accuracy by shot count, one line per demonstration type, one panel per model; the Base
+    Judge (dashed) and the per-evaluator majority (dotted) as reference lines; bars = SD across
+    evaluators."""
+    pj = acc[acc["method"] == PJ]
+    models = sorted(pj["model"].unique()) or ["(none)"]
+    fig, axes = plt.subplots(1, len(models), figsize=(4.2 * len(models), 3.4), squeeze=False, sharey=True)
+    maj = acc[acc["method"] == "evaluator_majority"][metric].mean()
+    for ax, model in zip(axes[0], models):
+        g = pj[pj["model"] == model]
+        for dt, gd in g.groupby("demo_type", sort=True):
+            per = gd.groupby(["shots", "evaluator"])[metric].mean().groupby("shots")
+            mean, sd = per.mean(), per.std(ddof=1)
+            ax.errorbar(mean.index.astype(int), mean.to_numpy(), yerr=sd.fillna(0).to_numpy(), marker="o",
+                        capsize=3, label=dt)
+        base = acc[(acc["method"] == BASE_JUDGE) & (acc["model"] == model)][metric].mean()
+        if np.isfinite(base):
+            ax.axhline(base, ls="--", color="grey", label="Base Judge")
+        if np.isfinite(maj):
+            ax.axhline(maj, ls=":", color="black", label="per-evaluator majority")
+        ax.axhline(1 / 3, ls="-", color="lightgrey", lw=0.8, label="chance")
+        shots = sorted(g["shots"].unique())
+        if shots:
+            ax.set_xscale("log", base=2)
+            ax.set_xticks([int(s) for s in shots], [str(int(s)) for s in shots])
+        ax.set_title(model)
+        ax.set_xlabel("demonstrations (shots)")
+        ax.set_ylim(0, 1)
+    axes[0][0].set_ylabel("three-class accuracy")
+    axes[0][-1].legend(fontsize=7, loc="lower right")
+    fig.suptitle(title, y=1.04)
+    save(fig, out_png, out_pdf)
+
+
+def fig_control(control: pd.DataFrame, title: str, out_png, out_pdf=None) -> None:
+    """Figure 12: PersonaJudge minus the cross-evaluator control by shot count (mean over
+    evaluators of their mean over cells; bars = SD across evaluators)."""
+    fig, ax = plt.subplots(figsize=(4.5, 3.2))
+    if len(control):
+        d = control.assign(adv=control["own_accuracy"] - control["control_accuracy"])
+        per = d.groupby(["shots", "evaluator"])["adv"].mean().groupby("shots")
+        mean, sd = per.mean(), per.std(ddof=1)
+        pos = np.arange(len(mean))
+        ax.bar(pos, mean.to_numpy(), yerr=sd.fillna(0).to_numpy(), capsize=3, color="#4c72b0")
+        ax.set_xticks(pos, [str(int(s)) for s in mean.index])
+    else:
+        ax.text(0.5, 0.5, "no matched items", ha="center", va="center", transform=ax.transAxes)
+    ax.axhline(0, color="black", lw=0.8)
+    ax.set_xlabel("demonstrations (shots)")
+    ax.set_ylabel("accuracy: PersonaJudge - control")
+    ax.set_title(title, fontsize=9)
+    save(fig, out_png, out_pdf)
+
+
+def fig_evaluators(accuracy: pd.Series, traits: pd.DataFrame, title: str, out_png, out_pdf=None) -> None:
+    """Per-evaluator PersonaJudge accuracy against neutral rate and deviation rate."""
+    t = traits.set_index("evaluator").reindex(accuracy.index)
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3.4), sharey=True)
+    for ax, col, label in ((axes[0], "neutral_rate", "neutral rate"),
+                           (axes[1], "deviation_rate", "deviation rate (vs other annotators)")):
+        ax.scatter(t[col], accuracy.to_numpy(), color="#dd8452")
+        for ev, x, y in zip(accuracy.index, t[col], accuracy.to_numpy()):
+            ax.annotate(str(ev), (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
+        ax.set_xlabel(label)
+    axes[0].set_ylabel("PersonaJudge accuracy (mean over cells)")
+    fig.suptitle(title)
+    save(fig, out_png, out_pdf)
+
+
+def fig_confusion(confusion: pd.DataFrame, groups: Sequence[str], title: str, out_png, out_pdf=None) -> None:
+    """Row-normalised confusion matrices (rows gold, columns prediction) of the given groups
+    (values of the ``group`` column)."""
+    groups = list(groups) or ["(none)"]
+    fig, axes = plt.subplots(1, len(groups), figsize=(3.3 * len(groups), 3.2), squeeze=False)
+    for ax, grp in zip(axes[0], groups):
+        g = confusion[confusion["group"] == grp]
+        m = np.full((3, 3), np.nan)
+        for _, r in g.iterrows():
+            m[LABELS.index(r["gold"]), LABELS.index(r["pred"])] = r["row_share"]
+        ax.imshow(np.nan_to_num(m, nan=0.0), vmin=0, vmax=1, cmap="Blues")
+        for i in range(3):
+            for j in range(3):
+                ax.text(j, i, fmt(m[i, j], 2), ha="center", va="center", fontsize=8,
+                        color="white" if np.isfinite(m[i, j]) and m[i, j] > 0.6 else "black")
+        ax.set_xticks(range(3), LABELS)
+        ax.set_yticks(range(3), LABELS)
+        ax.set_xlabel("predicted")
+        ax.set_ylabel("gold")
+        ax.set_title(grp, fontsize=8)
+    fig.suptitle(title)
+    save(fig, out_png, out_pdf)
