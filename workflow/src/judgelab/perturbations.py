@@ -20,8 +20,10 @@ that labelled them, with the same template and persona, and the label changes ar
   ``empty`` (no text left after cleaning; not checked).
 * **Insertions** at the start of passages that both the human grade (0) and the judge (label 0)
   call non-relevant: SEM - one sentence from the rewriter that answers the query using none of
-  the query's non-stopword terms, verified in code (:func:`sem_violations`) and requested again
-  up to a bound (:func:`generate_sem`); LEX - the seed's fixed template sentence listing the query
+  the query's non-stopword terms, verified in code (:func:`sem_failure`: no query term, at
+  least :data:`SEM_MIN_WORDS` words) and requested again up to a bound (:func:`generate_sem`),
+  failures recorded; the candidates are the sampled pairs (so at most ``per_label`` per query
+  and judge); LEX - the seed's fixed template sentence listing the query
   terms (:func:`lex_sentence`); QRY - the query string itself (:func:`qry_sentence`).
 * **Outcomes**: transition matrices from the judge's original label to its label on each
   variant (:func:`transition_counts`, :func:`transition_table`), label shifts
@@ -37,7 +39,7 @@ SEM verification (:func:`sem_violations`): the sentence is split into words the 
 word matches a query term when their :func:`inflection_forms` intersect. A word's forms are the
 word itself, case folded with a possessive ``'s`` removed, and what undoing one suffix gives:
 ``-s``, ``-es``, ``-ies``/``-ied`` -> ``-y``, ``-ing``/``-ed`` (each also with an ``e`` restored
-and with a doubled final consonant undone); forms under 3 letters are not used. So matching is
+and with a doubled final consonant undone); such forms under 3 letters are not used. So matching is
 case-insensitive and catches, e.g., goldfish / Goldfishes / GOLDFISH's, grow / grows / growing /
 growed, study / studies / studied / studying, bake / bakes / baked / baking, run / runs /
 running, box / boxes. It does NOT catch irregular forms (``grew``, ``grown``, ``mice``),
@@ -74,7 +76,7 @@ POOL_COLUMNS = ["dataset", "qid", "query", "docid", "passage", "grade"]
 REWRITE_COLUMNS = ["dataset", "qid", "query", "docid", "grade", "variant", "original", "answer",
                    "text", "truncated", "check_answer", "verdict", "kept", "reason",
                    "rewrite_prompt_tokens", "rewrite_completion_tokens", "rewrite_cache_hit",
-                   "check_cache_hit"]
+                   "check_prompt_tokens", "check_cache_hit"]
 SENTENCE_COLUMNS = ["dataset", "qid", "query", "variant", "terms", "sentence", "ok", "attempts",
                     "reason", "tries"]
 INSERTION_COLUMNS = ["dataset", "qid", "query", "docid", "grade", "variant", "sentence", "original",
@@ -255,7 +257,7 @@ def run_rewrites(pool: pd.DataFrame, variant: str, template: str, check_template
                      "truncated": truncated, "check_answer": None,
                      "rewrite_prompt_tokens": comp.prompt_tokens,
                      "rewrite_completion_tokens": comp.completion_tokens,
-                     "rewrite_cache_hit": hit, "check_cache_hit": None})
+                     "rewrite_cache_hit": hit, "check_prompt_tokens": None, "check_cache_hit": None})
     table = pd.DataFrame(rows, columns=[c for c in REWRITE_COLUMNS if c not in ("verdict", "kept", "reason")])
     ask = table.index[table["text"].str.len() > 0]
     checks = checker.run(meaning_check_requests(table.loc[ask, "original"], table.loc[ask, "text"],
@@ -263,6 +265,7 @@ def run_rewrites(pool: pd.DataFrame, variant: str, template: str, check_template
                          desc=f"meaning check {variant}", progress=progress)
     for i, (comp, hit) in zip(ask, checks):
         table.at[i, "check_answer"] = comp.text
+        table.at[i, "check_prompt_tokens"] = comp.prompt_tokens
         table.at[i, "check_cache_hit"] = hit
     out = meaning_filter(table)[REWRITE_COLUMNS]
     counts = out["reason"].replace("", "kept").value_counts().to_dict()
@@ -546,7 +549,8 @@ def shift_table(rejudged: pd.DataFrame) -> pd.DataFrame:
                      "share_up": float((d > 0).mean()) if n else np.nan,
                      "share_same": float((d == 0).mean()) if n else np.nan,
                      "share_down": float((d < 0).mean()) if n else np.nan})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["judge", "variant", "n", "n_parsed", "mean_shift", "share_up",
+                                       "share_same", "share_down"])
 
 
 def distribution_table(rejudged: pd.DataFrame) -> pd.DataFrame:
