@@ -338,3 +338,58 @@ def test_figures_are_written_as_png_and_pdf(tmp_path):
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     for name in ("f1.pdf", "f3.pdf"):
         assert (tmp_path / name).read_bytes()[:5] == b"%PDF-"
+
+
+class ScriptedRewriter(Backend):
+    """A test double: rewrites by a rule, and answers the meaning check from a script keyed by
+    the rewrite's text (the real model runs in test_perturbations_model.py)."""
+
+    def __init__(self, rewrites: dict[str, tuple[str, int]], checks: dict[str, str]):
+        self.rewrites, self.checks = rewrites, checks
+        self.checked: list[str] = []
+
+    def identity(self) -> dict:
+        return {"kind": "scripted-rewriter"}
+
+    def complete(self, request: Request) -> Completion:
+        prompt = request.messages[-1][1]
+        if prompt.startswith("You are given an original passage"):
+            rewritten = prompt.split("Rewritten passage: ", 1)[1].split("\n", 1)[0]
+            self.checked.append(rewritten)
+            return Completion(text=self.checks[rewritten], prompt_tokens=5, completion_tokens=1)
+        passage = prompt.rsplit("Passage: ", 1)[1]
+        text, n = self.rewrites[passage]
+        return Completion(text=text, prompt_tokens=3, completion_tokens=n)
+
+
+def test_run_rewrites_checks_non_empty_rewrites_and_records_every_row(tmp_path):
+    pool = pd.DataFrame({"dataset": "t", "qid": "1", "query": "q", "docid": ["a", "b", "c", "d"],
+                         "passage": ["pa", "pb", "pc", "pd"], "grade": pd.array([0, 1, 2, 3], dtype="Int64")})
+    backend = ScriptedRewriter(
+        rewrites={"pa": ("Ra.", 2), "pb": ("  ", 1), "pc": ("Rc one. Rc cut", 4), "pd": ('"Rd."', 2)},
+        checks={"Ra.": "Yes", "Rc one.": "No", "Rd.": "Perhaps"})
+    client = CachedClient(backend, RequestCache(tmp_path / "c.sqlite"))
+    out = pt.run_rewrites(pool, "SUM", load_template("perturbations/sum"),
+                          load_template("perturbations/meaning_check"), client, client, max_tokens=4,
+                          check_max_tokens=2, progress=False)
+    assert list(out.columns) == pt.REWRITE_COLUMNS
+    assert list(out["text"]) == ["Ra.", "", "Rc one.", "Rd."]
+    assert list(out["truncated"]) == [False, False, True, False]
+    assert list(out["kept"]) == [True, False, False, False]
+    assert list(out["reason"]) == ["", "empty", "changed", "unparsable"]
+    assert backend.checked == ["Ra.", "Rc one.", "Rd."]  # the empty rewrite is not checked
+    assert list(out["check_prompt_tokens"]) == [5, None, 5, 5]
+    empty = pt.run_rewrites(pool.iloc[0:0], "SUM", "x {passage}", "y", client, client, max_tokens=4,
+                            check_max_tokens=2, progress=False)
+    assert list(empty.columns) == pt.REWRITE_COLUMNS and len(empty) == 0
+
+
+def test_bad_tables_name_the_file(tmp_path):
+    bad = tmp_path / "sample.tsv"
+    bad.write_text("dataset\tqid\tdocid\nt\t1\td1\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"sample.tsv: not a sample table"):
+        pt.read_sample(str(bad))
+    with pytest.raises(InputError, match=r"sample.tsv: not a rewrites or insertions table"):
+        pt.read_variant_table(str(bad))
+    with pytest.raises(InputError, match="perturbations.variants"):
+        pt.rejudge_pairs(pd.DataFrame(columns=pt.SAMPLE_COLUMNS), pd.DataFrame(columns=["kept"]), "XYZ")

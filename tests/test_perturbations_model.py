@@ -23,11 +23,11 @@ MODEL = {"backend": "local", "n_ctx": 2048, "threads": 1, "name": "smollm2"}
 def test_perturbation_jobs_end_to_end(tmp_path, tmp_cache):
     trec = FIXTURES / "trec"
     pairs = tmp_path / "pairs.tsv"
-    ds.write_table(ds.build_trec_table("t", trec / "qrels.txt", trec / "topics.txt", trec / "texts.tsv"), pairs)
+    table = ds.build_trec_table("t", trec / "qrels.txt", trec / "topics.txt", trec / "texts.tsv")
+    ds.write_table(table, pairs)
     # The original judgment is input data here (constructed labels, so that every stage has
     # pairs: two grade-0 passages labelled 0 get the insertions); the model runs from the sample on.
     labels = {"d1": 3, "d4": 0, "d6": 0, "d8": 1}
-    table = ds.read_table(pairs)
     judged = pd.DataFrame({"dataset": "t", "qid": table["qid"], "docid": table["docid"],
                            "label": pd.array([labels.get(d) for d in table["docid"]], dtype="Int64"),
                            "answer": "scripted"})

@@ -87,8 +87,9 @@ def main() -> None:
     paths = {}
     for v in pt.REWRITE_VARIANTS:
         paths[v] = out / "rewrites" / f"{v.lower()}.tsv"
+        prompt = load_template(f"perturbations/{v.lower()}")
         layer1[f"rewrite {v}"] = (pj.rewrite_job, ([str(sample)], str(paths[v])),
-                                  {"variant": v, "template": load_template(f"perturbations/{v.lower()}"), **rw})
+                                  {"variant": v, "template": prompt, **rw})
     for v in pt.INSERTION_VARIANTS:
         paths[v] = out / "insertions" / f"{v.lower()}.tsv"
         kw = {"variant": v, "progress": False}
@@ -97,8 +98,8 @@ def main() -> None:
                       max_attempts=3, cache=cache)
         elif v == "LEX":
             kw.update(template=load_template("perturbations/lex"))
-        layer1[f"insert {v}"] = (pj.insertion_job, ([str(sample)], str(paths[v]),
-                                                    str(out / "insertions" / f"{v.lower()}_sentences.tsv")), kw)
+        sentences = out / "insertions" / f"{v.lower()}_sentences.tsv"
+        layer1[f"insert {v}"] = (pj.insertion_job, ([str(sample)], str(paths[v]), str(sentences)), kw)
     rejudged = {v: out / "rejudged" / v.lower() / "smollm2.tsv" for v in pt.VARIANTS}
     layer2 = {f"rejudge {v}": (pj.rejudge_job, (str(sample), str(paths[v]), str(rejudged[v])),
                                {"variant": v, "progress": False, **settings}) for v in pt.VARIANTS}
