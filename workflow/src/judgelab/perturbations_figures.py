@@ -89,8 +89,8 @@ def insertion_distributions(tidy: pd.DataFrame, variants: Sequence[str], title: 
             n_missing = int(rows["n_missing"].iloc[0]) if len(rows) else 0
             g = rows.set_index("label").reindex(LABELS)
             if not n_parsed:
-                ax.text(k, 0.05, "n/a" + (f"\n{n_missing} miss." if n_missing else ""), ha="center",
-                        va="bottom", fontsize=7, color="0.35")
+                note = f"n/a\n{n_missing} miss." if len(rows) else "none\nre-judged"
+                ax.text(k, 0.05, note, ha="center", va="bottom", fontsize=7, color="0.35")
                 continue
             bottom = 0.0
             for lab in LABELS:
