@@ -11,9 +11,9 @@ from conftest import FIXTURES, needs_model
 
 from judgelab import datasets as ds
 from judgelab import perturbations as pt
-from judgelab import perturbations_jobs as pj
-from judgelab.judging import write_tsv
+from judgelab.jobs import perturbations as pj
 from judgelab.prompts import load_template
+from judgelab.tables import write_dataset, write_tsv
 
 MODEL = {"backend": "local", "n_ctx": 2048, "threads": 1, "name": "smollm2"}
 
@@ -24,7 +24,7 @@ def test_perturbation_jobs_end_to_end(tmp_path, tmp_cache):
     trec = FIXTURES / "trec"
     pairs = tmp_path / "pairs.tsv"
     table = ds.build_trec_table("t", trec / "qrels.txt", trec / "topics.txt", trec / "texts.tsv")
-    ds.write_table(table, pairs)
+    write_dataset(table, pairs)
     # The original judgment is input data here (constructed labels, so that every stage has
     # pairs: two grade-0 passages labelled 0 get the insertions); the model runs from the sample on.
     labels = {"d1": 3, "d4": 0, "d6": 0, "d8": 1}

@@ -24,10 +24,11 @@ import pandas as pd
 
 from judgelab import datasets as ds
 from judgelab import perturbations as pt
-from judgelab import perturbations_jobs as pj
-from judgelab.jobs import judge_job
+from judgelab.jobs import perturbations as pj
+from judgelab.jobs.peras import judge_job
 from judgelab.prompts import load_template
 from judgelab.resources import resources_dir
+from judgelab.tables import write_dataset
 
 MODEL = {"backend": "local", "n_ctx": 2048, "threads": 1, "name": "smollm2"}
 
@@ -64,7 +65,7 @@ def main() -> None:
     cache = str(out / f"cache-{os.getpid()}.sqlite")
     sample_dir = resources_dir() / "sample" / args.dataset
     pairs = out / f"{args.dataset}.tsv"
-    ds.write_table(ds.build_trec_table(args.dataset, sample_dir / "qrels.txt", sample_dir / "topics.txt",
+    write_dataset(ds.build_trec_table(args.dataset, sample_dir / "qrels.txt", sample_dir / "topics.txt",
                                        sample_dir / "texts.tsv"), pairs)
     settings = {"persona": "", "template": load_template(f"peras/{args.template}"), "model": MODEL,
                 "max_tokens": args.judge_max_tokens, "placement": "user", "cache": cache}

@@ -50,6 +50,7 @@ rejecting (``news`` matches ``new``, ``caring`` matches ``car``), which only cos
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -58,15 +59,14 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-from .backends.base import CachedClient, Request
+from .backends.base import LABEL_TOKENS, CachedClient, Request
 from .errors import InputError
-from .metrics import LABELS
 from .prompts import fill
 
 log = logging.getLogger(__name__)
 
+#: the graded labels 0-3 (a judge's answer tokens)
+LABELS = [int(t) for t in LABEL_TOKENS]
 REWRITE_VARIANTS = ("PSV", "ACV", "SUM", "EXP")
 INSERTION_VARIANTS = ("SEM", "LEX", "QRY")
 VARIANTS = REWRITE_VARIANTS + INSERTION_VARIANTS
@@ -304,9 +304,18 @@ def _norm(word: str) -> str:
     return _POSSESSIVE.sub("", word.casefold())
 
 
+@functools.cache
+def stop_words() -> frozenset[str]:
+    """scikit-learn's ``ENGLISH_STOP_WORDS`` (imported on first use: the rewrite and re-judge
+    jobs never pay for the import)."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return frozenset(ENGLISH_STOP_WORDS)
+
+
 def is_stopword(word: str) -> bool:
     w = word.casefold()
-    return w in ENGLISH_STOP_WORDS or _norm(w) in ENGLISH_STOP_WORDS
+    return w in stop_words() or _norm(w) in stop_words()
 
 
 def query_terms(query: str) -> list[str]:

@@ -7,6 +7,8 @@ so every stage can also run and be tested without Snakemake. Modules:
 * :mod:`.personas` - the persona generation of seed 000 section 4.1 and the persona table;
 * :mod:`.peras` - PERAS (seed 000): judgment, confidence, metrics, imported judges,
   significance, figures and the RQ3 classifiers.
+* :mod:`.perturbations` - perturbations (seed 004, section 3): samples, rewrites with the
+  meaning check, insertions, re-judging, transitions, distributions and figures.
 
 This module holds what every job shares: logging into the job's log file, building a backend
 from a model entry, and the usage line (calls, cache hits, tokens, cost) of an LLM job.

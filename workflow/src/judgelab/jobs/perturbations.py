@@ -1,9 +1,10 @@
-"""Job functions of the perturbation study (seed 004, section 3): one function per workflow job,
-plain paths and values in, files out, no Snakemake import.
+"""Perturbation jobs (seed 004, section 3): one function per workflow job, plain paths and values
+in, files out, no Snakemake import (rules: ``workflow/rules/perturbations/``; plan:
+:mod:`judgelab.studies.perturbations`).
 
-The graph (per dataset; ``judge`` = a model key, judged with one template and persona):
+The graph (per dataset; ``judge`` = a model key, judged with one PERAS template and persona):
 
-* :func:`sample_job` - per judge: its original judgment table -> its sample.
+* :func:`sample_job` - per judge: its original PERAS judgment table -> its sample.
 * :func:`rewrite_job` - per rewrite variant (PSV, ACV, SUM, EXP): every judge's sample, pooled
   -> rewrites with the meaning-check verdict, kept flag and reason. Its only prompt params are
   that variant's rewrite prompt and the meaning-check prompt, so editing ``sum.yaml`` reruns only
@@ -18,21 +19,24 @@ The graph (per dataset; ``judge`` = a model key, judged with one template and pe
   distributions and the insertion counts.
 * :func:`transition_figure_job` (per judge) and :func:`insertion_figure_job` - seed 004
   Figure 1 and Figure 3 shaped figures, PNG and PDF.
+
+The tables these jobs hand on (samples, rewrites, insertions, re-judgments) are the study's own:
+their columns, readers and writers live in :mod:`judgelab.perturbations` and here.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from typing import Sequence
 
 import pandas as pd
 
-from . import perturbations as pt
-from .datasets import read_table
-from .errors import InputError
-from .jobs import _backend, _log_usage, _persona_text, _spec
-from .judging import JUDGMENT_COLUMNS, open_client, read_judgments, run_judgments, write_tsv
+from .. import perturbations as pt
+from ..errors import InputError
+from ..judging import run_judgments
+from ..personas import read_persona
+from ..tables import JUDGMENT_COLUMNS, read_dataset, read_judgments, write_tsv
+from . import LLMSession, as_value
 
 log = logging.getLogger("judgelab")
 
@@ -50,7 +54,7 @@ def _variant(variant: str, allowed: Sequence[str]) -> str:
 def sample_job(pairs: str, judgments: str, out: str, *, judge: str, per_label: int,
                seed: int) -> pd.DataFrame:
     """One judge's sample: per query at most ``per_label`` passages per label it predicted."""
-    sample = pt.sample_judged(read_table(pairs), read_judgments(judgments), judge=judge,
+    sample = pt.sample_judged(read_dataset(pairs), read_judgments(judgments), judge=judge,
                               per_label=per_label, seed=int(seed), source=str(judgments))
     write_tsv(sample, out)
     return sample
@@ -66,23 +70,17 @@ def rewrite_job(samples: Sequence[str], out: str, *, variant: str, template: str
     v = _variant(variant, pt.REWRITE_VARIANTS)
     pool = pt.pool_samples(pt.read_sample(s) for s in samples)
     log.info("%s: %d passages pooled from %d samples", v, len(pool), len(samples))
-    same_checker = checker is None or _spec(checker) == _spec(rewriter)
-    rw_backend = _backend(rewriter, threads)
-    ck_backend = rw_backend if same_checker else _backend(checker, threads)
-    rw_client = open_client(rw_backend, cache)
-    ck_client = rw_client if same_checker else open_client(ck_backend, cache)
-    t0 = time.perf_counter()
-    try:
-        result = pt.run_rewrites(pool, v, template, check_template, rw_client, ck_client,
-                                 max_tokens=int(max_tokens), check_max_tokens=int(check_max_tokens),
-                                 progress=progress)
-    finally:
-        rw_backend.close()
-        if not same_checker:
-            ck_backend.close()
-    _log_usage(f"rewrite {v}", rw_client, rewriter, t0)
-    if not same_checker:
-        _log_usage(f"meaning check {v}", ck_client, checker, t0)
+    same_checker = checker is None or checker == "" or as_value(checker) == as_value(rewriter)
+    with LLMSession(rewriter, cache, threads, f"rewrite {v}") as rw_client:
+        if same_checker:
+            result = pt.run_rewrites(pool, v, template, check_template, rw_client, rw_client,
+                                     max_tokens=int(max_tokens),
+                                     check_max_tokens=int(check_max_tokens), progress=progress)
+        else:
+            with LLMSession(checker, cache, threads, f"meaning check {v}") as ck_client:
+                result = pt.run_rewrites(pool, v, template, check_template, rw_client, ck_client,
+                                         max_tokens=int(max_tokens),
+                                         check_max_tokens=int(check_max_tokens), progress=progress)
     write_tsv(result, out)
     return result
 
@@ -107,16 +105,10 @@ def insertion_job(samples: Sequence[str], out: str, out_sentences: str, *, varia
     if v == "SEM":
         if template is None or rewriter is None or max_tokens is None or max_attempts is None:
             raise ValueError("SEM needs template, rewriter, max_tokens and max_attempts")
-        backend = _backend(rewriter, threads)
-        client = open_client(backend, cache)
-        t0 = time.perf_counter()
-        try:
+        with LLMSession(rewriter, cache, threads, "SEM") as client:
             sentences = pt.generate_sem(queries, template, client, max_tokens=int(max_tokens),
                                         max_attempts=int(max_attempts), dataset=dataset,
                                         progress=progress)
-        finally:
-            backend.close()
-        _log_usage("SEM", client, rewriter, t0)
     else:
         sentences = pt.fixed_sentences(queries, v, template, dataset=dataset)
     table = pt.build_insertions(candidates, sentences, v)
@@ -142,16 +134,10 @@ def rejudge_job(sample: str, variants: str, out: str, *, variant: str, persona: 
     judge = next(iter(judges), "")
     log.info("%s on %s: %d of its %d sampled pairs have a usable variant", judge, v, len(pairs),
              len(own))
-    backend = _backend(model, threads)
-    client = open_client(backend, cache)
-    t0 = time.perf_counter()
-    try:
-        judged = run_judgments(pairs, _persona_text(persona, persona_file), template, client,
+    with LLMSession(model, cache, threads, f"rejudge {v} {judge}") as client:
+        judged = run_judgments(pairs, read_persona(persona, persona_file), template, client,
                                max_tokens=int(max_tokens), placement=placement,
                                desc=f"rejudge {v} {judge}", progress=progress)
-    finally:
-        backend.close()
-    _log_usage(f"rejudge {v} {judge}", client, model, t0)
     result = judged.assign(judge=judge, variant=v, grade=pairs["grade"].to_numpy(),
                            original_label=pairs["original_label"].to_numpy())[REJUDGE_COLUMNS]
     result["grade"] = result["grade"].astype("Int64")
@@ -210,7 +196,7 @@ def distributions_job(rejudged: Sequence[str], insertions: Sequence[str], out_di
 def transition_figure_job(transitions: str, out_png: str, out_pdf: str, *, dataset: str,
                           judge: str, variants: Sequence[str] = pt.REWRITE_VARIANTS) -> None:
     """Seed 004 Figure 1: one judge's transition heatmaps, one panel per rewrite variant."""
-    from .perturbations_figures import transition_heatmaps
+    from ..perturbations_figures import transition_heatmaps
 
     tidy = pd.read_csv(transitions, sep="\t", dtype={"judge": str, "variant": str})
     transition_heatmaps(tidy[tidy["judge"] == judge], [v.upper() for v in variants],
@@ -222,7 +208,7 @@ def transition_figure_job(transitions: str, out_png: str, out_pdf: str, *, datas
 def insertion_figure_job(distributions: str, out_png: str, out_pdf: str, *, dataset: str,
                          variants: Sequence[str] = pt.INSERTION_VARIANTS) -> None:
     """Seed 004 Figure 3: label distributions on non-relevant passages after each insertion."""
-    from .perturbations_figures import insertion_distributions
+    from ..perturbations_figures import insertion_distributions
 
     tidy = pd.read_csv(distributions, sep="\t", dtype={"judge": str, "variant": str})
     insertion_distributions(tidy, [v.upper() for v in variants],
