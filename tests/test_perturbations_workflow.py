@@ -6,11 +6,14 @@ is above them, and adding a rewrite variant runs only its cells."""
 
 from __future__ import annotations
 
+import os
+from collections import Counter
+
 import pandas as pd
 import pytest
 import yaml
 
-from conftest import have_model
+from conftest import ROOT, have_model
 from judgelab import perturbations as pt
 from judgelab.config import Project
 from judgelab.estimate import estimate
@@ -155,3 +158,18 @@ def test_editing_the_sum_prompt_reruns_only_sum_and_what_is_above(workdir):
     finally:
         prompt.write_text(text, encoding="utf-8")
     assert "Nothing to be done" in output(snakemake(workdir, "-n", "all"))
+
+
+def test_paper_config_resolves_in_a_dry_run(tmp_path):
+    wd = tmp_path / "paper"
+    (wd / "config").mkdir(parents=True)
+    (wd / "config" / "config.yaml").write_text((ROOT / "config" / "config.yaml").read_text())
+    env = {**os.environ, "GEMINI_API_KEY": "not-a-real-key"}
+    dry = snakemake(wd, "-n", "perturbations", "--configfile",
+                    str(ROOT / "config" / "paper-perturbations.yaml"), env=env)
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    counts = Counter(rule for rule, _ in dry_run_jobs(output(dry)))
+    # 2 datasets x 4 judges: the original judgments (PERAS off), samples, 7 variants re-judged
+    assert counts["judge"] == 8 and counts["perturbation_sample"] == 8
+    assert counts["perturbation_rewrite"] == 2 * 4 and counts["perturbation_sem"] == 2
+    assert counts["perturbation_rejudge"] == 2 * 7 * 4 and counts["download_dataset"] == 2

@@ -477,15 +477,15 @@ def insertion_candidates(samples: Iterable[pd.DataFrame]) -> pd.DataFrame:
 def build_insertions(candidates: pd.DataFrame, sentences: pd.DataFrame, variant: str) -> pd.DataFrame:
     """Each candidate passage with its query's sentence inserted at the start; a query without a
     valid sentence gives rows with ``ok`` False and its reason (no text)."""
-    by_q = sentences.set_index("qid")
+    by_q = {s.qid: s for s in sentences[["qid", "sentence", "ok", "reason"]].itertuples(index=False)}
     rows = []
     for r in candidates.itertuples(index=False):
-        s = by_q.loc[r.qid]
-        ok = bool(s["ok"])
+        s = by_q[r.qid]
+        ok = bool(s.ok)
         rows.append({"dataset": r.dataset, "qid": r.qid, "query": r.query, "docid": r.docid,
-                     "grade": r.grade, "variant": variant, "sentence": s["sentence"],
-                     "original": r.passage, "text": insert(s["sentence"], r.passage) if ok else "",
-                     "ok": ok, "reason": s["reason"]})
+                     "grade": r.grade, "variant": variant, "sentence": s.sentence,
+                     "original": r.passage, "text": insert(s.sentence, r.passage) if ok else "",
+                     "ok": ok, "reason": s.reason})
     return pd.DataFrame(rows, columns=INSERTION_COLUMNS)
 
 

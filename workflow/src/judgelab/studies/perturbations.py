@@ -298,13 +298,14 @@ class Plan(StudyPlan):
             judged = src.pairs[["qid", "docid"]].assign(
                 label=pd.array(labels, dtype="Int64"), parsed=[lab is not None for lab in labels])
             return _Sample(sample_judged(src.pairs, judged, judge=judge, per_label=per_label, seed=seed), True)
-        parts = []
-        for _, g in src.pairs.sort_values(["qid", "docid"], kind="stable").groupby("qid", sort=True):
-            zero = g[g["grade"] == 0].head(per_label).assign(label=0)
-            rest = g.drop(zero.index).head(max(0, 4 * per_label - len(zero))).assign(label=-1)
-            parts += [zero, rest]
-        table = pd.concat(parts, ignore_index=True) if parts else src.pairs.assign(label=0).iloc[0:0]
-        return _Sample(table.assign(judge=judge)[SAMPLE_COLUMNS], False)
+        pairs = src.pairs.sort_values(["qid", "docid"], kind="stable").reset_index(drop=True)
+        zero = pairs["grade"] == 0
+        candidate = zero & (zero.astype(int).groupby(pairs["qid"]).cumsum() <= per_label)
+        rest = ~candidate
+        room = 4 * per_label - candidate.astype(int).groupby(pairs["qid"]).transform("sum")
+        keep = candidate | (rest & (rest.astype(int).groupby(pairs["qid"]).cumsum() <= room))
+        table = pairs[keep].assign(label=candidate[keep].map({True: 0, False: -1}), judge=judge)
+        return _Sample(table[SAMPLE_COLUMNS].reset_index(drop=True), False)
 
     def _build_estimate(self, ctx, dataset: str) -> dict:
         from .. import perturbations as pt
