@@ -250,7 +250,9 @@ class Plan(StudyPlan):
         answers of the one before (the judge's labels choose the sample, the rewrites are
         checked, the kept rewrites and valid sentences are re-judged): where those answers are
         cached they are used, else an upper bound stands in (every pair a sample could hold, a
-        rewrite of ``rewrite_max_tokens`` kept, every SEM attempt), counted as not cached."""
+        rewrite of ``rewrite_max_tokens`` kept, every SEM attempt), counted as not cached. A
+        dataset not downloaded yet is a stand-in of one pair per query (its known size): then
+        every pair is sampled and every pair is a query for SEM - a loose upper bound."""
         w = job.wc
         if job.rule == "judge":
             yield from self.project.plan("peras").requests(job, ctx)
