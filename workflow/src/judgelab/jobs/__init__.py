@@ -9,6 +9,8 @@ so every stage can also run and be tested without Snakemake. Modules:
   significance, figures and the RQ3 classifiers.
 * :mod:`.simulation` - evaluator simulation (seed 001, PersonaJudge): download, prepare and
   split, the two-round cascade per cell, baselines, metrics, statistics, figures, tables.
+* :mod:`.perturbations` - perturbations (seed 004, section 3): samples, rewrites with the
+  meaning check, insertions, re-judging, transitions, distributions and figures.
 
 This module holds what every job shares: logging into the job's log file, building a backend
 from a model entry, and the usage line (calls, cache hits, tokens, cost) of an LLM job.

@@ -1,0 +1,186 @@
+"""The perturbation study's plan (judgelab.studies.perturbations): its config checks name the key,
+its LLM jobs (the PERAS judge job only where PERAS does not run it; a separate meaning checker
+as a second model of the rewrite job), its targets, and the estimate's requests - exact where
+the answers they depend on are cached, an upper bound where not. Fast: no model, no Snakemake."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from conftest import FIXTURES
+from judgelab import perturbations as pt
+from judgelab.backends.base import Completion, cache_request, make_backend
+from judgelab.cache import RequestCache, request_key
+from judgelab.config import Project
+from judgelab.errors import InputError
+from judgelab.estimate import dataset_pairs, estimate
+from judgelab.judging import judgment_requests
+from judgelab.prompts import load_template
+
+GPT = {"backend": "openai", "model": "gpt-4o-mini", "prices": {"input": 0.15, "output": 0.60}}
+TREC = FIXTURES / "trec"
+
+
+def write_config(folder, peras=None, **pert):
+    cfg = {
+        "results": "results", "cache": "cache/requests.sqlite",
+        "datasets": {"fx": {"source": "files", "format": "trec", "qrels": str(TREC / "qrels.txt"),
+                            "topics": str(TREC / "topics.txt"), "texts": str(TREC / "texts.tsv")}},
+        "models": {"gpt": GPT, "other": {**GPT, "model": "gpt-4o"}},
+        "judges": ["gpt"],
+        "personas": {"include": ["default"], "generation": {"enabled": False}},
+        "peras": {"enabled": False, "classifier": {"dataset": None},
+                  "templates": {"wo_cot": {"template": "peras/wo_cot", "max_tokens": 8}},
+                  **(peras or {})},
+        "perturbations": {"enabled": True, "template": "wo_cot", "persona": "default", "per_label": 2,
+                          "seed": 1, "rewriter": "gpt", "variants": ["PSV", "SUM"],
+                          "rewrite_max_tokens": 16, "sem_max_tokens": 16, "sem_max_attempts": 3, **pert},
+    }
+    (folder / "config").mkdir(exist_ok=True)
+    (folder / "config" / "config.yaml").write_text(yaml.safe_dump(cfg))
+    return cfg
+
+
+# -- checks -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pert, key", [
+    ({"template": "nope"}, "perturbations.template"),
+    ({"persona": "LA"}, "perturbations.persona"),
+    ({"judges": ["other"]}, r"perturbations.judges\[0\]"),
+    ({"datasets": ["dl99"]}, r"perturbations.datasets\[0\]"),
+    ({"rewriter": "nobody"}, "perturbations.rewriter"),
+    ({"rewriter": None}, "perturbations.rewriter"),
+    ({"checker": "nobody"}, "perturbations.checker"),
+    ({"variants": ["PSV", "XYZ"]}, "perturbations.variants.1"),
+    ({"per_label": 0}, "perturbations.per_label"),
+])
+def test_bad_section_names_the_key(tmp_path, pert, key):
+    write_config(tmp_path, **pert)
+    with pytest.raises(InputError, match=key):
+        Project.load([], tmp_path)
+
+
+def test_a_prompt_without_its_placeholder_names_the_key(tmp_path):
+    bad = tmp_path / "sum.yaml"
+    bad.write_text("template: Summarise the passage.\n")
+    write_config(tmp_path, prompts={"SUM": str(bad)})
+    with pytest.raises(InputError, match=r"perturbations.prompts.SUM.*\{passage\}|\{passage\}.*perturbations.prompts.SUM"):
+        Project.load([], tmp_path)
+
+
+def test_a_disabled_study_is_not_checked_and_schedules_nothing(tmp_path):
+    write_config(tmp_path, enabled=False, template="nope")
+    project = Project.load([], tmp_path)
+    assert project.llm_jobs() == [] and project.targets("perturbations") == []
+
+
+def test_checker_only_needed_with_rewrites_and_rewriter_only_with_rewrites_or_sem(tmp_path):
+    write_config(tmp_path, variants=[], insertions=["LEX", "QRY"], rewriter=None, checker="nobody")
+    plan = Project.load([], tmp_path).plan("perturbations")
+    assert plan.models() == ["gpt"]
+    assert {j.rule for j in plan.llm_jobs()} == {"judge", "perturbation_rejudge"}
+
+
+# -- jobs and targets ---------------------------------------------------------------------------
+
+
+def test_llm_jobs_and_targets(tmp_path):
+    write_config(tmp_path)
+    plan = Project.load([], tmp_path).plan("perturbations")
+    fx = ("dataset", "fx")
+    jobs = [(j.rule, j.model, j.wildcards) for j in plan.llm_jobs()]
+    assert jobs == [
+        ("judge", "gpt", (fx, ("model", "gpt"), ("template", "wo_cot"), ("persona", "default"))),
+        ("perturbation_rewrite", "gpt", (fx, ("variant", "psv"))),
+        ("perturbation_rewrite", "gpt", (fx, ("variant", "sum"))),
+        ("perturbation_sem", "gpt", (fx,)),
+        *(("perturbation_rejudge", "gpt", (fx, ("variant", v), ("model", "gpt")))
+          for v in ("psv", "sum", "sem", "lex", "qry"))]
+    assert plan.judgments("fx", "gpt") == "results/judgments/fx/gpt/wo_cot/default.tsv"
+    assert plan.targets() == [
+        "results/perturbations/fx/transitions.tsv", "results/perturbations/fx/shifts.tsv",
+        "results/perturbations/fx/kept.tsv", "results/perturbations/fx/figures/transitions/gpt.png",
+        "results/perturbations/fx/figures/transitions/gpt.pdf",
+        "results/perturbations/fx/distributions.tsv", "results/perturbations/fx/insertion_counts.tsv",
+        "results/perturbations/fx/figures/insertions.png",
+        "results/perturbations/fx/figures/insertions.pdf"]
+
+
+def test_peras_judge_job_not_repeated_when_peras_runs_it(tmp_path):
+    write_config(tmp_path, peras={"enabled": True})
+    project = Project.load([], tmp_path)
+    assert not [j for j in project.plan("perturbations").llm_jobs() if j.rule == "judge"]
+    assert [j.study for j in project.llm_jobs() if j.rule == "judge"] == ["peras"]
+
+
+def test_a_separate_checker_is_a_second_model_of_each_rewrite_job(tmp_path):
+    write_config(tmp_path, checker="other", insertions=[])
+    plan = Project.load([], tmp_path).plan("perturbations")
+    rewrite = [(j.model, j.wc["variant"]) for j in plan.llm_jobs() if j.rule == "perturbation_rewrite"]
+    assert rewrite == [("gpt", "psv"), ("other", "psv"), ("gpt", "sum"), ("other", "sum")]
+    assert plan.models() == ["gpt", "other"]
+    table, _ = estimate(plan.project, directory=tmp_path)
+    by = table.set_index(["model", "stage"])["calls"]
+    assert set(by.index) == {("gpt", "judge"), ("gpt", "rewrite"), ("other", "meaning_check"),
+                             ("gpt", "rejudge")}
+
+
+# -- the estimate -------------------------------------------------------------------------------
+
+
+def stages(table) -> dict[str, tuple[int, int]]:
+    return {r.stage: (r.calls, r.cached) for r in table.itertuples()}
+
+
+def test_estimate_upper_bound_then_exact_from_cached_answers(tmp_path):
+    write_config(tmp_path)
+    project = Project.load([], tmp_path)
+    # nothing cached: per query up to per_label (2) grade-0 pairs (101: d4; 102: d6, d7) plus
+    # other pairs up to 4 x 2 (101: d1-d3; 102: d5, d8): 8 pairs, 2 queries with candidates
+    table, _ = estimate(project, directory=tmp_path)
+    assert stages(table) == {"judge": (8, 0), "rewrite": (2 * 8, 0), "meaning_check": (2 * 8, 0),
+                             "sem": (2 * 3, 0),  # every attempt of both queries
+                             "rejudge": (8 + 8 + 3 + 3 + 3, 0)}
+
+    backend = make_backend(dict(GPT), "gpt", need_key=False)
+    src = dataset_pairs(project, "fx", directory=tmp_path)
+    pairs = src.pairs.set_index("docid", drop=False)
+    cache = RequestCache(tmp_path / "cache" / "requests.sqlite")
+
+    def put(req, text):
+        cache.put(request_key(cache_request(backend, req)), cache_request(backend, req),
+                  Completion(text=text, prompt_tokens=10, completion_tokens=3).to_json())
+
+    judge_tpl = load_template("peras/wo_cot")
+    labels = {"d1": "3", "d2": "2", "d3": "0", "d4": "0", "d5": "3", "d6": "0", "d7": "no idea", "d8": "1"}
+    for req, docid in zip(judgment_requests(src.pairs, "", judge_tpl, max_tokens=8), src.pairs["docid"]):
+        put(req, labels[docid])
+    # the sample: 101 labels 0 {d3, d4}, 2 {d2}, 3 {d1}; 102: 0 {d6}, 1 {d8}, 3 {d5}; d7 unparsed
+    pool = pairs.loc[["d1", "d2", "d3", "d4", "d5", "d6", "d8"]]
+    psv = pt.rewrite_requests(pool, load_template("perturbations/psv"), max_tokens=16)
+    rewrites = {"d1": "", **{d: f"Rewritten {d}." for d in ("d2", "d3", "d4", "d5", "d6", "d8")}}
+    verdicts = {"d2": "Yes", "d3": "Yes", "d4": "yes.", "d5": "No", "d6": "No", "d8": "Maybe"}
+    check = load_template("perturbations/meaning_check")
+    for req, docid in zip(psv, pool["docid"]):
+        put(req, rewrites[docid])
+        if docid in verdicts:
+            put(pt.meaning_check_requests([pairs.at[docid, "passage"]], [rewrites[docid]], check,
+                                          max_tokens=2)[0], verdicts[docid])
+    # one re-judgment of a kept PSV rewrite already answered
+    d2 = pairs.loc[["d2"]].assign(passage="Rewritten d2.")
+    put(judgment_requests(d2, "", judge_tpl, max_tokens=8)[0], "2")
+    # SEM for query 101: attempt 1 uses a query term, attempt 2 passes the check
+    sem = load_template("perturbations/sem")
+    put(pt.sem_request("do goldfish grow", sem, 1, max_tokens=16), "Goldfish get bigger.")
+    put(pt.sem_request("do goldfish grow", sem, 2, max_tokens=16), "They do get bigger over the years.")
+    cache.close()
+
+    table, _ = estimate(project, directory=tmp_path)
+    assert stages(table) == {
+        "judge": (8, 8),
+        "rewrite": (7 + 7, 7),            # PSV cached, SUM not
+        "meaning_check": (6 + 7, 6),      # PSV: d1's empty rewrite is not checked; SUM: stand-ins
+        "sem": (2 + 3, 2),                # 101: two cached attempts; 102 (d6): all 3 counted
+        "rejudge": (3 + 7 + 2 + 2 + 2, 1)}  # PSV: the 3 kept (d2 cached); SUM: 7; SEM/LEX/QRY: d4, d6

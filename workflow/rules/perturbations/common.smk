@@ -1,0 +1,42 @@
+# Helpers of the perturbation rules. Every answer (judges, variants, prompts, paths) comes from the
+# study's plan (judgelab.studies.perturbations.Plan).
+PERTURBATIONS = PROJECT.plan("perturbations")
+
+# the variants as they appear in the paths (lower case), by kind
+PERTURBATION_JUDGES_RE = names_re(PERTURBATIONS.judges)
+REWRITE_VARIANTS_RE = names_re([PERTURBATIONS.wildcard(v) for v in PERTURBATIONS.rewrite_variants])
+FIXED_INSERTIONS_RE = names_re([PERTURBATIONS.wildcard(v) for v in PERTURBATIONS.insertions if v != "SEM"])
+VARIANTS_RE = names_re([PERTURBATIONS.wildcard(v) for v in PERTURBATIONS.variants])
+
+
+def perturbation_samples(wildcards):
+    """Every judge's sample of the dataset (pooled by the rewrite and insertion jobs)."""
+    return PERTURBATIONS.samples(wildcards.dataset)
+
+
+def models_api_jobs(backend, models):
+    """Resource `<backend>_jobs` of a job calling `models()` (1 if any uses that backend)."""
+    return lambda wildcards: int(any(PROJECT.config["models"][m]["backend"] == backend
+                                     for m in models()))
+
+
+def models_threads(models):
+    return lambda wildcards: max(PROJECT.model_threads(m) for m in models())
+
+
+def rewrite_models():
+    return PERTURBATIONS.rewrite_models
+
+
+def sem_models():
+    return [PERTURBATIONS.rewriter]
+
+
+def perturbation_rejudged(variants):
+    """Input function: the re-judgments of `variants()` by every judge of the dataset."""
+    return lambda wildcards: PERTURBATIONS.rejudged(wildcards.dataset, variants())
+
+
+def perturbation_tables(kind, variants):
+    return lambda wildcards: [path(kind, dataset=wildcards.dataset, variant=PERTURBATIONS.wildcard(v))
+                              for v in variants()]

@@ -1,0 +1,48 @@
+# Perturbations stage 2b - insertions (seed 004 section 3.2) at the start of the pooled sampled
+# passages that the human (grade 0) and their judge (label 0) call non-relevant: SEM asks the
+# rewriter for a sentence answering the query without its non-stopword terms (checked in code,
+# asked again up to `sem_max_attempts` times); LEX (seed 004's fixed sentence listing the query
+# terms) and QRY (the query itself) need no model.
+
+
+rule perturbation_sem:
+    input:
+        samples=perturbation_samples,
+    output:
+        insertions=path("perturbation_insertions", variant="sem"),
+        sentences=path("perturbation_sentences", variant="sem"),
+    params:
+        template=lambda wc: PERTURBATIONS.prompt("SEM"),
+        rewriter=lambda wc: PROJECT.model_param(PERTURBATIONS.rewriter),
+        max_tokens=PERTURBATIONS.section["sem_max_tokens"],
+        max_attempts=PERTURBATIONS.section["sem_max_attempts"],
+    threads: models_threads(sem_models)
+    resources:
+        openai_jobs=models_api_jobs("openai", sem_models),
+        anthropic_jobs=models_api_jobs("anthropic", sem_models),
+        bedrock_jobs=models_api_jobs("bedrock", sem_models),
+    log:
+        PROJECT.log("perturbations/{dataset}/insertion/sem"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    script:
+        "../../scripts/perturbation_sem.py"
+
+
+rule perturbation_insertion:
+    input:
+        samples=perturbation_samples,
+    output:
+        insertions=path("perturbation_insertions"),
+        sentences=path("perturbation_sentences"),
+    params:
+        # LEX: the seed's sentence; QRY: none (the query is the sentence)
+        template=lambda wc: PERTURBATIONS.prompt("LEX") if wc.variant == "lex" else "",
+    wildcard_constraints:
+        variant=FIXED_INSERTIONS_RE,
+    log:
+        PROJECT.log("perturbations/{dataset}/insertion/{variant}"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    script:
+        "../../scripts/perturbation_insertion.py"

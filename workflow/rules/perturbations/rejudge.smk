@@ -1,0 +1,32 @@
+# Perturbations stage 3 - re-judging: one job per dataset x variant x judge, the judge's own
+# sampled pairs with a kept rewrite / valid insertion, judged with the template, persona and
+# settings of its original PERAS judgment.
+
+
+rule perturbation_rejudge:
+    input:
+        sample=path("perturbation_sample"),
+        variants=lambda wc: PERTURBATIONS.variant_table(wc.dataset, wc.variant),
+        persona=lambda wc: PROJECT.persona_input(PERTURBATIONS.persona),
+    output:
+        rejudged=path("perturbation_rejudged"),
+    params:
+        persona=lambda wc: PROJECT.persona_param(PERTURBATIONS.persona),
+        template=lambda wc: PERTURBATIONS.judge_template_text,
+        max_tokens=lambda wc: PERTURBATIONS.judge_max_tokens,
+        placement=PROJECT.placement,
+        model=model_param,
+    wildcard_constraints:
+        variant=VARIANTS_RE,
+        model=PERTURBATION_JUDGES_RE,
+    threads: model_threads
+    resources:
+        openai_jobs=api_jobs("openai"),
+        anthropic_jobs=api_jobs("anthropic"),
+        bedrock_jobs=api_jobs("bedrock"),
+    log:
+        PROJECT.log("perturbations/{dataset}/rejudge/{variant}/{model}"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    script:
+        "../../scripts/perturbation_rejudge.py"

@@ -1,0 +1,22 @@
+# Perturbations stage 1 - sample: per judge, per query at most `per_label` passages per label it
+# predicted in its original judgment (the PERAS judge rule's table of the study's template and
+# persona: requiring it schedules that judge job even when PERAS is disabled).
+
+
+rule perturbation_sample:
+    input:
+        pairs=path("dataset"),
+        judgments=lambda wc: PERTURBATIONS.judgments(wc.dataset, wc.model),
+    output:
+        sample=path("perturbation_sample"),
+    params:
+        per_label=PERTURBATIONS.section["per_label"],
+        seed=PERTURBATIONS.section["seed"],
+    wildcard_constraints:
+        model=PERTURBATION_JUDGES_RE,
+    log:
+        PROJECT.log("perturbations/{dataset}/sample/{model}"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    script:
+        "../../scripts/perturbation_sample.py"

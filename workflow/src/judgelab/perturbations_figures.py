@@ -1,0 +1,112 @@
+"""Figures of the perturbation study (seed 004, section 3), PNG and PDF (matplotlib, Agg).
+
+* :func:`transition_heatmaps` - Figure 1: one judge's label transition matrices, one heatmap per
+  rewrite variant; rows are the judge's original label, columns its label on the variant, each
+  row normalised over its parsed re-judgments. A row without any is grey ``n/a``; the row label
+  gives its count and the re-judgments that did not parse (missing, never a label).
+* :func:`insertion_distributions` - Figure 3: one panel per insertion (SEM, LEX, QRY), one
+  100%-stacked bar per judge with the shares of labels 0-3 among its parsed re-judgments of the
+  non-relevant passages, ``n`` (and missing answers) above each bar.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from .figures import save  # noqa: E402
+from .metrics import LABELS  # noqa: E402
+
+LABEL_COLORS = ["#d9d9d9", "#9ecae1", "#4292c6", "#08519c"]  # label 0 (light) .. 3 (dark)
+
+
+def transition_heatmaps(tidy: pd.DataFrame, variants: Sequence[str], title: str, out_png,
+                        out_pdf=None) -> None:
+    """``tidy``: one judge's rows of :func:`judgelab.perturbations.transition_table`."""
+    fig, axes = plt.subplots(1, len(variants), figsize=(3.6 * len(variants) + 1.0, 3.6),
+                             squeeze=False, layout="constrained")
+    image = None
+    for ax, variant in zip(axes[0], variants):
+        t = tidy[tidy["variant"] == variant]
+        ax.set_title(variant, fontsize=11)
+        ax.set_xticks(range(len(LABELS)))
+        ax.set_xticklabels(LABELS)
+        ax.set_xlabel("label on the rewrite")
+        ax.set_xlim(-0.5, len(LABELS) - 0.5)
+        ax.set_ylim(len(LABELS) - 0.5, -0.5)
+        ax.set_aspect("equal")
+        if not len(t):
+            ax.set_yticks([])
+            ax.text(0.5, 0.5, "no kept rewrite\nre-judged", ha="center", va="center", fontsize=9,
+                    color="0.35", transform=ax.transAxes)
+            continue
+        share = t.pivot(index="original_label", columns="new_label", values="share") \
+            .reindex(index=LABELS, columns=LABELS).to_numpy(dtype=float)
+        count = t.pivot(index="original_label", columns="new_label", values="count") \
+            .reindex(index=LABELS, columns=LABELS).fillna(0).to_numpy(dtype=int)
+        rows = t.drop_duplicates("original_label").set_index("original_label").reindex(LABELS)
+        ax.set_facecolor("0.88")  # rows without parsed re-judgments stay grey
+        image = ax.imshow(np.ma.masked_invalid(share), cmap="Blues", vmin=0.0, vmax=1.0)
+        for (i, j), v in np.ndenumerate(share):
+            if np.isfinite(v):
+                ax.text(j, i, f"{v:.2f}\n({count[i, j]})", ha="center", va="center", fontsize=7,
+                        color="white" if v > 0.6 else "black")
+            elif j == 1:
+                ax.text(1.5, i, "n/a", ha="center", va="center", fontsize=8, color="0.35")
+        ax.set_yticks(range(len(LABELS)))
+        ax.set_yticklabels([f"{o}\nn={int(r.row_parsed)}" + (f"\n{int(r.row_missing)} miss."
+                                                              if r.row_missing else "")
+                            for o, r in zip(LABELS, rows.fillna(0).itertuples())], fontsize=7.5)
+    axes[0][0].set_ylabel("original label")
+    if image is not None:
+        fig.colorbar(image, ax=list(axes[0]), shrink=0.8, label="share of the row")
+    fig.suptitle(title, fontsize=11)
+    save(fig, out_png, out_pdf)
+
+
+def insertion_distributions(tidy: pd.DataFrame, variants: Sequence[str], title: str, out_png,
+                            out_pdf=None) -> None:
+    """``tidy``: rows of :func:`judgelab.perturbations.distribution_table` (every judge)."""
+    judges = list(dict.fromkeys(tidy["judge"])) if len(tidy) else []
+    fig, axes = plt.subplots(1, len(variants), figsize=(1.2 + max(len(judges), 1) * 0.9 * len(variants)
+                                                         + 1.5, 3.8), squeeze=False, sharey=True)
+    for ax, variant in zip(axes[0], variants):
+        t = tidy[tidy["variant"] == variant]
+        ax.set_title(variant, fontsize=11)
+        ax.set_ylim(0, 1.12)
+        ax.spines[["top", "right"]].set_visible(False)
+        ax.set_xticks(range(len(judges)))
+        ax.set_xticklabels(judges, rotation=30, ha="right", fontsize=8)
+        for k, judge in enumerate(judges):
+            rows = t[t["judge"] == judge]
+            n_parsed = int(rows["n_parsed"].iloc[0]) if len(rows) else 0
+            n_missing = int(rows["n_missing"].iloc[0]) if len(rows) else 0
+            g = rows.set_index("label").reindex(LABELS)
+            if not n_parsed:
+                note = f"n/a\n{n_missing} miss." if len(rows) else "none\nre-judged"
+                ax.text(k, 0.05, note, ha="center", va="bottom", fontsize=7, color="0.35")
+                continue
+            bottom = 0.0
+            for lab in LABELS:
+                v = float(g.loc[lab, "share"])
+                ax.bar(k, v, 0.7, bottom=bottom, color=LABEL_COLORS[lab], edgecolor="white", lw=0.5)
+                bottom += v
+            ax.text(k, 1.02, f"n={n_parsed}" + (f"\n{n_missing} miss." if n_missing else ""),
+                    ha="center", va="bottom", fontsize=7)
+        ax.set_xlim(-0.6, max(len(judges), 1) - 0.4)
+        if not judges:
+            ax.text(0.5, 0.5, "no re-judgment", ha="center", va="center", transform=ax.transAxes,
+                    fontsize=9, color="0.35")
+    axes[0][0].set_ylabel("share of parsed labels")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=LABEL_COLORS[lab]) for lab in LABELS]
+    fig.legend(handles, [f"label {lab}" for lab in LABELS], loc="center left",
+               bbox_to_anchor=(1.0, 0.5), frameon=False, fontsize=8)
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    save(fig, out_png, out_pdf)

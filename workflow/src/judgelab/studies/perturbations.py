@@ -1,0 +1,402 @@
+"""Perturbations (seed 004, section 3): meaning-preserving rewrites and query-dependent insertions.
+
+Config section ``perturbations``; target ``perturbations``; rules ``workflow/rules/perturbations.smk``
+and ``workflow/rules/perturbations/``; jobs :mod:`judgelab.jobs.perturbations`; science
+:mod:`judgelab.perturbations`; prompts ``resources/prompts/perturbations/``.
+
+Per dataset: each judge's sample of its original PERAS judgment (the ``judge`` rule's table of the
+study's ``template`` and ``persona``; requiring it schedules that PERAS judge job even when PERAS
+is disabled), one rewrite job per rewrite variant over the pooled samples (rewriter + meaning
+check), one insertion job per insertion variant (SEM calls the rewriter), one re-judge job per
+variant x judge, the transition / distribution tables and the figures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Iterator
+
+import pandas as pd
+
+from .. import perturbations  # noqa: F401  (registers the study's template kinds)
+from ..backends.base import Request
+from ..errors import InputError
+from . import StudyPlan
+
+#: The template kind each prompt key needs (the rewrite variants: ``rewrite``).
+PROMPT_KINDS = {"meaning_check": "meaning_check", "SEM": "sem_sentence", "LEX": "lex_sentence"}
+
+#: The placeholders each prompt must hold (by its key under ``perturbations.prompts``).
+PLACEHOLDERS = {"PSV": ("{passage}",), "ACV": ("{passage}",), "SUM": ("{passage}",),
+                "EXP": ("{passage}",), "meaning_check": ("{original}", "{rewritten}"),
+                "SEM": ("{query}",), "LEX": ("{terms}",)}
+
+#: Insertions that call a model (the others are fixed sentences).
+LLM_INSERTIONS = ("SEM",)
+
+
+@dataclass
+class _Sample:
+    """One judge's sample for the estimate: the sample table (``label`` -1 where unknown) and
+    whether it is the one the job will draw (False: an upper bound standing in for it)."""
+
+    table: pd.DataFrame
+    exact: bool
+
+
+def _cached(ctx, model: str, request: Request) -> dict | None:
+    """The cached answer, or None (also when the estimate left the model out: ``--model``)."""
+    return ctx.cached(model, request) if model in ctx.backends else None
+
+
+class Plan(StudyPlan):
+    name = "perturbations"
+    paths = {
+        "perturbation_sample": "{results}/perturbations/{dataset}/samples/{model}.tsv",
+        "perturbation_rewrites": "{results}/perturbations/{dataset}/rewrites/{variant}.tsv",
+        "perturbation_insertions": "{results}/perturbations/{dataset}/insertions/{variant}.tsv",
+        "perturbation_sentences": "{results}/perturbations/{dataset}/insertions/{variant}_sentences.tsv",
+        "perturbation_rejudged": "{results}/perturbations/{dataset}/rejudged/{variant}/{model}.tsv",
+        "perturbation_transitions": "{results}/perturbations/{dataset}/transitions.tsv",
+        "perturbation_shifts": "{results}/perturbations/{dataset}/shifts.tsv",
+        "perturbation_kept": "{results}/perturbations/{dataset}/kept.tsv",
+        "perturbation_distributions": "{results}/perturbations/{dataset}/distributions.tsv",
+        "perturbation_insertion_counts": "{results}/perturbations/{dataset}/insertion_counts.tsv",
+        "perturbation_transition_figure":
+            "{results}/perturbations/{dataset}/figures/transitions/{model}.{ext}",
+        "perturbation_insertion_figure": "{results}/perturbations/{dataset}/figures/insertions.{ext}",
+    }
+
+    def __init__(self, project):
+        super().__init__(project)
+        self._estimates: dict = {}
+
+    # -- the section --------------------------------------------------------------------------
+
+    @property
+    def rewrite_variants(self) -> list[str]:
+        return list(self.section["variants"])
+
+    @property
+    def insertions(self) -> list[str]:
+        return list(self.section["insertions"])
+
+    @property
+    def variants(self) -> list[str]:
+        return self.rewrite_variants + self.insertions
+
+    @staticmethod
+    def wildcard(variant: str) -> str:
+        """A variant's name in the result paths (``SUM`` -> ``sum``)."""
+        return variant.lower()
+
+    @staticmethod
+    def variant(wildcard: str) -> str:
+        return wildcard.upper()
+
+    @property
+    def template(self) -> str:
+        """The PERAS template of the original judgment and of the re-judging."""
+        return self.section["template"]
+
+    @property
+    def persona(self) -> str:
+        return self.section["persona"]
+
+    @property
+    def rewriter(self) -> str:
+        return self.section["rewriter"]
+
+    @property
+    def checker(self) -> str:
+        """The meaning checker (null: the rewriter)."""
+        return self.section["checker"] or self.rewriter
+
+    @property
+    def rewrite_models(self) -> list[str]:
+        """The models a rewrite job calls: the rewriter, then the checker if it differs."""
+        return list(dict.fromkeys([self.rewriter, self.checker]))
+
+    def models(self) -> list[str]:
+        used = list(self.judges)
+        if self.rewrite_variants:
+            used += self.rewrite_models
+        if any(v in LLM_INSERTIONS for v in self.insertions):
+            used.append(self.rewriter)
+        return list(dict.fromkeys(used))
+
+    @property
+    def _prompt_keys(self) -> list[str]:
+        keys = list(self.rewrite_variants)
+        if keys:
+            keys.append("meaning_check")
+        return keys + [v for v in self.insertions if v in PLACEHOLDERS]
+
+    def prompt(self, key: str) -> str:
+        """A prompt's text (``PSV``..``EXP``, ``meaning_check``, ``SEM``, ``LEX``): a tracked
+        param of the jobs using it."""
+        return self.prompt_texts[key]
+
+    @cached_property
+    def prompt_texts(self) -> dict[str, str]:
+        return {k: self.project.load_template(self.section["prompts"][k], PROMPT_KINDS.get(k, "rewrite"),
+                                              f"perturbations.prompts.{k}") for k in self._prompt_keys}
+
+    @property
+    def judge_template_text(self) -> str:
+        return self.project.plan("peras").template_texts[self.template]
+
+    @property
+    def judge_max_tokens(self) -> int:
+        return self.project.plan("peras").max_tokens(self.template)
+
+    # -- files ----------------------------------------------------------------------------------
+
+    def judgments(self, dataset: str, judge: str) -> str:
+        """The original judgment a sample is drawn from: the PERAS judge rule's table."""
+        return self.project.path("judgments", dataset=dataset, model=judge, template=self.template,
+                                 persona=self.persona)
+
+    def samples(self, dataset: str) -> list[str]:
+        return [self.project.path("perturbation_sample", dataset=dataset, model=m) for m in self.judges]
+
+    def variant_table(self, dataset: str, variant: str) -> str:
+        """The rewrites or insertions table of a variant (given as a name or a path wildcard)."""
+        v = self.variant(variant)
+        kind = "perturbation_rewrites" if v in self.rewrite_variants else "perturbation_insertions"
+        return self.project.path(kind, dataset=dataset, variant=self.wildcard(v))
+
+    def rejudged(self, dataset: str, variants: list[str]) -> list[str]:
+        return [self.project.path("perturbation_rejudged", dataset=dataset, variant=self.wildcard(v),
+                                  model=m) for v in variants for m in self.judges]
+
+    # -- the study's contract -----------------------------------------------------------------
+
+    def check(self) -> None:
+        super().check()
+        s, key = self.section, self.name
+        peras = self.project.plan("peras")
+        if self.template not in peras.section["templates"]:
+            raise InputError(f"{self.template!r} is not a PERAS template (keys of peras.templates: "
+                             f"{sorted(peras.section['templates'])})", key=f"{key}.template")
+        if self.persona not in self.project.personas:
+            raise InputError(f"{self.persona!r} is not a persona of the run (personas.include and "
+                             f"personas.custom: {list(self.project.personas)})", key=f"{key}.persona")
+        for i, m in enumerate(self.judges):
+            if m not in peras.judges:
+                where = f"{key}.judges[{i}]" if s.get("judges") is not None else f"{key}.judges"
+                raise InputError(
+                    f"judge {m!r}: its original judgments come from the PERAS judge rule, which "
+                    f"runs the PERAS judges {peras.judges} (peras.judges, null = the top-level "
+                    "`judges`); add it there", key=where)
+        models = self.project.config["models"]
+        uses = {"rewriter": bool(self.rewrite_variants) or any(v in LLM_INSERTIONS for v in self.insertions),
+                "checker": bool(self.rewrite_variants)}
+        if uses["rewriter"] and s.get("rewriter") is None:
+            raise InputError("the rewrites and SEM sentences need a rewriter (a key of `models`)",
+                             key=f"{key}.rewriter")
+        for name, used in uses.items():
+            if used and s.get(name) is not None and s[name] not in models:
+                raise InputError(f"{s[name]!r} is not a key of `models` (known: {sorted(models)})",
+                                 key=f"{key}.{name}")
+        for k in self._prompt_keys:
+            text = self.prompt_texts[k]
+            missing = [p for p in PLACEHOLDERS[k] if p not in text]
+            if missing:
+                raise InputError(f"the prompt {s['prompts'][k]!r} has no placeholder "
+                                 f"{', '.join(missing)}", key=f"{key}.prompts.{k}")
+
+    def _peras_jobs(self) -> set:
+        peras = self.project.plan("peras")
+        return set(peras.llm_jobs()) if peras.enabled else set()
+
+    def llm_jobs(self):
+        from ..config import LLMJob
+
+        jobs = []
+        covered = {(j.rule, j.wildcards) for j in self._peras_jobs()}
+        for d in self.datasets:
+            for m in self.judges:  # the original judgments, unless PERAS runs them anyway
+                wc = (("dataset", d), ("model", m), ("template", self.template), ("persona", self.persona))
+                if ("judge", wc) not in covered:
+                    jobs.append(LLMJob("judge", m, wc, self.name))
+            for v in self.rewrite_variants:  # one job; a separate checker is a second model of it
+                for model in self.rewrite_models:
+                    jobs.append(LLMJob("perturbation_rewrite", model,
+                                       (("dataset", d), ("variant", self.wildcard(v))), self.name))
+            if "SEM" in self.insertions:
+                jobs.append(LLMJob("perturbation_sem", self.rewriter, (("dataset", d),), self.name))
+            for v in self.variants:
+                for m in self.judges:
+                    jobs.append(LLMJob("perturbation_rejudge", m, (("dataset", d),
+                                       ("variant", self.wildcard(v)), ("model", m)), self.name))
+        return jobs
+
+    def targets(self) -> list[str]:
+        path = self.project.path
+        out = []
+        for d in self.datasets:
+            if self.rewrite_variants:
+                out += [path(k, dataset=d) for k in ("perturbation_transitions", "perturbation_shifts",
+                                                     "perturbation_kept")]
+                out += [path("perturbation_transition_figure", dataset=d, model=m, ext=e)
+                        for m in self.judges for e in ("png", "pdf")]
+            if self.insertions:
+                out += [path(k, dataset=d) for k in ("perturbation_distributions",
+                                                     "perturbation_insertion_counts")]
+                out += [path("perturbation_insertion_figure", dataset=d, ext=e) for e in ("png", "pdf")]
+        return out
+
+    # -- the estimate -------------------------------------------------------------------------
+
+    def requests(self, job, ctx) -> Iterator[tuple[str, Request, bool]]:
+        """The requests of one job, built with the jobs' own builders. Each stage depends on the
+        answers of the one before (the judge's labels choose the sample, the rewrites are
+        checked, the kept rewrites and valid sentences are re-judged): where those answers are
+        cached they are used, else an upper bound stands in (every pair a sample could hold, a
+        rewrite of ``rewrite_max_tokens`` kept, every SEM attempt), counted as not cached. A
+        dataset not downloaded yet is a stand-in of one pair per query (its known size): then
+        every pair is sampled and every pair is a query for SEM - a loose upper bound."""
+        w = job.wc
+        if job.rule == "judge":
+            yield from self.project.plan("peras").requests(job, ctx)
+            return
+        est = self._estimate(ctx, w["dataset"])
+        if job.rule == "perturbation_rewrite":
+            v = self.variant(w["variant"])
+            if job.model == self.rewriter:
+                yield from (("rewrite", r, c) for r, c in est["rewrite"][v])
+            if job.model == self.checker:
+                yield from (("meaning_check", r, c) for r, c in est["check"][v])
+        elif job.rule == "perturbation_sem":
+            yield from (("sem", r, c) for r, c in est["sem"])
+        elif job.rule == "perturbation_rejudge":
+            yield from (("rejudge", r, c) for r, c in est["rejudge"][(self.variant(w["variant"]), job.model)])
+        else:
+            raise ValueError(f"{job.rule} is not an LLM rule of {self.name}")
+
+    def _estimate(self, ctx, dataset: str) -> dict:
+        key = (ctx, dataset)
+        if key not in self._estimates:
+            self._estimates[key] = self._build_estimate(ctx, dataset)
+        return self._estimates[key]
+
+    def _sample(self, ctx, dataset: str, judge: str) -> _Sample:
+        """The judge's sample from its cached original labels; an upper bound when any is unknown:
+        per query up to ``per_label`` grade-0 pairs (labelled 0: the insertion candidates it
+        could have), then other pairs up to ``4 x per_label`` (label -1)."""
+        from ..judging import judgment_requests
+        from ..perturbations import SAMPLE_COLUMNS, sample_judged
+        from ..prompts import parse_label
+
+        src = ctx.pairs(dataset)
+        per_label, seed = int(self.section["per_label"]), int(self.section["seed"])
+        labels = []
+        if src.exact:
+            reqs = judgment_requests(src.pairs, ctx.persona_text(self.persona), self.judge_template_text,
+                                     max_tokens=self.judge_max_tokens, placement=self.project.placement)
+            for req in reqs:
+                hit = _cached(ctx, judge, req)
+                if hit is None:
+                    break
+                labels.append(parse_label(hit["text"]))
+        if src.exact and len(labels) == len(src.pairs):
+            judged = src.pairs[["qid", "docid"]].assign(
+                label=pd.array(labels, dtype="Int64"), parsed=[lab is not None for lab in labels])
+            return _Sample(sample_judged(src.pairs, judged, judge=judge, per_label=per_label, seed=seed), True)
+        pairs = src.pairs.sort_values(["qid", "docid"], kind="stable").reset_index(drop=True)
+        zero = pairs["grade"] == 0
+        candidate = zero & (zero.astype(int).groupby(pairs["qid"]).cumsum() <= per_label)
+        rest = ~candidate
+        room = 4 * per_label - candidate.astype(int).groupby(pairs["qid"]).transform("sum")
+        keep = candidate | (rest & (rest.astype(int).groupby(pairs["qid"]).cumsum() <= room))
+        table = pairs[keep].assign(label=candidate[keep].map({True: 0, False: -1}), judge=judge)
+        return _Sample(table[SAMPLE_COLUMNS].reset_index(drop=True), False)
+
+    def _build_estimate(self, ctx, dataset: str) -> dict:
+        from .. import perturbations as pt
+        from ..backends.base import Completion
+        from ..judging import judgment_requests
+
+        s = self.section
+        samples = {m: self._sample(ctx, dataset, m) for m in self.judges}
+        exact = all(x.exact for x in samples.values())
+        pool = pt.pool_samples(x.table for x in samples.values())
+        out: dict = {"rewrite": {}, "check": {}, "sem": [], "rejudge": {}}
+        tables: dict[str, pd.DataFrame] = {}
+        rw_max, ck_max = int(s["rewrite_max_tokens"]), int(s["check_max_tokens"])
+        for v in self.rewrite_variants:
+            reqs = pt.rewrite_requests(pool, self.prompt(v), max_tokens=rw_max)
+            rewrites, checks, rows = [], [], []
+            for r, req in zip(pool.itertuples(index=False), reqs):
+                hit = _cached(ctx, self.rewriter, req) if exact else None
+                rewrites.append((req, hit is not None))
+                if hit is None:  # stand-in: a rewrite of the full length, kept
+                    text, known = "x" * (4 * rw_max), False
+                else:
+                    comp = Completion.from_json(hit)
+                    text = pt.clean_rewrite(comp.text, (comp.completion_tokens or 0) >= rw_max)
+                    known = True
+                kept = False
+                if text:
+                    creq = pt.meaning_check_requests([r.passage], [text], self.prompt("meaning_check"),
+                                                     max_tokens=ck_max)[0]
+                    chit = _cached(ctx, self.checker, creq) if known else None
+                    checks.append((creq, chit is not None))
+                    known = chit is not None
+                    kept = not known or pt.parse_meaning_verdict(chit["text"]) == "preserved"
+                rows.append({"dataset": r.dataset, "qid": r.qid, "docid": r.docid, "variant": v,
+                             "text": text, "kept": kept, "known": known})
+            out["rewrite"][v], out["check"][v] = rewrites, checks
+            tables[v] = pd.DataFrame(rows, columns=["dataset", "qid", "docid", "variant", "text", "kept",
+                                                    "known"])
+        candidates = pt.insertion_candidates(x.table for x in samples.values())
+        queries = dict(zip(candidates["qid"], candidates["query"]))
+        for v in self.insertions:
+            if v == "SEM":
+                sentences = self._sem(ctx, queries, exact, out["sem"])
+            else:
+                sentences = pt.fixed_sentences(queries, v, self.prompt("LEX") if v == "LEX" else None,
+                                               dataset=dataset).assign(known=True)
+            table = pt.build_insertions(candidates, sentences, v)
+            tables[v] = table.merge(sentences[["qid", "known"]], on="qid", how="left")
+        persona = ctx.persona_text(self.persona)
+        for v in self.variants:
+            table = tables[v]
+            for m, sample in samples.items():
+                pairs = pt.rejudge_pairs(sample.table, table, v)
+                known = pairs.merge(table[["dataset", "qid", "docid", "known"]],
+                                    on=["dataset", "qid", "docid"], how="left")["known"].fillna(False)
+                reqs = judgment_requests(pairs, persona, self.judge_template_text,
+                                         max_tokens=self.judge_max_tokens, placement=self.project.placement)
+                out["rejudge"][(v, m)] = [
+                    (req, bool(k) and sample.exact and _cached(ctx, m, req) is not None)
+                    for req, k in zip(reqs, known)]
+        return out
+
+    def _sem(self, ctx, queries: dict[str, str], exact: bool, requests: list) -> pd.DataFrame:
+        """SEM's requests (appended to ``requests``) and sentences: attempt k+1 is asked where the
+        cached attempt k fails the check; from the first uncached attempt on, every remaining
+        attempt is counted (an upper bound) and a sentence of ``sem_max_tokens`` stands in."""
+        from .. import perturbations as pt
+
+        s = self.section
+        max_tokens, attempts = int(s["sem_max_tokens"]), int(s["sem_max_attempts"])
+        rows = []
+        for qid, query in queries.items():
+            sentence, known = "", True
+            for a in range(1, attempts + 1):
+                req = pt.sem_request(query, self.prompt("SEM"), a, max_tokens=max_tokens)
+                hit = _cached(ctx, self.rewriter, req) if exact and known else None
+                requests.append((req, hit is not None))
+                if hit is None:
+                    known, sentence = False, "x" * (4 * max_tokens)
+                    continue
+                candidate = pt.first_sentence(hit["text"])
+                if not pt.sem_failure(candidate, query):
+                    sentence = candidate
+                    break
+            rows.append({"qid": qid, "query": query, "variant": "SEM", "sentence": sentence,
+                         "ok": bool(sentence), "reason": "" if sentence else "failed", "known": known})
+        return pd.DataFrame(rows, columns=["qid", "query", "variant", "sentence", "ok", "reason", "known"])
