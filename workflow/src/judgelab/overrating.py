@@ -627,14 +627,15 @@ def _tex(s: str) -> str:
 
 
 def render_table1(wide: pd.DataFrame, fmt: str) -> str:
-    """Table 1 as ``md`` or ``tex``."""
+    """Table 1 as ``md``, ``tex`` or ``html``."""
     cols = [(g, c, digits) for g, c, _, _, digits in TABLE1_COLUMNS]
     return _render(wide, ["dataset", "model"], ["Dataset", "Model"], cols, fmt,
                    lambda r, g, c: r[(g, c)])
 
 
 def render_table2(wide: pd.DataFrame, fmt: str, ids: Sequence[str] = ("dataset", "model")) -> str:
-    """Table 2 (or its per-setting variant, ``ids`` with ``setting``) as ``md`` or ``tex``."""
+    """Table 2 (or its per-setting variant, ``ids`` with ``setting``) as ``md``, ``tex`` or
+    ``html``."""
     cols = [("Pairwise Metrics (%)", t, d) for t, m, d in TABLE2_COLUMNS[:4]] \
         + [("Avg Confidence", t, d) for t, m, d in TABLE2_COLUMNS[4:6]] \
         + [("", t, d) for t, m, d in TABLE2_COLUMNS[6:]]
@@ -664,7 +665,11 @@ def _render(wide: pd.DataFrame, ids: list[str], id_titles: list[str], cols: list
                        + r" \\")
         out += [r"\bottomrule", r"\end{tabular}"]
         return "\n".join(out) + "\n"
-    raise ValueError(f"unknown table format {fmt!r} (md or tex)")
+    if fmt == "html":
+        body = [shown + [_fmt(value(r, g, c), d) for g, c, d in cols] for shown, r in _rows_with_ids(wide, ids)]
+        frame = pd.DataFrame(body, columns=id_titles + [f"{g} {c}".strip() for g, c, _ in cols])
+        return frame.to_html(index=False, border=0)
+    raise ValueError(f"unknown table format {fmt!r} (md, tex or html)")
 
 
 def flat_table1(wide: pd.DataFrame) -> pd.DataFrame:

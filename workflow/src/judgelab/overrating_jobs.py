@@ -28,10 +28,8 @@ from .judging import open_client, write_tsv
 log = logging.getLogger("judgelab")
 
 #: files :func:`tables_job` writes into its folder
-TABLE_FILES = ["pointwise_metrics.tsv", "pairwise_metrics.tsv",
-               "table1.tsv", "table1.md", "table1.tex",
-               "table2.tsv", "table2.md", "table2.tex",
-               "table2_by_setting.tsv", "table2_by_setting.md", "table2_by_setting.tex"]
+TABLE_FILES = ["pointwise_metrics.tsv", "pairwise_metrics.tsv"] + [
+    f"{t}.{ext}" for t in ("table1", "table2", "table2_by_setting") for ext in ("tsv", "md", "tex", "html")]
 
 
 def _prompt(template: str, labels: Sequence[str], kind: str) -> ov.Prompt:
@@ -176,14 +174,14 @@ def _concat(paths: Sequence[str]) -> pd.DataFrame:
 
 def _write_table(df: pd.DataFrame, render, stem: Path) -> None:
     write_tsv(df, stem.with_suffix(".tsv"))
-    for fmt in ("md", "tex"):
+    for fmt in ("md", "tex", "html"):
         stem.with_suffix(f".{fmt}").write_text(render(fmt), encoding="utf-8")
 
 
 def tables_job(pointwise: Sequence[str], pairwise: Sequence[str], out_dir: str) -> list[str]:
-    """Seed 004 Tables 1 and 2 (and Table 2 per setting) as tsv, md and tex in ``out_dir``, beside
-    the concatenated metrics (:data:`TABLE_FILES`). ``pointwise``: pointwise metrics files;
-    ``pairwise``: pairwise metrics files (either may be empty)."""
+    """Seed 004 Tables 1 and 2 (and Table 2 per setting) as tsv, md, tex and html (for the report)
+    in ``out_dir``, beside the concatenated metrics (:data:`TABLE_FILES`). ``pointwise``: pointwise
+    metrics files; ``pairwise``: pairwise metrics files (either may be empty)."""
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     point = _concat(pointwise)
