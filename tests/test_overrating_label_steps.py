@@ -217,6 +217,9 @@ def test_an_old_entry_without_steps_never_gives_a_first_position_confidence():
     assert ov.label_reading(comp, GRADED, label, start) == {
         "label_pos": None, "probs": [None] * 4, "label_mass": None, "confidence": None}
     assert Completion.from_json(comp.to_json()) == comp
+    assert comp.to_json() == old  # an answer without steps is stored as before steps existed
+    with_steps = Completion(text="2", label_steps=[])
+    assert Completion.from_json(with_steps.to_json()).label_steps == []
 
 
 # -- the embedded model ------------------------------------------------------------------------

@@ -80,12 +80,16 @@ class Completion:
     label_steps: list[dict] | None = None
 
     def to_json(self) -> dict:
-        return asdict(self)
+        out = asdict(self)
+        if out["label_steps"] is None:
+            # answers without steps are stored exactly as before steps existed (older code reads them)
+            del out["label_steps"]
+        return out
 
     @classmethod
     def from_json(cls, obj: dict) -> "Completion":
-        # entries cached before label_steps existed load with label_steps None; they can only be
-        # hits for requests without label_steps (whose cache key has no such field)
+        # entries without label_steps (cached before it existed, or for requests without it) load
+        # with None; they can only be hits for requests without label_steps (see cache_request)
         return cls(**obj)
 
 
@@ -143,7 +147,10 @@ class Backend(abc.ABC):
 def cache_request(backend: Backend, request: Request) -> dict:
     """What the cache key is made of. ``label_steps`` enters only when requested, so the keys (and
     cached answers) of requests without it are those of earlier versions; a request with it never
-    hits an entry cached without the steps, and its own entries always carry them."""
+    hits an entry cached without the steps (an old entry cannot pass its first-position reading
+    off as the label token's), and its own entries carry the steps wherever the backend can read
+    them (None where it cannot: Anthropic, a server refusing logprobs), so a hit gives the same
+    numbers as the call."""
     out = {"backend": backend.identity(), "sampling": backend.sampling(),
            "max_tokens": request.max_tokens, "label_tokens": list(request.label_tokens),
            "messages": request.message_dicts()}
