@@ -28,7 +28,7 @@ def run_all(fx_table: str, out, cache: str) -> dict:
         p = load_prompt(f"overrating/{scale}")
         got[scale] = oj.pointwise_judge_job(fx_table, str(out / f"{scale}.tsv"), scale=scale,
                                             template=p.template, labels=p.labels, model=MODEL,
-                                            max_tokens=1, cache=cache, threads=2)
+                                            max_tokens=1, cache=cache, threads=1)
         oj.pointwise_metrics_job(fx_table, str(out / f"{scale}.tsv"), str(out / f"m_{scale}.tsv"),
                                  str(out / f"tm_{scale}.tsv"),
                                  ids={"dataset": "fx", "model": "smollm2", "scale": scale})
@@ -47,7 +47,7 @@ def run_all(fx_table: str, out, cache: str) -> dict:
     p = load_prompt("overrating/pairwise")
     got["pairwise"] = oj.pairwise_judge_job(fx_table, str(out / "pairs.tsv"), str(out / "pj.tsv"),
                                             template=p.template, labels=p.labels, model=MODEL,
-                                            max_tokens=1, cache=cache, threads=2)
+                                            max_tokens=1, cache=cache, threads=1)
     got["pm"] = oj.pairwise_metrics_job(str(out / "pj.tsv"), str(out / "pm.tsv"), str(out / "po.tsv"),
                                         ids={"dataset": "fx", "model": "smollm2"})
     oj.tables_job(metrics + [str(out / "m_imp.tsv")], [str(out / "pm.tsv")], str(out / "tables"))
