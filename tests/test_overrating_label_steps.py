@@ -173,7 +173,7 @@ def test_pairwise_choice_token_through_the_openai_backend(tmp_path):
                           "passage": ["HI", "LO"], "grade": [3, 0]})
     sampled = pd.DataFrame([{"dataset": "fx", "qid": "q", "setting": "B-U", "hi_docid": "h",
                              "lo_docid": "l", "hi_grade": 3, "lo_grade": 0}])
-    prompt = ov.Prompt("{query}|{passage_a}|{passage_b}", ("1", "2"), "pairwise")
+    prompt = ov.Prompt("{query}|{passage_a}|{passage_b}", ("1", "2"), ov.PAIRWISE_KIND)
     scripts = {"Q|HI|LO": ("Passage 1", [entry("Pass", {"Pass": 0.9}), entry("age", {"age": 0.9}),
                                          entry(" ", {" ": 0.9}), entry("1", {"1": 0.97, "2": 0.03})]),
                "Q|LO|HI": ("1", [entry("1", {"1": 0.6, "2": 0.4})])}

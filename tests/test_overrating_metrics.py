@@ -15,10 +15,11 @@ from sklearn.metrics import cohen_kappa_score
 from judgelab import datasets as ds
 from judgelab import overrating as ov
 from judgelab import overrating_figures as of
-from judgelab import overrating_jobs as oj
 from judgelab.errors import InputError
+from judgelab.jobs import overrating as oj
 from judgelab.imported import import_judgments, judge_groups, read_judge_file, resolve_imported
 from judgelab.prompts import parse_label
+from judgelab.tables import read_dataset, write_dataset
 
 NA = None
 GRADED = ("0", "1", "2", "3")
@@ -47,7 +48,8 @@ def test_parse_answer_gives_the_label_and_its_offset(text, label, start):
 
 @pytest.mark.parametrize("text", ["2", " [3] ", "##final score: 2", "Final score: 2. (M=3)", "O: 1",
                                   "score 3 out of 3", "2.5", "I think 2 or 3", "7", "Score: [1]",
-                                  "0\n\nThe passage", "final score 3. I rate 1", ""])
+                                  "0\n\nThe passage", "final score 3. I rate 1", "", "-1", "1st",
+                                  "4", "Final score: -1", "It is 1st rate: 1"])
 def test_graded_parsing_agrees_with_the_peras_parser(text):
     label, _ = ov.parse_answer(text, GRADED)
     assert (None if label is None else int(label)) == parse_label(text)
@@ -65,8 +67,21 @@ def test_prompts_declare_their_labels():
     assert ov.load_prompt("overrating/binary").labels == ("0", "1")
     assert ov.load_prompt("overrating/graded").labels == GRADED
     p = ov.load_prompt("overrating/pairwise")
-    assert p.labels == ("1", "2") and p.kind == "pairwise"
+    assert p.labels == ("1", "2") and p.kind == ov.PAIRWISE_KIND == "overrating_pairwise"
     assert all(k in p.template for k in ("{query}", "{passage_a}", "{passage_b}"))
+
+
+def test_pairwise_templates_are_checked_against_their_kind(tmp_path):
+    f = tmp_path / "pw.yaml"
+    f.write_text("kind: overrating_pairwise\ntemplate: |-\n  {query} {passage_a}\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"lacks the placeholder\(s\) \{passage_b\}.*overrating.pairwise.template"):
+        ov.load_prompt(str(f), kind=ov.PAIRWISE_KIND, key="overrating.pairwise.template")
+    with pytest.raises(InputError, match="is a 'judgment' template, but a 'overrating_pairwise' template"):
+        ov.load_prompt("overrating/graded", kind=ov.PAIRWISE_KIND)
+    f.write_text("kind: overrating_pairwise\ntemplate: '{query} {passage_a} {passage_b} {document}'\n",
+                 encoding="utf-8")
+    with pytest.raises(InputError, match=r"unknown placeholder \{document\}"):
+        ov.load_prompt(str(f))
     with pytest.raises(InputError, match="graded scale needs labels"):
         ov.check_labels(("0", "1"), "graded")
 
@@ -287,6 +302,18 @@ def test_table1_takes_each_column_from_its_run():
     assert imp["confidence_scale"] == "binary"
 
 
+def table_outs(folder, name: str) -> dict[str, str]:
+    out = {fmt: str(folder / f"{name}.{fmt}") for fmt in oj.TABLE_FORMATS}
+    if name != "table2_by_setting":
+        out["metrics"] = str(folder / f"{name}_metrics.tsv")
+    return out
+
+
+def write_tables(pointwise: list[str], pairwise: list[str], folder) -> None:
+    oj.table1_job(pointwise, table_outs(folder, "table1"))
+    oj.table2_job(pairwise, table_outs(folder, "table2"), table_outs(folder, "table2_by_setting"))
+
+
 def test_rendered_tables(tmp_path):
     point = tmp_path / "p.tsv"
     pointwise_rows().to_csv(point, sep="\t", index=False)
@@ -294,8 +321,7 @@ def test_rendered_tables(tmp_path):
     m = ov.pairwise_metrics(ov.pair_outcomes(judged_pairs()))
     pd.concat([pd.DataFrame([{"dataset": "dl19", "model": "m"}] * len(m)), m], axis=1).to_csv(
         pair, sep="\t", index=False)
-    paths = oj.tables_job([str(point)], [str(pair)], str(tmp_path / "tables"))
-    assert [p.rsplit("/", 1)[1] for p in paths] == oj.TABLE_FILES
+    write_tables([str(point)], [str(pair)], tmp_path / "tables")
     md = (tmp_path / "tables" / "table1.md").read_text()
     lines = md.splitlines()
     assert lines[0].startswith("| Dataset | Model | Overrated (%) Bin. |") and len(lines) == 4
@@ -309,8 +335,11 @@ def test_rendered_tables(tmp_path):
     by = pd.read_csv(tmp_path / "tables" / "table2_by_setting.tsv", sep="\t")
     assert list(by["setting"]) == ["B-A", "A-U", "B-U", "overall"]
     assert "n/a" in (tmp_path / "tables" / "table2_by_setting.md").read_text()
-    empty = oj.tables_job([], [], str(tmp_path / "empty"))
-    assert all((tmp_path / "empty" / f).exists() for f in oj.TABLE_FILES) and len(empty) == len(oj.TABLE_FILES)
+    assert oj.table1_job([], table_outs(tmp_path / "empty", "table1")).empty
+    assert oj.table2_job([], table_outs(tmp_path / "empty", "table2"),
+                         table_outs(tmp_path / "empty", "table2_by_setting")).empty
+    assert len(list((tmp_path / "empty").iterdir())) == 14  # 3 tables x 4 formats + 2 metrics files
+    assert "Overrated (%) Bin." in (tmp_path / "empty" / "table1.md").read_text()
 
 
 def test_figures_draw_undefined_values_as_na(tmp_path, monkeypatch):
@@ -342,8 +371,8 @@ def test_figures_draw_undefined_values_as_na(tmp_path, monkeypatch):
 @pytest.fixture
 def table_file(fixture_table, tmp_path):
     path = tmp_path / "fx.tsv"
-    ds.write_table(fixture_table, path)
-    return ds.read_table(path), path
+    write_dataset(fixture_table, path)
+    return read_dataset(path), path
 
 
 def _write(tmp_path, lines, name="judge.qrels"):
@@ -454,7 +483,7 @@ def test_imported_judge_config_keys():
 def test_html_tables_for_the_report(tmp_path):
     point = tmp_path / "p.tsv"
     pointwise_rows().to_csv(point, sep="\t", index=False)
-    oj.tables_job([str(point)], [], str(tmp_path / "t"))
+    write_tables([str(point)], [], tmp_path / "t")
     html = (tmp_path / "t" / "table1.html").read_text()
     assert "<th>Overrated (%) Grad.→Bin.</th>" in html and "<td>42.86</td>" in html
     empty = (tmp_path / "t" / "table2.html").read_text()  # no pairwise run: header, no rows

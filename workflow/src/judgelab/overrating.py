@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 import warnings
 import zlib
 from dataclasses import dataclass
@@ -53,15 +52,11 @@ from typing import Sequence
 
 import numpy as np
 import pandas as pd
-import yaml
-from sklearn.exceptions import UndefinedMetricWarning
-from sklearn.metrics import cohen_kappa_score
 
 from .backends.base import CachedClient, Completion, Request, label_step_at
 from .errors import InputError
 from .imported import confidence_as_probability, read_judge_file
-from .prompts import build_messages, fill, load_template
-from .resources import resources_dir
+from .prompts import build_messages, fill, load_template_spec, locate_label, register_kind
 
 SCALES: dict[str, tuple[str, ...]] = {"binary": ("0", "1"), "graded": ("0", "1", "2", "3")}
 GRADES = (0, 1, 2, 3)
@@ -81,6 +76,13 @@ HIGH_CONFIDENCE = 0.95
 # Prompts
 
 
+#: The template kind of the forced-choice pairwise prompt: Passage 1 and Passage 2 of a query,
+#: answered with an option number (default labels 1 = Passage 1, 2 = Passage 2). The pointwise
+#: prompts are ``judgment`` templates ({query}, {document}) whose ``labels:`` give the scale.
+PAIRWISE_KIND = "overrating_pairwise"
+register_kind(PAIRWISE_KIND, ["query", "passage_a", "passage_b"], labels=["1", "2"])
+
+
 @dataclass(frozen=True)
 class Prompt:
     """An overrating prompt: its template text and its label set (single tokens, e.g. "0", "1")."""
@@ -90,19 +92,13 @@ class Prompt:
     kind: str
 
 
-def load_prompt(ref: str) -> Prompt:
-    """A prompt YAML (``template:``, ``labels:``, ``kind:``); ``ref`` is a path or
-    ``<study>/<name>`` under resources/prompts (e.g. ``overrating/graded``)."""
-    template = load_template(ref)  # checks the file and its template
-    path = Path(ref) if Path(ref).exists() else resources_dir() / "prompts" / f"{ref}.yaml"
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    labels = data.get("labels")
-    if (not isinstance(labels, list) or len(labels) < 2
-            or not all(isinstance(x, str) and x.isdigit() for x in labels)
-            or len(set(labels)) != len(labels)):
-        raise InputError(f"`labels` must list two or more distinct whole numbers as strings "
-                         f"(e.g. [\"0\", \"1\"]), got {labels!r}", path=str(path))
-    return Prompt(template, tuple(labels), str(data.get("kind", "judgment")))
+def load_prompt(ref: str, resources: str | Path | None = None, kind: str | None = None, *,
+                key: str | None = None) -> Prompt:
+    """A checked prompt template (:func:`judgelab.prompts.load_template_spec`): ``ref`` is a path
+    or ``<study>/<name>`` under ``resources``/prompts (e.g. ``overrating/graded``); ``kind`` the
+    kind needed (``judgment`` or :data:`PAIRWISE_KIND`); ``key`` the config key naming it."""
+    spec = load_template_spec(ref, resources, kind, key=key)
+    return Prompt(spec.text, tuple(spec.labels or ()), spec.kind)
 
 
 def effective_scale(scale: str | None) -> str:
@@ -128,45 +124,14 @@ def check_labels(labels: Sequence[str], scale: str) -> tuple[str, ...]:
 # Answer parsing: the label and WHERE in the answer it is
 
 
-_POINTWISE_MARKERS = r"final\s*score|score|\(O\)|\bO"
-_PAIRWISE_MARKERS = r"final\s*answer|answer|" + _POINTWISE_MARKERS
-_INT = re.compile(r"(?<!\d)(?<!\d\.)(\d+)(?!\d|\.\d)")
-
-
 def parse_answer(text: str, labels: Sequence[str], *, pairwise: bool = False
                  ) -> tuple[str | None, int | None]:
-    """The label of an answer and the character offset of the label in it, or ``(None, None)``
-    (missing). ``labels``: whole numbers as strings.
-
-    The rules of :func:`judgelab.prompts.parse_label` (for labels 0-3 the two agree), generalised
-    to any label set, each also giving the offset:
-
-    1. an answer that is only a label (``"2"``, ``"[2]"``, ``"2."``): that label;
-    2. an explicit final score (``Final score: 2``, ``##final score: 2``, ``O: 2``; pairwise also
-       ``Answer: 1``): the LAST such mention;
-    3. otherwise the single distinct whole number in the answer, if it is a label: its LAST
-       occurrence.
-
-    Anything else (no number, several different numbers, a number outside the labels) is missing.
-    """
-    alt = "|".join(re.escape(x) for x in sorted(labels, key=len, reverse=True))
-    s = text.strip()
-    lead = len(text) - len(text.lstrip())
-    m = re.fullmatch(rf"[\[\(\*\s]*({alt})[\]\)\*\s.]*", s)
-    if m:
-        return m.group(1), lead + m.start(1)
-    markers = _PAIRWISE_MARKERS if pairwise else _POINTWISE_MARKERS
-    finals = list(re.finditer(rf"(?:{markers})\s*[:=]?\s*\**\s*\[?({alt})\]?(?!\d|\.\d)", s, re.I))
-    if finals:
-        return finals[-1].group(1), lead + finals[-1].start(1)
-    nums = list(_INT.finditer(s))
-    values = {int(n.group(1)) for n in nums}
-    if len(values) == 1:
-        (v,) = values
-        if str(v) in labels:
-            last = nums[-1]
-            return str(v), lead + last.end(1) - len(str(v))
-    return None, None
+    """The label of an answer (one of ``labels``) and the character offset of the label in it, or
+    ``(None, None)`` (missing): :func:`judgelab.prompts.locate_label`, the rules of
+    :func:`judgelab.prompts.parse_label` (only the template's labels parse; ``-1``, ``2.5``,
+    ``1st`` or a number outside the labels do not), with the offset. ``pairwise``: an explicit
+    ``Answer: 1`` also counts as the final answer (the forced choice names an option)."""
+    return locate_label(text, labels, answer_keys=pairwise)
 
 
 def label_reading(completion: Completion, labels: Sequence[str], label: str | None,
@@ -290,20 +255,27 @@ def pairwise_jobs(pairs: pd.DataFrame, sampled: pd.DataFrame) -> list[dict]:
     return sorted(items, key=lambda x: (x["qid"], x["passage_1"], x["passage_2"]))
 
 
+def pairwise_requests(items: Sequence[dict], prompt: Prompt, *, max_tokens: int) -> list[Request]:
+    """One request per judgment of :func:`pairwise_jobs` (a pair in one order): the template
+    filled with the query, Passage 1 and Passage 2 (no persona), asking for the label steps of
+    the prompt's two labels."""
+    if len(prompt.labels) != 2:
+        raise InputError(f"a pairwise prompt needs two labels (Passage 1, Passage 2), got {list(prompt.labels)}",
+                         key="overrating.pairwise.template")
+    return [Request.from_messages(
+        build_messages("", fill(prompt.template, query=x["query"], passage_a=x["text_1"],
+                                passage_b=x["text_2"])), max_tokens, prompt.labels, label_steps=True)
+        for x in items]
+
+
 def run_pairwise(pairs: pd.DataFrame, sampled: pd.DataFrame, prompt: Prompt, client: CachedClient, *,
                  max_tokens: int, progress: bool = True, desc: str = "pairwise") -> pd.DataFrame:
     """Judge every sampled pair in both orders (forced choice: label ``labels[0]`` = Passage 1,
     ``labels[1]`` = Passage 2); ``preferred`` says whether the choice is the higher-group passage
     (``hi``) or the lower (``lo``), missing when the answer did not parse."""
-    if len(prompt.labels) != 2:
-        raise InputError(f"a pairwise prompt needs two labels (Passage 1, Passage 2), got {list(prompt.labels)}",
-                         key="overrating.pairwise.template")
     items = pairwise_jobs(pairs, sampled)
-    requests = [Request.from_messages(
-        build_messages("", fill(prompt.template, query=x["query"], passage_a=x["text_1"],
-                                passage_b=x["text_2"])), max_tokens, prompt.labels, label_steps=True)
-        for x in items]
-    answers = client.run(requests, desc=desc, progress=progress)
+    answers = client.run(pairwise_requests(items, prompt, max_tokens=max_tokens), desc=desc,
+                         progress=progress)
     rows = []
     for x, (comp, hit) in zip(items, answers):
         cells = _reading_cells(comp, prompt.labels, pairwise=True)
@@ -324,6 +296,9 @@ def run_pairwise(pairs: pd.DataFrame, sampled: pd.DataFrame, prompt: Prompt, cli
 
 
 def _kappa(y: Sequence[int], yhat: Sequence[int], labels: Sequence[int]) -> float:
+    from sklearn.exceptions import UndefinedMetricWarning
+    from sklearn.metrics import cohen_kappa_score
+
     if not len(y):
         return math.nan
     with warnings.catch_warnings():
