@@ -11,11 +11,13 @@ import pytest
 from conftest import ROOT
 from judgelab.config import Project
 from judgelab.estimate import dataset_pairs, estimate
+from judgelab.overrating import sample_pairs
 from snakerun import dry_run_jobs, make_workdir, output, snakemake
 
 pytestmark = pytest.mark.slow
 
-LLM_RULES = {"judge": "judge", "confidence": "confidence", "generate_persona": "personas"}
+LLM_RULES = {"judge": "judge", "confidence": "confidence", "generate_persona": "personas",
+             "overrating_pointwise": "overrating_pointwise", "overrating_pairwise": "overrating_pairwise"}
 
 
 def scheduled(workdir, env=None) -> list[tuple[str, dict]]:
@@ -43,8 +45,10 @@ def check(workdir, env=None) -> None:
             n = 2  # keywords, then instruction
         else:
             if d not in pairs:
-                pairs[d] = len(dataset_pairs(project, d, directory=workdir).pairs)
-            n = pairs[d]  # every pair (confidence: the upper bound, nothing is cached)
+                pairs[d] = dataset_pairs(project, d, directory=workdir).pairs
+            n = len(pairs[d])  # every pair (confidence: the upper bound, nothing is cached)
+            if rule == "overrating_pairwise":  # both orders of every sampled pair
+                n = 2 * len(sample_pairs(pairs[d], **project.plan("overrating").sampling))
         acc = expected.setdefault(key, [0, 0])
         acc[0] += 1
         acc[1] += n
@@ -63,3 +67,7 @@ def test_config_with_an_api_judge(tmp_path):
     (wd / "config" / "config.yaml").write_text(
         (wd / "config" / "config.yaml").read_text().replace("judges: [gpt]", "judges: [gpt, smollm2]"))
     check(wd, env={**os.environ, "JL_WF_KEY": "not-a-real-key"})
+
+
+def test_overrating_config(tmp_path):
+    check(make_workdir(tmp_path / "overrating", "overrating"))

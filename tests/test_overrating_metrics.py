@@ -303,7 +303,7 @@ def test_table1_takes_each_column_from_its_run():
 
 
 def table_outs(folder, name: str) -> dict[str, str]:
-    out = {fmt: str(folder / f"{name}.{fmt}") for fmt in oj.TABLE_FORMATS}
+    out = {fmt: str(folder / f"{name}.{fmt}") for fmt in ov.TABLE_FORMATS}
     if name != "table2_by_setting":
         out["metrics"] = str(folder / f"{name}_metrics.tsv")
     return out

@@ -68,6 +68,9 @@ GROUP_NAMES = {"B": "Best", "A": "Acceptable", "U": "Unacceptable"}
 ORDERS = ("hi_first", "lo_first")
 log = logging.getLogger(__name__)
 
+#: the formats every table of the study is written in
+TABLE_FORMATS = ("tsv", "md", "tex", "html")
+
 #: the pairwise confidence threshold of seed 004 section 2.3 ("exceeded 0.95 on both orderings")
 HIGH_CONFIDENCE = 0.95
 

@@ -168,10 +168,6 @@ def pairwise_metrics_job(judgments: str, out_metrics: str, out_outcomes: str, *,
 # --------------------------------------------------------------------------------------------
 # Tables and figures
 
-#: the formats every table is written in (``out`` keys of the table jobs, beside ``metrics``)
-TABLE_FORMATS = ("tsv", "md", "tex", "html")
-
-
 def _write_table(df: pd.DataFrame, render, out: Mapping[str, str]) -> None:
     write_tsv(df, out["tsv"])
     for fmt in ("md", "tex", "html"):
