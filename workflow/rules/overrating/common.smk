@@ -4,7 +4,8 @@ OVERRATING = PROJECT.plan("overrating")
 
 OVR_LIVE_RE = names_re(OVERRATING.judges)
 OVR_IMPORTED_RE = names_re(OVERRATING.imported)
-OVR_SCALES_RE = names_re(OVERRATING.scales)
+OVR_SCALES_RE = names_re(OVERRATING.scales)  # the scales live judges run
+OVR_ALL_SCALES_RE = names_re(("binary", "graded"))  # every scale (imported judges bring theirs)
 
 
 def ovr_report(output, caption, category):

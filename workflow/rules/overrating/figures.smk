@@ -11,7 +11,7 @@ rule overrating_transition_figure:
                        "Overrating - transition matrices", "scale"),
         pdf=path("overrating_transition_figure", ext="pdf"),
     wildcard_constraints:
-        scale=names_re(("binary", "graded")),
+        scale=OVR_ALL_SCALES_RE,
     log:
         PROJECT.log("overrating/figures/transition/{dataset}/{model}/{scale}"),
     conda:

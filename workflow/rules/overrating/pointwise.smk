@@ -43,6 +43,7 @@ rule overrating_import:
         confidence_scale=lambda wc: OVERRATING.imported_scale(wc.model, wc.scale)[1],
     wildcard_constraints:
         model=OVR_IMPORTED_RE,
+        scale=OVR_ALL_SCALES_RE,
     log:
         PROJECT.log("overrating/import/{dataset}/{model}/{scale}"),
     conda:
@@ -58,6 +59,8 @@ rule overrating_pointwise_metrics:
     output:
         metrics=path("overrating_pointwise_metrics"),
         transition=path("overrating_transition"),
+    wildcard_constraints:
+        scale=OVR_ALL_SCALES_RE,
     log:
         PROJECT.log("overrating/metrics/pointwise/{dataset}/{model}/{scale}"),
     conda:

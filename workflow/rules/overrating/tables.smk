@@ -24,7 +24,7 @@ rule overrating_table2:
     output:
         metrics=path("overrating_all_metrics", kind="pairwise"),
         **ovr_table("table2", "overrating_table2"),
-        **{f"by_setting_{k}": v for k, v in ovr_table("table2_by_setting").items()},
+        **{f"by_setting_{k}": v for k, v in ovr_table("table2_by_setting", "overrating_table2").items()},
     log:
         PROJECT.log("overrating/tables/table2"),
     conda:
