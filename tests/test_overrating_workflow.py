@@ -92,7 +92,7 @@ def test_schema_default_leaves_the_study_off_and_the_default_config_turns_it_on(
     ({"datasets": ["fy"], "imported_judges": ["ext"]}, "overrating.imported_judges[0]",
      "none of the datasets this study judges"),
     ({"pointwise": {"scales": ["binary"], "templates": {"binary": "overrating/graded"}}},
-     "overrating.pointwise.templates.binary", "the binary scale needs the labels ['0', '1']"),
+     "overrating.pointwise.templates.binary", "the binary scale needs labels ['0', '1'], the prompt declares ['0', '1', '2', '3']"),
     ({"pairwise": {"template": "overrating/graded"}}, "overrating.pairwise.template",
      "is a 'judgment' template, but a 'overrating_pairwise' template is needed"),
     ({"pointwise": {"templates": {"graded": "overrating/nope"}}}, "overrating.pointwise.templates.graded",

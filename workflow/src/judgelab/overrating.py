@@ -116,10 +116,10 @@ def effective_scale(scale: str | None) -> str:
 def check_labels(labels: Sequence[str], scale: str) -> tuple[str, ...]:
     """The labels of a pointwise run, checked against its scale."""
     if scale not in SCALES:
-        raise InputError(f"unknown scale {scale!r} (binary or graded)", key="overrating.scales")
+        raise InputError(f"unknown scale {scale!r} (binary or graded)", key="overrating.pointwise.scales")
     if tuple(labels) != SCALES[scale]:
         raise InputError(f"the {scale} scale needs labels {list(SCALES[scale])}, the prompt declares "
-                         f"{list(labels)}", key="overrating.templates")
+                         f"{list(labels)}", key=f"overrating.pointwise.templates.{scale}")
     return tuple(labels)
 
 
@@ -338,7 +338,7 @@ def pointwise_metrics(pairs: pd.DataFrame, scale: str) -> dict[str, float]:
     0-3), ``label`` (LLM label on ``scale``, nullable: missing) and ``confidence`` (token
     confidence 0-1, nullable)."""
     if scale not in SCALES:
-        raise InputError(f"unknown scale {scale!r} (binary or graded)", key="overrating.scales")
+        raise InputError(f"unknown scale {scale!r} (binary or graded)", key="overrating.pointwise.scales")
     n = len(pairs)
     parsed = pairs[pairs["label"].notna()]
     human = parsed["grade"].astype(int).to_numpy()

@@ -18,7 +18,7 @@ from typing import Iterator
 
 from ..backends.base import Request
 from ..errors import InputError
-from ..overrating import (PAIRWISE_KIND, SCALES, TABLE_FORMATS, Prompt, effective_scale,
+from ..overrating import (PAIRWISE_KIND, TABLE_FORMATS, Prompt, check_labels, effective_scale,
                           load_prompt, pairwise_jobs, pairwise_requests, pointwise_requests,
                           sample_pairs)
 from . import StudyPlan
@@ -72,9 +72,7 @@ class Plan(StudyPlan):
             key = f"overrating.pointwise.templates.{scale}"
             prompt = load_prompt(self.pointwise["templates"][scale], self.project.resources, "judgment",
                                  key=key)
-            if prompt.labels != SCALES[scale]:
-                raise InputError(f"the {scale} scale needs the labels {list(SCALES[scale])}, the template "
-                                 f"declares {list(prompt.labels)}", key=key)
+            check_labels(prompt.labels, scale)
             out[scale] = prompt
         return out
 
