@@ -44,6 +44,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/datasets.smk"
 include: "workflow/rules/personas.smk"
 include: "workflow/rules/peras.smk"
+include: "workflow/rules/overrating.smk"
 include: "workflow/rules/perturbations.smk"
 include: "workflow/rules/simulation.smk"
 

@@ -12,12 +12,14 @@ import pytest
 from conftest import ROOT
 from judgelab.config import Project
 from judgelab.estimate import dataset_pairs, estimate
+from judgelab.overrating import sample_pairs
 from snakerun import dry_run_jobs, make_workdir, output, snakemake
 
 pytestmark = pytest.mark.slow
 
 LLM_RULES = {"judge": "judge", "confidence": "confidence", "generate_persona": "personas",
-             "simulation_predict": "simulation"}
+             "simulation_predict": "simulation",
+             "overrating_pointwise": "overrating_pointwise", "overrating_pairwise": "overrating_pairwise"}
 
 
 def simulation_calls(project, dataset) -> int:
@@ -72,8 +74,10 @@ def check(workdir, env=None) -> None:
             n = simulation_calls(project, d)
         else:
             if d not in pairs:
-                pairs[d] = len(dataset_pairs(project, d, directory=workdir).pairs)
-            n = pairs[d]  # every pair (confidence: the upper bound, nothing is cached)
+                pairs[d] = dataset_pairs(project, d, directory=workdir).pairs
+            n = len(pairs[d])  # every pair (confidence: the upper bound, nothing is cached)
+            if rule == "overrating_pairwise":  # both orders of every sampled pair
+                n = 2 * len(sample_pairs(pairs[d], **project.plan("overrating").sampling))
         acc = expected.setdefault(key, [0, 0])
         acc[0] += 1
         acc[1] += n
@@ -98,3 +102,5 @@ def test_simulation_config(tmp_path, monkeypatch):
     wd = make_workdir(tmp_path / "simulation", "simulation")
     monkeypatch.chdir(wd)  # its prompt file is a path relative to the run folder
     check(wd)
+def test_overrating_config(tmp_path):
+    check(make_workdir(tmp_path / "overrating", "overrating"))

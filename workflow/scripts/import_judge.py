@@ -4,4 +4,5 @@ from judgelab.jobs.peras import import_job
 
 with script_logging(snakemake.log[0]):
     import_job(snakemake.input.pairs, snakemake.input.judge, snakemake.output.judgments,
-               snakemake.output.confidence)
+               snakemake.output.confidence, scale=snakemake.params.scale or None,
+               confidence_scale=snakemake.params.confidence_scale or None)

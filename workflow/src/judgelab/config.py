@@ -36,7 +36,7 @@ SCHEMA = Path("workflow") / "schemas" / "config.schema.yaml"
 #: ``Plan`` in ``judgelab.studies.<study>`` (its paths, jobs, targets), rules in
 #: ``workflow/rules/<study>.smk``, jobs in ``judgelab.jobs.<study>``, prompts under
 #: ``resources/prompts/<study>/`` and a target of its name.
-STUDIES = ("peras", "perturbations", "simulation")
+STUDIES = ("peras", "overrating", "perturbations", "simulation")
 
 #: Backends that call a provider's API (their jobs hold one `<backend>_jobs` resource token).
 API_BACKENDS = ("openai", "anthropic", "bedrock")

@@ -1,8 +1,21 @@
 """Imported judges: labels (and optional confidences) produced elsewhere, in TREC qrels format.
 
 A file has one line per judged pair, ``qid Q0 docid label [confidence]``, whitespace separated:
-``label`` an integer 0-3, ``confidence`` an optional number 0-100 (the second field is ignored;
-LLMJudge writes ``0`` there). Blank lines and lines starting with ``#`` are skipped.
+``label`` an integer on the judge's scale, ``confidence`` an optional number on its confidence
+scale (the second field is ignored; LLMJudge writes ``0`` there). Blank lines and lines starting
+with ``#`` are skipped.
+
+Scales are declared, never guessed (``imported_judges.<name>``):
+
+* ``scale: graded`` (labels 0-3, the default) or ``scale: binary`` (0 non-relevant, 1 relevant).
+  A binary judge's 0/1 are not grades: it is left out of the graded (PERAS) metrics and stages
+  (:func:`judge_groups`, :func:`import_judgments` refuses it) and diagnosed by the overrating
+  study, which compares it with the binarised human grades.
+* ``confidence_scale: percent`` (0-100, the default) or ``probability`` (0-1); the PERAS
+  confidence tables hold percent, so probabilities are multiplied by 100 there, explicitly.
+* Without a declaration the defaults apply, but a file they would misread fails instead of being
+  reinterpreted silently: every label 0 or 1 (graded or binary?), or every confidence within 0-1
+  with fractions (probabilities read as percent?). Declaring the scale removes the error.
 
 An imported judge is configured under ``imported_judges.<name>``; ``<name>`` becomes the
 ``model`` wildcard of the result paths, and :func:`import_judgments` writes the same judgment
@@ -34,6 +47,10 @@ from .textfiles import text_lines
 DEFAULT_TEMPLATE = "imported"
 DEFAULT_PERSONAS = ["default"]
 _NAME = re.compile(r"^[^/\s]+$")
+#: label scales: the labels each allows
+LABEL_SCALES = {"graded": (0, 1, 2, 3), "binary": (0, 1)}
+#: confidence scales: the upper bound of each (the lower is 0)
+CONFIDENCE_SCALES = {"percent": 100.0, "probability": 1.0}
 
 
 @dataclass(frozen=True)
@@ -43,6 +60,10 @@ class ImportedJudge:
     datasets: tuple[str, ...]
     templates: tuple[str, ...]
     personas: tuple[str, ...]
+    #: "graded" or "binary"; None: not declared (graded, files with only 0/1 labels refused)
+    scale: str | None = None
+    #: "percent" or "probability"; None: not declared (percent, 0-1 fractions refused)
+    confidence_scale: str | None = None
 
     def file(self, dataset: str, template: str, persona: str) -> str:
         return self.path.format(dataset=dataset, template=template, persona=persona)
@@ -92,7 +113,14 @@ def resolve_imported(cfg: dict) -> dict[str, ImportedJudge]:
             if len(values) > 1 and what not in fields:
                 raise InputError(f"{len(values)} {what}s but no {{{what}}} placeholder in the path",
                                  key=f"{key}.path")
-        out[str(name)] = ImportedJudge(str(name), path, tuple(ds), tuple(templates), tuple(personas))
+        scale, conf_scale = e.get("scale"), e.get("confidence_scale")
+        if scale is not None and scale not in LABEL_SCALES:
+            raise InputError(f"expected one of {sorted(LABEL_SCALES)}, got {scale!r}", key=f"{key}.scale")
+        if conf_scale is not None and conf_scale not in CONFIDENCE_SCALES:
+            raise InputError(f"expected one of {sorted(CONFIDENCE_SCALES)}, got {conf_scale!r}",
+                             key=f"{key}.confidence_scale")
+        out[str(name)] = ImportedJudge(str(name), path, tuple(ds), tuple(templates), tuple(personas),
+                                       scale, conf_scale)
     return out
 
 
@@ -100,23 +128,31 @@ def judge_groups(datasets: Sequence[str], models: Sequence[str], templates: Sequ
                  personas: Sequence[str], imported: Mapping[str, ImportedJudge]
                  ) -> dict[tuple[str, str, str], list[str]]:
     """Every dataset x model x template of a run (live models, then imported judges) with its
-    persona conditions in order: the unit of the significance, figure and classifier stages."""
+    persona conditions in order: the unit of the significance, figure and classifier stages.
+    Binary imported judges are not among them (their 0/1 labels are not grades)."""
     groups: dict[tuple[str, str, str], list[str]] = {}
     for d in datasets:
         for m in models:
             for t in templates:
                 groups[(d, m, t)] = list(personas)
     for name, judge in imported.items():
+        if judge.scale == "binary":
+            continue
         for d in judge.datasets:
             for t in judge.templates:
                 groups[(d, name, t)] = list(judge.personas)
     return groups
 
 
-def read_judge_file(path: str | Path, pairs: pd.DataFrame) -> pd.DataFrame:
+def read_judge_file(path: str | Path, pairs: pd.DataFrame, *, scale: str | None = None,
+                    confidence_scale: str | None = None) -> pd.DataFrame:
     """Read a qrels-format judge file against the dataset table ``pairs`` (qid, docid).
 
-    Returns qid, docid, label (Int64), confidence (Float64, missing without a 5th column), line."""
+    ``scale`` / ``confidence_scale``: as declared for the judge (None: not declared; see the
+    module docstring). Returns qid, docid, label (Int64, on ``scale``), confidence (Float64 on
+    ``confidence_scale``, as in the file; missing without a 5th column), line."""
+    labels_ok = LABEL_SCALES[scale or "graded"]
+    conf_max = CONFIDENCE_SCALES[confidence_scale or "percent"]
     known_q = set(pairs["qid"])
     known = set(zip(pairs["qid"], pairs["docid"]))
     seen: dict[tuple[str, str], tuple[int, int, float | None]] = {}
@@ -130,6 +166,9 @@ def read_judge_file(path: str | Path, pairs: pd.DataFrame) -> pd.DataFrame:
                              f"{line[:120]!r}", path=str(path), line=no)
         qid, _, docid, label = parts[:4]
         lab = parse_grade(label, path, no, what="label")
+        if lab not in labels_ok:
+            raise InputError(f"label {lab} is outside 0-1 (the judge declares scale: binary)",
+                             path=str(path), line=no)
         conf = None
         if len(parts) == 5:
             try:
@@ -137,8 +176,11 @@ def read_judge_file(path: str | Path, pairs: pd.DataFrame) -> pd.DataFrame:
             except ValueError:
                 raise InputError(f"confidence {parts[4]!r} is not a number", path=str(path),
                                  line=no) from None
-            if not (math.isfinite(conf) and 0 <= conf <= 100):
-                raise InputError(f"confidence {parts[4]} is outside 0-100", path=str(path), line=no)
+            if not (math.isfinite(conf) and 0 <= conf <= conf_max):
+                why = (" (the judge declares confidence_scale: probability)"
+                       if confidence_scale == "probability" else "")
+                raise InputError(f"confidence {parts[4]} is outside 0-{conf_max:g}{why}",
+                                 path=str(path), line=no)
         if qid not in known_q:
             raise InputError(f"unknown query id {qid!r}: not in the dataset", path=str(path), line=no)
         if (qid, docid) not in known:
@@ -155,12 +197,39 @@ def read_judge_file(path: str | Path, pairs: pd.DataFrame) -> pd.DataFrame:
     df = pd.DataFrame(rows, columns=["qid", "docid", "label", "confidence", "line"])
     df["label"] = df["label"].astype("Int64")
     df["confidence"] = df["confidence"].astype("Float64")
+    _refuse_ambiguous(df, path, scale, confidence_scale)
     return df
 
 
-def import_judgments(pairs: pd.DataFrame, path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The judgment and confidence tables (judgelab's columns) of an imported judge file."""
-    read = read_judge_file(path, pairs)
+def _refuse_ambiguous(df: pd.DataFrame, path: str | Path, scale: str | None,
+                      confidence_scale: str | None) -> None:
+    """Undeclared scales the file would be misread with fail, naming the key to declare."""
+    if scale is None and len(df) and df["label"].isin([0, 1]).all():
+        raise InputError("every label is 0 or 1: declare the judge's scale, `scale: binary` "
+                         "(0 non-relevant / 1 relevant) or `scale: graded` (grades 0-3), in "
+                         "imported_judges.<name>.scale", path=str(path))
+    conf = df["confidence"].dropna().astype(float)
+    if confidence_scale is None and len(conf) and (conf <= 1).all() and (conf % 1 != 0).any():
+        raise InputError("every confidence lies within 0-1, with fractions: declare "
+                         "`confidence_scale: probability` (0-1) or `confidence_scale: percent` "
+                         "(0-100) in imported_judges.<name>.confidence_scale", path=str(path))
+
+
+def confidence_as_probability(conf: pd.Series, confidence_scale: str | None) -> pd.Series:
+    """Confidences of a judge file on 0-1 (``percent`` values divided by 100)."""
+    return conf / CONFIDENCE_SCALES[confidence_scale or "percent"]
+
+
+def import_judgments(pairs: pd.DataFrame, path: str | Path, *, scale: str | None = None,
+                     confidence_scale: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The judgment and confidence tables (judgelab's columns: graded labels, confidence 0-100)
+    of an imported judge file. A binary judge has no grades for them and is refused."""
+    if scale == "binary":
+        raise InputError("a binary judge (0/1 labels) is not scored on grades 0-3: it goes to the "
+                         "overrating study only", path=str(path))
+    read = read_judge_file(path, pairs, scale=scale, confidence_scale=confidence_scale)
+    if confidence_scale == "probability":
+        read["confidence"] = read["confidence"] * 100.0  # the confidence tables hold percent
     merged = pairs[["dataset", "qid", "docid"]].merge(read, on=["qid", "docid"], how="left",
                                                       validate="one_to_one")
     has = merged["label"].notna()

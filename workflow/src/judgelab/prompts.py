@@ -281,24 +281,40 @@ def parse_label(text: str, labels: Iterable[str] = GRADES) -> int | str | None:
     label or an explicit ``Answer: A`` / ``Label: A`` parses.
     """
     labels = tuple(str(x) for x in labels)
+    label, _ = locate_label(text, labels)
+    if label is None:
+        return None
+    return int(label) if all(_is_int(x) for x in labels) else label
+
+
+def locate_label(text: str, labels: Iterable[str] = GRADES, *, answer_keys: bool = False
+                 ) -> tuple[str | None, int | None]:
+    """:func:`parse_label`'s label (as the label string) and the character offset in ``text``
+    where the parser took it from, or ``(None, None)``. The offset tells which answer token
+    carries the label (its label-token distribution is read there). ``answer_keys``: integer
+    labels also accept an explicit ``Answer: 1`` / ``Final answer: 1`` (forced-choice templates
+    whose answer is an option number); word labels always do.
+
+    Where the label is the single distinct number of the answer, the offset is its LAST
+    occurrence (a judge that reasons first states its label last)."""
+    labels = tuple(str(x) for x in labels)
     numeric = all(_is_int(x) for x in labels)
     alt = "|".join(re.escape(x) for x in sorted(labels, key=len, reverse=True))
-    convert = int if numeric else str
     s = text.strip()
+    lead = len(text) - len(text.lstrip())
     m = re.fullmatch(r"[\[\(\*\s]*(" + alt + r")[\]\)\*\s.]*", s)
     if m:
-        return convert(m.group(1))
-    keys = _FINAL_KEYS if numeric else _WORD_KEYS
-    finals = re.findall(r"(?i:" + keys + r")\s*[:=]?\s*\**\s*\[?(" + alt + r")\]?(?!\w|\.\d)", s)
+        return m.group(1), lead + m.start(1)
+    keys = (_FINAL_KEYS if not answer_keys else f"(?:{_WORD_KEYS}|{_FINAL_KEYS})") if numeric else _WORD_KEYS
+    finals = list(re.finditer(r"(?i:" + keys + r")\s*[:=]?\s*\**\s*\[?(" + alt + r")\]?(?!\w|\.\d)", s))
     if finals:
-        return convert(finals[-1])
+        return finals[-1].group(1), lead + finals[-1].start(1)
     if not numeric:
-        return None
-    tokens = set(_NUMBER_TOKEN.findall(s))
-    if len(tokens) == 1:
-        (tok,) = tokens
-        return int(tok) if tok in labels else None
-    return None
+        return None, None
+    tokens = list(_NUMBER_TOKEN.finditer(s))
+    if len({t.group(0) for t in tokens}) == 1 and tokens[-1].group(0) in labels:
+        return tokens[-1].group(0), lead + tokens[-1].start()
+    return None, None
 
 
 _NUMBER = r"(\d+(?:\.\d+)?)"

@@ -102,7 +102,7 @@ class AnthropicBackend(ApiBackend):
                            counts=b.request_counts.model_dump())
 
     async def _batch_results(self, client: anthropic.AsyncAnthropic, batch_id: str,
-                             label_tokens: Mapping[str, tuple[str, ...]]) -> dict[str, Completion | str]:
+                             requests: Mapping[str, Request]) -> dict[str, Completion | str]:
         out: dict[str, Completion | str] = {}
         async for item in await client.messages.batches.results(batch_id):
             result = item.result

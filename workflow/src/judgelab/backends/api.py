@@ -288,9 +288,9 @@ class ApiBackend(Backend, abc.ABC):
 
     @abc.abstractmethod
     async def _batch_results(self, client: Any, batch_id: str,
-                             label_tokens: Mapping[str, tuple[str, ...]]) -> dict[str, Completion | str]:
-        """Download an ended batch: custom_id -> completion, or an error message. ``label_tokens``:
-        the label tokens of each request (custom_id), for the label distribution."""
+                             requests: Mapping[str, Request]) -> dict[str, Completion | str]:
+        """Download an ended batch: custom_id -> completion, or an error message. ``requests``: the
+        request of each custom_id (its label tokens and label steps, for the label distribution)."""
 
     # -- identity -------------------------------------------------------------------------
     @property
@@ -480,9 +480,9 @@ class ApiBackend(Backend, abc.ABC):
                     store.mark(batch_id, batch_keys, "failed")
                     raise RuntimeError(f"{self.describe()}: batch {batch_id} failed as a whole "
                                        f"({status.status}): {status.detail}; rerun to resubmit")
-                labels = {k: requests[where[k][0]].label_tokens for k in batch_keys}
+                asked = {k: requests[where[k][0]] for k in batch_keys}
                 results, _ = loop.run_until_complete(self._retrying(
-                    lambda b=batch_id, ls=labels: self._batch_results(client, b, ls)))
+                    lambda b=batch_id, rs=asked: self._batch_results(client, b, rs)))
                 done = []
                 for k in batch_keys:
                     answer = results.get(k, f"no result for custom_id {k} in batch {batch_id}")

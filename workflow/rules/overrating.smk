@@ -1,0 +1,30 @@
+# Study: Overrating (seed 004, section 2) - do LLM judges inflate grades while near-certain of them,
+# and do they fail by ties or by wrong wins when comparing two passages?
+# Config section `overrating` (switch: overrating.enabled); target `snakemake overrating`; library
+# judgelab.overrating, jobs judgelab.jobs.overrating; prompts resources/prompts/overrating/; report
+# captions workflow/report/overrating_*.rst.
+# Stages: pointwise judge (or import) -> pointwise metrics -> Table 1, transition and confidence
+# figures; pair sampling -> pairwise judge -> pairwise metrics -> Table 2, pairwise figure.
+
+
+# cheap aggregations run on the submitting host on a cluster (profiles/slurm)
+localrules:
+    overrating,
+    overrating_import,
+    overrating_pointwise_metrics,
+    overrating_pairs,
+    overrating_pairwise_metrics,
+    overrating_table1,
+    overrating_table2,
+
+
+include: "overrating/common.smk"
+include: "overrating/pointwise.smk"
+include: "overrating/pairwise.smk"
+include: "overrating/tables.smk"
+include: "overrating/figures.smk"
+
+
+rule overrating:
+    input:
+        PROJECT.targets("overrating"),

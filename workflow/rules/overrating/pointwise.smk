@@ -1,0 +1,69 @@
+# Overrating stage 1 - pointwise judging: one job per dataset x live judge x scale (binary 0/1,
+# graded 0-3), UMBRELA-style templates; the label distribution is read at the label token. An
+# imported judge's qrels file becomes the same table with no LLM call (its declared scale).
+# Then the metrics of every run: overrate %, underrate %, mean bias, kappa (native and binarised),
+# confidence by TP/FP/TN/FN, and the human -> judge transition matrix.
+
+
+rule overrating_pointwise:
+    input:
+        pairs=path("dataset"),
+    output:
+        judgments=path("overrating_pointwise"),
+    params:
+        template=lambda wc: OVERRATING.prompts[wc.scale].template,
+        labels=lambda wc: json.dumps(list(OVERRATING.prompts[wc.scale].labels)),
+        max_tokens=OVERRATING.pointwise["max_tokens"],
+        model=model_param,
+    wildcard_constraints:
+        model=OVR_LIVE_RE,
+        scale=OVR_SCALES_RE,
+    threads: model_threads
+    resources:
+        openai_jobs=api_jobs("openai"),
+        anthropic_jobs=api_jobs("anthropic"),
+        bedrock_jobs=api_jobs("bedrock"),
+    log:
+        PROJECT.log("overrating/pointwise/{dataset}/{model}/{scale}"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    script:
+        "../../scripts/overrating_pointwise.py"
+
+
+rule overrating_import:
+    input:
+        pairs=path("dataset"),
+        judge=lambda wc: OVERRATING.imported_file(wc.model, wc.dataset),
+    output:
+        judgments=path("overrating_pointwise"),
+    params:
+        # the declared scales ("" = not declared): 0/1 labels and 0-1 confidences are never guessed
+        scale=lambda wc: OVERRATING.imported_scale(wc.model, wc.scale)[0],
+        confidence_scale=lambda wc: OVERRATING.imported_scale(wc.model, wc.scale)[1],
+    wildcard_constraints:
+        model=OVR_IMPORTED_RE,
+        scale=OVR_ALL_SCALES_RE,
+    log:
+        PROJECT.log("overrating/import/{dataset}/{model}/{scale}"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    script:
+        "../../scripts/overrating_import.py"
+
+
+rule overrating_pointwise_metrics:
+    input:
+        pairs=path("dataset"),
+        judgments=path("overrating_pointwise"),
+    output:
+        metrics=path("overrating_pointwise_metrics"),
+        transition=path("overrating_transition"),
+    wildcard_constraints:
+        scale=OVR_ALL_SCALES_RE,
+    log:
+        PROJECT.log("overrating/metrics/pointwise/{dataset}/{model}/{scale}"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    script:
+        "../../scripts/overrating_pointwise_metrics.py"

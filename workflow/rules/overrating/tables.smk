@@ -1,0 +1,33 @@
+# Overrating stage 3 - tables shaped like seed 004 Tables 1 (pointwise, every dataset x judge) and
+# 2 (pairwise, all settings pooled, and per setting), as tsv, md, tex and html (in the report).
+
+
+rule overrating_table1:
+    input:
+        metrics=[path("overrating_pointwise_metrics", dataset=d, model=m, scale=s)
+                 for d, m, s in OVERRATING.pointwise_cells],
+    output:
+        metrics=path("overrating_all_metrics", kind="pointwise"),
+        **ovr_table("table1", "overrating_table1"),
+    log:
+        PROJECT.log("overrating/tables/table1"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    script:
+        "../../scripts/overrating_table1.py"
+
+
+rule overrating_table2:
+    input:
+        metrics=[path("overrating_pairwise_metrics", dataset=d, model=m)
+                 for d, m in OVERRATING.pairwise_cells],
+    output:
+        metrics=path("overrating_all_metrics", kind="pairwise"),
+        **ovr_table("table2", "overrating_table2"),
+        **{f"by_setting_{k}": v for k, v in ovr_table("table2_by_setting", "overrating_table2").items()},
+    log:
+        PROJECT.log("overrating/tables/table2"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    script:
+        "../../scripts/overrating_table2.py"

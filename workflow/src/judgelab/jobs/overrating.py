@@ -1,0 +1,222 @@
+"""Overrating (seed 004, section 2) jobs: one function per workflow job, plain paths and values
+in, files out. Prompt texts and label sets are parameters, so a changed prompt reruns exactly the
+jobs that use it.
+
+Pointwise, per dataset x model x scale: :func:`pointwise_judge_job` (or
+:func:`imported_pointwise_job` for a judge read from a qrels file, no LLM call) ->
+:func:`pointwise_metrics_job`. Pairwise, per dataset: :func:`pair_sampling_job`; per dataset x
+model: :func:`pairwise_judge_job` -> :func:`pairwise_metrics_job`. Then :func:`table1_job` and
+:func:`table2_job` over every metrics file, and one figure job per figure.
+
+The tables these jobs hand on (pointwise and pairwise judgments, sampled pairs, metrics) are read
+only by this study, so their readers live here (:func:`read_pointwise`, :func:`read_pairwise`,
+:func:`read_sampled`, :func:`read_metrics`); their columns are those of
+:func:`judgelab.overrating.pointwise_columns`, :func:`~judgelab.overrating.pairwise_columns` and
+:func:`~judgelab.overrating.sample_pairs`. Matplotlib is imported by the figure jobs only.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+from .. import overrating as ov
+from ..tables import read_dataset, write_tsv
+from . import LLMSession, as_value
+
+log = logging.getLogger("judgelab")
+
+
+def _prompt(template: str, labels: str | Sequence[str], kind: str) -> ov.Prompt:
+    return ov.Prompt(template, tuple(str(x) for x in as_value(labels)), kind)
+
+
+def _read(path: str, **dtypes) -> pd.DataFrame:
+    return pd.read_csv(path, sep="\t", keep_default_na=False, na_values=[""],
+                       dtype={"dataset": str, "qid": str, "docid": str, "model": str, "answer": str,
+                              **dtypes})
+
+
+def read_pointwise(path: str) -> pd.DataFrame:
+    """A pointwise judgments table (judge job or imported judge)."""
+    df = _read(path)
+    df["label"] = df["label"].astype("Int64")
+    df["confidence"] = df["confidence"].astype("Float64")
+    return df
+
+
+def read_sampled(path: str) -> pd.DataFrame:
+    """The sampled pairs of a dataset (:func:`pair_sampling_job`)."""
+    return _read(path, hi_docid=str, lo_docid=str, setting=str)
+
+
+def read_pairwise(path: str) -> pd.DataFrame:
+    """A pairwise judgments table (both orders of every sampled pair)."""
+    df = _read(path, hi_docid=str, lo_docid=str, passage_1=str, passage_2=str, preferred=str)
+    df["confidence"] = df["confidence"].astype("Float64")
+    return df
+
+
+def read_metrics(paths: Sequence[str]) -> pd.DataFrame:
+    """Pointwise or pairwise metrics files, concatenated (ids as strings)."""
+    frames = [pd.read_csv(p, sep="\t", dtype={"dataset": str, "model": str, "scale": str,
+                                              "setting": str}) for p in paths]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+# --------------------------------------------------------------------------------------------
+# Pointwise
+
+
+def pointwise_judge_job(pairs: str, out: str, *, scale: str, template: str,
+                        labels: str | Sequence[str], model: str | dict, max_tokens: int, cache: str,
+                        threads: int | None = None, desc: str = "overrating pointwise",
+                        model_name: str | None = None) -> pd.DataFrame:
+    """Judge every pair of a dataset table on ``scale`` with ``template`` (its ``labels``, JSON
+    or a list): label, parsed, answer, label_pos, p<label>..., label_mass, confidence per pair.
+    ``model_name``: the model's key in ``models`` (named in errors)."""
+    prompt = _prompt(template, labels, "judgment")
+    ov.check_labels(prompt.labels, scale)
+    table = read_dataset(pairs)
+    with LLMSession(model, cache, threads, desc, name=model_name) as client:
+        result = ov.run_pointwise(table, prompt, client, max_tokens=int(max_tokens), desc=desc)
+    write_tsv(result, out)
+    return result
+
+
+def imported_pointwise_job(pairs: str, judge_file: str, out: str, *, scale: str | None,
+                           confidence_scale: str | None = None) -> pd.DataFrame:
+    """The pointwise judgments table of an imported judge (a qrels file; no LLM call)."""
+    result = ov.imported_pointwise(read_dataset(pairs), judge_file, scale, confidence_scale)
+    write_tsv(result, out)
+    log.info("%s: %d of %d pairs labelled (scale %s), %d with a confidence", judge_file,
+             int(result["parsed"].sum()), len(result), ov.effective_scale(scale),
+             int(result["confidence"].notna().sum()))
+    return result
+
+
+def pointwise_metrics_job(pairs: str, judgments: str, out_metrics: str, out_transition: str, *,
+                          ids: Mapping[str, str]) -> pd.DataFrame:
+    """Metrics of one pointwise run (one row: ``ids`` = dataset, model, scale, then the metrics)
+    and its transition matrix (tidy)."""
+    scale = ids["scale"]
+    table = read_dataset(pairs)[["qid", "docid", "grade"]]
+    judged = read_pointwise(judgments)[["qid", "docid", "label", "confidence"]]
+    merged = table.merge(judged, on=["qid", "docid"], how="left", validate="one_to_one")
+    if len(judged) != len(table) or merged["qid"].isna().any():
+        raise ValueError(f"{judgments} does not judge the pairs of {pairs}")
+    row = {**ids, **ov.pointwise_metrics(merged, scale)}
+    df = pd.DataFrame([row])
+    write_tsv(df, out_metrics)
+    tm = ov.transition_matrix(merged, scale)
+    write_tsv(pd.concat([pd.DataFrame([ids] * len(tm)), tm], axis=1), out_transition)
+    log.info("%s: coverage %.3f, overrate %.1f%%, underrate %.1f%%, bias %.3f, kappa %.3f",
+             "/".join(ids.values()), row["coverage"], row["overrate_pct"], row["underrate_pct"],
+             row["mean_bias"], row["kappa"])
+    return df
+
+
+# --------------------------------------------------------------------------------------------
+# Pairwise
+
+
+def pair_sampling_job(pairs: str, out: str, *, per_setting: int, seed: int,
+                      relevant_min: int = 1) -> pd.DataFrame:
+    """The sampled pairs of a dataset (see :func:`judgelab.overrating.sample_pairs`)."""
+    table = read_dataset(pairs)
+    sampled = ov.sample_pairs(table, int(per_setting), int(seed), int(relevant_min))
+    write_tsv(sampled, out)
+    counts = sampled.groupby("setting").size().reindex(list(ov.SETTINGS), fill_value=0).to_dict()
+    log.info("%d queries, %d pairs sampled (at most %d per setting per query): %s",
+             table["qid"].nunique(), len(sampled), int(per_setting), counts)
+    return sampled
+
+
+def pairwise_judge_job(pairs: str, sampled: str, out: str, *, template: str,
+                       labels: str | Sequence[str], model: str | dict, max_tokens: int, cache: str,
+                       threads: int | None = None, desc: str = "overrating pairwise",
+                       model_name: str | None = None) -> pd.DataFrame:
+    """Judge every sampled pair in both orders with the forced-choice ``template``."""
+    prompt = _prompt(template, labels, ov.PAIRWISE_KIND)
+    table = read_dataset(pairs)
+    with LLMSession(model, cache, threads, desc, name=model_name) as client:
+        result = ov.run_pairwise(table, read_sampled(sampled), prompt, client,
+                                 max_tokens=int(max_tokens), desc=desc)
+    write_tsv(result, out)
+    return result
+
+
+def pairwise_metrics_job(judgments: str, out_metrics: str, out_outcomes: str, *,
+                         ids: Mapping[str, str]) -> pd.DataFrame:
+    """Per-pair outcomes (correct, tie, wrong win, missing) and the metrics per setting and
+    overall (rows: ``ids`` = dataset, model, then setting and the metrics)."""
+    outcomes = ov.pair_outcomes(read_pairwise(judgments))
+    write_tsv(outcomes, out_outcomes)
+    m = ov.pairwise_metrics(outcomes)
+    df = pd.concat([pd.DataFrame([ids] * len(m)), m], axis=1)
+    write_tsv(df, out_metrics)
+    overall = m.iloc[-1]
+    log.info("%s: %d pairs, %d judged; acc %.1f%%, acc (no ties) %.1f%%, ties %.1f%%, wrong wins %.1f%%",
+             "/".join(ids.values()), overall["n_pairs"], overall["n_judged"], overall["accuracy_pct"],
+             overall["accuracy_no_ties_pct"], overall["tie_rate_pct"], overall["wrong_win_pct"])
+    return df
+
+
+# --------------------------------------------------------------------------------------------
+# Tables and figures
+
+def _write_table(df: pd.DataFrame, render, out: Mapping[str, str]) -> None:
+    write_tsv(df, out["tsv"])
+    for fmt in ("md", "tex", "html"):
+        Path(out[fmt]).write_text(render(fmt), encoding="utf-8")
+
+
+def table1_job(metrics: Sequence[str], out: Mapping[str, str]) -> pd.DataFrame:
+    """Seed 004 Table 1 from the pointwise metrics files: ``out`` maps ``metrics`` (the metrics
+    concatenated, tsv) and tsv, md, tex, html (the table)."""
+    point = read_metrics(metrics)
+    write_tsv(point, out["metrics"])
+    t1 = ov.table1(point) if len(point) else pd.DataFrame(
+        columns=["dataset", "model", "confidence_scale"] + [(g, c) for g, c, *_ in ov.TABLE1_COLUMNS])
+    _write_table(ov.flat_table1(t1), lambda fmt: ov.render_table1(t1, fmt), out)
+    log.info("Table 1: %d dataset x judge rows from %d pointwise runs", len(t1), len(point))
+    return t1
+
+
+def table2_job(metrics: Sequence[str], out: Mapping[str, str],
+               out_by_setting: Mapping[str, str]) -> pd.DataFrame:
+    """Seed 004 Table 2 (all settings pooled) and its per-setting variant from the pairwise
+    metrics files: ``out`` maps ``metrics`` (the metrics concatenated) and tsv, md, tex, html;
+    ``out_by_setting`` the per-setting table's tsv, md, tex, html."""
+    pair = read_metrics(metrics)
+    write_tsv(pair, out["metrics"])
+    cols = ["dataset", "model", "setting"] + [m for _, m, _ in ov.TABLE2_COLUMNS]
+    t2 = ov.table2(pair) if len(pair) else pd.DataFrame(columns=cols)
+    _write_table(t2, lambda fmt: ov.render_table2(t2, fmt), out)
+    by = pair[cols] if len(pair) else pd.DataFrame(columns=cols)
+    _write_table(by, lambda fmt: ov.render_table2(by, fmt, ids=("dataset", "model", "setting")),
+                 out_by_setting)
+    log.info("Table 2: %d dataset x judge rows, %d per setting", len(t2), len(by))
+    return t2
+
+
+def transition_figure_job(transition: str, out_png: str, out_pdf: str, *, title: str) -> None:
+    from .. import overrating_figures as of
+
+    of.transition_heatmap(pd.read_csv(transition, sep="\t"), title, out_png, out_pdf)
+
+
+def pairwise_figure_job(metrics: str, out_png: str, out_pdf: str, *, title: str) -> None:
+    from .. import overrating_figures as of
+
+    of.pairwise_rates(pd.read_csv(metrics, sep="\t", dtype={"setting": str}), title, out_png, out_pdf)
+
+
+def confidence_figure_job(metrics: Sequence[str], out_png: str, out_pdf: str, *, title: str) -> None:
+    """``metrics``: the pointwise metrics files of one dataset x model (one per scale)."""
+    from .. import overrating_figures as of
+
+    of.confidence_by_outcome(read_metrics(metrics), title, out_png, out_pdf)

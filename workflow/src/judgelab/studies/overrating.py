@@ -1,0 +1,239 @@
+"""Overrating (seed 004, section 2): do LLM judges inflate grades while being near-certain of them
+(pointwise binary and graded judging with token-level confidence), and do they fail by ties or by
+wrong wins when comparing two passages (pairwise judging in both orders)?
+
+Config section ``overrating``; target ``overrating``; rules ``workflow/rules/overrating.smk`` and
+``workflow/rules/overrating/``; library :mod:`judgelab.overrating`; jobs
+:mod:`judgelab.jobs.overrating`; prompts ``resources/prompts/overrating/``.
+
+The cells: a pointwise run per dataset x judge x scale (live judges), or per dataset x imported
+judge on the judge's declared scale (read from its qrels file, no LLM call); a pairwise run per
+dataset x live judge on the dataset's sampled pairs. Tables 1 and 2 pool every cell.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Iterator
+
+from ..backends.base import Request
+from ..errors import InputError
+from ..overrating import (PAIRWISE_KIND, TABLE_FORMATS, Prompt, check_labels, effective_scale,
+                          load_prompt, pairwise_jobs, pairwise_requests, pointwise_requests,
+                          sample_pairs)
+from . import StudyPlan
+
+#: Judged queries of the public datasets: the pairwise stand-in of ``judgelab estimate`` before a
+#: dataset is downloaded (at most 3 settings x ``per_setting`` pairs per query, an upper bound).
+JUDGED_QUERIES = {"dl19": 43, "dl20": 54, "dl21": 53, "llmjudge": 25}
+
+
+class Plan(StudyPlan):
+    name = "overrating"
+    paths = {
+        "overrating_pointwise": "{results}/overrating/pointwise/{dataset}/{model}/{scale}.tsv",
+        "overrating_pairs": "{results}/overrating/pairs/{dataset}.tsv",
+        "overrating_pairwise": "{results}/overrating/pairwise/{dataset}/{model}.tsv",
+        "overrating_pointwise_metrics": "{results}/overrating/metrics/pointwise/{dataset}/{model}/{scale}.tsv",
+        "overrating_transition": "{results}/overrating/metrics/transition/{dataset}/{model}/{scale}.tsv",
+        "overrating_pairwise_metrics": "{results}/overrating/metrics/pairwise/{dataset}/{model}.tsv",
+        "overrating_outcomes": "{results}/overrating/metrics/outcomes/{dataset}/{model}.tsv",
+        "overrating_all_metrics": "{results}/overrating/tables/{kind}_metrics.tsv",
+        "overrating_table": "{results}/overrating/tables/{table}.{ext}",
+        "overrating_transition_figure": "{results}/overrating/figures/transition/{dataset}/{model}/{scale}.{ext}",
+        "overrating_pairwise_figure": "{results}/overrating/figures/pairwise/{dataset}/{model}.{ext}",
+        "overrating_confidence_figure": "{results}/overrating/figures/confidence/{dataset}/{model}.{ext}",
+    }
+
+    # -- the section --------------------------------------------------------------------------
+
+    @property
+    def pointwise(self) -> dict:
+        return self.section["pointwise"]
+
+    @property
+    def pairwise(self) -> dict:
+        return self.section["pairwise"]
+
+    @property
+    def scales(self) -> list[str]:
+        return list(self.pointwise["scales"])
+
+    @property
+    def pairwise_enabled(self) -> bool:
+        return bool(self.pairwise["enabled"])
+
+    @cached_property
+    def prompts(self) -> dict[str, Prompt]:
+        """The checked pointwise prompt of every scale that runs (kind ``judgment``, labels those
+        of the scale)."""
+        out = {}
+        for scale in self.scales:
+            key = f"overrating.pointwise.templates.{scale}"
+            prompt = load_prompt(self.pointwise["templates"][scale], self.project.resources, "judgment",
+                                 key=key)
+            check_labels(prompt.labels, scale)
+            out[scale] = prompt
+        return out
+
+    @cached_property
+    def pairwise_prompt(self) -> Prompt:
+        """The checked forced-choice prompt (kind ``overrating_pairwise``, two labels: Passage 1,
+        Passage 2)."""
+        key = "overrating.pairwise.template"
+        prompt = load_prompt(self.pairwise["template"], self.project.resources, PAIRWISE_KIND, key=key)
+        if len(prompt.labels) != 2:
+            raise InputError(f"a pairwise template needs two labels (Passage 1, Passage 2), it declares "
+                             f"{list(prompt.labels)}", key=key)
+        return prompt
+
+    @property
+    def sampling(self) -> dict:
+        """The pair sampling's settings (the sampling job's params)."""
+        return {k: int(self.pairwise[k]) for k in ("per_setting", "seed", "relevant_min")}
+
+    # -- imported judges ----------------------------------------------------------------------
+
+    @cached_property
+    def imported(self) -> dict[str, tuple[str, str, str]]:
+        """The imported judges diagnosed here: name -> (template, persona, scale). An entry of
+        ``overrating.imported_judges`` is a judge's name (its first template, and its persona
+        ``default``, else its first persona) or ``{name, template, persona}``, choosing the file
+        of the judge's path pattern explicitly."""
+        out = {}
+        known = self.project.imported
+        for i, entry in enumerate(self.section["imported_judges"]):
+            key = f"overrating.imported_judges[{i}]"
+            spec = {"name": entry} if isinstance(entry, str) else dict(entry)
+            name = spec["name"]
+            if name not in known:
+                raise InputError(f"{name!r} is not a key of `imported_judges` (known: {sorted(known)})",
+                                 key=key if isinstance(entry, str) else f"{key}.name")
+            if name in out:
+                raise InputError(f"imported judge {name!r} is listed twice", key=key)
+            judge = known[name]
+            template = spec.get("template") or judge.templates[0]
+            persona = spec.get("persona") or ("default" if "default" in judge.personas else judge.personas[0])
+            for what, value, among in (("template", template, judge.templates),
+                                       ("persona", persona, judge.personas)):
+                if value not in among:
+                    raise InputError(f"{value!r} is not among the {what}s of imported judge {name!r} "
+                                     f"(imported_judges.{name}.{what}s: {list(among)})", key=f"{key}.{what}")
+            if not set(judge.datasets) & set(self.datasets):
+                raise InputError(f"imported judge {name!r} labelled {list(judge.datasets)}, none of the "
+                                 f"datasets this study judges (overrating.datasets: {self.datasets})", key=key)
+            out[name] = (template, persona, effective_scale(judge.scale))
+        return out
+
+    def imported_file(self, name: str, dataset: str) -> str:
+        """The qrels file of an imported judge on a dataset (the import rule's input)."""
+        template, persona, _ = self.imported[name]
+        return self.project.imported_file(name, dataset, template, persona)
+
+    def imported_scale(self, name: str, scale: str) -> tuple[str, str]:
+        """The judge's declared scale and confidence scale ("" where not declared; the import
+        rule's params); ``scale``: the run's (the wildcard), which must be the judge's."""
+        judge = self.project.imported[name]
+        if scale != self.imported[name][2]:
+            raise InputError(f"imported judge {name!r} labels on the {self.imported[name][2]} scale, "
+                             f"not {scale!r}", key=f"imported_judges.{name}.scale")
+        return judge.scale or "", judge.confidence_scale or ""
+
+    # -- cells --------------------------------------------------------------------------------
+
+    @property
+    def live_pointwise(self) -> list[tuple[str, str, str]]:
+        """Every dataset x live judge x scale (one LLM job each)."""
+        return [(d, m, s) for d in self.datasets for m in self.judges for s in self.scales]
+
+    @property
+    def imported_pointwise(self) -> list[tuple[str, str, str]]:
+        """Every dataset x imported judge (on its scale) of the study."""
+        return [(d, name, scale) for name, (_, _, scale) in self.imported.items()
+                for d in self.project.imported[name].datasets if d in self.datasets]
+
+    @property
+    def pointwise_cells(self) -> list[tuple[str, str, str]]:
+        return self.live_pointwise + self.imported_pointwise
+
+    @property
+    def pairwise_cells(self) -> list[tuple[str, str]]:
+        """Every dataset x live judge of the pairwise study (one LLM job each)."""
+        return [(d, m) for d in self.datasets for m in self.judges] if self.pairwise_enabled else []
+
+    @property
+    def pairwise_datasets(self) -> list[str]:
+        return list(dict.fromkeys(d for d, _ in self.pairwise_cells))
+
+    def scales_of(self, dataset: str, model: str) -> list[str]:
+        """The scales of one dataset x judge's pointwise runs (the confidence figure's inputs)."""
+        return [s for d, m, s in self.pointwise_cells if (d, m) == (dataset, model)]
+
+    # -- the study's contract -----------------------------------------------------------------
+
+    def models(self) -> list[str]:
+        return self.judges if self.live_pointwise or self.pairwise_cells else []
+
+    def check(self) -> None:
+        super().check()
+        _ = self.prompts, self.imported  # loaded here: checked before any job
+        if self.pairwise_cells:
+            _ = self.pairwise_prompt
+        if not self.pointwise_cells and not self.pairwise_cells:
+            raise InputError("the study is enabled but judges nothing: no dataset x judge x scale "
+                             f"(overrating.datasets {self.datasets}, overrating.judges {self.judges}, "
+                             f"overrating.pointwise.scales {self.scales}), no pairwise run and no "
+                             "imported judge; set overrating.enabled: false to skip it", key="overrating")
+
+    def llm_jobs(self):
+        from ..config import LLMJob
+
+        jobs = [LLMJob("overrating_pointwise", m, (("dataset", d), ("model", m), ("scale", s)), self.name)
+                for d, m, s in self.live_pointwise]
+        jobs += [LLMJob("overrating_pairwise", m, (("dataset", d), ("model", m)), self.name)
+                 for d, m in self.pairwise_cells]
+        return jobs
+
+    def targets(self) -> list[str]:
+        path = self.project.path
+        out = []
+        if self.pointwise_cells:
+            out.append(path("overrating_all_metrics", kind="pointwise"))
+            out += [path("overrating_table", table="table1", ext=e) for e in TABLE_FORMATS]
+            out += [path("overrating_transition_figure", dataset=d, model=m, scale=s, ext=e)
+                    for d, m, s in self.pointwise_cells for e in ("png", "pdf")]
+            pairs = dict.fromkeys((d, m) for d, m, _ in self.pointwise_cells)
+            out += [path("overrating_confidence_figure", dataset=d, model=m, ext=e)
+                    for d, m in pairs for e in ("png", "pdf")]
+        if self.pairwise_cells:
+            out.append(path("overrating_all_metrics", kind="pairwise"))
+            out += [path("overrating_table", table=t, ext=e) for t in ("table2", "table2_by_setting")
+                    for e in TABLE_FORMATS]
+            out += [path("overrating_pairwise_figure", dataset=d, model=m, ext=e)
+                    for d, m in self.pairwise_cells for e in ("png", "pdf")]
+        return out
+
+    def requests(self, job, ctx) -> Iterator[tuple[str, Request, bool]]:
+        """Pointwise: one request per pair. Pairwise: both orders of every sampled pair (the
+        sampling is deterministic, so exact when the dataset's texts are known); before a public
+        dataset is downloaded, 3 settings x ``per_setting`` pairs per judged query stand in (an
+        upper bound, never looked up)."""
+        w = job.wc
+        src = ctx.pairs(w["dataset"])
+        if job.rule == "overrating_pointwise":
+            for req in pointwise_requests(src.pairs, self.prompts[w["scale"]],
+                                          max_tokens=int(self.pointwise["max_tokens"])):
+                yield job.rule, req, src.exact and ctx.cached(job.model, req) is not None
+            return
+        max_tokens = int(self.pairwise["max_tokens"])
+        if src.exact:
+            sampled = sample_pairs(src.pairs, **self.sampling)
+            for req in pairwise_requests(pairwise_jobs(src.pairs, sampled), self.pairwise_prompt,
+                                         max_tokens=max_tokens):
+                yield job.rule, req, ctx.cached(job.model, req) is not None
+            return
+        first = src.pairs.iloc[0]
+        n = JUDGED_QUERIES.get(w["dataset"], src.pairs["qid"].nunique()) * 3 * self.sampling["per_setting"]
+        stand_in = {"query": first["query"], "text_1": first["passage"], "text_2": first["passage"]}
+        for req in pairwise_requests([stand_in] * (2 * n), self.pairwise_prompt, max_tokens=max_tokens):
+            yield job.rule, req, False
