@@ -37,12 +37,13 @@ COLORS = {"kappa": "#1f77b4", "qwk": "#2ca02c", "macro_f1": "#9467bd", "RO": "#d
 
 
 def save(fig, out_png: str | Path, out_pdf: str | Path | None = None) -> None:
-    """Write ``fig`` as PNG (150 dpi) and PDF, then close it."""
+    """Write ``fig`` as PNG (150 dpi) and PDF, then close it. The PDF carries no creation date,
+    so the same figure is the same file on every run."""
     Path(out_png).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out_png, dpi=150, bbox_inches="tight")
     if out_pdf:
         Path(out_pdf).parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(out_pdf, bbox_inches="tight")
+        fig.savefig(out_pdf, bbox_inches="tight", metadata={"CreationDate": None})
     plt.close(fig)
 
 
