@@ -10,17 +10,17 @@ b. imports: Snakemake's script-job preamble, the imports of a judge job script
 c. Snakemake: one real judge job of ``.test/peras`` (8 pairs), its whole ``snakemake``
    invocation beside a dry run of the same target and beside the job's own compute line
    ("N new calls, M cache hits, tokens ..., X s"); with an empty cache, with only the model hash
-   memo, and with every answer cached;
+   memo, and with every answer cached (medians of ``--repeat-snakemake`` runs);
 d. model load: the GGUF SHA-256 (cold, then from the ``file-hashes.json`` memo beside the
    cache), ``import llama_cpp``, loading the model, the first call;
 e. compute per call: the other calls of the default config's dl19 judge job (persona LA,
    peras/wo_cot, prefix reuse), prompt tokens evaluated per CPU second.
 
-``--run-dir`` also parses a finished (or running) run's logs: the job starts and ends in
+``--run-dir`` (repeatable) also parses a finished (or running) run's logs: the job starts and ends in
 ``.snakemake/log/*.snakemake.log`` and each LLM job's usage line in its log under
 ``results/logs`` give per-job wall vs compute per rule (wall only: the logs hold no CPU time).
 
-    python workflow/benchmarks/job_overhead.py [--repeat 5] [--run-dir /path/to/run]
+    python workflow/benchmarks/job_overhead.py [--repeat 5] [--repeat-snakemake 3] [--run-dir /path/to/run ...]
         [--skip-snakemake] [--out results/benchmarks/job_overhead.tsv]
 """
 
@@ -29,6 +29,8 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -58,6 +60,10 @@ HEAVY = {
     "matplotlib": "import matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot",
     "statsmodels": "import statsmodels.miscmodels.ordinal_model",
 }
+
+#: The API backends' modules (a job imports its model's backend when it builds it).
+API_BACKENDS = {"openai": "judgelab.backends.openai_compat", "anthropic": "judgelab.backends.anthropic_api",
+                "bedrock": "judgelab.backends.bedrock"}
 
 
 def row(section: str, component: str, t: Timing | None, unit: str, n: int | None = None,
@@ -106,6 +112,10 @@ def interpreter_and_imports(repeat: int) -> list[dict]:
         rows.append(row("b", f"  + {name} if imported eagerly", t - now, "per job", repeat, code))
     every = time_python(f"{JUDGE_IMPORTS}; " + "; ".join(HEAVY.values()), repeat)
     rows.append(row("b", "  + all five if imported eagerly", every - now, "per job", repeat))
+    for kind, module in API_BACKENDS.items():
+        t = time_python(f"{JUDGE_IMPORTS}; import {module}", repeat)
+        rows.append(row("b", f"  + the {kind} backend (a judge job of an API model)", t - now, "per job",
+                        repeat, f"import {module} (imported when the job builds its backend)"))
     return rows
 
 
@@ -203,17 +213,17 @@ def usage_lines(text: str) -> list[dict]:
              "hits": int(m["hits"])} for m in USAGE.finditer(text)]
 
 
-def snakemake_job() -> list[dict]:
+def snakemake_job(repeat: int) -> list[dict]:
     """One judge job of `.test/peras` (8 pairs, smollm2, 1 thread) through ``snakemake``: the
     whole invocation with an empty cache, with only the model-hash memo kept, and with every
-    answer cached, beside a dry run of the same target (Snakemake's start, parse and DAG)."""
+    answer cached, beside a dry run of the same target (Snakemake's start, parse and DAG); each
+    ``repeat`` times, medians."""
     with on_path(TESTS):
         from snakerun import make_workdir
     target = "results/judgments/fx/smollm2/wo_cot/default.tsv"
     log = "results/logs/judge/fx/smollm2/wo_cot/default.log"
-    cases = (("cold", "empty cache, no hash memo", ()),
-             ("memo", "empty cache, hash memo kept", ("--forcerun", "judge")),
-             ("warm", "every answer cached", ("--forcerun", "judge")))
+    cases = {"cold": "empty cache, no hash memo", "memo": "empty cache, hash memo kept",
+             "warm": "every answer cached"}
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         wd = make_workdir(Path(tmp) / "run", "peras")
@@ -223,25 +233,33 @@ def snakemake_job() -> list[dict]:
 
         rows.append(row("c", "snakemake: prepare_dataset job (whole invocation)",
                         sm("results/datasets/fx.tsv"), "per invocation"))
-        dry = sm("-n", target)
-        rows.append(row("c", "snakemake -n <judge target> (start, parse, DAG)", dry, "per invocation"))
-        for case, label, args in cases:
-            if case == "memo":
-                for f in (wd / "cache").glob("requests.sqlite*"):
-                    f.unlink()  # the answers go, file-hashes.json stays
-            total = sm(target, *args)
-            u = usage_lines((wd / log).read_text(encoding="utf-8"))[-1]
-            compute = Timing(u["seconds"], 0, 0)
+        dry, totals, lines = [], defaultdict(list), defaultdict(list)
+        for i in range(repeat):
+            dry.append(sm("-n", target))
+            for case in cases:
+                if case == "cold":
+                    shutil.rmtree(wd / "cache", ignore_errors=True)  # answers and file-hashes.json
+                elif case == "memo":
+                    for f in (wd / "cache").glob("requests.sqlite*"):
+                        f.unlink()  # the answers go, file-hashes.json stays
+                totals[case].append(sm(target, *(("--forcerun", "judge") if i or case != "cold" else ())))
+                lines[case].append(usage_lines((wd / log).read_text(encoding="utf-8"))[-1])
+        d = median(dry)
+        rows.append(row("c", "snakemake -n <judge target> (start, parse, DAG)", d, "per invocation", repeat))
+        for case, label in cases.items():
+            total = median(totals[case])
+            compute = Timing(statistics.median(u["seconds"] for u in lines[case]), 0, 0)
+            u = lines[case][-1]
             rows.append(row("c", f"snakemake <judge target>, {label} (whole invocation)", total,
-                            "per invocation", note=f"{u['calls']} new calls, {u['hits']} cache hits"))
-            rows.append(row("c", f"  job's compute line ({case})", compute, "per job", note="wall only: "
+                            "per invocation", repeat, f"{u['calls']} new calls, {u['hits']} cache hits"))
+            rows.append(row("c", f"  job's compute line ({case})", compute, "per job", repeat, "wall only: "
                             "the log line times the LLM session (backend, cache, calls)") | {"cpu_s": None})
-            rows.append(row("c", f"  total - dry run - compute line ({case})", total - dry - compute,
-                            "per job", note="wall only: the compute line has no CPU figure") | {"cpu_s": None})
-            if case == "warm":
-                rows.append(row("c", "judge job with nothing to compute: total - dry run (warm)", total - dry,
-                                "per job", note="interpreter, preamble, imports, data, cache look-ups, "
-                                "outputs, Snakemake's bookkeeping of one job"))
+            rows.append(row("c", f"  total - dry run - compute line ({case})", total - d - compute, "per job",
+                            repeat, "wall only: the compute line has no CPU figure") | {"cpu_s": None})
+        rows.append(row("c", "judge job with nothing to compute: total - dry run (warm)",
+                        median(totals["warm"]) - d, "per job", repeat,
+                        "interpreter, preamble, imports, data, cache look-ups, outputs, Snakemake's "
+                        "bookkeeping of one job"))
     return rows
 
 
@@ -386,16 +404,20 @@ def summary(a_b: list[dict], model: dict, c_rows: list[dict]) -> list[dict]:
         r = next(r for r in a_b if r["component"] == component)
         return Timing(r["wall_s"], r["cpu_s"], 0)
 
-    overhead = model["load"]
+    base = Timing(0, 0, 0)
     for comp in ("interpreter start (python -c pass)", "Snakemake script preamble imports",
                  "judge job imports, now (lazy analysis imports)"):
-        overhead = overhead + t(comp)
+        base = base + t(comp)
+    overhead = base + model["load"]
     n = model["pairs"]
     compute = model["first_call"] + model["per_call"].scaled(n - 1)
     share = overhead.cpu / (overhead.cpu + compute.cpu)
     rows = [row("sum", "default judge job: overhead (a + b + hash memo, llama_cpp import, model load)",
                 overhead, "per job", note=f"{100 * share:.0f}% of the job's CPU"),
             row("sum", f"default judge job: compute ({n} calls: first + {n - 1} x per call)", compute, "per job")]
+    api = base + t("  + the openai backend (a judge job of an API model)")
+    rows.append(row("sum", "an openai judge job: overhead (a + b + openai backend import)", api, "per job",
+                    note="beside the requests' latency; the same for every API judge job of a paper config"))
     warm = next((r for r in c_rows if r["component"].startswith("judge job with nothing")), None)
     if warm:
         rows.append(row("sum", "measured by Snakemake (c): judge job with nothing to compute",
@@ -407,7 +429,9 @@ def summary(a_b: list[dict], model: dict, c_rows: list[dict]) -> list[dict]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=5, help="fresh interpreters per import measurement")
-    ap.add_argument("--run-dir", help="a run folder (with .snakemake/log and results/logs) to parse")
+    ap.add_argument("--run-dir", action="append", default=[],
+                    help="a run folder (with .snakemake/log and results/logs) to parse; repeatable")
+    ap.add_argument("--repeat-snakemake", type=int, default=3, help="repetitions of each case of part c")
     ap.add_argument("--skip-snakemake", action="store_true", help="leave out part c")
     ap.add_argument("--skip-model", action="store_true", help="leave out parts d and e")
     ap.add_argument("--out", default=str(default_out("job_overhead")))
@@ -417,15 +441,15 @@ def main() -> None:
         probe()
         return
     rows = interpreter_and_imports(args.repeat)
-    c_rows = [] if args.skip_snakemake else snakemake_job()
+    c_rows = [] if args.skip_snakemake else snakemake_job(args.repeat_snakemake)
     model_rows, model = ([], None) if args.skip_model else model_and_compute()
     rows += c_rows + model_rows
     if model:
         rows += summary(rows, model, c_rows)
-    if args.run_dir:
-        rows += summarize_run(parse_run(args.run_dir))
-    order = {s: i for i, s in enumerate(["a", "b", "c", "d", "e", "sum", "run"])}
+    order = {s: i for i, s in enumerate(["a", "b", "c", "d", "e", "sum"])}
     rows.sort(key=lambda r: order[r["section"]])
+    for run_dir in args.run_dir:
+        rows += [r | {"section": f"run {Path(run_dir).name}"} for r in summarize_run(parse_run(run_dir))]
     out = write_tsv(rows, COLUMNS, args.out)
     print(markdown(rows, COLUMNS))
     print(f"\nwritten: {out}")
