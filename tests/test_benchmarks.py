@@ -149,3 +149,19 @@ def test_job_stats_table():
     assert job_stats("Building DAG of jobs...\nNothing to be done (all requested files are present "
                      "and up to date).") == {}
     assert nothing_to_be_done("Nothing to be done (all requested files are present and up to date).")
+
+
+def test_invalidation_check_of_dag_scale():
+    from dag_scale import cut_judges, invalidated
+
+    every = [{"dataset": d, "persona": p} for d in ("a", "b") for p in ("x", "y", "z")]
+    ok = invalidated("judge", 6, [wc for wc in every if wc["persona"] == "y"], every, "y", 3)
+    assert (ok["jobs"], ok["note"]) == (2, "2/6 = 1/3; exactly the jobs of persona y, 1/3 of the rule")
+    wrong = invalidated("judge", 6, [every[0], every[1]], every, "y", 3)  # x of a scheduled, y of b missing
+    assert wrong["note"].startswith("2/6 = 1/3; NOT the jobs of persona y")
+    none = invalidated("simulate", 2, [], [{"dataset": "a"}, {"dataset": "b"}], "y", 3)
+    assert none["note"] == "0/2; its jobs have no persona: none scheduled, as expected"
+
+    config = {"judges": ["m1", "m2", "m3"], "peras": {"judges": ["m2", "m3"]}, "other": {"judges": None}}
+    cut_judges(config, 1)
+    assert config == {"judges": ["m1"], "peras": {"judges": ["m2"]}, "other": {"judges": None}}

@@ -13,8 +13,8 @@
    ``openai`` model served by the instant local server of tests/fake_openai.py. The whole graph
    runs for real (every job pays its per-job overhead); then a dry run with nothing changed
    (expect "Nothing to be done") and one after editing one persona's instruction in the run's
-   copy of the persona file (expect exactly 1/len(personas) of every LLM rule's jobs, all of that
-   persona).
+   copy of the persona file (expect exactly the jobs of that persona: 1/len(personas) of every
+   LLM rule whose jobs are per persona, none of the others).
 
     python workflow/benchmarks/dag_scale.py [--configfile config/paper-scale.yaml ...]
         [--cores 2] [--max-judges N] [--per-grade N] [--persona HA] [--keep DIR]
@@ -61,7 +61,7 @@ def describe(project) -> str:
 
 # -- 1: dry runs at paper scale ----------------------------------------------------------------
 
-def paper_dry_runs(configfiles: list[Path], repeat: int) -> tuple[list[dict], object]:
+def paper_dry_runs(configfiles: list[Path], repeat: int) -> list[dict]:
     from judgelab.config import Project
 
     rows = []
@@ -90,7 +90,7 @@ def paper_dry_runs(configfiles: list[Path], repeat: int) -> tuple[list[dict], ob
                     note += f"; {len(text.splitlines())} lines of output"
                 rows.append({"section": "paper", "measure": label + (f" [{i + 1}]" if repeat > 1 else ""),
                              "jobs": stats.get("total"), "cpu_s": t.cpu, "wall_s": t.wall, "note": note})
-    return rows, project
+    return rows
 
 
 # -- 2: a finished run with the paper structure and tiny data ------------------------------------
@@ -193,15 +193,28 @@ def invalidation(configfiles: list[Path], run_dir: Path, cores: int, per_grade: 
                      "jobs": len(jobs), "cpu_s": t.cpu, "wall_s": t.wall,
                      "note": f"jobs by rule {dict(by_rule)}"})
         for rule, total in sorted(llm.items()):
-            hit = [wc for r, wc in jobs if r == rule]
-            others = sorted({wc.get("persona") for wc in hit} - {persona})
-            ok = len(hit) * len(personas) == total and not others
-            rows.append({"section": "invalidation", "measure": f"  {rule} jobs scheduled / all {rule} jobs",
-                         "jobs": len(hit), "cpu_s": None, "wall_s": None,
-                         "note": f"{len(hit)}/{total} = 1/{total / len(hit):g}" if hit else f"0/{total}"})
-            rows[-1]["note"] += (f"; {'exactly' if ok else 'NOT'} 1/{len(personas)}"
-                                 + (f"; other personas {others}" if others else ""))
+            rows.append(invalidated(rule, total, [wc for r, wc in jobs if r == rule],
+                                    [j.wc for j in project.llm_jobs() if j.rule == rule], persona, len(personas)))
     return rows
+
+
+def invalidated(rule: str, total: int, scheduled: list[dict], every: list[dict], persona: str,
+                n_personas: int) -> dict:
+    """The row of one LLM rule after an edit of ``persona``: its jobs the dry run scheduled, checked
+    against exactly the jobs of that persona (none for a rule whose jobs have no persona)."""
+    key = lambda wc: tuple(sorted(wc.items()))  # noqa: E731
+    expected = sorted(key(wc) for wc in every if wc.get("persona") == persona)
+    got = sorted(key(wc) for wc in scheduled)
+    note = f"{len(got)}/{total}" + (f" = 1/{total / len(got):g}" if got else "")
+    if not any("persona" in wc for wc in every):
+        note += "; its jobs have no persona: " + ("none scheduled, as expected" if not got else "SCHEDULED")
+    elif got == expected:
+        note += f"; exactly the jobs of persona {persona}" + (
+            f", 1/{n_personas} of the rule" if len(got) * n_personas == total else "")
+    else:
+        note += f"; NOT the jobs of persona {persona}: {sorted(set(got) ^ set(expected))[:3]}"
+    return {"section": "invalidation", "measure": f"  {rule} jobs scheduled / all {rule} jobs", "jobs": len(got),
+            "cpu_s": None, "wall_s": None, "note": note}
 
 
 def main() -> None:
@@ -224,7 +237,7 @@ def main() -> None:
     if not configfiles:
         ap.error("no --configfile and no config/paper-*.yaml")
     print("configs:", ", ".join(os.path.relpath(f, ROOT) for f in configfiles), flush=True)
-    rows, _ = paper_dry_runs(configfiles, args.repeat)
+    rows = paper_dry_runs(configfiles, args.repeat)
     print(markdown(rows, COLUMNS), flush=True)
     if not args.skip_run:
         with on_path(TESTS):
