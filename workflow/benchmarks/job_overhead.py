@@ -5,8 +5,9 @@ Measured components (CPU = user + system seconds, beside wall seconds):
 a. interpreter start (``python -c pass``);
 b. imports: Snakemake's script-job preamble, the imports of a judge job script
    (``judgelab.jobs``, ``judgelab.jobs.peras``), the same with ``jobs/peras.py`` as it was at
-   765f5c1 (before the analysis imports became lazy), and what each analysis library (sklearn,
-   xgboost, lightgbm, matplotlib, statsmodels) would add if a judge job imported it eagerly;
+   765f5c1 (before the analysis imports became lazy), what each analysis library (sklearn,
+   xgboost, lightgbm, matplotlib, statsmodels) would add if a judge job imported it eagerly,
+   and what the API backends' modules add to a judge job of an API model;
 c. Snakemake: one real judge job of ``.test/peras`` (8 pairs), its whole ``snakemake``
    invocation beside a dry run of the same target and beside the job's own compute line
    ("N new calls, M cache hits, tokens ..., X s"); with an empty cache, with only the model hash
@@ -14,14 +15,17 @@ c. Snakemake: one real judge job of ``.test/peras`` (8 pairs), its whole ``snake
 d. model load: the GGUF SHA-256 (cold, then from the ``file-hashes.json`` memo beside the
    cache), ``import llama_cpp``, loading the model, the first call;
 e. compute per call: the other calls of the default config's dl19 judge job (persona LA,
-   peras/wo_cot, prefix reuse), prompt tokens evaluated per CPU second.
+   peras/wo_cot, prefix reuse), prompt tokens evaluated per CPU second;
+sum. the default judge job composed from these parts (overhead vs compute), and an openai judge
+   job's overhead.
 
-``--run-dir`` (repeatable) also parses a finished (or running) run's logs: the job starts and ends in
-``.snakemake/log/*.snakemake.log`` and each LLM job's usage line in its log under
+``--run-dir`` (repeatable) also parses a finished (or running) run's logs: the job starts and
+ends in ``.snakemake/log/*.snakemake.log`` and each LLM job's usage line in its log under
 ``results/logs`` give per-job wall vs compute per rule (wall only: the logs hold no CPU time).
 
-    python workflow/benchmarks/job_overhead.py [--repeat 5] [--repeat-snakemake 3] [--run-dir /path/to/run ...]
-        [--skip-snakemake] [--out results/benchmarks/job_overhead.tsv]
+    python workflow/benchmarks/job_overhead.py [--repeat 5] [--repeat-snakemake 3]
+        [--run-dir /path/to/run ...] [--skip-snakemake] [--skip-model]
+        [--out results/benchmarks/job_overhead.tsv]
 """
 
 from __future__ import annotations
