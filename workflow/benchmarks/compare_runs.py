@@ -1,0 +1,62 @@
+"""Compare every results file of two runs (logs left out): byte for byte, then - for the files
+that differ - TSVs re-read without the columns that record per-call timing and cache provenance
+(``latency_s``, ``cache_hit``) and PDFs without their creation date.
+
+    python3 workflow/benchmarks/compare_runs.py BEFORE/results AFTER/results
+
+Used for the before/after check of a refactoring: the same default `all` on two commits must
+give the same files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import pandas as pd
+
+VOLATILE = ("latency_s", "cache_hit")
+
+
+def files(root: Path) -> set[Path]:
+    return {p.relative_to(root) for p in root.rglob("*") if p.is_file() and "logs" not in p.relative_to(root).parts}
+
+
+def why_different(a: Path, b: Path) -> str:
+    x, y = a.read_bytes(), b.read_bytes()
+    if a.suffix == ".tsv":
+        dx, dy = pd.read_csv(a, sep="\t"), pd.read_csv(b, sep="\t")
+        drop = [c for c in VOLATILE if c in dx.columns]
+        if list(dx.columns) == list(dy.columns) and dx.drop(columns=drop).equals(dy.drop(columns=drop)):
+            return f"only in {drop}"
+    if a.suffix == ".pdf":
+        def strip(s: bytes) -> bytes:
+            return re.sub(rb"/CreationDate \(D:[^)]*\)", b"", s)
+        if strip(x) == strip(y):
+            return "only in the PDF CreationDate"
+    return "CONTENT DIFFERS"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("before", type=Path)
+    parser.add_argument("after", type=Path)
+    args = parser.parse_args()
+    fa, fb = files(args.before), files(args.after)
+    print(f"files: {len(fa)} vs {len(fb)}; only before: {sorted(map(str, fa - fb))}; "
+          f"only after: {sorted(map(str, fb - fa))}")
+    same, kinds = 0, {}
+    for rel in sorted(fa & fb):
+        if (args.before / rel).read_bytes() == (args.after / rel).read_bytes():
+            same += 1
+        else:
+            kinds.setdefault(why_different(args.before / rel, args.after / rel), []).append(str(rel))
+    print(f"identical byte for byte: {same}")
+    for why, rels in kinds.items():
+        print(f"  differ {why}: {len(rels)}, e.g. {rels[:3]}")
+    return 1 if "CONTENT DIFFERS" in kinds or fa != fb else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
