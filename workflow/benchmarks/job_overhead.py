@@ -2,7 +2,8 @@
 
 Measured components (CPU = user + system seconds, beside wall seconds):
 
-a. interpreter start (``python -c pass``);
+a. interpreter start (``python -c pass``); parts a and b run every snippet in a fresh interpreter,
+   in rounds, and report the median of the round-by-round differences;
 b. imports: Snakemake's script-job preamble, the imports of a judge job script
    (``judgelab.jobs``, ``judgelab.jobs.peras``), the same with ``jobs/peras.py`` as it was at
    765f5c1 (before the analysis imports became lazy), what each analysis library (sklearn,
@@ -23,7 +24,7 @@ sum. the default judge job composed from these parts (overhead vs compute), and 
 ends in ``.snakemake/log/*.snakemake.log`` and each LLM job's usage line in its log under
 ``results/logs`` give per-job wall vs compute per rule (wall only: the logs hold no CPU time).
 
-    python workflow/benchmarks/job_overhead.py [--repeat 5] [--repeat-snakemake 3]
+    python workflow/benchmarks/job_overhead.py [--repeat 7] [--repeat-snakemake 3]
         [--run-dir /path/to/run ...] [--skip-snakemake] [--skip-model]
         [--out results/benchmarks/job_overhead.tsv]
 """
@@ -34,7 +35,6 @@ import argparse
 import json
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -78,9 +78,19 @@ def row(section: str, component: str, t: Timing | None, unit: str, n: int | None
 
 # -- a, b: interpreter and imports ------------------------------------------------------------
 
-def time_python(code: str, repeat: int) -> Timing:
-    """Median over ``repeat`` fresh interpreters running ``code``."""
-    return median([run([sys.executable, "-c", code])[0] for _ in range(repeat)])
+def time_snippets(codes: dict[str, str], repeat: int) -> dict[str, list[Timing]]:
+    """Each snippet in a fresh interpreter, ``repeat`` rounds, the snippets in turn within a round
+    (so that the machine's changing load falls on all of them alike)."""
+    out: dict[str, list[Timing]] = {k: [] for k in codes}
+    for _ in range(repeat):
+        for k, code in codes.items():
+            out[k].append(run([sys.executable, "-c", code])[0])
+    return out
+
+
+def paired(a: list[Timing], b: list[Timing]) -> Timing:
+    """Median of the round-by-round differences ``a - b``."""
+    return median([x - y for x, y in zip(a, b)])
 
 
 def before_module_code(tmp: Path) -> str:
@@ -96,30 +106,28 @@ def before_module_code(tmp: Path) -> str:
 
 
 def interpreter_and_imports(repeat: int) -> list[dict]:
-    rows = []
-    base = time_python("pass", repeat)
-    rows.append(row("a", "interpreter start (python -c pass)", base, "per job", repeat))
-    pre = time_python(PREAMBLE_IMPORTS, repeat)
-    rows.append(row("b", "Snakemake script preamble imports", pre - base, "per job", repeat,
-                    PREAMBLE_IMPORTS))
-    now = time_python(JUDGE_IMPORTS, repeat)
-    rows.append(row("b", "judge job imports, now (lazy analysis imports)", now - base, "per job",
-                    repeat, JUDGE_IMPORTS))
     with tempfile.TemporaryDirectory() as tmp:
-        before = time_python(before_module_code(Path(tmp)), repeat)
-    rows.append(row("b", f"judge job imports, before ({BEFORE_COMMIT} jobs/peras.py)", before - base,
-                    "per job", repeat, "imported classifiers, figures, significance, metrics at the "
-                    "top: sklearn.metrics and matplotlib.pyplot"))
-    rows.append(row("b", "  saved by the lazy imports", before - now, "per job", repeat))
-    for name, code in HEAVY.items():
-        t = time_python(f"{JUDGE_IMPORTS}; {code}", repeat)
-        rows.append(row("b", f"  + {name} if imported eagerly", t - now, "per job", repeat, code))
-    every = time_python(f"{JUDGE_IMPORTS}; " + "; ".join(HEAVY.values()), repeat)
-    rows.append(row("b", "  + all five if imported eagerly", every - now, "per job", repeat))
-    for kind, module in API_BACKENDS.items():
-        t = time_python(f"{JUDGE_IMPORTS}; import {module}", repeat)
-        rows.append(row("b", f"  + the {kind} backend (a judge job of an API model)", t - now, "per job",
-                        repeat, f"import {module} (imported when the job builds its backend)"))
+        codes = {"pass": "pass", "preamble": PREAMBLE_IMPORTS, "now": JUDGE_IMPORTS,
+                 "before": before_module_code(Path(tmp)),
+                 **{name: f"{JUDGE_IMPORTS}; {code}" for name, code in HEAVY.items()},
+                 "all five": f"{JUDGE_IMPORTS}; " + "; ".join(HEAVY.values()),
+                 **{kind: f"{JUDGE_IMPORTS}; import {module}" for kind, module in API_BACKENDS.items()}}
+        t = time_snippets(codes, repeat)
+    rows = [row("a", "interpreter start (python -c pass)", median(t["pass"]), "per job", repeat),
+            row("b", "Snakemake script preamble imports", paired(t["preamble"], t["pass"]), "per job", repeat,
+                PREAMBLE_IMPORTS),
+            row("b", "judge job imports, now (lazy analysis imports)", paired(t["now"], t["pass"]), "per job",
+                repeat, JUDGE_IMPORTS),
+            row("b", f"judge job imports, before ({BEFORE_COMMIT} jobs/peras.py)", paired(t["before"], t["pass"]),
+                "per job", repeat, "imported classifiers, figures, significance, metrics at the top: "
+                "sklearn.metrics and matplotlib.pyplot"),
+            row("b", "  saved by the lazy imports", paired(t["before"], t["now"]), "per job", repeat)]
+    rows += [row("b", f"  + {name} if imported eagerly", paired(t[name], t["now"]), "per job", repeat, code)
+             for name, code in HEAVY.items()]
+    rows.append(row("b", "  + all five if imported eagerly", paired(t["all five"], t["now"]), "per job", repeat))
+    rows += [row("b", f"  + the {kind} backend (a judge job of an API model)", paired(t[kind], t["now"]),
+                 "per job", repeat, f"import {module} (imported when the job builds its backend)")
+             for kind, module in API_BACKENDS.items()]
     return rows
 
 
@@ -248,22 +256,22 @@ def snakemake_job(repeat: int) -> list[dict]:
                         f.unlink()  # the answers go, file-hashes.json stays
                 totals[case].append(sm(target, *(("--forcerun", "judge") if i or case != "cold" else ())))
                 lines[case].append(usage_lines((wd / log).read_text(encoding="utf-8"))[-1])
-        d = median(dry)
-        rows.append(row("c", "snakemake -n <judge target> (start, parse, DAG)", d, "per invocation", repeat))
+        rows.append(row("c", "snakemake -n <judge target> (start, parse, DAG)", median(dry), "per invocation",
+                        repeat))
         for case, label in cases.items():
-            total = median(totals[case])
-            compute = Timing(statistics.median(u["seconds"] for u in lines[case]), 0, 0)
+            computes = [Timing(u["seconds"], 0, 0) for u in lines[case]]
             u = lines[case][-1]
-            rows.append(row("c", f"snakemake <judge target>, {label} (whole invocation)", total,
+            rows.append(row("c", f"snakemake <judge target>, {label} (whole invocation)", median(totals[case]),
                             "per invocation", repeat, f"{u['calls']} new calls, {u['hits']} cache hits"))
-            rows.append(row("c", f"  job's compute line ({case})", compute, "per job", repeat, "wall only: "
-                            "the log line times the LLM session (backend, cache, calls)") | {"cpu_s": None})
-            rows.append(row("c", f"  total - dry run - compute line ({case})", total - d - compute, "per job",
-                            repeat, "wall only: the compute line has no CPU figure") | {"cpu_s": None})
-        rows.append(row("c", "judge job with nothing to compute: total - dry run (warm)",
-                        median(totals["warm"]) - d, "per job", repeat,
-                        "interpreter, preamble, imports, data, cache look-ups, outputs, Snakemake's "
-                        "bookkeeping of one job"))
+            rows.append(row("c", f"  job's compute line ({case})", median(computes), "per job", repeat,
+                            "wall only: the log line times the LLM session (backend, cache, calls)")
+                        | {"cpu_s": None})
+            rest = median([t - d - c for t, d, c in zip(totals[case], dry, computes)])
+            rows.append(row("c", f"  total - dry run - compute line ({case})", rest, "per job", repeat,
+                            "wall only: the compute line has no CPU figure") | {"cpu_s": None})
+        rows.append(row("c", "judge job with nothing to compute: total - dry run (warm)", paired(totals["warm"], dry),
+                        "per job", repeat, "interpreter, preamble, imports, data, cache look-ups, outputs, "
+                        "Snakemake's bookkeeping of one job"))
     return rows
 
 
@@ -432,7 +440,7 @@ def summary(a_b: list[dict], model: dict, c_rows: list[dict]) -> list[dict]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--repeat", type=int, default=5, help="fresh interpreters per import measurement")
+    ap.add_argument("--repeat", type=int, default=7, help="rounds of fresh interpreters for parts a and b")
     ap.add_argument("--run-dir", action="append", default=[],
                     help="a run folder (with .snakemake/log and results/logs) to parse; repeatable")
     ap.add_argument("--repeat-snakemake", type=int, default=3, help="repetitions of each case of part c")
