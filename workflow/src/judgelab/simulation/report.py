@@ -35,6 +35,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ..figures import save  # noqa: E402
+from ..tables import write_tsv  # noqa: E402
 from .data import LABELS  # noqa: E402
 from .metrics import BASE_JUDGE, PJ  # noqa: E402
 
@@ -103,8 +104,7 @@ def markdown(df: pd.DataFrame, floats: int = 3) -> str:
 def write_table(df: pd.DataFrame, stem: str | Path, caption: str = "") -> None:
     """``stem``.tsv and ``stem``.md (the caption above the table)."""
     stem = Path(stem)
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    df.to_csv(stem.with_suffix(".tsv"), sep="\t", index=False)
+    write_tsv(df, stem.with_suffix(".tsv"))
     text = (f"{caption}\n\n" if caption else "") + markdown(df)
     stem.with_suffix(".md").write_text(text, encoding="utf-8")
 

@@ -32,6 +32,7 @@ from typing import Iterable, Sequence
 import pandas as pd
 
 from ..errors import InputError
+from ..tables import write_tsv
 from .data import Record
 
 log = logging.getLogger(__name__)
@@ -144,8 +145,7 @@ def check_demonstrations(evaluator: str, demo_items: Iterable[str], validation_i
 
 
 def write_splits(splits: pd.DataFrame, path: str | Path) -> None:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    splits[SPLIT_COLUMNS].to_csv(path, sep="\t", index=False)
+    write_tsv(splits[SPLIT_COLUMNS], path)
 
 
 def read_splits(path: str | Path) -> pd.DataFrame:
