@@ -57,3 +57,10 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def write_lines(folder: Path, lines, name: str = "judge.qrels") -> Path:
+    """A text file of ``lines`` (one per line) in ``folder``, e.g. an imported judge's qrels."""
+    path = folder / name
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path

@@ -14,6 +14,8 @@ from judgelab.imported import import_judgments, read_judge_file, resolve_importe
 from judgelab.jobs.peras import import_job, job_metrics_job
 from judgelab.tables import read_dataset, write_dataset
 
+from conftest import write_lines
+
 
 @pytest.fixture
 def table(fixtures, tmp_path):
@@ -22,12 +24,6 @@ def table(fixtures, tmp_path):
     path = tmp_path / "fx.tsv"
     write_dataset(t, path)
     return read_dataset(path), path
-
-
-def _write(tmp_path, lines, name="judge.qrels"):
-    p = tmp_path / name
-    p.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    return p
 
 
 def test_imported_metrics_equal_sklearn(table, tmp_path):
@@ -42,7 +38,7 @@ def test_imported_metrics_equal_sklearn(table, tmp_path):
         labels[(r.qid, r.docid)], confs[(r.qid, r.docid)] = lab, conf
         lines.append(f"{r.qid} Q0 {r.docid} {lab} {conf:g}")
     lines.insert(2, "# a comment")
-    judge = _write(tmp_path, lines)
+    judge = write_lines(tmp_path, lines)
     out_j, out_c = tmp_path / "j.tsv", tmp_path / "c.tsv"
     import_job(str(table_path), str(judge), str(out_j), str(out_c))
     m = job_metrics_job(str(table_path), str(out_j), str(out_c), str(tmp_path / "m.tsv"), ids={}).iloc[0]
@@ -61,7 +57,7 @@ def test_imported_metrics_equal_sklearn(table, tmp_path):
 
 def test_four_column_file_has_no_confidence(table, tmp_path):
     t, _ = table
-    judge = _write(tmp_path, [f"{r.qid} 0 {r.docid} {r.grade}" for r in t.itertuples()])
+    judge = write_lines(tmp_path, [f"{r.qid} 0 {r.docid} {r.grade}" for r in t.itertuples()])
     j, c = import_judgments(t, judge)
     assert (j["label"].astype(int) == t["grade"].astype(int)).all()
     assert c["confidence"].isna().all() and c["asked"].all() and not c["parsed"].any()
@@ -84,7 +80,7 @@ def test_bad_lines_name_file_and_line(table, tmp_path, bad, message):
     lines[0] = f"{r.qid} Q0 {r.docid} 0"
     lines.insert(1, "")  # blank lines count in the numbering
     lines.append(bad.format(q=r.qid, d=r.docid))
-    judge = _write(tmp_path, lines)
+    judge = write_lines(tmp_path, lines)
     with pytest.raises(InputError, match=message) as exc:
         read_judge_file(judge, t)
     assert exc.value.path == str(judge) and exc.value.line == 5

@@ -21,6 +21,8 @@ from judgelab.imported import import_judgments, judge_groups, read_judge_file, r
 from judgelab.prompts import parse_label
 from judgelab.tables import read_dataset, write_dataset
 
+from conftest import write_lines
+
 NA = None
 GRADED = ("0", "1", "2", "3")
 
@@ -375,12 +377,6 @@ def table_file(fixture_table, tmp_path):
     return read_dataset(path), path
 
 
-def _write(tmp_path, lines, name="judge.qrels"):
-    p = tmp_path / name
-    p.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    return p
-
-
 def test_imported_graded_judge_through_the_pointwise_metrics_equals_sklearn(table_file, tmp_path):
     t, path = table_file
     rng = np.random.default_rng(1)
@@ -392,7 +388,7 @@ def test_imported_graded_judge_through_the_pointwise_metrics_equals_sklearn(tabl
         conf = int(rng.integers(0, 101))
         labels[(r.qid, r.docid)], confs[(r.qid, r.docid)] = lab, conf
         lines.append(f"{r.qid} Q0 {r.docid} {lab} {conf}")
-    judge = _write(tmp_path, lines)
+    judge = write_lines(tmp_path, lines)
     oj.imported_pointwise_job(str(path), str(judge), str(tmp_path / "j.tsv"), scale="graded",
                               confidence_scale="percent")
     m = oj.pointwise_metrics_job(str(path), str(tmp_path / "j.tsv"), str(tmp_path / "m.tsv"),
@@ -424,7 +420,7 @@ def test_imported_binary_judge_with_probabilities(table_file, tmp_path):
     # human grades 3 2 1 0 | 3 0 0 1 -> binarised 1 1 0 0 | 1 0 0 0
     labs = [1, 0, 1, 0, 1, 1, 0, 0]
     confs = [0.9, 0.6, 0.8, 0.7, 1.0, 0.55, 0.65, 0.75]
-    judge = _write(tmp_path, [f"{r.qid} Q0 {r.docid} {lab} {c}"
+    judge = write_lines(tmp_path, [f"{r.qid} Q0 {r.docid} {lab} {c}"
                               for r, lab, c in zip(t.itertuples(), labs, confs)])
     j = ov.imported_pointwise(t, judge, "binary", "probability")
     assert j["confidence"].tolist() == pytest.approx(confs)
@@ -440,23 +436,23 @@ def test_imported_binary_judge_with_probabilities(table_file, tmp_path):
 def test_imported_scales_are_declared_never_guessed(table_file, tmp_path):
     t, _ = table_file
     r = t.iloc[0]
-    zero_one = _write(tmp_path, [f"{x.qid} Q0 {x.docid} {k % 2}" for k, x in enumerate(t.itertuples())], "01")
+    zero_one = write_lines(tmp_path, [f"{x.qid} Q0 {x.docid} {k % 2}" for k, x in enumerate(t.itertuples())], "01")
     with pytest.raises(InputError, match="every label is 0 or 1: declare the judge's scale"):
         read_judge_file(zero_one, t)
     assert read_judge_file(zero_one, t, scale="graded")["label"].tolist() == [0, 1] * 4
     assert read_judge_file(zero_one, t, scale="binary")["label"].tolist() == [0, 1] * 4
-    probs = _write(tmp_path, [f"{x.qid} Q0 {x.docid} {x.grade} 0.{k + 1}" for k, x in enumerate(t.itertuples())],
+    probs = write_lines(tmp_path, [f"{x.qid} Q0 {x.docid} {x.grade} 0.{k + 1}" for k, x in enumerate(t.itertuples())],
                    "probs")
     with pytest.raises(InputError, match="declare `confidence_scale: probability`"):
         read_judge_file(probs, t)
     assert read_judge_file(probs, t, confidence_scale="probability")["confidence"].iloc[0] == pytest.approx(0.1)
     _, c = import_judgments(t, probs, confidence_scale="probability")
     assert c["confidence"].iloc[0] == pytest.approx(10.0)  # PERAS tables hold percent
-    bad = _write(tmp_path, [f"{r.qid} Q0 {r.docid} 2"], "bad_binary")
+    bad = write_lines(tmp_path, [f"{r.qid} Q0 {r.docid} 2"], "bad_binary")
     with pytest.raises(InputError, match="label 2 is outside 0-1") as err:
         read_judge_file(bad, t, scale="binary")
     assert err.value.line == 1
-    bad = _write(tmp_path, ["", f"{r.qid} Q0 {r.docid} 2 40"], "bad_prob")
+    bad = write_lines(tmp_path, ["", f"{r.qid} Q0 {r.docid} 2 40"], "bad_prob")
     with pytest.raises(InputError, match="confidence 40 is outside 0-1") as err:
         read_judge_file(bad, t, confidence_scale="probability")
     assert err.value.line == 2
