@@ -165,3 +165,35 @@ def test_invalidation_check_of_dag_scale():
     config = {"judges": ["m1", "m2", "m3"], "peras": {"judges": ["m2", "m3"]}, "other": {"judges": None}}
     cut_judges(config, 1)
     assert config == {"judges": ["m1"], "peras": {"judges": ["m2"]}, "other": {"judges": None}}
+
+
+def test_default_run_maps_every_rule_of_this_checkout_to_its_study():
+    """default_run.py splits a run's job wall by study from the rules files: every rule the
+    workflow defines gets the study of the file it is in, the shared stages count as shared."""
+    from default_run import rule_studies
+
+    root = Path(__file__).resolve().parents[1]
+    studies = rule_studies(root)
+    assert studies["judge"] == "peras" and studies["classifier"] == "peras"
+    assert studies["simulation_predict"] == "simulation"
+    assert studies["overrating_pointwise"] == "overrating"
+    assert studies["perturbation_rewrite"] == "perturbations"
+    assert studies["prepare_dataset"] == "shared" and studies["generate_persona"] == "shared"
+    assert studies["all"] == "shared"
+    assert set(studies.values()) == {"shared", "peras", "overrating", "perturbations", "simulation"}
+
+
+def test_default_run_other_load_reads_proc_stat():
+    """The machine's busy CPU seconds only grow, and grow by about the CPU this process burns."""
+    import resource
+
+    from default_run import busy_seconds
+
+    b0, r0 = busy_seconds(), resource.getrusage(resource.RUSAGE_SELF)
+    x = 0
+    for i in range(3_000_000):
+        x += i * i
+    b1, r1 = busy_seconds(), resource.getrusage(resource.RUSAGE_SELF)
+    own = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
+    assert x > 0 and own > 0
+    assert b1 - b0 >= own * 0.8  # /proc/stat ticks at 1/CLK_TCK: allow its rounding
