@@ -38,7 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchlib import ROOT, Timing, default_out, markdown, run, write_tsv  # noqa: E402
+from benchlib import ROOT, default_out, markdown, run, write_tsv  # noqa: E402
 from job_overhead import parse_run  # noqa: E402
 
 COLUMNS = ["run", "commit", "section", "name", "jobs", "wall_s", "cpu_s", "share", "compute_s",
