@@ -2,7 +2,10 @@
 # where a result goes) is answered by PROJECT (judgelab.config.Project); these only adapt its
 # answers to Snakemake's input functions and params.
 import json
+import os
 import re
+
+from snakemake.exceptions import WorkflowError
 
 RESULTS = PROJECT.results
 path = PROJECT.path
@@ -13,8 +16,43 @@ def model_param(wildcards):
     return PROJECT.model_param(wildcards.model)
 
 
+def _usable_cpus():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # no sched_getaffinity (macOS)
+        return os.cpu_count() or 1
+
+
+def _local_cores():
+    """--cores of a run on this machine, or None (a cluster run: --jobs/an executor; no --cores)."""
+    try:
+        cores = workflow.cores
+    except WorkflowError:
+        return None
+    if workflow.nodes is not None or not workflow.local_exec or not isinstance(cores, int):
+        return None
+    return cores
+
+
+CPUS, LOCAL_CORES = _usable_cpus(), _local_cores()
+
+
+def reserved_threads(models):
+    """The threads a job of these models reserves from Snakemake's --cores. Normally the largest
+    `threads` of the models. When a local run is given more --cores than this machine has CPUs
+    (e.g. --cores 8 on 2), a job of a local (llama.cpp) model reserves its share of the excess,
+    so that at most CPUs / threads such jobs run at once: time-sliced llama.cpp jobs cost about a
+    quarter more CPU (docs/performance.md section 4). The job still runs the model's own
+    `threads` (judgelab's LLMSession takes the smaller of the two)."""
+    threads = max(PROJECT.model_threads(m) for m in models)
+    local = any(PROJECT.config["models"][m]["backend"] == "local" for m in models)
+    if not local or LOCAL_CORES is None or LOCAL_CORES <= CPUS:
+        return threads
+    return max(threads, LOCAL_CORES // max(1, CPUS // threads))
+
+
 def model_threads(wildcards):
-    return PROJECT.model_threads(wildcards.model)
+    return reserved_threads([wildcards.model])
 
 
 def api_jobs(backend):

@@ -21,7 +21,7 @@ def models_api_jobs(backend, models):
 
 
 def models_threads(models):
-    return lambda wildcards: max(PROJECT.model_threads(m) for m in models())
+    return lambda wildcards: reserved_threads(models())
 
 
 def rewrite_models():

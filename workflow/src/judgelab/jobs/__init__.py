@@ -84,8 +84,8 @@ class LLMSession:
     def __init__(self, model: str | dict, cache: str | Path | None, threads: int | None = None,
                  desc: str = "job", name: str | None = None):
         self.spec = model_spec(model)
-        if threads:
-            self.spec["threads"] = int(threads)
+        if threads:  # the threads Snakemake granted: a cap on the model's own `threads` (default 1)
+            self.spec["threads"] = min(int(threads), int(self.spec.get("threads") or 1))
         self.desc = desc
         self.name = name or self.spec.get("name") or "<name>"
         try:
