@@ -1,0 +1,55 @@
+"""A local run given more --cores than the machine has CPUs does not start more llama.cpp jobs
+than CPUs / threads: a local model's job reserves its share of the excess (common.smk,
+``reserved_threads``), and the job still runs the model's own threads (``LLMSession``)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from judgelab.jobs import LLMSession
+from snakerun import make_workdir, output, snakemake
+
+
+def usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def judge_threads(workdir, cores: int, *args: str) -> set[int]:
+    """The threads of every judge job a dry run with ``--cores cores`` lists."""
+    run = snakemake(workdir, "-n", *args, cores=cores)
+    text = output(run)
+    assert run.returncode == 0, text[-3000:]
+    blocks = re.split(r"\n(?=(?:local)?rule \w+:)", text)
+    threads = set()
+    for block in blocks:
+        if block.startswith("rule judge:"):
+            m = re.search(r"^\s+threads: (\d+)$", block, re.MULTILINE)
+            threads.add(int(m.group(1)) if m else 1)  # Snakemake prints threads only when > 1
+    assert threads, text[-3000:]
+    return threads
+
+
+def test_more_cores_than_cpus_reserve_the_excess_for_local_model_jobs(tmp_path):
+    workdir = make_workdir(tmp_path / "run", "peras")
+    cpus = usable_cpus()
+    assert judge_threads(workdir, cpus) == {1}
+    many = 4 * cpus
+    reserved = judge_threads(workdir, many)
+    # at most `cpus` of these 1-thread jobs fit into --cores `many` at once
+    assert reserved == {many // cpus}
+    assert many // reserved.pop() <= cpus
+
+
+def test_a_job_runs_the_models_threads_capped_by_the_grant(tmp_path):
+    cache = tmp_path / "cache.sqlite"
+    spec = {"backend": "local", "model_path": None, "n_ctx": 512, "threads": 1}
+    with LLMSession(spec, cache, threads=4, desc="t") as client:
+        assert client.backend.n_threads == 1  # granted 4 (reserved), runs the model's 1
+    with LLMSession({**spec, "threads": 2}, cache, threads=1, desc="t") as client:
+        assert client.backend.n_threads == 1  # Snakemake granted fewer than the model asks
+    with LLMSession({k: v for k, v in spec.items() if k != "threads"}, cache, threads=3, desc="t") as client:
+        assert client.backend.n_threads == 1  # no `threads` in the entry: the default 1
