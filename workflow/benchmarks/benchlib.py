@@ -59,10 +59,11 @@ def median(timings: Sequence[Timing]) -> Timing:
                   statistics.median(t.sys for t in timings))
 
 
-def run_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment of a subprocess that must run this checkout's judgelab (PYTHONPATH first)."""
+def run_env(extra: Mapping[str, str] | None = None, src: str | Path = SRC) -> dict[str, str]:
+    """The environment of a subprocess that must run this checkout's judgelab (PYTHONPATH first);
+    ``src``: another checkout's ``workflow/src`` instead."""
     env = os.environ.copy()
-    env["PYTHONPATH"] = os.pathsep.join([str(SRC)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env["PYTHONPATH"] = os.pathsep.join([str(src)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     env.update(extra or {})
     return env
 

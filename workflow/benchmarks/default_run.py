@@ -25,6 +25,7 @@ Writes ``results/benchmarks/default_run.tsv`` (one row per run, then per study a
 from __future__ import annotations
 
 import argparse
+import csv
 import io
 import os
 import re
@@ -38,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchlib import ROOT, default_out, markdown, run, write_tsv  # noqa: E402
+from benchlib import ROOT, default_out, markdown, run, run_env, write_tsv  # noqa: E402
 from job_overhead import parse_run  # noqa: E402
 
 COLUMNS = ["run", "commit", "section", "name", "jobs", "wall_s", "cpu_s", "share", "compute_s",
@@ -129,9 +130,7 @@ def measure(label: str, ref: str, configfile: str | None, target: str, cores: in
     cmd = [sys.executable, "-m", "snakemake", "--cores", str(cores), target]
     if configfile:
         cmd += ["--configfile", str((ROOT / configfile).resolve())]
-    env = os.environ.copy()
-    env["PYTHONPATH"] = os.pathsep.join([str(folder / "workflow" / "src")] +
-                                        [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env = run_env(src=folder / "workflow" / "src")
     print(f"[{label}] {commit[:10]}: {' '.join(cmd[1:])} (in {folder})", flush=True)
     busy0, load0 = busy_seconds(), os.getloadavg()[0]
     timing, proc = run(cmd, env=env, cwd=folder)
@@ -161,7 +160,6 @@ def main() -> int:
     if args.rows_from:
         if args.keep is None:
             parser.error("--rows-from needs --keep (the folder of the kept runs)")
-        import csv
         with open(args.rows_from, encoding="utf-8") as fh:
             runs = [r for r in csv.DictReader(fh, delimiter="\t") if r["section"] == "run"]
         rows = []
