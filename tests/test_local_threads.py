@@ -4,18 +4,11 @@ than CPUs / threads: a local model's job reserves its share of the excess (commo
 
 from __future__ import annotations
 
-import os
 import re
 
+from judgelab.config import usable_cpus
 from judgelab.jobs import LLMSession
 from snakerun import make_workdir, output, snakemake
-
-
-def usable_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
 
 
 def judge_threads(workdir, cores: int, *args: str) -> set[int]:
@@ -53,3 +46,25 @@ def test_a_job_runs_the_models_threads_capped_by_the_grant(tmp_path):
         assert client.backend.n_threads == 1  # Snakemake granted fewer than the model asks
     with LLMSession({k: v for k, v in spec.items() if k != "threads"}, cache, threads=3, desc="t") as client:
         assert client.backend.n_threads == 1  # no `threads` in the entry: the default 1
+
+
+def test_job_threads_arithmetic(tmp_path, monkeypatch):
+    """Project.job_threads on a pretend 2-CPU machine: a local model's 1-thread job reserves
+    --cores // 2 when --cores exceeds the CPUs, never less than its threads; API models and
+    cluster runs (no local --cores) reserve their threads."""
+    import shutil
+
+    import judgelab.config as config
+    from conftest import ROOT
+
+    (tmp_path / "config").mkdir()
+    shutil.copy(ROOT / "config" / "config.yaml", tmp_path / "config" / "config.yaml")
+    over = tmp_path / "over.yaml"
+    over.write_text("models:\n  api: {backend: openai, model: m, base_url: 'http://localhost:1/v1', api_key_env: null}\n"
+                    "  two: {backend: local, model_path: null, threads: 2}\n")
+    project = config.Project.load([str(over)], tmp_path)
+    monkeypatch.setattr(config, "usable_cpus", lambda: 2)
+    assert [project.job_threads(["smollm2"], c) for c in (None, 1, 2, 3, 4, 8)] == [1, 1, 1, 1, 2, 4]
+    assert [project.job_threads(["two"], c) for c in (None, 2, 4, 8)] == [2, 2, 4, 8]
+    assert project.job_threads(["api"], 8) == 1
+    assert project.job_threads(["api", "smollm2"], 8) == 4  # a job calling both holds the local share

@@ -2,7 +2,6 @@
 # where a result goes) is answered by PROJECT (judgelab.config.Project); these only adapt its
 # answers to Snakemake's input functions and params.
 import json
-import os
 import re
 
 from snakemake.exceptions import WorkflowError
@@ -16,13 +15,6 @@ def model_param(wildcards):
     return PROJECT.model_param(wildcards.model)
 
 
-def _usable_cpus():
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # no sched_getaffinity (macOS)
-        return os.cpu_count() or 1
-
-
 def _local_cores():
     """--cores of a run on this machine, or None (a cluster run: --jobs/an executor; no --cores)."""
     try:
@@ -34,21 +26,12 @@ def _local_cores():
     return cores
 
 
-CPUS, LOCAL_CORES = _usable_cpus(), _local_cores()
+LOCAL_CORES = _local_cores()
 
 
 def reserved_threads(models):
-    """The threads a job of these models reserves from Snakemake's --cores. Normally the largest
-    `threads` of the models. When a local run is given more --cores than this machine has CPUs
-    (e.g. --cores 8 on 2), a job of a local (llama.cpp) model reserves its share of the excess,
-    so that at most CPUs / threads such jobs run at once: time-sliced llama.cpp jobs cost about a
-    quarter more CPU (docs/performance.md section 4). The job still runs the model's own
-    `threads` (judgelab's LLMSession takes the smaller of the two)."""
-    threads = max(PROJECT.model_threads(m) for m in models)
-    local = any(PROJECT.config["models"][m]["backend"] == "local" for m in models)
-    if not local or LOCAL_CORES is None or LOCAL_CORES <= CPUS:
-        return threads
-    return max(threads, LOCAL_CORES // max(1, CPUS // threads))
+    """The threads a job of these models reserves from --cores (Project.job_threads)."""
+    return PROJECT.job_threads(models, LOCAL_CORES)
 
 
 def model_threads(wildcards):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from dataclasses import dataclass
 from functools import cached_property
 from importlib import import_module
@@ -27,6 +28,14 @@ from typing import Any, Mapping, Sequence
 import yaml
 
 from .errors import InputError
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask; all CPUs where that is unknown)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # no sched_getaffinity (macOS)
+        return os.cpu_count() or 1
 
 #: The workflow folder of this checkout (Snakefile, config/, resources/, workflow/).
 PACKAGE_ROOT = Path(__file__).resolve().parents[3]
@@ -236,6 +245,21 @@ class Project:
 
     def model_threads(self, name: str) -> int:
         return int(self.config["models"][name].get("threads", 1))
+
+    def job_threads(self, models: Sequence[str], local_cores: int | None = None) -> int:
+        """The threads a job of these models reserves from Snakemake's --cores: the largest
+        `threads` of the models. ``local_cores``: the --cores of a run on this machine (None for
+        a cluster run). Given more than this machine has CPUs (e.g. --cores 8 on 2), a job of a
+        local (llama.cpp) model reserves its share of the excess, so that at most CPUs / threads
+        such jobs run at once: time-sliced llama.cpp jobs cost 14-26% more CPU
+        (docs/performance.md section 4). The job still runs the model's own `threads`
+        (``jobs.LLMSession`` takes the smaller of the two)."""
+        threads = max(self.model_threads(m) for m in models)
+        local = any(self.config["models"][m]["backend"] == "local" for m in models)
+        cpus = usable_cpus()
+        if not local or local_cores is None or local_cores <= cpus:
+            return threads
+        return max(threads, local_cores // max(1, cpus // threads))
 
     @property
     def used_models(self) -> list[str]:
