@@ -37,6 +37,7 @@ def usable_cpus() -> int:
     except AttributeError:  # no sched_getaffinity (macOS)
         return os.cpu_count() or 1
 
+
 #: The workflow folder of this checkout (Snakefile, config/, resources/, workflow/).
 PACKAGE_ROOT = Path(__file__).resolve().parents[3]
 SCHEMA = Path("workflow") / "schemas" / "config.schema.yaml"
