@@ -5,7 +5,7 @@
 
 from snakemake.utils import min_version
 
-from judgelab.config import Project
+from judgelab.project import Project
 
 min_version("8.0")
 

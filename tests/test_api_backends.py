@@ -15,9 +15,8 @@ import pytest
 from conftest import ROOT
 from fake_openai import FakeOpenAI, ServerThread, expected_label, expected_probs
 from judgelab.jobs import script_logging
-from judgelab.jobs.peras import judge_job
-from judgelab.backends.api import (api_key_envvars, backoff_delay, label_distribution,
-                                   retry_after_seconds)
+from judgelab.studies.peras.jobs import judge_job
+from judgelab.backends.api import api_key_envvars, backoff_delay, label_distribution, retry_after_seconds
 from judgelab.backends.base import CachedClient, Request, cache_request, make_backend
 from judgelab.backends.openai_compat import OpenAIBackend
 from judgelab.cache import RequestCache, request_key

@@ -26,7 +26,7 @@ from starlette.routing import Route
 from fake_openai import ServerThread
 from judgelab.cache import RequestCache, file_sha256
 from judgelab.cli import main as cli
-from judgelab.prompts import parse_label
+from judgelab.labels import parse_label
 from snakerun import ROOT, make_workdir, output, snakemake
 
 FX = ROOT / "tests" / "fixtures" / "trec"

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgelab import classifiers as clf
+from judgelab.studies.peras import classifiers as clf
 
 PERSONAS = ["default", "HA", "LA", "HC", "LC", "HE", "LE", "HN", "LN", "HO", "LO"]
 

@@ -9,11 +9,12 @@ import yaml
 from judgelab import cli
 from judgelab.backends.base import Completion, cache_request, make_backend
 from judgelab.cache import RequestCache, request_key
-from judgelab.config import Project
+from judgelab.project import Project
 from judgelab.datasets import build_trec_table
 from judgelab.errors import InputError
 from judgelab.estimate import approx_tokens, estimate
-from judgelab.judging import confidence_requests, judgment_requests
+from judgelab.judging import judgment_requests
+from judgelab.studies.peras.confidence import confidence_requests
 from judgelab.personas import load_persona_file
 from judgelab.prompts import load_template
 from judgelab.tables import write_dataset

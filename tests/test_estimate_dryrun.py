@@ -10,9 +10,9 @@ import shutil
 import pytest
 
 from conftest import ROOT
-from judgelab.config import Project
+from judgelab.project import Project
 from judgelab.estimate import dataset_pairs, estimate
-from judgelab.overrating import sample_pairs
+from judgelab.studies.overrating.pairwise import sample_pairs
 from snakerun import dry_run_jobs, make_workdir, output, snakemake
 
 pytestmark = pytest.mark.slow
@@ -25,8 +25,8 @@ LLM_RULES = {"judge": "judge", "confidence": "confidence", "generate_persona": "
 def simulation_calls(project, dataset) -> int:
     """Requests of one simulation cell with nothing cached: round 1 for every validation item of
     the evaluators that are not direction-only, round 2 (the upper bound) for every one."""
-    from judgelab.simulation.data import load_records
-    from judgelab.simulation.splits import evaluator_summary, make_splits
+    from judgelab.studies.simulation.data import load_records
+    from judgelab.studies.simulation.splits import evaluator_summary, make_splits
 
     plan = project.plan("simulation")
     sel = plan.selection(dataset)

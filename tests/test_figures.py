@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 from judgelab import datasets as ds
-from judgelab import figures as fg
-from judgelab.jobs import peras as stages
-from judgelab.jobs.peras import group_metrics_job
+from judgelab.studies.peras import figures as fg
+from judgelab.studies.peras import jobs as stages
+from judgelab.studies.peras.jobs import group_metrics_job
 from judgelab.tables import read_dataset, write_dataset
 
 PERSONAS = ["default", "LA", "HN", "LC", "HE"]

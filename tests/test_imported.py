@@ -11,7 +11,7 @@ from sklearn.metrics import cohen_kappa_score, f1_score
 from judgelab import datasets as ds
 from judgelab.errors import InputError
 from judgelab.imported import import_judgments, read_judge_file, resolve_imported
-from judgelab.jobs.peras import import_job, job_metrics_job
+from judgelab.studies.peras.jobs import import_job, job_metrics_job
 from judgelab.tables import read_dataset, write_dataset
 
 from conftest import write_lines

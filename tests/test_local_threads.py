@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from judgelab.config import usable_cpus
+from judgelab.project import usable_cpus
 from judgelab.jobs import LLMSession
 from snakerun import make_workdir, output, snakemake
 
@@ -54,7 +54,7 @@ def test_job_threads_arithmetic(tmp_path, monkeypatch):
     cluster runs (no local --cores) reserve their threads."""
     import shutil
 
-    import judgelab.config as config
+    import judgelab.project as config
     from conftest import ROOT
 
     (tmp_path / "config").mkdir()

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score, f1_score
 
-from judgelab.metrics import agreement, job_metrics, sakai
+from judgelab.studies.peras.metrics import agreement, job_metrics, sakai
 
 
 def test_sakai_appendix_c_toy_example():

@@ -11,8 +11,9 @@ import pytest
 
 from conftest import have_model
 from judgelab import datasets as ds
-from judgelab.jobs import overrating as oj
-from judgelab.overrating import SETTINGS, load_prompt
+from judgelab.studies.overrating import jobs as oj
+from judgelab.studies.overrating.pairwise import SETTINGS
+from judgelab.studies.overrating.prompts import load_prompt
 from judgelab.tables import read_dataset, write_dataset
 from test_overrating_metrics import write_tables
 

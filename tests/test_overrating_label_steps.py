@@ -28,15 +28,17 @@ from starlette.routing import Route
 from conftest import have_model
 from fake_openai import ServerThread
 from test_llama_server import llama_server  # noqa: F401 - the module-scoped server fixture
-from judgelab import overrating as ov
-from judgelab.backends.base import (LABEL_TOKENS, CachedClient, Completion, Request, cache_request,
-                                    label_step_at)
+from judgelab.studies.overrating.pairwise import pair_outcomes, run_pairwise
+from judgelab.studies.overrating.pointwise import run_pointwise
+from judgelab.studies.overrating.prompts import PAIRWISE_KIND, Prompt, label_reading, load_prompt, parse_answer
+from judgelab.labels import GRADE_LABELS
+from judgelab.backends.base import CachedClient, Completion, Request, cache_request, label_step_at
 from judgelab.backends.openai_compat import OpenAIBackend, completion_from_chat
 from judgelab.cache import RequestCache, request_key
 from judgelab.prompts import build_messages, fill, load_template
 
 GRADED = ("0", "1", "2", "3")
-TEMPLATE = ov.Prompt("{query}", GRADED, "judgment")  # the prompt is the case name: the server's key
+TEMPLATE = Prompt("{query}", GRADED, "judgment")  # the prompt is the case name: the server's key
 
 
 # -- a scripted OpenAI-compatible server ---------------------------------------------------------
@@ -118,9 +120,9 @@ def test_openai_label_steps_with_and_without_a_prefix(tmp_path):
     server = ScriptedOpenAI(SCRIPTS)
     with ServerThread(server.app()) as srv, RequestCache(tmp_path / "c.sqlite") as cache:
         backend = OpenAIBackend.from_spec(spec(srv.base_url), "scripted")
-        out = ov.run_pointwise(pairs_for(names), TEMPLATE, CachedClient(backend, cache), max_tokens=16,
+        out = run_pointwise(pairs_for(names), TEMPLATE, CachedClient(backend, cache), max_tokens=16,
                                progress=False).set_index("docid")
-        again = ov.run_pointwise(pairs_for(names), TEMPLATE, CachedClient(backend, cache), max_tokens=16,
+        again = run_pointwise(pairs_for(names), TEMPLATE, CachedClient(backend, cache), max_tokens=16,
                                  progress=False).set_index("docid")
     assert server.calls == len(names)  # the second run is answered by the cache
     assert again["cache_hit"].all()
@@ -173,19 +175,19 @@ def test_pairwise_choice_token_through_the_openai_backend(tmp_path):
                           "passage": ["HI", "LO"], "grade": [3, 0]})
     sampled = pd.DataFrame([{"dataset": "fx", "qid": "q", "setting": "B-U", "hi_docid": "h",
                              "lo_docid": "l", "hi_grade": 3, "lo_grade": 0}])
-    prompt = ov.Prompt("{query}|{passage_a}|{passage_b}", ("1", "2"), ov.PAIRWISE_KIND)
+    prompt = Prompt("{query}|{passage_a}|{passage_b}", ("1", "2"), PAIRWISE_KIND)
     scripts = {"Q|HI|LO": ("Passage 1", [entry("Pass", {"Pass": 0.9}), entry("age", {"age": 0.9}),
                                          entry(" ", {" ": 0.9}), entry("1", {"1": 0.97, "2": 0.03})]),
                "Q|LO|HI": ("1", [entry("1", {"1": 0.6, "2": 0.4})])}
     with ServerThread(ScriptedOpenAI(scripts).app()) as srv, RequestCache(tmp_path / "c.sqlite") as cache:
         backend = OpenAIBackend.from_spec(spec(srv.base_url), "scripted")
-        out = ov.run_pairwise(pairs, sampled, prompt, CachedClient(backend, cache), max_tokens=8,
+        out = run_pairwise(pairs, sampled, prompt, CachedClient(backend, cache), max_tokens=8,
                               progress=False).set_index("order")
     assert out.loc["hi_first", ["label", "preferred", "label_pos"]].tolist() == [1, "hi", 3]
     assert out.loc["hi_first", "confidence"] == pytest.approx(0.97)
     assert out.loc["lo_first", ["label", "preferred", "label_pos"]].tolist() == [1, "lo", 0]
     assert out.loc["lo_first", ["p1", "p2"]].tolist() == pytest.approx([0.6, 0.4])
-    assert ov.pair_outcomes(out.reset_index())["outcome"].tolist() == ["tie"]
+    assert pair_outcomes(out.reset_index())["outcome"].tolist() == ["tie"]
 
 
 # -- cache keys and old entries ------------------------------------------------------------------
@@ -197,12 +199,12 @@ class _Identity(OpenAIBackend):
 def test_cache_keys_of_requests_without_steps_are_unchanged():
     backend = _Identity.from_spec(spec("http://127.0.0.1:1/v1"), "m")
     msgs = [{"role": "user", "content": "q"}]
-    old = Request.from_messages(msgs, 4, LABEL_TOKENS)
+    old = Request.from_messages(msgs, 4, GRADE_LABELS)
     # the key as built before label steps existed
     legacy = {"backend": backend.identity(), "sampling": backend.sampling(), "max_tokens": 4,
-              "label_tokens": list(LABEL_TOKENS), "messages": msgs}
+              "label_tokens": list(GRADE_LABELS), "messages": msgs}
     assert request_key(cache_request(backend, old)) == request_key(legacy)
-    new = Request.from_messages(msgs, 4, LABEL_TOKENS, label_steps=True)
+    new = Request.from_messages(msgs, 4, GRADE_LABELS, label_steps=True)
     assert request_key(cache_request(backend, new)) != request_key(legacy)
     with pytest.raises(ValueError, match="label_steps needs label_tokens"):
         Request.from_messages(msgs, 4, (), label_steps=True)
@@ -213,8 +215,8 @@ def test_an_old_entry_without_steps_never_gives_a_first_position_confidence():
            "prompt_tokens": 3, "completion_tokens": 5, "latency_s": 0.1, "extra": {}}
     comp = Completion.from_json(old)
     assert comp.label_steps is None
-    label, start = ov.parse_answer(comp.text, GRADED)
-    assert ov.label_reading(comp, GRADED, label, start) == {
+    label, start = parse_answer(comp.text, GRADED)
+    assert label_reading(comp, GRADED, label, start) == {
         "label_pos": None, "probs": [None] * 4, "label_mass": None, "confidence": None}
     assert Completion.from_json(comp.to_json()) == comp
     assert comp.to_json() == old  # an answer without steps is stored as before steps existed
@@ -255,7 +257,7 @@ def test_local_label_step_of_a_prefixed_answer_equals_evaluating_the_prefix(loca
     req = graded_request()
     comp = local_backend.score_answer(req, "##final score: 2")
     assert comp.text == "##final score: 2"
-    label, start = ov.parse_answer(comp.text, GRADED)
+    label, start = parse_answer(comp.text, GRADED)
     assert (label, start) == ("2", 15)
     step = label_step_at(comp, start)
     tokens = local_backend.llm.tokenize(b"##final score: 2", add_bos=False, special=False)
@@ -264,7 +266,7 @@ def test_local_label_step_of_a_prefixed_answer_equals_evaluating_the_prefix(loca
     np.testing.assert_allclose(step["probs"], expected, atol=1e-6, rtol=0)
     # read where "2" was generated, not at the first answer position
     assert np.max(np.abs(np.array(step["probs"]) - np.array(comp.label_probs))) > 1e-3
-    reading = ov.label_reading(comp, GRADED, label, start)
+    reading = label_reading(comp, GRADED, label, start)
     assert reading["label_pos"] == step["pos"] and reading["confidence"] == pytest.approx(expected[2], abs=1e-6)
 
 
@@ -277,7 +279,7 @@ def test_local_unprefixed_answer_keeps_the_first_position_reading(local_backend,
         (comp, hit), = client.run([req], progress=False)
         (again, hit2), = client.run([req], progress=False)
     assert not hit and hit2 and again.label_steps == comp.label_steps  # the cache keeps the steps
-    _, start = ov.parse_answer(comp.text, GRADED)
+    _, start = parse_answer(comp.text, GRADED)
     assert start == 0, f"expected an answer starting with its label, got {comp.text!r}"
     first = comp.label_steps[0]
     assert first["pos"] == 0 and first["probs"] == comp.label_probs and first["mass"] == comp.label_mass
@@ -294,15 +296,15 @@ def test_local_unprefixed_answer_keeps_the_first_position_reading(local_backend,
 @pytest.mark.slow
 @needs_model
 def test_local_pairwise_choice_token(local_backend):
-    prompt = ov.load_prompt("overrating/pairwise")
+    prompt = load_prompt("overrating/pairwise")
     task = fill(prompt.template, query="do goldfish grow", passage_a="The stock market closed higher.",
                 passage_b="Goldfish keep growing throughout their lives.")
     req = Request.from_messages(build_messages("", task), 4, prompt.labels, label_steps=True)
     comp = local_backend.score_answer(req, "Passage 2")
-    label, start = ov.parse_answer(comp.text, prompt.labels, pairwise=True)
+    label, start = parse_answer(comp.text, prompt.labels, pairwise=True)
     assert (label, start) == ("2", 8)
     tokens = local_backend.llm.tokenize(b"Passage 2", add_bos=False, special=False)
-    reading = ov.label_reading(comp, prompt.labels, label, start)
+    reading = label_reading(comp, prompt.labels, label, start)
     assert reading["label_pos"] == len(tokens) - 1
     llm = local_backend.llm
     llm.reset()

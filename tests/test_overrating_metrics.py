@@ -13,12 +13,15 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from judgelab import datasets as ds
-from judgelab import overrating as ov
-from judgelab import overrating_figures as of
+from judgelab.studies.overrating.pairwise import pair_outcomes, pairwise_groups, pairwise_metrics, sample_pairs
+from judgelab.studies.overrating.pointwise import imported_pointwise, pointwise_metrics, transition_matrix
+from judgelab.studies.overrating.prompts import PAIRWISE_KIND, check_labels, load_prompt, parse_answer
+from judgelab.studies.overrating.tables import TABLE_FORMATS, table1
+from judgelab.studies.overrating import figures as of
 from judgelab.errors import InputError
-from judgelab.jobs import overrating as oj
+from judgelab.studies.overrating import jobs as oj
 from judgelab.imported import import_judgments, judge_groups, read_judge_file, resolve_imported
-from judgelab.prompts import parse_label
+from judgelab.labels import parse_label
 from judgelab.tables import read_dataset, write_dataset
 
 from conftest import write_lines
@@ -43,7 +46,7 @@ GRADED = ("0", "1", "2", "3")
     ("no number", NA, NA),
 ])
 def test_parse_answer_gives_the_label_and_its_offset(text, label, start):
-    assert ov.parse_answer(text, GRADED) == (label, start)
+    assert parse_answer(text, GRADED) == (label, start)
     if label is not None:
         assert text[start] == label
 
@@ -53,23 +56,23 @@ def test_parse_answer_gives_the_label_and_its_offset(text, label, start):
                                   "0\n\nThe passage", "final score 3. I rate 1", "", "-1", "1st",
                                   "4", "Final score: -1", "It is 1st rate: 1"])
 def test_graded_parsing_agrees_with_the_peras_parser(text):
-    label, _ = ov.parse_answer(text, GRADED)
+    label, _ = parse_answer(text, GRADED)
     assert (None if label is None else int(label)) == parse_label(text)
 
 
 def test_binary_and_pairwise_label_sets():
-    assert ov.parse_answer("Final score: 2", ("0", "1")) == (None, None)  # not a binary label
-    assert ov.parse_answer("1", ("0", "1")) == ("1", 0)
-    assert ov.parse_answer("Passage 2 is more relevant", ("1", "2"), pairwise=True) == ("2", 8)
-    assert ov.parse_answer("Answer: 1", ("1", "2"), pairwise=True) == ("1", 8)
-    assert ov.parse_answer("Passage 2 beats passage 1", ("1", "2"), pairwise=True) == (None, None)
+    assert parse_answer("Final score: 2", ("0", "1")) == (None, None)  # not a binary label
+    assert parse_answer("1", ("0", "1")) == ("1", 0)
+    assert parse_answer("Passage 2 is more relevant", ("1", "2"), pairwise=True) == ("2", 8)
+    assert parse_answer("Answer: 1", ("1", "2"), pairwise=True) == ("1", 8)
+    assert parse_answer("Passage 2 beats passage 1", ("1", "2"), pairwise=True) == (None, None)
 
 
 def test_prompts_declare_their_labels():
-    assert ov.load_prompt("overrating/binary").labels == ("0", "1")
-    assert ov.load_prompt("overrating/graded").labels == GRADED
-    p = ov.load_prompt("overrating/pairwise")
-    assert p.labels == ("1", "2") and p.kind == ov.PAIRWISE_KIND == "overrating_pairwise"
+    assert load_prompt("overrating/binary").labels == ("0", "1")
+    assert load_prompt("overrating/graded").labels == GRADED
+    p = load_prompt("overrating/pairwise")
+    assert p.labels == ("1", "2") and p.kind == PAIRWISE_KIND == "overrating_pairwise"
     assert all(k in p.template for k in ("{query}", "{passage_a}", "{passage_b}"))
 
 
@@ -77,15 +80,15 @@ def test_pairwise_templates_are_checked_against_their_kind(tmp_path):
     f = tmp_path / "pw.yaml"
     f.write_text("kind: overrating_pairwise\ntemplate: |-\n  {query} {passage_a}\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"lacks the placeholder\(s\) \{passage_b\}.*overrating.pairwise.template"):
-        ov.load_prompt(str(f), kind=ov.PAIRWISE_KIND, key="overrating.pairwise.template")
+        load_prompt(str(f), kind=PAIRWISE_KIND, key="overrating.pairwise.template")
     with pytest.raises(InputError, match="is a 'judgment' template, but a 'overrating_pairwise' template"):
-        ov.load_prompt("overrating/graded", kind=ov.PAIRWISE_KIND)
+        load_prompt("overrating/graded", kind=PAIRWISE_KIND)
     f.write_text("kind: overrating_pairwise\ntemplate: '{query} {passage_a} {passage_b} {document}'\n",
                  encoding="utf-8")
     with pytest.raises(InputError, match=r"unknown placeholder \{document\}"):
-        ov.load_prompt(str(f))
+        load_prompt(str(f))
     with pytest.raises(InputError, match="graded scale needs labels"):
-        ov.check_labels(("0", "1"), "graded")
+        check_labels(("0", "1"), "graded")
 
 
 # -- pointwise metrics -------------------------------------------------------------------------
@@ -98,7 +101,7 @@ def graded_case() -> pd.DataFrame:
 
 
 def test_graded_pointwise_metrics_by_hand():
-    m = ov.pointwise_metrics(graded_case(), "graded")
+    m = pointwise_metrics(graded_case(), "graded")
     # 7 parsed pairs; LLM - human = 1, 0, 2, 0, -1, 1, -1
     assert (m["n_pairs"], m["n_parsed"], m["coverage"]) == (8, 7, 7 / 8)
     assert m["overrate_pct"] == pytest.approx(300 / 7)  # 42.857
@@ -124,7 +127,7 @@ def test_binary_pointwise_metrics_by_hand():
     pairs = pd.DataFrame({"grade": [0, 1, 2, 3, 3, 0],
                           "label": pd.array([1, 1, 1, 0, 1, 0], dtype="Int64"),
                           "confidence": pd.array([NA] * 6, dtype="Float64")})
-    m = ov.pointwise_metrics(pairs, "binary")
+    m = pointwise_metrics(pairs, "binary")
     # human binarised 0 0 1 1 1 0; LLM 1 1 1 0 1 0
     assert m["overrate_pct"] == pytest.approx(100 / 3)
     assert m["underrate_pct"] == pytest.approx(100 / 6)
@@ -138,19 +141,19 @@ def test_binary_pointwise_metrics_by_hand():
 def test_no_parsed_pair_gives_undefined_metrics_not_zero():
     pairs = pd.DataFrame({"grade": [0, 3], "label": pd.array([NA, NA], dtype="Int64"),
                           "confidence": pd.array([NA, NA], dtype="Float64")})
-    m = ov.pointwise_metrics(pairs, "graded")
+    m = pointwise_metrics(pairs, "graded")
     assert m["coverage"] == 0.0
     assert all(math.isnan(m[k]) for k in ("overrate_pct", "mean_bias", "kappa", "bin_kappa"))
 
 
 def test_transition_matrix_by_hand():
-    tm = ov.transition_matrix(graded_case(), "graded").set_index(["human", "llm"])
+    tm = transition_matrix(graded_case(), "graded").set_index(["human", "llm"])
     assert tm.loc[(0, 0), "n"] == 1 and tm.loc[(0, 1), "share"] == 0.5
     assert tm.loc[(1, 3), "n"] == 1 and tm.loc[(1, 0), "share"] == 0.5
     assert tm.loc[(2, 2), "share"] == 0.5 and tm.loc[(2, 3), "share"] == 0.5
     assert tm.loc[(3, 2), "share"] == 1.0 and tm.loc[(3, 2), "n_missing"] == 1
     assert tm["n"].sum() == 7 and len(tm) == 16
-    binary = ov.transition_matrix(graded_case().assign(label=pd.array([1, 0, 0, 1, 1, NA, 1, 0], "Int64")),
+    binary = transition_matrix(graded_case().assign(label=pd.array([1, 0, 0, 1, 1, NA, 1, 0], "Int64")),
                                   "binary")
     assert sorted(binary["llm"].unique()) == [0, 1] and binary["n"].sum() == 7
 
@@ -164,21 +167,21 @@ def fixture_table(fixtures):
 
 
 def test_groups_on_fixture_qrels(fixture_table):
-    g = ov.pairwise_groups(fixture_table).set_index("docid")["group"].to_dict()
+    g = pairwise_groups(fixture_table).set_index("docid")["group"].to_dict()
     # 101: d1 3, d2 2, d3 1, d4 0; 102: d5 3, d6 0, d7 0, d8 1
     assert g == {"d1": "B", "d2": "A", "d3": "A", "d4": "U", "d5": "B", "d6": "U", "d7": "U", "d8": "A"}
-    trec = ov.pairwise_groups(fixture_table, relevant_min=2).set_index("docid")["group"].to_dict()
+    trec = pairwise_groups(fixture_table, relevant_min=2).set_index("docid")["group"].to_dict()
     assert trec == {"d1": "B", "d2": "A", "d3": "U", "d4": "U", "d5": "B", "d6": "U", "d7": "U", "d8": "U"}
 
 
 def test_a_query_without_relevant_passages_has_only_unacceptable():
     t = pd.DataFrame({"qid": ["q"] * 3, "docid": ["a", "b", "c"], "grade": [0, 0, 1]})
-    assert set(ov.pairwise_groups(t, relevant_min=2)["group"]) == {"U"}
-    assert ov.sample_pairs(t.assign(dataset="x"), relevant_min=2).empty
+    assert set(pairwise_groups(t, relevant_min=2)["group"]) == {"U"}
+    assert sample_pairs(t.assign(dataset="x"), relevant_min=2).empty
 
 
 def test_all_pairs_when_fewer_than_the_cap(fixture_table):
-    s = ov.sample_pairs(fixture_table, per_setting=20, seed=3)
+    s = sample_pairs(fixture_table, per_setting=20, seed=3)
     got = {(r.qid, r.setting, r.hi_docid, r.lo_docid) for r in s.itertuples()}
     assert got == {("101", "B-A", "d1", "d2"), ("101", "B-A", "d1", "d3"), ("101", "A-U", "d2", "d4"),
                    ("101", "A-U", "d3", "d4"), ("101", "B-U", "d1", "d4"), ("102", "B-A", "d5", "d8"),
@@ -190,7 +193,7 @@ def test_all_pairs_when_fewer_than_the_cap(fixture_table):
 def check_sample(table: pd.DataFrame, s: pd.DataFrame, cap: int, relevant_min: int = 1) -> None:
     """No pair across queries or within a group, hi from the higher group, at most ``cap`` per
     setting per query, no pair twice."""
-    groups = ov.pairwise_groups(table, relevant_min).set_index(["qid", "docid"])["group"]
+    groups = pairwise_groups(table, relevant_min).set_index(["qid", "docid"])["group"]
     for r in s.itertuples():
         assert (r.qid, r.hi_docid) in groups.index and (r.qid, r.lo_docid) in groups.index  # same query
         hi, lo = groups[(r.qid, r.hi_docid)], groups[(r.qid, r.lo_docid)]
@@ -205,17 +208,17 @@ def test_sampling_is_capped_deterministic_and_per_query():
     rows = [("q1", f"b{i}", 3) for i in range(6)] + [("q1", f"a{i}", 1 + i % 2) for i in range(6)] \
         + [("q1", f"u{i}", 0) for i in range(6)] + [("q2", "x", 2), ("q2", "y", 0)]
     t = pd.DataFrame(rows, columns=["qid", "docid", "grade"]).assign(dataset="syn")
-    s1 = ov.sample_pairs(t, per_setting=20, seed=7)
+    s1 = sample_pairs(t, per_setting=20, seed=7)
     check_sample(t, s1, 20)
     assert s1[s1["qid"] == "q1"].groupby("setting").size().to_dict() == {"A-U": 20, "B-A": 20, "B-U": 20}
     assert s1[s1["qid"] == "q2"][["setting", "hi_docid", "lo_docid"]].values.tolist() == [["B-U", "x", "y"]]
-    pd.testing.assert_frame_equal(s1, ov.sample_pairs(t, per_setting=20, seed=7))
-    assert not s1.equals(ov.sample_pairs(t, per_setting=20, seed=8))
+    pd.testing.assert_frame_equal(s1, sample_pairs(t, per_setting=20, seed=7))
+    assert not s1.equals(sample_pairs(t, per_setting=20, seed=8))
     # a query's draw does not depend on the other queries
-    alone = ov.sample_pairs(t[t["qid"] == "q1"], per_setting=20, seed=7)
+    alone = sample_pairs(t[t["qid"] == "q1"], per_setting=20, seed=7)
     pd.testing.assert_frame_equal(alone, s1[s1["qid"] == "q1"].reset_index(drop=True))
     with pytest.raises(InputError, match="overrating.pairwise.per_setting"):
-        ov.sample_pairs(t, per_setting=0)
+        sample_pairs(t, per_setting=0)
 
 
 def test_sampling_on_the_real_dl19_qrels(shared_data):
@@ -223,7 +226,7 @@ def test_sampling_on_the_real_dl19_qrels(shared_data):
     qrels = pd.read_csv(d / "qrels.dl19-passage.txt", sep=" ", header=None,
                         names=["qid", "q0", "docid", "grade"], dtype=str)
     t = qrels.assign(grade=qrels["grade"].astype(int), dataset="dl19")[["dataset", "qid", "docid", "grade"]]
-    s = ov.sample_pairs(t, per_setting=20, seed=0)
+    s = sample_pairs(t, per_setting=20, seed=0)
     check_sample(t, s, 20)
     assert s["qid"].nunique() == 43 and len(s) > 43 * 50
 
@@ -248,13 +251,13 @@ def judged_pairs() -> pd.DataFrame:
 
 
 def test_tie_and_wrong_win_logic():
-    o = ov.pair_outcomes(judged_pairs()).set_index("hi_docid")["outcome"].to_dict()
+    o = pair_outcomes(judged_pairs()).set_index("hi_docid")["outcome"].to_dict()
     assert o == {"P1h": "correct", "P2h": "tie", "P3h": "wrong_win", "P4h": "tie", "P5h": "missing",
                  "P6h": "correct", "P7h": "tie"}
 
 
 def test_pairwise_metrics_by_hand():
-    m = ov.pairwise_metrics(ov.pair_outcomes(judged_pairs())).set_index("setting")
+    m = pairwise_metrics(pair_outcomes(judged_pairs())).set_index("setting")
     assert list(m.index) == ["B-A", "A-U", "B-U", "overall"]
     a = m.loc["overall"]
     # 7 pairs, 1 missing -> 6 judged: 2 correct, 3 ties, 1 wrong win
@@ -281,16 +284,16 @@ def test_pairwise_metrics_by_hand():
 # -- tables and figures ------------------------------------------------------------------------
 
 def pointwise_rows() -> pd.DataFrame:
-    g = {"dataset": "dl19", "model": "m", "scale": "graded", **ov.pointwise_metrics(graded_case(), "graded")}
+    g = {"dataset": "dl19", "model": "m", "scale": "graded", **pointwise_metrics(graded_case(), "graded")}
     b = {"dataset": "dl19", "model": "m", "scale": "binary",
-         **ov.pointwise_metrics(graded_case().assign(label=pd.array([1, 0, 0, 1, 1, NA, 1, 0], "Int64")),
+         **pointwise_metrics(graded_case().assign(label=pd.array([1, 0, 0, 1, 1, NA, 1, 0], "Int64")),
                                 "binary")}
     only_binary = {**b, "model": "imp"}
     return pd.DataFrame([g, b, only_binary])
 
 
 def test_table1_takes_each_column_from_its_run():
-    t = ov.table1(pointwise_rows())
+    t = table1(pointwise_rows())
     m, imp = t.iloc[0], t.iloc[1]
     assert (m["model"], imp["model"]) == ("m", "imp")
     assert m[("Overrated (%)", "Grad.")] == pytest.approx(300 / 7)
@@ -305,7 +308,7 @@ def test_table1_takes_each_column_from_its_run():
 
 
 def table_outs(folder, name: str) -> dict[str, str]:
-    out = {fmt: str(folder / f"{name}.{fmt}") for fmt in ov.TABLE_FORMATS}
+    out = {fmt: str(folder / f"{name}.{fmt}") for fmt in TABLE_FORMATS}
     if name != "table2_by_setting":
         out["metrics"] = str(folder / f"{name}_metrics.tsv")
     return out
@@ -320,7 +323,7 @@ def test_rendered_tables(tmp_path):
     point = tmp_path / "p.tsv"
     pointwise_rows().to_csv(point, sep="\t", index=False)
     pair = tmp_path / "q.tsv"
-    m = ov.pairwise_metrics(ov.pair_outcomes(judged_pairs()))
+    m = pairwise_metrics(pair_outcomes(judged_pairs()))
     pd.concat([pd.DataFrame([{"dataset": "dl19", "model": "m"}] * len(m)), m], axis=1).to_csv(
         pair, sep="\t", index=False)
     write_tables([str(point)], [str(pair)], tmp_path / "tables")
@@ -355,10 +358,10 @@ def test_figures_draw_undefined_values_as_na(tmp_path, monkeypatch):
     monkeypatch.setattr(of, "save", capture)
     case = graded_case()
     case.loc[case["grade"] == 3, "label"] = pd.NA  # grade 3: no parsed pair -> an n/a row
-    of.transition_heatmap(ov.transition_matrix(case, "graded"), "t", tmp_path / "a.png", tmp_path / "a.pdf")
+    of.transition_heatmap(transition_matrix(case, "graded"), "t", tmp_path / "a.png", tmp_path / "a.pdf")
     assert texts.count("n/a") == 4
     texts.clear()
-    of.pairwise_rates(ov.pairwise_metrics(ov.pair_outcomes(judged_pairs())), "t", tmp_path / "b.png",
+    of.pairwise_rates(pairwise_metrics(pair_outcomes(judged_pairs())), "t", tmp_path / "b.png",
                       tmp_path / "b.pdf")
     assert texts.count("n/a") == 1  # A-U accuracy without ties
     texts.clear()
@@ -422,9 +425,9 @@ def test_imported_binary_judge_with_probabilities(table_file, tmp_path):
     confs = [0.9, 0.6, 0.8, 0.7, 1.0, 0.55, 0.65, 0.75]
     judge = write_lines(tmp_path, [f"{r.qid} Q0 {r.docid} {lab} {c}"
                               for r, lab, c in zip(t.itertuples(), labs, confs)])
-    j = ov.imported_pointwise(t, judge, "binary", "probability")
+    j = imported_pointwise(t, judge, "binary", "probability")
     assert j["confidence"].tolist() == pytest.approx(confs)
-    m = ov.pointwise_metrics(t[["grade"]].assign(label=j["label"], confidence=j["confidence"]), "binary")
+    m = pointwise_metrics(t[["grade"]].assign(label=j["label"], confidence=j["confidence"]), "binary")
     # LLM 1 0 1 0 1 1 0 0 vs human 1 1 0 0 1 0 0 0: TP 2 (0.9, 1.0), FP 2 (0.8, 0.55), FN 1 (0.6), TN 3
     assert m["overrate_pct"] == pytest.approx(25.0) and m["underrate_pct"] == pytest.approx(12.5)
     assert m["mean_bias"] == pytest.approx(1 / 8)

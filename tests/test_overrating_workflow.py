@@ -16,7 +16,7 @@ import yaml
 
 from conftest import ROOT, have_model
 from judgelab.cli import main as cli
-from judgelab.config import Project
+from judgelab.project import Project
 from judgelab.errors import InputError
 from judgelab.estimate import estimate
 from snakerun import dry_run_jobs, make_workdir, output, snakemake

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import ROOT
-from judgelab.config import Project
+from judgelab.project import Project
 
 PAPER = {"paper-scale": "peras", "paper-overrating": "overrating",
          "paper-perturbations": "perturbations", "paper-simulation": "simulation"}

@@ -11,11 +11,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from judgelab import perturbations as pt
+from judgelab.studies.perturbations.insertions import INSERTION_VARIANTS, build_insertions, first_sentence, fixed_sentences, generate_sem, inflection_forms, insert, insertion_candidates, lex_sentence, qry_sentence, query_terms, sem_failure, sem_violations
+from judgelab.studies.perturbations.outcomes import distribution_table, insertion_table, kept_table, rejudge_pairs, shift_table, transition_counts, transition_table
+from judgelab.studies.perturbations.rewrites import REWRITE_COLUMNS, REWRITE_VARIANTS, clean_rewrite, meaning_filter, parse_meaning_verdict, read_variant_table, run_rewrites
+from judgelab.studies.perturbations.sampling import SAMPLE_COLUMNS, pool_samples, read_sample, sample_judged
 from judgelab.backends.base import Backend, CachedClient, Completion, Request
 from judgelab.cache import RequestCache
 from judgelab.errors import InputError
-from judgelab.perturbations_figures import insertion_distributions, transition_heatmaps
+from judgelab.studies.perturbations.figures import insertion_distributions, transition_heatmaps
 from judgelab.prompts import load_template
 
 SEED_004 = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "004_e51b999c1f5f88d3.txt"
@@ -27,9 +30,9 @@ LEX = load_template("perturbations/lex")
 
 def test_lex_sentence_is_the_seed_template_with_the_query_terms():
     expected = "The terms goldfish, grow are shown together as an example of word grouping in text data."
-    assert pt.lex_sentence("do goldfish grow", LEX) == expected
-    assert pt.lex_sentence("do goldfish grow", LEX) == expected  # deterministic
-    assert pt.lex_sentence("what is durable medical equipment consist of", LEX) == (
+    assert lex_sentence("do goldfish grow", LEX) == expected
+    assert lex_sentence("do goldfish grow", LEX) == expected  # deterministic
+    assert lex_sentence("what is durable medical equipment consist of", LEX) == (
         "The terms durable, medical, equipment, consist are shown together as an example of word "
         "grouping in text data.")
 
@@ -45,22 +48,22 @@ def test_lex_template_is_verbatim_from_the_seed():
 
 
 def test_qry_is_the_query_string_inserted_at_the_start():
-    assert pt.qry_sentence("do goldfish grow") == "do goldfish grow"
-    assert pt.qry_sentence("  do goldfish grow ") == "do goldfish grow"
-    assert pt.insert(pt.qry_sentence("do goldfish grow"), "Bananas are rich in potassium.") == \
+    assert qry_sentence("do goldfish grow") == "do goldfish grow"
+    assert qry_sentence("  do goldfish grow ") == "do goldfish grow"
+    assert insert(qry_sentence("do goldfish grow"), "Bananas are rich in potassium.") == \
         "do goldfish grow Bananas are rich in potassium."
-    table = pt.fixed_sentences({"101": "do goldfish grow"}, "QRY", dataset="t")
+    table = fixed_sentences({"101": "do goldfish grow"}, "QRY", dataset="t")
     assert table.loc[0, "sentence"] == "do goldfish grow" and bool(table.loc[0, "ok"])
 
 
 def test_query_terms_drop_scikit_learn_stopwords():
-    assert pt.query_terms("do goldfish grow") == ["goldfish", "grow"]
-    assert pt.query_terms("what is the daily life of thai people") == ["daily", "life", "thai", "people"]
-    assert pt.query_terms("how to find the midsegment of a trapezoid") == ["midsegment", "trapezoid"]
+    assert query_terms("do goldfish grow") == ["goldfish", "grow"]
+    assert query_terms("what is the daily life of thai people") == ["daily", "life", "thai", "people"]
+    assert query_terms("how to find the midsegment of a trapezoid") == ["midsegment", "trapezoid"]
     # case-insensitive de-duplication, surface form of the first occurrence kept
-    assert pt.query_terms("Goldfish goldfish GROW") == ["Goldfish", "GROW"]
+    assert query_terms("Goldfish goldfish GROW") == ["Goldfish", "GROW"]
     # a query of stopwords only has no term: its LEX sentence is not usable
-    t = pt.fixed_sentences({"1": "what is it"}, "LEX", LEX)
+    t = fixed_sentences({"1": "what is it"}, "LEX", LEX)
     assert not bool(t.loc[0, "ok"]) and t.loc[0, "reason"] == "no query terms"
 
 
@@ -78,8 +81,8 @@ def test_query_terms_drop_scikit_learn_stopwords():
     ("Goldfish GROW.", ["goldfish", "grow"]),
 ])
 def test_sem_validator_catches_query_terms_in_any_case_and_claimed_inflection(sentence, found):
-    assert pt.sem_violations(sentence, "do goldfish grow") == found
-    assert pt.sem_failure(sentence, "do goldfish grow") == "query terms: " + ", ".join(found)
+    assert sem_violations(sentence, "do goldfish grow") == found
+    assert sem_failure(sentence, "do goldfish grow") == "query terms: " + ", ".join(found)
 
 
 @pytest.mark.parametrize("word, term", [
@@ -88,23 +91,23 @@ def test_sem_validator_catches_query_terms_in_any_case_and_claimed_inflection(se
     ("boxes", "box"), ("using", "uses"), ("Speeding", "speed"),
 ])
 def test_inflections_claimed_in_the_docstring_match(word, term):
-    assert pt.inflection_forms(word) & pt.inflection_forms(term)
+    assert inflection_forms(word) & inflection_forms(term)
 
 
 def test_sem_validator_accepts_a_sentence_without_query_terms():
     ok = "These orange pet carp keep getting bigger throughout their lives."
-    assert pt.sem_violations(ok, "do goldfish grow") == []
-    assert pt.sem_failure(ok, "do goldfish grow") == ""
+    assert sem_violations(ok, "do goldfish grow") == []
+    assert sem_failure(ok, "do goldfish grow") == ""
     # documented limits: irregular forms and derivations are not caught
-    assert pt.sem_violations("The pet carp grew; its growth never stops.", "do goldfish grow") == []
-    assert pt.sem_failure("Sure!", "do goldfish grow") == "too short"
-    assert pt.sem_failure("", "do goldfish grow") == "empty"
+    assert sem_violations("The pet carp grew; its growth never stops.", "do goldfish grow") == []
+    assert sem_failure("Sure!", "do goldfish grow") == "too short"
+    assert sem_failure("", "do goldfish grow") == "empty"
 
 
 def test_first_sentence_keeps_one_sentence_of_the_answer():
-    assert pt.first_sentence('\n  "They get bigger all their lives. More text."\nSecond line') == \
+    assert first_sentence('\n  "They get bigger all their lives. More text."\nSecond line') == \
         "They get bigger all their lives."
-    assert pt.first_sentence("No full stop here") == "No full stop here"
+    assert first_sentence("No full stop here") == "No full stop here"
 
 
 class ScriptedSem(Backend):
@@ -130,7 +133,7 @@ def test_generate_sem_retries_with_a_different_request_up_to_the_bound(tmp_path)
     template = load_template("perturbations/sem")
     backend = ScriptedSem({1: "Goldfish grow.", 2: "They get bigger over the years.", 3: "unused"})
     client = CachedClient(backend, RequestCache(tmp_path / "c.sqlite"))
-    out = pt.generate_sem({"101": "do goldfish grow"}, template, client, max_tokens=16, max_attempts=3,
+    out = generate_sem({"101": "do goldfish grow"}, template, client, max_tokens=16, max_attempts=3,
                           progress=False)
     row = out.iloc[0]
     assert bool(row["ok"]) and row["sentence"] == "They get bigger over the years." and row["attempts"] == 2
@@ -141,14 +144,14 @@ def test_generate_sem_retries_with_a_different_request_up_to_the_bound(tmp_path)
 
     failing = ScriptedSem({1: "Goldfish grow.", 2: "Growing goldfish.", 3: "A goldfish."})
     client = CachedClient(failing, RequestCache(tmp_path / "d.sqlite"))
-    out = pt.generate_sem({"101": "do goldfish grow"}, template, client, max_tokens=16, max_attempts=3,
+    out = generate_sem({"101": "do goldfish grow"}, template, client, max_tokens=16, max_attempts=3,
                           progress=False)
     row = out.iloc[0]
     assert not bool(row["ok"]) and row["sentence"] == "" and row["attempts"] == 3
     assert row["reason"] == "query terms: goldfish"
     assert len(failing.seen) == 3
     with pytest.raises(InputError, match="sem_max_attempts"):
-        pt.generate_sem({"101": "q"}, template, client, max_tokens=16, max_attempts=0)
+        generate_sem({"101": "q"}, template, client, max_tokens=16, max_attempts=0)
 
 
 # -- meaning check ----------------------------------------------------------------------------
@@ -161,7 +164,7 @@ def test_generate_sem_retries_with_a_different_request_up_to_the_bound(tmp_path)
     ("Noted: yes", None), ("", None), (None, None), ("Maybe", None),
 ])
 def test_meaning_verdict_parser_is_strict(answer, verdict):
-    assert pt.parse_meaning_verdict(answer) == verdict
+    assert parse_meaning_verdict(answer) == verdict
 
 
 def test_meaning_filter_keeps_exactly_the_rewrites_judged_preserved():
@@ -170,26 +173,26 @@ def test_meaning_filter_keeps_exactly_the_rewrites_judged_preserved():
         "text": ["one", "two", "three", "four", "", "six"],
         "check_answer": ["Yes", "No", "I think so", "yes, same meaning", None, None],
     })
-    out = pt.meaning_filter(table)
+    out = meaning_filter(table)
     assert list(out.loc[out["kept"], "docid"]) == ["a", "d"]
     assert list(out["reason"]) == ["", "changed", "unparsable", "", "empty", "unparsable"]
     assert [v if isinstance(v, str) else None for v in out["verdict"]] == \
         ["preserved", "changed", None, "preserved", None, None]
     with pytest.raises(ValueError):
-        pt.meaning_filter(pd.DataFrame({"text": [""], "check_answer": ["Yes"]}))
+        meaning_filter(pd.DataFrame({"text": [""], "check_answer": ["Yes"]}))
 
 
 def test_clean_rewrite_trims_a_truncated_rewrite_to_its_last_sentence():
-    assert pt.clean_rewrite("The cat was seen.  The dog\nwas", True) == "The cat was seen."
-    assert pt.clean_rewrite("The cat was seen. The dog was", False) == "The cat was seen. The dog was"
-    assert pt.clean_rewrite('"It was seen."', False) == "It was seen."
-    assert pt.clean_rewrite("no sentence end", True) == "no sentence end"
+    assert clean_rewrite("The cat was seen.  The dog\nwas", True) == "The cat was seen."
+    assert clean_rewrite("The cat was seen. The dog was", False) == "The cat was seen. The dog was"
+    assert clean_rewrite('"It was seen."', False) == "It was seen."
+    assert clean_rewrite("no sentence end", True) == "no sentence end"
 
 
 def test_kept_table_counts_reasons_and_fraction():
     t = pd.DataFrame({"variant": ["SUM"] * 4, "kept": [True, False, False, True],
                       "reason": ["", "changed", "unparsable", ""], "truncated": [False, True, False, False]})
-    row = pt.kept_table([t]).iloc[0]
+    row = kept_table([t]).iloc[0]
     assert (row["n"], row["kept"], row["changed"], row["unparsable"], row["empty"], row["truncated"]) == \
         (4, 2, 1, 1, 0, 1)
     assert row["kept_fraction"] == 0.5
@@ -212,25 +215,25 @@ def _pairs_and_judgments():
 
 def test_sampling_bounds_skips_unparsed_and_is_deterministic():
     pairs, judgments = _pairs_and_judgments()
-    s = pt.sample_judged(pairs, judgments, judge="m", per_label=2, seed=7)
-    assert list(s.columns) == pt.SAMPLE_COLUMNS
+    s = sample_judged(pairs, judgments, judge="m", per_label=2, seed=7)
+    assert list(s.columns) == SAMPLE_COLUMNS
     counts = s.groupby(["qid", "label"]).size().to_dict()
     # q1: label 0 has 5 candidates -> 2, label 2 has 2 -> 2; q2: label 0 -> 1, 1 -> 2, 3 -> 1
     assert counts == {("1", 0): 2, ("1", 2): 2, ("2", 0): 1, ("2", 1): 2, ("2", 3): 1}
     assert not set(s["docid"]) & {"d07", "d08"}  # unparsed answers are never sampled
     assert (s["judge"] == "m").all()
-    again = pt.sample_judged(pairs, judgments, judge="m", per_label=2, seed=7)
+    again = sample_judged(pairs, judgments, judge="m", per_label=2, seed=7)
     pd.testing.assert_frame_equal(s, again)
-    shuffled = pt.sample_judged(pairs.sample(frac=1, random_state=1),
+    shuffled = sample_judged(pairs.sample(frac=1, random_state=1),
                                 judgments.sample(frac=1, random_state=2), judge="m", per_label=2, seed=7)
     pd.testing.assert_frame_equal(s, shuffled)  # row order does not matter
-    draws = {tuple(pt.sample_judged(pairs, judgments, judge="m", per_label=2, seed=k)["docid"])
+    draws = {tuple(sample_judged(pairs, judgments, judge="m", per_label=2, seed=k)["docid"])
              for k in range(10)}
     assert len(draws) > 1  # the seed matters (5 candidates choose 2 in q1 label 0)
-    big = pt.sample_judged(pairs, judgments, judge="m", per_label=20, seed=7)
+    big = sample_judged(pairs, judgments, judge="m", per_label=20, seed=7)
     assert len(big) == 11  # every parsed pair
     with pytest.raises(InputError, match="perturbations.per_label"):
-        pt.sample_judged(pairs, judgments, judge="m", per_label=0, seed=7)
+        sample_judged(pairs, judgments, judge="m", per_label=0, seed=7)
 
 
 def test_sampling_rejects_judgments_of_pairs_not_in_the_dataset():
@@ -239,22 +242,22 @@ def test_sampling_rejects_judgments_of_pairs_not_in_the_dataset():
                                                 "label": pd.array([1], dtype="Int64"),
                                                 "parsed": [True]})])
     with pytest.raises(InputError, match="judgments.tsv: 1 judged pairs are not in the dataset"):
-        pt.sample_judged(pairs, extra, judge="m", per_label=2, seed=1, source="judgments.tsv")
+        sample_judged(pairs, extra, judge="m", per_label=2, seed=1, source="judgments.tsv")
 
 
 def test_pooling_rewrites_each_passage_once_and_rejudging_uses_own_sample():
     pairs, judgments = _pairs_and_judgments()
-    a = pt.sample_judged(pairs, judgments, judge="a", per_label=1, seed=3)
+    a = sample_judged(pairs, judgments, judge="a", per_label=1, seed=3)
     other = judgments.assign(label=pd.array([1] * 13, dtype="Int64"), parsed=True)
-    b = pt.sample_judged(pairs, other, judge="b", per_label=1, seed=3)
-    pool = pt.pool_samples([a, b])
+    b = sample_judged(pairs, other, judge="b", per_label=1, seed=3)
+    pool = pool_samples([a, b])
     keys = set(zip(a["qid"], a["docid"])) | set(zip(b["qid"], b["docid"]))
     assert len(pool) == len(keys) and set(zip(pool["qid"], pool["docid"])) == keys
     rewrites = pool.assign(variant="SUM", text="rw " + pool["passage"], kept=True)
     rewrites.loc[0, "kept"] = False
     dropped = (pool.loc[0, "qid"], pool.loc[0, "docid"])
     for s in (a, b):
-        r = pt.rejudge_pairs(s, rewrites, "SUM")
+        r = rejudge_pairs(s, rewrites, "SUM")
         own = set(zip(s["qid"], s["docid"])) - {dropped}
         assert set(zip(r["qid"], r["docid"])) == own
         assert r["passage"].str.startswith("rw ").all()
@@ -264,17 +267,17 @@ def test_pooling_rewrites_each_passage_once_and_rejudging_uses_own_sample():
 
 def test_insertions_go_to_grade_0_label_0_passages_only():
     pairs, judgments = _pairs_and_judgments()
-    s = pt.sample_judged(pairs, judgments, judge="m", per_label=20, seed=1)
-    cand = pt.insertion_candidates([s])
+    s = sample_judged(pairs, judgments, judge="m", per_label=20, seed=1)
+    cand = insertion_candidates([s])
     # grade 0 and label 0: d00-d04 (q1), d09 (q2); d10 is grade 0 but label 1
     assert list(cand["docid"]) == ["d00", "d01", "d02", "d03", "d04", "d09"]
-    sent = pt.fixed_sentences(dict(zip(cand["qid"], cand["query"])), "LEX", LEX, dataset="t")
-    ins = pt.build_insertions(cand, sent, "LEX")
+    sent = fixed_sentences(dict(zip(cand["qid"], cand["query"])), "LEX", LEX, dataset="t")
+    ins = build_insertions(cand, sent, "LEX")
     assert ins.loc[0, "text"] == ("The terms goldfish, pond are shown together as an example of word "
                                   "grouping in text data. passage 0")
-    r = pt.rejudge_pairs(s, ins, "LEX")
+    r = rejudge_pairs(s, ins, "LEX")
     assert list(r["docid"]) == list(cand["docid"]) and (r["original_label"] == 0).all()
-    counts = pt.insertion_table([ins]).iloc[0]
+    counts = insertion_table([ins]).iloc[0]
     assert (counts["n_passages"], counts["n_ok"], counts["n_queries"], counts["n_queries_ok"]) == (6, 6, 2, 2)
 
 
@@ -289,17 +292,17 @@ def _rejudged():
 
 def test_transition_matrix_on_constructed_labels():
     r = _rejudged()
-    mat = pt.transition_counts(r["original_label"], r["label"])
+    mat = transition_counts(r["original_label"], r["label"])
     assert mat.to_numpy().tolist() == [[1, 1, 0, 0, 0],
                                        [0, 1, 0, 0, 1],
                                        [0, 0, 0, 1, 0],
                                        [0, 0, 1, 1, 0]]
-    tidy = pt.transition_table(r).set_index(["original_label", "new_label"])
+    tidy = transition_table(r).set_index(["original_label", "new_label"])
     assert tidy.loc[(0, 0), "share"] == 0.5 and tidy.loc[(0, 1), "share"] == 0.5
     assert tidy.loc[(1, 1), "share"] == 1.0 and tidy.loc[(1, 1), "row_missing"] == 1
     assert tidy.loc[(2, 3), "share"] == 1.0 and tidy.loc[(3, 2), "share"] == 0.5
     assert tidy["count"].sum() == 6
-    shifts = pt.shift_table(r).iloc[0]
+    shifts = shift_table(r).iloc[0]
     # parsed differences: 0, +1, 0, +1, 0, -1
     assert (shifts["n"], shifts["n_parsed"]) == (7, 6)
     assert math.isclose(shifts["mean_shift"], 1 / 6)
@@ -310,14 +313,14 @@ def test_transition_matrix_on_constructed_labels():
 def test_transition_row_without_parsed_rejudgments_is_undefined():
     r = pd.DataFrame({"judge": "m", "variant": "PSV", "original_label": pd.array([2], dtype="Int64"),
                       "label": pd.array([None], dtype="Int64")})
-    tidy = pt.transition_table(r).set_index(["original_label", "new_label"])
+    tidy = transition_table(r).set_index(["original_label", "new_label"])
     assert math.isnan(tidy.loc[(2, 0), "share"]) and tidy.loc[(2, 0), "row_missing"] == 1
 
 
 def test_label_distribution_after_insertion():
     r = pd.DataFrame({"judge": "m", "variant": "QRY", "original_label": pd.array([0] * 5, dtype="Int64"),
                       "label": pd.array([0, 1, 1, None, 3], dtype="Int64")})
-    d = pt.distribution_table(r).set_index("label")
+    d = distribution_table(r).set_index("label")
     assert d["count"].tolist() == [1, 2, 0, 1]
     assert d["share"].tolist() == [0.25, 0.5, 0.0, 0.25]
     assert (d["n_parsed"] == 4).all() and (d["n_missing"] == 1).all()
@@ -327,13 +330,13 @@ def test_label_distribution_after_insertion():
 
 
 def test_figures_are_written_as_png_and_pdf(tmp_path):
-    trans = pt.transition_table(_rejudged())
-    transition_heatmaps(trans, list(pt.REWRITE_VARIANTS), "t", tmp_path / "f1.png", tmp_path / "f1.pdf")
-    dist = pt.distribution_table(pd.DataFrame({
+    trans = transition_table(_rejudged())
+    transition_heatmaps(trans, list(REWRITE_VARIANTS), "t", tmp_path / "f1.png", tmp_path / "f1.pdf")
+    dist = distribution_table(pd.DataFrame({
         "judge": ["m", "m", "n"], "variant": ["SEM", "QRY", "QRY"],
         "original_label": pd.array([0, 0, 0], dtype="Int64"),
         "label": pd.array([1, 3, None], dtype="Int64")}))
-    insertion_distributions(dist, list(pt.INSERTION_VARIANTS), "t", tmp_path / "f3.png", tmp_path / "f3.pdf")
+    insertion_distributions(dist, list(INSERTION_VARIANTS), "t", tmp_path / "f3.png", tmp_path / "f3.pdf")
     for name in ("f1.png", "f3.png"):
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     for name in ("f1.pdf", "f3.pdf"):
@@ -369,27 +372,27 @@ def test_run_rewrites_checks_non_empty_rewrites_and_records_every_row(tmp_path):
         rewrites={"pa": ("Ra.", 2), "pb": ("  ", 1), "pc": ("Rc one. Rc cut", 4), "pd": ('"Rd."', 2)},
         checks={"Ra.": "Yes", "Rc one.": "No", "Rd.": "Perhaps"})
     client = CachedClient(backend, RequestCache(tmp_path / "c.sqlite"))
-    out = pt.run_rewrites(pool, "SUM", load_template("perturbations/sum"),
+    out = run_rewrites(pool, "SUM", load_template("perturbations/sum"),
                           load_template("perturbations/meaning_check"), client, client, max_tokens=4,
                           check_max_tokens=2, progress=False)
-    assert list(out.columns) == pt.REWRITE_COLUMNS
+    assert list(out.columns) == REWRITE_COLUMNS
     assert list(out["text"]) == ["Ra.", "", "Rc one.", "Rd."]
     assert list(out["truncated"]) == [False, False, True, False]
     assert list(out["kept"]) == [True, False, False, False]
     assert list(out["reason"]) == ["", "empty", "changed", "unparsable"]
     assert backend.checked == ["Ra.", "Rc one.", "Rd."]  # the empty rewrite is not checked
     assert list(out["check_prompt_tokens"]) == [5, None, 5, 5]
-    empty = pt.run_rewrites(pool.iloc[0:0], "SUM", "x {passage}", "y", client, client, max_tokens=4,
+    empty = run_rewrites(pool.iloc[0:0], "SUM", "x {passage}", "y", client, client, max_tokens=4,
                             check_max_tokens=2, progress=False)
-    assert list(empty.columns) == pt.REWRITE_COLUMNS and len(empty) == 0
+    assert list(empty.columns) == REWRITE_COLUMNS and len(empty) == 0
 
 
 def test_bad_tables_name_the_file(tmp_path):
     bad = tmp_path / "sample.tsv"
     bad.write_text("dataset\tqid\tdocid\nt\t1\td1\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"sample.tsv: not a sample table"):
-        pt.read_sample(str(bad))
+        read_sample(str(bad))
     with pytest.raises(InputError, match=r"sample.tsv: not a rewrites or insertions table"):
-        pt.read_variant_table(str(bad))
+        read_variant_table(str(bad))
     with pytest.raises(InputError, match="perturbations.variants"):
-        pt.rejudge_pairs(pd.DataFrame(columns=pt.SAMPLE_COLUMNS), pd.DataFrame(columns=["kept"]), "XYZ")
+        rejudge_pairs(pd.DataFrame(columns=SAMPLE_COLUMNS), pd.DataFrame(columns=["kept"]), "XYZ")

@@ -10,8 +10,10 @@ import pytest
 from conftest import FIXTURES, needs_model
 
 from judgelab import datasets as ds
-from judgelab import perturbations as pt
-from judgelab.jobs import perturbations as pj
+from judgelab.studies.perturbations.insertions import INSERTION_VARIANTS, lex_sentence, sem_failure
+from judgelab.studies.perturbations.outcomes import VARIANTS
+from judgelab.studies.perturbations.rewrites import REASONS, REWRITE_VARIANTS, parse_meaning_verdict, read_variant_table
+from judgelab.studies.perturbations import jobs as pj
 from judgelab.prompts import load_template
 from judgelab.tables import write_dataset, write_tsv
 
@@ -44,7 +46,7 @@ def test_perturbation_jobs_end_to_end(tmp_path, tmp_cache):
 
     check = load_template("perturbations/meaning_check")
     rewrites = {}
-    for v in pt.REWRITE_VARIANTS:
+    for v in REWRITE_VARIANTS:
         path = out / "rewrites" / f"{v.lower()}.tsv"
         r = pj.rewrite_job([str(sample)], str(path), variant=v,
                            template=load_template(f"perturbations/{v.lower()}"), check_template=check,
@@ -52,12 +54,12 @@ def test_perturbation_jobs_end_to_end(tmp_path, tmp_cache):
                            progress=False)
         assert len(r) == len(s) and (r["variant"] == v).all()
         assert (r["kept"] == (r["verdict"] == "preserved")).all()
-        assert set(r["reason"]) <= {"", *pt.REASONS}
+        assert set(r["reason"]) <= {"", *REASONS}
         assert (r.loc[r["kept"], "text"].str.len() > 0).all()
         assert (r.loc[r["reason"] == "unparsable", "check_answer"]
-                .map(pt.parse_meaning_verdict).isna()).all()
+                .map(parse_meaning_verdict).isna()).all()
         assert (r["rewrite_completion_tokens"] <= 24).all()
-        back = pt.read_variant_table(str(path))
+        back = read_variant_table(str(path))
         assert back["kept"].tolist() == r["kept"].tolist()
         rewrites[v] = path
 
@@ -73,11 +75,11 @@ def test_perturbation_jobs_end_to_end(tmp_path, tmp_cache):
         sent = pd.read_csv(sentences, sep="\t", dtype={"qid": str}, keep_default_na=False)
         for row in t.itertuples():
             if v == "LEX":
-                assert row.text == pt.lex_sentence(row.query, lex) + " " + row.original
+                assert row.text == lex_sentence(row.query, lex) + " " + row.original
             elif v == "QRY":
                 assert row.text == row.query + " " + row.original
             elif row.ok:
-                assert pt.sem_failure(row.sentence, row.query) == "" and row.text.endswith(row.original)
+                assert sem_failure(row.sentence, row.query) == "" and row.text.endswith(row.original)
             else:
                 assert row.text == "" and row.reason
         if v == "SEM":
@@ -85,13 +87,13 @@ def test_perturbation_jobs_end_to_end(tmp_path, tmp_cache):
         insertions[v] = path
 
     rejudged = {}
-    for v in pt.VARIANTS:
+    for v in VARIANTS:
         table = rewrites.get(v) or insertions[v]
         path = out / "rejudged" / v.lower() / "smollm2.tsv"
         rj = pj.rejudge_job(str(sample), str(table), str(path), variant=v, progress=False,
                             **judge_settings)
-        usable = pt.read_variant_table(str(table))
-        n_usable = int(usable["kept" if v in pt.REWRITE_VARIANTS else "ok"].sum())
+        usable = read_variant_table(str(table))
+        n_usable = int(usable["kept" if v in REWRITE_VARIANTS else "ok"].sum())
         assert len(rj) == n_usable and list(rj.columns) == pj.REJUDGE_COLUMNS
         if v in ("LEX", "QRY"):
             assert len(rj) == 2 and (rj["original_label"] == 0).all()
@@ -101,20 +103,20 @@ def test_perturbation_jobs_end_to_end(tmp_path, tmp_cache):
         rejudged[v] = path
 
     tables = out / "tables"
-    trans = pj.transitions_job([str(rejudged[v]) for v in pt.REWRITE_VARIANTS],
-                               [str(rewrites[v]) for v in pt.REWRITE_VARIANTS],
+    trans = pj.transitions_job([str(rejudged[v]) for v in REWRITE_VARIANTS],
+                               [str(rewrites[v]) for v in REWRITE_VARIANTS],
                                str(tables / "transitions.tsv"), str(tables / "shifts.tsv"),
                                str(tables / "kept.tsv"))
     kept = pd.read_csv(tables / "kept.tsv", sep="\t").set_index("variant")
-    for v in pt.REWRITE_VARIANTS:
-        r = pt.read_variant_table(str(rewrites[v]))
+    for v in REWRITE_VARIANTS:
+        r = read_variant_table(str(rewrites[v]))
         assert kept.loc[v, "kept"] == r["kept"].sum() and kept.loc[v, "n"] == len(r)
         rj = pj.read_rejudged(str(rejudged[v]))
         assert trans.loc[trans["variant"] == v, "count"].sum() == rj["label"].notna().sum()
-    dist = pj.distributions_job([str(rejudged[v]) for v in pt.INSERTION_VARIANTS],
-                                [str(insertions[v]) for v in pt.INSERTION_VARIANTS],
+    dist = pj.distributions_job([str(rejudged[v]) for v in INSERTION_VARIANTS],
+                                [str(insertions[v]) for v in INSERTION_VARIANTS],
                                 str(tables / "distributions.tsv"), str(tables / "insertions.tsv"))
-    for v in pt.INSERTION_VARIANTS:
+    for v in INSERTION_VARIANTS:
         rj = pj.read_rejudged(str(rejudged[v]))
         assert dist.loc[dist["variant"] == v, "count"].sum() == rj["label"].notna().sum()
 
@@ -132,6 +134,6 @@ def test_perturbation_jobs_end_to_end(tmp_path, tmp_cache):
                            progress=False)
     assert again["rewrite_cache_hit"].all()
     assert again["check_cache_hit"].dropna().astype(bool).all()
-    first = pt.read_variant_table(str(rewrites["SUM"]))
+    first = read_variant_table(str(rewrites["SUM"]))
     assert again["text"].tolist() == first["text"].tolist()
     assert again["kept"].tolist() == first["kept"].tolist()

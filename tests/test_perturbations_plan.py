@@ -9,10 +9,11 @@ import pytest
 import yaml
 
 from conftest import FIXTURES
-from judgelab import perturbations as pt
+from judgelab.studies.perturbations.insertions import sem_request
+from judgelab.studies.perturbations.rewrites import meaning_check_requests, rewrite_requests
 from judgelab.backends.base import Completion, cache_request, make_backend
 from judgelab.cache import RequestCache, request_key
-from judgelab.config import Project
+from judgelab.project import Project
 from judgelab.errors import InputError
 from judgelab.estimate import dataset_pairs, estimate
 from judgelab.judging import judgment_requests
@@ -159,22 +160,22 @@ def test_estimate_upper_bound_then_exact_from_cached_answers(tmp_path):
         put(req, labels[docid])
     # the sample: 101 labels 0 {d3, d4}, 2 {d2}, 3 {d1}; 102: 0 {d6}, 1 {d8}, 3 {d5}; d7 unparsed
     pool = pairs.loc[["d1", "d2", "d3", "d4", "d5", "d6", "d8"]]
-    psv = pt.rewrite_requests(pool, load_template("perturbations/psv"), max_tokens=16)
+    psv = rewrite_requests(pool, load_template("perturbations/psv"), max_tokens=16)
     rewrites = {"d1": "", **{d: f"Rewritten {d}." for d in ("d2", "d3", "d4", "d5", "d6", "d8")}}
     verdicts = {"d2": "Yes", "d3": "Yes", "d4": "yes.", "d5": "No", "d6": "No", "d8": "Maybe"}
     check = load_template("perturbations/meaning_check")
     for req, docid in zip(psv, pool["docid"]):
         put(req, rewrites[docid])
         if docid in verdicts:
-            put(pt.meaning_check_requests([pairs.at[docid, "passage"]], [rewrites[docid]], check,
+            put(meaning_check_requests([pairs.at[docid, "passage"]], [rewrites[docid]], check,
                                           max_tokens=2)[0], verdicts[docid])
     # one re-judgment of a kept PSV rewrite already answered
     d2 = pairs.loc[["d2"]].assign(passage="Rewritten d2.")
     put(judgment_requests(d2, "", judge_tpl, max_tokens=8)[0], "2")
     # SEM for query 101: attempt 1 uses a query term, attempt 2 passes the check
     sem = load_template("perturbations/sem")
-    put(pt.sem_request("do goldfish grow", sem, 1, max_tokens=16), "Goldfish get bigger.")
-    put(pt.sem_request("do goldfish grow", sem, 2, max_tokens=16), "They do get bigger over the years.")
+    put(sem_request("do goldfish grow", sem, 1, max_tokens=16), "Goldfish get bigger.")
+    put(sem_request("do goldfish grow", sem, 2, max_tokens=16), "They do get bigger over the years.")
     cache.close()
 
     table, _ = estimate(project, directory=tmp_path)

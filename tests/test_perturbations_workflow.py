@@ -14,8 +14,9 @@ import pytest
 import yaml
 
 from conftest import ROOT, have_model
-from judgelab import perturbations as pt
-from judgelab.config import Project
+from judgelab.studies.perturbations.rewrites import REASONS, read_variant_table
+from judgelab.studies.perturbations.sampling import read_sample
+from judgelab.project import Project
 from judgelab.estimate import estimate
 from snakerun import dry_run_jobs, make_workdir, output, snakemake
 
@@ -64,16 +65,16 @@ def test_full_run_writes_every_table(workdir):
     # the original judgment: the PERAS judge rule ran although PERAS is disabled
     judged = pd.read_csv(workdir / "results" / "judgments" / "fx" / "smollm2" / "w_cot" / "default.tsv",
                          sep="\t", dtype={"docid": str})
-    sample = pt.read_sample(str(res / "samples" / "smollm2.tsv"))
+    sample = read_sample(str(res / "samples" / "smollm2.tsv"))
     parsed = set(judged.loc[judged["parsed"], "docid"])
     assert set(sample["docid"]) <= parsed and len(sample) > 0  # only parsed labels are sampled
     assert (sample.groupby(["qid", "label"]).size() <= 2).all()  # per_label 2
 
     for v in ("PSV", "SUM"):
-        r = pt.read_variant_table(str(res / "rewrites" / f"{v.lower()}.tsv"))
+        r = read_variant_table(str(res / "rewrites" / f"{v.lower()}.tsv"))
         assert sorted(r["docid"]) == sorted(sample["docid"]) and (r["variant"] == v).all()
         assert (r["kept"] == (r["verdict"] == "preserved")).all()
-        assert set(r["reason"]) <= {"", *pt.REASONS}
+        assert set(r["reason"]) <= {"", *REASONS}
         rj = pd.read_csv(res / "rejudged" / v.lower() / "smollm2.tsv", sep="\t")
         assert len(rj) == int(r["kept"].sum())  # only kept rewrites are re-judged
     kept = pd.read_csv(res / "kept.tsv", sep="\t").set_index("variant")
@@ -82,12 +83,12 @@ def test_full_run_writes_every_table(workdir):
 
     candidates = sample[(sample["grade"] == 0) & (sample["label"] == 0)]
     for v in ("SEM", "LEX", "QRY"):
-        ins = pt.read_variant_table(str(res / "insertions" / f"{v.lower()}.tsv"))
+        ins = read_variant_table(str(res / "insertions" / f"{v.lower()}.tsv"))
         assert sorted(ins["docid"]) == sorted(candidates["docid"])
         assert (res / "insertions" / f"{v.lower()}_sentences.tsv").exists()
         rj = pd.read_csv(res / "rejudged" / v.lower() / "smollm2.tsv", sep="\t")
         assert len(rj) == int(ins["ok"].sum()) and (rj["original_label"] == 0).all()
-    lex = pt.read_variant_table(str(res / "insertions" / "lex.tsv"))
+    lex = read_variant_table(str(res / "insertions" / "lex.tsv"))
     assert (lex["text"] == "The terms goldfish, grow are shown together as an example of word "
             "grouping in text data. " + lex["original"]).all()
     counts = pd.read_csv(res / "insertion_counts.tsv", sep="\t")
@@ -114,7 +115,7 @@ def test_estimate_of_the_finished_run_counts_every_call_and_all_are_cached(workd
     rows = table.set_index("stage")
     assert (rows["to_send"] == 0).all(), table.to_string()  # the requests the jobs sent, exactly
     res = workdir / "results" / "perturbations" / "fx"
-    rewrites = [pt.read_variant_table(str(res / "rewrites" / f"{v}.tsv")) for v in ("psv", "sum")]
+    rewrites = [read_variant_table(str(res / "rewrites" / f"{v}.tsv")) for v in ("psv", "sum")]
     sem = pd.read_csv(res / "insertions" / "sem_sentences.tsv", sep="\t")
     rejudged = sum(len(pd.read_csv(res / "rejudged" / v / "smollm2.tsv", sep="\t"))
                    for v in ("psv", "sum", "sem", "lex", "qry"))

@@ -2,8 +2,8 @@ import pytest
 
 from judgelab.errors import InputError
 from judgelab.personas import PAPER_ORDER, load_persona_file, resolve_personas
-from judgelab.prompts import (KINDS, build_messages, fill, load_template, load_template_spec,
-                              parse_confidence, parse_label, register_kind)
+from judgelab.prompts import KINDS, build_messages, fill, load_template, load_template_spec, register_kind
+from judgelab.labels import parse_confidence, parse_label
 
 
 @pytest.mark.parametrize("text,label", [

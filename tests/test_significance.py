@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from judgelab import significance as sg
-from judgelab.metrics import agreement, job_metrics, sakai
+from judgelab.studies.peras import significance as sg
+from judgelab.studies.peras.metrics import agreement, job_metrics, sakai
 
 
 def _pairs(n_queries=20, per_query=12, seed=0):

@@ -16,10 +16,10 @@ from judgelab.backends.base import Backend, CachedClient, Completion
 from judgelab.cache import RequestCache
 from judgelab.errors import InputError
 from judgelab.resources import resources_dir
-from judgelab.simulation import cascade as sc
-from judgelab.simulation.data import ReasoningSection, Record, TelemetryEvent
-from judgelab.simulation.prompt import SimulationPrompt, render
-from judgelab.simulation.splits import LeakageError, make_splits
+from judgelab.studies.simulation import cascade as sc
+from judgelab.studies.simulation.data import ReasoningSection, Record, TelemetryEvent
+from judgelab.studies.simulation.prompt import SimulationPrompt, render
+from judgelab.studies.simulation.splits import LeakageError, make_splits
 
 PROMPT = SimulationPrompt.load()
 

@@ -8,8 +8,8 @@ import pytest
 
 from judgelab.errors import InputError
 from judgelab.resources import resources_dir
-from judgelab.simulation import data as sd
-from judgelab.simulation import splits as ss
+from judgelab.studies.simulation import data as sd
+from judgelab.studies.simulation import splits as ss
 
 SAMPLE = resources_dir() / "sample" / "pandalm" / "testset-v1.json"
 

@@ -8,10 +8,10 @@ import json
 import pandas as pd
 import pytest
 
-from judgelab.jobs import simulation as sj
+from judgelab.studies.simulation import jobs as sj
 from judgelab.cache import RequestCache
 from judgelab.resources import resources_dir
-from judgelab.simulation.cascade import read_predictions
+from judgelab.studies.simulation.cascade import read_predictions
 
 from conftest import needs_model
 

@@ -8,11 +8,11 @@ import random
 import pandas as pd
 import pytest
 
-from judgelab.jobs import simulation as sj
+from judgelab.studies.simulation import jobs as sj
 from judgelab.errors import InputError
-from judgelab.simulation.cascade import PREDICTION_COLUMNS
-from judgelab.simulation.data import plan_types, read_jsonl
-from judgelab.simulation.report import CAPTIONS
+from judgelab.studies.simulation.cascade import PREDICTION_COLUMNS
+from judgelab.studies.simulation.data import plan_types, read_jsonl
+from judgelab.studies.simulation.report import CAPTIONS
 from judgelab.tables import write_tsv
 
 EVALUATORS = ["e1", "e2", "e3", "e4"]
@@ -77,7 +77,7 @@ def test_metrics_stats_report_on_a_factorial_design(tmp_path):
     sj.prepare_job(str(src), "jsonl", d / "records.jsonl", d / "splits.tsv", d / "evaluators.tsv", pool=6,
                    validation=8, seed=0)
     recs = read_jsonl(d / "records.jsonl")
-    from judgelab.simulation.splits import read_splits
+    from judgelab.studies.simulation.splits import read_splits
     splits = read_splits(d / "splits.tsv")
     cells = [{"model": "m", "demo_type": "base", "shots": 0}]
     cells += [{"model": "m", "demo_type": t, "shots": k} for t in ("J", "J+RR") for k in (1, 2, 4)]

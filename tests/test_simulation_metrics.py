@@ -10,9 +10,9 @@ import statsmodels.api as sm_api
 from scipy import stats as sps
 from sklearn.metrics import precision_recall_fscore_support
 
-from judgelab.simulation import baselines as bl
-from judgelab.simulation import metrics as sm
-from judgelab.simulation.data import Record
+from judgelab.studies.simulation import baselines as bl
+from judgelab.studies.simulation import metrics as sm
+from judgelab.studies.simulation.data import Record
 
 # Six items judged by five evaluators: three regular ones, an always-neutral one (en) and a
 # contrarian (ex: the opposite of e1 on A/B items, A where e1 says N).

@@ -12,13 +12,13 @@ import yaml
 
 from judgelab.backends.base import Completion, cache_request, make_backend
 from judgelab.cache import RequestCache, request_key
-from judgelab.config import Project
+from judgelab.project import Project
 from judgelab.errors import InputError
 from judgelab.estimate import estimate
-from judgelab.simulation.cascade import CascadeSettings, build_requests, plan_evaluators
-from judgelab.simulation.data import load_records
-from judgelab.simulation.prompt import SimulationPrompt
-from judgelab.simulation.splits import make_splits
+from judgelab.studies.simulation.cascade import CascadeSettings, build_requests, plan_evaluators
+from judgelab.studies.simulation.data import load_records
+from judgelab.studies.simulation.prompt import SimulationPrompt
+from judgelab.studies.simulation.splits import make_splits
 
 from conftest import ROOT
 

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats as sps
 from statsmodels.stats.anova import AnovaRM
 
-from judgelab.simulation import stats as st
+from judgelab.studies.simulation import stats as st
 
 
 def test_wilcoxon_exact_small_sample_by_hand():

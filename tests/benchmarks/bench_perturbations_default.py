@@ -23,9 +23,12 @@ from pathlib import Path
 import pandas as pd
 
 from judgelab import datasets as ds
-from judgelab import perturbations as pt
-from judgelab.jobs import perturbations as pj
-from judgelab.jobs.peras import judge_job
+from judgelab.studies.perturbations.insertions import INSERTION_VARIANTS
+from judgelab.studies.perturbations.outcomes import VARIANTS
+from judgelab.studies.perturbations.rewrites import REWRITE_VARIANTS
+from judgelab.studies.perturbations.sampling import read_sample
+from judgelab.studies.perturbations import jobs as pj
+from judgelab.studies.peras.jobs import judge_job
 from judgelab.prompts import load_template
 from judgelab.resources import resources_dir
 from judgelab.tables import write_dataset
@@ -78,7 +81,7 @@ def main() -> None:
     t_start = time.perf_counter()
     sample = out / "samples" / "smollm2.tsv"
     pj.sample_job(str(pairs), str(judgments), str(sample), judge="smollm2", per_label=args.per_label, seed=42)
-    s = pt.read_sample(str(sample))
+    s = read_sample(str(sample))
     print(f"sample: {len(s)} pairs, labels {s['label'].value_counts().sort_index().to_dict()}, "
           f"{int(((s['grade'] == 0) & (s['label'] == 0)).sum())} insertion candidates")
     check = load_template("perturbations/meaning_check")
@@ -86,12 +89,12 @@ def main() -> None:
           "cache": cache, "progress": False, "check_template": check}
     layer1 = {}
     paths = {}
-    for v in pt.REWRITE_VARIANTS:
+    for v in REWRITE_VARIANTS:
         paths[v] = out / "rewrites" / f"{v.lower()}.tsv"
         prompt = load_template(f"perturbations/{v.lower()}")
         layer1[f"rewrite {v}"] = (pj.rewrite_job, ([str(sample)], str(paths[v])),
                                   {"variant": v, "template": prompt, **rw})
-    for v in pt.INSERTION_VARIANTS:
+    for v in INSERTION_VARIANTS:
         paths[v] = out / "insertions" / f"{v.lower()}.tsv"
         kw = {"variant": v, "progress": False}
         if v == "SEM":
@@ -101,18 +104,18 @@ def main() -> None:
             kw.update(template=load_template("perturbations/lex"))
         sentences = out / "insertions" / f"{v.lower()}_sentences.tsv"
         layer1[f"insert {v}"] = (pj.insertion_job, ([str(sample)], str(paths[v]), str(sentences)), kw)
-    rejudged = {v: out / "rejudged" / v.lower() / "smollm2.tsv" for v in pt.VARIANTS}
+    rejudged = {v: out / "rejudged" / v.lower() / "smollm2.tsv" for v in VARIANTS}
     layer2 = {f"rejudge {v}": (pj.rejudge_job, (str(sample), str(paths[v]), str(rejudged[v])),
-                               {"variant": v, "progress": False, **settings}) for v in pt.VARIANTS}
+                               {"variant": v, "progress": False, **settings}) for v in VARIANTS}
     with ProcessPoolExecutor(max_workers=args.cores) as pool:
         times = _layer(pool, "rewrites + insertions", layer1)
         times.update(_layer(pool, "re-judging", layer2))
     tables = out / "tables"
-    pj.transitions_job([str(rejudged[v]) for v in pt.REWRITE_VARIANTS],
-                       [str(paths[v]) for v in pt.REWRITE_VARIANTS], str(tables / "transitions.tsv"),
+    pj.transitions_job([str(rejudged[v]) for v in REWRITE_VARIANTS],
+                       [str(paths[v]) for v in REWRITE_VARIANTS], str(tables / "transitions.tsv"),
                        str(tables / "shifts.tsv"), str(tables / "kept.tsv"))
-    pj.distributions_job([str(rejudged[v]) for v in pt.INSERTION_VARIANTS],
-                         [str(paths[v]) for v in pt.INSERTION_VARIANTS], str(tables / "distributions.tsv"),
+    pj.distributions_job([str(rejudged[v]) for v in INSERTION_VARIANTS],
+                         [str(paths[v]) for v in INSERTION_VARIANTS], str(tables / "distributions.tsv"),
                          str(tables / "insertions.tsv"))
     figs = out / "figures"
     pj.transition_figure_job(str(tables / "transitions.tsv"), str(figs / "transitions_smollm2.png"),
@@ -121,11 +124,11 @@ def main() -> None:
                             str(figs / "insertions.pdf"), dataset=args.dataset)
     wall = time.perf_counter() - t_start
     tokens = 0
-    for v in pt.REWRITE_VARIANTS:
+    for v in REWRITE_VARIANTS:
         r = pd.read_csv(paths[v], sep="\t")
         tokens += int(r["rewrite_prompt_tokens"].sum() + r["rewrite_completion_tokens"].sum()
                       + r["check_prompt_tokens"].sum())
-    for v in pt.VARIANTS:
+    for v in VARIANTS:
         r = pd.read_csv(rejudged[v], sep="\t")
         tokens += int(r["prompt_tokens"].sum() + r["completion_tokens"].sum())
     print(f"perturbation cells: wall {wall:.1f} s on {args.cores} workers; jobs' CPU time "

@@ -138,7 +138,7 @@ def probe() -> None:
     the embedded model, each phase timed in this process; prints JSON."""
     from judgelab import cache as cache_mod
     from judgelab.backends.local import LocalBackend
-    from judgelab.config import Project
+    from judgelab.project import Project
     from judgelab.datasets import prepare_table
     from judgelab.judging import judgment_requests
 

@@ -34,7 +34,8 @@ from judgelab.backends.local import LocalBackend
 from judgelab.datasets import build_trec_table
 from judgelab.judging import judgment_requests
 from judgelab.personas import load_persona_file
-from judgelab.prompts import load_template, parse_label
+from judgelab.prompts import load_template
+from judgelab.labels import parse_label
 
 COLUMNS = ["template", "mode", "reuse_prefix", "max_tokens", "calls", "cpu_s", "wall_s", "calls_per_cpu_s",
            "calls_per_wall_s", "prompt_tokens", "evaluated_tokens", "answer_tokens",

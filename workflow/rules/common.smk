@@ -1,5 +1,5 @@
 # Helpers shared by the rules. Every question (which personas, which raw files, which judges,
-# where a result goes) is answered by PROJECT (judgelab.config.Project); these only adapt its
+# where a result goes) is answered by PROJECT (judgelab.project.Project); these only adapt its
 # answers to Snakemake's input functions and params.
 import json
 import re

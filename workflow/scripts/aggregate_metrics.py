@@ -1,6 +1,6 @@
 """Snakemake adapter: one tidy metrics table over all jobs."""
 from judgelab.jobs import script_logging
-from judgelab.jobs.peras import aggregate_metrics_job
+from judgelab.studies.peras.jobs import aggregate_metrics_job
 
 with script_logging(snakemake.log[0]):
     aggregate_metrics_job(list(snakemake.input), snakemake.output.table)

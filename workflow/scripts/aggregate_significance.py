@@ -1,6 +1,6 @@
 """Snakemake adapter: one significance table, and the metrics table joined with it."""
 from judgelab.jobs import script_logging
-from judgelab.jobs.peras import aggregate_significance_job
+from judgelab.studies.peras.jobs import aggregate_significance_job
 
 with script_logging(snakemake.log[0]):
     aggregate_significance_job(list(snakemake.input.tables), snakemake.input.metrics, snakemake.output.table,

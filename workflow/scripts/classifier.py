@@ -1,6 +1,6 @@
 """Snakemake adapter: classifiers on persona features of one model x template (seed 000 RQ3)."""
 from judgelab.jobs import script_logging
-from judgelab.jobs.peras import classifier_job
+from judgelab.studies.peras.jobs import classifier_job
 
 with script_logging(snakemake.log[0]):
     classifier_job(snakemake.input.pairs, list(snakemake.input.judgments), list(snakemake.input.confidence),

@@ -1,6 +1,6 @@
 """Snakemake adapter: one confidence job (seed 000 Appendix A)."""
 from judgelab.jobs import script_logging
-from judgelab.jobs.peras import confidence_job
+from judgelab.studies.peras.jobs import confidence_job
 
 w = snakemake.wildcards
 with script_logging(snakemake.log[0]):

@@ -1,6 +1,6 @@
 """Snakemake adapter: download a dataset's raw files."""
 from judgelab.jobs import script_logging
-from judgelab.jobs.datasets import download_job
+from judgelab.datasets import download_job
 
 with script_logging(snakemake.log[0]):
     download_job(snakemake.params.urls, dict(snakemake.output.items()))

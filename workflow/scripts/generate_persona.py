@@ -1,6 +1,6 @@
 """Snakemake adapter: two-step persona generation (seed 000 section 4.1)."""
 from judgelab.jobs import script_logging
-from judgelab.jobs.personas import generate_persona_job
+from judgelab.personas import generate_persona_job
 
 with script_logging(snakemake.log[0]):
     generate_persona_job(snakemake.output.persona, personality_type=snakemake.params.personality_type,

@@ -1,6 +1,6 @@
 """Snakemake adapter: an imported judge's file -> judgment and confidence tables."""
 from judgelab.jobs import script_logging
-from judgelab.jobs.peras import import_job
+from judgelab.studies.peras.jobs import import_job
 
 with script_logging(snakemake.log[0]):
     import_job(snakemake.input.pairs, snakemake.input.judge, snakemake.output.judgments,

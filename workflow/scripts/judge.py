@@ -1,6 +1,6 @@
 """Snakemake adapter: one judgment job (dataset x model x template x persona)."""
 from judgelab.jobs import script_logging
-from judgelab.jobs.peras import judge_job
+from judgelab.studies.peras.jobs import judge_job
 
 w = snakemake.wildcards
 with script_logging(snakemake.log[0]):

@@ -1,6 +1,6 @@
 """Snakemake adapter: one pairwise judgment job (dataset x model), every sampled pair in both orders."""
 from judgelab.jobs import script_logging
-from judgelab.jobs.overrating import pairwise_judge_job
+from judgelab.studies.overrating.jobs import pairwise_judge_job
 
 w = snakemake.wildcards
 with script_logging(snakemake.log[0]):

@@ -1,6 +1,6 @@
 """Snakemake adapter: the pairwise rates by setting of one dataset x judge."""
 from judgelab.jobs import script_logging
-from judgelab.jobs.overrating import pairwise_figure_job
+from judgelab.studies.overrating.jobs import pairwise_figure_job
 
 w = snakemake.wildcards
 with script_logging(snakemake.log[0]):

@@ -1,6 +1,6 @@
 """Snakemake adapter: the outcomes and rates of one pairwise run."""
 from judgelab.jobs import script_logging
-from judgelab.jobs.overrating import pairwise_metrics_job
+from judgelab.studies.overrating.jobs import pairwise_metrics_job
 
 w = snakemake.wildcards
 with script_logging(snakemake.log[0]):

@@ -1,6 +1,6 @@
 """Snakemake adapter: one pointwise judgment job (dataset x model x scale) of the overrating study."""
 from judgelab.jobs import script_logging
-from judgelab.jobs.overrating import pointwise_judge_job
+from judgelab.studies.overrating.jobs import pointwise_judge_job
 
 w = snakemake.wildcards
 with script_logging(snakemake.log[0]):

@@ -1,6 +1,6 @@
 """Snakemake adapter: the metrics and transition matrix of one pointwise run."""
 from judgelab.jobs import script_logging
-from judgelab.jobs.overrating import pointwise_metrics_job
+from judgelab.studies.overrating.jobs import pointwise_metrics_job
 
 w = snakemake.wildcards
 with script_logging(snakemake.log[0]):

@@ -1,6 +1,6 @@
 """Snakemake adapter: seed 004 Table 2 (pooled and per setting) from every pairwise run's metrics."""
 from judgelab.jobs import script_logging
-from judgelab.jobs.overrating import table2_job
+from judgelab.studies.overrating.jobs import table2_job
 
 out = dict(snakemake.output.items())
 with script_logging(snakemake.log[0]):

@@ -1,6 +1,6 @@
 """Snakemake adapter: the transition-matrix heatmap of one pointwise run."""
 from judgelab.jobs import script_logging
-from judgelab.jobs.overrating import transition_figure_job
+from judgelab.studies.overrating.jobs import transition_figure_job
 
 w = snakemake.wildcards
 with script_logging(snakemake.log[0]):

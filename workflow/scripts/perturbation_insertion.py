@@ -1,6 +1,6 @@
 """Snakemake adapter: the LEX or QRY insertions of one dataset (no model)."""
 from judgelab.jobs import script_logging
-from judgelab.jobs.perturbations import insertion_job
+from judgelab.studies.perturbations.jobs import insertion_job
 
 with script_logging(snakemake.log[0]):
     insertion_job(list(snakemake.input.samples), snakemake.output.insertions,

@@ -1,6 +1,6 @@
 """Snakemake adapter: one judge re-judging one variant (dataset x variant x judge)."""
 from judgelab.jobs import script_logging
-from judgelab.jobs.perturbations import rejudge_job
+from judgelab.studies.perturbations.jobs import rejudge_job
 
 p = snakemake.params
 with script_logging(snakemake.log[0]):

@@ -1,6 +1,6 @@
 """Snakemake adapter: the rewrites of one variant with their meaning check (dataset x variant)."""
 from judgelab.jobs import script_logging
-from judgelab.jobs.perturbations import rewrite_job
+from judgelab.studies.perturbations.jobs import rewrite_job
 
 p = snakemake.params
 with script_logging(snakemake.log[0]):

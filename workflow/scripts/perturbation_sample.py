@@ -1,6 +1,6 @@
 """Snakemake adapter: one judge's perturbation sample (dataset x judge)."""
 from judgelab.jobs import script_logging
-from judgelab.jobs.perturbations import sample_job
+from judgelab.studies.perturbations.jobs import sample_job
 
 with script_logging(snakemake.log[0]):
     sample_job(snakemake.input.pairs, snakemake.input.judgments, snakemake.output.sample,

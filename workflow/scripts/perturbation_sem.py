@@ -1,6 +1,6 @@
 """Snakemake adapter: the SEM sentences and insertions of one dataset."""
 from judgelab.jobs import script_logging
-from judgelab.jobs.perturbations import insertion_job
+from judgelab.studies.perturbations.jobs import insertion_job
 
 p = snakemake.params
 with script_logging(snakemake.log[0]):

@@ -1,6 +1,6 @@
 """Snakemake adapter: seed 004 Figure 1 for one dataset x judge."""
 from judgelab.jobs import script_logging
-from judgelab.jobs.perturbations import transition_figure_job
+from judgelab.studies.perturbations.jobs import transition_figure_job
 
 w = snakemake.wildcards
 with script_logging(snakemake.log[0]):

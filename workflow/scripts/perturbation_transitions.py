@@ -1,6 +1,6 @@
 """Snakemake adapter: transitions, shifts and kept fractions of one dataset's rewrites."""
 from judgelab.jobs import script_logging
-from judgelab.jobs.perturbations import transitions_job
+from judgelab.studies.perturbations.jobs import transitions_job
 
 o = snakemake.output
 with script_logging(snakemake.log[0]):

@@ -1,6 +1,6 @@
 """Snakemake adapter: normalise a dataset into one table and apply the configured subset."""
 from judgelab.jobs import script_logging
-from judgelab.jobs.datasets import prepare_dataset_job
+from judgelab.datasets import prepare_dataset_job
 
 with script_logging(snakemake.log[0]):
     prepare_dataset_job(snakemake.wildcards.dataset, snakemake.input.qrels, snakemake.input.topics,

@@ -1,6 +1,6 @@
 """Snakemake adapter: persona vs reference paired bootstrap of one dataset x model x template."""
 from judgelab.jobs import script_logging
-from judgelab.jobs.peras import significance_job
+from judgelab.studies.peras.jobs import significance_job
 
 w = snakemake.wildcards
 with script_logging(snakemake.log[0]):

@@ -1,6 +1,6 @@
 """Snakemake adapter: download an evaluator set's file (simulation, seed 001)."""
 from judgelab.jobs import script_logging
-from judgelab.jobs.simulation import download_job
+from judgelab.studies.simulation.jobs import download_job
 
 with script_logging(snakemake.log[0]):
     download_job(snakemake.params.url, snakemake.output.raw, snakemake.params.format)

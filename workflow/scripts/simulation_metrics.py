@@ -2,7 +2,7 @@
 import os
 
 from judgelab.jobs import script_logging
-from judgelab.jobs.simulation import metrics_job
+from judgelab.studies.simulation.jobs import metrics_job
 
 with script_logging(snakemake.log[0]):
     metrics_job(snakemake.input.records, list(snakemake.input.predictions), snakemake.params.cells,

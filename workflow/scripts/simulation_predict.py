@@ -1,6 +1,6 @@
 """Snakemake adapter: one simulation cell (evaluator set x model x demonstration type x shots)."""
 from judgelab.jobs import script_logging
-from judgelab.jobs.simulation import predict_job
+from judgelab.studies.simulation.jobs import predict_job
 
 w = snakemake.wildcards
 with script_logging(snakemake.log[0]):

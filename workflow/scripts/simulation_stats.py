@@ -2,7 +2,7 @@
 import os
 
 from judgelab.jobs import script_logging
-from judgelab.jobs.simulation import stats_job
+from judgelab.studies.simulation.jobs import stats_job
 
 with script_logging(snakemake.log[0]):
     stats_job(os.path.dirname(snakemake.input.accuracy), os.path.dirname(snakemake.output.factors),

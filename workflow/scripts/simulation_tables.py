@@ -2,7 +2,7 @@
 import os
 
 from judgelab.jobs import script_logging
-from judgelab.jobs.simulation import tables_job
+from judgelab.studies.simulation.jobs import tables_job
 
 with script_logging(snakemake.log[0]):
     tables_job(snakemake.params.metrics_dirs, snakemake.params.stats_dirs,

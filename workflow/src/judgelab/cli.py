@@ -165,8 +165,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args) -> int:
     from .jobs import script_logging
-    from .jobs.datasets import prepare_dataset_job
-    from .jobs.peras import confidence_job, job_metrics_job, judge_job
+    from .datasets import prepare_dataset_job
+    from .studies.peras.jobs import confidence_job, job_metrics_job, judge_job
     from .prompts import load_template, load_template_spec
 
     if args.cmd == "download":
@@ -223,7 +223,7 @@ def _run(args) -> int:
         for name, spec in data["models"].items():
             print(f"{name}: {spec['model']} at {spec['base_url']}")
     elif args.cmd == "estimate":
-        from .config import Project
+        from .project import Project
         from .estimate import estimate, format_report
 
         tables = {name: str(Path(path).resolve())

@@ -22,6 +22,7 @@ import json
 import shutil
 import tempfile
 import urllib.request
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,8 +30,11 @@ import ftfy
 import pandas as pd
 
 from .errors import InputError
-from .tables import DATASET_COLUMNS
+from .jobs import as_value
+from .tables import DATASET_COLUMNS, write_dataset
 from .textfiles import text_lines
+
+log = logging.getLogger("judgelab")
 
 
 #: Public sources of the full datasets (see ``judgelab download``).
@@ -323,3 +327,21 @@ def prepare_table(name: str, selection: dict, qrels: str | Path, topics: str | P
         raise InputError(f"the selection (queries, max_queries, per_grade) keeps none of the "
                          f"{len(full)} judged pairs ({files})", key=f"datasets.{name}")
     return full, subset
+
+
+# -- the jobs of the dataset rules ------------------------------------------------------------
+
+
+def download_job(urls: str | dict, out: dict[str, str]) -> None:
+    """Fetch the qrels, topics and texts of ``urls`` to the paths of ``out``."""
+    download_dataset(as_value(urls), out)
+
+
+def prepare_dataset_job(name: str, qrels: str, topics: str, texts: str, selection: str | dict,
+                        out: str) -> pd.DataFrame:
+    full, table = prepare_table(name, as_value(selection), qrels, topics, texts)
+    log.info("%s: %d judged pairs, %d queries", name, len(full), full["qid"].nunique())
+    log.info("%s after selection: %d pairs, %d queries, grades %s", name, len(table),
+             table["qid"].nunique(), table["grade"].value_counts().sort_index().to_dict())
+    write_dataset(table, out)
+    return table

@@ -35,8 +35,9 @@ from .backends.api import api_key_envvars
 from .backends.base import Backend, Request, cache_request, make_backend
 from .cache import RequestCache, request_key
 from .errors import InputError
-from .judging import persona_instruction_request, persona_keywords_request
-from .config import LLMJob, Project
+from .personas import persona_instruction_request, persona_keywords_request
+from .project import Project
+from .studies import LLMJob
 from .pricing import Prices
 from .tables import read_dataset
 
@@ -182,7 +183,7 @@ def estimate(project: Project, *, cache_path: str | Path | None = None, director
              tables: Mapping[str, str | Path] | None = None,
              models: Sequence[str] | None = None) -> tuple[pd.DataFrame, list[str]]:
     """One row per dataset x model x stage of the LLM jobs the workflow schedules
-    (:meth:`judgelab.config.Project.llm_jobs`): jobs, calls, cached, to_send, input_tokens,
+    (:meth:`judgelab.project.Project.llm_jobs`): jobs, calls, cached, to_send, input_tokens,
     output_tokens_max, cost_usd. Each study builds its jobs' requests (``Plan.requests``) with the
     builders its jobs use. ``models``: only these models (default: every model the run calls).
     Returns the table and notes on how it was made."""

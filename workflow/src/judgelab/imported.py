@@ -41,14 +41,13 @@ import pandas as pd
 
 from .datasets import parse_grade
 from .errors import InputError
+from .labels import SCALE_VALUES
 from .tables import CONFIDENCE_COLUMNS, JUDGMENT_COLUMNS
 from .textfiles import text_lines
 
 DEFAULT_TEMPLATE = "imported"
 DEFAULT_PERSONAS = ["default"]
 _NAME = re.compile(r"^[^/\s]+$")
-#: label scales: the labels each allows
-LABEL_SCALES = {"graded": (0, 1, 2, 3), "binary": (0, 1)}
 #: confidence scales: the upper bound of each (the lower is 0)
 CONFIDENCE_SCALES = {"percent": 100.0, "probability": 1.0}
 
@@ -114,8 +113,8 @@ def resolve_imported(cfg: dict) -> dict[str, ImportedJudge]:
                 raise InputError(f"{len(values)} {what}s but no {{{what}}} placeholder in the path",
                                  key=f"{key}.path")
         scale, conf_scale = e.get("scale"), e.get("confidence_scale")
-        if scale is not None and scale not in LABEL_SCALES:
-            raise InputError(f"expected one of {sorted(LABEL_SCALES)}, got {scale!r}", key=f"{key}.scale")
+        if scale is not None and scale not in SCALE_VALUES:
+            raise InputError(f"expected one of {sorted(SCALE_VALUES)}, got {scale!r}", key=f"{key}.scale")
         if conf_scale is not None and conf_scale not in CONFIDENCE_SCALES:
             raise InputError(f"expected one of {sorted(CONFIDENCE_SCALES)}, got {conf_scale!r}",
                              key=f"{key}.confidence_scale")
@@ -151,7 +150,7 @@ def read_judge_file(path: str | Path, pairs: pd.DataFrame, *, scale: str | None 
     ``scale`` / ``confidence_scale``: as declared for the judge (None: not declared; see the
     module docstring). Returns qid, docid, label (Int64, on ``scale``), confidence (Float64 on
     ``confidence_scale``, as in the file; missing without a 5th column), line."""
-    labels_ok = LABEL_SCALES[scale or "graded"]
+    labels_ok = SCALE_VALUES[scale or "graded"]
     conf_max = CONFIDENCE_SCALES[confidence_scale or "percent"]
     known_q = set(pairs["qid"])
     known = set(zip(pairs["qid"], pairs["docid"]))

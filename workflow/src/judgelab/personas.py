@@ -1,16 +1,26 @@
-"""Persona conditions: the 11 of seed 000 Table 1 shipped as data, plus custom ones from config."""
+"""Persona conditions: the 11 of seed 000 Table 1 shipped as data, plus custom ones from config; their
+two-step generation by an LLM (seed 000 section 4.1) and the table of the persona texts a run uses."""
 
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
+import pandas as pd
 import yaml
 
+from .backends.base import CachedClient, Request
 from .errors import InputError
+from .jobs import LLMSession, as_value
+from .prompts import fill
 from .resources import resources_dir
+from .tables import write_tsv
 from .textfiles import read_text
+
+log = logging.getLogger("judgelab")
 
 PAPER_ORDER = ["default", "HA", "LA", "HC", "LC", "HE", "LE", "HN", "LN", "HO", "LO"]
 
@@ -83,5 +93,77 @@ def read_generated(path: str | Path) -> dict:
 
 def read_persona(text: str, generated_file: str | Path | None = None) -> str:
     """The instruction a job sends: the generated file's, when the job was given one (see
-    :meth:`judgelab.config.Project.persona_input`), else ``text``."""
+    :meth:`judgelab.project.Project.persona_input`), else ``text``."""
     return read_generated(generated_file)["instruction"] if generated_file else text
+
+
+# -- the two-step generation (seed 000 section 4.1) and the persona table -----------------------
+
+
+def persona_keywords_request(personality_type: str, keywords_template: str, *,
+                             max_tokens: int) -> Request:
+    """Step 1 of the persona generation (seed 000 section 4.1): keywords for a personality type."""
+    return Request.from_messages(
+        [{"role": "user", "content": fill(keywords_template, personality_type=personality_type)}],
+        max_tokens)
+
+
+def persona_instruction_request(personality_type: str, keywords: str, instruction_template: str, *,
+                                max_tokens: int) -> Request:
+    """Step 2 of the persona generation: an instruction built on the step-1 keywords."""
+    return Request.from_messages(
+        [{"role": "user", "content": fill(instruction_template, personality_keywords=keywords,
+                                          personality_type=personality_type)}], max_tokens)
+
+
+def generate_persona(client: CachedClient, personality_type: str, keywords_template: str,
+                     instruction_template: str, *, max_tokens: int) -> dict:
+    """Seed 000 section 4.1: step 1 asks for keywords, step 2 for an instruction built on them."""
+    step1 = persona_keywords_request(personality_type, keywords_template, max_tokens=max_tokens)
+    (kw, _), = client.run([step1], desc=f"keywords {personality_type}", progress=False)
+    keywords = kw.text.strip()
+    step2 = persona_instruction_request(personality_type, keywords, instruction_template,
+                                        max_tokens=max_tokens)
+    (ins, _), = client.run([step2], desc=f"instruction {personality_type}", progress=False)
+    return {"personality_type": personality_type, "keywords": keywords,
+            "instruction": ins.text.strip()}
+
+def generate_persona_job(out: str, *, personality_type: str, keywords_template: str,
+                         instruction_template: str, model: str | dict, max_tokens: int, cache: str,
+                         threads: int | None = None, model_name: str | None = None) -> dict:
+    session = LLMSession(model, cache, threads, desc=f"persona {personality_type}", name=model_name)
+    with session as client:
+        result = generate_persona(client, personality_type, keywords_template, instruction_template,
+                                  max_tokens=int(max_tokens))
+    result["generator"] = session.backend.identity()
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    log.info("%s: keywords %r; instruction of %d characters", personality_type, result["keywords"][:80],
+             len(result["instruction"]))
+    return result
+
+
+def persona_table_job(personas: str | list, generated: Sequence[str], out: str) -> pd.DataFrame:
+    """The persona texts a run uses, with the generated alternatives beside the paper's.
+
+    ``personas``: one entry per persona (id, personality_type, instruction, origin and
+    ``uses_generated``, as :class:`judgelab.project.Project` resolved them); ``generated``: the
+    generation's files (their stem is the persona id)."""
+    rows = as_value(personas)
+    by_id = {Path(f).stem: read_generated(f) for f in generated}
+    table = []
+    for p in rows:
+        gen = by_id.get(p["id"])
+        use_generated = bool(p["uses_generated"])
+        if use_generated and gen is None:
+            raise ValueError(f"persona {p['id']} uses its generated instruction, but no generated file "
+                             f"was given (got {sorted(by_id)})")
+        table.append({"persona": p["id"], "personality_type": p["personality_type"],
+                      "origin": "generated" if use_generated else p["origin"],
+                      "instruction": gen["instruction"] if use_generated else p["instruction"],
+                      "paper_instruction": p["instruction"],
+                      "generated_keywords": gen["keywords"] if gen else None,
+                      "generated_instruction": gen["instruction"] if gen else None})
+    df = pd.DataFrame(table)
+    write_tsv(df, out)
+    return df

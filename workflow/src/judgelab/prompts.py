@@ -1,4 +1,4 @@
-"""Prompt templates as data, persona concatenation, and answer parsing.
+"""Prompt templates as data and persona concatenation (answers are read by :mod:`judgelab.labels`).
 
 Templates live in YAML files under ``resources/prompts/<study>/`` (``template:`` holds the text,
 ``kind:`` says what it is for, optional ``labels:`` the answers it allows). A template is checked
@@ -10,7 +10,7 @@ when it is loaded (:func:`load_template_spec`), against its kind (:data:`KINDS`)
 * literal braces are written doubled: ``{{`` and ``}}`` become ``{`` and ``}`` when the template
   is filled; a single brace that does not open or close a placeholder is an error;
 * ``labels:`` (kinds that ask for a label; default for ``judgment``: ``["0", "1", "2", "3"]``)
-  is the set of answers :func:`parse_label` accepts; anything else is a missing answer.
+  is the set of answers :func:`judgelab.labels.parse_label` accepts; anything else is a missing answer.
 
 Errors name the file (and line) and the missing or unknown placeholder. A study registers the
 kinds of its templates with :func:`register_kind`.
@@ -30,11 +30,10 @@ from typing import Iterable
 import yaml
 
 from .errors import InputError
+from .labels import GRADE_LABELS
 from .resources import resources_dir
 from .textfiles import read_text
 
-#: The label set of graded relevance judgments (the default of the ``judgment`` kind).
-GRADES = ("0", "1", "2", "3")
 
 
 @dataclass(frozen=True)
@@ -73,7 +72,7 @@ def register_kind(name: str, required: Iterable[str], optional: Iterable[str] = 
     return kind
 
 
-register_kind("judgment", ["query", "document"], labels=GRADES)
+register_kind("judgment", ["query", "document"], labels=GRADE_LABELS)
 register_kind("confidence", ["query", "document", "predicted_score"])
 register_kind("persona_keywords", ["personality_type"])
 register_kind("persona_instruction", ["personality_keywords", "personality_type"])
@@ -256,84 +255,3 @@ def build_messages(persona: str, task: str, placement: str = "user") -> list[dic
         msgs = [{"role": "system", "content": persona}] if persona else []
         return msgs + [{"role": "user", "content": task}]
     raise InputError(f"unknown persona placement {placement!r} (user or system)", key="persona_placement")
-
-
-_FINAL_KEYS = r"(?:final\s*score|score|\(O\)|\bO)"
-_WORD_KEYS = r"(?:final\s*answer|answer|final\s*label|label|final\s*score|score)"
-# a number-like token: sign, digits, decimals, a suffix ("-1", "2.5", "1st" are tokens of their own)
-_NUMBER_TOKEN = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?[A-Za-z]*")
-
-
-def _is_int(label: str) -> bool:
-    return re.fullmatch(r"\d+", label) is not None
-
-
-def parse_label(text: str, labels: Iterable[str] = GRADES) -> int | str | None:
-    """The label of an answer, or None (missing). ``labels``: the template's label set (default
-    the grades 0-3); only its members parse. Integer labels come back as ``int``, others as the
-    label string.
-
-    Rules, in order: an answer that is only a label (``"2"``, ``"[2]"``, ``"2."``); an explicit
-    final score (``Final score: 2``, ``O: 2``; the last one wins); for integer labels, the single
-    distinct number in the text. A number is a whole token: ``-1``, ``2.5``, ``1st`` or ``4`` is
-    not the label ``1``, ``2``, or any label of 0-3, so such answers (and several different
-    numbers, or none) do not parse. For word labels (``A``/``B``...) only an answer that is the
-    label or an explicit ``Answer: A`` / ``Label: A`` parses.
-    """
-    labels = tuple(str(x) for x in labels)
-    label, _ = locate_label(text, labels)
-    if label is None:
-        return None
-    return int(label) if all(_is_int(x) for x in labels) else label
-
-
-def locate_label(text: str, labels: Iterable[str] = GRADES, *, answer_keys: bool = False
-                 ) -> tuple[str | None, int | None]:
-    """:func:`parse_label`'s label (as the label string) and the character offset in ``text``
-    where the parser took it from, or ``(None, None)``. The offset tells which answer token
-    carries the label (its label-token distribution is read there). ``answer_keys``: integer
-    labels also accept an explicit ``Answer: 1`` / ``Final answer: 1`` (forced-choice templates
-    whose answer is an option number); word labels always do.
-
-    Where the label is the single distinct number of the answer, the offset is its LAST
-    occurrence (a judge that reasons first states its label last)."""
-    labels = tuple(str(x) for x in labels)
-    numeric = all(_is_int(x) for x in labels)
-    alt = "|".join(re.escape(x) for x in sorted(labels, key=len, reverse=True))
-    s = text.strip()
-    lead = len(text) - len(text.lstrip())
-    m = re.fullmatch(r"[\[\(\*\s]*(" + alt + r")[\]\)\*\s.]*", s)
-    if m:
-        return m.group(1), lead + m.start(1)
-    keys = (_FINAL_KEYS if not answer_keys else f"(?:{_WORD_KEYS}|{_FINAL_KEYS})") if numeric else _WORD_KEYS
-    finals = list(re.finditer(r"(?i:" + keys + r")\s*[:=]?\s*\**\s*\[?(" + alt + r")\]?(?!\w|\.\d)", s))
-    if finals:
-        return finals[-1].group(1), lead + finals[-1].start(1)
-    if not numeric:
-        return None, None
-    tokens = list(_NUMBER_TOKEN.finditer(s))
-    if len({t.group(0) for t in tokens}) == 1 and tokens[-1].group(0) in labels:
-        return tokens[-1].group(0), lead + tokens[-1].start()
-    return None, None
-
-
-_NUMBER = r"(\d+(?:\.\d+)?)"
-_CONF_ONLY = re.compile(r"[\[\(\*\s]*" + _NUMBER + r"\s*%?[\]\)\*\s.]*")
-_CONF_LEADING = re.compile(r"\s*" + _NUMBER + r"\s*%?\s*(?:\n|$)")
-_CONF_EXPLICIT = re.compile(r"confidence(?:\s+score)?(?:\s+(?:is|of))?\s*[:=]?\s*" + _NUMBER, re.I)
-
-
-def parse_confidence(text: str) -> float | None:
-    """A confidence 0-100 from an answer, or None (missing).
-
-    Accepted: an answer that is only a number (``"85"``, ``"85%"``, ``"[90]"``); an explicit
-    ``Confidence: 85`` / ``confidence score of 85``; a number alone on the answer's first line
-    (``"100\n\nThe answer is ..."``). Anything else does not parse, notably an answer that echoes
-    the prompt (``"Your given relevance score is 0, ..."``): its number is the label, not a
-    confidence. Values outside 0-100 do not parse.
-    """
-    m = _CONF_ONLY.fullmatch(text) or _CONF_EXPLICIT.search(text) or _CONF_LEADING.match(text)
-    if not m:
-        return None
-    value = float(m.group(1))
-    return value if 0.0 <= value <= 100.0 else None

@@ -15,10 +15,6 @@ from ..errors import InputError
 
 log = logging.getLogger(__name__)
 
-#: The label tokens whose probabilities are read at the answer position.
-LABEL_TOKENS = ("0", "1", "2", "3")
-
-
 @dataclass(frozen=True)
 class Request:
     """One chat request. ``label_tokens``: also return the probability of each of these tokens

@@ -1,17 +1,48 @@
-"""Studies: each module ``judgelab.studies.<study>`` holds the study's ``Plan`` - how its config
-section resolves (datasets, judges, prompts), its result paths, its LLM jobs and its targets - so
-the rules, ``judgelab estimate`` and the job layer all take the same answers from
-:class:`judgelab.config.Project`."""
+"""Studies: one package each, ``judgelab.studies.<study>``, holding everything of the study.
+
+* ``plan.py``: the study's :class:`StudyPlan` - how its config section resolves (datasets,
+  judges, prompts), its checks, its result paths, its LLM jobs and its targets - so the rules,
+  ``judgelab estimate`` and the jobs take the same answers from :class:`judgelab.project.Project`;
+* ``jobs.py``: one function per workflow job (the ``workflow/scripts/`` adapters call them);
+* the science, one module per stage with a name that says what it holds, and ``figures.py``.
+
+A study imports the shared core (``judgelab.labels``, ``judgelab.agreement``, ``judgelab.render``,
+``judgelab.plotting``, ``judgelab.tables``, ``judgelab.prompts``, ``judgelab.judging``, the
+backends and the cache); the core imports no study.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
 from ..errors import InputError
 
 if TYPE_CHECKING:
     from ..backends.base import Request
-    from ..config import LLMJob, Project
+    from ..project import Project
+
+#: Studies in the order `all` runs them. Each has a config section with an `enabled` switch, a
+#: ``Plan`` in ``judgelab.studies.<study>.plan`` (its paths, jobs, targets), rules in
+#: ``workflow/rules/<study>.smk``, jobs in ``judgelab.jobs.<study>``, prompts under
+#: ``resources/prompts/<study>/`` and a target of its name.
+STUDIES = ("peras", "overrating", "perturbations", "simulation")
+
+
+@dataclass(frozen=True)
+class LLMJob:
+    """One job that calls a model: its rule, the model, and its wildcards (what a dry-run lists)."""
+
+    rule: str
+    model: str
+    wildcards: tuple[tuple[str, str], ...]
+    study: str = ""  # "" for the shared persona generation
+
+    @property
+    def wc(self) -> dict[str, str]:
+        return dict(self.wildcards)
+
+
 
 
 class StudyPlan:

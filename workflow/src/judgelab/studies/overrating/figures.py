@@ -23,8 +23,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from .figures import save  # noqa: E402
-from .overrating import GRADES, OUTCOMES  # noqa: E402
+from ..peras.figures import save  # noqa: E402
+from ...labels import GRADES  # noqa: E402
+from .pointwise import OUTCOMES  # noqa: E402
 
 RATES = [("accuracy_pct", "Acc."), ("accuracy_no_ties_pct", "Acc. (no ties)"),
          ("tie_rate_pct", "Tie rate"), ("wrong_win_pct", "Wrong wins")]

@@ -40,8 +40,8 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from ..backends.base import CachedClient, Completion, Request
-from ..errors import InputError
+from ...backends.base import CachedClient, Completion, Request
+from ...errors import InputError
 from .data import DEMO_TYPES, Record
 from .prompt import ANSWER_MODES, SimulationPrompt
 from .splits import check_demonstrations, content_groups, stable_seed

@@ -19,10 +19,13 @@ from typing import Iterator
 
 import pandas as pd
 
-from .. import perturbations  # noqa: F401  (registers the study's template kinds)
-from ..backends.base import Request
-from ..errors import InputError
-from . import StudyPlan
+from ...backends.base import Request
+from ...errors import InputError
+from .. import LLMJob, StudyPlan
+from .insertions import build_insertions, first_sentence, fixed_sentences, insertion_candidates, sem_failure, sem_request
+from .outcomes import rejudge_pairs
+from .rewrites import clean_rewrite, meaning_check_requests, parse_meaning_verdict, rewrite_requests
+from .sampling import pool_samples
 
 #: The template kind each prompt key needs (the rewrite variants: ``rewrite``).
 PROMPT_KINDS = {"meaning_check": "meaning_check", "SEM": "sem_sentence", "LEX": "lex_sentence"}
@@ -212,8 +215,6 @@ class Plan(StudyPlan):
         return set(peras.llm_jobs()) if peras.enabled else set()
 
     def llm_jobs(self):
-        from ..config import LLMJob
-
         jobs = []
         covered = {(j.rule, j.wildcards) for j in self._peras_jobs()}
         for d in self.datasets:
@@ -286,9 +287,9 @@ class Plan(StudyPlan):
         """The judge's sample from its cached original labels; an upper bound when any is unknown:
         per query up to ``per_label`` grade-0 pairs (labelled 0: the insertion candidates it
         could have), then other pairs up to ``4 x per_label`` (label -1)."""
-        from ..judging import judgment_requests
-        from ..perturbations import SAMPLE_COLUMNS, sample_judged
-        from ..prompts import parse_label
+        from ...judging import judgment_requests
+        from .sampling import SAMPLE_COLUMNS, sample_judged
+        from ...labels import parse_label
 
         src = ctx.pairs(dataset)
         per_label, seed = int(self.section["per_label"]), int(self.section["seed"])
@@ -315,19 +316,18 @@ class Plan(StudyPlan):
         return _Sample(table[SAMPLE_COLUMNS].reset_index(drop=True), False)
 
     def _build_estimate(self, ctx, dataset: str) -> dict:
-        from .. import perturbations as pt
-        from ..backends.base import Completion
-        from ..judging import judgment_requests
+        from ...backends.base import Completion
+        from ...judging import judgment_requests
 
         s = self.section
         samples = {m: self._sample(ctx, dataset, m) for m in self.judges}
         exact = all(x.exact for x in samples.values())
-        pool = pt.pool_samples(x.table for x in samples.values())
+        pool = pool_samples(x.table for x in samples.values())
         out: dict = {"rewrite": {}, "check": {}, "sem": [], "rejudge": {}}
         tables: dict[str, pd.DataFrame] = {}
         rw_max, ck_max = int(s["rewrite_max_tokens"]), int(s["check_max_tokens"])
         for v in self.rewrite_variants:
-            reqs = pt.rewrite_requests(pool, self.prompt(v), max_tokens=rw_max)
+            reqs = rewrite_requests(pool, self.prompt(v), max_tokens=rw_max)
             rewrites, checks, rows = [], [], []
             for r, req in zip(pool.itertuples(index=False), reqs):
                 hit = _cached(ctx, self.rewriter, req) if exact else None
@@ -336,36 +336,36 @@ class Plan(StudyPlan):
                     text, known = "x" * (4 * rw_max), False
                 else:
                     comp = Completion.from_json(hit)
-                    text = pt.clean_rewrite(comp.text, (comp.completion_tokens or 0) >= rw_max)
+                    text = clean_rewrite(comp.text, (comp.completion_tokens or 0) >= rw_max)
                     known = True
                 kept = False
                 if text:
-                    creq = pt.meaning_check_requests([r.passage], [text], self.prompt("meaning_check"),
+                    creq = meaning_check_requests([r.passage], [text], self.prompt("meaning_check"),
                                                      max_tokens=ck_max)[0]
                     chit = _cached(ctx, self.checker, creq) if known else None
                     checks.append((creq, chit is not None))
                     known = chit is not None
-                    kept = not known or pt.parse_meaning_verdict(chit["text"]) == "preserved"
+                    kept = not known or parse_meaning_verdict(chit["text"]) == "preserved"
                 rows.append({"dataset": r.dataset, "qid": r.qid, "docid": r.docid, "variant": v,
                              "text": text, "kept": kept, "known": known})
             out["rewrite"][v], out["check"][v] = rewrites, checks
             tables[v] = pd.DataFrame(rows, columns=["dataset", "qid", "docid", "variant", "text", "kept",
                                                     "known"])
-        candidates = pt.insertion_candidates(x.table for x in samples.values())
+        candidates = insertion_candidates(x.table for x in samples.values())
         queries = dict(zip(candidates["qid"], candidates["query"]))
         for v in self.insertions:
             if v == "SEM":
                 sentences = self._sem(ctx, queries, exact, out["sem"])
             else:
-                sentences = pt.fixed_sentences(queries, v, self.prompt("LEX") if v == "LEX" else None,
+                sentences = fixed_sentences(queries, v, self.prompt("LEX") if v == "LEX" else None,
                                                dataset=dataset).assign(known=True)
-            table = pt.build_insertions(candidates, sentences, v)
+            table = build_insertions(candidates, sentences, v)
             tables[v] = table.merge(sentences[["qid", "known"]], on="qid", how="left")
         persona = ctx.persona_text(self.persona)
         for v in self.variants:
             table = tables[v]
             for m, sample in samples.items():
-                pairs = pt.rejudge_pairs(sample.table, table, v)
+                pairs = rejudge_pairs(sample.table, table, v)
                 known = pairs.merge(table[["dataset", "qid", "docid", "known"]],
                                     on=["dataset", "qid", "docid"], how="left")["known"].fillna(False)
                 reqs = judgment_requests(pairs, persona, self.judge_template_text,
@@ -379,7 +379,6 @@ class Plan(StudyPlan):
         """SEM's requests (appended to ``requests``) and sentences: attempt k+1 is asked where the
         cached attempt k fails the check; from the first uncached attempt on, every remaining
         attempt is counted (an upper bound) and a sentence of ``sem_max_tokens`` stands in."""
-        from .. import perturbations as pt
 
         s = self.section
         max_tokens, attempts = int(s["sem_max_tokens"]), int(s["sem_max_attempts"])
@@ -387,14 +386,14 @@ class Plan(StudyPlan):
         for qid, query in queries.items():
             sentence, known = "", True
             for a in range(1, attempts + 1):
-                req = pt.sem_request(query, self.prompt("SEM"), a, max_tokens=max_tokens)
+                req = sem_request(query, self.prompt("SEM"), a, max_tokens=max_tokens)
                 hit = _cached(ctx, self.rewriter, req) if exact and known else None
                 requests.append((req, hit is not None))
                 if hit is None:
                     known, sentence = False, "x" * (4 * max_tokens)
                     continue
-                candidate = pt.first_sentence(hit["text"])
-                if not pt.sem_failure(candidate, query):
+                candidate = first_sentence(hit["text"])
+                if not sem_failure(candidate, query):
                     sentence = candidate
                     break
             rows.append({"qid": qid, "query": query, "variant": "SEM", "sentence": sentence,

@@ -31,14 +31,14 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from ..errors import InputError
-from ..simulation import baselines as bl
-from ..simulation.cascade import BASE, CascadeSettings, read_predictions, simulate
-from ..simulation.data import download_records, load_records, read_jsonl, unsupported_reason, write_jsonl
-from ..simulation.prompt import SimulationPrompt
-from ..simulation.splits import evaluator_summary, make_splits, read_splits, write_splits
-from ..tables import write_tsv
-from . import LLMSession, as_value
+from ...errors import InputError
+from . import baselines as bl
+from .cascade import BASE, CascadeSettings, read_predictions, simulate
+from .data import download_records, load_records, read_jsonl, unsupported_reason, write_jsonl
+from .prompt import SimulationPrompt
+from .splits import evaluator_summary, make_splits, read_splits, write_splits
+from ...tables import write_tsv
+from ...jobs import LLMSession, as_value
 
 log = logging.getLogger("judgelab")
 
@@ -159,7 +159,7 @@ NONE = "-"  #: model / demonstration type of the reference predictors
 
 
 def _long(predictions: Sequence[str], cells: Sequence[Mapping], baselines: str) -> pd.DataFrame:
-    from ..simulation import metrics as sm
+    from . import metrics as sm
 
     if len(predictions) != len(cells):
         raise ValueError("one cell description per prediction table expected")
@@ -174,8 +174,8 @@ def _long(predictions: Sequence[str], cells: Sequence[Mapping], baselines: str) 
 
 
 def _group_label(method: str, model: str, demo_type: str, shots: int) -> str:
-    from ..simulation import metrics as sm
-    from ..simulation.report import NAMES
+    from . import metrics as sm
+    from .report import NAMES
 
     name = NAMES.get(method, method)
     if method == sm.PJ:
@@ -197,8 +197,8 @@ def metrics_job(records: str, predictions: Sequence[str], cells: str | Sequence[
     """All metric tables of one evaluator set (:data:`METRIC_FILES` in ``out_dir``).
     ``cells[i]`` (model, demo_type, shots) describes ``predictions[i]``; ``skipped``: the
     demonstration types the data cannot support, with the reason (the design table)."""
-    from ..simulation import metrics as sm
-    from ..simulation.report import NAMES
+    from . import metrics as sm
+    from .report import NAMES
 
     cells, skipped = as_value(cells), as_value(skipped) or {}
     for t, why in skipped.items():
@@ -266,7 +266,7 @@ def _read_numeric(path: str | Path) -> pd.DataFrame:
 def stats_job(metrics_dir: str, out_dir: str, *, metric: str = "accuracy",
               alpha: float = 0.05) -> dict[str, pd.DataFrame]:
     """The section 14 tests of one evaluator set (:data:`STATS_FILES` in ``out_dir``)."""
-    from ..simulation import stats as st
+    from . import stats as st
 
     m = Path(metrics_dir)
     acc, elig = _read_numeric(m / "accuracy.tsv"), _read_numeric(m / "accuracy_eligible.tsv")
@@ -289,8 +289,8 @@ def figures_job(metrics_dir: str, out_dir: str, *, dataset: str, metric: str = "
     """The figures of one evaluator set (:data:`REPORT_FIGURES`, .png + .pdf, in ``out_dir``):
     accuracy by shot count, the advantage over the cross-evaluator control, per-evaluator
     accuracy against the evaluator traits, the row-normalised confusion matrices."""
-    from ..simulation import metrics as sm
-    from ..simulation import report as rp
+    from . import metrics as sm
+    from . import report as rp
 
     m, fig_dir = Path(metrics_dir), Path(out_dir)
     acc = _read_numeric(m / "accuracy.tsv")
@@ -314,7 +314,7 @@ def tables_job(metrics_dirs: Mapping[str, str] | str, stats_dirs: Mapping[str, s
                *, metric: str = "accuracy") -> None:
     """The tables (:data:`REPORT_TABLES`, .tsv + .md with the caption above, in ``out_dir``) over
     all evaluator sets, one block of rows per set (Table 1 ``factors``: one column per set)."""
-    from ..simulation import report as rp
+    from . import report as rp
 
     metrics_dirs, stats_dirs = as_value(metrics_dirs), as_value(stats_dirs)
     out = Path(out_dir)

@@ -24,9 +24,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Iterator
 
-from ..backends.base import Request
-from ..errors import InputError
-from . import StudyPlan
+from ...backends.base import Request
+from ...errors import InputError
+from .. import LLMJob, StudyPlan
 
 log = logging.getLogger("judgelab")
 
@@ -87,7 +87,7 @@ class Plan(StudyPlan):
         return self.raw_file(d)
 
     def download_url(self, d: str) -> str:
-        from ..simulation.data import PANDALM_URL
+        from .data import PANDALM_URL
 
         return self.sets[d].get("url") or PANDALM_URL
 
@@ -110,7 +110,7 @@ class Plan(StudyPlan):
 
     @cached_property
     def _types(self) -> dict[str, tuple[list[str], dict[str, str]]]:
-        from ..simulation.data import DEMO_TYPES, load_records, plan_types
+        from .data import DEMO_TYPES, load_records, plan_types
 
         out = {}
         for d, s in self.sets.items():
@@ -148,7 +148,7 @@ class Plan(StudyPlan):
 
     def cells(self, d: str) -> list[dict]:
         """The cells of an evaluator set: a Base Judge per model, then model x type x shots."""
-        from ..simulation.cascade import BASE
+        from .cascade import BASE
 
         cells = [{"model": m, "demo_type": BASE, "shots": 0} for m in self.judges]
         cells += [{"model": m, "demo_type": t, "shots": k} for m in self.judges for t in self.types(d)
@@ -157,8 +157,8 @@ class Plan(StudyPlan):
 
     def all_demo_types(self) -> list[str]:
         """Every value the ``demo_type`` wildcard takes (for its constraint)."""
-        from ..simulation.cascade import BASE
-        from ..simulation.data import DEMO_TYPES
+        from .cascade import BASE
+        from .data import DEMO_TYPES
 
         return [BASE, *DEMO_TYPES]
 
@@ -166,7 +166,7 @@ class Plan(StudyPlan):
 
     @cached_property
     def prompt(self):
-        from ..simulation.prompt import SimulationPrompt
+        from .prompt import SimulationPrompt
 
         return SimulationPrompt.load(self.section["prompt"], self.project.resources)
 
@@ -177,7 +177,7 @@ class Plan(StudyPlan):
     def settings(self, d: str, model: str) -> dict:
         """The cascade settings of a cell, ``answer: auto`` resolved for the model (logits for the
         embedded model, parse for API models)."""
-        from ..simulation.cascade import CascadeSettings
+        from .cascade import CascadeSettings
 
         values = {"task": self.sets[d]["task"], "answer": self.section["answer"],
                   "max_tokens": int(self.section["max_tokens"]), "seed": int(self.section["seed"]),
@@ -210,15 +210,13 @@ class Plan(StudyPlan):
                                  f"{s['task']!r} (it has {sorted(self.prompt.scales)})", key=f"{key}.task")
 
     def llm_jobs(self):
-        from ..config import LLMJob
-
         return [LLMJob("simulation_predict", c["model"],
                        (("dataset", d), ("model", c["model"]), ("demo_type", c["demo_type"]),
                         ("shots", str(c["shots"]))), self.name)
                 for d in self.datasets for c in self.cells(d)]
 
     def targets(self) -> list[str]:
-        from ..jobs.simulation import REPORT_FIGURES, REPORT_TABLES
+        from .jobs import REPORT_FIGURES, REPORT_TABLES
 
         path = self.project.path
         out = [path("simulation_table", name=t, ext=e) for t in REPORT_TABLES for e in ("tsv", "md")]
@@ -235,8 +233,8 @@ class Plan(StudyPlan):
         memo = ctx.memo.setdefault("simulation", {})
         if d in memo:
             return memo[d]
-        from ..simulation.data import load_records
-        from ..simulation.splits import make_splits
+        from .data import load_records
+        from .splits import make_splits
 
         s = self.sets[d]
         given = ctx.tables.get(d)
@@ -275,10 +273,10 @@ class Plan(StudyPlan):
         upper bound) - and for every item of a direction-only evaluator. A request the job sends
         twice (the Base Judge's prompt does not depend on the evaluator) is answered once: the
         repeat counts as cached."""
-        from ..backends.base import Completion
-        from ..simulation.cascade import CascadeSettings, build_requests, plan_evaluators, read_rating
-        from ..simulation.cascade import __name__ as cascade_name
-        from ..simulation.prompt import SimulationPrompt
+        from ...backends.base import Completion
+        from .cascade import CascadeSettings, build_requests, plan_evaluators, read_rating
+        from .cascade import __name__ as cascade_name
+        from .prompt import SimulationPrompt
 
         w = job.wc
         d, model, demo_type, shots = w["dataset"], job.model, w["demo_type"], int(w["shots"])
@@ -321,7 +319,7 @@ class Plan(StudyPlan):
 def pandalm_stand_in() -> list:
     """Records shaped like PandaLM's full test set (:data:`PANDALM_SIZE`): distinct items of the
     typical lengths, each annotator's labels drawn with the measured shares (seeded)."""
-    from ..simulation.data import Record
+    from .data import Record
 
     size = PANDALM_SIZE
     rng = random.Random(0)

@@ -26,10 +26,10 @@ import time
 from pathlib import Path
 from typing import Iterator
 
-from ..backends.base import CachedClient, make_backend
-from ..cache import RequestCache
-from ..errors import InputError
-from ..pricing import Prices
+from .backends.base import CachedClient, make_backend
+from .cache import RequestCache
+from .errors import InputError
+from .pricing import Prices
 
 log = logging.getLogger("judgelab")
 

@@ -16,12 +16,13 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Iterator
 
-from ..backends.base import Request
-from ..errors import InputError
-from ..overrating import (PAIRWISE_KIND, TABLE_FORMATS, Prompt, check_labels, effective_scale,
-                          load_prompt, pairwise_jobs, pairwise_requests, pointwise_requests,
-                          sample_pairs)
-from . import StudyPlan
+from ...backends.base import Request
+from ...errors import InputError
+from .prompts import PAIRWISE_KIND, Prompt, check_labels, effective_scale, load_prompt
+from .tables import TABLE_FORMATS
+from .pairwise import pairwise_jobs, pairwise_requests, sample_pairs
+from .pointwise import pointwise_requests
+from .. import LLMJob, StudyPlan
 
 #: Judged queries of the public datasets: the pairwise stand-in of ``judgelab estimate`` before a
 #: dataset is downloaded (at most 3 settings x ``per_setting`` pairs per query, an upper bound).
@@ -186,8 +187,6 @@ class Plan(StudyPlan):
                              "imported judge; set overrating.enabled: false to skip it", key="overrating")
 
     def llm_jobs(self):
-        from ..config import LLMJob
-
         jobs = [LLMJob("overrating_pointwise", m, (("dataset", d), ("model", m), ("scale", s)), self.name)
                 for d, m, s in self.live_pointwise]
         jobs += [LLMJob("overrating_pairwise", m, (("dataset", d), ("model", m)), self.name)

@@ -23,15 +23,18 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from .. import overrating as ov
-from ..tables import read_dataset, write_tsv
-from . import LLMSession, as_value
+from .pairwise import SETTINGS, pair_outcomes, pairwise_metrics, run_pairwise, sample_pairs
+from .pointwise import imported_pointwise, pointwise_metrics, run_pointwise, transition_matrix
+from .prompts import PAIRWISE_KIND, Prompt, check_labels, effective_scale
+from .tables import TABLE1_COLUMNS, TABLE2_COLUMNS, flat_table1, render_table1, render_table2, table1, table2
+from ...tables import read_dataset, write_tsv
+from ...jobs import LLMSession, as_value
 
 log = logging.getLogger("judgelab")
 
 
-def _prompt(template: str, labels: str | Sequence[str], kind: str) -> ov.Prompt:
-    return ov.Prompt(template, tuple(str(x) for x in as_value(labels)), kind)
+def _prompt(template: str, labels: str | Sequence[str], kind: str) -> Prompt:
+    return Prompt(template, tuple(str(x) for x in as_value(labels)), kind)
 
 
 def _read(path: str, **dtypes) -> pd.DataFrame:
@@ -79,10 +82,10 @@ def pointwise_judge_job(pairs: str, out: str, *, scale: str, template: str,
     or a list): label, parsed, answer, label_pos, p<label>..., label_mass, confidence per pair.
     ``model_name``: the model's key in ``models`` (named in errors)."""
     prompt = _prompt(template, labels, "judgment")
-    ov.check_labels(prompt.labels, scale)
+    check_labels(prompt.labels, scale)
     table = read_dataset(pairs)
     with LLMSession(model, cache, threads, desc, name=model_name) as client:
-        result = ov.run_pointwise(table, prompt, client, max_tokens=int(max_tokens), desc=desc)
+        result = run_pointwise(table, prompt, client, max_tokens=int(max_tokens), desc=desc)
     write_tsv(result, out)
     return result
 
@@ -90,10 +93,10 @@ def pointwise_judge_job(pairs: str, out: str, *, scale: str, template: str,
 def imported_pointwise_job(pairs: str, judge_file: str, out: str, *, scale: str | None,
                            confidence_scale: str | None = None) -> pd.DataFrame:
     """The pointwise judgments table of an imported judge (a qrels file; no LLM call)."""
-    result = ov.imported_pointwise(read_dataset(pairs), judge_file, scale, confidence_scale)
+    result = imported_pointwise(read_dataset(pairs), judge_file, scale, confidence_scale)
     write_tsv(result, out)
     log.info("%s: %d of %d pairs labelled (scale %s), %d with a confidence", judge_file,
-             int(result["parsed"].sum()), len(result), ov.effective_scale(scale),
+             int(result["parsed"].sum()), len(result), effective_scale(scale),
              int(result["confidence"].notna().sum()))
     return result
 
@@ -108,10 +111,10 @@ def pointwise_metrics_job(pairs: str, judgments: str, out_metrics: str, out_tran
     merged = table.merge(judged, on=["qid", "docid"], how="left", validate="one_to_one")
     if len(judged) != len(table) or merged["qid"].isna().any():
         raise ValueError(f"{judgments} does not judge the pairs of {pairs}")
-    row = {**ids, **ov.pointwise_metrics(merged, scale)}
+    row = {**ids, **pointwise_metrics(merged, scale)}
     df = pd.DataFrame([row])
     write_tsv(df, out_metrics)
-    tm = ov.transition_matrix(merged, scale)
+    tm = transition_matrix(merged, scale)
     write_tsv(pd.concat([pd.DataFrame([ids] * len(tm)), tm], axis=1), out_transition)
     log.info("%s: coverage %.3f, overrate %.1f%%, underrate %.1f%%, bias %.3f, kappa %.3f",
              "/".join(ids.values()), row["coverage"], row["overrate_pct"], row["underrate_pct"],
@@ -127,9 +130,9 @@ def pair_sampling_job(pairs: str, out: str, *, per_setting: int, seed: int,
                       relevant_min: int = 1) -> pd.DataFrame:
     """The sampled pairs of a dataset (see :func:`judgelab.overrating.sample_pairs`)."""
     table = read_dataset(pairs)
-    sampled = ov.sample_pairs(table, int(per_setting), int(seed), int(relevant_min))
+    sampled = sample_pairs(table, int(per_setting), int(seed), int(relevant_min))
     write_tsv(sampled, out)
-    counts = sampled.groupby("setting").size().reindex(list(ov.SETTINGS), fill_value=0).to_dict()
+    counts = sampled.groupby("setting").size().reindex(list(SETTINGS), fill_value=0).to_dict()
     log.info("%d queries, %d pairs sampled (at most %d per setting per query): %s",
              table["qid"].nunique(), len(sampled), int(per_setting), counts)
     return sampled
@@ -140,10 +143,10 @@ def pairwise_judge_job(pairs: str, sampled: str, out: str, *, template: str,
                        threads: int | None = None, desc: str = "overrating pairwise",
                        model_name: str | None = None) -> pd.DataFrame:
     """Judge every sampled pair in both orders with the forced-choice ``template``."""
-    prompt = _prompt(template, labels, ov.PAIRWISE_KIND)
+    prompt = _prompt(template, labels, PAIRWISE_KIND)
     table = read_dataset(pairs)
     with LLMSession(model, cache, threads, desc, name=model_name) as client:
-        result = ov.run_pairwise(table, read_sampled(sampled), prompt, client,
+        result = run_pairwise(table, read_sampled(sampled), prompt, client,
                                  max_tokens=int(max_tokens), desc=desc)
     write_tsv(result, out)
     return result
@@ -153,9 +156,9 @@ def pairwise_metrics_job(judgments: str, out_metrics: str, out_outcomes: str, *,
                          ids: Mapping[str, str]) -> pd.DataFrame:
     """Per-pair outcomes (correct, tie, wrong win, missing) and the metrics per setting and
     overall (rows: ``ids`` = dataset, model, then setting and the metrics)."""
-    outcomes = ov.pair_outcomes(read_pairwise(judgments))
+    outcomes = pair_outcomes(read_pairwise(judgments))
     write_tsv(outcomes, out_outcomes)
-    m = ov.pairwise_metrics(outcomes)
+    m = pairwise_metrics(outcomes)
     df = pd.concat([pd.DataFrame([ids] * len(m)), m], axis=1)
     write_tsv(df, out_metrics)
     overall = m.iloc[-1]
@@ -179,9 +182,9 @@ def table1_job(metrics: Sequence[str], out: Mapping[str, str]) -> pd.DataFrame:
     concatenated, tsv) and tsv, md, tex, html (the table)."""
     point = read_metrics(metrics)
     write_tsv(point, out["metrics"])
-    t1 = ov.table1(point) if len(point) else pd.DataFrame(
-        columns=["dataset", "model", "confidence_scale"] + [(g, c) for g, c, *_ in ov.TABLE1_COLUMNS])
-    _write_table(ov.flat_table1(t1), lambda fmt: ov.render_table1(t1, fmt), out)
+    t1 = table1(point) if len(point) else pd.DataFrame(
+        columns=["dataset", "model", "confidence_scale"] + [(g, c) for g, c, *_ in TABLE1_COLUMNS])
+    _write_table(flat_table1(t1), lambda fmt: render_table1(t1, fmt), out)
     log.info("Table 1: %d dataset x judge rows from %d pointwise runs", len(t1), len(point))
     return t1
 
@@ -193,30 +196,30 @@ def table2_job(metrics: Sequence[str], out: Mapping[str, str],
     ``out_by_setting`` the per-setting table's tsv, md, tex, html."""
     pair = read_metrics(metrics)
     write_tsv(pair, out["metrics"])
-    cols = ["dataset", "model", "setting"] + [m for _, m, _ in ov.TABLE2_COLUMNS]
-    t2 = ov.table2(pair) if len(pair) else pd.DataFrame(columns=cols)
-    _write_table(t2, lambda fmt: ov.render_table2(t2, fmt), out)
+    cols = ["dataset", "model", "setting"] + [m for _, m, _ in TABLE2_COLUMNS]
+    t2 = table2(pair) if len(pair) else pd.DataFrame(columns=cols)
+    _write_table(t2, lambda fmt: render_table2(t2, fmt), out)
     by = pair[cols] if len(pair) else pd.DataFrame(columns=cols)
-    _write_table(by, lambda fmt: ov.render_table2(by, fmt, ids=("dataset", "model", "setting")),
+    _write_table(by, lambda fmt: render_table2(by, fmt, ids=("dataset", "model", "setting")),
                  out_by_setting)
     log.info("Table 2: %d dataset x judge rows, %d per setting", len(t2), len(by))
     return t2
 
 
 def transition_figure_job(transition: str, out_png: str, out_pdf: str, *, title: str) -> None:
-    from .. import overrating_figures as of
+    from . import figures as of
 
     of.transition_heatmap(pd.read_csv(transition, sep="\t"), title, out_png, out_pdf)
 
 
 def pairwise_figure_job(metrics: str, out_png: str, out_pdf: str, *, title: str) -> None:
-    from .. import overrating_figures as of
+    from . import figures as of
 
     of.pairwise_rates(pd.read_csv(metrics, sep="\t", dtype={"setting": str}), title, out_png, out_pdf)
 
 
 def confidence_figure_job(metrics: Sequence[str], out_png: str, out_pdf: str, *, title: str) -> None:
     """``metrics``: the pointwise metrics files of one dataset x model (one per scale)."""
-    from .. import overrating_figures as of
+    from . import figures as of
 
     of.confidence_by_outcome(read_metrics(metrics), title, out_png, out_pdf)

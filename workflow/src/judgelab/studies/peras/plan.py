@@ -9,13 +9,15 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Iterator
 
-from ..backends.base import Request
-from ..config import check_name
-from ..errors import InputError
-from ..imported import judge_groups
-from ..judging import confidence_requests, judgment_requests
-from ..prompts import GRADES, Template, parse_label
-from . import StudyPlan
+from ...backends.base import Request
+from ...config import check_name
+from ...errors import InputError
+from ...imported import judge_groups
+from ...judging import judgment_requests
+from .confidence import confidence_requests
+from ...labels import GRADE_LABELS, parse_label
+from ...prompts import Template
+from .. import LLMJob, StudyPlan
 
 #: The figures per dataset x model x template (seed 000 Figures 2-5).
 FIGURE_KINDS = ("radar_agreement", "radar_calibration", "interpersona_kappa", "confidence_by_grade")
@@ -52,10 +54,10 @@ class Plan(StudyPlan):
             check_name(t, f"peras.templates.{t}")
             key = f"peras.templates.{t}.template"
             spec = self.project.template(s["template"], "judgment", key)
-            outside = [x for x in spec.labels if x not in GRADES]
+            outside = [x for x in spec.labels if x not in GRADE_LABELS]
             if outside:
                 raise InputError(f"{spec.path} declares labels {outside}: PERAS compares labels with "
-                                 f"the human grades {list(GRADES)}", key=key)
+                                 f"the human grades {list(GRADE_LABELS)}", key=key)
             out[t] = spec
         return out
 
@@ -134,8 +136,6 @@ class Plan(StudyPlan):
                                  f"{sorted(shown)})", key=f"peras.figures.confidence_personas[{i}]")
 
     def llm_jobs(self):
-        from ..config import LLMJob
-
         return [LLMJob(rule, m, (("dataset", d), ("model", m), ("template", t), ("persona", p)), self.name)
                 for d in self.datasets for m in self.judges for t in self.templates
                 for p in self.project.personas for rule in ("judge", "confidence")]

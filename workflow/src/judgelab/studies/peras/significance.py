@@ -31,10 +31,10 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .metrics import LABELS
+from ...labels import GRADES
 
 METRICS = ["kappa", "qwk", "macro_f1", "HMR"]
-K = len(LABELS)
+K = len(GRADES)
 
 
 # --------------------------------------------------------------------------------------------

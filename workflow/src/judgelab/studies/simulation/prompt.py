@@ -17,8 +17,8 @@ from typing import Mapping, Sequence
 
 import yaml
 
-from ..errors import InputError
-from ..resources import resources_dir
+from ...errors import InputError
+from ...resources import resources_dir
 from .data import DEMO_TYPES, Record
 
 DEFAULT_PROMPT = "simulation/personajudge"

@@ -53,8 +53,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from ..datasets import download
-from ..errors import InputError
+from ...datasets import download
+from ...errors import InputError
 
 log = logging.getLogger(__name__)
 

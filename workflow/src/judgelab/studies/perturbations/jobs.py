@@ -31,12 +31,15 @@ from typing import Sequence
 
 import pandas as pd
 
-from .. import perturbations as pt
-from ..errors import InputError
-from ..judging import run_judgments
-from ..personas import read_persona
-from ..tables import JUDGMENT_COLUMNS, read_dataset, read_judgments, write_tsv
-from . import LLMSession, as_value
+from .insertions import INSERTION_VARIANTS, build_insertions, fixed_sentences, generate_sem, insertion_candidates
+from .outcomes import VARIANTS, distribution_table, insertion_table, kept_table, rejudge_pairs, shift_table, transition_table
+from .rewrites import REWRITE_VARIANTS, read_variant_table, run_rewrites
+from .sampling import pool_samples, read_sample, sample_judged
+from ...errors import InputError
+from ...judging import run_judgments
+from ...personas import read_persona
+from ...tables import JUDGMENT_COLUMNS, read_dataset, read_judgments, write_tsv
+from ...jobs import LLMSession, as_value
 
 log = logging.getLogger("judgelab")
 
@@ -54,7 +57,7 @@ def _variant(variant: str, allowed: Sequence[str]) -> str:
 def sample_job(pairs: str, judgments: str, out: str, *, judge: str, per_label: int,
                seed: int) -> pd.DataFrame:
     """One judge's sample: per query at most ``per_label`` passages per label it predicted."""
-    sample = pt.sample_judged(read_dataset(pairs), read_judgments(judgments), judge=judge,
+    sample = sample_judged(read_dataset(pairs), read_judgments(judgments), judge=judge,
                               per_label=per_label, seed=int(seed), source=str(judgments))
     write_tsv(sample, out)
     return sample
@@ -67,18 +70,18 @@ def rewrite_job(samples: Sequence[str], out: str, *, variant: str, template: str
     """Rewrite every passage of the pooled samples once (``template``: the variant's prompt
     text), check each rewrite's meaning (``check_template``) with ``checker`` (default: the
     rewriter), and write all rows with their verdict, kept flag and reason."""
-    v = _variant(variant, pt.REWRITE_VARIANTS)
-    pool = pt.pool_samples(pt.read_sample(s) for s in samples)
+    v = _variant(variant, REWRITE_VARIANTS)
+    pool = pool_samples(read_sample(s) for s in samples)
     log.info("%s: %d passages pooled from %d samples", v, len(pool), len(samples))
     same_checker = checker is None or checker == "" or as_value(checker) == as_value(rewriter)
     with LLMSession(rewriter, cache, threads, f"rewrite {v}") as rw_client:
         if same_checker:
-            result = pt.run_rewrites(pool, v, template, check_template, rw_client, rw_client,
+            result = run_rewrites(pool, v, template, check_template, rw_client, rw_client,
                                      max_tokens=int(max_tokens),
                                      check_max_tokens=int(check_max_tokens), progress=progress)
         else:
             with LLMSession(checker, cache, threads, f"meaning check {v}") as ck_client:
-                result = pt.run_rewrites(pool, v, template, check_template, rw_client, ck_client,
+                result = run_rewrites(pool, v, template, check_template, rw_client, ck_client,
                                          max_tokens=int(max_tokens),
                                          check_max_tokens=int(check_max_tokens), progress=progress)
     write_tsv(result, out)
@@ -95,9 +98,9 @@ def insertion_job(samples: Sequence[str], out: str, out_sentences: str, *, varia
     SEM needs ``template`` (the SEM prompt), ``rewriter``, ``max_tokens``, ``max_attempts`` and
     ``cache``; LEX needs ``template`` (the seed's template sentence); QRY needs nothing. Writes
     the inserted passages (``out``) and one sentence row per query (``out_sentences``)."""
-    v = _variant(variant, pt.INSERTION_VARIANTS)
-    sample_tables = [pt.read_sample(s) for s in samples]
-    candidates = pt.insertion_candidates(sample_tables)
+    v = _variant(variant, INSERTION_VARIANTS)
+    sample_tables = [read_sample(s) for s in samples]
+    candidates = insertion_candidates(sample_tables)
     dataset = str(candidates["dataset"].iloc[0]) if len(candidates) else ""
     queries = dict(zip(candidates["qid"], candidates["query"]))
     log.info("%s: %d passages judged non-relevant by the human and their judge, %d queries",
@@ -106,12 +109,12 @@ def insertion_job(samples: Sequence[str], out: str, out_sentences: str, *, varia
         if template is None or rewriter is None or max_tokens is None or max_attempts is None:
             raise ValueError("SEM needs template, rewriter, max_tokens and max_attempts")
         with LLMSession(rewriter, cache, threads, "SEM") as client:
-            sentences = pt.generate_sem(queries, template, client, max_tokens=int(max_tokens),
+            sentences = generate_sem(queries, template, client, max_tokens=int(max_tokens),
                                         max_attempts=int(max_attempts), dataset=dataset,
                                         progress=progress)
     else:
-        sentences = pt.fixed_sentences(queries, v, template, dataset=dataset)
-    table = pt.build_insertions(candidates, sentences, v)
+        sentences = fixed_sentences(queries, v, template, dataset=dataset)
+    table = build_insertions(candidates, sentences, v)
     write_tsv(sentences, out_sentences)
     write_tsv(table, out)
     log.info("%s: %d inserted passages, %d without a sentence", v, int(table["ok"].sum()),
@@ -125,12 +128,12 @@ def rejudge_job(sample: str, variants: str, out: str, *, variant: str, persona: 
                 progress: bool = True) -> pd.DataFrame:
     """Re-judge one judge's own sampled pairs on one variant (kept rewrites, or valid
     insertions), with the template, persona and settings of its original judgment."""
-    v = _variant(variant, pt.VARIANTS)
-    own = pt.read_sample(sample)
+    v = _variant(variant, VARIANTS)
+    own = read_sample(sample)
     judges = set(own["judge"])
     if len(judges) > 1:
         raise InputError(f"a sample table holds one judge, found {sorted(judges)}", path=str(sample))
-    pairs = pt.rejudge_pairs(own, pt.read_variant_table(variants), v)
+    pairs = rejudge_pairs(own, read_variant_table(variants), v)
     judge = next(iter(judges), "")
     log.info("%s on %s: %d of its %d sampled pairs have a usable variant", judge, v, len(pairs),
              len(own))
@@ -163,9 +166,9 @@ def transitions_job(rejudged: Sequence[str], rewrites: Sequence[str], out_transi
     """Transition matrices (tidy) and label shifts per judge x rewrite variant, and the kept
     fraction per variant."""
     judged = _concat([read_rejudged(p) for p in rejudged], REJUDGE_COLUMNS)
-    trans = pt.transition_table(judged)
-    shifts = pt.shift_table(judged)
-    kept = pt.kept_table(pt.read_variant_table(p) for p in rewrites)
+    trans = transition_table(judged)
+    shifts = shift_table(judged)
+    kept = kept_table(read_variant_table(p) for p in rewrites)
     write_tsv(trans, out_transitions)
     write_tsv(shifts, out_shifts)
     write_tsv(kept, out_kept)
@@ -183,8 +186,8 @@ def distributions_job(rejudged: Sequence[str], insertions: Sequence[str], out_di
     """Label distributions per judge x insertion variant, and per variant how many passages
     and queries got a valid sentence."""
     judged = _concat([read_rejudged(p) for p in rejudged], REJUDGE_COLUMNS)
-    dist = pt.distribution_table(judged)
-    counts = pt.insertion_table(pt.read_variant_table(p) for p in insertions)
+    dist = distribution_table(judged)
+    counts = insertion_table(read_variant_table(p) for p in insertions)
     write_tsv(dist, out_distributions)
     write_tsv(counts, out_counts)
     for r in counts.itertuples(index=False):
@@ -194,9 +197,9 @@ def distributions_job(rejudged: Sequence[str], insertions: Sequence[str], out_di
 
 
 def transition_figure_job(transitions: str, out_png: str, out_pdf: str, *, dataset: str,
-                          judge: str, variants: Sequence[str] = pt.REWRITE_VARIANTS) -> None:
+                          judge: str, variants: Sequence[str] = REWRITE_VARIANTS) -> None:
     """Seed 004 Figure 1: one judge's transition heatmaps, one panel per rewrite variant."""
-    from ..perturbations_figures import transition_heatmaps
+    from .figures import transition_heatmaps
 
     tidy = pd.read_csv(transitions, sep="\t", dtype={"judge": str, "variant": str})
     transition_heatmaps(tidy[tidy["judge"] == judge], [v.upper() for v in variants],
@@ -206,9 +209,9 @@ def transition_figure_job(transitions: str, out_png: str, out_pdf: str, *, datas
 
 
 def insertion_figure_job(distributions: str, out_png: str, out_pdf: str, *, dataset: str,
-                         variants: Sequence[str] = pt.INSERTION_VARIANTS) -> None:
+                         variants: Sequence[str] = INSERTION_VARIANTS) -> None:
     """Seed 004 Figure 3: label distributions on non-relevant passages after each insertion."""
-    from ..perturbations_figures import insertion_distributions
+    from .figures import insertion_distributions
 
     tidy = pd.read_csv(distributions, sep="\t", dtype={"judge": str, "variant": str})
     insertion_distributions(tidy, [v.upper() for v in variants],

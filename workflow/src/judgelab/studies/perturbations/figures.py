@@ -20,8 +20,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from .figures import save  # noqa: E402
-from .metrics import LABELS  # noqa: E402
+from ..peras.figures import save  # noqa: E402
+from ...labels import GRADES  # noqa: E402
 
 LABEL_COLORS = ["#d9d9d9", "#9ecae1", "#4292c6", "#08519c"]  # label 0 (light) .. 3 (dark)
 
@@ -35,11 +35,11 @@ def transition_heatmaps(tidy: pd.DataFrame, variants: Sequence[str], title: str,
     for ax, variant in zip(axes[0], variants):
         t = tidy[tidy["variant"] == variant]
         ax.set_title(variant, fontsize=11)
-        ax.set_xticks(range(len(LABELS)))
-        ax.set_xticklabels(LABELS)
+        ax.set_xticks(range(len(GRADES)))
+        ax.set_xticklabels(GRADES)
         ax.set_xlabel("label on the rewrite")
-        ax.set_xlim(-0.5, len(LABELS) - 0.5)
-        ax.set_ylim(len(LABELS) - 0.5, -0.5)
+        ax.set_xlim(-0.5, len(GRADES) - 0.5)
+        ax.set_ylim(len(GRADES) - 0.5, -0.5)
         ax.set_aspect("equal")
         if not len(t):
             ax.set_yticks([])
@@ -47,10 +47,10 @@ def transition_heatmaps(tidy: pd.DataFrame, variants: Sequence[str], title: str,
                     color="0.35", transform=ax.transAxes)
             continue
         share = t.pivot(index="original_label", columns="new_label", values="share") \
-            .reindex(index=LABELS, columns=LABELS).to_numpy(dtype=float)
+            .reindex(index=GRADES, columns=GRADES).to_numpy(dtype=float)
         count = t.pivot(index="original_label", columns="new_label", values="count") \
-            .reindex(index=LABELS, columns=LABELS).fillna(0).to_numpy(dtype=int)
-        rows = t.drop_duplicates("original_label").set_index("original_label").reindex(LABELS)
+            .reindex(index=GRADES, columns=GRADES).fillna(0).to_numpy(dtype=int)
+        rows = t.drop_duplicates("original_label").set_index("original_label").reindex(GRADES)
         ax.set_facecolor("0.88")  # rows without parsed re-judgments stay grey
         image = ax.imshow(np.ma.masked_invalid(share), cmap="Blues", vmin=0.0, vmax=1.0)
         for (i, j), v in np.ndenumerate(share):
@@ -59,10 +59,10 @@ def transition_heatmaps(tidy: pd.DataFrame, variants: Sequence[str], title: str,
                         color="white" if v > 0.6 else "black")
             elif j == 1:
                 ax.text(1.5, i, "n/a", ha="center", va="center", fontsize=8, color="0.35")
-        ax.set_yticks(range(len(LABELS)))
+        ax.set_yticks(range(len(GRADES)))
         ax.set_yticklabels([f"{o}\nn={int(r.row_parsed)}" + (f"\n{int(r.row_missing)} miss."
                                                               if r.row_missing else "")
-                            for o, r in zip(LABELS, rows.fillna(0).itertuples())], fontsize=7.5)
+                            for o, r in zip(GRADES, rows.fillna(0).itertuples())], fontsize=7.5)
     axes[0][0].set_ylabel("original label")
     if image is not None:
         fig.colorbar(image, ax=list(axes[0]), shrink=0.8, label="share of the row")
@@ -87,13 +87,13 @@ def insertion_distributions(tidy: pd.DataFrame, variants: Sequence[str], title: 
             rows = t[t["judge"] == judge]
             n_parsed = int(rows["n_parsed"].iloc[0]) if len(rows) else 0
             n_missing = int(rows["n_missing"].iloc[0]) if len(rows) else 0
-            g = rows.set_index("label").reindex(LABELS)
+            g = rows.set_index("label").reindex(GRADES)
             if not n_parsed:
                 note = f"n/a\n{n_missing} miss." if len(rows) else "none\nre-judged"
                 ax.text(k, 0.05, note, ha="center", va="bottom", fontsize=7, color="0.35")
                 continue
             bottom = 0.0
-            for lab in LABELS:
+            for lab in GRADES:
                 v = float(g.loc[lab, "share"])
                 ax.bar(k, v, 0.7, bottom=bottom, color=LABEL_COLORS[lab], edgecolor="white", lw=0.5)
                 bottom += v
@@ -104,8 +104,8 @@ def insertion_distributions(tidy: pd.DataFrame, variants: Sequence[str], title: 
             ax.text(0.5, 0.5, "no re-judgment", ha="center", va="center", transform=ax.transAxes,
                     fontsize=9, color="0.35")
     axes[0][0].set_ylabel("share of parsed labels")
-    handles = [plt.Rectangle((0, 0), 1, 1, color=LABEL_COLORS[lab]) for lab in LABELS]
-    fig.legend(handles, [f"label {lab}" for lab in LABELS], loc="center left",
+    handles = [plt.Rectangle((0, 0), 1, 1, color=LABEL_COLORS[lab]) for lab in GRADES]
+    fig.legend(handles, [f"label {lab}" for lab in GRADES], loc="center left",
                bbox_to_anchor=(1.0, 0.5), frameon=False, fontsize=8)
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()

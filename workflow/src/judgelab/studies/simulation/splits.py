@@ -31,8 +31,8 @@ from typing import Iterable, Sequence
 
 import pandas as pd
 
-from ..errors import InputError
-from ..tables import write_tsv
+from ...errors import InputError
+from ...tables import write_tsv
 from .data import Record
 
 log = logging.getLogger(__name__)

@@ -26,7 +26,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from .metrics import LABELS  # noqa: E402
+from ...labels import GRADES  # noqa: E402
 
 METRIC_LABELS = {"kappa": "Cohen's κ", "qwk": "QWK", "macro_f1": "macro F1", "RO": "RO", "RU": "RU",
                  "HMR": "HMR"}
@@ -144,7 +144,7 @@ def interpersona_kappa(labels: Mapping[str, pd.Series]) -> pd.DataFrame:
                     # one single label on both sides: kappa is 0/0, NaN here and "n/a" in the figure
                     warnings.simplefilter("ignore", RuntimeWarning)
                     warnings.simplefilter("ignore", UndefinedMetricWarning)
-                    k = float(cohen_kappa_score(la[both].astype(int), lb[both].astype(int), labels=LABELS))
+                    k = float(cohen_kappa_score(la[both].astype(int), lb[both].astype(int), labels=GRADES))
             rows.append({"persona_a": a, "persona_b": b, "kappa": k, "n_pairs": int(both.sum())})
     return pd.DataFrame(rows)
 
@@ -188,7 +188,7 @@ def confidence_by_grade_table(pairs: pd.DataFrame, confidence: Mapping[str, pd.D
         m = pairs[["qid", "docid", "grade"]].merge(c[["qid", "docid", "label", "confidence"]],
                                                    on=["qid", "docid"], validate="one_to_one")
         sel = m[(m["label"] == label) & m["confidence"].notna()]
-        for g in LABELS:
+        for g in GRADES:
             v = sel.loc[sel["grade"] == g, "confidence"].astype(float)
             rows.append({"persona": p, "grade": g, "label": label, "n": len(v),
                          "mean_confidence": float(v.mean()) if len(v) else math.nan,
@@ -199,18 +199,18 @@ def confidence_by_grade_table(pairs: pd.DataFrame, confidence: Mapping[str, pd.D
 def confidence_by_grade(table: pd.DataFrame, title: str, out_png, out_pdf=None):
     personas = list(dict.fromkeys(table["persona"]))
     label = int(table["label"].iloc[0]) if len(table) else 0
-    fig, ax = plt.subplots(figsize=(1.6 + 1.3 * len(LABELS), 3.8))
+    fig, ax = plt.subplots(figsize=(1.6 + 1.3 * len(GRADES), 3.8))
     width = 0.8 / max(len(personas), 1)
     for k, p in enumerate(personas):
-        t = table[table["persona"] == p].set_index("grade").reindex(LABELS)
-        x = np.arange(len(LABELS)) + (k - (len(personas) - 1) / 2) * width
+        t = table[table["persona"] == p].set_index("grade").reindex(GRADES)
+        x = np.arange(len(GRADES)) + (k - (len(personas) - 1) / 2) * width
         y = t["mean_confidence"].to_numpy(dtype=float)
         ax.bar(x, np.nan_to_num(y), width * 0.92, label=p, color=f"C{k}", alpha=0.85)
         for xi, yi, ni in zip(x, y, t["n"].to_numpy()):
             txt = f"n={int(ni)}" if np.isfinite(yi) else "n=0"
             ax.text(xi, (yi if np.isfinite(yi) else 0) + 1.5, txt, ha="center", va="bottom", fontsize=7)
-    ax.set_xticks(np.arange(len(LABELS)))
-    ax.set_xticklabels([f"grade {g}" for g in LABELS])
+    ax.set_xticks(np.arange(len(GRADES)))
+    ax.set_xticklabels([f"grade {g}" for g in GRADES])
     ax.set_xlabel("human grade")
     ax.set_ylabel(f"mean confidence of label-{label} predictions")
     ax.set_ylim(0, 110)

@@ -34,8 +34,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ..figures import save  # noqa: E402
-from ..tables import write_tsv  # noqa: E402
+from ..peras.figures import save  # noqa: E402
+from ...tables import write_tsv  # noqa: E402
 from .data import LABELS  # noqa: E402
 from .metrics import BASE_JUDGE, PJ  # noqa: E402
 

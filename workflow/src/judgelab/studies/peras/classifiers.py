@@ -50,7 +50,7 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
+from ...errors import InputError
 from .metrics import agreement
 
 log = logging.getLogger(__name__)

@@ -13,12 +13,12 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from ..judging import run_confidence, run_judgments
-from ..personas import read_persona
-from ..prompts import GRADES
-from ..tables import (concat_ids_tables, labels_with_confidence, read_confidence, read_dataset,
-                      read_ids_table, read_judgments, read_labelled, write_tsv)
-from . import LLMSession, as_value
+from ...judging import run_judgments
+from .confidence import run_confidence
+from ...personas import read_persona
+from ...labels import GRADE_LABELS
+from ...tables import concat_ids_tables, labels_with_confidence, read_confidence, read_dataset, read_ids_table, read_judgments, read_labelled, write_tsv
+from ...jobs import LLMSession, as_value
 
 log = logging.getLogger("judgelab")
 
@@ -39,7 +39,7 @@ def judge_job(pairs: str, out: str, *, persona: str, template: str, model: str |
     with LLMSession(model, cache, threads, desc, name=model_name) as client:
         result = run_judgments(table, read_persona(persona, persona_file), template, client,
                                max_tokens=int(max_tokens), placement=placement, desc=desc,
-                               labels=as_value(labels) if labels else GRADES)
+                               labels=as_value(labels) if labels else GRADE_LABELS)
     write_tsv(result, out)
     return result
 
@@ -63,7 +63,7 @@ def confidence_job(pairs: str, judgments: str, out: str, *, persona: str, templa
 
 
 def _metrics_row(grades: pd.DataFrame, judgments: str, confidence: str) -> dict:
-    from ..metrics import job_metrics
+    from .metrics import job_metrics
 
     merged = grades.merge(read_labelled(judgments, confidence), on=["qid", "docid"], how="inner",
                           validate="one_to_one")
@@ -113,7 +113,7 @@ def import_job(pairs: str, judge_file: str, out_judgments: str, out_confidence: 
     """An imported judge's qrels-format file -> the judgment and confidence tables of a live judge.
     ``scale`` / ``confidence_scale``: as the judge declares them (None: not declared; see
     :mod:`judgelab.imported`)."""
-    from ..imported import import_judgments
+    from ...imported import import_judgments
 
     table = read_dataset(pairs)
     j, c = import_judgments(table, judge_file, scale=scale, confidence_scale=confidence_scale)
@@ -144,7 +144,7 @@ def _load_group(judgments: Sequence[str], confidence: Sequence[str], personas: S
 def classifier_job(pairs: str, judgments: Sequence[str], confidence: Sequence[str], personas: Sequence[str],
                    settings: str | dict, out_features: str, out_trials: str, out_summary: str,
                    out_missing: str) -> pd.DataFrame:
-    from .. import classifiers as clf
+    from . import classifiers as clf
 
     cfg = as_value(settings)
     table = read_dataset(pairs)
@@ -176,7 +176,7 @@ def classifier_job(pairs: str, judgments: Sequence[str], confidence: Sequence[st
 
 def classifier_table_job(summaries: Sequence[str], ids: Sequence[Mapping[str, str]], out_tsv: str,
                          out_md: str, out_tex: str, out_html: str) -> pd.DataFrame:
-    from .. import classifiers as clf
+    from . import classifiers as clf
 
     parts = []
     for path, idd in zip(summaries, ids):
@@ -203,7 +203,7 @@ def classifier_table_job(summaries: Sequence[str], ids: Sequence[Mapping[str, st
 def significance_job(pairs: str, judgments: Sequence[str], confidence: Sequence[str],
                      personas: Sequence[str], settings: str | dict, out: str,
                      ids: Mapping[str, str]) -> pd.DataFrame:
-    from .. import significance as sg
+    from . import significance as sg
 
     cfg = as_value(settings)
     table = read_dataset(pairs)
@@ -222,7 +222,7 @@ def significance_job(pairs: str, judgments: Sequence[str], confidence: Sequence[
 
 def aggregate_significance_job(inputs: Sequence[str], metrics: str, out: str, out_joined: str,
                                out_html: str | None = None) -> None:
-    from .. import significance as sg
+    from . import significance as sg
 
     parts = [read_ids_table(p) for p in inputs]
     parts = [p for p in parts if len(p)]
@@ -249,7 +249,7 @@ def figures_job(pairs: str, judgments: Sequence[str], confidence: Sequence[str],
     the confidence-by-grade chart of one dataset x model x template. ``out`` maps
     radar_agreement, radar_calibration, heatmap, confidence (PNG) and *_pdf, plus
     interpersona and confidence_table (TSV)."""
-    from .. import figures as fg
+    from . import figures as fg
 
     cfg = as_value(settings)
     name = f"{ids['dataset']} / {ids['model']} / {ids['template']}"

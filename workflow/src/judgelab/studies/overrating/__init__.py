@@ -1,0 +1,41 @@
+"""Overrating in LLM relevance judges (seed 004, section 2): pointwise and pairwise diagnostics.
+
+Pointwise (binary 0/1 or graded 0-3 judging, one run per scale):
+
+* ``overrate_pct`` / ``underrate_pct``: 100 x the share of pairs whose LLM label is above / below
+  the human label on the run's scale; ``mean_bias``: the mean of LLM - human; ``kappa``: Cohen's
+  kappa over the scale's labels. On the binary scale the human grade is binarised by the TREC rule
+  (grade >= 2 is relevant); a graded run is ALSO binarised by that rule on both sides (``bin_*``
+  columns; for a binary run they equal the native ones), so it can be reported beside the native
+  binary run (seed 004 Table 1).
+* token confidence by TP / FP / TN / FN: on the binarised labels (positive = relevant), the mean
+  token confidence (:func:`label_reading`) of each class, with its count.
+* the human -> LLM transition matrix: human grade 0-3 (rows) x LLM label (columns), counts and
+  row shares; the missing answers per human grade beside it.
+* Missing answers (unparsable, or not labelled by an imported judge) are counted (``coverage``)
+  and left out of every metric; they never become a label.
+
+Pairwise (section 2.1; groups after Arabzadeh and Clarke 2025, as the seed describes them):
+
+* Groups per query: **Best** = the passages at the highest grade present, if that grade is
+  relevant; **Acceptable** = the relevant passages below it; **Unacceptable** = the non-relevant
+  ones. Relevant means grade >= ``relevant_min`` (default 1: the seed's graded scale names only 0
+  "Non-relevant", 1 is "Related"; 2 applies the TREC binarisation instead, so grade-1 passages are
+  Unacceptable). A query whose highest grade is not relevant has neither Best nor Acceptable.
+* Settings B-A, A-U, B-U: every cross pair of the two groups of a query (never two passages of
+  one group, never two queries), of which at most ``per_setting`` are drawn without replacement
+  by a generator seeded with (seed, query id, setting) - the draw of a query does not depend on
+  the other queries. The passage of the higher group is the ground-truth winner.
+* Each pair is judged in both orders (``hi_first``: the winner is Passage 1; ``lo_first``: it is
+  Passage 2) with a forced choice. Both orders prefer the winner: **correct**; both prefer the
+  loser: **wrong win**; contradictory orders: **tie**; an order whose answer did not parse:
+  **missing** (counted, left out).
+* Per setting and overall (pooled pairs): accuracy = correct / judged pairs (ties count as
+  wrong), accuracy without ties = correct / (correct + wrong wins), tie rate, wrong-wins rate
+  (all in %), the mean token confidence of the judgments of correct pairs and of wrong-win pairs
+  (both orders pooled; ties excluded, as seed Table 2), and the share of ties whose two judgments
+  both have confidence > 0.95 (among ties with both confidences known).
+
+Token confidence = the probability of the chosen label at the decoding step that generated it,
+renormalised over the label tokens (see :func:`label_reading`).
+"""

@@ -1,0 +1,120 @@
+"""The overrating study's prompts and how an answer is read (seed 004, section 2): the checked
+pointwise and pairwise templates, the label of an answer and where in the answer it is, and the
+token confidence at that position.
+"""
+
+from __future__ import annotations
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+from ...backends.base import Completion, label_step_at
+from ...errors import InputError
+from ...prompts import load_template_spec, register_kind
+from ...labels import locate_label
+from ...labels import SCALES
+
+
+
+log = logging.getLogger(__name__)
+
+
+#: The template kind of the forced-choice pairwise prompt: Passage 1 and Passage 2 of a query,
+#: answered with an option number (default labels 1 = Passage 1, 2 = Passage 2). The pointwise
+#: prompts are ``judgment`` templates ({query}, {document}) whose ``labels:`` give the scale.
+PAIRWISE_KIND = "overrating_pairwise"
+
+
+register_kind(PAIRWISE_KIND, ["query", "passage_a", "passage_b"], labels=["1", "2"])
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """An overrating prompt: its template text and its label set (single tokens, e.g. "0", "1")."""
+
+    template: str
+    labels: tuple[str, ...]
+    kind: str
+
+
+def load_prompt(ref: str, resources: str | Path | None = None, kind: str | None = None, *,
+                key: str | None = None) -> Prompt:
+    """A checked prompt template (:func:`judgelab.prompts.load_template_spec`): ``ref`` is a path
+    or ``<study>/<name>`` under ``resources``/prompts (e.g. ``overrating/graded``); ``kind`` the
+    kind needed (``judgment`` or :data:`PAIRWISE_KIND`); ``key`` the config key naming it."""
+    spec = load_template_spec(ref, resources, kind, key=key)
+    return Prompt(spec.text, tuple(spec.labels or ()), spec.kind)
+
+
+def effective_scale(scale: str | None) -> str:
+    """The scale of an imported judge: as declared, graded when not declared."""
+    if scale is None:
+        return "graded"
+    if scale not in SCALES:
+        raise InputError(f"unknown scale {scale!r} (binary or graded)", key="imported_judges.<name>.scale")
+    return scale
+
+
+def check_labels(labels: Sequence[str], scale: str) -> tuple[str, ...]:
+    """The labels of a pointwise run, checked against its scale."""
+    if scale not in SCALES:
+        raise InputError(f"unknown scale {scale!r} (binary or graded)", key="overrating.pointwise.scales")
+    if tuple(labels) != SCALES[scale]:
+        raise InputError(f"the {scale} scale needs labels {list(SCALES[scale])}, the prompt declares "
+                         f"{list(labels)}", key=f"overrating.pointwise.templates.{scale}")
+    return tuple(labels)
+
+
+def parse_answer(text: str, labels: Sequence[str], *, pairwise: bool = False
+                 ) -> tuple[str | None, int | None]:
+    """The label of an answer (one of ``labels``) and the character offset of the label in it, or
+    ``(None, None)`` (missing): :func:`judgelab.prompts.locate_label`, the rules of
+    :func:`judgelab.prompts.parse_label` (only the template's labels parse; ``-1``, ``2.5``,
+    ``1st`` or a number outside the labels do not), with the offset. ``pairwise``: an explicit
+    ``Answer: 1`` also counts as the final answer (the forced choice names an option)."""
+    return locate_label(text, labels, answer_keys=pairwise)
+
+
+def label_reading(completion: Completion, labels: Sequence[str], label: str | None,
+                  start: int | None) -> dict:
+    """The label distribution where the parsed label was generated.
+
+    The label step is the decoding step whose token spells the character the parser took the
+    label from (:func:`judgelab.backends.base.label_step_at`): after ``"##final score: "`` it is
+    the step of the ``"2"``, and for an answer that is only the label it is the first step, whose
+    reading is the first-position one. Returns ``label_pos`` (the token index), ``probs`` (one per
+    label, renormalised over the label tokens), ``label_mass`` and ``confidence`` = the
+    probability of the parsed label; all None when the answer is missing or no step matches
+    (no logprobs, or the label merged into a longer token)."""
+    out = {"label_pos": None, "probs": [None] * len(labels), "label_mass": None, "confidence": None}
+    if label is None or start is None:
+        return out
+    step = label_step_at(completion, start)
+    if step is None or step["probs"] is None:
+        return out
+    return {"label_pos": int(step["pos"]), "probs": list(step["probs"]), "label_mass": step["mass"],
+            "confidence": float(step["probs"][list(labels).index(label)])}
+
+
+def prob_columns(labels: Sequence[str]) -> list[str]:
+    return [f"p{x}" for x in labels]
+
+
+def reading_cells(comp: Completion, labels: Sequence[str], *, pairwise: bool = False) -> dict:
+    label, start = parse_answer(comp.text, labels, pairwise=pairwise)
+    r = label_reading(comp, labels, label, start)
+    return {"label": None if label is None else int(label), "parsed": label is not None,
+            "answer": comp.text, "label_pos": r["label_pos"],
+            **dict(zip(prob_columns(labels), r["probs"])), "label_mass": r["label_mass"],
+            "confidence": r["confidence"], "prompt_tokens": comp.prompt_tokens,
+            "completion_tokens": comp.completion_tokens, "latency_s": comp.latency_s}
+
+
+def typed_readings(df: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:
+    df["label"] = df["label"].astype("Int64")
+    df["label_pos"] = df["label_pos"].astype("Int64")
+    for col in prob_columns(labels) + ["label_mass", "confidence"]:
+        df[col] = df[col].astype("Float64")
+    return df
