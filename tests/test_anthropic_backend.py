@@ -11,8 +11,8 @@ from collections import Counter
 import httpx2
 import pytest
 
-from judgelab.backends.api import BatchItemFailed
 from judgelab.backends.anthropic_api import AnthropicBackend
+from judgelab.backends.api import BatchItemFailed
 from judgelab.backends.base import CachedClient, Request, cache_request
 from judgelab.backends.batch import BatchStore
 from judgelab.cache import RequestCache, request_key
@@ -23,31 +23,60 @@ KEY = "sk-ant-test-key"
 
 def message(text: str, model: str = "claude-test", input_tokens: int = 120, output_tokens: int = 1) -> dict:
     """A Messages API response body."""
-    return {"id": "msg_01XFDUDYJgAACzvnptvVoYEL", "type": "message", "role": "assistant",
-            "model": model, "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
-            "stop_sequence": None,
-            "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens,
-                      "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}
+    return {
+        "id": "msg_01XFDUDYJgAACzvnptvVoYEL",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+        },
+    }
 
 
 def batch_object(batch_id: str, status: str, n: int, succeeded: int = 0, errored: int = 0) -> dict:
     """A Message Batch object."""
     ended = status == "ended"
-    return {"id": batch_id, "type": "message_batch", "processing_status": status,
-            "request_counts": {"processing": 0 if ended else n, "succeeded": succeeded,
-                               "errored": errored, "canceled": 0, "expired": 0},
-            "ended_at": "2025-01-02T10:00:00Z" if ended else None,
-            "created_at": "2025-01-01T10:00:00Z", "expires_at": "2025-01-02T10:00:00Z",
-            "archived_at": None, "cancel_initiated_at": None,
-            "results_url": f"https://api.anthropic.com/v1/messages/batches/{batch_id}/results"
-            if ended else None}
+    return {
+        "id": batch_id,
+        "type": "message_batch",
+        "processing_status": status,
+        "request_counts": {
+            "processing": 0 if ended else n,
+            "succeeded": succeeded,
+            "errored": errored,
+            "canceled": 0,
+            "expired": 0,
+        },
+        "ended_at": "2025-01-02T10:00:00Z" if ended else None,
+        "created_at": "2025-01-01T10:00:00Z",
+        "expires_at": "2025-01-02T10:00:00Z",
+        "archived_at": None,
+        "cancel_initiated_at": None,
+        "results_url": f"https://api.anthropic.com/v1/messages/batches/{batch_id}/results" if ended else None,
+    }
 
 
 def backend(handler, **over) -> AnthropicBackend:
-    spec = {"backend": "anthropic", "model": "claude-test", "api_key_env": "JL_ANTHROPIC_KEY",
-            "concurrency": 2, "timeout": 5, "max_retries": 3, "batch_poll_interval": 0.01, **over}
-    b = AnthropicBackend.from_spec(spec, "claude",
-                                   http_client=lambda: httpx2.AsyncClient(transport=httpx2.MockTransport(handler)))
+    spec = {
+        "backend": "anthropic",
+        "model": "claude-test",
+        "api_key_env": "JL_ANTHROPIC_KEY",
+        "concurrency": 2,
+        "timeout": 5,
+        "max_retries": 3,
+        "batch_poll_interval": 0.01,
+        **over,
+    }
+    b = AnthropicBackend.from_spec(
+        spec, "claude", http_client=lambda: httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
+    )
     return b
 
 
@@ -57,8 +86,9 @@ def key(monkeypatch):
 
 
 def judge_request(persona: str, placement: str) -> Request:
-    return Request.from_messages(build_messages(persona, "Query: q\nPassage: p\nScore 0-3:", placement),
-                                 8, ("0", "1", "2", "3"))
+    return Request.from_messages(
+        build_messages(persona, "Query: q\nPassage: p\nScore 0-3:", placement), 8, ("0", "1", "2", "3")
+    )
 
 
 def test_messages_request_building_and_parsing():
@@ -105,12 +135,15 @@ def test_overloaded_and_rate_limited_answers_are_retried():
     def handler(request: httpx2.Request) -> httpx2.Response:
         calls["n"] += 1
         if calls["n"] == 1:
-            return httpx2.Response(429, headers={"retry-after": "0.05"},
-                                   json={"type": "error", "error": {"type": "rate_limit_error",
-                                                                    "message": "slow down"}})
+            return httpx2.Response(
+                429,
+                headers={"retry-after": "0.05"},
+                json={"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}},
+            )
         if calls["n"] == 2:
-            return httpx2.Response(529, json={"type": "error", "error": {"type": "overloaded_error",
-                                                                         "message": "Overloaded"}})
+            return httpx2.Response(
+                529, json={"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+            )
         return httpx2.Response(200, json=message("1"))
 
     b = backend(handler)
@@ -121,8 +154,13 @@ def test_overloaded_and_rate_limited_answers_are_retried():
 
 def test_a_bad_request_is_not_retried_and_a_bad_key_names_the_variable():
     def bad(request):
-        return httpx2.Response(400, json={"type": "error", "error": {"type": "invalid_request_error",
-                                                                     "message": "max_tokens: too big"}})
+        return httpx2.Response(
+            400,
+            json={
+                "type": "error",
+                "error": {"type": "invalid_request_error", "message": "max_tokens: too big"},
+            },
+        )
 
     b = backend(bad)
     with pytest.raises(Exception, match="too big"):
@@ -130,8 +168,10 @@ def test_a_bad_request_is_not_retried_and_a_bad_key_names_the_variable():
     assert b.stats["attempts"] == 1
 
     def unauthorized(request):
-        return httpx2.Response(401, json={"type": "error", "error": {"type": "authentication_error",
-                                                                     "message": "invalid x-api-key"}})
+        return httpx2.Response(
+            401,
+            json={"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}},
+        )
 
     with pytest.raises(Exception, match="JL_ANTHROPIC_KEY") as err:
         backend(unauthorized).complete(judge_request("", "user"))
@@ -152,33 +192,47 @@ class FakeBatches:
         if request.method == "POST" and path == "/v1/messages/batches":
             reqs = json.loads(request.content)["requests"]
             self.created.append(reqs)
-            return httpx2.Response(200, json=batch_object(f"msgbatch_{len(self.created)}",
-                                                          "in_progress", len(reqs)))
+            return httpx2.Response(
+                200, json=batch_object(f"msgbatch_{len(self.created)}", "in_progress", len(reqs))
+            )
         batch_id = path.split("/")[4]
         reqs = self.created[int(batch_id.split("_")[1]) - 1]
         if path.endswith("/results"):
             lines = []
             for r in reqs:
                 if r["custom_id"] in self.errored:
-                    result = {"type": "errored", "error": {"type": "error", "error": {
-                        "type": "invalid_request_error", "message": "prompt is too long"}}}
+                    result = {
+                        "type": "errored",
+                        "error": {
+                            "type": "error",
+                            "error": {"type": "invalid_request_error", "message": "prompt is too long"},
+                        },
+                    }
                 else:
                     text = str(len(r["params"]["messages"][0]["content"]) % 4)
                     result = {"type": "succeeded", "message": message(text)}
                 lines.append(json.dumps({"custom_id": r["custom_id"], "result": result}))
-            return httpx2.Response(200, content=("\n".join(lines) + "\n").encode(),
-                                   headers={"content-type": "application/binary"})
+            return httpx2.Response(
+                200,
+                content=("\n".join(lines) + "\n").encode(),
+                headers={"content-type": "application/binary"},
+            )
         self.polls[batch_id] += 1
         if self.polls[batch_id] == 1:
             return httpx2.Response(200, json=batch_object(batch_id, "in_progress", len(reqs)))
         bad = sum(r["custom_id"] in self.errored for r in reqs)
-        return httpx2.Response(200, json=batch_object(batch_id, "ended", len(reqs),
-                                                      succeeded=len(reqs) - bad, errored=bad))
+        return httpx2.Response(
+            200, json=batch_object(batch_id, "ended", len(reqs), succeeded=len(reqs) - bad, errored=bad)
+        )
 
 
 def test_message_batches_submit_poll_download_and_resubmit_only_failed_items(tmp_path):
-    requests = [Request.from_messages(build_messages("Be lenient.", f"passage {'x' * i}", "system"), 4,
-                                      ("0", "1", "2", "3")) for i in range(5)]
+    requests = [
+        Request.from_messages(
+            build_messages("Be lenient.", f"passage {'x' * i}", "system"), 4, ("0", "1", "2", "3")
+        )
+        for i in range(5)
+    ]
     fake = FakeBatches()
     b = backend(fake, batch=True)
     keys = [request_key(cache_request(b, r)) for r in requests]

@@ -7,24 +7,24 @@ import dataclasses
 import math
 import time
 from collections import Counter
-from email.utils import format_datetime
 from datetime import datetime, timedelta, timezone
+from email.utils import format_datetime
 
 import pytest
-
 from conftest import ROOT
 from fake_openai import FakeOpenAI, ServerThread, expected_label, expected_probs
-from judgelab.jobs import script_logging
-from judgelab.studies.peras.jobs import judge_job
+
 from judgelab.backends.api import api_key_envvars, backoff_delay, label_distribution, retry_after_seconds
 from judgelab.backends.base import CachedClient, Request, cache_request, make_backend
 from judgelab.backends.openai_compat import OpenAIBackend
 from judgelab.cache import RequestCache, request_key
 from judgelab.datasets import build_trec_table
 from judgelab.errors import InputError
+from judgelab.jobs import script_logging
 from judgelab.judging import judgment_requests, run_judgments
-from judgelab.tables import write_dataset
 from judgelab.prompts import load_template
+from judgelab.studies.peras.jobs import judge_job
+from judgelab.tables import write_dataset
 
 SAMPLE = ROOT / "resources" / "sample" / "dl19"
 
@@ -34,8 +34,16 @@ def sample_pairs():
 
 
 def openai_spec(base_url: str, **over) -> dict:
-    return {"backend": "openai", "model": "fake-judge", "base_url": base_url, "api_key_env": None,
-            "concurrency": 4, "timeout": 5, "max_retries": 6, **over}
+    return {
+        "backend": "openai",
+        "model": "fake-judge",
+        "base_url": base_url,
+        "api_key_env": None,
+        "concurrency": 4,
+        "timeout": 5,
+        "max_retries": 6,
+        **over,
+    }
 
 
 def fast_backoff(backend):
@@ -58,18 +66,22 @@ class Recording(OpenAIBackend):
 
 # -- settings and keys --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("over, key", [
-    ({"concurrency": 0}, "models.m.concurrency"),
-    ({"timeout": -1}, "models.m.timeout"),
-    ({"max_retries": 1.5}, "models.m.max_retries"),
-    ({"api_key_env": "NOT-A-NAME"}, "models.m.api_key_env"),
-    ({"model": ""}, "models.m.model"),
-    ({"base_url": "ftp://x"}, "models.m.base_url"),
-    ({"top_logprobs": 50}, "models.m.top_logprobs"),
-    ({"batch": "yes"}, "models.m.batch"),
-    ({"token_limit_param": "max"}, "models.m.token_limit_param"),
-    ({"backend": "cohere"}, "models.m.backend"),
-])
+
+@pytest.mark.parametrize(
+    "over, key",
+    [
+        ({"concurrency": 0}, "models.m.concurrency"),
+        ({"timeout": -1}, "models.m.timeout"),
+        ({"max_retries": 1.5}, "models.m.max_retries"),
+        ({"api_key_env": "NOT-A-NAME"}, "models.m.api_key_env"),
+        ({"model": ""}, "models.m.model"),
+        ({"base_url": "ftp://x"}, "models.m.base_url"),
+        ({"top_logprobs": 50}, "models.m.top_logprobs"),
+        ({"batch": "yes"}, "models.m.batch"),
+        ({"token_limit_param": "max"}, "models.m.token_limit_param"),
+        ({"backend": "cohere"}, "models.m.backend"),
+    ],
+)
 def test_bad_settings_name_the_config_key(over, key):
     with pytest.raises(InputError) as err:
         make_backend({**openai_spec("http://127.0.0.1:1/v1"), **over}, "m")
@@ -94,11 +106,19 @@ def test_missing_key_fails_at_construction_naming_the_variable(monkeypatch):
 def test_only_the_key_variables_of_used_api_models_are_declared():
     local = {"models": {"smollm2": {"backend": "local"}}}
     assert api_key_envvars(local) == []
-    cfg = {"models": {"smollm2": {"backend": "local"},
-                      "gpt": {"backend": "openai", "model": "gpt-4o-mini"},
-                      "claude": {"backend": "anthropic", "model": "c", "api_key_env": "MY_CLAUDE"},
-                      "vllm": {"backend": "openai", "model": "llama", "api_key_env": None,
-                               "base_url": "http://127.0.0.1:8000/v1"}}}
+    cfg = {
+        "models": {
+            "smollm2": {"backend": "local"},
+            "gpt": {"backend": "openai", "model": "gpt-4o-mini"},
+            "claude": {"backend": "anthropic", "model": "c", "api_key_env": "MY_CLAUDE"},
+            "vllm": {
+                "backend": "openai",
+                "model": "llama",
+                "api_key_env": None,
+                "base_url": "http://127.0.0.1:8000/v1",
+            },
+        }
+    }
     assert api_key_envvars(cfg) == ["MY_CLAUDE", "OPENAI_API_KEY"]
 
 
@@ -110,12 +130,17 @@ def test_cache_key_has_endpoint_and_model_never_the_key(monkeypatch):
     assert "sk-secret" not in str(cache_request(make_backend(base, "a"), req))
     monkeypatch.setenv("JL_TEST_KEY", "sk-another-key")
     assert request_key(cache_request(make_backend(base, "a"), req)) == key  # key-independent
-    for over in ({"base_url": "http://127.0.0.1:2/v1"}, {"model": "other"},
-                 {"extra_body": {"top_k": 1}}, {"send_sampling": False}):
+    for over in (
+        {"base_url": "http://127.0.0.1:2/v1"},
+        {"model": "other"},
+        {"extra_body": {"top_k": 1}},
+        {"send_sampling": False},
+    ):
         assert request_key(cache_request(make_backend({**base, **over}, "a"), req)) != key
 
 
 # -- retry helpers and the label distribution ---------------------------------------------------
+
 
 def test_retry_after_headers():
     assert retry_after_seconds({"retry-after": "2"}) == 2.0
@@ -146,6 +171,7 @@ def test_label_distribution_reads_the_label_tokens_like_the_local_backend():
 
 # -- against a local fault-injecting server ------------------------------------------------------
 
+
 def test_every_judgment_arrives_once_through_429_bursts_500s_and_a_timeout(tmp_path):
     pairs = sample_pairs()
     template = load_template("peras/wo_cot")
@@ -154,8 +180,7 @@ def test_every_judgment_arrives_once_through_429_bursts_500s_and_a_timeout(tmp_p
     with ServerThread(fake.app()) as srv, RequestCache(tmp_path / "c.sqlite") as cache:
         backend = fast_backoff(Recording.from_spec(openai_spec(srv.base_url, timeout=0.8), "fake"))
         t0 = time.perf_counter()
-        out = run_judgments(pairs, "", template, CachedClient(backend, cache), max_tokens=4,
-                            progress=False)
+        out = run_judgments(pairs, "", template, CachedClient(backend, cache), max_tokens=4, progress=False)
         elapsed = time.perf_counter() - t0
         assert len(cache) == len(pairs)
     n = len(pairs)
@@ -173,7 +198,7 @@ def test_every_judgment_arrives_once_through_429_bursts_500s_and_a_timeout(tmp_p
     # a request told "429, Retry-After: 0.3" came back no sooner than 0.3 s later
     for k, (t, prompt, fault) in enumerate(fake.history):
         if fault == "429":
-            t_next = next(t2 for t2, p2, _ in fake.history[k + 1:] if p2 == prompt)
+            t_next = next(t2 for t2, p2, _ in fake.history[k + 1 :] if p2 == prompt)
             assert t_next - t >= 0.3
     assert elapsed >= 0.3
 
@@ -183,8 +208,14 @@ def test_a_server_without_logprobs_still_answers_and_leaves_the_distribution_mis
     fake = FakeOpenAI(refuse_logprobs=True)
     with ServerThread(fake.app()) as srv, RequestCache(tmp_path / "c.sqlite") as cache:
         backend = OpenAIBackend.from_spec(openai_spec(srv.base_url, concurrency=1), "fake")
-        out = run_judgments(pairs, "", load_template("peras/wo_cot"), CachedClient(backend, cache),
-                            max_tokens=4, progress=False)
+        out = run_judgments(
+            pairs,
+            "",
+            load_template("peras/wo_cot"),
+            CachedClient(backend, cache),
+            max_tokens=4,
+            progress=False,
+        )
     assert out["parsed"].all() and out["p0"].isna().all() and out["label_mass"].isna().all()
     assert fake.arrivals == len(pairs) + 1  # one refusal, then no more logprobs requests
 
@@ -196,13 +227,20 @@ def test_judge_job_sends_the_key_but_never_writes_it(tmp_path, monkeypatch):
     write_dataset(sample_pairs().head(5), table)
     fake = FakeOpenAI()
     with ServerThread(fake.app()) as srv:
-        spec = openai_spec(srv.base_url, api_key_env="JL_TEST_KEY",
-                           prices={"input": 0.15, "output": 0.6})
+        spec = openai_spec(srv.base_url, api_key_env="JL_TEST_KEY", prices={"input": 0.15, "output": 0.6})
         out, log = tmp_path / "j.tsv", tmp_path / "judge.log"
         with script_logging(str(log)):
-            judge_job(str(table), str(out), persona="", template=load_template("peras/wo_cot"),
-                           model=spec, max_tokens=4, placement="user",
-                           cache=str(tmp_path / "cache" / "requests.sqlite"), desc="judge fake")
+            judge_job(
+                str(table),
+                str(out),
+                persona="",
+                template=load_template("peras/wo_cot"),
+                model=spec,
+                max_tokens=4,
+                placement="user",
+                cache=str(tmp_path / "cache" / "requests.sqlite"),
+                desc="judge fake",
+            )
     assert fake.auth == Counter({f"Bearer {secret}": 5})
     text = log.read_text()
     assert "5 new calls" in text and "tokens sent" in text and "cost $" in text

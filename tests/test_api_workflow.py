@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from fake_openai import FakeOpenAI, ServerThread
 from snakerun import make_workdir, snakemake
 
@@ -33,8 +32,9 @@ def run(wd: Path, env: dict, *args: str):
 
 
 def clean_env() -> dict:
-    return {k: v for k, v in os.environ.items()
-            if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "JL_WF_KEY")}
+    return {
+        k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "JL_WF_KEY")
+    }
 
 
 def test_local_only_config_needs_no_key_and_a_missing_key_stops_the_run_before_any_job(tmp_path):
@@ -42,8 +42,9 @@ def test_local_only_config_needs_no_key_and_a_missing_key_stops_the_run_before_a
     # called, so its key is not needed
     local = workdir(tmp_path / "local")
     (local / "local.yaml").write_text(yaml.safe_dump({"judges": ["smollm2"]}))
-    res = snakemake(local, "-n", "all", "--configfile", str(local / "local.yaml"), cores=1,
-                    env=clean_env(), timeout=600)
+    res = snakemake(
+        local, "-n", "all", "--configfile", str(local / "local.yaml"), cores=1, env=clean_env(), timeout=600
+    )
     assert res.returncode == 0, res.stderr[-3000:]
 
     api = workdir(tmp_path / "api")
@@ -63,7 +64,8 @@ def test_judge_job_through_the_workflow_never_writes_the_key(tmp_path):
     assert fake.auth == {f"Bearer {SECRET}": 8}
     log = (wd / "results" / "logs" / "judge" / "fx" / "gpt" / "wo_cot" / "default.log").read_text()
     assert "8 new calls" in log and "cost $" in log
-    leaked = [p for p in wd.rglob("*") if p.is_file() and not p.is_symlink()
-              and SECRET.encode() in p.read_bytes()]
+    leaked = [
+        p for p in wd.rglob("*") if p.is_file() and not p.is_symlink() and SECRET.encode() in p.read_bytes()
+    ]
     assert leaked == []
     assert SECRET not in res.stdout + res.stderr

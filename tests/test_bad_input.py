@@ -18,16 +18,16 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from fake_openai import ServerThread
+from snakerun import ROOT, make_workdir, output, snakemake
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from fake_openai import ServerThread
 from judgelab.cache import RequestCache, file_sha256
 from judgelab.cli import main as cli
 from judgelab.labels import parse_label
-from snakerun import ROOT, make_workdir, output, snakemake
 
 FX = ROOT / "tests" / "fixtures" / "trec"
 WO_COT = (ROOT / "resources" / "prompts" / "peras" / "wo_cot.yaml").read_text(encoding="utf-8")
@@ -61,89 +61,133 @@ IMPORTED = {"path": "imports/{persona}.qrels", "datasets": ["fx"], "personas": [
 CONFIG_CASES = {
     "significance reference not run": (
         {"peras": {"significance": {"reference": "HA"}}},
-        "config key 'peras.significance.reference': persona 'HA' is not run"),
+        "config key 'peras.significance.reference': persona 'HA' is not run",
+    ),
     "significance reference missing from an imported judge": (
         {"imported_judges": {"ext": {**IMPORTED, "personas": ["LA", "HN"]}}},
         "config key 'peras.significance.reference': persona 'default' is not among the personas of "
-        "imported judge 'ext'"),
+        "imported judge 'ext'",
+    ),
     "figure persona not run": (
         {"peras": {"figures": {"confidence_personas": ["HN", "XX"]}}},
-        "config key 'peras.figures.confidence_personas[1]': persona 'XX' is not run by any judge"),
+        "config key 'peras.figures.confidence_personas[1]': persona 'XX' is not run by any judge",
+    ),
     "generator model unknown": (
         {"personas": {"generation": {"enabled": True, "model": "gpt-x"}}},
-        "config key 'personas.generation.model': model 'gpt-x' is not a key of `models`"),
+        "config key 'personas.generation.model': model 'gpt-x' is not a key of `models`",
+    ),
     "generator template of the wrong kind": (
-        {"personas": {"generation": {"enabled": True, "model": "smollm2",
-                                     "keywords_template": "peras/persona_instruction"}}},
+        {
+            "personas": {
+                "generation": {
+                    "enabled": True,
+                    "model": "smollm2",
+                    "keywords_template": "peras/persona_instruction",
+                }
+            }
+        },
         "persona_instruction.yaml: is a 'persona_instruction' template, but a 'persona_keywords' "
-        "template is needed here (config key 'personas.generation.keywords_template')"),
+        "template is needed here (config key 'personas.generation.keywords_template')",
+    ),
     "classifier dataset not judged": (
         {"peras": {"classifier": {"dataset": "dl21"}}},
-        "config key 'peras.classifier.dataset': dataset 'dl21' is not among the datasets PERAS judges"),
+        "config key 'peras.classifier.dataset': dataset 'dl21' is not among the datasets PERAS judges",
+    ),
     "study that judges nothing": (
         {"peras": {"judges": []}},
-        "config key 'peras': the study is enabled but judges nothing"),
+        "config key 'peras': the study is enabled but judges nothing",
+    ),
     "judge unknown": (
         {"judges": ["gpt-4o-mini"]},
-        "config key 'judges[0]': model 'gpt-4o-mini' is not a key of `models`"),
+        "config key 'judges[0]': model 'gpt-4o-mini' is not a key of `models`",
+    ),
     "study judge unknown": (
         {"peras": {"judges": ["smollm2", "smollm3"]}},
-        "config key 'peras.judges[1]': 'smollm3' is not a key of `models`"),
+        "config key 'peras.judges[1]': 'smollm3' is not a key of `models`",
+    ),
     "study dataset unknown": (
         {"peras": {"datasets": ["fx", "dl19"]}},
-        "config key 'peras.datasets[1]': 'dl19' is not a key of `datasets`"),
+        "config key 'peras.datasets[1]': 'dl19' is not a key of `datasets`",
+    ),
     "imported judge dataset unknown": (
         {"imported_judges": {"ext": {**IMPORTED, "datasets": ["fx", "dl19"]}}},
-        "config key 'imported_judges.ext.datasets[1]': dataset 'dl19' is not a key of `datasets`"),
+        "config key 'imported_judges.ext.datasets[1]': dataset 'dl19' is not a key of `datasets`",
+    ),
     "imported judge persona unknown": (
         {"imported_judges": {"ext": {**IMPORTED, "personas": ["default", "defualt"]}}},
-        "config key 'imported_judges.ext.personas[1]': 'defualt' is not a persona of the persona file"),
+        "config key 'imported_judges.ext.personas[1]': 'defualt' is not a persona of the persona file",
+    ),
     "imported judge file missing": (
         {"imported_judges": {"ext": IMPORTED}},
-        "config key 'imported_judges.ext.path': imported judge file imports/default.qrels does not exist"),
+        "config key 'imported_judges.ext.path': imported judge file imports/default.qrels does not exist",
+    ),
     "judgment template missing": (
         {"peras": {"templates": {"wo_cot": {"template": "peras/wo_cto", "max_tokens": 4}}}},
-        "config key 'peras.templates.wo_cot.template': no prompt template 'peras/wo_cto'"),
+        "config key 'peras.templates.wo_cot.template': no prompt template 'peras/wo_cto'",
+    ),
     "confidence template of the wrong kind": (
         {"peras": {"confidence": {"template": "peras/wo_cot", "max_tokens": 4}}},
         "wo_cot.yaml: is a 'judgment' template, but a 'confidence' template is needed here "
-        "(config key 'peras.confidence.template')"),
+        "(config key 'peras.confidence.template')",
+    ),
     "persona file missing": (
         {"personas": {"file": "nope.yaml"}},
-        "config key 'personas.file': no persona file 'nope.yaml'"),
+        "config key 'personas.file': no persona file 'nope.yaml'",
+    ),
     "persona unknown": (
         {"personas": {"include": ["default", "XX"]}},
-        "config key 'personas.include[1]': unknown persona 'XX'"),
+        "config key 'personas.include[1]': unknown persona 'XX'",
+    ),
     "GGUF file missing": (
         {"models": {"big": {"backend": "local", "model_path": "models/big.gguf"}}, "judges": ["big"]},
-        "config key 'models.big.model_path': GGUF file models/big.gguf does not exist"),
+        "config key 'models.big.model_path': GGUF file models/big.gguf does not exist",
+    ),
     "model key the backend ignores": (
         {"models": {"smollm2": {"base_url": "http://127.0.0.1:8000/v1"}}},
-        "config key 'models.smollm2.base_url': the local backend does not read `base_url`"),
+        "config key 'models.smollm2.base_url': the local backend does not read `base_url`",
+    ),
     "dataset file missing": (
         {"datasets": {"fx": {"qrels": "fixtures/trec/qrels.tsv"}}},
-        "config key 'datasets.fx.qrels': qrels file fixtures/trec/qrels.tsv does not exist"),
+        "config key 'datasets.fx.qrels': qrels file fixtures/trec/qrels.tsv does not exist",
+    ),
     "dataset key its source ignores": (
-        {"datasets": {"dl19": {"source": "sample", "format": "trec", "qrels": "my/qrels.txt"}},
-         "peras": {"datasets": ["fx"]}},
-        "config key 'datasets.dl19.qrels': only read with source 'files'"),
+        {
+            "datasets": {"dl19": {"source": "sample", "format": "trec", "qrels": "my/qrels.txt"}},
+            "peras": {"datasets": ["fx"]},
+        },
+        "config key 'datasets.dl19.qrels': only read with source 'files'",
+    ),
     "bundled sample unknown": (
         {"datasets": {"dl22": {"source": "sample", "format": "trec"}}},
-        "config key 'datasets.dl22.source': no bundled sample 'dl22'"),
+        "config key 'datasets.dl22.source': no bundled sample 'dl22'",
+    ),
     "download source unknown": (
         {"datasets": {"robust04": {"source": "download", "format": "trec"}}},
-        "config key 'datasets.robust04.source': no public source is known for 'robust04'"),
+        "config key 'datasets.robust04.source': no public source is known for 'robust04'",
+    ),
     "docid map missing": (
-        {"datasets": {"lj": {"source": "files", "format": "llmjudge", "qrels": "fixtures/llmjudge/qrels.txt",
-                             "topics": "fixtures/llmjudge/queries.txt", "texts": "fixtures/llmjudge/docs.jsonl",
-                             "docid_map": "fixtures/llmjudge/docid_map.tsv"}}},
-        "config key 'datasets.lj.docid_map': file fixtures/llmjudge/docid_map.tsv does not exist"),
+        {
+            "datasets": {
+                "lj": {
+                    "source": "files",
+                    "format": "llmjudge",
+                    "qrels": "fixtures/llmjudge/qrels.txt",
+                    "topics": "fixtures/llmjudge/queries.txt",
+                    "texts": "fixtures/llmjudge/docs.jsonl",
+                    "docid_map": "fixtures/llmjudge/docid_map.tsv",
+                }
+            }
+        },
+        "config key 'datasets.lj.docid_map': file fixtures/llmjudge/docid_map.tsv does not exist",
+    ),
     "name that cannot be a path component": (
         {"personas": {"custom": {"my persona": "Be brief."}}},
-        "config key 'personas.custom.my persona': the name 'my persona' becomes a path component"),
+        "config key 'personas.custom.my persona': the name 'my persona' becomes a path component",
+    ),
     "encoding unknown": (
         {"datasets": {"fx": {"encoding": "utf-9"}}},
-        "config key 'datasets.fx.encoding': unknown encoding 'utf-9'"),
+        "config key 'datasets.fx.encoding': unknown encoding 'utf-9'",
+    ),
 }
 
 
@@ -159,6 +203,7 @@ def test_config_references_fail_the_dry_run_naming_the_key(tmp_path, case):
 # ------------------------------------------------------------------------------------------------
 # 2. Templates are checked when loaded: file (and line) and the missing or unknown placeholder
 
+
 def _template(text: str) -> str:
     """wo_cot.yaml with its template text replaced."""
     head = WO_COT.split("template: |-")[0]
@@ -172,18 +217,22 @@ QUERY_LINE = next(i for i, line in enumerate(WO_COT_TEXT.split("\n")) if "{query
 TEMPLATE_CASES = {
     "no {query}": (
         WO_COT_TEXT.replace("Query: {query} ", ""),
-        "my.yaml: the judgment template lacks the placeholder(s) {query}"),
+        "my.yaml: the judgment template lacks the placeholder(s) {query}",
+    ),
     "misspelt placeholder": (
         WO_COT_TEXT.replace("{query}", "{qeury}"),
         f"my.yaml:{WO_COT_LINE + 1 + QUERY_LINE}: unknown placeholder {{qeury}}: a judgment template "
-        "takes {document}, {query}; did you mean {query}?"),
+        "takes {document}, {query}; did you mean {query}?",
+    ),
     "a single brace": (
         WO_COT_TEXT.replace("Passage: {document}", "Passage: {document"),
-        f"my.yaml:{WO_COT_LINE + 1 + QUERY_LINE}: stray '{{' in the template"),
+        f"my.yaml:{WO_COT_LINE + 1 + QUERY_LINE}: stray '{{' in the template",
+    ),
     "JSON braces not escaped": (
         WO_COT_TEXT + '\nAnswer as {"score": 2}.',
         "is not a placeholder (a judgment template takes {document}, {query}); write {{ and }} for "
-        "literal braces"),
+        "literal braces",
+    ),
 }
 
 
@@ -200,10 +249,14 @@ def test_bad_templates_fail_the_dry_run_naming_file_and_placeholder(tmp_path, ca
 @pytest.mark.slow
 def test_labels_outside_the_grades_and_escaped_braces(tmp_path):
     wd = peras_run(tmp_path, {"peras": {"templates": {"wo_cot": {"template": "my.yaml", "max_tokens": 4}}}})
-    (wd / "my.yaml").write_text('labels: ["0", "1", "2", "3", "4"]\n' + _template(WO_COT_TEXT),
-                                encoding="utf-8")
-    failed_with(run(wd, "-n", "all"), "config key 'peras.templates.wo_cot.template': my.yaml declares "
-                                      "labels ['4']: PERAS compares labels with the human grades")
+    (wd / "my.yaml").write_text(
+        'labels: ["0", "1", "2", "3", "4"]\n' + _template(WO_COT_TEXT), encoding="utf-8"
+    )
+    failed_with(
+        run(wd, "-n", "all"),
+        "config key 'peras.templates.wo_cot.template': my.yaml declares "
+        "labels ['4']: PERAS compares labels with the human grades",
+    )
     # literal braces through the documented escape: accepted
     (wd / "my.yaml").write_text(_template(WO_COT_TEXT + '\nAnswer as {{"score": N}}.'), encoding="utf-8")
     res = run(wd, "-n", "all")
@@ -215,8 +268,16 @@ def test_labels_outside_the_grades_and_escaped_braces(tmp_path):
 #    workflow against a local OpenAI-compatible server that answers these texts)
 
 #: The fixture's passages (by their first words, d1..d8) and the answer the server gives for each.
-ANSWERS = {"Goldfish keep": "Score: -1", "A study": "1st", "Goldfish are": "2", "The stock": "-1",
-           "Wifi uses": "4", "Bananas": "Final score: 3", "The capital": "2nd", "Bluetooth was": "[0]"}
+ANSWERS = {
+    "Goldfish keep": "Score: -1",
+    "A study": "1st",
+    "Goldfish are": "2",
+    "The stock": "-1",
+    "Wifi uses": "4",
+    "Bananas": "Final score: 3",
+    "The capital": "2nd",
+    "Bluetooth was": "[0]",
+}
 
 
 def scripted_server(answers: dict[str, str]) -> Starlette:
@@ -226,10 +287,18 @@ def scripted_server(answers: dict[str, str]) -> Starlette:
         body = await request.json()
         prompt = body["messages"][-1]["content"]
         text = next(a for passage, a in answers.items() if passage in prompt)
-        return JSONResponse({"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-                             "choices": [{"index": 0, "finish_reason": "stop",
-                                          "message": {"role": "assistant", "content": text}}],
-                             "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}})
+        return JSONResponse(
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body["model"],
+                "choices": [
+                    {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
+                ],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12},
+            }
+        )
 
     return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
 
@@ -238,19 +307,38 @@ def scripted_server(answers: dict[str, str]) -> Starlette:
 def test_out_of_range_and_ordinal_answers_are_missing_and_counted(tmp_path):
     with ServerThread(scripted_server(ANSWERS)) as srv:
         wd = make_workdir(tmp_path / "run", "api")
-        (wd / "server.yaml").write_text(yaml.safe_dump({"models": {"gpt": {"base_url": srv.base_url,
-                                                                           "logprobs": False}}}))
-        res = snakemake(wd, "results/judgments/fx/gpt/wo_cot/default.tsv", "--configfile",
-                        str(wd / "server.yaml"), cores=1, timeout=600,
-                        env={**os.environ, "JL_WF_KEY": "k"})
+        (wd / "server.yaml").write_text(
+            yaml.safe_dump({"models": {"gpt": {"base_url": srv.base_url, "logprobs": False}}})
+        )
+        res = snakemake(
+            wd,
+            "results/judgments/fx/gpt/wo_cot/default.tsv",
+            "--configfile",
+            str(wd / "server.yaml"),
+            cores=1,
+            timeout=600,
+            env={**os.environ, "JL_WF_KEY": "k"},
+        )
         assert res.returncode == 0, output(res)[-4000:]
-    table = pd.read_csv(wd / "results/judgments/fx/gpt/wo_cot/default.tsv", sep="\t",
-                        dtype={"answer": str}, keep_default_na=False, na_values=[""])
+    table = pd.read_csv(
+        wd / "results/judgments/fx/gpt/wo_cot/default.tsv",
+        sep="\t",
+        dtype={"answer": str},
+        keep_default_na=False,
+        na_values=[""],
+    )
     got = dict(zip(table["answer"], table["label"]))
     # only "2", "Final score: 3" and "[0]" are grades; the other five answers are missing
     assert {a: (None if pd.isna(v) else int(v)) for a, v in got.items()} == {
-        "Score: -1": None, "1st": None, "2": 2, "-1": None, "4": None, "Final score: 3": 3,
-        "2nd": None, "[0]": 0}
+        "Score: -1": None,
+        "1st": None,
+        "2": 2,
+        "-1": None,
+        "4": None,
+        "Final score: 3": 3,
+        "2nd": None,
+        "[0]": 0,
+    }
     assert int(table["parsed"].sum()) == 3
     log = (wd / "results/logs/judge/fx/gpt/wo_cot/default.log").read_text(encoding="utf-8")
     assert "8 pairs, 3 parsed, 5 missing (unparsable answers)" in log
@@ -264,13 +352,28 @@ def test_out_of_range_and_ordinal_answers_are_missing_and_counted(tmp_path):
 def fixture_copy(tmp_path: Path) -> dict[str, Path]:
     d = tmp_path / "data"
     d.mkdir()
-    return {k: Path(shutil.copy(FX / f, d / f)) for k, f in
-            (("qrels", "qrels.txt"), ("topics", "topics.txt"), ("texts", "texts.tsv"))}
+    return {
+        k: Path(shutil.copy(FX / f, d / f))
+        for k, f in (("qrels", "qrels.txt"), ("topics", "topics.txt"), ("texts", "texts.tsv"))
+    }
 
 
 def prepare(files: dict[str, Path], out: Path, *extra: str) -> int:
-    return cli(["prepare", "fx", "--qrels", str(files["qrels"]), "--topics", str(files["topics"]),
-                "--texts", str(files["texts"]), "--out", str(out), *extra])
+    return cli(
+        [
+            "prepare",
+            "fx",
+            "--qrels",
+            str(files["qrels"]),
+            "--topics",
+            str(files["topics"]),
+            "--texts",
+            str(files["texts"]),
+            "--out",
+            str(out),
+            *extra,
+        ]
+    )
 
 
 def test_texts_not_utf8_name_file_and_line_and_an_explicit_encoding_reads_them(tmp_path, capsys):
@@ -301,8 +404,10 @@ def test_empty_dataset_names_its_key_and_files(tmp_path, capsys):
     files["texts"].write_text("", encoding="utf-8")
     assert prepare(files, tmp_path / "t.tsv") == 2
     err = capsys.readouterr().err
-    assert (f"config key 'datasets.fx': the dataset has no judged pair (qrels {files['qrels']}, "
-            f"topics {files['topics']}, texts {files['texts']})") in err
+    assert (
+        f"config key 'datasets.fx': the dataset has no judged pair (qrels {files['qrels']}, "
+        f"topics {files['topics']}, texts {files['texts']})"
+    ) in err
     assert not (tmp_path / "t.tsv").exists()
 
 
@@ -314,8 +419,9 @@ def test_pair_repeated_with_different_texts_names_both_lines(tmp_path, capsys):
         fh.write("d1\tGoldfish stop growing at 5 cm.\n")
     assert prepare(files, tmp_path / "t.tsv") == 2
     t = files["texts"]
-    assert (f"{t}:9: pair (qid 101, docid d1) is listed twice with different passage texts: "
-            f"{t}:1 and {t}:9") in capsys.readouterr().err
+    assert (
+        f"{t}:9: pair (qid 101, docid d1) is listed twice with different passage texts: {t}:1 and {t}:9"
+    ) in capsys.readouterr().err
     # the same pair repeated with the same text is one pair
     lines = t.read_text(encoding="utf-8").split("\n")
     lines[8] = lines[0]
@@ -329,15 +435,34 @@ def test_llmjudge_passage_listed_twice_with_different_texts(tmp_path, capsys):
     docs = tmp_path / "docs.jsonl"
     first = (lj / "docs.jsonl").read_text(encoding="utf-8").splitlines()[0]
     obj = json.loads(first)
-    docs.write_text((lj / "docs.jsonl").read_text(encoding="utf-8")
-                    + json.dumps({**obj, "doc": "another text"}) + "\n", encoding="utf-8")
+    docs.write_text(
+        (lj / "docs.jsonl").read_text(encoding="utf-8") + json.dumps({**obj, "doc": "another text"}) + "\n",
+        encoding="utf-8",
+    )
     n = len((lj / "docs.jsonl").read_text(encoding="utf-8").splitlines()) + 1
-    rc = cli(["prepare", "lj", "--format", "llmjudge", "--qrels", str(lj / "qrels.txt"),
-              "--topics", str(lj / "queries.txt"), "--texts", str(docs), "--docid-map",
-              str(lj / "docid_map.txt"), "--out", str(tmp_path / "t.tsv")])
+    rc = cli(
+        [
+            "prepare",
+            "lj",
+            "--format",
+            "llmjudge",
+            "--qrels",
+            str(lj / "qrels.txt"),
+            "--topics",
+            str(lj / "queries.txt"),
+            "--texts",
+            str(docs),
+            "--docid-map",
+            str(lj / "docid_map.txt"),
+            "--out",
+            str(tmp_path / "t.tsv"),
+        ]
+    )
     assert rc == 2
-    assert f"{docs}:{n}: passage {obj['docid']} appears twice with different texts (line 1 and here)" \
+    assert (
+        f"{docs}:{n}: passage {obj['docid']} appears twice with different texts (line 1 and here)"
         in capsys.readouterr().err
+    )
 
 
 @pytest.mark.slow
@@ -346,9 +471,11 @@ def test_empty_dataset_through_the_workflow(tmp_path):
     (wd / "empty").mkdir()
     (wd / "empty" / "qrels.txt").write_text("\n", encoding="utf-8")
     (wd / "empty" / "texts.tsv").write_text("", encoding="utf-8")
-    failed_with(run(wd, "results/datasets/fx.tsv"),
-                "config key 'datasets.fx': the dataset has no judged pair (qrels empty/qrels.txt, "
-                "topics fixtures/trec/topics.txt, texts empty/texts.tsv)")
+    failed_with(
+        run(wd, "results/datasets/fx.tsv"),
+        "config key 'datasets.fx': the dataset has no judged pair (qrels empty/qrels.txt, "
+        "topics fixtures/trec/topics.txt, texts empty/texts.tsv)",
+    )
     assert not (wd / "results" / "datasets" / "fx.tsv").exists()
 
 
@@ -359,8 +486,9 @@ def test_empty_dataset_through_the_workflow(tmp_path):
 @pytest.mark.slow
 def test_context_overflow_names_the_model_key(tmp_path):
     wd = peras_run(tmp_path, {"models": {"smollm2": {"n_ctx": 256}}, "personas": {"include": ["LA"]}})
-    out = failed_with(run(wd, "results/judgments/fx/smollm2/wo_cot/LA.tsv"),
-                      "config key 'models.smollm2.n_ctx': prompt of")
+    out = failed_with(
+        run(wd, "results/judgments/fx/smollm2/wo_cot/LA.tsv"), "config key 'models.smollm2.n_ctx': prompt of"
+    )
     assert "<name>" not in out
 
 
@@ -387,8 +515,10 @@ def test_a_second_clone_runs_its_own_edited_prompt(tmp_path):
     marker = "EDITED IN THE SECOND CLONE."
     text = prompt.read_text(encoding="utf-8")
     assert "How relevant is this passage" in text
-    prompt.write_text(text.replace("How relevant is this passage", marker + " How relevant is this passage"),
-                      encoding="utf-8")
+    prompt.write_text(
+        text.replace("How relevant is this passage", marker + " How relevant is this passage"),
+        encoding="utf-8",
+    )
     wd = peras_run(tmp_path, {"personas": {"include": ["default"]}, "datasets": {"fx": {"max_queries": 1}}})
     target = "results/judgments/fx/smollm2/wo_cot/default.tsv"
     res = run(wd, target, snakefile=clone / "Snakefile")
@@ -406,8 +536,22 @@ def test_a_second_clone_runs_its_own_edited_prompt(tmp_path):
     # `judgelab estimate -s <clone>/Snakefile` builds the clone's requests: all cached
     for snakefile, cached in ((clone / "Snakefile", "4"), (ROOT / "Snakefile", "0")):
         out = tmp_path / "estimate.tsv"
-        assert cli(["estimate", "-s", str(snakefile), "-d", str(wd), "--configfile", str(wd / "bad.yaml"),
-                    "--out", str(out)]) == 0
+        assert (
+            cli(
+                [
+                    "estimate",
+                    "-s",
+                    str(snakefile),
+                    "-d",
+                    str(wd),
+                    "--configfile",
+                    str(wd / "bad.yaml"),
+                    "--out",
+                    str(out),
+                ]
+            )
+            == 0
+        )
         judge = pd.read_csv(out, sep="\t", dtype=str).set_index("stage").loc["judge"]
         assert (judge["calls"], judge["cached"]) == ("4", cached)
 
@@ -438,10 +582,21 @@ def test_after_a_killed_run_unlock_and_rerun_pays_nothing_twice(tmp_path):
     """README: after a kill, `snakemake --unlock`, then rerun with --rerun-incomplete."""
     wd = peras_run(tmp_path, {"personas": {"include": ["default"]}})  # the first LLM job: judge default
     db = wd / "cache" / "requests.sqlite"
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(wd),
-           "--cores", "1", "all", "--configfile", str(wd / "bad.yaml")]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(ROOT / "Snakefile"),
+        "-d",
+        str(wd),
+        "--cores",
+        "1",
+        "all",
+        "--configfile",
+        str(wd / "bad.yaml"),
+    ]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.monotonic() + 300
         while cached_answers(db) == 0:  # the first judge job has answers in the cache

@@ -29,11 +29,23 @@ REGION = "us-east-1"
 NOVA = "us.amazon.nova-premier-v1:0"
 
 #: every variable of the AWS chain these tests control (the rest of the chain is switched off)
-AWS_VARS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN",
-            "AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION",
-            "AWS_BEARER_TOKEN_BEDROCK", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
-            "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-            "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN")
+AWS_VARS = (
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_SECURITY_TOKEN",
+    "AWS_PROFILE",
+    "AWS_DEFAULT_PROFILE",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+    "AWS_BEARER_TOKEN_BEDROCK",
+    "AWS_ENDPOINT_URL",
+    "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AWS_ROLE_ARN",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -52,8 +64,7 @@ def aws_env(monkeypatch, tmp_path):
 
 
 def spec(**over) -> dict:
-    return {"backend": "bedrock", "model": NOVA, "concurrency": 1, "timeout": 5, "max_retries": 3,
-            **over}
+    return {"backend": "bedrock", "model": NOVA, "concurrency": 1, "timeout": 5, "max_retries": 3, **over}
 
 
 def backend(**over) -> BedrockBackend:
@@ -63,18 +74,29 @@ def backend(**over) -> BedrockBackend:
     return b
 
 
-def converse_response(text: str, input_tokens: int = 412, output_tokens: int = 9,
-                      stop: str = "end_turn", latency_ms: int = 713, reasoning: str | None = None) -> dict:
+def converse_response(
+    text: str,
+    input_tokens: int = 412,
+    output_tokens: int = 9,
+    stop: str = "end_turn",
+    latency_ms: int = 713,
+    reasoning: str | None = None,
+) -> dict:
     """A Converse response as bedrock-runtime returns it (DeepSeek-R1 puts a reasoningContent
     block before the text)."""
     content = [{"text": text}]
     if reasoning is not None:
         content.insert(0, {"reasoningContent": {"reasoningText": {"text": reasoning}}})
-    return {"output": {"message": {"role": "assistant", "content": content}},
-            "stopReason": stop,
-            "usage": {"inputTokens": input_tokens, "outputTokens": output_tokens,
-                      "totalTokens": input_tokens + output_tokens},
-            "metrics": {"latencyMs": latency_ms}}
+    return {
+        "output": {"message": {"role": "assistant", "content": content}},
+        "stopReason": stop,
+        "usage": {
+            "inputTokens": input_tokens,
+            "outputTokens": output_tokens,
+            "totalTokens": input_tokens + output_tokens,
+        },
+        "metrics": {"latencyMs": latency_ms},
+    }
 
 
 def judge_request(persona: str, task: str, placement: str = "system", max_tokens: int = 64) -> Request:
@@ -86,31 +108,56 @@ TASK = "Which response is better?\nResponse A: ...\nResponse B: ...\nAnswer <jud
 
 # -- requests and answers -----------------------------------------------------------------------
 
+
 def test_converse_request_parameters_and_response_parsing():
     b = backend()
     stub = Stubber(b.boto_client)
-    stub.add_response("converse", converse_response("<judgment>B</judgment>"), {
-        "modelId": NOVA,
-        "system": [{"text": "You simulate evaluator E7."}],
-        "messages": [{"role": "user", "content": [{"text": TASK}]}],
-        "inferenceConfig": {"maxTokens": 64, "temperature": 0.0, "topP": 1.0}})
+    stub.add_response(
+        "converse",
+        converse_response("<judgment>B</judgment>"),
+        {
+            "modelId": NOVA,
+            "system": [{"text": "You simulate evaluator E7."}],
+            "messages": [{"role": "user", "content": [{"text": TASK}]}],
+            "inferenceConfig": {"maxTokens": 64, "temperature": 0.0, "topP": 1.0},
+        },
+    )
     # few-shot turns: consecutive user turns merge into one message of two blocks
-    turns = Request.from_messages([
-        {"role": "system", "content": "S1"}, {"role": "user", "content": "example"},
-        {"role": "assistant", "content": "<judgment>N</judgment>"},
-        {"role": "user", "content": "item 1"}, {"role": "user", "content": "item 2"},
-        {"role": "system", "content": "S2"}], 8)
-    stub.add_response("converse", converse_response("<judgment>A</judgment>", 30, 5), {
-        "modelId": NOVA, "system": [{"text": "S1"}, {"text": "S2"}],
-        "messages": [{"role": "user", "content": [{"text": "example"}]},
-                     {"role": "assistant", "content": [{"text": "<judgment>N</judgment>"}]},
-                     {"role": "user", "content": [{"text": "item 1"}, {"text": "item 2"}]}],
-        "inferenceConfig": {"maxTokens": 8, "temperature": 0.0, "topP": 1.0}})
+    turns = Request.from_messages(
+        [
+            {"role": "system", "content": "S1"},
+            {"role": "user", "content": "example"},
+            {"role": "assistant", "content": "<judgment>N</judgment>"},
+            {"role": "user", "content": "item 1"},
+            {"role": "user", "content": "item 2"},
+            {"role": "system", "content": "S2"},
+        ],
+        8,
+    )
+    stub.add_response(
+        "converse",
+        converse_response("<judgment>A</judgment>", 30, 5),
+        {
+            "modelId": NOVA,
+            "system": [{"text": "S1"}, {"text": "S2"}],
+            "messages": [
+                {"role": "user", "content": [{"text": "example"}]},
+                {"role": "assistant", "content": [{"text": "<judgment>N</judgment>"}]},
+                {"role": "user", "content": [{"text": "item 1"}, {"text": "item 2"}]},
+            ],
+            "inferenceConfig": {"maxTokens": 8, "temperature": 0.0, "topP": 1.0},
+        },
+    )
     # the persona in the user turn (placement user): no system blocks at all
-    stub.add_response("converse", converse_response("N"), {
-        "modelId": NOVA,
-        "messages": [{"role": "user", "content": [{"text": f"You simulate evaluator E7.\n\n{TASK}"}]}],
-        "inferenceConfig": {"maxTokens": 64, "temperature": 0.0, "topP": 1.0}})
+    stub.add_response(
+        "converse",
+        converse_response("N"),
+        {
+            "modelId": NOVA,
+            "messages": [{"role": "user", "content": [{"text": f"You simulate evaluator E7.\n\n{TASK}"}]}],
+            "inferenceConfig": {"maxTokens": 64, "temperature": 0.0, "topP": 1.0},
+        },
+    )
     with stub:
         c = b.complete(judge_request("You simulate evaluator E7.", TASK))
         c2 = b.complete(turns)
@@ -130,12 +177,18 @@ def test_converse_request_parameters_and_response_parsing():
 def test_reasoning_blocks_stay_out_of_the_answer_and_options_reach_the_request():
     b = backend(model="us.deepseek.r1-v1:0", send_sampling=False, extra_body={"top_k": 1})
     stub = Stubber(b.boto_client)
-    stub.add_response("converse", converse_response(
-        "\n\n<judgment>A</judgment>", 250, 180, reasoning="Okay, the evaluator prefers concise..."), {
-        "modelId": "us.deepseek.r1-v1:0",
-        "messages": [{"role": "user", "content": [{"text": TASK}]}],
-        "inferenceConfig": {"maxTokens": 64},  # send_sampling false: no temperature, no topP
-        "additionalModelRequestFields": {"top_k": 1}})
+    stub.add_response(
+        "converse",
+        converse_response(
+            "\n\n<judgment>A</judgment>", 250, 180, reasoning="Okay, the evaluator prefers concise..."
+        ),
+        {
+            "modelId": "us.deepseek.r1-v1:0",
+            "messages": [{"role": "user", "content": [{"text": TASK}]}],
+            "inferenceConfig": {"maxTokens": 64},  # send_sampling false: no temperature, no topP
+            "additionalModelRequestFields": {"top_k": 1},
+        },
+    )
     stub.add_response("converse", converse_response("<judgment>", 250, 64, stop="max_tokens"))
     with stub:
         c = b.complete(judge_request("", TASK))
@@ -152,16 +205,23 @@ def test_reasoning_blocks_stay_out_of_the_answer_and_options_reach_the_request()
 
 # -- retries and errors --------------------------------------------------------------------------
 
+
 def test_throttling_and_unavailable_answers_are_retried_and_counted():
     b = backend(max_retries=4)
     stub = Stubber(b.boto_client)
-    stub.add_client_error("converse", "ThrottlingException",
-                          "Too many requests, please wait before trying again.", 429)
-    stub.add_client_error("converse", "ServiceUnavailableException", "Bedrock is unable to process "
-                          "your request.", 503)
+    stub.add_client_error(
+        "converse", "ThrottlingException", "Too many requests, please wait before trying again.", 429
+    )
+    stub.add_client_error(
+        "converse", "ServiceUnavailableException", "Bedrock is unable to process your request.", 503
+    )
     stub.add_client_error("converse", "ModelNotReadyException", "Model is not ready.", 429)
-    stub.add_client_error("converse", "ModelTimeoutException", "Model has timed out in processing "
-                          "the request. Try your request again.", 408)
+    stub.add_client_error(
+        "converse",
+        "ModelTimeoutException",
+        "Model has timed out in processing the request. Try your request again.",
+        408,
+    )
     stub.add_response("converse", converse_response("<judgment>N</judgment>"))
     with stub:
         c = b.complete(judge_request("", TASK))
@@ -186,27 +246,45 @@ def test_a_validation_error_is_not_retried_and_surfaces_clearly():
     stub.add_client_error("converse", "ValidationException", "Input is too long for requested model.", 400)
     with stub, pytest.raises(BedrockError) as err:
         b.complete(judge_request("", TASK))
-    assert str(err.value) == (f"bedrock {NOVA} in {REGION}: ValidationException: Input is too long "
-                              "for requested model. (HTTP 400, not retried)")
+    assert str(err.value) == (
+        f"bedrock {NOVA} in {REGION}: ValidationException: Input is too long "
+        "for requested model. (HTTP 400, not retried)"
+    )
     assert b.stats["attempts"] == 1 and b.stats["retries"] == 0
 
     # a model id that needs an inference profile names the config key
     b = backend(model="anthropic.claude-3-7-sonnet-20250219-v1:0")
     stub = Stubber(b.boto_client)
-    stub.add_client_error("converse", "ValidationException", "Invocation of model ID "
-                          "anthropic.claude-3-7-sonnet-20250219-v1:0 with on-demand throughput isn't "
-                          "supported. Retry your request with the ID or ARN of an inference profile "
-                          "that contains this model.", 400)
+    stub.add_client_error(
+        "converse",
+        "ValidationException",
+        "Invocation of model ID "
+        "anthropic.claude-3-7-sonnet-20250219-v1:0 with on-demand throughput isn't "
+        "supported. Retry your request with the ID or ARN of an inference profile "
+        "that contains this model.",
+        400,
+    )
     with stub, pytest.raises(InputError, match=r"^config key 'models\.nova\.model': .*inference-profile"):
         b.complete(judge_request("", TASK))
 
 
 def test_refused_credentials_name_their_source_never_their_value():
     for code, status, message, key, source in [
-            ("UnrecognizedClientException", 403, "The security token included in the request is invalid.",
-             "models.nova", "refused the AWS credentials found in env"),
-            ("AccessDeniedException", 403, "You don't have access to the model with the specified "
-             "model ID.", "models.nova.model", "the credentials from env may not invoke this model")]:
+        (
+            "UnrecognizedClientException",
+            403,
+            "The security token included in the request is invalid.",
+            "models.nova",
+            "refused the AWS credentials found in env",
+        ),
+        (
+            "AccessDeniedException",
+            403,
+            "You don't have access to the model with the specified model ID.",
+            "models.nova.model",
+            "the credentials from env may not invoke this model",
+        ),
+    ]:
         b = backend()
         stub = Stubber(b.boto_client)
         stub.add_client_error("converse", code, message, status)
@@ -221,12 +299,16 @@ def test_refused_credentials_name_their_source_never_their_value():
 
 # -- credentials and config ----------------------------------------------------------------------
 
+
 def test_missing_credentials_or_region_fail_before_any_call_naming_what_is_missing(aws_env):
     aws_env.delenv("AWS_ACCESS_KEY_ID")
     aws_env.delenv("AWS_SECRET_ACCESS_KEY")
     aws_env.delenv("AWS_SESSION_TOKEN")
-    with pytest.raises(InputError, match=r"^config key 'models\.nova': the bedrock backend found no "
-                       r"AWS credentials \(set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.*AWS_PROFILE"):
+    with pytest.raises(
+        InputError,
+        match=r"^config key 'models\.nova': the bedrock backend found no "
+        r"AWS credentials \(set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.*AWS_PROFILE",
+    ):
         make_backend(spec(), "nova")
     aws_env.delenv("AWS_DEFAULT_REGION")
     with pytest.raises(InputError, match=r"found no AWS region \(set AWS_REGION.*\) and no AWS credentials"):
@@ -262,13 +344,19 @@ def test_the_chain_decides_region_and_credentials_and_neither_enters_the_cache_k
     assert backend().boto_client.meta.region_name == "us-west-2"
 
     # a profile of the shared files, in another region, with other credentials
-    for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION",
-                "AWS_DEFAULT_REGION"):
+    for var in (
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_REGION",
+        "AWS_DEFAULT_REGION",
+    ):
         aws_env.delenv(var)
     (tmp_path / "aws").mkdir()
     (tmp_path / "aws" / "config").write_text("[profile judge]\nregion = eu-central-1\n")
     (tmp_path / "aws" / "credentials").write_text(
-        "[judge]\naws_access_key_id = AKIAPROFILEFAKE00002\naws_secret_access_key = profile-secret-2\n")
+        "[judge]\naws_access_key_id = AKIAPROFILEFAKE00002\naws_secret_access_key = profile-secret-2\n"
+    )
     aws_env.setenv("AWS_PROFILE", "judge")
     profiled = backend()
     assert profiled._chain.source == "shared-credentials-file" and profiled._chain.region == "eu-central-1"
@@ -283,13 +371,16 @@ def test_the_chain_decides_region_and_credentials_and_neither_enters_the_cache_k
     assert backend()._chain.source == "bearer token $AWS_BEARER_TOKEN_BEDROCK"
 
 
-@pytest.mark.parametrize("over, key", [
-    ({"base_url": "https://bedrock-runtime.us-east-1.amazonaws.com"}, "models.nova.base_url"),
-    ({"api_key_env": "AWS_SECRET_ACCESS_KEY"}, "models.nova.api_key_env"),
-    ({"batch": True}, "models.nova.batch"),
-    ({"model": " "}, "models.nova.model"),
-    ({"concurrency": 0}, "models.nova.concurrency"),
-])
+@pytest.mark.parametrize(
+    "over, key",
+    [
+        ({"base_url": "https://bedrock-runtime.us-east-1.amazonaws.com"}, "models.nova.base_url"),
+        ({"api_key_env": "AWS_SECRET_ACCESS_KEY"}, "models.nova.api_key_env"),
+        ({"batch": True}, "models.nova.batch"),
+        ({"model": " "}, "models.nova.model"),
+        ({"concurrency": 0}, "models.nova.concurrency"),
+    ],
+)
 def test_bad_settings_name_the_config_key(over, key):
     with pytest.raises(InputError, match=rf"^config key '{key}'"):
         make_backend(spec(**over), "nova")
@@ -297,28 +388,37 @@ def test_bad_settings_name_the_config_key(over, key):
 
 # -- cache, tokens, cost -------------------------------------------------------------------------
 
+
 def test_cache_saves_every_answer_and_a_rerun_makes_no_call(tmp_path):
     requests = [judge_request("You simulate evaluator E7.", f"{TASK}\nitem {i}") for i in range(3)]
     requests.append(requests[1])  # a duplicate is sent once
     b = backend()
     stub = Stubber(b.boto_client)
     for i, (tin, tout) in enumerate([(400, 9), (410, 12), (420, 30)]):
-        stub.add_response("converse", converse_response(f"<judgment>{'ANB'[i]}</judgment>", tin, tout),
-                          b.params(requests[i]))
+        stub.add_response(
+            "converse",
+            converse_response(f"<judgment>{'ANB'[i]}</judgment>", tin, tout),
+            b.params(requests[i]),
+        )
     cache_dir = tmp_path / "cache"
     with RequestCache(cache_dir / "requests.sqlite") as cache:
         client = CachedClient(b, cache)
         with stub:
             first = client.run(requests, progress=False)
             stub.assert_no_pending_responses()
-        assert [c.text for c, _ in first] == ["<judgment>A</judgment>", "<judgment>N</judgment>",
-                                              "<judgment>B</judgment>", "<judgment>N</judgment>"]
+        assert [c.text for c, _ in first] == [
+            "<judgment>A</judgment>",
+            "<judgment>N</judgment>",
+            "<judgment>B</judgment>",
+            "<judgment>N</judgment>",
+        ]
         assert [hit for _, hit in first] == [False, False, False, True]
         assert client.calls == 3 and client.hits == 0
         assert (client.prompt_tokens, client.completion_tokens) == (400 + 410 + 420, 9 + 12 + 30)
         # Claude 3.5 Sonnet's on-demand prices: (1230 * 3 + 51 * 15) / 1e6 = 0.00369 + 0.000765
-        assert Prices(input=3.0, output=15.0).cost(client.prompt_tokens, client.completion_tokens) \
-            == pytest.approx(0.004455)
+        assert Prices(input=3.0, output=15.0).cost(
+            client.prompt_tokens, client.completion_tokens
+        ) == pytest.approx(0.004455)
         b.close()
 
         # a rerun: a fresh backend whose Stubber has nothing queued; any call would raise
@@ -340,6 +440,7 @@ def test_cache_saves_every_answer_and_a_rerun_makes_no_call(tmp_path):
 
 
 # -- concurrency ---------------------------------------------------------------------------------
+
 
 class _Raw:
     def __init__(self, body: bytes):
@@ -370,8 +471,12 @@ def test_calls_run_in_threads_bounded_by_concurrency_and_raw_bodies_parse():
             state["now"] -= 1
         item = body["messages"][0]["content"][0]["text"].rsplit(" ", 1)[1]
         payload = json.dumps(converse_response(f"<judgment>{item}</judgment>", 100 + int(item), 7)).encode()
-        return AWSResponse(request.url, 200, {"content-type": "application/json",
-                                              "x-amzn-requestid": f"req-{item}"}, _Raw(payload))
+        return AWSResponse(
+            request.url,
+            200,
+            {"content-type": "application/json", "x-amzn-requestid": f"req-{item}"},
+            _Raw(payload),
+        )
 
     b.boto_client.meta.events.register("before-send.bedrock-runtime.Converse", send)
     requests = [judge_request("", f"item {i}") for i in range(9)]

@@ -96,9 +96,12 @@ def run_dir(tmp_path: Path) -> Path:
     logs.mkdir(parents=True)
     (logs / "2026-01-01T100000.000000.snakemake.log").write_text(FIRST)
     (logs / "2026-01-01T100100.000000.snakemake.log").write_text(SECOND)
-    for rel, text in {"judge/d/m/t/LA.log": JUDGE_LOG, "confidence/d/m/t/LA.log": CONFIDENCE_LOG,
-                      "metrics/d/m/t.log": "2026-01-01 10:00:28,000 INFO judgelab: 1 personas\n",
-                      "judge/d/m/t/HN.log": ""}.items():
+    for rel, text in {
+        "judge/d/m/t/LA.log": JUDGE_LOG,
+        "confidence/d/m/t/LA.log": CONFIDENCE_LOG,
+        "metrics/d/m/t.log": "2026-01-01 10:00:28,000 INFO judgelab: 1 personas\n",
+        "judge/d/m/t/HN.log": "",
+    }.items():
         f = tmp_path / "results" / "logs" / rel
         f.parent.mkdir(parents=True, exist_ok=True)
         f.write_text(text)
@@ -116,7 +119,10 @@ def test_parse_run_keeps_the_latest_finished_run_of_each_job(run_dir):
     jobs = parse_run(run_dir)
     # the judge of LA ran twice (the forced rerun counts); HN never finished
     assert [(j.rule, j.wall, j.compute) for j in jobs] == [
-        ("confidence", 6.0, 2.0), ("group_metrics", 3.0, None), ("judge", 10.0, 5.5)]
+        ("confidence", 6.0, 2.0),
+        ("group_metrics", 3.0, None),
+        ("judge", 10.0, 5.5),
+    ]
     judge = jobs[-1]
     assert judge.start == datetime(2026, 1, 1, 10, 1, 0)
     assert judge.first_log == datetime(2026, 1, 1, 10, 1, 3)
@@ -146,8 +152,12 @@ def test_summarize_run_numbers(run_dir):
 
 def test_job_stats_table():
     assert job_stats(FIRST) == {"confidence": 1, "group_metrics": 1, "judge": 1, "total": 3}
-    assert job_stats("Building DAG of jobs...\nNothing to be done (all requested files are present "
-                     "and up to date).") == {}
+    assert (
+        job_stats(
+            "Building DAG of jobs...\nNothing to be done (all requested files are present and up to date)."
+        )
+        == {}
+    )
     assert nothing_to_be_done("Nothing to be done (all requested files are present and up to date).")
 
 

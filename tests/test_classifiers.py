@@ -19,8 +19,9 @@ def spread_signal(n: int = 800, seed: int = 0, missing: float = 0.0, p_right: fl
     right more than about half the time; together they are, and their confidences say who is."""
     rng = np.random.default_rng(seed)
     grade = rng.choice(4, size=n, p=[0.4, 0.3, 0.2, 0.1])
-    pairs = pd.DataFrame({"qid": [f"q{i // 40}" for i in range(n)], "docid": [f"d{i}" for i in range(n)],
-                          "grade": grade})
+    pairs = pd.DataFrame(
+        {"qid": [f"q{i // 40}" for i in range(n)], "docid": [f"d{i}" for i in range(n)], "grade": grade}
+    )
     J, C = {}, {}
     for p in PERSONAS:
         right = rng.random(n) < p_right
@@ -98,7 +99,9 @@ def test_same_seed_same_results_and_other_seed_differs():
     pd.testing.assert_frame_equal(a, b)
     c, _ = clf.run_trials(f, specs, trials=3, seed=6)
     assert not a[["kappa", "qwk", "macro_f1"]].equals(c[["kappa", "qwk", "macro_f1"]])
-    assert set(a["method"]) == {"RF", "RF w/o conf.", "XGB", "LGBM", "Ord. Log."} | {f"persona {p}" for p in PERSONAS}
+    assert set(a["method"]) == {"RF", "RF w/o conf.", "XGB", "LGBM", "Ord. Log."} | {
+        f"persona {p}" for p in PERSONAS
+    }
     assert (a["n_train"] == 20).all() and (a["n_test"] == 180).all()
 
 

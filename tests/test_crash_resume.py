@@ -46,16 +46,14 @@ def test_rerun_after_crash_pays_only_for_missing_calls(local_backend, fixtures, 
     resumed = Counting(local_backend)
     with RequestCache(cache_path) as cache:
         assert len(cache) == k  # every answer was saved the moment it arrived
-        out = run_judgments(pairs, "", template, CachedClient(resumed, cache), max_tokens=4,
-                            progress=False)
+        out = run_judgments(pairs, "", template, CachedClient(resumed, cache), max_tokens=4, progress=False)
     assert resumed.calls == n - k
     assert int(out["cache_hit"].sum()) == k
     assert len(out) == n and out["answer"].notna().all()
 
     again = Counting(local_backend)
     with RequestCache(cache_path) as cache:
-        out2 = run_judgments(pairs, "", template, CachedClient(again, cache), max_tokens=4,
-                             progress=False)
+        out2 = run_judgments(pairs, "", template, CachedClient(again, cache), max_tokens=4, progress=False)
     assert again.calls == 0 and out2["cache_hit"].all()
     assert out2["answer"].tolist() == out["answer"].tolist()
     # an unparsable answer stays missing: never a grade

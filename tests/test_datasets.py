@@ -2,8 +2,8 @@ import pandas as pd
 import pytest
 
 from judgelab import datasets as ds
-from judgelab.tables import DATASET_COLUMNS, read_dataset, write_dataset
 from judgelab.errors import InputError
+from judgelab.tables import DATASET_COLUMNS, read_dataset, write_dataset
 
 
 def trec(fixtures):
@@ -22,8 +22,9 @@ def test_trec_table_normalised_and_mojibake_repaired(fixtures):
 
 def test_llmjudge_table_maps_ids(fixtures):
     d = fixtures / "llmjudge"
-    table = ds.build_llmjudge_table("lj", d / "qrels.txt", d / "queries.txt", d / "docs.jsonl",
-                                    d / "docid_map.txt")
+    table = ds.build_llmjudge_table(
+        "lj", d / "qrels.txt", d / "queries.txt", d / "docs.jsonl", d / "docid_map.txt"
+    )
     assert table.set_index("docid").loc["p1", "passage"].startswith("Puppies")
     assert list(table["grade"]) == [3, 0, 1]
 
@@ -124,8 +125,9 @@ def test_download_from_file_urls(tmp_path, fixtures):
 def test_real_trec_dl_files(shared_data):
     d = shared_data / "trec-dl"
     for name, qrels, topics, n_pairs, n_queries in [
-            ("dl19", "qrels.dl19-passage.txt", "topics.dl19-passage.txt", 9260, 43),
-            ("dl20", "qrels.dl20-passage.txt", "topics.dl20.txt", 11386, 54)]:
+        ("dl19", "qrels.dl19-passage.txt", "topics.dl19-passage.txt", 9260, 43),
+        ("dl20", "qrels.dl20-passage.txt", "topics.dl20.txt", 11386, 54),
+    ]:
         table = ds.build_trec_table(name, d / qrels, d / topics, d / f"qrels_text.{name}.tsv")
         assert len(table) == n_pairs and table["qid"].nunique() == n_queries
         raw = (d / f"qrels_text.{name}.tsv").read_text(encoding="utf-8")

@@ -5,21 +5,20 @@ from __future__ import annotations
 
 import pytest
 import yaml
+from conftest import ROOT
 
 from judgelab import cli
 from judgelab.backends.base import Completion, cache_request, make_backend
 from judgelab.cache import RequestCache, request_key
-from judgelab.project import Project
 from judgelab.datasets import build_trec_table
 from judgelab.errors import InputError
 from judgelab.estimate import approx_tokens, estimate
 from judgelab.judging import judgment_requests
-from judgelab.studies.peras.confidence import confidence_requests
 from judgelab.personas import load_persona_file
+from judgelab.project import Project
 from judgelab.prompts import load_template
+from judgelab.studies.peras.confidence import confidence_requests
 from judgelab.tables import write_dataset
-
-from conftest import ROOT
 
 SAMPLE = ROOT / "resources" / "sample" / "dl19"
 GPT = {"backend": "openai", "model": "gpt-4o-mini", "prices": {"input": 0.15, "output": 0.60}}
@@ -27,18 +26,28 @@ GPT = {"backend": "openai", "model": "gpt-4o-mini", "prices": {"input": 0.15, "o
 
 def write_config(folder, **datasets):
     cfg = {
-        "results": "results", "cache": "cache/requests.sqlite",
+        "results": "results",
+        "cache": "cache/requests.sqlite",
         "datasets": datasets or {"dl19": {"source": "sample", "format": "trec"}},
         "models": {"gpt": GPT},
         "judges": ["gpt"],
-        "peras": {"templates": {"wo_cot": {"template": "peras/wo_cot", "max_tokens": 8}},
-                  "confidence": {"template": "peras/confidence", "max_tokens": 8}},
-        "personas": {"file": "peras_table1", "source": "paper", "include": ["default", "LA"],
-                     "placement": "user",
-                     "generation": {"enabled": False, "model": "gpt",
-                                    "keywords_template": "peras/persona_keywords",
-                                    "instruction_template": "peras/persona_instruction",
-                                    "max_tokens": 96}},
+        "peras": {
+            "templates": {"wo_cot": {"template": "peras/wo_cot", "max_tokens": 8}},
+            "confidence": {"template": "peras/confidence", "max_tokens": 8},
+        },
+        "personas": {
+            "file": "peras_table1",
+            "source": "paper",
+            "include": ["default", "LA"],
+            "placement": "user",
+            "generation": {
+                "enabled": False,
+                "model": "gpt",
+                "keywords_template": "peras/persona_keywords",
+                "instruction_template": "peras/persona_instruction",
+                "max_tokens": 96,
+            },
+        },
     }
     (folder / "config").mkdir(exist_ok=True)
     (folder / "config" / "config.yaml").write_text(yaml.safe_dump(cfg))
@@ -53,8 +62,9 @@ def test_estimate_counts_exactly_the_job_requests_and_cache_hits_are_free(tmp_pa
     personas = load_persona_file()
     judge_tpl, conf_tpl = load_template("peras/wo_cot"), load_template("peras/confidence")
     la = personas["LA"].instruction
-    judge_reqs = judgment_requests(pairs, "", judge_tpl, max_tokens=8) + \
-        judgment_requests(pairs, la, judge_tpl, max_tokens=8)
+    judge_reqs = judgment_requests(pairs, "", judge_tpl, max_tokens=8) + judgment_requests(
+        pairs, la, judge_tpl, max_tokens=8
+    )
 
     table, notes = estimate(project, directory=tmp_path)
     judge = table.set_index("stage").loc["judge"]
@@ -74,8 +84,11 @@ def test_estimate_counts_exactly_the_job_requests_and_cache_hits_are_free(tmp_pa
     conf_req = confidence_requests(first, [2], "", conf_tpl, max_tokens=8)[0]
     with RequestCache(tmp_path / "cache" / "requests.sqlite") as cache:
         for req, text in ((judge_reqs[0], "2"), (judge_reqs[1], "no idea"), (conf_req, "80")):
-            cache.put(request_key(cache_request(backend, req)), cache_request(backend, req),
-                      Completion(text=text, prompt_tokens=100, completion_tokens=1).to_json())
+            cache.put(
+                request_key(cache_request(backend, req)),
+                cache_request(backend, req),
+                Completion(text=text, prompt_tokens=100, completion_tokens=1).to_json(),
+            )
     table, _ = estimate(project, directory=tmp_path)
     judge = table.set_index("stage").loc["judge"]
     conf = table.set_index("stage").loc["confidence"]
@@ -85,8 +98,11 @@ def test_estimate_counts_exactly_the_job_requests_and_cache_hits_are_free(tmp_pa
 
 
 def test_datasets_not_downloaded_use_their_known_size_and_tables_can_be_given(tmp_path, capsys):
-    write_config(tmp_path, dl19={"source": "download", "format": "trec"},
-                 llmjudge={"source": "download", "format": "llmjudge"})
+    write_config(
+        tmp_path,
+        dl19={"source": "download", "format": "trec"},
+        llmjudge={"source": "download", "format": "llmjudge"},
+    )
     table, notes = estimate(Project.load([], tmp_path), directory=tmp_path)
     rows = table.set_index(["dataset", "stage"])
     assert rows.loc[("dl19", "judge"), "calls"] == 2 * 9260
@@ -95,8 +111,9 @@ def test_datasets_not_downloaded_use_their_known_size_and_tables_can_be_given(tm
     assert any("dl19: 9,260 pairs from not downloaded yet" in x for x in notes)
 
     small = tmp_path / "dl19.tsv"
-    write_dataset(build_trec_table("dl19", SAMPLE / "qrels.txt", SAMPLE / "topics.txt",
-                                 SAMPLE / "texts.tsv"), small)
+    write_dataset(
+        build_trec_table("dl19", SAMPLE / "qrels.txt", SAMPLE / "topics.txt", SAMPLE / "texts.tsv"), small
+    )
     out = tmp_path / "estimate.tsv"
     assert cli.main(["estimate", "-d", str(tmp_path), "--table", f"dl19={small}", "--out", str(out)]) == 0
     text = capsys.readouterr().out
@@ -109,16 +126,28 @@ def test_datasets_not_downloaded_use_their_known_size_and_tables_can_be_given(tm
 def test_configfiles_merge_like_snakemake_and_bad_keys_are_named(tmp_path, capsys):
     write_config(tmp_path)
     over = tmp_path / "more.yaml"
-    over.write_text(yaml.safe_dump({"models": {"claude": {"backend": "anthropic", "model": "c",
-                                                          "batch": True,
-                                                          "prices": {"input": 1, "output": 5}}},
-                                    "judges": ["gpt", "claude"]}))
+    over.write_text(
+        yaml.safe_dump(
+            {
+                "models": {
+                    "claude": {
+                        "backend": "anthropic",
+                        "model": "c",
+                        "batch": True,
+                        "prices": {"input": 1, "output": 5},
+                    }
+                },
+                "judges": ["gpt", "claude"],
+            }
+        )
+    )
     project = Project.load([over], tmp_path)
     assert list(project.config["models"]) == ["gpt", "claude"]  # merged over config/config.yaml
     table, _ = estimate(project, directory=tmp_path)
     claude = table[(table.model == "claude") & (table.stage == "judge")].iloc[0]
     assert claude.batch and claude.cost_usd == pytest.approx(
-        0.5 * (claude.input_tokens * 1 + claude.output_tokens_max * 5) / 1e6)
+        0.5 * (claude.input_tokens * 1 + claude.output_tokens_max * 5) / 1e6
+    )
 
     over.write_text(yaml.safe_dump({"models": {"gpt": {"concurrency": 0}}}))
     with pytest.raises(InputError, match="models.gpt.concurrency"):

@@ -8,18 +8,23 @@ import os
 import shutil
 
 import pytest
-
 from conftest import ROOT
-from judgelab.project import Project
-from judgelab.estimate import dataset_pairs, estimate
-from judgelab.studies.overrating.pairwise import sample_pairs
 from snakerun import dry_run_jobs, make_workdir, output, snakemake
+
+from judgelab.estimate import dataset_pairs, estimate
+from judgelab.project import Project
+from judgelab.studies.overrating.pairwise import sample_pairs
 
 pytestmark = pytest.mark.slow
 
-LLM_RULES = {"judge": "judge", "confidence": "confidence", "generate_persona": "personas",
-             "simulation_predict": "simulation",
-             "overrating_pointwise": "overrating_pointwise", "overrating_pairwise": "overrating_pairwise"}
+LLM_RULES = {
+    "judge": "judge",
+    "confidence": "confidence",
+    "generate_persona": "personas",
+    "simulation_predict": "simulation",
+    "overrating_pointwise": "overrating_pointwise",
+    "overrating_pairwise": "overrating_pairwise",
+}
 
 
 def simulation_calls(project, dataset) -> int:
@@ -32,8 +37,9 @@ def simulation_calls(project, dataset) -> int:
     sel = plan.selection(dataset)
     records = load_records(plan.source_file(dataset), sel["format"])
     records = [r for r in records if not sel["evaluators"] or r.evaluator in sel["evaluators"]]
-    splits = make_splits(records, pool=sel["pool"], validation=sel["validation"], seed=sel["seed"],
-                         mode=sel["split"])
+    splits = make_splits(
+        records, pool=sel["pool"], validation=sel["validation"], seed=sel["seed"], mode=sel["split"]
+    )
     summary = evaluator_summary(records, splits, sel["min_neutral"])
     return int((summary["n_validation"] * (~summary["direction_only"])).sum() + summary["n_validation"].sum())
 
@@ -46,8 +52,9 @@ STUDY_LLM_RULES = {"perturbation_rewrite", "perturbation_sem", "perturbation_rej
 def scheduled(workdir, env=None) -> list[tuple[str, dict]]:
     run = snakemake(workdir, "-n", "all", env=env, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
-    return [(rule, wc) for rule, wc in dry_run_jobs(output(run))
-            if rule in LLM_RULES or rule in STUDY_LLM_RULES]
+    return [
+        (rule, wc) for rule, wc in dry_run_jobs(output(run)) if rule in LLM_RULES or rule in STUDY_LLM_RULES
+    ]
 
 
 def check(workdir, env=None) -> None:
@@ -59,8 +66,11 @@ def check(workdir, env=None) -> None:
     assert got == want
     # the estimate: jobs and requests per dataset x model x stage
     table, _ = estimate(project, directory=workdir)
-    est = {(r.dataset, r.model, r.stage): (r.jobs, r.calls) for r in table.itertuples()
-           if r.stage in LLM_RULES.values()}
+    est = {
+        (r.dataset, r.model, r.stage): (r.jobs, r.calls)
+        for r in table.itertuples()
+        if r.stage in LLM_RULES.values()
+    }
     expected: dict[tuple[str, str, str], list[int]] = {}
     pairs = {}
     for rule, wc in jobs:
@@ -94,7 +104,8 @@ def test_default_config(tmp_path):
 def test_config_with_an_api_judge(tmp_path):
     wd = make_workdir(tmp_path / "api", "api")
     (wd / "config" / "config.yaml").write_text(
-        (wd / "config" / "config.yaml").read_text().replace("judges: [gpt]", "judges: [gpt, smollm2]"))
+        (wd / "config" / "config.yaml").read_text().replace("judges: [gpt]", "judges: [gpt, smollm2]")
+    )
     check(wd, env={**os.environ, "JL_WF_KEY": "not-a-real-key"})
 
 
@@ -102,5 +113,7 @@ def test_simulation_config(tmp_path, monkeypatch):
     wd = make_workdir(tmp_path / "simulation", "simulation")
     monkeypatch.chdir(wd)  # its prompt file is a path relative to the run folder
     check(wd)
+
+
 def test_overrating_config(tmp_path):
     check(make_workdir(tmp_path / "overrating", "overrating"))

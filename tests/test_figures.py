@@ -41,16 +41,26 @@ def fabricate(fixtures, tmp_path, seed=0):
         files["judgments"].append(str(j))
         files["confidence"].append(str(c))
     files["metrics"] = str(tmp_path / "metrics" / "group.tsv")
-    group_metrics_job(str(pairs), files["judgments"], files["confidence"], PERSONAS, files["metrics"],
-                      ids={"dataset": "fx", "model": "ext", "template": "imported"})
+    group_metrics_job(
+        str(pairs),
+        files["judgments"],
+        files["confidence"],
+        PERSONAS,
+        files["metrics"],
+        ids={"dataset": "fx", "model": "ext", "template": "imported"},
+    )
     return str(pairs), files
 
 
 def outputs(tmp_path):
     out = {k: str(tmp_path / "fig" / f"{k}.png") for k in KINDS}
     out.update({f"{k}_pdf": str(tmp_path / "fig" / f"{k}.pdf") for k in KINDS})
-    out.update({"interpersona": str(tmp_path / "fig" / "interpersona.tsv"),
-                "confidence_table": str(tmp_path / "fig" / "confidence_by_grade.tsv")})
+    out.update(
+        {
+            "interpersona": str(tmp_path / "fig" / "interpersona.tsv"),
+            "confidence_table": str(tmp_path / "fig" / "confidence_by_grade.tsv"),
+        }
+    )
     return out
 
 
@@ -58,17 +68,31 @@ def test_every_figure_is_written_with_nan_metrics(fixtures, tmp_path):
     pairs, files = fabricate(fixtures, tmp_path)
     ids = {"dataset": "fx", "model": "ext", "template": "imported"}
     sig = tmp_path / "significance.tsv"
-    res = stages.significance_job(pairs, files["judgments"], files["confidence"], PERSONAS,
-                                  {"reference": "default", "n_boot": 200, "seed": 1, "alpha": 0.05},
-                                  str(sig), ids)
+    res = stages.significance_job(
+        pairs,
+        files["judgments"],
+        files["confidence"],
+        PERSONAS,
+        {"reference": "default", "n_boot": 200, "seed": 1, "alpha": 0.05},
+        str(sig),
+        ids,
+    )
     assert set(res["persona"]) == set(PERSONAS) - {"default"}
     assert res.loc[res["persona"] == "HE", "delta"].isna().all()  # nothing parsed: undefined, kept
     metrics = pd.read_csv(files["metrics"], sep="\t")
     assert metrics.loc[metrics["persona"] == "HE", ["kappa", "HMR"]].isna().all().all()
     out = outputs(tmp_path)
-    stages.figures_job(pairs, files["judgments"], files["confidence"], files["metrics"], str(sig), PERSONAS,
-                       {"reference": "default", "confidence_personas": ["HN", "LC"], "confidence_label": 0},
-                       ids, out)
+    stages.figures_job(
+        pairs,
+        files["judgments"],
+        files["confidence"],
+        files["metrics"],
+        str(sig),
+        PERSONAS,
+        {"reference": "default", "confidence_personas": ["HN", "LC"], "confidence_label": 0},
+        ids,
+        out,
+    )
     for k in KINDS:
         png, pdf = out[k], out[f"{k}_pdf"]
         with open(png, "rb") as fh:
@@ -86,12 +110,19 @@ def test_every_figure_is_written_with_nan_metrics(fixtures, tmp_path):
 
 
 def test_radar_copes_with_all_nan_and_few_personas(tmp_path):
-    m = pd.DataFrame({"persona": ["default", "LA"], "kappa": [np.nan, np.nan], "qwk": [0.2, np.nan],
-                      "macro_f1": [np.nan, 0.4]})
+    m = pd.DataFrame(
+        {
+            "persona": ["default", "LA"],
+            "kappa": [np.nan, np.nan],
+            "qwk": [0.2, np.nan],
+            "macro_f1": [np.nan, 0.4],
+        }
+    )
     fg.radar(m, fg.AGREEMENT, "t", tmp_path / "r.png", tmp_path / "r.pdf")
     assert (tmp_path / "r.png").stat().st_size > 1000 and (tmp_path / "r.pdf").stat().st_size > 1000
-    tidy = fg.interpersona_kappa({"a": pd.Series([pd.NA] * 3, dtype="Int64"),
-                                  "b": pd.Series([1, 2, 2], dtype="Int64")})
+    tidy = fg.interpersona_kappa(
+        {"a": pd.Series([pd.NA] * 3, dtype="Int64"), "b": pd.Series([1, 2, 2], dtype="Int64")}
+    )
     assert tidy["kappa"].isna().sum() == 3
     fg.interpersona_heatmap(tidy, "t", tmp_path / "h.png")
     assert (tmp_path / "h.png").stat().st_size > 1000
@@ -100,8 +131,14 @@ def test_radar_copes_with_all_nan_and_few_personas(tmp_path):
 @pytest.mark.parametrize("label", [0, 3])
 def test_confidence_table_counts(label):
     pairs = pd.DataFrame({"qid": ["1"] * 4, "docid": list("abcd"), "grade": [0, 1, 2, 3]})
-    c = pd.DataFrame({"qid": ["1"] * 4, "docid": list("abcd"), "label": pd.array([label, label, 1, pd.NA], "Int64"),
-                      "confidence": pd.array([80, 60, 50, pd.NA], "Float64")})
+    c = pd.DataFrame(
+        {
+            "qid": ["1"] * 4,
+            "docid": list("abcd"),
+            "label": pd.array([label, label, 1, pd.NA], "Int64"),
+            "confidence": pd.array([80, 60, 50, pd.NA], "Float64"),
+        }
+    )
     t = fg.confidence_by_grade_table(pairs, {"HN": c}, label).set_index("grade")
     assert t.loc[0, "mean_confidence"] == 80 and t.loc[1, "mean_confidence"] == 60
     assert t.loc[2, "n"] == 0 and np.isnan(t.loc[2, "mean_confidence"])

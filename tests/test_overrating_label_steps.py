@@ -19,23 +19,29 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import have_model
+from fake_openai import ServerThread
 from openai.types.chat import ChatCompletion
 from starlette.applications import Starlette
 from starlette.requests import Request as HttpRequest
 from starlette.responses import JSONResponse
 from starlette.routing import Route
-
-from conftest import have_model
-from fake_openai import ServerThread
 from test_llama_server import llama_server  # noqa: F401 - the module-scoped server fixture
-from judgelab.studies.overrating.pairwise import pair_outcomes, run_pairwise
-from judgelab.studies.overrating.pointwise import run_pointwise
-from judgelab.studies.overrating.prompts import PAIRWISE_KIND, Prompt, label_reading, load_prompt, parse_answer
-from judgelab.labels import GRADE_LABELS
+
 from judgelab.backends.base import CachedClient, Completion, Request, cache_request, label_step_at
 from judgelab.backends.openai_compat import OpenAIBackend, completion_from_chat
 from judgelab.cache import RequestCache, request_key
+from judgelab.labels import GRADE_LABELS
 from judgelab.prompts import build_messages, fill, load_template
+from judgelab.studies.overrating.pairwise import pair_outcomes, run_pairwise
+from judgelab.studies.overrating.pointwise import run_pointwise
+from judgelab.studies.overrating.prompts import (
+    PAIRWISE_KIND,
+    Prompt,
+    label_reading,
+    load_prompt,
+    parse_answer,
+)
 
 GRADED = ("0", "1", "2", "3")
 TEMPLATE = Prompt("{query}", GRADED, "judgment")  # the prompt is the case name: the server's key
@@ -43,43 +49,87 @@ TEMPLATE = Prompt("{query}", GRADED, "judgment")  # the prompt is the case name:
 
 # -- a scripted OpenAI-compatible server ---------------------------------------------------------
 
+
 def entry(token: str, alternatives: dict[str, float], raw: bytes | None = None) -> dict:
     """A logprobs content entry: the token, its top alternatives (token -> probability)."""
-    top = [{"token": t, "logprob": math.log(p), "bytes": None}
-           for t, p in sorted(alternatives.items(), key=lambda kv: -kv[1])]
+    top = [
+        {"token": t, "logprob": math.log(p), "bytes": None}
+        for t, p in sorted(alternatives.items(), key=lambda kv: -kv[1])
+    ]
     p = alternatives.get(token, 0.5)
-    return {"token": token, "logprob": math.log(p), "bytes": list(raw) if raw is not None else None,
-            "top_logprobs": top}
+    return {
+        "token": token,
+        "logprob": math.log(p),
+        "bytes": list(raw) if raw is not None else None,
+        "top_logprobs": top,
+    }
 
 
 SCRIPTS = {
     # SmolLM2-style: the space and the digit are separate tokens; position 0 also offers labels
-    "prefixed": ("##final score: 2", [
-        entry("##", {"##": 0.7, "2": 0.2, "3": 0.1}),
-        entry("final", {"final": 0.9}), entry(" score", {" score": 0.9}), entry(":", {":": 0.9}),
-        entry(" ", {" ": 0.9}),
-        entry("2", {"2": 0.6, "3": 0.2, "1": 0.1, "0": 0.05, "two": 0.05})]),
+    "prefixed": (
+        "##final score: 2",
+        [
+            entry("##", {"##": 0.7, "2": 0.2, "3": 0.1}),
+            entry("final", {"final": 0.9}),
+            entry(" score", {" score": 0.9}),
+            entry(":", {":": 0.9}),
+            entry(" ", {" ": 0.9}),
+            entry("2", {"2": 0.6, "3": 0.2, "1": 0.1, "0": 0.05, "two": 0.05}),
+        ],
+    ),
     # GPT-style: " 2" is one token; its alternatives in the same form are " 0".." 3"
-    "spaced": ("Final score: 2", [
-        entry("Final", {"Final": 0.8}), entry(" score", {" score": 0.9}), entry(":", {":": 0.9}),
-        entry(" 2", {" 2": 0.5, " 1": 0.3, "2": 0.15, " 3": 0.05})]),
+    "spaced": (
+        "Final score: 2",
+        [
+            entry("Final", {"Final": 0.8}),
+            entry(" score", {" score": 0.9}),
+            entry(":", {":": 0.9}),
+            entry(" 2", {" 2": 0.5, " 1": 0.3, "2": 0.15, " 3": 0.05}),
+        ],
+    ),
     "unprefixed": ("3", [entry("3", {"3": 0.7, "2": 0.2, "1": 0.05, "x": 0.05})]),
     # the parser takes the final score (2), not the last digit (3)
-    "two_digits": ("Final score: 2. (M=3)", [
-        entry("Final", {"Final": 0.9}), entry(" score", {" score": 0.9}), entry(":", {":": 0.9}),
-        entry(" ", {" ": 0.9}), entry("2", {"2": 0.8, "1": 0.2}), entry(".", {".": 0.9}),
-        entry(" (", {" (": 0.9}), entry("M", {"M": 0.9}), entry("=", {"=": 0.9}),
-        entry("3", {"3": 0.5, "2": 0.5}), entry(")", {")": 0.9})]),
+    "two_digits": (
+        "Final score: 2. (M=3)",
+        [
+            entry("Final", {"Final": 0.9}),
+            entry(" score", {" score": 0.9}),
+            entry(":", {":": 0.9}),
+            entry(" ", {" ": 0.9}),
+            entry("2", {"2": 0.8, "1": 0.2}),
+            entry(".", {".": 0.9}),
+            entry(" (", {" (": 0.9}),
+            entry("M", {"M": 0.9}),
+            entry("=", {"=": 0.9}),
+            entry("3", {"3": 0.5, "2": 0.5}),
+            entry(")", {")": 0.9}),
+        ],
+    ),
     # "é" split over two tokens given as bytes (token strings are not the text)
-    "bytes": ("é score: 1", [
-        entry("bytes:\\xc3", {"bytes:\\xc3": 0.9}, b"\xc3"), entry("bytes:\\xa9", {"bytes:\\xa9": 0.9}, b"\xa9"),
-        entry(" score", {" score": 0.9}, b" score"), entry(":", {":": 0.9}, b":"),
-        entry(" ", {" ": 0.9}, b" "), entry("1", {"1": 0.9, "0": 0.1}, b"1")]),
+    "bytes": (
+        "é score: 1",
+        [
+            entry("bytes:\\xc3", {"bytes:\\xc3": 0.9}, b"\xc3"),
+            entry("bytes:\\xa9", {"bytes:\\xa9": 0.9}, b"\xa9"),
+            entry(" score", {" score": 0.9}, b" score"),
+            entry(":", {":": 0.9}, b":"),
+            entry(" ", {" ": 0.9}, b" "),
+            entry("1", {"1": 0.9, "0": 0.1}, b"1"),
+        ],
+    ),
     # the same without bytes: offsets from the token strings do not fit the text -> no step
-    "bytes_missing": ("é score: 1", [
-        entry("bytes:\\xc3", {"bytes:\\xc3": 0.9}), entry("bytes:\\xa9", {"bytes:\\xa9": 0.9}),
-        entry(" score", {" score": 0.9}), entry(":", {":": 0.9}), entry(" ", {" ": 0.9}),
-        entry("1", {"1": 0.9, "0": 0.1})]),
+    "bytes_missing": (
+        "é score: 1",
+        [
+            entry("bytes:\\xc3", {"bytes:\\xc3": 0.9}),
+            entry("bytes:\\xa9", {"bytes:\\xa9": 0.9}),
+            entry(" score", {" score": 0.9}),
+            entry(":", {":": 0.9}),
+            entry(" ", {" ": 0.9}),
+            entry("1", {"1": 0.9, "0": 0.1}),
+        ],
+    ),
     "unparsable": ("maybe", [entry("maybe", {"maybe": 0.9, "1": 0.1})]),
 }
 
@@ -99,20 +149,36 @@ class ScriptedOpenAI:
         choice = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
         if body.get("logprobs"):
             top = int(body.get("top_logprobs") or 1)
-            choice["logprobs"] = {"content": [{**e, "top_logprobs": e["top_logprobs"][:top]} for e in content]}
-        return JSONResponse({"id": "x", "object": "chat.completion", "created": int(time.time()),
-                             "model": body["model"], "choices": [choice],
-                             "usage": {"prompt_tokens": 5, "completion_tokens": len(content), "total_tokens": 9}})
+            choice["logprobs"] = {
+                "content": [{**e, "top_logprobs": e["top_logprobs"][:top]} for e in content]
+            }
+        return JSONResponse(
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body["model"],
+                "choices": [choice],
+                "usage": {"prompt_tokens": 5, "completion_tokens": len(content), "total_tokens": 9},
+            }
+        )
 
 
 def spec(base_url: str) -> dict:
-    return {"backend": "openai", "model": "scripted", "base_url": base_url, "api_key_env": None,
-            "concurrency": 2, "timeout": 5}
+    return {
+        "backend": "openai",
+        "model": "scripted",
+        "base_url": base_url,
+        "api_key_env": None,
+        "concurrency": 2,
+        "timeout": 5,
+    }
 
 
 def pairs_for(names) -> pd.DataFrame:
-    return pd.DataFrame({"dataset": "fx", "qid": "q", "docid": list(names), "query": list(names),
-                         "passage": "p", "grade": 0})
+    return pd.DataFrame(
+        {"dataset": "fx", "qid": "q", "docid": list(names), "query": list(names), "passage": "p", "grade": 0}
+    )
 
 
 def test_openai_label_steps_with_and_without_a_prefix(tmp_path):
@@ -120,10 +186,12 @@ def test_openai_label_steps_with_and_without_a_prefix(tmp_path):
     server = ScriptedOpenAI(SCRIPTS)
     with ServerThread(server.app()) as srv, RequestCache(tmp_path / "c.sqlite") as cache:
         backend = OpenAIBackend.from_spec(spec(srv.base_url), "scripted")
-        out = run_pointwise(pairs_for(names), TEMPLATE, CachedClient(backend, cache), max_tokens=16,
-                               progress=False).set_index("docid")
-        again = run_pointwise(pairs_for(names), TEMPLATE, CachedClient(backend, cache), max_tokens=16,
-                                 progress=False).set_index("docid")
+        out = run_pointwise(
+            pairs_for(names), TEMPLATE, CachedClient(backend, cache), max_tokens=16, progress=False
+        ).set_index("docid")
+        again = run_pointwise(
+            pairs_for(names), TEMPLATE, CachedClient(backend, cache), max_tokens=16, progress=False
+        ).set_index("docid")
     assert server.calls == len(names)  # the second run is answered by the cache
     assert again["cache_hit"].all()
     cols = ["label", "label_pos", "p0", "p1", "p2", "p3", "label_mass", "confidence"]
@@ -156,33 +224,78 @@ def test_openai_label_steps_with_and_without_a_prefix(tmp_path):
 
 def test_first_position_reading_is_kept_beside_the_steps():
     text, content = SCRIPTS["prefixed"]
-    resp = ChatCompletion.model_validate({
-        "id": "x", "object": "chat.completion", "created": 1, "model": "m",
-        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text},
-                     "logprobs": {"content": content}}]})
+    resp = ChatCompletion.model_validate(
+        {
+            "id": "x",
+            "object": "chat.completion",
+            "created": 1,
+            "model": "m",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": text},
+                    "logprobs": {"content": content},
+                }
+            ],
+        }
+    )
     req = Request.from_messages([{"role": "user", "content": "q"}], 16, GRADED, label_steps=True)
     comp = completion_from_chat(resp, req, 0.0)
     assert comp.label_probs == pytest.approx([0, 0, 2 / 3, 1 / 3])  # first position: "2" 0.2, "3" 0.1
     assert [s["pos"] for s in comp.label_steps] == [5]
-    assert label_step_at(comp, 15)["probs"] == pytest.approx([0.05 / 0.95, 0.1 / 0.95, 0.6 / 0.95, 0.2 / 0.95])
-    plain = completion_from_chat(resp, Request.from_messages([{"role": "user", "content": "q"}], 16, GRADED), 0.0)
+    assert label_step_at(comp, 15)["probs"] == pytest.approx(
+        [0.05 / 0.95, 0.1 / 0.95, 0.6 / 0.95, 0.2 / 0.95]
+    )
+    plain = completion_from_chat(
+        resp, Request.from_messages([{"role": "user", "content": "q"}], 16, GRADED), 0.0
+    )
     assert plain.label_steps is None and plain.label_probs == comp.label_probs
     assert completion_from_chat(resp, None, 0.0).label_probs is None  # a batch line without its request
 
 
 def test_pairwise_choice_token_through_the_openai_backend(tmp_path):
-    pairs = pd.DataFrame({"dataset": "fx", "qid": "q", "docid": ["h", "l"], "query": "Q",
-                          "passage": ["HI", "LO"], "grade": [3, 0]})
-    sampled = pd.DataFrame([{"dataset": "fx", "qid": "q", "setting": "B-U", "hi_docid": "h",
-                             "lo_docid": "l", "hi_grade": 3, "lo_grade": 0}])
+    pairs = pd.DataFrame(
+        {
+            "dataset": "fx",
+            "qid": "q",
+            "docid": ["h", "l"],
+            "query": "Q",
+            "passage": ["HI", "LO"],
+            "grade": [3, 0],
+        }
+    )
+    sampled = pd.DataFrame(
+        [
+            {
+                "dataset": "fx",
+                "qid": "q",
+                "setting": "B-U",
+                "hi_docid": "h",
+                "lo_docid": "l",
+                "hi_grade": 3,
+                "lo_grade": 0,
+            }
+        ]
+    )
     prompt = Prompt("{query}|{passage_a}|{passage_b}", ("1", "2"), PAIRWISE_KIND)
-    scripts = {"Q|HI|LO": ("Passage 1", [entry("Pass", {"Pass": 0.9}), entry("age", {"age": 0.9}),
-                                         entry(" ", {" ": 0.9}), entry("1", {"1": 0.97, "2": 0.03})]),
-               "Q|LO|HI": ("1", [entry("1", {"1": 0.6, "2": 0.4})])}
+    scripts = {
+        "Q|HI|LO": (
+            "Passage 1",
+            [
+                entry("Pass", {"Pass": 0.9}),
+                entry("age", {"age": 0.9}),
+                entry(" ", {" ": 0.9}),
+                entry("1", {"1": 0.97, "2": 0.03}),
+            ],
+        ),
+        "Q|LO|HI": ("1", [entry("1", {"1": 0.6, "2": 0.4})]),
+    }
     with ServerThread(ScriptedOpenAI(scripts).app()) as srv, RequestCache(tmp_path / "c.sqlite") as cache:
         backend = OpenAIBackend.from_spec(spec(srv.base_url), "scripted")
-        out = run_pairwise(pairs, sampled, prompt, CachedClient(backend, cache), max_tokens=8,
-                              progress=False).set_index("order")
+        out = run_pairwise(
+            pairs, sampled, prompt, CachedClient(backend, cache), max_tokens=8, progress=False
+        ).set_index("order")
     assert out.loc["hi_first", ["label", "preferred", "label_pos"]].tolist() == [1, "hi", 3]
     assert out.loc["hi_first", "confidence"] == pytest.approx(0.97)
     assert out.loc["lo_first", ["label", "preferred", "label_pos"]].tolist() == [1, "lo", 0]
@@ -191,6 +304,7 @@ def test_pairwise_choice_token_through_the_openai_backend(tmp_path):
 
 
 # -- cache keys and old entries ------------------------------------------------------------------
+
 
 class _Identity(OpenAIBackend):
     pass
@@ -201,8 +315,13 @@ def test_cache_keys_of_requests_without_steps_are_unchanged():
     msgs = [{"role": "user", "content": "q"}]
     old = Request.from_messages(msgs, 4, GRADE_LABELS)
     # the key as built before label steps existed
-    legacy = {"backend": backend.identity(), "sampling": backend.sampling(), "max_tokens": 4,
-              "label_tokens": list(GRADE_LABELS), "messages": msgs}
+    legacy = {
+        "backend": backend.identity(),
+        "sampling": backend.sampling(),
+        "max_tokens": 4,
+        "label_tokens": list(GRADE_LABELS),
+        "messages": msgs,
+    }
     assert request_key(cache_request(backend, old)) == request_key(legacy)
     new = Request.from_messages(msgs, 4, GRADE_LABELS, label_steps=True)
     assert request_key(cache_request(backend, new)) != request_key(legacy)
@@ -211,13 +330,24 @@ def test_cache_keys_of_requests_without_steps_are_unchanged():
 
 
 def test_an_old_entry_without_steps_never_gives_a_first_position_confidence():
-    old = {"text": "Final score: 2", "label_probs": [0.1, 0.2, 0.3, 0.4], "label_mass": 0.5,
-           "prompt_tokens": 3, "completion_tokens": 5, "latency_s": 0.1, "extra": {}}
+    old = {
+        "text": "Final score: 2",
+        "label_probs": [0.1, 0.2, 0.3, 0.4],
+        "label_mass": 0.5,
+        "prompt_tokens": 3,
+        "completion_tokens": 5,
+        "latency_s": 0.1,
+        "extra": {},
+    }
     comp = Completion.from_json(old)
     assert comp.label_steps is None
     label, start = parse_answer(comp.text, GRADED)
     assert label_reading(comp, GRADED, label, start) == {
-        "label_pos": None, "probs": [None] * 4, "label_mass": None, "confidence": None}
+        "label_pos": None,
+        "probs": [None] * 4,
+        "label_mass": None,
+        "confidence": None,
+    }
     assert Completion.from_json(comp.to_json()) == comp
     assert comp.to_json() == old  # an answer without steps is stored as before steps existed
     with_steps = Completion(text="2", label_steps=[])
@@ -230,8 +360,11 @@ needs_model = pytest.mark.skipif(not have_model(), reason="llama-cpp-python or l
 
 
 def graded_request(template: str = "overrating/graded", max_tokens: int = 8) -> Request:
-    task = fill(load_template(template), query="do goldfish grow",
-                document="Goldfish keep growing throughout their lives.")
+    task = fill(
+        load_template(template),
+        query="do goldfish grow",
+        document="Goldfish keep growing throughout their lives.",
+    )
     return Request.from_messages(build_messages("", task), max_tokens, GRADED, label_steps=True)
 
 
@@ -267,7 +400,9 @@ def test_local_label_step_of_a_prefixed_answer_equals_evaluating_the_prefix(loca
     # read where "2" was generated, not at the first answer position
     assert np.max(np.abs(np.array(step["probs"]) - np.array(comp.label_probs))) > 1e-3
     reading = label_reading(comp, GRADED, label, start)
-    assert reading["label_pos"] == step["pos"] and reading["confidence"] == pytest.approx(expected[2], abs=1e-6)
+    assert reading["label_pos"] == step["pos"] and reading["confidence"] == pytest.approx(
+        expected[2], abs=1e-6
+    )
 
 
 @pytest.mark.slow
@@ -276,8 +411,8 @@ def test_local_unprefixed_answer_keeps_the_first_position_reading(local_backend,
     req = graded_request("peras/w_cot")  # SmolLM2 answers it with the label first
     with RequestCache(tmp_path / "c.sqlite") as cache:
         client = CachedClient(local_backend, cache)
-        (comp, hit), = client.run([req], progress=False)
-        (again, hit2), = client.run([req], progress=False)
+        ((comp, hit),) = client.run([req], progress=False)
+        ((again, hit2),) = client.run([req], progress=False)
     assert not hit and hit2 and again.label_steps == comp.label_steps  # the cache keeps the steps
     _, start = parse_answer(comp.text, GRADED)
     assert start == 0, f"expected an answer starting with its label, got {comp.text!r}"
@@ -287,8 +422,9 @@ def test_local_unprefixed_answer_keeps_the_first_position_reading(local_backend,
     # teacher-forcing the model's own greedy answer reproduces every step
     forced = local_backend.score_answer(req, comp.text)
     assert forced.text == comp.text
-    assert [(s["pos"], s["start"], s["token"]) for s in forced.label_steps] == \
-        [(s["pos"], s["start"], s["token"]) for s in comp.label_steps]
+    assert [(s["pos"], s["start"], s["token"]) for s in forced.label_steps] == [
+        (s["pos"], s["start"], s["token"]) for s in comp.label_steps
+    ]
     for a, b in zip(forced.label_steps, comp.label_steps):
         np.testing.assert_allclose(a["probs"], b["probs"], atol=1e-9, rtol=0)
 
@@ -297,8 +433,12 @@ def test_local_unprefixed_answer_keeps_the_first_position_reading(local_backend,
 @needs_model
 def test_local_pairwise_choice_token(local_backend):
     prompt = load_prompt("overrating/pairwise")
-    task = fill(prompt.template, query="do goldfish grow", passage_a="The stock market closed higher.",
-                passage_b="Goldfish keep growing throughout their lives.")
+    task = fill(
+        prompt.template,
+        query="do goldfish grow",
+        passage_a="The stock market closed higher.",
+        passage_b="Goldfish keep growing throughout their lives.",
+    )
     req = Request.from_messages(build_messages("", task), 4, prompt.labels, label_steps=True)
     comp = local_backend.score_answer(req, "Passage 2")
     label, start = parse_answer(comp.text, prompt.labels, pairwise=True)
@@ -326,16 +466,21 @@ def test_llama_server_label_steps_equal_the_local_backend(llama_server, local_ba
     # SmolLM2 answers this binary prompt "0.1\n\n...": label tokens at answer positions 0 and 2
     req = graded_request("overrating/binary", max_tokens=6)
     req = Request.from_messages(req.message_dicts(), 6, ("0", "1"), label_steps=True)
-    server_spec = {**spec(llama_server), "model": "smollm2", "timeout": 120,
-                   "extra_body": {"repeat_penalty": 1.0}}  # llama.cpp penalises repeats by default
+    server_spec = {
+        **spec(llama_server),
+        "model": "smollm2",
+        "timeout": 120,
+        "extra_body": {"repeat_penalty": 1.0},
+    }  # llama.cpp penalises repeats by default
     backend = OpenAIBackend.from_spec(server_spec, "smollm2-server")
     with RequestCache(tmp_path / "c.sqlite") as cache:
-        (remote, _), = CachedClient(backend, cache).run([req], progress=False)
+        ((remote, _),) = CachedClient(backend, cache).run([req], progress=False)
     backend.close()
     local = local_backend.complete(req)
     assert remote.text == local.text
-    assert [(s["pos"], s["start"], s["token"]) for s in remote.label_steps] == \
-        [(s["pos"], s["start"], s["token"]) for s in local.label_steps]
+    assert [(s["pos"], s["start"], s["token"]) for s in remote.label_steps] == [
+        (s["pos"], s["start"], s["token"]) for s in local.label_steps
+    ]
     assert [s["pos"] for s in local.label_steps] == [0, 2], local.text
     for r, m in zip(remote.label_steps, local.label_steps):
         assert r["probs"] == pytest.approx(m["probs"], abs=2e-3)

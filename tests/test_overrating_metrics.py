@@ -10,21 +10,25 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import write_lines
 from sklearn.metrics import cohen_kappa_score
 
 from judgelab import datasets as ds
-from judgelab.studies.overrating.pairwise import pair_outcomes, pairwise_groups, pairwise_metrics, sample_pairs
+from judgelab.errors import InputError
+from judgelab.imported import import_judgments, judge_groups, read_judge_file, resolve_imported
+from judgelab.labels import parse_label
+from judgelab.studies.overrating import figures as of
+from judgelab.studies.overrating import jobs as oj
+from judgelab.studies.overrating.pairwise import (
+    pair_outcomes,
+    pairwise_groups,
+    pairwise_metrics,
+    sample_pairs,
+)
 from judgelab.studies.overrating.pointwise import imported_pointwise, pointwise_metrics, transition_matrix
 from judgelab.studies.overrating.prompts import PAIRWISE_KIND, check_labels, load_prompt, parse_answer
 from judgelab.studies.overrating.tables import TABLE_FORMATS, table1
-from judgelab.studies.overrating import figures as of
-from judgelab.errors import InputError
-from judgelab.studies.overrating import jobs as oj
-from judgelab.imported import import_judgments, judge_groups, read_judge_file, resolve_imported
-from judgelab.labels import parse_label
 from judgelab.tables import read_dataset, write_dataset
-
-from conftest import write_lines
 
 NA = None
 GRADED = ("0", "1", "2", "3")
@@ -32,29 +36,52 @@ GRADED = ("0", "1", "2", "3")
 
 # -- answer parsing ----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text, label, start", [
-    ("2", "2", 0),
-    (" [3] ", "3", 2),
-    ("##final score: 2", "2", 15),
-    ("Final score: 2. (M=3)", "2", 13),  # the explicit final score, not the last digit
-    ("M: 3, T: 1, O: 2", "2", 15),
-    ("The passage scores 1, so 1", "1", 25),  # the single distinct number: its last occurrence
-    ("0\n\nThe passage is devoted to", "0", 0),
-    ("2.5", NA, NA),
-    ("I think 2 or 3", NA, NA),
-    ("score: 12", NA, NA),
-    ("no number", NA, NA),
-])
+
+@pytest.mark.parametrize(
+    "text, label, start",
+    [
+        ("2", "2", 0),
+        (" [3] ", "3", 2),
+        ("##final score: 2", "2", 15),
+        ("Final score: 2. (M=3)", "2", 13),  # the explicit final score, not the last digit
+        ("M: 3, T: 1, O: 2", "2", 15),
+        ("The passage scores 1, so 1", "1", 25),  # the single distinct number: its last occurrence
+        ("0\n\nThe passage is devoted to", "0", 0),
+        ("2.5", NA, NA),
+        ("I think 2 or 3", NA, NA),
+        ("score: 12", NA, NA),
+        ("no number", NA, NA),
+    ],
+)
 def test_parse_answer_gives_the_label_and_its_offset(text, label, start):
     assert parse_answer(text, GRADED) == (label, start)
     if label is not None:
         assert text[start] == label
 
 
-@pytest.mark.parametrize("text", ["2", " [3] ", "##final score: 2", "Final score: 2. (M=3)", "O: 1",
-                                  "score 3 out of 3", "2.5", "I think 2 or 3", "7", "Score: [1]",
-                                  "0\n\nThe passage", "final score 3. I rate 1", "", "-1", "1st",
-                                  "4", "Final score: -1", "It is 1st rate: 1"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2",
+        " [3] ",
+        "##final score: 2",
+        "Final score: 2. (M=3)",
+        "O: 1",
+        "score 3 out of 3",
+        "2.5",
+        "I think 2 or 3",
+        "7",
+        "Score: [1]",
+        "0\n\nThe passage",
+        "final score 3. I rate 1",
+        "",
+        "-1",
+        "1st",
+        "4",
+        "Final score: -1",
+        "It is 1st rate: 1",
+    ],
+)
 def test_graded_parsing_agrees_with_the_peras_parser(text):
     label, _ = parse_answer(text, GRADED)
     assert (None if label is None else int(label)) == parse_label(text)
@@ -79,12 +106,16 @@ def test_prompts_declare_their_labels():
 def test_pairwise_templates_are_checked_against_their_kind(tmp_path):
     f = tmp_path / "pw.yaml"
     f.write_text("kind: overrating_pairwise\ntemplate: |-\n  {query} {passage_a}\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r"lacks the placeholder\(s\) \{passage_b\}.*overrating.pairwise.template"):
+    with pytest.raises(
+        InputError, match=r"lacks the placeholder\(s\) \{passage_b\}.*overrating.pairwise.template"
+    ):
         load_prompt(str(f), kind=PAIRWISE_KIND, key="overrating.pairwise.template")
     with pytest.raises(InputError, match="is a 'judgment' template, but a 'overrating_pairwise' template"):
         load_prompt("overrating/graded", kind=PAIRWISE_KIND)
-    f.write_text("kind: overrating_pairwise\ntemplate: '{query} {passage_a} {passage_b} {document}'\n",
-                 encoding="utf-8")
+    f.write_text(
+        "kind: overrating_pairwise\ntemplate: '{query} {passage_a} {passage_b} {document}'\n",
+        encoding="utf-8",
+    )
     with pytest.raises(InputError, match=r"unknown placeholder \{document\}"):
         load_prompt(str(f))
     with pytest.raises(InputError, match="graded scale needs labels"):
@@ -93,11 +124,15 @@ def test_pairwise_templates_are_checked_against_their_kind(tmp_path):
 
 # -- pointwise metrics -------------------------------------------------------------------------
 
+
 def graded_case() -> pd.DataFrame:
-    return pd.DataFrame({
-        "grade": [0, 0, 1, 2, 3, 3, 2, 1],
-        "label": pd.array([1, 0, 3, 2, 2, NA, 3, 0], dtype="Int64"),
-        "confidence": pd.array([0.9, 0.8, 0.7, 0.6, 0.5, 0.99, NA, 0.4], dtype="Float64")})
+    return pd.DataFrame(
+        {
+            "grade": [0, 0, 1, 2, 3, 3, 2, 1],
+            "label": pd.array([1, 0, 3, 2, 2, NA, 3, 0], dtype="Int64"),
+            "confidence": pd.array([0.9, 0.8, 0.7, 0.6, 0.5, 0.99, NA, 0.4], dtype="Float64"),
+        }
+    )
 
 
 def test_graded_pointwise_metrics_by_hand():
@@ -124,9 +159,13 @@ def test_graded_pointwise_metrics_by_hand():
 
 
 def test_binary_pointwise_metrics_by_hand():
-    pairs = pd.DataFrame({"grade": [0, 1, 2, 3, 3, 0],
-                          "label": pd.array([1, 1, 1, 0, 1, 0], dtype="Int64"),
-                          "confidence": pd.array([NA] * 6, dtype="Float64")})
+    pairs = pd.DataFrame(
+        {
+            "grade": [0, 1, 2, 3, 3, 0],
+            "label": pd.array([1, 1, 1, 0, 1, 0], dtype="Int64"),
+            "confidence": pd.array([NA] * 6, dtype="Float64"),
+        }
+    )
     m = pointwise_metrics(pairs, "binary")
     # human binarised 0 0 1 1 1 0; LLM 1 1 1 0 1 0
     assert m["overrate_pct"] == pytest.approx(100 / 3)
@@ -139,8 +178,13 @@ def test_binary_pointwise_metrics_by_hand():
 
 
 def test_no_parsed_pair_gives_undefined_metrics_not_zero():
-    pairs = pd.DataFrame({"grade": [0, 3], "label": pd.array([NA, NA], dtype="Int64"),
-                          "confidence": pd.array([NA, NA], dtype="Float64")})
+    pairs = pd.DataFrame(
+        {
+            "grade": [0, 3],
+            "label": pd.array([NA, NA], dtype="Int64"),
+            "confidence": pd.array([NA, NA], dtype="Float64"),
+        }
+    )
     m = pointwise_metrics(pairs, "graded")
     assert m["coverage"] == 0.0
     assert all(math.isnan(m[k]) for k in ("overrate_pct", "mean_bias", "kappa", "bin_kappa"))
@@ -153,12 +197,14 @@ def test_transition_matrix_by_hand():
     assert tm.loc[(2, 2), "share"] == 0.5 and tm.loc[(2, 3), "share"] == 0.5
     assert tm.loc[(3, 2), "share"] == 1.0 and tm.loc[(3, 2), "n_missing"] == 1
     assert tm["n"].sum() == 7 and len(tm) == 16
-    binary = transition_matrix(graded_case().assign(label=pd.array([1, 0, 0, 1, 1, NA, 1, 0], "Int64")),
-                                  "binary")
+    binary = transition_matrix(
+        graded_case().assign(label=pd.array([1, 0, 0, 1, 1, NA, 1, 0], "Int64")), "binary"
+    )
     assert sorted(binary["llm"].unique()) == [0, 1] and binary["n"].sum() == 7
 
 
 # -- pairwise: groups, sampling ----------------------------------------------------------------
+
 
 @pytest.fixture
 def fixture_table(fixtures):
@@ -183,10 +229,18 @@ def test_a_query_without_relevant_passages_has_only_unacceptable():
 def test_all_pairs_when_fewer_than_the_cap(fixture_table):
     s = sample_pairs(fixture_table, per_setting=20, seed=3)
     got = {(r.qid, r.setting, r.hi_docid, r.lo_docid) for r in s.itertuples()}
-    assert got == {("101", "B-A", "d1", "d2"), ("101", "B-A", "d1", "d3"), ("101", "A-U", "d2", "d4"),
-                   ("101", "A-U", "d3", "d4"), ("101", "B-U", "d1", "d4"), ("102", "B-A", "d5", "d8"),
-                   ("102", "A-U", "d8", "d6"), ("102", "A-U", "d8", "d7"), ("102", "B-U", "d5", "d6"),
-                   ("102", "B-U", "d5", "d7")}
+    assert got == {
+        ("101", "B-A", "d1", "d2"),
+        ("101", "B-A", "d1", "d3"),
+        ("101", "A-U", "d2", "d4"),
+        ("101", "A-U", "d3", "d4"),
+        ("101", "B-U", "d1", "d4"),
+        ("102", "B-A", "d5", "d8"),
+        ("102", "A-U", "d8", "d6"),
+        ("102", "A-U", "d8", "d7"),
+        ("102", "B-U", "d5", "d6"),
+        ("102", "B-U", "d5", "d7"),
+    }
     assert (s["hi_grade"] > s["lo_grade"]).all() and (s["dataset"] == "fx").all()
 
 
@@ -205,8 +259,12 @@ def check_sample(table: pd.DataFrame, s: pd.DataFrame, cap: int, relevant_min: i
 
 def test_sampling_is_capped_deterministic_and_per_query():
     # one query with 6 Best, 6 Acceptable, 6 Unacceptable: 36 candidates per setting
-    rows = [("q1", f"b{i}", 3) for i in range(6)] + [("q1", f"a{i}", 1 + i % 2) for i in range(6)] \
-        + [("q1", f"u{i}", 0) for i in range(6)] + [("q2", "x", 2), ("q2", "y", 0)]
+    rows = (
+        [("q1", f"b{i}", 3) for i in range(6)]
+        + [("q1", f"a{i}", 1 + i % 2) for i in range(6)]
+        + [("q1", f"u{i}", 0) for i in range(6)]
+        + [("q2", "x", 2), ("q2", "y", 0)]
+    )
     t = pd.DataFrame(rows, columns=["qid", "docid", "grade"]).assign(dataset="syn")
     s1 = sample_pairs(t, per_setting=20, seed=7)
     check_sample(t, s1, 20)
@@ -223,8 +281,9 @@ def test_sampling_is_capped_deterministic_and_per_query():
 
 def test_sampling_on_the_real_dl19_qrels(shared_data):
     d = shared_data / "trec-dl"
-    qrels = pd.read_csv(d / "qrels.dl19-passage.txt", sep=" ", header=None,
-                        names=["qid", "q0", "docid", "grade"], dtype=str)
+    qrels = pd.read_csv(
+        d / "qrels.dl19-passage.txt", sep=" ", header=None, names=["qid", "q0", "docid", "grade"], dtype=str
+    )
     t = qrels.assign(grade=qrels["grade"].astype(int), dataset="dl19")[["dataset", "qid", "docid", "grade"]]
     s = sample_pairs(t, per_setting=20, seed=0)
     check_sample(t, s, 20)
@@ -233,27 +292,46 @@ def test_sampling_on_the_real_dl19_qrels(shared_data):
 
 # -- pairwise: outcomes and metrics ------------------------------------------------------------
 
+
 def judged_pairs() -> pd.DataFrame:
     """Both-order judgments of 7 pairs: (pair, setting, hi_first choice, conf, lo_first choice, conf)."""
-    spec = [("P1", "B-A", "hi", 0.9, "hi", 0.8),     # correct
-            ("P2", "B-A", "hi", 0.97, "lo", 0.99),   # tie, both > 0.95
-            ("P3", "B-A", "lo", 0.6, "lo", 0.7),     # wrong win
-            ("P4", "A-U", "lo", 0.96, "hi", 0.5),    # tie
-            ("P5", "A-U", "hi", 0.9, NA, NA),        # missing (lo_first did not parse)
-            ("P6", "B-U", "hi", 1.0, "hi", NA),      # correct, one confidence unknown
-            ("P7", "B-U", "lo", NA, "hi", 0.99)]     # tie, one confidence unknown
+    spec = [
+        ("P1", "B-A", "hi", 0.9, "hi", 0.8),  # correct
+        ("P2", "B-A", "hi", 0.97, "lo", 0.99),  # tie, both > 0.95
+        ("P3", "B-A", "lo", 0.6, "lo", 0.7),  # wrong win
+        ("P4", "A-U", "lo", 0.96, "hi", 0.5),  # tie
+        ("P5", "A-U", "hi", 0.9, NA, NA),  # missing (lo_first did not parse)
+        ("P6", "B-U", "hi", 1.0, "hi", NA),  # correct, one confidence unknown
+        ("P7", "B-U", "lo", NA, "hi", 0.99),
+    ]  # tie, one confidence unknown
     rows = []
     for pair, setting, p1, c1, p2, c2 in spec:
         for order, pref, conf in (("hi_first", p1, c1), ("lo_first", p2, c2)):
-            rows.append({"qid": "q", "setting": setting, "hi_docid": pair + "h", "lo_docid": pair + "l",
-                         "order": order, "preferred": pref, "confidence": conf})
+            rows.append(
+                {
+                    "qid": "q",
+                    "setting": setting,
+                    "hi_docid": pair + "h",
+                    "lo_docid": pair + "l",
+                    "order": order,
+                    "preferred": pref,
+                    "confidence": conf,
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def test_tie_and_wrong_win_logic():
     o = pair_outcomes(judged_pairs()).set_index("hi_docid")["outcome"].to_dict()
-    assert o == {"P1h": "correct", "P2h": "tie", "P3h": "wrong_win", "P4h": "tie", "P5h": "missing",
-                 "P6h": "correct", "P7h": "tie"}
+    assert o == {
+        "P1h": "correct",
+        "P2h": "tie",
+        "P3h": "wrong_win",
+        "P4h": "tie",
+        "P5h": "missing",
+        "P6h": "correct",
+        "P7h": "tie",
+    }
 
 
 def test_pairwise_metrics_by_hand():
@@ -283,11 +361,17 @@ def test_pairwise_metrics_by_hand():
 
 # -- tables and figures ------------------------------------------------------------------------
 
+
 def pointwise_rows() -> pd.DataFrame:
     g = {"dataset": "dl19", "model": "m", "scale": "graded", **pointwise_metrics(graded_case(), "graded")}
-    b = {"dataset": "dl19", "model": "m", "scale": "binary",
-         **pointwise_metrics(graded_case().assign(label=pd.array([1, 0, 0, 1, 1, NA, 1, 0], "Int64")),
-                                "binary")}
+    b = {
+        "dataset": "dl19",
+        "model": "m",
+        "scale": "binary",
+        **pointwise_metrics(
+            graded_case().assign(label=pd.array([1, 0, 0, 1, 1, NA, 1, 0], "Int64")), "binary"
+        ),
+    }
     only_binary = {**b, "model": "imp"}
     return pd.DataFrame([g, b, only_binary])
 
@@ -325,7 +409,8 @@ def test_rendered_tables(tmp_path):
     pair = tmp_path / "q.tsv"
     m = pairwise_metrics(pair_outcomes(judged_pairs()))
     pd.concat([pd.DataFrame([{"dataset": "dl19", "model": "m"}] * len(m)), m], axis=1).to_csv(
-        pair, sep="\t", index=False)
+        pair, sep="\t", index=False
+    )
     write_tables([str(point)], [str(pair)], tmp_path / "tables")
     md = (tmp_path / "tables" / "table1.md").read_text()
     lines = md.splitlines()
@@ -341,8 +426,9 @@ def test_rendered_tables(tmp_path):
     assert list(by["setting"]) == ["B-A", "A-U", "B-U", "overall"]
     assert "n/a" in (tmp_path / "tables" / "table2_by_setting.md").read_text()
     assert oj.table1_job([], table_outs(tmp_path / "empty", "table1")).empty
-    assert oj.table2_job([], table_outs(tmp_path / "empty", "table2"),
-                         table_outs(tmp_path / "empty", "table2_by_setting")).empty
+    assert oj.table2_job(
+        [], table_outs(tmp_path / "empty", "table2"), table_outs(tmp_path / "empty", "table2_by_setting")
+    ).empty
     assert len(list((tmp_path / "empty").iterdir())) == 14  # 3 tables x 4 formats + 2 metrics files
     assert "Overrated (%) Bin." in (tmp_path / "empty" / "table1.md").read_text()
 
@@ -361,8 +447,9 @@ def test_figures_draw_undefined_values_as_na(tmp_path, monkeypatch):
     of.transition_heatmap(transition_matrix(case, "graded"), "t", tmp_path / "a.png", tmp_path / "a.pdf")
     assert texts.count("n/a") == 4
     texts.clear()
-    of.pairwise_rates(pairwise_metrics(pair_outcomes(judged_pairs())), "t", tmp_path / "b.png",
-                      tmp_path / "b.pdf")
+    of.pairwise_rates(
+        pairwise_metrics(pair_outcomes(judged_pairs())), "t", tmp_path / "b.png", tmp_path / "b.pdf"
+    )
     assert texts.count("n/a") == 1  # A-U accuracy without ties
     texts.clear()
     of.confidence_by_outcome(pointwise_rows().iloc[:2], "t", tmp_path / "c.png", tmp_path / "c.pdf")
@@ -372,6 +459,7 @@ def test_figures_draw_undefined_values_as_na(tmp_path, monkeypatch):
 
 
 # -- imported judges ---------------------------------------------------------------------------
+
 
 @pytest.fixture
 def table_file(fixture_table, tmp_path):
@@ -392,11 +480,16 @@ def test_imported_graded_judge_through_the_pointwise_metrics_equals_sklearn(tabl
         labels[(r.qid, r.docid)], confs[(r.qid, r.docid)] = lab, conf
         lines.append(f"{r.qid} Q0 {r.docid} {lab} {conf}")
     judge = write_lines(tmp_path, lines)
-    oj.imported_pointwise_job(str(path), str(judge), str(tmp_path / "j.tsv"), scale="graded",
-                              confidence_scale="percent")
-    m = oj.pointwise_metrics_job(str(path), str(tmp_path / "j.tsv"), str(tmp_path / "m.tsv"),
-                                 str(tmp_path / "tm.tsv"),
-                                 ids={"dataset": "fx", "model": "imp", "scale": "graded"}).iloc[0]
+    oj.imported_pointwise_job(
+        str(path), str(judge), str(tmp_path / "j.tsv"), scale="graded", confidence_scale="percent"
+    )
+    m = oj.pointwise_metrics_job(
+        str(path),
+        str(tmp_path / "j.tsv"),
+        str(tmp_path / "m.tsv"),
+        str(tmp_path / "tm.tsv"),
+        ids={"dataset": "fx", "model": "imp", "scale": "graded"},
+    ).iloc[0]
     keys = [(r.qid, r.docid) for r in t.itertuples() if (r.qid, r.docid) in labels]
     y = np.array([int(t.set_index(["qid", "docid"]).loc[k, "grade"]) for k in keys])
     yhat = np.array([labels[k] for k in keys])
@@ -409,8 +502,12 @@ def test_imported_graded_judge_through_the_pointwise_metrics_equals_sklearn(tabl
     yb, yhatb = (y >= 2).astype(int), (yhat >= 2).astype(int)
     assert m["bin_kappa"] == pytest.approx(cohen_kappa_score(yb, yhatb, labels=[0, 1]))
     assert m["bin_overrate_pct"] == pytest.approx(100 * np.mean(yhatb > yb))
-    for name, sel in (("TP", (yhatb == 1) & (yb == 1)), ("FP", (yhatb == 1) & (yb == 0)),
-                      ("TN", (yhatb == 0) & (yb == 0)), ("FN", (yhatb == 0) & (yb == 1))):
+    for name, sel in (
+        ("TP", (yhatb == 1) & (yb == 1)),
+        ("FP", (yhatb == 1) & (yb == 0)),
+        ("TN", (yhatb == 0) & (yb == 0)),
+        ("FN", (yhatb == 0) & (yb == 1)),
+    ):
         assert m[f"n_{name}"] == sel.sum()
         if sel.any():
             assert m[f"conf_{name}"] == pytest.approx(c[sel].mean())
@@ -423,8 +520,9 @@ def test_imported_binary_judge_with_probabilities(table_file, tmp_path):
     # human grades 3 2 1 0 | 3 0 0 1 -> binarised 1 1 0 0 | 1 0 0 0
     labs = [1, 0, 1, 0, 1, 1, 0, 0]
     confs = [0.9, 0.6, 0.8, 0.7, 1.0, 0.55, 0.65, 0.75]
-    judge = write_lines(tmp_path, [f"{r.qid} Q0 {r.docid} {lab} {c}"
-                              for r, lab, c in zip(t.itertuples(), labs, confs)])
+    judge = write_lines(
+        tmp_path, [f"{r.qid} Q0 {r.docid} {lab} {c}" for r, lab, c in zip(t.itertuples(), labs, confs)]
+    )
     j = imported_pointwise(t, judge, "binary", "probability")
     assert j["confidence"].tolist() == pytest.approx(confs)
     m = pointwise_metrics(t[["grade"]].assign(label=j["label"], confidence=j["confidence"]), "binary")
@@ -439,16 +537,21 @@ def test_imported_binary_judge_with_probabilities(table_file, tmp_path):
 def test_imported_scales_are_declared_never_guessed(table_file, tmp_path):
     t, _ = table_file
     r = t.iloc[0]
-    zero_one = write_lines(tmp_path, [f"{x.qid} Q0 {x.docid} {k % 2}" for k, x in enumerate(t.itertuples())], "01")
+    zero_one = write_lines(
+        tmp_path, [f"{x.qid} Q0 {x.docid} {k % 2}" for k, x in enumerate(t.itertuples())], "01"
+    )
     with pytest.raises(InputError, match="every label is 0 or 1: declare the judge's scale"):
         read_judge_file(zero_one, t)
     assert read_judge_file(zero_one, t, scale="graded")["label"].tolist() == [0, 1] * 4
     assert read_judge_file(zero_one, t, scale="binary")["label"].tolist() == [0, 1] * 4
-    probs = write_lines(tmp_path, [f"{x.qid} Q0 {x.docid} {x.grade} 0.{k + 1}" for k, x in enumerate(t.itertuples())],
-                   "probs")
+    probs = write_lines(
+        tmp_path, [f"{x.qid} Q0 {x.docid} {x.grade} 0.{k + 1}" for k, x in enumerate(t.itertuples())], "probs"
+    )
     with pytest.raises(InputError, match="declare `confidence_scale: probability`"):
         read_judge_file(probs, t)
-    assert read_judge_file(probs, t, confidence_scale="probability")["confidence"].iloc[0] == pytest.approx(0.1)
+    assert read_judge_file(probs, t, confidence_scale="probability")["confidence"].iloc[0] == pytest.approx(
+        0.1
+    )
     _, c = import_judgments(t, probs, confidence_scale="probability")
     assert c["confidence"].iloc[0] == pytest.approx(10.0)  # PERAS tables hold percent
     bad = write_lines(tmp_path, [f"{r.qid} Q0 {r.docid} 2"], "bad_binary")
@@ -464,10 +567,19 @@ def test_imported_scales_are_declared_never_guessed(table_file, tmp_path):
 
 
 def test_imported_judge_config_keys():
-    cfg = {"datasets": {"dl19": {}}, "models": {"m": {}},
-           "imported_judges": {"bin": {"path": "b.txt", "datasets": ["dl19"], "scale": "binary",
-                                       "confidence_scale": "probability"},
-                               "gr": {"path": "g.txt", "datasets": ["dl19"]}}}
+    cfg = {
+        "datasets": {"dl19": {}},
+        "models": {"m": {}},
+        "imported_judges": {
+            "bin": {
+                "path": "b.txt",
+                "datasets": ["dl19"],
+                "scale": "binary",
+                "confidence_scale": "probability",
+            },
+            "gr": {"path": "g.txt", "datasets": ["dl19"]},
+        },
+    }
     judges = resolve_imported(cfg)
     assert (judges["bin"].scale, judges["bin"].confidence_scale) == ("binary", "probability")
     assert (judges["gr"].scale, judges["gr"].confidence_scale) == (None, None)

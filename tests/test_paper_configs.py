@@ -4,12 +4,16 @@ it runs its one study, and no job of it calls the embedded model or any local mo
 from __future__ import annotations
 
 import pytest
-
 from conftest import ROOT
+
 from judgelab.project import Project
 
-PAPER = {"paper-scale": "peras", "paper-overrating": "overrating",
-         "paper-perturbations": "perturbations", "paper-simulation": "simulation"}
+PAPER = {
+    "paper-scale": "peras",
+    "paper-overrating": "overrating",
+    "paper-perturbations": "perturbations",
+    "paper-simulation": "simulation",
+}
 
 
 @pytest.mark.parametrize("name", sorted(PAPER))

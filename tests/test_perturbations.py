@@ -11,15 +11,45 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from judgelab.studies.perturbations.insertions import INSERTION_VARIANTS, build_insertions, first_sentence, fixed_sentences, generate_sem, inflection_forms, insert, insertion_candidates, lex_sentence, qry_sentence, query_terms, sem_failure, sem_violations
-from judgelab.studies.perturbations.outcomes import distribution_table, insertion_table, kept_table, rejudge_pairs, shift_table, transition_counts, transition_table
-from judgelab.studies.perturbations.rewrites import REWRITE_COLUMNS, REWRITE_VARIANTS, clean_rewrite, meaning_filter, parse_meaning_verdict, read_variant_table, run_rewrites
-from judgelab.studies.perturbations.sampling import SAMPLE_COLUMNS, pool_samples, read_sample, sample_judged
 from judgelab.backends.base import Backend, CachedClient, Completion, Request
 from judgelab.cache import RequestCache
 from judgelab.errors import InputError
-from judgelab.studies.perturbations.figures import insertion_distributions, transition_heatmaps
 from judgelab.prompts import load_template
+from judgelab.studies.perturbations.figures import insertion_distributions, transition_heatmaps
+from judgelab.studies.perturbations.insertions import (
+    INSERTION_VARIANTS,
+    build_insertions,
+    first_sentence,
+    fixed_sentences,
+    generate_sem,
+    inflection_forms,
+    insert,
+    insertion_candidates,
+    lex_sentence,
+    qry_sentence,
+    query_terms,
+    sem_failure,
+    sem_violations,
+)
+from judgelab.studies.perturbations.outcomes import (
+    distribution_table,
+    insertion_table,
+    kept_table,
+    rejudge_pairs,
+    shift_table,
+    transition_counts,
+    transition_table,
+)
+from judgelab.studies.perturbations.rewrites import (
+    REWRITE_COLUMNS,
+    REWRITE_VARIANTS,
+    clean_rewrite,
+    meaning_filter,
+    parse_meaning_verdict,
+    read_variant_table,
+    run_rewrites,
+)
+from judgelab.studies.perturbations.sampling import SAMPLE_COLUMNS, pool_samples, read_sample, sample_judged
 
 SEED_004 = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "004_e51b999c1f5f88d3.txt"
 LEX = load_template("perturbations/lex")
@@ -34,15 +64,18 @@ def test_lex_sentence_is_the_seed_template_with_the_query_terms():
     assert lex_sentence("do goldfish grow", LEX) == expected  # deterministic
     assert lex_sentence("what is durable medical equipment consist of", LEX) == (
         "The terms durable, medical, equipment, consist are shown together as an example of word "
-        "grouping in text data.")
+        "grouping in text data."
+    )
 
 
 def test_lex_template_is_verbatim_from_the_seed():
     if not SEED_004.exists():
         pytest.skip(f"{SEED_004} is absent")
     text = SEED_004.read_text(encoding="utf-8")
-    seed_sentence = ("The terms $w_{1}$, $w_{2}$, …, $w_{n}$ are shown together as an example of "
-                     "word grouping in text data.")
+    seed_sentence = (
+        "The terms $w_{1}$, $w_{2}$, …, $w_{n}$ are shown together as an example of "
+        "word grouping in text data."
+    )
     assert seed_sentence in text
     assert LEX == seed_sentence.replace("$w_{1}$, $w_{2}$, …, $w_{n}$", "{terms}")
 
@@ -50,8 +83,10 @@ def test_lex_template_is_verbatim_from_the_seed():
 def test_qry_is_the_query_string_inserted_at_the_start():
     assert qry_sentence("do goldfish grow") == "do goldfish grow"
     assert qry_sentence("  do goldfish grow ") == "do goldfish grow"
-    assert insert(qry_sentence("do goldfish grow"), "Bananas are rich in potassium.") == \
-        "do goldfish grow Bananas are rich in potassium."
+    assert (
+        insert(qry_sentence("do goldfish grow"), "Bananas are rich in potassium.")
+        == "do goldfish grow Bananas are rich in potassium."
+    )
     table = fixed_sentences({"101": "do goldfish grow"}, "QRY", dataset="t")
     assert table.loc[0, "sentence"] == "do goldfish grow" and bool(table.loc[0, "ok"])
 
@@ -70,26 +105,41 @@ def test_query_terms_drop_scikit_learn_stopwords():
 # -- SEM check --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("sentence, found", [
-    ("Goldfish keep getting bigger.", ["goldfish"]),
-    ("GOLDFISH get bigger.", ["goldfish"]),
-    ("Pet goldfishes get bigger.", ["goldfish"]),
-    ("A goldfish's body gets bigger.", ["goldfish"]),
-    ("These pet carp keep growing.", ["grow"]),
-    ("A pet carp grows all its life.", ["grow"]),
-    ("A pet carp Growed.", ["grow"]),
-    ("Goldfish GROW.", ["goldfish", "grow"]),
-])
+@pytest.mark.parametrize(
+    "sentence, found",
+    [
+        ("Goldfish keep getting bigger.", ["goldfish"]),
+        ("GOLDFISH get bigger.", ["goldfish"]),
+        ("Pet goldfishes get bigger.", ["goldfish"]),
+        ("A goldfish's body gets bigger.", ["goldfish"]),
+        ("These pet carp keep growing.", ["grow"]),
+        ("A pet carp grows all its life.", ["grow"]),
+        ("A pet carp Growed.", ["grow"]),
+        ("Goldfish GROW.", ["goldfish", "grow"]),
+    ],
+)
 def test_sem_validator_catches_query_terms_in_any_case_and_claimed_inflection(sentence, found):
     assert sem_violations(sentence, "do goldfish grow") == found
     assert sem_failure(sentence, "do goldfish grow") == "query terms: " + ", ".join(found)
 
 
-@pytest.mark.parametrize("word, term", [
-    ("studies", "study"), ("studied", "study"), ("studying", "study"), ("study", "studies"),
-    ("baked", "bake"), ("baking", "bake"), ("bakes", "baked"), ("running", "run"), ("runs", "run"),
-    ("boxes", "box"), ("using", "uses"), ("Speeding", "speed"),
-])
+@pytest.mark.parametrize(
+    "word, term",
+    [
+        ("studies", "study"),
+        ("studied", "study"),
+        ("studying", "study"),
+        ("study", "studies"),
+        ("baked", "bake"),
+        ("baking", "bake"),
+        ("bakes", "baked"),
+        ("running", "run"),
+        ("runs", "run"),
+        ("boxes", "box"),
+        ("using", "uses"),
+        ("Speeding", "speed"),
+    ],
+)
 def test_inflections_claimed_in_the_docstring_match(word, term):
     assert inflection_forms(word) & inflection_forms(term)
 
@@ -105,8 +155,10 @@ def test_sem_validator_accepts_a_sentence_without_query_terms():
 
 
 def test_first_sentence_keeps_one_sentence_of_the_answer():
-    assert first_sentence('\n  "They get bigger all their lives. More text."\nSecond line') == \
-        "They get bigger all their lives."
+    assert (
+        first_sentence('\n  "They get bigger all their lives. More text."\nSecond line')
+        == "They get bigger all their lives."
+    )
     assert first_sentence("No full stop here") == "No full stop here"
 
 
@@ -133,8 +185,9 @@ def test_generate_sem_retries_with_a_different_request_up_to_the_bound(tmp_path)
     template = load_template("perturbations/sem")
     backend = ScriptedSem({1: "Goldfish grow.", 2: "They get bigger over the years.", 3: "unused"})
     client = CachedClient(backend, RequestCache(tmp_path / "c.sqlite"))
-    out = generate_sem({"101": "do goldfish grow"}, template, client, max_tokens=16, max_attempts=3,
-                          progress=False)
+    out = generate_sem(
+        {"101": "do goldfish grow"}, template, client, max_tokens=16, max_attempts=3, progress=False
+    )
     row = out.iloc[0]
     assert bool(row["ok"]) and row["sentence"] == "They get bigger over the years." and row["attempts"] == 2
     tries = json.loads(row["tries"])
@@ -144,8 +197,9 @@ def test_generate_sem_retries_with_a_different_request_up_to_the_bound(tmp_path)
 
     failing = ScriptedSem({1: "Goldfish grow.", 2: "Growing goldfish.", 3: "A goldfish."})
     client = CachedClient(failing, RequestCache(tmp_path / "d.sqlite"))
-    out = generate_sem({"101": "do goldfish grow"}, template, client, max_tokens=16, max_attempts=3,
-                          progress=False)
+    out = generate_sem(
+        {"101": "do goldfish grow"}, template, client, max_tokens=16, max_attempts=3, progress=False
+    )
     row = out.iloc[0]
     assert not bool(row["ok"]) and row["sentence"] == "" and row["attempts"] == 3
     assert row["reason"] == "query terms: goldfish"
@@ -157,27 +211,47 @@ def test_generate_sem_retries_with_a_different_request_up_to_the_bound(tmp_path)
 # -- meaning check ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("answer, verdict", [
-    ("Yes", "preserved"), ("yes.", "preserved"), ("  **Yes** (meaning preserved)", "preserved"),
-    ('"Yes, the meaning is the same."', "preserved"), ("No", "changed"), ("NO (meaning changed)", "changed"),
-    ("No, it adds facts.", "changed"), ("The meaning is preserved.", None), ("Yess", None),
-    ("Noted: yes", None), ("", None), (None, None), ("Maybe", None),
-])
+@pytest.mark.parametrize(
+    "answer, verdict",
+    [
+        ("Yes", "preserved"),
+        ("yes.", "preserved"),
+        ("  **Yes** (meaning preserved)", "preserved"),
+        ('"Yes, the meaning is the same."', "preserved"),
+        ("No", "changed"),
+        ("NO (meaning changed)", "changed"),
+        ("No, it adds facts.", "changed"),
+        ("The meaning is preserved.", None),
+        ("Yess", None),
+        ("Noted: yes", None),
+        ("", None),
+        (None, None),
+        ("Maybe", None),
+    ],
+)
 def test_meaning_verdict_parser_is_strict(answer, verdict):
     assert parse_meaning_verdict(answer) == verdict
 
 
 def test_meaning_filter_keeps_exactly_the_rewrites_judged_preserved():
-    table = pd.DataFrame({
-        "docid": ["a", "b", "c", "d", "e", "f"],
-        "text": ["one", "two", "three", "four", "", "six"],
-        "check_answer": ["Yes", "No", "I think so", "yes, same meaning", None, None],
-    })
+    table = pd.DataFrame(
+        {
+            "docid": ["a", "b", "c", "d", "e", "f"],
+            "text": ["one", "two", "three", "four", "", "six"],
+            "check_answer": ["Yes", "No", "I think so", "yes, same meaning", None, None],
+        }
+    )
     out = meaning_filter(table)
     assert list(out.loc[out["kept"], "docid"]) == ["a", "d"]
     assert list(out["reason"]) == ["", "changed", "unparsable", "", "empty", "unparsable"]
-    assert [v if isinstance(v, str) else None for v in out["verdict"]] == \
-        ["preserved", "changed", None, "preserved", None, None]
+    assert [v if isinstance(v, str) else None for v in out["verdict"]] == [
+        "preserved",
+        "changed",
+        None,
+        "preserved",
+        None,
+        None,
+    ]
     with pytest.raises(ValueError):
         meaning_filter(pd.DataFrame({"text": [""], "check_answer": ["Yes"]}))
 
@@ -190,11 +264,23 @@ def test_clean_rewrite_trims_a_truncated_rewrite_to_its_last_sentence():
 
 
 def test_kept_table_counts_reasons_and_fraction():
-    t = pd.DataFrame({"variant": ["SUM"] * 4, "kept": [True, False, False, True],
-                      "reason": ["", "changed", "unparsable", ""], "truncated": [False, True, False, False]})
+    t = pd.DataFrame(
+        {
+            "variant": ["SUM"] * 4,
+            "kept": [True, False, False, True],
+            "reason": ["", "changed", "unparsable", ""],
+            "truncated": [False, True, False, False],
+        }
+    )
     row = kept_table([t]).iloc[0]
-    assert (row["n"], row["kept"], row["changed"], row["unparsable"], row["empty"], row["truncated"]) == \
-        (4, 2, 1, 1, 0, 1)
+    assert (row["n"], row["kept"], row["changed"], row["unparsable"], row["empty"], row["truncated"]) == (
+        4,
+        2,
+        1,
+        1,
+        0,
+        1,
+    )
     assert row["kept_fraction"] == 0.5
 
 
@@ -202,14 +288,26 @@ def test_kept_table_counts_reasons_and_fraction():
 
 
 def _pairs_and_judgments():
-    pairs = pd.DataFrame({"dataset": "t", "qid": ["1"] * 9 + ["2"] * 4,
-                          "query": ["goldfish pond"] * 9 + ["wifi range"] * 4,
-                          "docid": [f"d{i:02d}" for i in range(13)],
-                          "passage": [f"passage {i}" for i in range(13)],
-                          "grade": pd.array([0, 0, 0, 0, 0, 1, 2, 3, 0, 0, 0, 1, 3], dtype="Int64")})
+    pairs = pd.DataFrame(
+        {
+            "dataset": "t",
+            "qid": ["1"] * 9 + ["2"] * 4,
+            "query": ["goldfish pond"] * 9 + ["wifi range"] * 4,
+            "docid": [f"d{i:02d}" for i in range(13)],
+            "passage": [f"passage {i}" for i in range(13)],
+            "grade": pd.array([0, 0, 0, 0, 0, 1, 2, 3, 0, 0, 0, 1, 3], dtype="Int64"),
+        }
+    )
     labels = pd.array([0, 0, 0, 0, 0, 2, 2, None, None, 0, 1, 1, 3], dtype="Int64")
-    judgments = pd.DataFrame({"dataset": "t", "qid": pairs["qid"], "docid": pairs["docid"],
-                              "label": labels, "parsed": ~labels.isna()})
+    judgments = pd.DataFrame(
+        {
+            "dataset": "t",
+            "qid": pairs["qid"],
+            "docid": pairs["docid"],
+            "label": labels,
+            "parsed": ~labels.isna(),
+        }
+    )
     return pairs, judgments
 
 
@@ -224,11 +322,17 @@ def test_sampling_bounds_skips_unparsed_and_is_deterministic():
     assert (s["judge"] == "m").all()
     again = sample_judged(pairs, judgments, judge="m", per_label=2, seed=7)
     pd.testing.assert_frame_equal(s, again)
-    shuffled = sample_judged(pairs.sample(frac=1, random_state=1),
-                                judgments.sample(frac=1, random_state=2), judge="m", per_label=2, seed=7)
+    shuffled = sample_judged(
+        pairs.sample(frac=1, random_state=1),
+        judgments.sample(frac=1, random_state=2),
+        judge="m",
+        per_label=2,
+        seed=7,
+    )
     pd.testing.assert_frame_equal(s, shuffled)  # row order does not matter
-    draws = {tuple(sample_judged(pairs, judgments, judge="m", per_label=2, seed=k)["docid"])
-             for k in range(10)}
+    draws = {
+        tuple(sample_judged(pairs, judgments, judge="m", per_label=2, seed=k)["docid"]) for k in range(10)
+    }
     assert len(draws) > 1  # the seed matters (5 candidates choose 2 in q1 label 0)
     big = sample_judged(pairs, judgments, judge="m", per_label=20, seed=7)
     assert len(big) == 11  # every parsed pair
@@ -238,9 +342,20 @@ def test_sampling_bounds_skips_unparsed_and_is_deterministic():
 
 def test_sampling_rejects_judgments_of_pairs_not_in_the_dataset():
     pairs, judgments = _pairs_and_judgments()
-    extra = pd.concat([judgments, pd.DataFrame({"dataset": ["t"], "qid": ["9"], "docid": ["x"],
-                                                "label": pd.array([1], dtype="Int64"),
-                                                "parsed": [True]})])
+    extra = pd.concat(
+        [
+            judgments,
+            pd.DataFrame(
+                {
+                    "dataset": ["t"],
+                    "qid": ["9"],
+                    "docid": ["x"],
+                    "label": pd.array([1], dtype="Int64"),
+                    "parsed": [True],
+                }
+            ),
+        ]
+    )
     with pytest.raises(InputError, match="judgments.tsv: 1 judged pairs are not in the dataset"):
         sample_judged(pairs, extra, judge="m", per_label=2, seed=1, source="judgments.tsv")
 
@@ -261,8 +376,10 @@ def test_pooling_rewrites_each_passage_once_and_rejudging_uses_own_sample():
         own = set(zip(s["qid"], s["docid"])) - {dropped}
         assert set(zip(r["qid"], r["docid"])) == own
         assert r["passage"].str.startswith("rw ").all()
-        assert (r["original_label"].to_numpy() == s.set_index(["qid", "docid"]).loc[
-            list(zip(r["qid"], r["docid"])), "label"].to_numpy()).all()
+        assert (
+            r["original_label"].to_numpy()
+            == s.set_index(["qid", "docid"]).loc[list(zip(r["qid"], r["docid"])), "label"].to_numpy()
+        ).all()
 
 
 def test_insertions_go_to_grade_0_label_0_passages_only():
@@ -273,8 +390,9 @@ def test_insertions_go_to_grade_0_label_0_passages_only():
     assert list(cand["docid"]) == ["d00", "d01", "d02", "d03", "d04", "d09"]
     sent = fixed_sentences(dict(zip(cand["qid"], cand["query"])), "LEX", LEX, dataset="t")
     ins = build_insertions(cand, sent, "LEX")
-    assert ins.loc[0, "text"] == ("The terms goldfish, pond are shown together as an example of word "
-                                  "grouping in text data. passage 0")
+    assert ins.loc[0, "text"] == (
+        "The terms goldfish, pond are shown together as an example of word grouping in text data. passage 0"
+    )
     r = rejudge_pairs(s, ins, "LEX")
     assert list(r["docid"]) == list(cand["docid"]) and (r["original_label"] == 0).all()
     counts = insertion_table([ins]).iloc[0]
@@ -285,18 +403,20 @@ def test_insertions_go_to_grade_0_label_0_passages_only():
 
 
 def _rejudged():
-    return pd.DataFrame({"judge": "m", "variant": "SUM",
-                         "original_label": pd.array([0, 0, 1, 1, 2, 3, 3], dtype="Int64"),
-                         "label": pd.array([0, 1, 1, None, 3, 3, 2], dtype="Int64")})
+    return pd.DataFrame(
+        {
+            "judge": "m",
+            "variant": "SUM",
+            "original_label": pd.array([0, 0, 1, 1, 2, 3, 3], dtype="Int64"),
+            "label": pd.array([0, 1, 1, None, 3, 3, 2], dtype="Int64"),
+        }
+    )
 
 
 def test_transition_matrix_on_constructed_labels():
     r = _rejudged()
     mat = transition_counts(r["original_label"], r["label"])
-    assert mat.to_numpy().tolist() == [[1, 1, 0, 0, 0],
-                                       [0, 1, 0, 0, 1],
-                                       [0, 0, 0, 1, 0],
-                                       [0, 0, 1, 1, 0]]
+    assert mat.to_numpy().tolist() == [[1, 1, 0, 0, 0], [0, 1, 0, 0, 1], [0, 0, 0, 1, 0], [0, 0, 1, 1, 0]]
     tidy = transition_table(r).set_index(["original_label", "new_label"])
     assert tidy.loc[(0, 0), "share"] == 0.5 and tidy.loc[(0, 1), "share"] == 0.5
     assert tidy.loc[(1, 1), "share"] == 1.0 and tidy.loc[(1, 1), "row_missing"] == 1
@@ -311,15 +431,27 @@ def test_transition_matrix_on_constructed_labels():
 
 
 def test_transition_row_without_parsed_rejudgments_is_undefined():
-    r = pd.DataFrame({"judge": "m", "variant": "PSV", "original_label": pd.array([2], dtype="Int64"),
-                      "label": pd.array([None], dtype="Int64")})
+    r = pd.DataFrame(
+        {
+            "judge": "m",
+            "variant": "PSV",
+            "original_label": pd.array([2], dtype="Int64"),
+            "label": pd.array([None], dtype="Int64"),
+        }
+    )
     tidy = transition_table(r).set_index(["original_label", "new_label"])
     assert math.isnan(tidy.loc[(2, 0), "share"]) and tidy.loc[(2, 0), "row_missing"] == 1
 
 
 def test_label_distribution_after_insertion():
-    r = pd.DataFrame({"judge": "m", "variant": "QRY", "original_label": pd.array([0] * 5, dtype="Int64"),
-                      "label": pd.array([0, 1, 1, None, 3], dtype="Int64")})
+    r = pd.DataFrame(
+        {
+            "judge": "m",
+            "variant": "QRY",
+            "original_label": pd.array([0] * 5, dtype="Int64"),
+            "label": pd.array([0, 1, 1, None, 3], dtype="Int64"),
+        }
+    )
     d = distribution_table(r).set_index("label")
     assert d["count"].tolist() == [1, 2, 0, 1]
     assert d["share"].tolist() == [0.25, 0.5, 0.0, 0.25]
@@ -332,10 +464,16 @@ def test_label_distribution_after_insertion():
 def test_figures_are_written_as_png_and_pdf(tmp_path):
     trans = transition_table(_rejudged())
     transition_heatmaps(trans, list(REWRITE_VARIANTS), "t", tmp_path / "f1.png", tmp_path / "f1.pdf")
-    dist = distribution_table(pd.DataFrame({
-        "judge": ["m", "m", "n"], "variant": ["SEM", "QRY", "QRY"],
-        "original_label": pd.array([0, 0, 0], dtype="Int64"),
-        "label": pd.array([1, 3, None], dtype="Int64")}))
+    dist = distribution_table(
+        pd.DataFrame(
+            {
+                "judge": ["m", "m", "n"],
+                "variant": ["SEM", "QRY", "QRY"],
+                "original_label": pd.array([0, 0, 0], dtype="Int64"),
+                "label": pd.array([1, 3, None], dtype="Int64"),
+            }
+        )
+    )
     insertion_distributions(dist, list(INSERTION_VARIANTS), "t", tmp_path / "f3.png", tmp_path / "f3.pdf")
     for name in ("f1.png", "f3.png"):
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -366,15 +504,32 @@ class ScriptedRewriter(Backend):
 
 
 def test_run_rewrites_checks_non_empty_rewrites_and_records_every_row(tmp_path):
-    pool = pd.DataFrame({"dataset": "t", "qid": "1", "query": "q", "docid": ["a", "b", "c", "d"],
-                         "passage": ["pa", "pb", "pc", "pd"], "grade": pd.array([0, 1, 2, 3], dtype="Int64")})
+    pool = pd.DataFrame(
+        {
+            "dataset": "t",
+            "qid": "1",
+            "query": "q",
+            "docid": ["a", "b", "c", "d"],
+            "passage": ["pa", "pb", "pc", "pd"],
+            "grade": pd.array([0, 1, 2, 3], dtype="Int64"),
+        }
+    )
     backend = ScriptedRewriter(
         rewrites={"pa": ("Ra.", 2), "pb": ("  ", 1), "pc": ("Rc one. Rc cut", 4), "pd": ('"Rd."', 2)},
-        checks={"Ra.": "Yes", "Rc one.": "No", "Rd.": "Perhaps"})
+        checks={"Ra.": "Yes", "Rc one.": "No", "Rd.": "Perhaps"},
+    )
     client = CachedClient(backend, RequestCache(tmp_path / "c.sqlite"))
-    out = run_rewrites(pool, "SUM", load_template("perturbations/sum"),
-                          load_template("perturbations/meaning_check"), client, client, max_tokens=4,
-                          check_max_tokens=2, progress=False)
+    out = run_rewrites(
+        pool,
+        "SUM",
+        load_template("perturbations/sum"),
+        load_template("perturbations/meaning_check"),
+        client,
+        client,
+        max_tokens=4,
+        check_max_tokens=2,
+        progress=False,
+    )
     assert list(out.columns) == REWRITE_COLUMNS
     assert list(out["text"]) == ["Ra.", "", "Rc one.", "Rd."]
     assert list(out["truncated"]) == [False, False, True, False]
@@ -382,8 +537,17 @@ def test_run_rewrites_checks_non_empty_rewrites_and_records_every_row(tmp_path):
     assert list(out["reason"]) == ["", "empty", "changed", "unparsable"]
     assert backend.checked == ["Ra.", "Rc one.", "Rd."]  # the empty rewrite is not checked
     assert list(out["check_prompt_tokens"]) == [5, None, 5, 5]
-    empty = run_rewrites(pool.iloc[0:0], "SUM", "x {passage}", "y", client, client, max_tokens=4,
-                            check_max_tokens=2, progress=False)
+    empty = run_rewrites(
+        pool.iloc[0:0],
+        "SUM",
+        "x {passage}",
+        "y",
+        client,
+        client,
+        max_tokens=4,
+        check_max_tokens=2,
+        progress=False,
+    )
     assert list(empty.columns) == REWRITE_COLUMNS and len(empty) == 0
 
 

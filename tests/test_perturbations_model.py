@@ -10,11 +10,16 @@ import pytest
 from conftest import FIXTURES, needs_model
 
 from judgelab import datasets as ds
+from judgelab.prompts import load_template
+from judgelab.studies.perturbations import jobs as pj
 from judgelab.studies.perturbations.insertions import INSERTION_VARIANTS, lex_sentence, sem_failure
 from judgelab.studies.perturbations.outcomes import VARIANTS
-from judgelab.studies.perturbations.rewrites import REASONS, REWRITE_VARIANTS, parse_meaning_verdict, read_variant_table
-from judgelab.studies.perturbations import jobs as pj
-from judgelab.prompts import load_template
+from judgelab.studies.perturbations.rewrites import (
+    REASONS,
+    REWRITE_VARIANTS,
+    parse_meaning_verdict,
+    read_variant_table,
+)
 from judgelab.tables import write_dataset, write_tsv
 
 MODEL = {"backend": "local", "n_ctx": 2048, "threads": 1, "name": "smollm2"}
@@ -30,14 +35,26 @@ def test_perturbation_jobs_end_to_end(tmp_path, tmp_cache):
     # The original judgment is input data here (constructed labels, so that every stage has
     # pairs: two grade-0 passages labelled 0 get the insertions); the model runs from the sample on.
     labels = {"d1": 3, "d4": 0, "d6": 0, "d8": 1}
-    judged = pd.DataFrame({"dataset": "t", "qid": table["qid"], "docid": table["docid"],
-                           "label": pd.array([labels.get(d) for d in table["docid"]], dtype="Int64"),
-                           "answer": "scripted"})
+    judged = pd.DataFrame(
+        {
+            "dataset": "t",
+            "qid": table["qid"],
+            "docid": table["docid"],
+            "label": pd.array([labels.get(d) for d in table["docid"]], dtype="Int64"),
+            "answer": "scripted",
+        }
+    )
     judged["parsed"] = judged["label"].notna()
     judgments = tmp_path / "judgments.tsv"
     write_tsv(judged, judgments)
-    judge_settings = {"persona": "", "template": load_template("peras/wo_cot"), "model": MODEL,
-                      "max_tokens": 8, "placement": "user", "cache": str(tmp_cache)}
+    judge_settings = {
+        "persona": "",
+        "template": load_template("peras/wo_cot"),
+        "model": MODEL,
+        "max_tokens": 8,
+        "placement": "user",
+        "cache": str(tmp_cache),
+    }
 
     out = tmp_path / "perturbations"
     sample = out / "samples" / "smollm2.tsv"
@@ -48,16 +65,23 @@ def test_perturbation_jobs_end_to_end(tmp_path, tmp_cache):
     rewrites = {}
     for v in REWRITE_VARIANTS:
         path = out / "rewrites" / f"{v.lower()}.tsv"
-        r = pj.rewrite_job([str(sample)], str(path), variant=v,
-                           template=load_template(f"perturbations/{v.lower()}"), check_template=check,
-                           rewriter=MODEL, max_tokens=24, check_max_tokens=2, cache=str(tmp_cache),
-                           progress=False)
+        r = pj.rewrite_job(
+            [str(sample)],
+            str(path),
+            variant=v,
+            template=load_template(f"perturbations/{v.lower()}"),
+            check_template=check,
+            rewriter=MODEL,
+            max_tokens=24,
+            check_max_tokens=2,
+            cache=str(tmp_cache),
+            progress=False,
+        )
         assert len(r) == len(s) and (r["variant"] == v).all()
         assert (r["kept"] == (r["verdict"] == "preserved")).all()
         assert set(r["reason"]) <= {"", *REASONS}
         assert (r.loc[r["kept"], "text"].str.len() > 0).all()
-        assert (r.loc[r["reason"] == "unparsable", "check_answer"]
-                .map(parse_meaning_verdict).isna()).all()
+        assert (r.loc[r["reason"] == "unparsable", "check_answer"].map(parse_meaning_verdict).isna()).all()
         assert (r["rewrite_completion_tokens"] <= 24).all()
         back = read_variant_table(str(path))
         assert back["kept"].tolist() == r["kept"].tolist()
@@ -65,9 +89,17 @@ def test_perturbation_jobs_end_to_end(tmp_path, tmp_cache):
 
     insertions = {}
     lex = load_template("perturbations/lex")
-    for v, kwargs in {"SEM": {"template": load_template("perturbations/sem"), "rewriter": MODEL,
-                              "max_tokens": 24, "max_attempts": 2, "cache": str(tmp_cache)},
-                      "LEX": {"template": lex}, "QRY": {}}.items():
+    for v, kwargs in {
+        "SEM": {
+            "template": load_template("perturbations/sem"),
+            "rewriter": MODEL,
+            "max_tokens": 24,
+            "max_attempts": 2,
+            "cache": str(tmp_cache),
+        },
+        "LEX": {"template": lex},
+        "QRY": {},
+    }.items():
         path = out / "insertions" / f"{v.lower()}.tsv"
         sentences = out / "insertions" / f"{v.lower()}_sentences.tsv"
         t = pj.insertion_job([str(sample)], str(path), str(sentences), variant=v, progress=False, **kwargs)
@@ -90,8 +122,7 @@ def test_perturbation_jobs_end_to_end(tmp_path, tmp_cache):
     for v in VARIANTS:
         table = rewrites.get(v) or insertions[v]
         path = out / "rejudged" / v.lower() / "smollm2.tsv"
-        rj = pj.rejudge_job(str(sample), str(table), str(path), variant=v, progress=False,
-                            **judge_settings)
+        rj = pj.rejudge_job(str(sample), str(table), str(path), variant=v, progress=False, **judge_settings)
         usable = read_variant_table(str(table))
         n_usable = int(usable["kept" if v in REWRITE_VARIANTS else "ok"].sum())
         assert len(rj) == n_usable and list(rj.columns) == pj.REJUDGE_COLUMNS
@@ -103,35 +134,55 @@ def test_perturbation_jobs_end_to_end(tmp_path, tmp_cache):
         rejudged[v] = path
 
     tables = out / "tables"
-    trans = pj.transitions_job([str(rejudged[v]) for v in REWRITE_VARIANTS],
-                               [str(rewrites[v]) for v in REWRITE_VARIANTS],
-                               str(tables / "transitions.tsv"), str(tables / "shifts.tsv"),
-                               str(tables / "kept.tsv"))
+    trans = pj.transitions_job(
+        [str(rejudged[v]) for v in REWRITE_VARIANTS],
+        [str(rewrites[v]) for v in REWRITE_VARIANTS],
+        str(tables / "transitions.tsv"),
+        str(tables / "shifts.tsv"),
+        str(tables / "kept.tsv"),
+    )
     kept = pd.read_csv(tables / "kept.tsv", sep="\t").set_index("variant")
     for v in REWRITE_VARIANTS:
         r = read_variant_table(str(rewrites[v]))
         assert kept.loc[v, "kept"] == r["kept"].sum() and kept.loc[v, "n"] == len(r)
         rj = pj.read_rejudged(str(rejudged[v]))
         assert trans.loc[trans["variant"] == v, "count"].sum() == rj["label"].notna().sum()
-    dist = pj.distributions_job([str(rejudged[v]) for v in INSERTION_VARIANTS],
-                                [str(insertions[v]) for v in INSERTION_VARIANTS],
-                                str(tables / "distributions.tsv"), str(tables / "insertions.tsv"))
+    dist = pj.distributions_job(
+        [str(rejudged[v]) for v in INSERTION_VARIANTS],
+        [str(insertions[v]) for v in INSERTION_VARIANTS],
+        str(tables / "distributions.tsv"),
+        str(tables / "insertions.tsv"),
+    )
     for v in INSERTION_VARIANTS:
         rj = pj.read_rejudged(str(rejudged[v]))
         assert dist.loc[dist["variant"] == v, "count"].sum() == rj["label"].notna().sum()
 
     figs = out / "figures"
-    pj.transition_figure_job(str(tables / "transitions.tsv"), str(figs / "t.png"), str(figs / "t.pdf"),
-                             dataset="t", judge="smollm2")
-    pj.insertion_figure_job(str(tables / "distributions.tsv"), str(figs / "i.png"), str(figs / "i.pdf"),
-                            dataset="t")
+    pj.transition_figure_job(
+        str(tables / "transitions.tsv"),
+        str(figs / "t.png"),
+        str(figs / "t.pdf"),
+        dataset="t",
+        judge="smollm2",
+    )
+    pj.insertion_figure_job(
+        str(tables / "distributions.tsv"), str(figs / "i.png"), str(figs / "i.pdf"), dataset="t"
+    )
     assert all((figs / f).stat().st_size > 1000 for f in ("t.png", "t.pdf", "i.png", "i.pdf"))
 
     # a rerun is answered by the cache and writes the same table
-    again = pj.rewrite_job([str(sample)], str(tmp_path / "again.tsv"), variant="SUM",
-                           template=load_template("perturbations/sum"), check_template=check,
-                           rewriter=MODEL, max_tokens=24, check_max_tokens=2, cache=str(tmp_cache),
-                           progress=False)
+    again = pj.rewrite_job(
+        [str(sample)],
+        str(tmp_path / "again.tsv"),
+        variant="SUM",
+        template=load_template("perturbations/sum"),
+        check_template=check,
+        rewriter=MODEL,
+        max_tokens=24,
+        check_max_tokens=2,
+        cache=str(tmp_cache),
+        progress=False,
+    )
     assert again["rewrite_cache_hit"].all()
     assert again["check_cache_hit"].dropna().astype(bool).all()
     first = read_variant_table(str(rewrites["SUM"]))

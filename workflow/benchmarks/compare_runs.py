@@ -20,7 +20,11 @@ VOLATILE = ("latency_s", "cache_hit")
 
 
 def files(root: Path) -> set[Path]:
-    return {p.relative_to(root) for p in root.rglob("*") if p.is_file() and "logs" not in p.relative_to(root).parts}
+    return {
+        p.relative_to(root)
+        for p in root.rglob("*")
+        if p.is_file() and "logs" not in p.relative_to(root).parts
+    }
 
 
 def why_different(a: Path, b: Path) -> str:
@@ -31,21 +35,27 @@ def why_different(a: Path, b: Path) -> str:
         if list(dx.columns) == list(dy.columns) and dx.drop(columns=drop).equals(dy.drop(columns=drop)):
             return f"only in {drop}"
     if a.suffix == ".pdf":
+
         def strip(s: bytes) -> bytes:
             return re.sub(rb"/CreationDate \(D:[^)]*\)", b"", s)
+
         if strip(x) == strip(y):
             return "only in the PDF CreationDate"
     return "CONTENT DIFFERS"
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("before", type=Path)
     parser.add_argument("after", type=Path)
     args = parser.parse_args()
     fa, fb = files(args.before), files(args.after)
-    print(f"files: {len(fa)} vs {len(fb)}; only before: {sorted(map(str, fa - fb))}; "
-          f"only after: {sorted(map(str, fb - fa))}")
+    print(
+        f"files: {len(fa)} vs {len(fb)}; only before: {sorted(map(str, fa - fb))}; "
+        f"only after: {sorted(map(str, fb - fa))}"
+    )
     same, kinds = 0, {}
     for rel in sorted(fa & fb):
         if (args.before / rel).read_bytes() == (args.after / rel).read_bytes():

@@ -32,9 +32,20 @@ from collections import Counter
 from pathlib import Path
 
 import yaml
-
-from benchlib import (ROOT, TESTS, Clock, default_out, job_stats, markdown, nothing_to_be_done, on_path,
-                      run, run_env, snakemake_cmd, write_tsv)
+from benchlib import (
+    ROOT,
+    TESTS,
+    Clock,
+    default_out,
+    job_stats,
+    markdown,
+    nothing_to_be_done,
+    on_path,
+    run,
+    run_env,
+    snakemake_cmd,
+    write_tsv,
+)
 
 COLUMNS = ["section", "measure", "jobs", "cpu_s", "wall_s", "note"]
 SAMPLES = ("dl19", "dl20", "dl21")
@@ -55,11 +66,14 @@ def llm_rule_counts(project) -> Counter:
 
 
 def describe(project) -> str:
-    return (f"studies {project.studies}; {len(project.datasets)} datasets, {len(project.personas)} personas, "
-            f"judges {project.judges}; LLM jobs {dict(llm_rule_counts(project))}")
+    return (
+        f"studies {project.studies}; {len(project.datasets)} datasets, {len(project.personas)} personas, "
+        f"judges {project.judges}; LLM jobs {dict(llm_rule_counts(project))}"
+    )
 
 
 # -- 1: dry runs at paper scale ----------------------------------------------------------------
+
 
 def paper_dry_runs(configfiles: list[Path], repeat: int) -> list[dict]:
     from judgelab.project import Project
@@ -68,14 +82,23 @@ def paper_dry_runs(configfiles: list[Path], repeat: int) -> list[dict]:
     with tempfile.TemporaryDirectory() as tmp:
         with Clock() as c:
             project = Project.load(configfiles, directory=tmp, root=ROOT)
-        rows.append({"section": "paper", "measure": "Project.load (merge, validate, resolve)",
-                     "jobs": len(project.llm_jobs()), "cpu_s": c.timing.cpu, "wall_s": c.timing.wall,
-                     "note": f"configs {[f.name for f in configfiles]}: {describe(project)}"})
+        rows.append(
+            {
+                "section": "paper",
+                "measure": "Project.load (merge, validate, resolve)",
+                "jobs": len(project.llm_jobs()),
+                "cpu_s": c.timing.cpu,
+                "wall_s": c.timing.wall,
+                "note": f"configs {[f.name for f in configfiles]}: {describe(project)}",
+            }
+        )
         env = dry_env(project)
         cfg = [a for f in configfiles for a in ("--configfile", str(f))]
-        cases = [("snakemake --list-rules (start, parse)", ("--list-rules",)),
-                 ("snakemake -n all (start, parse, DAG, every job listed)", ("-n", "all")),
-                 ("snakemake -n --quiet rules all (start, parse, DAG)", ("-n", "--quiet", "rules", "all"))]
+        cases = [
+            ("snakemake --list-rules (start, parse)", ("--list-rules",)),
+            ("snakemake -n all (start, parse, DAG, every job listed)", ("-n", "all")),
+            ("snakemake -n --quiet rules all (start, parse, DAG)", ("-n", "--quiet", "rules", "all")),
+        ]
         for label, args in cases:
             for i in range(repeat):
                 t, proc = run(snakemake_cmd(tmp, *args, *cfg), env=env, timeout=3600)
@@ -85,15 +108,27 @@ def paper_dry_runs(configfiles: list[Path], repeat: int) -> list[dict]:
                 if args[0] == "-n" and "--quiet" not in args:
                     expected = llm_rule_counts(project)
                     got = {r: stats.get(r, 0) for r in expected}
-                    note = ("LLM jobs equal Project.llm_jobs()" if got == dict(expected)
-                            else f"LLM jobs differ: dry run {got}, Project {dict(expected)}")
+                    note = (
+                        "LLM jobs equal Project.llm_jobs()"
+                        if got == dict(expected)
+                        else f"LLM jobs differ: dry run {got}, Project {dict(expected)}"
+                    )
                     note += f"; {len(text.splitlines())} lines of output"
-                rows.append({"section": "paper", "measure": label + (f" [{i + 1}]" if repeat > 1 else ""),
-                             "jobs": stats.get("total"), "cpu_s": t.cpu, "wall_s": t.wall, "note": note})
+                rows.append(
+                    {
+                        "section": "paper",
+                        "measure": label + (f" [{i + 1}]" if repeat > 1 else ""),
+                        "jobs": stats.get("total"),
+                        "cpu_s": t.cpu,
+                        "wall_s": t.wall,
+                        "note": note,
+                    }
+                )
     return rows
 
 
 # -- 2: a finished run with the paper structure and tiny data ------------------------------------
+
 
 def cut_judges(config: dict, n: int | None) -> None:
     """Every ``judges`` list (top level and in each study section) cut to its first ``n``."""
@@ -104,8 +139,9 @@ def cut_judges(config: dict, n: int | None) -> None:
             section["judges"] = section["judges"][:n]
 
 
-def run_config(merged: dict, base_url: str, run_dir: Path, per_grade: int | None,
-               max_judges: int | None) -> dict:
+def run_config(
+    merged: dict, base_url: str, run_dir: Path, per_grade: int | None, max_judges: int | None
+) -> dict:
     """The merged paper config with tiny data, the fake server as every model the run calls, and
     a copy of the persona file in ``run_dir``."""
     from judgelab.project import Project
@@ -115,14 +151,30 @@ def run_config(merged: dict, base_url: str, run_dir: Path, per_grade: int | None
     cfg["results"], cfg["cache"] = "results", "cache/requests.sqlite"
     for i, name in enumerate(list(cfg["datasets"])):
         sample = ROOT / "resources" / "sample" / (name if name in SAMPLES else SAMPLES[i % len(SAMPLES)])
-        cfg["datasets"][name] = {"source": "files", "format": "trec", "qrels": str(sample / "qrels.txt"),
-                                 "topics": str(sample / "topics.txt"), "texts": str(sample / "texts.tsv"),
-                                 "queries": [], "max_queries": None, "per_grade": per_grade, "seed": 42}
+        cfg["datasets"][name] = {
+            "source": "files",
+            "format": "trec",
+            "qrels": str(sample / "qrels.txt"),
+            "topics": str(sample / "topics.txt"),
+            "texts": str(sample / "texts.tsv"),
+            "queries": [],
+            "max_queries": None,
+            "per_grade": per_grade,
+            "seed": 42,
+        }
     project = Project(copy.deepcopy(cfg), ROOT)
     for name in project.used_models:
-        cfg["models"][name] = {"backend": "openai", "model": name, "base_url": base_url, "api_key_env": None,
-                               "concurrency": 4, "timeout": 60, "max_retries": 2, "batch": False,
-                               "logprobs": True}
+        cfg["models"][name] = {
+            "backend": "openai",
+            "model": name,
+            "base_url": base_url,
+            "api_key_env": None,
+            "concurrency": 4,
+            "timeout": 60,
+            "max_retries": 2,
+            "batch": False,
+            "logprobs": True,
+        }
     ref = cfg["personas"]["file"]
     src = Path(ref) if Path(ref).exists() else ROOT / "resources" / "personas" / f"{ref}.yaml"
     shutil.copy(src, run_dir / "personas.yaml")
@@ -136,8 +188,14 @@ def edit_persona(path: Path, persona: str) -> None:
     path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
 
 
-def invalidation(configfiles: list[Path], run_dir: Path, cores: int, per_grade: int | None,
-                 max_judges: int | None, persona: str | None) -> list[dict]:
+def invalidation(
+    configfiles: list[Path],
+    run_dir: Path,
+    cores: int,
+    per_grade: int | None,
+    max_judges: int | None,
+    persona: str | None,
+) -> list[dict]:
     from fake_openai import FakeOpenAI, ServerThread
     from snakerun import dry_run_jobs
 
@@ -151,8 +209,9 @@ def invalidation(configfiles: list[Path], run_dir: Path, cores: int, per_grade: 
     fake = FakeOpenAI()
     with ServerThread(fake.app()) as srv:
         cfg = run_config(merged, srv.base_url, run_dir, per_grade, max_judges)
-        (run_dir / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True),
-                                                         encoding="utf-8")
+        (run_dir / "config" / "config.yaml").write_text(
+            yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True), encoding="utf-8"
+        )
         project = Project.load(directory=run_dir, root=ROOT)
         personas = list(project.personas)
         persona = persona or personas[min(1, len(personas) - 1)]
@@ -165,42 +224,97 @@ def invalidation(configfiles: list[Path], run_dir: Path, cores: int, per_grade: 
         t, proc = sm("-n", "--quiet", "rules", "all")
         planned = job_stats(proc.stdout + proc.stderr)
         note = describe(project) + f"; per_grade {per_grade}; every model -> the fake server"
-        rows.append({"section": "run", "measure": "snakemake -n all, empty run folder", "jobs": planned.get("total"),
-                     "cpu_s": t.cpu, "wall_s": t.wall, "note": note})
+        rows.append(
+            {
+                "section": "run",
+                "measure": "snakemake -n all, empty run folder",
+                "jobs": planned.get("total"),
+                "cpu_s": t.cpu,
+                "wall_s": t.wall,
+                "note": note,
+            }
+        )
         with Clock() as server:
             t, proc = sm("all")
         done = job_stats(proc.stdout + proc.stderr)
-        rows.append({"section": "run", "measure": f"snakemake all --cores {cores} (tiny data, instant server)",
-                     "jobs": done.get("total"), "cpu_s": t.cpu, "wall_s": t.wall,
-                     "note": f"{sum(fake.served.values())} requests served; jobs by rule {done}"})
-        rows.append({"section": "run", "measure": "  per job", "jobs": done.get("total"),
-                     "cpu_s": t.cpu / done["total"], "wall_s": t.wall / done["total"],
-                     "note": f"wall per job x cores: {t.wall * cores / done['total']:.1f} s"})
-        rows.append({"section": "run", "measure": "  fake server (this process, beside the run)", "jobs": None,
-                     "cpu_s": server.timing.cpu, "wall_s": None, "note": ""})
+        rows.append(
+            {
+                "section": "run",
+                "measure": f"snakemake all --cores {cores} (tiny data, instant server)",
+                "jobs": done.get("total"),
+                "cpu_s": t.cpu,
+                "wall_s": t.wall,
+                "note": f"{sum(fake.served.values())} requests served; jobs by rule {done}",
+            }
+        )
+        rows.append(
+            {
+                "section": "run",
+                "measure": "  per job",
+                "jobs": done.get("total"),
+                "cpu_s": t.cpu / done["total"],
+                "wall_s": t.wall / done["total"],
+                "note": f"wall per job x cores: {t.wall * cores / done['total']:.1f} s",
+            }
+        )
+        rows.append(
+            {
+                "section": "run",
+                "measure": "  fake server (this process, beside the run)",
+                "jobs": None,
+                "cpu_s": server.timing.cpu,
+                "wall_s": None,
+                "note": "",
+            }
+        )
 
         t, proc = sm("-n", "all")
         text = proc.stdout + proc.stderr
-        rows.append({"section": "invalidation", "measure": "snakemake -n all, nothing changed",
-                     "jobs": job_stats(text).get("total", 0), "cpu_s": t.cpu, "wall_s": t.wall,
-                     "note": "Nothing to be done" if nothing_to_be_done(text) else "JOBS SCHEDULED: " + text[-600:]})
+        rows.append(
+            {
+                "section": "invalidation",
+                "measure": "snakemake -n all, nothing changed",
+                "jobs": job_stats(text).get("total", 0),
+                "cpu_s": t.cpu,
+                "wall_s": t.wall,
+                "note": "Nothing to be done"
+                if nothing_to_be_done(text)
+                else "JOBS SCHEDULED: " + text[-600:],
+            }
+        )
 
         edit_persona(run_dir / "personas.yaml", persona)
         t, proc = sm("-n", "all")
         text = proc.stdout + proc.stderr
         jobs = dry_run_jobs(text)
         by_rule = Counter(r for r, _ in jobs)
-        rows.append({"section": "invalidation", "measure": f"snakemake -n all, persona {persona} edited",
-                     "jobs": len(jobs), "cpu_s": t.cpu, "wall_s": t.wall,
-                     "note": f"jobs by rule {dict(by_rule)}"})
+        rows.append(
+            {
+                "section": "invalidation",
+                "measure": f"snakemake -n all, persona {persona} edited",
+                "jobs": len(jobs),
+                "cpu_s": t.cpu,
+                "wall_s": t.wall,
+                "note": f"jobs by rule {dict(by_rule)}",
+            }
+        )
         for rule, total in sorted(llm.items()):
-            rows.append(invalidated(rule, total, [wc for r, wc in jobs if r == rule],
-                                    [j.wc for j in project.llm_jobs() if j.rule == rule], persona, len(personas)))
+            rows.append(
+                invalidated(
+                    rule,
+                    total,
+                    [wc for r, wc in jobs if r == rule],
+                    [j.wc for j in project.llm_jobs() if j.rule == rule],
+                    persona,
+                    len(personas),
+                )
+            )
     return rows
 
 
-def invalidated(rule: str, total: int, scheduled: list[dict], every: list[dict], persona: str,
-                n_personas: int) -> dict:
+def invalidated(
+    rule: str, total: int, scheduled: list[dict], every: list[dict], persona: str, n_personas: int
+) -> dict:
     """The row of one LLM rule after an edit of ``persona``: its jobs the dry run scheduled, checked
     against exactly the jobs of that persona (none for a rule whose jobs have no persona)."""
     key = lambda wc: tuple(sorted(wc.items()))  # noqa: E731
@@ -211,30 +325,51 @@ def invalidated(rule: str, total: int, scheduled: list[dict], every: list[dict],
         note += "; its jobs have no persona: " + ("none scheduled, as expected" if not got else "SCHEDULED")
     elif got == expected:
         note += f"; exactly the jobs of persona {persona}" + (
-            f", 1/{n_personas} of the rule" if len(got) * n_personas == total else "")
+            f", 1/{n_personas} of the rule" if len(got) * n_personas == total else ""
+        )
     else:
         note += f"; NOT the jobs of persona {persona}: {sorted(set(got) ^ set(expected))[:3]}"
-    return {"section": "invalidation", "measure": f"  {rule} jobs scheduled / all {rule} jobs", "jobs": len(got),
-            "cpu_s": None, "wall_s": None, "note": note}
+    return {
+        "section": "invalidation",
+        "measure": f"  {rule} jobs scheduled / all {rule} jobs",
+        "jobs": len(got),
+        "cpu_s": None,
+        "wall_s": None,
+        "note": note,
+    }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--configfile", action="append", default=None,
-                    help="a paper config (repeatable; default every config/paper-*.yaml)")
+    ap.add_argument(
+        "--configfile",
+        action="append",
+        default=None,
+        help="a paper config (repeatable; default every config/paper-*.yaml)",
+    )
     ap.add_argument("--repeat", type=int, default=1, help="repetitions of each paper-scale dry run")
     ap.add_argument("--cores", type=int, default=2)
-    ap.add_argument("--per-grade", type=int, default=None,
-                    help="pairs per grade of each sample in the run (default: the whole sample)")
-    ap.add_argument("--max-judges", type=int, default=None,
-                    help="cap every judges list of the run to its first N models (default: all)")
+    ap.add_argument(
+        "--per-grade",
+        type=int,
+        default=None,
+        help="pairs per grade of each sample in the run (default: the whole sample)",
+    )
+    ap.add_argument(
+        "--max-judges",
+        type=int,
+        default=None,
+        help="cap every judges list of the run to its first N models (default: all)",
+    )
     ap.add_argument("--persona", default=None, help="the persona to edit (default: the second of the run)")
     ap.add_argument("--keep", help="build the run folder here and keep it (default: a temporary folder)")
     ap.add_argument("--skip-run", action="store_true", help="only the paper-scale dry runs")
     ap.add_argument("--out", default=str(default_out("dag_scale")))
     args = ap.parse_args()
 
-    configfiles = [Path(f).resolve() for f in (args.configfile or sorted((ROOT / "config").glob("paper-*.yaml")))]
+    configfiles = [
+        Path(f).resolve() for f in (args.configfile or sorted((ROOT / "config").glob("paper-*.yaml")))
+    ]
     if not configfiles:
         ap.error("no --configfile and no config/paper-*.yaml")
     print("configs:", ", ".join(os.path.relpath(f, ROOT) for f in configfiles), flush=True)
@@ -243,12 +378,24 @@ def main() -> None:
     if not args.skip_run:
         with on_path(TESTS):
             if args.keep:
-                rows += invalidation(configfiles, Path(args.keep).resolve(), args.cores, args.per_grade,
-                                     args.max_judges, args.persona)
+                rows += invalidation(
+                    configfiles,
+                    Path(args.keep).resolve(),
+                    args.cores,
+                    args.per_grade,
+                    args.max_judges,
+                    args.persona,
+                )
             else:
                 with tempfile.TemporaryDirectory() as tmp:
-                    rows += invalidation(configfiles, Path(tmp) / "run", args.cores, args.per_grade,
-                                         args.max_judges, args.persona)
+                    rows += invalidation(
+                        configfiles,
+                        Path(tmp) / "run",
+                        args.cores,
+                        args.per_grade,
+                        args.max_judges,
+                        args.persona,
+                    )
     path = write_tsv(rows, COLUMNS, args.out)
     print(markdown(rows, COLUMNS))
     print(f"\nwritten: {path}")

@@ -42,8 +42,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchlib import ROOT, default_out, markdown, run, run_env, write_tsv  # noqa: E402
 from job_overhead import parse_run  # noqa: E402
 
-COLUMNS = ["run", "commit", "section", "name", "jobs", "wall_s", "cpu_s", "share", "compute_s",
-           "overhead_per_job_s", "note"]
+COLUMNS = [
+    "run",
+    "commit",
+    "section",
+    "name",
+    "jobs",
+    "wall_s",
+    "cpu_s",
+    "share",
+    "compute_s",
+    "overhead_per_job_s",
+    "note",
+]
 RULE = re.compile(r"^(?:local)?rule (\w+)\s*:", re.MULTILINE)
 
 
@@ -56,8 +67,9 @@ def busy_seconds() -> float:
 
 def export(ref: str, dest: Path) -> str:
     """The tree of ``ref`` into ``dest``; returns the full commit id."""
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", ref], capture_output=True, text=True,
-                            check=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", ref], capture_output=True, text=True, check=True
+    ).stdout.strip()
     data = subprocess.run(["git", "-C", str(ROOT), "archive", commit], capture_output=True, check=True).stdout
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         tar.extractall(dest)
@@ -100,20 +112,45 @@ def summarize(run_row: dict, folder: Path) -> list[dict]:
     if llm_all:
         compute = sum(j.compute for j in llm_all)
         wall = sum(j.wall for j in llm_all)
-        rows.append(dict(base, section="LLM jobs (job wall)", name="every job with a compute line",
-                         jobs=len(llm_all), wall_s=wall, share=wall / total_job_wall, compute_s=compute,
-                         overhead_per_job_s=(wall - compute) / len(llm_all),
-                         note=f"overhead {wall - compute:.0f} s of {wall:.0f} s"))
+        rows.append(
+            dict(
+                base,
+                section="LLM jobs (job wall)",
+                name="every job with a compute line",
+                jobs=len(llm_all),
+                wall_s=wall,
+                share=wall / total_job_wall,
+                compute_s=compute,
+                overhead_per_job_s=(wall - compute) / len(llm_all),
+                note=f"overhead {wall - compute:.0f} s of {wall:.0f} s",
+            )
+        )
     for name, js in sorted(by_study.items(), key=lambda kv: -sum(j.wall for j in kv[1])):
         w = sum(j.wall for j in js)
         span = (max(j.end for j in js) - min(j.start for j in js)).total_seconds()
-        rows.append(dict(base, section="study (job wall)", name=name, jobs=len(js), wall_s=w,
-                         share=w / total_job_wall, note=f"first start -> last end {span:.0f} s"))
+        rows.append(
+            dict(
+                base,
+                section="study (job wall)",
+                name=name,
+                jobs=len(js),
+                wall_s=w,
+                share=w / total_job_wall,
+                note=f"first start -> last end {span:.0f} s",
+            )
+        )
     for name, js in sorted(by_rule.items(), key=lambda kv: -sum(j.wall for j in kv[1])):
         w = sum(j.wall for j in js)
         llm = [j for j in js if j.compute is not None]
-        row = dict(base, section="rule (job wall)", name=name, jobs=len(js), wall_s=w,
-                   share=w / total_job_wall, note=f"study {studies.get(name, 'shared')}")
+        row = dict(
+            base,
+            section="rule (job wall)",
+            name=name,
+            jobs=len(js),
+            wall_s=w,
+            share=w / total_job_wall,
+            note=f"study {studies.get(name, 'shared')}",
+        )
         if llm:
             compute = sum(j.compute for j in llm)
             row.update(compute_s=compute, overhead_per_job_s=(sum(j.wall for j in llm) - compute) / len(llm))
@@ -137,25 +174,42 @@ def measure(label: str, ref: str, configfile: str | None, target: str, cores: in
     busy1, load1 = busy_seconds(), os.getloadavg()[0]
     other = max(0.0, (busy1 - busy0) - timing.cpu) / timing.wall
     (folder / "snakemake-output.txt").write_text(proc.stdout + proc.stderr, encoding="utf-8")
-    run_row = dict(run=label, commit=commit[:10], section="run", name=f"snakemake {target}",
-                   wall_s=timing.wall, cpu_s=timing.cpu,
-                   note=(f"target {target}, --cores {cores}" + (f", --configfile {configfile}" if configfile else "") +
-                         f"; other load {other:.2f} cores (load average {load0:.2f} before, {load1:.2f} after)"))
+    run_row = dict(
+        run=label,
+        commit=commit[:10],
+        section="run",
+        name=f"snakemake {target}",
+        wall_s=timing.wall,
+        cpu_s=timing.cpu,
+        note=(
+            f"target {target}, --cores {cores}"
+            + (f", --configfile {configfile}" if configfile else "")
+            + f"; other load {other:.2f} cores (load average {load0:.2f} before, {load1:.2f} after)"
+        ),
+    )
     rows = summarize(run_row, folder)
     print(markdown(rows[:1], COLUMNS), flush=True)
     return rows
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--run", action="append", default=[], metavar="LABEL=REF[:CONFIGFILE]")
     parser.add_argument("--target", default="all")
     parser.add_argument("--cores", type=int, default=2)
-    parser.add_argument("--keep", type=Path, help="keep the run folders here (default: a temporary folder, removed)")
+    parser.add_argument(
+        "--keep", type=Path, help="keep the run folders here (default: a temporary folder, removed)"
+    )
     parser.add_argument("--out", type=Path, default=default_out("default_run"))
-    parser.add_argument("--rows-from", type=Path, metavar="TSV",
-                        help="run nothing: take each run's row from TSV (an earlier output) and summarize its "
-                             "kept folder under --keep again")
+    parser.add_argument(
+        "--rows-from",
+        type=Path,
+        metavar="TSV",
+        help="run nothing: take each run's row from TSV (an earlier output) and summarize its "
+        "kept folder under --keep again",
+    )
     args = parser.parse_args()
     if args.rows_from:
         if args.keep is None:

@@ -43,8 +43,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from benchlib import (ROOT, TESTS, Clock, Timing, default_out, markdown, median, on_path, run,
-                      snakemake_cmd, write_tsv)
+from benchlib import (
+    ROOT,
+    TESTS,
+    Clock,
+    Timing,
+    default_out,
+    markdown,
+    median,
+    on_path,
+    run,
+    snakemake_cmd,
+    write_tsv,
+)
 
 COLUMNS = ["section", "component", "cpu_s", "wall_s", "unit", "n", "note"]
 
@@ -66,17 +77,29 @@ HEAVY = {
 }
 
 #: The API backends' modules (a job imports its model's backend when it builds it).
-API_BACKENDS = {"openai": "judgelab.backends.openai_compat", "anthropic": "judgelab.backends.anthropic_api",
-                "bedrock": "judgelab.backends.bedrock"}
+API_BACKENDS = {
+    "openai": "judgelab.backends.openai_compat",
+    "anthropic": "judgelab.backends.anthropic_api",
+    "bedrock": "judgelab.backends.bedrock",
+}
 
 
-def row(section: str, component: str, t: Timing | None, unit: str, n: int | None = None,
-        note: str = "") -> dict:
-    return {"section": section, "component": component, "cpu_s": t.cpu if t else None,
-            "wall_s": t.wall if t else None, "unit": unit, "n": n, "note": note}
+def row(
+    section: str, component: str, t: Timing | None, unit: str, n: int | None = None, note: str = ""
+) -> dict:
+    return {
+        "section": section,
+        "component": component,
+        "cpu_s": t.cpu if t else None,
+        "wall_s": t.wall if t else None,
+        "unit": unit,
+        "n": n,
+        "note": note,
+    }
 
 
 # -- a, b: interpreter and imports ------------------------------------------------------------
+
 
 def time_snippets(codes: dict[str, str], repeat: int) -> dict[str, list[Timing]]:
     """Each snippet in a fresh interpreter, ``repeat`` rounds, the snippets in turn within a round
@@ -95,63 +118,117 @@ def paired(a: list[Timing], b: list[Timing]) -> Timing:
 
 def before_module_code(tmp: Path) -> str:
     """Code that imports jobs/peras.py of :data:`BEFORE_COMMIT` as ``judgelab.jobs.peras``."""
-    src = subprocess.run(["git", "-C", str(ROOT), "show", f"{BEFORE_COMMIT}:{BEFORE_FILE}"],
-                         capture_output=True, text=True, check=True).stdout
+    src = subprocess.run(
+        ["git", "-C", str(ROOT), "show", f"{BEFORE_COMMIT}:{BEFORE_FILE}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     old = tmp / "peras_before.py"
     old.write_text(src, encoding="utf-8")
-    return ("import importlib.util, sys, judgelab.jobs; "
-            f"s = importlib.util.spec_from_file_location('judgelab.jobs.peras', {str(old)!r}); "
-            "m = importlib.util.module_from_spec(s); sys.modules['judgelab.jobs.peras'] = m; "
-            "s.loader.exec_module(m); assert hasattr(m, 'clf') and hasattr(m, 'fg')")
+    return (
+        "import importlib.util, sys, judgelab.jobs; "
+        f"s = importlib.util.spec_from_file_location('judgelab.jobs.peras', {str(old)!r}); "
+        "m = importlib.util.module_from_spec(s); sys.modules['judgelab.jobs.peras'] = m; "
+        "s.loader.exec_module(m); assert hasattr(m, 'clf') and hasattr(m, 'fg')"
+    )
 
 
 def interpreter_and_imports(repeat: int) -> list[dict]:
     with tempfile.TemporaryDirectory() as tmp:
-        codes = {"pass": "pass", "preamble": PREAMBLE_IMPORTS, "now": JUDGE_IMPORTS,
-                 "before": before_module_code(Path(tmp)),
-                 **{name: f"{JUDGE_IMPORTS}; {code}" for name, code in HEAVY.items()},
-                 "all five": f"{JUDGE_IMPORTS}; " + "; ".join(HEAVY.values()),
-                 **{kind: f"{JUDGE_IMPORTS}; import {module}" for kind, module in API_BACKENDS.items()}}
+        codes = {
+            "pass": "pass",
+            "preamble": PREAMBLE_IMPORTS,
+            "now": JUDGE_IMPORTS,
+            "before": before_module_code(Path(tmp)),
+            **{name: f"{JUDGE_IMPORTS}; {code}" for name, code in HEAVY.items()},
+            "all five": f"{JUDGE_IMPORTS}; " + "; ".join(HEAVY.values()),
+            **{kind: f"{JUDGE_IMPORTS}; import {module}" for kind, module in API_BACKENDS.items()},
+        }
         t = time_snippets(codes, repeat)
-    rows = [row("a", "interpreter start (python -c pass)", median(t["pass"]), "per job", repeat),
-            row("b", "Snakemake script preamble imports", paired(t["preamble"], t["pass"]), "per job", repeat,
-                PREAMBLE_IMPORTS),
-            row("b", "judge job imports, now (lazy analysis imports)", paired(t["now"], t["pass"]), "per job",
-                repeat, JUDGE_IMPORTS),
-            row("b", f"judge job imports, before ({BEFORE_COMMIT} jobs/peras.py)", paired(t["before"], t["pass"]),
-                "per job", repeat, "imported classifiers, figures, significance, metrics at the top: "
-                "sklearn.metrics and matplotlib.pyplot"),
-            row("b", "  saved by the lazy imports", paired(t["before"], t["now"]), "per job", repeat)]
-    rows += [row("b", f"  + {name} if imported eagerly", paired(t[name], t["now"]), "per job", repeat, code)
-             for name, code in HEAVY.items()]
-    rows.append(row("b", "  + all five if imported eagerly", paired(t["all five"], t["now"]), "per job", repeat))
-    rows += [row("b", f"  + the {kind} backend (a judge job of an API model)", paired(t[kind], t["now"]),
-                 "per job", repeat, f"import {module} (imported when the job builds its backend)")
-             for kind, module in API_BACKENDS.items()]
+    rows = [
+        row("a", "interpreter start (python -c pass)", median(t["pass"]), "per job", repeat),
+        row(
+            "b",
+            "Snakemake script preamble imports",
+            paired(t["preamble"], t["pass"]),
+            "per job",
+            repeat,
+            PREAMBLE_IMPORTS,
+        ),
+        row(
+            "b",
+            "judge job imports, now (lazy analysis imports)",
+            paired(t["now"], t["pass"]),
+            "per job",
+            repeat,
+            JUDGE_IMPORTS,
+        ),
+        row(
+            "b",
+            f"judge job imports, before ({BEFORE_COMMIT} jobs/peras.py)",
+            paired(t["before"], t["pass"]),
+            "per job",
+            repeat,
+            "imported classifiers, figures, significance, metrics at the top: "
+            "sklearn.metrics and matplotlib.pyplot",
+        ),
+        row("b", "  saved by the lazy imports", paired(t["before"], t["now"]), "per job", repeat),
+    ]
+    rows += [
+        row("b", f"  + {name} if imported eagerly", paired(t[name], t["now"]), "per job", repeat, code)
+        for name, code in HEAVY.items()
+    ]
+    rows.append(
+        row("b", "  + all five if imported eagerly", paired(t["all five"], t["now"]), "per job", repeat)
+    )
+    rows += [
+        row(
+            "b",
+            f"  + the {kind} backend (a judge job of an API model)",
+            paired(t[kind], t["now"]),
+            "per job",
+            repeat,
+            f"import {module} (imported when the job builds its backend)",
+        )
+        for kind, module in API_BACKENDS.items()
+    ]
     return rows
 
 
 # -- d, e: model load and compute (in a fresh process: --probe) ---------------------------------
+
 
 def probe() -> None:
     """Runs in a fresh interpreter: the default config's dl19 judge job (persona LA, wo_cot) on
     the embedded model, each phase timed in this process; prints JSON."""
     from judgelab import cache as cache_mod
     from judgelab.backends.local import LocalBackend
-    from judgelab.project import Project
     from judgelab.datasets import prepare_table
     from judgelab.judging import judgment_requests
+    from judgelab.project import Project
 
     project = Project.load(directory=ROOT, root=ROOT)
     plan = project.plan("peras")
     files = project.raw_files("dl19")
-    _, pairs = prepare_table("dl19", project.selection("dl19"), files["qrels"], files["topics"], files["texts"])
+    _, pairs = prepare_table(
+        "dl19", project.selection("dl19"), files["qrels"], files["topics"], files["texts"]
+    )
     template = plan.templates[0]
-    reqs = judgment_requests(pairs, project.persona_text("LA"), plan.template_texts[template],
-                             max_tokens=plan.max_tokens(template), placement=project.placement)
+    reqs = judgment_requests(
+        pairs,
+        project.persona_text("LA"),
+        plan.template_texts[template],
+        max_tokens=plan.max_tokens(template),
+        placement=project.placement,
+    )
     spec = project.config["models"][project.judges[0]]
-    out: dict = {"pairs": len(reqs), "template": template, "max_tokens": plan.max_tokens(template),
-                 "threads": int(spec.get("threads", 1))}
+    out: dict = {
+        "pairs": len(reqs),
+        "template": template,
+        "max_tokens": plan.max_tokens(template),
+        "threads": int(spec.get("threads", 1)),
+    }
     backend = LocalBackend.from_spec(spec)
     with tempfile.TemporaryDirectory() as memo:
         with Clock() as c:
@@ -189,40 +266,67 @@ def model_and_compute() -> tuple[list[dict], dict]:
     t = {k: Timing(**v) for k, v in p.items() if isinstance(v, dict)}
     n = p["other_calls_n"]
     per_call = t["other_calls"].scaled(1 / n)
-    job = f"dl19 judge job of the default config (LA, {p['template']}, max_tokens {p['max_tokens']}, " \
-          f"{p['threads']} thread)"
+    job = (
+        f"dl19 judge job of the default config (LA, {p['template']}, max_tokens {p['max_tokens']}, "
+        f"{p['threads']} thread)"
+    )
     rows = [
-        row("d", "GGUF SHA-256, cold (no memo)", t["sha256_cold"], "per run",
-            note=f"{p['gguf_bytes'] / 1e6:.0f} MB; paid once per cache folder"),
+        row(
+            "d",
+            "GGUF SHA-256, cold (no memo)",
+            t["sha256_cold"],
+            "per run",
+            note=f"{p['gguf_bytes'] / 1e6:.0f} MB; paid once per cache folder",
+        ),
         row("d", "GGUF SHA-256 from file-hashes.json", t["sha256_memo"], "per job"),
         row("d", "import llama_cpp", t["import_llama_cpp"], "per job"),
         row("d", "model load (Llama(), chat formatter)", t["model_load"], "per job"),
-        row("d", "first call (whole prompt evaluated)", t["first_call"], "per job", 1,
-            f"{p['first_call_tokens']} prompt tokens"),
-        row("e", "compute per call (prefix reused)", per_call, "per call", n,
+        row(
+            "d",
+            "first call (whole prompt evaluated)",
+            t["first_call"],
+            "per job",
+            1,
+            f"{p['first_call_tokens']} prompt tokens",
+        ),
+        row(
+            "e",
+            "compute per call (prefix reused)",
+            per_call,
+            "per call",
+            n,
             f"{p['other_evaluated_tokens'] / n:.0f} of {p['other_prompt_tokens'] / n:.0f} prompt "
             f"tokens evaluated, {p['other_completion_tokens'] / n:.1f} answer tokens; "
             f"{p['other_evaluated_tokens'] / t['other_calls'].cpu:.0f} tokens per CPU s, "
-            f"{p['other_evaluated_tokens'] / t['other_calls'].wall:.0f} per wall s"),
+            f"{p['other_evaluated_tokens'] / t['other_calls'].wall:.0f} per wall s",
+        ),
         row("d", "whole probe process (imports, data, all of d and e)", total, "per run", note=job),
     ]
-    return rows, {"pairs": p["pairs"], "per_call": per_call, "first_call": t["first_call"],
-                  "load": t["sha256_memo"] + t["import_llama_cpp"] + t["model_load"]}
+    return rows, {
+        "pairs": p["pairs"],
+        "per_call": per_call,
+        "first_call": t["first_call"],
+        "load": t["sha256_memo"] + t["import_llama_cpp"] + t["model_load"],
+    }
 
 
 # -- c: one real Snakemake job ------------------------------------------------------------------
 
-USAGE = re.compile(r"(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) \w+ [\w.]+: (?P<desc>.+?): "
-                   r"(?P<calls>\d+) new calls, (?P<hits>\d+) cache hits, tokens sent (?P<prompt>\d+) "
-                   r"prompt \+ (?P<completion>\d+) completion(?:, cost \$(?P<cost>[\d.]+))?, "
-                   r"(?P<seconds>[\d.]+) s")
+USAGE = re.compile(
+    r"(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) \w+ [\w.]+: (?P<desc>.+?): "
+    r"(?P<calls>\d+) new calls, (?P<hits>\d+) cache hits, tokens sent (?P<prompt>\d+) "
+    r"prompt \+ (?P<completion>\d+) completion(?:, cost \$(?P<cost>[\d.]+))?, "
+    r"(?P<seconds>[\d.]+) s"
+)
 LOG_TS = re.compile(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) ")
 
 
 def usage_lines(text: str) -> list[dict]:
     """The usage lines of an LLM job's log (one per LLM session of the job)."""
-    return [{**m.groupdict(), "seconds": float(m["seconds"]), "calls": int(m["calls"]),
-             "hits": int(m["hits"])} for m in USAGE.finditer(text)]
+    return [
+        {**m.groupdict(), "seconds": float(m["seconds"]), "calls": int(m["calls"]), "hits": int(m["hits"])}
+        for m in USAGE.finditer(text)
+    ]
 
 
 def snakemake_job(repeat: int) -> list[dict]:
@@ -234,8 +338,11 @@ def snakemake_job(repeat: int) -> list[dict]:
         from snakerun import make_workdir
     target = "results/judgments/fx/smollm2/wo_cot/default.tsv"
     log = "results/logs/judge/fx/smollm2/wo_cot/default.log"
-    cases = {"cold": "empty cache, no hash memo", "memo": "empty cache, hash memo kept",
-             "warm": "every answer cached"}
+    cases = {
+        "cold": "empty cache, no hash memo",
+        "memo": "empty cache, hash memo kept",
+        "warm": "every answer cached",
+    }
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         wd = make_workdir(Path(tmp) / "run", "peras")
@@ -243,8 +350,14 @@ def snakemake_job(repeat: int) -> list[dict]:
         def sm(*args: str) -> Timing:
             return run(snakemake_cmd(wd, *args, cores=1), timeout=1800)[0]
 
-        rows.append(row("c", "snakemake: prepare_dataset job (whole invocation)",
-                        sm("results/datasets/fx.tsv"), "per invocation"))
+        rows.append(
+            row(
+                "c",
+                "snakemake: prepare_dataset job (whole invocation)",
+                sm("results/datasets/fx.tsv"),
+                "per invocation",
+            )
+        )
         dry, totals, lines = [], defaultdict(list), defaultdict(list)
         for i in range(repeat):
             dry.append(sm("-n", target))
@@ -256,22 +369,56 @@ def snakemake_job(repeat: int) -> list[dict]:
                         f.unlink()  # the answers go, file-hashes.json stays
                 totals[case].append(sm(target, *(("--forcerun", "judge") if i or case != "cold" else ())))
                 lines[case].append(usage_lines((wd / log).read_text(encoding="utf-8"))[-1])
-        rows.append(row("c", "snakemake -n <judge target> (start, parse, DAG)", median(dry), "per invocation",
-                        repeat))
+        rows.append(
+            row("c", "snakemake -n <judge target> (start, parse, DAG)", median(dry), "per invocation", repeat)
+        )
         for case, label in cases.items():
             computes = [Timing(u["seconds"], 0, 0) for u in lines[case]]
             u = lines[case][-1]
-            rows.append(row("c", f"snakemake <judge target>, {label} (whole invocation)", median(totals[case]),
-                            "per invocation", repeat, f"{u['calls']} new calls, {u['hits']} cache hits"))
-            rows.append(row("c", f"  job's compute line ({case})", median(computes), "per job", repeat,
-                            "wall only: the log line times the LLM session (backend, cache, calls)")
-                        | {"cpu_s": None})
+            rows.append(
+                row(
+                    "c",
+                    f"snakemake <judge target>, {label} (whole invocation)",
+                    median(totals[case]),
+                    "per invocation",
+                    repeat,
+                    f"{u['calls']} new calls, {u['hits']} cache hits",
+                )
+            )
+            rows.append(
+                row(
+                    "c",
+                    f"  job's compute line ({case})",
+                    median(computes),
+                    "per job",
+                    repeat,
+                    "wall only: the log line times the LLM session (backend, cache, calls)",
+                )
+                | {"cpu_s": None}
+            )
             rest = median([t - d - c for t, d, c in zip(totals[case], dry, computes)])
-            rows.append(row("c", f"  total - dry run - compute line ({case})", rest, "per job", repeat,
-                            "wall only: the compute line has no CPU figure") | {"cpu_s": None})
-        rows.append(row("c", "judge job with nothing to compute: total - dry run (warm)", paired(totals["warm"], dry),
-                        "per job", repeat, "interpreter, preamble, imports, data, cache look-ups, outputs, "
-                        "Snakemake's bookkeeping of one job"))
+            rows.append(
+                row(
+                    "c",
+                    f"  total - dry run - compute line ({case})",
+                    rest,
+                    "per job",
+                    repeat,
+                    "wall only: the compute line has no CPU figure",
+                )
+                | {"cpu_s": None}
+            )
+        rows.append(
+            row(
+                "c",
+                "judge job with nothing to compute: total - dry run (warm)",
+                paired(totals["warm"], dry),
+                "per job",
+                repeat,
+                "interpreter, preamble, imports, data, cache look-ups, outputs, "
+                "Snakemake's bookkeeping of one job",
+            )
+        )
     return rows
 
 
@@ -376,8 +523,9 @@ def summarize_run(jobs: list[JobRecord]) -> list[dict]:
 
     for rule, js in sorted(by_rule.items(), key=lambda kv: -sum(j.wall for j in kv[1])):
         walls = [j.wall for j in js]
-        rows.append(wall_row(f"{rule}: wall", sum(walls) / len(js), "per job", len(js),
-                             f"sum {sum(walls):.0f} s"))
+        rows.append(
+            wall_row(f"{rule}: wall", sum(walls) / len(js), "per job", len(js), f"sum {sum(walls):.0f} s")
+        )
         llm = [j for j in js if j.compute is not None]
         if not llm:
             continue
@@ -385,15 +533,35 @@ def summarize_run(jobs: list[JobRecord]) -> list[dict]:
         calls = sum(u["calls"] for j in llm for u in j.usage)
         hits = sum(u["hits"] for j in llm for u in j.usage)
         wall_llm = sum(j.wall for j in llm)
-        rows.append(wall_row(f"{rule}: compute line", compute / len(llm), "per job", len(llm),
-                             f"sum {compute:.0f} s; {calls} new calls, {hits} cache hits"))
-        rows.append(wall_row(f"{rule}: wall - compute line (overhead)", (wall_llm - compute) / len(llm),
-                             "per job", len(llm), f"{100 * (wall_llm - compute) / wall_llm:.0f}% of the "
-                             "rule's job wall" if wall_llm else ""))
+        rows.append(
+            wall_row(
+                f"{rule}: compute line",
+                compute / len(llm),
+                "per job",
+                len(llm),
+                f"sum {compute:.0f} s; {calls} new calls, {hits} cache hits",
+            )
+        )
+        rows.append(
+            wall_row(
+                f"{rule}: wall - compute line (overhead)",
+                (wall_llm - compute) / len(llm),
+                "per job",
+                len(llm),
+                f"{100 * (wall_llm - compute) / wall_llm:.0f}% of the rule's job wall" if wall_llm else "",
+            )
+        )
         pre = [(j.first_log - j.start).total_seconds() for j in llm if j.first_log]
         if pre:
-            rows.append(wall_row(f"{rule}: job start -> first log line", sum(pre) / len(pre), "per job",
-                                 len(pre), "interpreter, preamble, imports, reading inputs"))
+            rows.append(
+                wall_row(
+                    f"{rule}: job start -> first log line",
+                    sum(pre) / len(pre),
+                    "per job",
+                    len(pre),
+                    "interpreter, preamble, imports, reading inputs",
+                )
+            )
         if calls:
             rows.append(wall_row(f"{rule}: compute per new call", compute / calls, "per call", calls))
     total_wall = sum(j.wall for j in jobs)
@@ -401,48 +569,91 @@ def summarize_run(jobs: list[JobRecord]) -> list[dict]:
     total_compute = sum(j.compute for j in llm_jobs)
     start, end = min(j.start for j in jobs), max(j.end for j in jobs)
     rows.append(wall_row("all jobs: wall (sum over jobs)", total_wall, "per run", len(jobs)))
-    rows.append(wall_row("LLM jobs: compute lines (sum)", total_compute, "per run", len(llm_jobs),
-                         f"{100 * total_compute / total_wall:.0f}% of the jobs' wall" if total_wall else ""))
-    rows.append(wall_row("run: first job start -> last job end", (end - start).total_seconds(), "per run",
-                         len(jobs), "jobs run in parallel: less than the sum"))
+    rows.append(
+        wall_row(
+            "LLM jobs: compute lines (sum)",
+            total_compute,
+            "per run",
+            len(llm_jobs),
+            f"{100 * total_compute / total_wall:.0f}% of the jobs' wall" if total_wall else "",
+        )
+    )
+    rows.append(
+        wall_row(
+            "run: first job start -> last job end",
+            (end - start).total_seconds(),
+            "per run",
+            len(jobs),
+            "jobs run in parallel: less than the sum",
+        )
+    )
     return rows
 
 
 # -- main --------------------------------------------------------------------------------------
 
+
 def summary(a_b: list[dict], model: dict, c_rows: list[dict]) -> list[dict]:
     """The default judge job composed from the parts: overhead vs compute."""
+
     def t(component: str) -> Timing:
         r = next(r for r in a_b if r["component"] == component)
         return Timing(r["wall_s"], r["cpu_s"], 0)
 
     base = Timing(0, 0, 0)
-    for comp in ("interpreter start (python -c pass)", "Snakemake script preamble imports",
-                 "judge job imports, now (lazy analysis imports)"):
+    for comp in (
+        "interpreter start (python -c pass)",
+        "Snakemake script preamble imports",
+        "judge job imports, now (lazy analysis imports)",
+    ):
         base = base + t(comp)
     overhead = base + model["load"]
     n = model["pairs"]
     compute = model["first_call"] + model["per_call"].scaled(n - 1)
     share = overhead.cpu / (overhead.cpu + compute.cpu)
-    rows = [row("sum", "default judge job: overhead (a + b + hash memo, llama_cpp import, model load)",
-                overhead, "per job", note=f"{100 * share:.0f}% of the job's CPU"),
-            row("sum", f"default judge job: compute ({n} calls: first + {n - 1} x per call)", compute, "per job")]
+    rows = [
+        row(
+            "sum",
+            "default judge job: overhead (a + b + hash memo, llama_cpp import, model load)",
+            overhead,
+            "per job",
+            note=f"{100 * share:.0f}% of the job's CPU",
+        ),
+        row("sum", f"default judge job: compute ({n} calls: first + {n - 1} x per call)", compute, "per job"),
+    ]
     api = base + t("  + the openai backend (a judge job of an API model)")
-    rows.append(row("sum", "an openai judge job: overhead (a + b + openai backend import)", api, "per job",
-                    note="beside the requests' latency; the same for every API judge job of a paper config"))
+    rows.append(
+        row(
+            "sum",
+            "an openai judge job: overhead (a + b + openai backend import)",
+            api,
+            "per job",
+            note="beside the requests' latency; the same for every API judge job of a paper config",
+        )
+    )
     warm = next((r for r in c_rows if r["component"].startswith("judge job with nothing")), None)
     if warm:
-        rows.append(row("sum", "measured by Snakemake (c): judge job with nothing to compute",
-                        Timing(warm["wall_s"], warm["cpu_s"], 0), "per job",
-                        note="no model load: every answer came from the cache"))
+        rows.append(
+            row(
+                "sum",
+                "measured by Snakemake (c): judge job with nothing to compute",
+                Timing(warm["wall_s"], warm["cpu_s"], 0),
+                "per job",
+                note="no model load: every answer came from the cache",
+            )
+        )
     return rows
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=7, help="rounds of fresh interpreters for parts a and b")
-    ap.add_argument("--run-dir", action="append", default=[],
-                    help="a run folder (with .snakemake/log and results/logs) to parse; repeatable")
+    ap.add_argument(
+        "--run-dir",
+        action="append",
+        default=[],
+        help="a run folder (with .snakemake/log and results/logs) to parse; repeatable",
+    )
     ap.add_argument("--repeat-snakemake", type=int, default=3, help="repetitions of each case of part c")
     ap.add_argument("--skip-snakemake", action="store_true", help="leave out part c")
     ap.add_argument("--skip-model", action="store_true", help="leave out parts d and e")

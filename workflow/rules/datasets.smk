@@ -11,12 +11,12 @@ rule download_dataset:
         qrels=path("raw", kind="qrels"),
         topics=path("raw", kind="topics"),
         texts=path("raw", kind="texts"),
-    params:
-        urls=lambda wc: json.dumps(PROJECT.download_urls(wc.dataset), sort_keys=True),
     log:
         PROJECT.log("download/{dataset}"),
     conda:
         "../../envs/judgelab.yaml"
+    params:
+        urls=lambda wc: json.dumps(PROJECT.download_urls(wc.dataset), sort_keys=True),
     script:
         "../scripts/download_dataset.py"
 
@@ -26,11 +26,11 @@ rule prepare_dataset:
         unpack(lambda wc: PROJECT.raw_inputs(wc.dataset)),
     output:
         table=path("dataset"),
-    params:
-        selection=lambda wc: json.dumps(PROJECT.selection(wc.dataset), sort_keys=True),
     log:
         PROJECT.log("datasets/{dataset}"),
     conda:
         "../../envs/judgelab.yaml"
+    params:
+        selection=lambda wc: json.dumps(PROJECT.selection(wc.dataset), sort_keys=True),
     script:
         "../scripts/prepare_dataset.py"

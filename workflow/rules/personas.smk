@@ -9,21 +9,21 @@ localrules:
 rule generate_persona:
     output:
         persona=path("generated_persona"),
+    log:
+        PROJECT.log("personas/{model}/{persona}"),
+    conda:
+        "../../envs/judgelab.yaml"
+    threads: model_threads
+    resources:
+        openai_jobs=api_jobs("openai"),
+        anthropic_jobs=api_jobs("anthropic"),
+        bedrock_jobs=api_jobs("bedrock"),
     params:
         personality_type=lambda wc: PROJECT.personas[wc.persona].personality_type,
         keywords_template=lambda wc: PROJECT.load_template(PROJECT.generation["keywords_template"]),
         instruction_template=lambda wc: PROJECT.load_template(PROJECT.generation["instruction_template"]),
         model=model_param,
         max_tokens=PROJECT.generation["max_tokens"],
-    threads: model_threads
-    resources:
-        openai_jobs=api_jobs("openai"),
-        anthropic_jobs=api_jobs("anthropic"),
-        bedrock_jobs=api_jobs("bedrock"),
-    log:
-        PROJECT.log("personas/{model}/{persona}"),
-    conda:
-        "../../envs/judgelab.yaml"
     script:
         "../scripts/generate_persona.py"
 
@@ -33,11 +33,11 @@ rule persona_table:
         generated=PROJECT.generated_files(),
     output:
         table=path("persona_table"),
-    params:
-        personas=json.dumps(PROJECT.persona_rows(), ensure_ascii=False),
     log:
         PROJECT.log("personas/table"),
     conda:
         "../../envs/judgelab.yaml"
+    params:
+        personas=json.dumps(PROJECT.persona_rows(), ensure_ascii=False),
     script:
         "../scripts/persona_table.py"

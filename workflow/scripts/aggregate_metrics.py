@@ -1,4 +1,5 @@
 """Snakemake adapter: one tidy metrics table over all jobs."""
+
 from judgelab.jobs import script_logging
 from judgelab.studies.peras.jobs import aggregate_metrics_job
 

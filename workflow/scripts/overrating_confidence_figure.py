@@ -1,8 +1,13 @@
 """Snakemake adapter: the token confidence by TP / FP / TN / FN of one dataset x judge."""
+
 from judgelab.jobs import script_logging
 from judgelab.studies.overrating.jobs import confidence_figure_job
 
 w = snakemake.wildcards
 with script_logging(snakemake.log[0]):
-    confidence_figure_job(list(snakemake.input.metrics), snakemake.output.png, snakemake.output.pdf,
-                          title=f"Token confidence by outcome - {w.dataset} / {w.model}")
+    confidence_figure_job(
+        list(snakemake.input.metrics),
+        snakemake.output.png,
+        snakemake.output.pdf,
+        title=f"Token confidence by outcome - {w.dataset} / {w.model}",
+    )

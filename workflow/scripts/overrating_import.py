@@ -1,8 +1,13 @@
 """Snakemake adapter: an imported judge's qrels file -> the overrating pointwise table (no LLM call)."""
+
 from judgelab.jobs import script_logging
 from judgelab.studies.overrating.jobs import imported_pointwise_job
 
 with script_logging(snakemake.log[0]):
-    imported_pointwise_job(snakemake.input.pairs, snakemake.input.judge, snakemake.output.judgments,
-                           scale=snakemake.params.scale or None,
-                           confidence_scale=snakemake.params.confidence_scale or None)
+    imported_pointwise_job(
+        snakemake.input.pairs,
+        snakemake.input.judge,
+        snakemake.output.judgments,
+        scale=snakemake.params.scale or None,
+        confidence_scale=snakemake.params.confidence_scale or None,
+    )

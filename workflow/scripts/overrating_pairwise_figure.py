@@ -1,8 +1,13 @@
 """Snakemake adapter: the pairwise rates by setting of one dataset x judge."""
+
 from judgelab.jobs import script_logging
 from judgelab.studies.overrating.jobs import pairwise_figure_job
 
 w = snakemake.wildcards
 with script_logging(snakemake.log[0]):
-    pairwise_figure_job(snakemake.input.metrics, snakemake.output.png, snakemake.output.pdf,
-                        title=f"Pairwise judging by setting - {w.dataset} / {w.model}")
+    pairwise_figure_job(
+        snakemake.input.metrics,
+        snakemake.output.png,
+        snakemake.output.pdf,
+        title=f"Pairwise judging by setting - {w.dataset} / {w.model}",
+    )

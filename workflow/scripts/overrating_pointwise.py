@@ -1,11 +1,20 @@
 """Snakemake adapter: one pointwise judgment job (dataset x model x scale) of the overrating study."""
+
 from judgelab.jobs import script_logging
 from judgelab.studies.overrating.jobs import pointwise_judge_job
 
 w = snakemake.wildcards
 with script_logging(snakemake.log[0]):
-    pointwise_judge_job(snakemake.input.pairs, snakemake.output.judgments, scale=w.scale,
-                        template=snakemake.params.template, labels=snakemake.params.labels,
-                        model=snakemake.params.model, max_tokens=snakemake.params.max_tokens,
-                        cache=snakemake.config["cache"], threads=snakemake.threads,
-                        desc=f"overrating pointwise {w.dataset}/{w.model}/{w.scale}", model_name=w.model)
+    pointwise_judge_job(
+        snakemake.input.pairs,
+        snakemake.output.judgments,
+        scale=w.scale,
+        template=snakemake.params.template,
+        labels=snakemake.params.labels,
+        model=snakemake.params.model,
+        max_tokens=snakemake.params.max_tokens,
+        cache=snakemake.config["cache"],
+        threads=snakemake.threads,
+        desc=f"overrating pointwise {w.dataset}/{w.model}/{w.scale}",
+        model_name=w.model,
+    )

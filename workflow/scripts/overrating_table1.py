@@ -1,4 +1,5 @@
 """Snakemake adapter: seed 004 Table 1 from every pointwise run's metrics."""
+
 from judgelab.jobs import script_logging
 from judgelab.studies.overrating.jobs import table1_job
 

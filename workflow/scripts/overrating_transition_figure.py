@@ -1,8 +1,13 @@
 """Snakemake adapter: the transition-matrix heatmap of one pointwise run."""
+
 from judgelab.jobs import script_logging
 from judgelab.studies.overrating.jobs import transition_figure_job
 
 w = snakemake.wildcards
 with script_logging(snakemake.log[0]):
-    transition_figure_job(snakemake.input.transition, snakemake.output.png, snakemake.output.pdf,
-                          title=f"Human -> judge labels - {w.dataset} / {w.model} / {w.scale}")
+    transition_figure_job(
+        snakemake.input.transition,
+        snakemake.output.png,
+        snakemake.output.pdf,
+        title=f"Human -> judge labels - {w.dataset} / {w.model} / {w.scale}",
+    )

@@ -1,4 +1,5 @@
 """Snakemake adapter: the table of persona texts a run uses."""
+
 from judgelab.jobs import script_logging
 from judgelab.personas import persona_table_job
 

@@ -1,10 +1,19 @@
 """Snakemake adapter: the SEM sentences and insertions of one dataset."""
+
 from judgelab.jobs import script_logging
 from judgelab.studies.perturbations.jobs import insertion_job
 
 p = snakemake.params
 with script_logging(snakemake.log[0]):
-    insertion_job(list(snakemake.input.samples), snakemake.output.insertions,
-                  snakemake.output.sentences, variant="SEM", template=p.template,
-                  rewriter=p.rewriter, max_tokens=p.max_tokens, max_attempts=p.max_attempts,
-                  cache=snakemake.config["cache"], threads=snakemake.threads)
+    insertion_job(
+        list(snakemake.input.samples),
+        snakemake.output.insertions,
+        snakemake.output.sentences,
+        variant="SEM",
+        template=p.template,
+        rewriter=p.rewriter,
+        max_tokens=p.max_tokens,
+        max_attempts=p.max_attempts,
+        cache=snakemake.config["cache"],
+        threads=snakemake.threads,
+    )

@@ -1,8 +1,10 @@
 """Snakemake adapter: transitions, shifts and kept fractions of one dataset's rewrites."""
+
 from judgelab.jobs import script_logging
 from judgelab.studies.perturbations.jobs import transitions_job
 
 o = snakemake.output
 with script_logging(snakemake.log[0]):
-    transitions_job(list(snakemake.input.rejudged), list(snakemake.input.rewrites), o.transitions,
-                    o.shifts, o.kept)
+    transitions_job(
+        list(snakemake.input.rejudged), list(snakemake.input.rewrites), o.transitions, o.shifts, o.kept
+    )

@@ -1,4 +1,5 @@
 """Snakemake adapter: download an evaluator set's file (simulation, seed 001)."""
+
 from judgelab.jobs import script_logging
 from judgelab.studies.simulation.jobs import download_job
 

@@ -1,9 +1,14 @@
 """Snakemake adapter: the statistics of an evaluator set (simulation, seed 001)."""
+
 import os
 
 from judgelab.jobs import script_logging
 from judgelab.studies.simulation.jobs import stats_job
 
 with script_logging(snakemake.log[0]):
-    stats_job(os.path.dirname(snakemake.input.accuracy), os.path.dirname(snakemake.output.factors),
-              metric=snakemake.params.metric, alpha=snakemake.params.alpha)
+    stats_job(
+        os.path.dirname(snakemake.input.accuracy),
+        os.path.dirname(snakemake.output.factors),
+        metric=snakemake.params.metric,
+        alpha=snakemake.params.alpha,
+    )

@@ -17,8 +17,13 @@ def ovr_figure(name, caption, category, *wildcards):
     """The PNG of one figure in the report, labelled by dataset, model and ``wildcards``; the PDF
     is path(name, ext="pdf")."""
     labels = {k: f"{{{k}}}" for k in ("dataset", "model", *wildcards)}
-    return report(path(name, ext="png"), caption=f"../../report/{caption}.rst", category=category,
-                  subcategory="{dataset} / {model}", labels=labels)
+    return report(
+        path(name, ext="png"),
+        caption=f"../../report/{caption}.rst",
+        category=category,
+        subcategory="{dataset} / {model}",
+        labels=labels,
+    )
 
 
 def ovr_table(table, caption=None):

@@ -7,13 +7,17 @@ rule overrating_transition_figure:
     input:
         transition=path("overrating_transition"),
     output:
-        png=ovr_figure("overrating_transition_figure", "overrating_transition",
-                       "Overrating - transition matrices", "scale"),
+        png=ovr_figure(
+            "overrating_transition_figure",
+            "overrating_transition",
+            "Overrating - transition matrices",
+            "scale",
+        ),
         pdf=path("overrating_transition_figure", ext="pdf"),
-    wildcard_constraints:
-        scale=OVR_ALL_SCALES_RE,
     log:
         PROJECT.log("overrating/figures/transition/{dataset}/{model}/{scale}"),
+    wildcard_constraints:
+        scale=OVR_ALL_SCALES_RE,
     conda:
         "../../../envs/judgelab.yaml"
     script:
@@ -36,11 +40,14 @@ rule overrating_pairwise_figure:
 
 rule overrating_confidence_figure:
     input:
-        metrics=lambda wc: [path("overrating_pointwise_metrics", dataset=wc.dataset, model=wc.model, scale=s)
-                            for s in OVERRATING.scales_of(wc.dataset, wc.model)],
+        metrics=lambda wc: [
+            path("overrating_pointwise_metrics", dataset=wc.dataset, model=wc.model, scale=s)
+            for s in OVERRATING.scales_of(wc.dataset, wc.model)
+        ],
     output:
-        png=ovr_figure("overrating_confidence_figure", "overrating_confidence",
-                       "Overrating - confidence by outcome"),
+        png=ovr_figure(
+            "overrating_confidence_figure", "overrating_confidence", "Overrating - confidence by outcome"
+        ),
         pdf=path("overrating_confidence_figure", ext="pdf"),
     log:
         PROJECT.log("overrating/figures/confidence/{dataset}/{model}"),

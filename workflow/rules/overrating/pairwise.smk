@@ -9,12 +9,12 @@ rule overrating_pairs:
         pairs=path("dataset"),
     output:
         pairs=path("overrating_pairs"),
-    params:
-        sampling=json.dumps(OVERRATING.sampling, sort_keys=True),
     log:
         PROJECT.log("overrating/pairs/{dataset}"),
     conda:
         "../../../envs/judgelab.yaml"
+    params:
+        sampling=json.dumps(OVERRATING.sampling, sort_keys=True),
     script:
         "../../scripts/overrating_pairs.py"
 
@@ -25,22 +25,22 @@ rule overrating_pairwise:
         sampled=path("overrating_pairs"),
     output:
         judgments=path("overrating_pairwise"),
-    params:
-        template=lambda wc: OVERRATING.pairwise_prompt.template,
-        labels=lambda wc: json.dumps(list(OVERRATING.pairwise_prompt.labels)),
-        max_tokens=OVERRATING.pairwise["max_tokens"],
-        model=model_param,
+    log:
+        PROJECT.log("overrating/pairwise/{dataset}/{model}"),
     wildcard_constraints:
         model=OVR_LIVE_RE,
+    conda:
+        "../../../envs/judgelab.yaml"
     threads: model_threads
     resources:
         openai_jobs=api_jobs("openai"),
         anthropic_jobs=api_jobs("anthropic"),
         bedrock_jobs=api_jobs("bedrock"),
-    log:
-        PROJECT.log("overrating/pairwise/{dataset}/{model}"),
-    conda:
-        "../../../envs/judgelab.yaml"
+    params:
+        template=lambda wc: OVERRATING.pairwise_prompt.template,
+        labels=lambda wc: json.dumps(list(OVERRATING.pairwise_prompt.labels)),
+        max_tokens=OVERRATING.pairwise["max_tokens"],
+        model=model_param,
     script:
         "../../scripts/overrating_pairwise.py"
 

@@ -10,23 +10,23 @@ rule overrating_pointwise:
         pairs=path("dataset"),
     output:
         judgments=path("overrating_pointwise"),
-    params:
-        template=lambda wc: OVERRATING.prompts[wc.scale].template,
-        labels=lambda wc: json.dumps(list(OVERRATING.prompts[wc.scale].labels)),
-        max_tokens=OVERRATING.pointwise["max_tokens"],
-        model=model_param,
+    log:
+        PROJECT.log("overrating/pointwise/{dataset}/{model}/{scale}"),
     wildcard_constraints:
         model=OVR_LIVE_RE,
         scale=OVR_SCALES_RE,
+    conda:
+        "../../../envs/judgelab.yaml"
     threads: model_threads
     resources:
         openai_jobs=api_jobs("openai"),
         anthropic_jobs=api_jobs("anthropic"),
         bedrock_jobs=api_jobs("bedrock"),
-    log:
-        PROJECT.log("overrating/pointwise/{dataset}/{model}/{scale}"),
-    conda:
-        "../../../envs/judgelab.yaml"
+    params:
+        template=lambda wc: OVERRATING.prompts[wc.scale].template,
+        labels=lambda wc: json.dumps(list(OVERRATING.prompts[wc.scale].labels)),
+        max_tokens=OVERRATING.pointwise["max_tokens"],
+        model=model_param,
     script:
         "../../scripts/overrating_pointwise.py"
 
@@ -37,17 +37,17 @@ rule overrating_import:
         judge=lambda wc: OVERRATING.imported_file(wc.model, wc.dataset),
     output:
         judgments=path("overrating_pointwise"),
+    log:
+        PROJECT.log("overrating/import/{dataset}/{model}/{scale}"),
+    wildcard_constraints:
+        model=OVR_IMPORTED_RE,
+        scale=OVR_ALL_SCALES_RE,
+    conda:
+        "../../../envs/judgelab.yaml"
     params:
         # the declared scales ("" = not declared): 0/1 labels and 0-1 confidences are never guessed
         scale=lambda wc: OVERRATING.imported_scale(wc.model, wc.scale)[0],
         confidence_scale=lambda wc: OVERRATING.imported_scale(wc.model, wc.scale)[1],
-    wildcard_constraints:
-        model=OVR_IMPORTED_RE,
-        scale=OVR_ALL_SCALES_RE,
-    log:
-        PROJECT.log("overrating/import/{dataset}/{model}/{scale}"),
-    conda:
-        "../../../envs/judgelab.yaml"
     script:
         "../../scripts/overrating_import.py"
 
@@ -59,10 +59,10 @@ rule overrating_pointwise_metrics:
     output:
         metrics=path("overrating_pointwise_metrics"),
         transition=path("overrating_transition"),
-    wildcard_constraints:
-        scale=OVR_ALL_SCALES_RE,
     log:
         PROJECT.log("overrating/metrics/pointwise/{dataset}/{model}/{scale}"),
+    wildcard_constraints:
+        scale=OVR_ALL_SCALES_RE,
     conda:
         "../../../envs/judgelab.yaml"
     script:

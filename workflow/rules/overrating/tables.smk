@@ -4,11 +4,13 @@
 
 rule overrating_table1:
     input:
-        metrics=[path("overrating_pointwise_metrics", dataset=d, model=m, scale=s)
-                 for d, m, s in OVERRATING.pointwise_cells],
+        metrics=[
+            path("overrating_pointwise_metrics", dataset=d, model=m, scale=s)
+            for d, m, s in OVERRATING.pointwise_cells
+        ],
     output:
-        metrics=path("overrating_all_metrics", kind="pointwise"),
         **ovr_table("table1", "overrating_table1"),
+        metrics=path("overrating_all_metrics", kind="pointwise"),
     log:
         PROJECT.log("overrating/tables/table1"),
     conda:
@@ -19,12 +21,13 @@ rule overrating_table1:
 
 rule overrating_table2:
     input:
-        metrics=[path("overrating_pairwise_metrics", dataset=d, model=m)
-                 for d, m in OVERRATING.pairwise_cells],
+        metrics=[
+            path("overrating_pairwise_metrics", dataset=d, model=m) for d, m in OVERRATING.pairwise_cells
+        ],
     output:
-        metrics=path("overrating_all_metrics", kind="pairwise"),
         **ovr_table("table2", "overrating_table2"),
         **{f"by_setting_{k}": v for k, v in ovr_table("table2_by_setting", "overrating_table2").items()},
+        metrics=path("overrating_all_metrics", kind="pairwise"),
     log:
         PROJECT.log("overrating/tables/table2"),
     conda:

@@ -14,16 +14,17 @@ rule classifier:
         missing=path("classifier", kind="missing"),
         trials=path("classifier", kind="trials"),
         summary=path("classifier", kind="summary"),
-    params:
-        personas=group_personas,
-        # not sort_keys: the order of `models` is the column order of the table
-        settings=json.dumps({k: PERAS.section["classifier"].get(k)
-                             for k in ("trials", "train_fraction", "seed", "models")}),
-    threads: 1
     log:
         PROJECT.log("classifier/{dataset}/{model}/{template}"),
     conda:
         "../../../envs/judgelab.yaml"
+    threads: 1
+    params:
+        personas=group_personas,
+        # not sort_keys: the order of `models` is the column order of the table
+        settings=json.dumps(
+            {k: PERAS.section["classifier"].get(k) for k in ("trials", "train_fraction", "seed", "models")}
+        ),
     script:
         "../../scripts/classifier.py"
 
@@ -32,17 +33,19 @@ rule classifier_table:
     input:
         summaries=expand_groups("classifier", PERAS.classifier_groups(), kind="summary"),
     output:
-        tsv=report(path("classifier_table", ext="tsv"), category="Tables",
-                   caption="../../report/classifier_tsv.rst"),
+        tsv=report(
+            path("classifier_table", ext="tsv"), category="Tables", caption="../../report/classifier_tsv.rst"
+        ),
         md=path("classifier_table", ext="md"),
         tex=path("classifier_table", ext="tex"),
-        html=report(path("classifier_table", ext="html"), category="Tables",
-                    caption="../../report/classifier.rst"),
-    params:
-        ids=[{"dataset": d, "model": m, "template": t} for d, m, t in PERAS.classifier_groups()],
+        html=report(
+            path("classifier_table", ext="html"), category="Tables", caption="../../report/classifier.rst"
+        ),
     log:
         PROJECT.log("classifier/table"),
     conda:
         "../../../envs/judgelab.yaml"
+    params:
+        ids=[{"dataset": d, "model": m, "template": t} for d, m, t in PERAS.classifier_groups()],
     script:
         "../../scripts/classifier_table.py"

@@ -11,8 +11,16 @@ def group_files(stage):
     """Input function: the stage's file of every persona of the wildcards' group."""
 
     def files(wildcards):
-        return [path(stage, dataset=wildcards.dataset, model=wildcards.model,
-                     template=wildcards.template, persona=p) for p in group_personas(wildcards)]
+        return [
+            path(
+                stage,
+                dataset=wildcards.dataset,
+                model=wildcards.model,
+                template=wildcards.template,
+                persona=p,
+            )
+            for p in group_personas(wildcards)
+        ]
 
     return files
 
@@ -39,6 +47,10 @@ def figure(kind, ext="png"):
 
 
 def figure_report(kind, category, caption):
-    return report(figure(kind), category=category, subcategory="{dataset} / {model}",
-                  caption=f"../../report/{caption}.rst",
-                  labels={"dataset": "{dataset}", "model": "{model}", "template": "{template}"})
+    return report(
+        figure(kind),
+        category=category,
+        subcategory="{dataset} / {model}",
+        caption=f"../../report/{caption}.rst",
+        labels={"dataset": "{dataset}", "model": "{model}", "template": "{template}"},
+    )

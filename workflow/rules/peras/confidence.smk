@@ -9,22 +9,22 @@ rule confidence:
         persona=persona_input,
     output:
         confidence=path("confidence"),
+    log:
+        PROJECT.log("confidence/{dataset}/{model}/{template}/{persona}"),
+    wildcard_constraints:
+        model=LIVE_JUDGES_RE,
+    conda:
+        "../../../envs/judgelab.yaml"
+    threads: model_threads
+    resources:
+        openai_jobs=api_jobs("openai"),
+        anthropic_jobs=api_jobs("anthropic"),
+        bedrock_jobs=api_jobs("bedrock"),
     params:
         persona=persona_param,
         template=lambda wc: PERAS.confidence_text,
         max_tokens=PERAS.section["confidence"]["max_tokens"],
         placement=PROJECT.placement,
         model=model_param,
-    wildcard_constraints:
-        model=LIVE_JUDGES_RE,
-    threads: model_threads
-    resources:
-        openai_jobs=api_jobs("openai"),
-        anthropic_jobs=api_jobs("anthropic"),
-        bedrock_jobs=api_jobs("bedrock"),
-    log:
-        PROJECT.log("confidence/{dataset}/{model}/{template}/{persona}"),
-    conda:
-        "../../../envs/judgelab.yaml"
     script:
         "../../scripts/confidence.py"

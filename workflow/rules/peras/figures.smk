@@ -14,25 +14,29 @@ rule figures:
     output:
         radar_agreement=figure_report("radar_agreement", "Fig. 4 - agreement radar", "radar_agreement"),
         radar_agreement_pdf=figure("radar_agreement", "pdf"),
-        radar_calibration=figure_report("radar_calibration", "Fig. 5 - calibration radar",
-                                        "radar_calibration"),
+        radar_calibration=figure_report(
+            "radar_calibration", "Fig. 5 - calibration radar", "radar_calibration"
+        ),
         radar_calibration_pdf=figure("radar_calibration", "pdf"),
         heatmap=figure_report("interpersona_kappa", "Fig. 2 - inter-persona kappa", "heatmap"),
         heatmap_pdf=figure("interpersona_kappa", "pdf"),
-        confidence=figure_report("confidence_by_grade", "Fig. 3 - confidence by grade",
-                                 "confidence_by_grade"),
+        confidence=figure_report("confidence_by_grade", "Fig. 3 - confidence by grade", "confidence_by_grade"),
         confidence_pdf=figure("confidence_by_grade", "pdf"),
         interpersona=path("interpersona"),
         confidence_table=path("confidence_by_grade"),
-    params:
-        personas=group_personas,
-        settings=json.dumps({"reference": PERAS.reference,
-                             "confidence_personas": PERAS.section["figures"]["confidence_personas"],
-                             "confidence_label": PERAS.section["figures"]["confidence_label"]},
-                            sort_keys=True),
     log:
         PROJECT.log("figures/{dataset}/{model}/{template}"),
     conda:
         "../../../envs/judgelab.yaml"
+    params:
+        personas=group_personas,
+        settings=json.dumps(
+            {
+                "reference": PERAS.reference,
+                "confidence_personas": PERAS.section["figures"]["confidence_personas"],
+                "confidence_label": PERAS.section["figures"]["confidence_label"],
+            },
+            sort_keys=True,
+        ),
     script:
         "../../scripts/figures.py"

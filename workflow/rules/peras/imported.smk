@@ -11,15 +11,15 @@ rule import_judge:
     output:
         judgments=path("judgments"),
         confidence=path("confidence"),
+    log:
+        PROJECT.log("import/{dataset}/{model}/{template}/{persona}"),
+    wildcard_constraints:
+        model=IMPORTED_JUDGES_RE,
+    conda:
+        "../../../envs/judgelab.yaml"
     params:
         # the declared scales ("" = not declared): 0/1 labels and 0-1 confidences are never guessed
         scale=lambda wc: PROJECT.imported[wc.model].scale or "",
         confidence_scale=lambda wc: PROJECT.imported[wc.model].confidence_scale or "",
-    wildcard_constraints:
-        model=IMPORTED_JUDGES_RE,
-    log:
-        PROJECT.log("import/{dataset}/{model}/{template}/{persona}"),
-    conda:
-        "../../../envs/judgelab.yaml"
     script:
         "../../scripts/import_judge.py"

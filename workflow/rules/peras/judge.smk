@@ -8,6 +8,17 @@ rule judge:
         persona=persona_input,
     output:
         judgments=path("judgments"),
+    log:
+        PROJECT.log("judge/{dataset}/{model}/{template}/{persona}"),
+    wildcard_constraints:
+        model=LIVE_JUDGES_RE,
+    conda:
+        "../../../envs/judgelab.yaml"
+    threads: model_threads
+    resources:
+        openai_jobs=api_jobs("openai"),
+        anthropic_jobs=api_jobs("anthropic"),
+        bedrock_jobs=api_jobs("bedrock"),
     params:
         persona=persona_param,
         template=lambda wc: PERAS.template_texts[wc.template],
@@ -15,16 +26,5 @@ rule judge:
         max_tokens=lambda wc: PERAS.max_tokens(wc.template),
         placement=PROJECT.placement,
         model=model_param,
-    wildcard_constraints:
-        model=LIVE_JUDGES_RE,
-    threads: model_threads
-    resources:
-        openai_jobs=api_jobs("openai"),
-        anthropic_jobs=api_jobs("anthropic"),
-        bedrock_jobs=api_jobs("bedrock"),
-    log:
-        PROJECT.log("judge/{dataset}/{model}/{template}/{persona}"),
-    conda:
-        "../../../envs/judgelab.yaml"
     script:
         "../../scripts/judge.py"

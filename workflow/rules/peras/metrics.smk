@@ -9,12 +9,12 @@ rule group_metrics:
         confidence=group_files("confidence"),
     output:
         metrics=path("group_metrics"),
-    params:
-        personas=group_personas,
     log:
         PROJECT.log("metrics/{dataset}/{model}/{template}"),
     conda:
         "../../../envs/judgelab.yaml"
+    params:
+        personas=group_personas,
     script:
         "../../scripts/group_metrics.py"
 

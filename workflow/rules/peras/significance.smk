@@ -10,14 +10,16 @@ rule significance:
         confidence=group_files("confidence"),
     output:
         table=path("group_significance"),
-    params:
-        personas=group_personas,
-        settings=json.dumps({k: PERAS.section["significance"][k]
-                             for k in ("reference", "n_boot", "seed", "alpha")}, sort_keys=True),
     log:
         PROJECT.log("significance/{dataset}/{model}/{template}"),
     conda:
         "../../../envs/judgelab.yaml"
+    params:
+        personas=group_personas,
+        settings=json.dumps(
+            {k: PERAS.section["significance"][k] for k in ("reference", "n_boot", "seed", "alpha")},
+            sort_keys=True,
+        ),
     script:
         "../../scripts/significance.py"
 
@@ -29,8 +31,9 @@ rule aggregate_significance:
     output:
         table=report(path("significance"), category="Tables", caption="../../report/significance.rst"),
         joined=path("metrics_significance", ext="tsv"),
-        html=report(path("metrics_significance", ext="html"), category="Tables",
-                    caption="../../report/metrics.rst"),
+        html=report(
+            path("metrics_significance", ext="html"), category="Tables", caption="../../report/metrics.rst"
+        ),
     log:
         PROJECT.log("significance/aggregate"),
     conda:

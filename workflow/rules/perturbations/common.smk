@@ -16,8 +16,7 @@ def perturbation_samples(wildcards):
 
 def models_api_jobs(backend, models):
     """Resource `<backend>_jobs` of a job calling `models()` (1 if any uses that backend)."""
-    return lambda wildcards: int(any(PROJECT.config["models"][m]["backend"] == backend
-                                     for m in models()))
+    return lambda wildcards: int(any(PROJECT.config["models"][m]["backend"] == backend for m in models()))
 
 
 def models_threads(models):
@@ -38,5 +37,6 @@ def perturbation_rejudged(variants):
 
 
 def perturbation_tables(kind, variants):
-    return lambda wildcards: [path(kind, dataset=wildcards.dataset, variant=PERTURBATIONS.wildcard(v))
-                              for v in variants()]
+    return lambda wildcards: [
+        path(kind, dataset=wildcards.dataset, variant=PERTURBATIONS.wildcard(v)) for v in variants()
+    ]

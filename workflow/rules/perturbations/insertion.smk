@@ -11,20 +11,20 @@ rule perturbation_sem:
     output:
         insertions=path("perturbation_insertions", variant="sem"),
         sentences=path("perturbation_sentences", variant="sem"),
-    params:
-        template=lambda wc: PERTURBATIONS.prompt("SEM"),
-        rewriter=lambda wc: PROJECT.model_param(PERTURBATIONS.rewriter),
-        max_tokens=PERTURBATIONS.section["sem_max_tokens"],
-        max_attempts=PERTURBATIONS.section["sem_max_attempts"],
+    log:
+        PROJECT.log("perturbations/{dataset}/insertion/sem"),
+    conda:
+        "../../../envs/judgelab.yaml"
     threads: models_threads(sem_models)
     resources:
         openai_jobs=models_api_jobs("openai", sem_models),
         anthropic_jobs=models_api_jobs("anthropic", sem_models),
         bedrock_jobs=models_api_jobs("bedrock", sem_models),
-    log:
-        PROJECT.log("perturbations/{dataset}/insertion/sem"),
-    conda:
-        "../../../envs/judgelab.yaml"
+    params:
+        template=lambda wc: PERTURBATIONS.prompt("SEM"),
+        rewriter=lambda wc: PROJECT.model_param(PERTURBATIONS.rewriter),
+        max_tokens=PERTURBATIONS.section["sem_max_tokens"],
+        max_attempts=PERTURBATIONS.section["sem_max_attempts"],
     script:
         "../../scripts/perturbation_sem.py"
 
@@ -35,14 +35,14 @@ rule perturbation_insertion:
     output:
         insertions=path("perturbation_insertions"),
         sentences=path("perturbation_sentences"),
+    log:
+        PROJECT.log("perturbations/{dataset}/insertion/{variant}"),
+    wildcard_constraints:
+        variant=FIXED_INSERTIONS_RE,
+    conda:
+        "../../../envs/judgelab.yaml"
     params:
         # LEX: the seed's sentence; QRY: none (the query is the sentence)
         template=lambda wc: PERTURBATIONS.prompt("LEX") if wc.variant == "lex" else "",
-    wildcard_constraints:
-        variant=FIXED_INSERTIONS_RE,
-    log:
-        PROJECT.log("perturbations/{dataset}/insertion/{variant}"),
-    conda:
-        "../../../envs/judgelab.yaml"
     script:
         "../../scripts/perturbation_insertion.py"

@@ -10,23 +10,23 @@ rule perturbation_rejudge:
         persona=lambda wc: PROJECT.persona_input(PERTURBATIONS.persona),
     output:
         rejudged=path("perturbation_rejudged"),
+    log:
+        PROJECT.log("perturbations/{dataset}/rejudge/{variant}/{model}"),
+    wildcard_constraints:
+        variant=VARIANTS_RE,
+        model=PERTURBATION_JUDGES_RE,
+    conda:
+        "../../../envs/judgelab.yaml"
+    threads: model_threads
+    resources:
+        openai_jobs=api_jobs("openai"),
+        anthropic_jobs=api_jobs("anthropic"),
+        bedrock_jobs=api_jobs("bedrock"),
     params:
         persona=lambda wc: PROJECT.persona_param(PERTURBATIONS.persona),
         template=lambda wc: PERTURBATIONS.judge_template_text,
         max_tokens=lambda wc: PERTURBATIONS.judge_max_tokens,
         placement=PROJECT.placement,
         model=model_param,
-    wildcard_constraints:
-        variant=VARIANTS_RE,
-        model=PERTURBATION_JUDGES_RE,
-    threads: model_threads
-    resources:
-        openai_jobs=api_jobs("openai"),
-        anthropic_jobs=api_jobs("anthropic"),
-        bedrock_jobs=api_jobs("bedrock"),
-    log:
-        PROJECT.log("perturbations/{dataset}/rejudge/{variant}/{model}"),
-    conda:
-        "../../../envs/judgelab.yaml"
     script:
         "../../scripts/perturbation_rejudge.py"

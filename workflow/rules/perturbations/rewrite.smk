@@ -9,6 +9,17 @@ rule perturbation_rewrite:
         samples=perturbation_samples,
     output:
         rewrites=path("perturbation_rewrites"),
+    log:
+        PROJECT.log("perturbations/{dataset}/rewrite/{variant}"),
+    wildcard_constraints:
+        variant=REWRITE_VARIANTS_RE,
+    conda:
+        "../../../envs/judgelab.yaml"
+    threads: models_threads(rewrite_models)
+    resources:
+        openai_jobs=models_api_jobs("openai", rewrite_models),
+        anthropic_jobs=models_api_jobs("anthropic", rewrite_models),
+        bedrock_jobs=models_api_jobs("bedrock", rewrite_models),
     params:
         template=lambda wc: PERTURBATIONS.prompt(PERTURBATIONS.variant(wc.variant)),
         check_template=lambda wc: PERTURBATIONS.prompt("meaning_check"),
@@ -16,16 +27,5 @@ rule perturbation_rewrite:
         checker=lambda wc: PROJECT.model_param(PERTURBATIONS.checker),
         max_tokens=PERTURBATIONS.section["rewrite_max_tokens"],
         check_max_tokens=PERTURBATIONS.section["check_max_tokens"],
-    wildcard_constraints:
-        variant=REWRITE_VARIANTS_RE,
-    threads: models_threads(rewrite_models)
-    resources:
-        openai_jobs=models_api_jobs("openai", rewrite_models),
-        anthropic_jobs=models_api_jobs("anthropic", rewrite_models),
-        bedrock_jobs=models_api_jobs("bedrock", rewrite_models),
-    log:
-        PROJECT.log("perturbations/{dataset}/rewrite/{variant}"),
-    conda:
-        "../../../envs/judgelab.yaml"
     script:
         "../../scripts/perturbation_rewrite.py"

@@ -9,14 +9,14 @@ rule perturbation_sample:
         judgments=lambda wc: PERTURBATIONS.judgments(wc.dataset, wc.model),
     output:
         sample=path("perturbation_sample"),
+    log:
+        PROJECT.log("perturbations/{dataset}/sample/{model}"),
+    wildcard_constraints:
+        model=PERTURBATION_JUDGES_RE,
+    conda:
+        "../../../envs/judgelab.yaml"
     params:
         per_label=PERTURBATIONS.section["per_label"],
         seed=PERTURBATIONS.section["seed"],
-    wildcard_constraints:
-        model=PERTURBATION_JUDGES_RE,
-    log:
-        PROJECT.log("perturbations/{dataset}/sample/{model}"),
-    conda:
-        "../../../envs/judgelab.yaml"
     script:
         "../../scripts/perturbation_sample.py"

@@ -9,8 +9,12 @@ rule perturbation_transitions:
     output:
         transitions=path("perturbation_transitions"),
         shifts=path("perturbation_shifts"),
-        kept=report(path("perturbation_kept"), category="Perturbations (seed 004)",
-                    subcategory="{dataset}", caption="../../report/perturbations_kept.rst"),
+        kept=report(
+            path("perturbation_kept"),
+            category="Perturbations (seed 004)",
+            subcategory="{dataset}",
+            caption="../../report/perturbations_kept.rst",
+        ),
     log:
         PROJECT.log("perturbations/{dataset}/transitions"),
     conda:

@@ -10,15 +10,15 @@ rule simulation_baselines:
         splits=path("simulation_splits"),
     output:
         baselines=path("simulation_baselines"),
+    log:
+        PROJECT.log("simulation/{dataset}/baselines"),
+    wildcard_constraints:
+        dataset=SIM_SETS_RE,
+    conda:
+        "../../../envs/judgelab.yaml"
     params:
         seed=SIMULATION.section["seed"],
         majority_source=SIMULATION.section["majority_source"],
-    wildcard_constraints:
-        dataset=SIM_SETS_RE,
-    log:
-        PROJECT.log("simulation/{dataset}/baselines"),
-    conda:
-        "../../../envs/judgelab.yaml"
     script:
         "../../scripts/simulation_baselines.py"
 
@@ -30,15 +30,15 @@ rule simulation_metrics:
         baselines=path("simulation_baselines"),
     output:
         **sim_files("simulation_metrics", METRIC_FILES),
+    log:
+        PROJECT.log("simulation/{dataset}/metrics"),
+    wildcard_constraints:
+        dataset=SIM_SETS_RE,
+    conda:
+        "../../../envs/judgelab.yaml"
     params:
         cells=lambda wc: json.dumps(SIMULATION.cells(wc.dataset)),
         skipped=lambda wc: json.dumps(SIMULATION.skipped(wc.dataset), sort_keys=True),
-    wildcard_constraints:
-        dataset=SIM_SETS_RE,
-    log:
-        PROJECT.log("simulation/{dataset}/metrics"),
-    conda:
-        "../../../envs/judgelab.yaml"
     script:
         "../../scripts/simulation_metrics.py"
 
@@ -48,14 +48,14 @@ rule simulation_stats:
         **sim_files("simulation_metrics", METRIC_FILES),
     output:
         **sim_files("simulation_stats", STATS_FILES),
+    log:
+        PROJECT.log("simulation/{dataset}/stats"),
+    wildcard_constraints:
+        dataset=SIM_SETS_RE,
+    conda:
+        "../../../envs/judgelab.yaml"
     params:
         metric=SIMULATION.section["metric"],
         alpha=SIMULATION.section["alpha"],
-    wildcard_constraints:
-        dataset=SIM_SETS_RE,
-    log:
-        PROJECT.log("simulation/{dataset}/stats"),
-    conda:
-        "../../../envs/judgelab.yaml"
     script:
         "../../scripts/simulation_stats.py"

@@ -18,8 +18,16 @@ def sim_files(which, names):
 
 def sim_predictions(wildcards):
     """Every cell's prediction table of the wildcards' evaluator set, in the order of its cells."""
-    return [path("simulation_predictions", dataset=wildcards.dataset, model=c["model"],
-                 demo_type=c["demo_type"], shots=str(c["shots"])) for c in SIMULATION.cells(wildcards.dataset)]
+    return [
+        path(
+            "simulation_predictions",
+            dataset=wildcards.dataset,
+            model=c["model"],
+            demo_type=c["demo_type"],
+            shots=str(c["shots"]),
+        )
+        for c in SIMULATION.cells(wildcards.dataset)
+    ]
 
 
 def sim_dirs(which):

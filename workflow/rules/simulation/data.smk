@@ -6,16 +6,16 @@
 rule simulation_download:
     output:
         raw=path("simulation_raw"),
-    params:
-        url=lambda wc: SIMULATION.download_url(wc.dataset),
-        format=lambda wc: SIMULATION.sets[wc.dataset]["format"],
+    log:
+        PROJECT.log("simulation/{dataset}/download-{ext}"),
     wildcard_constraints:
         dataset=SIM_SETS_RE,
         ext="json|jsonl",
-    log:
-        PROJECT.log("simulation/{dataset}/download-{ext}"),
     conda:
         "../../../envs/judgelab.yaml"
+    params:
+        url=lambda wc: SIMULATION.download_url(wc.dataset),
+        format=lambda wc: SIMULATION.sets[wc.dataset]["format"],
     script:
         "../../scripts/simulation_download.py"
 
@@ -27,13 +27,13 @@ rule simulation_prepare:
         records=path("simulation_records"),
         splits=path("simulation_splits"),
         evaluators=path("simulation_evaluators"),
-    params:
-        selection=lambda wc: json.dumps(SIMULATION.selection(wc.dataset), sort_keys=True),
-    wildcard_constraints:
-        dataset=SIM_SETS_RE,
     log:
         PROJECT.log("simulation/{dataset}/prepare"),
+    wildcard_constraints:
+        dataset=SIM_SETS_RE,
     conda:
         "../../../envs/judgelab.yaml"
+    params:
+        selection=lambda wc: json.dumps(SIMULATION.selection(wc.dataset), sort_keys=True),
     script:
         "../../scripts/simulation_prepare.py"

@@ -11,23 +11,23 @@ rule simulation_predict:
     output:
         predictions=path("simulation_predictions"),
         demos=path("simulation_demos"),
-    params:
-        prompt=lambda wc: SIMULATION.prompt_param(wc.dataset, wc.demo_type),
-        settings=lambda wc: SIMULATION.settings_param(wc.dataset, wc.model),
-        model=model_param,
+    log:
+        PROJECT.log("simulation/{dataset}/predict/{model}/{demo_type}/{shots}"),
     wildcard_constraints:
         dataset=SIM_SETS_RE,
         model=SIM_JUDGES_RE,
         demo_type=SIM_TYPES_RE,
         shots=r"\d+",
+    conda:
+        "../../../envs/judgelab.yaml"
     threads: model_threads
     resources:
         openai_jobs=api_jobs("openai"),
         anthropic_jobs=api_jobs("anthropic"),
         bedrock_jobs=api_jobs("bedrock"),
-    log:
-        PROJECT.log("simulation/{dataset}/predict/{model}/{demo_type}/{shots}"),
-    conda:
-        "../../../envs/judgelab.yaml"
+    params:
+        prompt=lambda wc: SIMULATION.prompt_param(wc.dataset, wc.demo_type),
+        settings=lambda wc: SIMULATION.settings_param(wc.dataset, wc.model),
+        model=model_param,
     script:
         "../../scripts/simulation_predict.py"

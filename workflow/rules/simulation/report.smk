@@ -7,19 +7,25 @@ rule simulation_figures:
     input:
         **sim_files("simulation_metrics", METRIC_FILES),
     output:
-        **{f: report(path("simulation_figure", name=f, ext="png"), category="Simulation (seed 001)",
-                     subcategory="{dataset}", caption=f"../../report/simulation_fig_{f}.rst",
-                     labels={"evaluator set": "{dataset}", "figure": f})
-           for f in REPORT_FIGURES},
+        **{
+            f: report(
+                path("simulation_figure", name=f, ext="png"),
+                category="Simulation (seed 001)",
+                subcategory="{dataset}",
+                caption=f"../../report/simulation_fig_{f}.rst",
+                labels={"evaluator set": "{dataset}", "figure": f},
+            )
+            for f in REPORT_FIGURES
+        },
         **{f"{f}_pdf": path("simulation_figure", name=f, ext="pdf") for f in REPORT_FIGURES},
-    params:
-        metric=SIMULATION.section["metric"],
-    wildcard_constraints:
-        dataset=SIM_SETS_RE,
     log:
         PROJECT.log("simulation/{dataset}/figures"),
+    wildcard_constraints:
+        dataset=SIM_SETS_RE,
     conda:
         "../../../envs/judgelab.yaml"
+    params:
+        metric=SIMULATION.section["metric"],
     script:
         "../../scripts/simulation_figures.py"
 
@@ -29,18 +35,24 @@ rule simulation_tables:
         metrics=sim_all_files("simulation_metrics", METRIC_FILES),
         stats=sim_all_files("simulation_stats", STATS_FILES),
     output:
-        **{t: report(path("simulation_table", name=t, ext="tsv"), category="Simulation (seed 001)",
-                     subcategory="Tables", caption=f"../../report/simulation_{t}.rst",
-                     labels={"table": t})
-           for t in REPORT_TABLES},
+        **{
+            t: report(
+                path("simulation_table", name=t, ext="tsv"),
+                category="Simulation (seed 001)",
+                subcategory="Tables",
+                caption=f"../../report/simulation_{t}.rst",
+                labels={"table": t},
+            )
+            for t in REPORT_TABLES
+        },
         **{f"{t}_md": path("simulation_table", name=t, ext="md") for t in REPORT_TABLES},
-    params:
-        metrics_dirs=json.dumps(sim_dirs("simulation_metrics")),
-        stats_dirs=json.dumps(sim_dirs("simulation_stats")),
-        metric=SIMULATION.section["metric"],
     log:
         PROJECT.log("simulation/tables"),
     conda:
         "../../../envs/judgelab.yaml"
+    params:
+        metrics_dirs=json.dumps(sim_dirs("simulation_metrics")),
+        stats_dirs=json.dumps(sim_dirs("simulation_stats")),
+        metric=SIMULATION.section["metric"],
     script:
         "../../scripts/simulation_tables.py"

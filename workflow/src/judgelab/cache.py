@@ -87,21 +87,28 @@ class RequestCache:
         # INSERT OR IGNORE: two jobs answering the same request keep the first answer.
         self._conn.execute(
             "INSERT OR IGNORE INTO responses (key, request, response, created) VALUES (?, ?, ?, ?)",
-            (key, canonical(request), canonical(response), time.time()))
+            (key, canonical(request), canonical(response), time.time()),
+        )
 
     def __len__(self) -> int:
         return self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
 
     def stats(self) -> dict:
         n, first, last = self._conn.execute(
-            "SELECT COUNT(*), MIN(created), MAX(created) FROM responses").fetchone()
-        return {"path": str(self.path), "entries": n, "first": first, "last": last,
-                "bytes": self.path.stat().st_size if self.path.exists() else 0}
+            "SELECT COUNT(*), MIN(created), MAX(created) FROM responses"
+        ).fetchone()
+        return {
+            "path": str(self.path),
+            "entries": n,
+            "first": first,
+            "last": last,
+            "bytes": self.path.stat().st_size if self.path.exists() else 0,
+        }
 
     def close(self) -> None:
         self._conn.close()
 
-    def __enter__(self) -> "RequestCache":
+    def __enter__(self) -> RequestCache:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -1,15 +1,15 @@
 """``judgelab``: the library's main operations from the shell (the workflow runs the same code).
 
-    judgelab download dl19 --out data/dl19            # raw files from the public sources
-    judgelab prepare dl19 --qrels .. --topics .. --texts .. --out dl19.tsv [--per-grade 10]
-    judgelab judge dl19.tsv --persona LA --template wo_cot --out j.tsv
-    judgelab confidence dl19.tsv j.tsv --persona LA --out c.tsv
-    judgelab metrics dl19.tsv j.tsv c.tsv
-    judgelab personas                                  # the Table 1 conditions
-    judgelab cut-sample ../shared/data/trec-dl --out resources/sample
-    judgelab cache                                     # request-cache statistics
-    judgelab estimate --configfile config/paper-scale.yaml   # calls, tokens, cost: nothing sent
-    judgelab endpoints --url-dir endpoints --model NAME=SERVED --out config/endpoints.yaml
+judgelab download dl19 --out data/dl19            # raw files from the public sources
+judgelab prepare dl19 --qrels .. --topics .. --texts .. --out dl19.tsv [--per-grade 10]
+judgelab judge dl19.tsv --persona LA --template wo_cot --out j.tsv
+judgelab confidence dl19.tsv j.tsv --persona LA --out c.tsv
+judgelab metrics dl19.tsv j.tsv c.tsv
+judgelab personas                                  # the Table 1 conditions
+judgelab cut-sample ../shared/data/trec-dl --out resources/sample
+judgelab cache                                     # request-cache statistics
+judgelab estimate --configfile config/paper-scale.yaml   # calls, tokens, cost: nothing sent
+judgelab endpoints --url-dir endpoints --model NAME=SERVED --out config/endpoints.yaml
 """
 
 from __future__ import annotations
@@ -25,8 +25,7 @@ from .errors import InputError
 
 
 def _model_spec(args) -> dict:
-    spec = {"backend": "local", "model_path": args.model_path, "n_ctx": args.n_ctx,
-            "threads": args.threads}
+    spec = {"backend": "local", "model_path": args.model_path, "n_ctx": args.n_ctx, "threads": args.threads}
     return spec
 
 
@@ -71,8 +70,9 @@ def _assignments(items: list[str], option: str, form: str) -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="judgelab", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="judgelab", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="cmd", required=True)
 
     p = sub.add_parser("download", help="download a dataset's raw files from its public sources")
@@ -127,30 +127,59 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("cache", help="request-cache statistics")
     p.add_argument("--cache", default=".judgelab-cache/requests.sqlite")
 
-    p = sub.add_parser("estimate", help="calls, tokens and cost of a config before anything is spent",
-                       description="Builds the requests the jobs would send, looks them up in the "
-                       "request cache (hits are free) and prints calls, tokens and cost per dataset, "
-                       "model and stage. Reads the config as `snakemake -d DIR --configfile F` does.")
-    p.add_argument("--configfile", action="append", default=[],
-                   help="config file merged over DIR/config/config.yaml (repeatable)")
+    p = sub.add_parser(
+        "estimate",
+        help="calls, tokens and cost of a config before anything is spent",
+        description="Builds the requests the jobs would send, looks them up in the "
+        "request cache (hits are free) and prints calls, tokens and cost per dataset, "
+        "model and stage. Reads the config as `snakemake -d DIR --configfile F` does.",
+    )
+    p.add_argument(
+        "--configfile",
+        action="append",
+        default=[],
+        help="config file merged over DIR/config/config.yaml (repeatable)",
+    )
     p.add_argument("-d", "--directory", default=".", help="working directory of the run (default .)")
-    p.add_argument("-s", "--snakefile", default=None,
-                   help="the workflow's Snakefile, as given to snakemake -s: its folder's resources "
-                   "(prompts, personas, sample) and schema are used (default: DIR when it holds "
-                   "the workflow, else the checkout judgelab is installed from)")
+    p.add_argument(
+        "-s",
+        "--snakefile",
+        default=None,
+        help="the workflow's Snakefile, as given to snakemake -s: its folder's resources "
+        "(prompts, personas, sample) and schema are used (default: DIR when it holds "
+        "the workflow, else the checkout judgelab is installed from)",
+    )
     p.add_argument("--cache", default=None, help="request cache (default: the config's `cache`)")
-    p.add_argument("--table", action="append", default=[], metavar="DATASET=PATH",
-                   help="use this prepared dataset table, or for an evaluator set of the simulation "
-                   "study its records file in the set's format (repeatable)")
-    p.add_argument("--model", action="append", default=[], dest="models",
-                   help="only this model of the config (repeatable; default: all)")
+    p.add_argument(
+        "--table",
+        action="append",
+        default=[],
+        metavar="DATASET=PATH",
+        help="use this prepared dataset table, or for an evaluator set of the simulation "
+        "study its records file in the set's format (repeatable)",
+    )
+    p.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        dest="models",
+        help="only this model of the config (repeatable; default: all)",
+    )
     p.add_argument("--out", help="also write the table as TSV here")
 
-    p = sub.add_parser("endpoints", help="a config overlay pointing models at running vLLM / llama.cpp servers",
-                       description="Reads the URL files profiles/vllm/serve.sh writes, checks each server "
-                       "serves the model, and writes models.NAME: {backend: openai, model, base_url}.")
-    p.add_argument("--model", action="append", required=True, metavar="NAME=SERVED",
-                   help="config model name = the model id the server serves (repeatable)")
+    p = sub.add_parser(
+        "endpoints",
+        help="a config overlay pointing models at running vLLM / llama.cpp servers",
+        description="Reads the URL files profiles/vllm/serve.sh writes, checks each server "
+        "serves the model, and writes models.NAME: {backend: openai, model, base_url}.",
+    )
+    p.add_argument(
+        "--model",
+        action="append",
+        required=True,
+        metavar="NAME=SERVED",
+        help="config model name = the model id the server serves (repeatable)",
+    )
     p.add_argument("--url-file", help="one server's URL file (for every --model)")
     p.add_argument("--url-dir", help="folder of NAME.url files, one per --model")
     p.add_argument("--out", required=True, help="the overlay YAML to write (use it as a --configfile)")
@@ -164,10 +193,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args) -> int:
-    from .jobs import script_logging
     from .datasets import prepare_dataset_job
-    from .studies.peras.jobs import confidence_job, job_metrics_job, judge_job
+    from .jobs import script_logging
     from .prompts import load_template, load_template_spec
+    from .studies.peras.jobs import confidence_job, job_metrics_job, judge_job
 
     if args.cmd == "download":
         from .datasets import download_dataset, source_urls
@@ -176,23 +205,44 @@ def _run(args) -> int:
         download_dataset(source_urls(args.dataset), dest)
         print(json.dumps(dest, indent=1))
     elif args.cmd == "prepare":
-        sel = {"format": args.format, "encoding": args.encoding, "queries": args.queries,
-               "max_queries": args.max_queries, "per_grade": args.per_grade, "seed": args.seed,
-               "docid_map": args.docid_map}
+        sel = {
+            "format": args.format,
+            "encoding": args.encoding,
+            "queries": args.queries,
+            "max_queries": args.max_queries,
+            "per_grade": args.per_grade,
+            "seed": args.seed,
+            "docid_map": args.docid_map,
+        }
         with script_logging(None):
             prepare_dataset_job(args.dataset, args.qrels, args.topics, args.texts, sel, args.out)
     elif args.cmd == "judge":
         template = load_template_spec(args.template, kind="judgment")
         with script_logging(None):
-            judge_job(args.pairs, args.out, persona=_persona_text(args), template=template.text,
-                      labels=list(template.labels), model=_model_spec(args),
-                      max_tokens=args.max_tokens, placement=args.placement, cache=args.cache)
+            judge_job(
+                args.pairs,
+                args.out,
+                persona=_persona_text(args),
+                template=template.text,
+                labels=list(template.labels),
+                model=_model_spec(args),
+                max_tokens=args.max_tokens,
+                placement=args.placement,
+                cache=args.cache,
+            )
     elif args.cmd == "confidence":
         with script_logging(None):
-            confidence_job(args.pairs, args.judgments, args.out, persona=_persona_text(args),
-                           template=load_template(args.template, kind="confidence"),
-                           model=_model_spec(args), max_tokens=args.max_tokens,
-                           placement=args.placement, cache=args.cache)
+            confidence_job(
+                args.pairs,
+                args.judgments,
+                args.out,
+                persona=_persona_text(args),
+                template=load_template(args.template, kind="confidence"),
+                model=_model_spec(args),
+                max_tokens=args.max_tokens,
+                placement=args.placement,
+                cache=args.cache,
+            )
     elif args.cmd == "metrics":
         import tempfile
 
@@ -208,8 +258,16 @@ def _run(args) -> int:
         from .sample import cut_trec_sample
 
         for name in args.datasets:
-            print(cut_trec_sample(args.trec_dir, name, args.out, n_queries=args.queries,
-                                  per_grade=args.per_grade, seed=args.seed))
+            print(
+                cut_trec_sample(
+                    args.trec_dir,
+                    name,
+                    args.out,
+                    n_queries=args.queries,
+                    per_grade=args.per_grade,
+                    seed=args.seed,
+                )
+            )
     elif args.cmd == "cache":
         from .cache import RequestCache
 
@@ -223,11 +281,13 @@ def _run(args) -> int:
         for name, spec in data["models"].items():
             print(f"{name}: {spec['model']} at {spec['base_url']}")
     elif args.cmd == "estimate":
-        from .project import Project
         from .estimate import estimate, format_report
+        from .project import Project
 
-        tables = {name: str(Path(path).resolve())
-                  for name, path in _assignments(args.table, "--table", "DATASET=PATH").items()}
+        tables = {
+            name: str(Path(path).resolve())
+            for name, path in _assignments(args.table, "--table", "DATASET=PATH").items()
+        }
         root = Path(args.snakefile).resolve().parent if args.snakefile else None
         # the config's relative paths (persona file, templates, raw files) are relative to the
         # run's working directory, as in `snakemake -d DIR`; the options' paths to this one
@@ -237,8 +297,9 @@ def _run(args) -> int:
             raise InputError(f"-d {args.directory}: no such directory")
         with _chdir(args.directory):
             project = Project.load(configfiles, ".", root)
-            table, notes = estimate(project, cache_path=cache, directory=".", tables=tables,
-                                    models=args.models)
+            table, notes = estimate(
+                project, cache_path=cache, directory=".", tables=tables, models=args.models
+            )
         print(format_report(table, notes))
         if args.out:
             table.to_csv(args.out, sep="\t", index=False)

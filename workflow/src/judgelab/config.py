@@ -14,8 +14,9 @@ goes) is answered by :class:`judgelab.project.Project`.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import yaml
 
@@ -25,22 +26,26 @@ from .errors import InputError
 PACKAGE_ROOT = Path(__file__).resolve().parents[3]
 SCHEMA = Path("workflow") / "schemas" / "config.schema.yaml"
 
+
 def check_name(name: str, key: str) -> None:
     """A name that becomes a path component and a wildcard value (a dataset, model, template or
     persona id): no '/', no white space, not empty."""
     if not name or "/" in name or any(c.isspace() for c in name):
-        raise InputError(f"the name {name!r} becomes a path component of the results: no '/' or "
-                         "white space", key=key)
+        raise InputError(
+            f"the name {name!r} becomes a path component of the results: no '/' or white space", key=key
+        )
 
 
 # -- loading and validation ---------------------------------------------------------------------
+
 
 def _merge(base: dict, over: Mapping) -> dict:
     """Snakemake's merge of config files: mappings merge key by key, anything else replaces."""
     out = copy.deepcopy(base)
     for k, v in over.items():
-        out[k] = _merge(out[k], v) if isinstance(v, Mapping) and isinstance(out.get(k), dict) \
-            else copy.deepcopy(v)
+        out[k] = (
+            _merge(out[k], v) if isinstance(v, Mapping) and isinstance(out.get(k), dict) else copy.deepcopy(v)
+        )
     return out
 
 
@@ -54,12 +59,14 @@ def read_yaml(path: str | Path) -> Any:
         return yaml.safe_load(read_text(path))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        raise InputError(f"invalid YAML: {exc}", path=str(path),
-                         line=(mark.line + 1) if mark else None) from None
+        raise InputError(
+            f"invalid YAML: {exc}", path=str(path), line=(mark.line + 1) if mark else None
+        ) from None
 
 
-def load_config(configfiles: Sequence[str | Path] = (), directory: str | Path = ".",
-                root: str | Path | None = None) -> dict:
+def load_config(
+    configfiles: Sequence[str | Path] = (), directory: str | Path = ".", root: str | Path | None = None
+) -> dict:
     """The configuration a ``snakemake -d DIRECTORY --configfile F...`` run would see: the
     Snakefile's ``configfile:`` (``config/config.yaml``, relative to DIRECTORY) with each file
     merged over it, validated with the schema's defaults filled in."""
@@ -70,8 +77,9 @@ def load_config(configfiles: Sequence[str | Path] = (), directory: str | Path = 
     for f in files:
         config = _merge(config, read_yaml(f) or {})
     if not config:
-        raise InputError(f"no configuration: neither {directory / 'config' / 'config.yaml'} nor "
-                         "a --configfile")
+        raise InputError(
+            f"no configuration: neither {directory / 'config' / 'config.yaml'} nor a --configfile"
+        )
     validate(config, root)
     return config
 
@@ -97,8 +105,10 @@ def validate(config: dict, root: str | Path | None = None) -> dict:
     import jsonschema
 
     schema = read_yaml(Path(root or PACKAGE_ROOT) / SCHEMA)
-    errors = sorted(_with_defaults(jsonschema.Draft202012Validator)(schema).iter_errors(config),
-                    key=lambda e: list(e.absolute_path))
+    errors = sorted(
+        _with_defaults(jsonschema.Draft202012Validator)(schema).iter_errors(config),
+        key=lambda e: list(e.absolute_path),
+    )
     if errors:
         e = errors[0]
         raise InputError(e.message, key=".".join(str(p) for p in e.absolute_path) or "(top level)")

@@ -19,10 +19,10 @@ the columns of :data:`judgelab.tables.DATASET_COLUMNS`.
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 import tempfile
 import urllib.request
-import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,27 +39,34 @@ log = logging.getLogger("judgelab")
 
 #: Public sources of the full datasets (see ``judgelab download``).
 ANSERINI = "https://raw.githubusercontent.com/castorini/anserini-tools/master/topics-and-qrels"
-QRELS_TEXT = ("https://raw.githubusercontent.com/Narabzad/"
-              "llm-relevance-judgement-comparison/main/data")
+QRELS_TEXT = "https://raw.githubusercontent.com/Narabzad/llm-relevance-judgement-comparison/main/data"
 LLMJUDGE = "https://raw.githubusercontent.com/llm4eval/LLMJudge/main/data"
 
 SOURCES: dict[str, dict[str, str]] = {
-    "dl19": {"format": "trec",
-             "qrels": f"{ANSERINI}/qrels.dl19-passage.txt",
-             "topics": f"{ANSERINI}/topics.dl19-passage.txt",
-             "texts": f"{QRELS_TEXT}/qrels_text.dl19"},
-    "dl20": {"format": "trec",
-             "qrels": f"{ANSERINI}/qrels.dl20-passage.txt",
-             "topics": f"{ANSERINI}/topics.dl20.txt",
-             "texts": f"{QRELS_TEXT}/qrels_text.dl20"},
-    "dl21": {"format": "trec",
-             "qrels": f"{ANSERINI}/qrels.dl21-passage.txt",
-             "topics": f"{ANSERINI}/topics.dl21.txt",
-             "texts": f"{QRELS_TEXT}/qrels_text.dl21"},
-    "llmjudge": {"format": "llmjudge",
-                 "qrels": f"{LLMJUDGE}/llmjudge_test_qrel_idx.txt",
-                 "topics": f"{LLMJUDGE}/llm4eval_query_2024.txt",
-                 "texts": f"{LLMJUDGE}/llm4eval_document_2024.jsonl"},
+    "dl19": {
+        "format": "trec",
+        "qrels": f"{ANSERINI}/qrels.dl19-passage.txt",
+        "topics": f"{ANSERINI}/topics.dl19-passage.txt",
+        "texts": f"{QRELS_TEXT}/qrels_text.dl19",
+    },
+    "dl20": {
+        "format": "trec",
+        "qrels": f"{ANSERINI}/qrels.dl20-passage.txt",
+        "topics": f"{ANSERINI}/topics.dl20.txt",
+        "texts": f"{QRELS_TEXT}/qrels_text.dl20",
+    },
+    "dl21": {
+        "format": "trec",
+        "qrels": f"{ANSERINI}/qrels.dl21-passage.txt",
+        "topics": f"{ANSERINI}/topics.dl21.txt",
+        "texts": f"{QRELS_TEXT}/qrels_text.dl21",
+    },
+    "llmjudge": {
+        "format": "llmjudge",
+        "qrels": f"{LLMJUDGE}/llmjudge_test_qrel_idx.txt",
+        "topics": f"{LLMJUDGE}/llm4eval_query_2024.txt",
+        "texts": f"{LLMJUDGE}/llm4eval_document_2024.jsonl",
+    },
 }
 
 
@@ -90,8 +97,9 @@ def read_qrels(path: str | Path, encoding: str | None = None) -> list[QrelLine]:
             continue
         parts = line.split()
         if len(parts) != 4:
-            raise InputError(f"expected 4 fields 'qid Q0 docid grade', got {len(parts)}: {line!r}",
-                             path=str(path), line=no)
+            raise InputError(
+                f"expected 4 fields 'qid Q0 docid grade', got {len(parts)}: {line!r}", path=str(path), line=no
+            )
         qid, _, docid, grade = parts
         out.append(QrelLine(qid, docid, parse_grade(grade, path, no), no))
     return out
@@ -120,8 +128,9 @@ def read_qrels_text(path: str | Path, encoding: str | None = None) -> list[tuple
     out = []
     for no, line in text_lines(path, encoding):
         if "\t" not in line:
-            raise InputError(f"expected 'docid<TAB>passage', found no tab: {line[:80]!r}",
-                             path=str(path), line=no)
+            raise InputError(
+                f"expected 'docid<TAB>passage', found no tab: {line[:80]!r}", path=str(path), line=no
+            )
         docid, text = line.split("\t", 1)
         out.append((no, docid.strip(), text))
     return out
@@ -138,13 +147,17 @@ def read_jsonl_docs(path: str | Path, encoding: str | None = None) -> dict[str, 
             obj = json.loads(line)
             docid, text = str(obj["docid"]), obj["doc"]
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise InputError(f"expected a JSON object with 'docid' and 'doc': {exc}",
-                             path=str(path), line=no) from None
+            raise InputError(
+                f"expected a JSON object with 'docid' and 'doc': {exc}", path=str(path), line=no
+            ) from None
         if not isinstance(text, str):
             raise InputError(f"'doc' of {docid} is not a string", path=str(path), line=no)
         if docid in docs and clean_text(docs[docid][1]) != clean_text(text):
-            raise InputError(f"passage {docid} appears twice with different texts (line "
-                             f"{docs[docid][0]} and here)", path=str(path), line=no)
+            raise InputError(
+                f"passage {docid} appears twice with different texts (line {docs[docid][0]} and here)",
+                path=str(path),
+                line=no,
+            )
         docs.setdefault(docid, (no, text))
     return docs
 
@@ -167,8 +180,9 @@ def clean_text(text: str) -> str:
     return ftfy.fix_text(text).strip()
 
 
-def _check_and_build(dataset: str, qrels: list[QrelLine], qrels_path: str, topics: dict[str, str],
-                     topics_path: str, text_of) -> pd.DataFrame:
+def _check_and_build(
+    dataset: str, qrels: list[QrelLine], qrels_path: str, topics: dict[str, str], topics_path: str, text_of
+) -> pd.DataFrame:
     """Shared checks: known query, passage present, no conflicting duplicate pairs (a pair listed
     twice must agree on grade and passage text)."""
     seen: dict[tuple[str, str], tuple[QrelLine, tuple[str, int], str]] = {}
@@ -182,45 +196,68 @@ def _check_and_build(dataset: str, qrels: list[QrelLine], qrels_path: str, topic
             if first.grade != q.grade:
                 raise InputError(
                     f"pair (qid {q.qid}, docid {q.docid}) is judged twice with different grades "
-                    f"({first.grade} at line {first.line}, {q.grade} here)", path=qrels_path, line=q.line)
+                    f"({first.grade} at line {first.line}, {q.grade} here)",
+                    path=qrels_path,
+                    line=q.line,
+                )
             if first_text != text:
                 raise InputError(
                     f"pair (qid {q.qid}, docid {q.docid}) is listed twice with different passage "
                     f"texts: {first_where[0]}:{first_where[1]} and {where[0]}:{where[1]}",
-                    path=where[0], line=where[1])
+                    path=where[0],
+                    line=where[1],
+                )
             continue  # an exact duplicate line carries no new information
         seen[key] = (q, where, text)
         if q.qid not in topics:
             raise InputError(f"query {q.qid} has no text in {topics_path}", path=qrels_path, line=q.line)
         if not text:
-            raise InputError(f"judged passage {q.docid} (query {q.qid}) has no text", path=where[0],
-                             line=where[1])
+            raise InputError(
+                f"judged passage {q.docid} (query {q.qid}) has no text", path=where[0], line=where[1]
+            )
         rows.append((dataset, q.qid, clean_text(topics[q.qid]), q.docid, text, q.grade))
     return pd.DataFrame(rows, columns=DATASET_COLUMNS)
 
 
-def build_trec_table(dataset: str, qrels_path: str | Path, topics_path: str | Path,
-                     texts_path: str | Path, encoding: str | None = None) -> pd.DataFrame:
+def build_trec_table(
+    dataset: str,
+    qrels_path: str | Path,
+    topics_path: str | Path,
+    texts_path: str | Path,
+    encoding: str | None = None,
+) -> pd.DataFrame:
     """Normalised table from qrels + topics + a judged-text file aligned line by line with the qrels."""
     qrels = read_qrels(qrels_path, encoding)
     topics = read_topics(topics_path, encoding)
     texts = read_qrels_text(texts_path, encoding)
     if len(texts) != len(qrels):
-        raise InputError(f"has {len(texts)} lines but {qrels_path} has {len(qrels)} judged pairs; "
-                         "the judged-text file must have one line per qrels line", path=str(texts_path))
+        raise InputError(
+            f"has {len(texts)} lines but {qrels_path} has {len(qrels)} judged pairs; "
+            "the judged-text file must have one line per qrels line",
+            path=str(texts_path),
+        )
     aligned = {}
     for q, (no, docid, text) in zip(qrels, texts):
         if docid != q.docid:
-            raise InputError(f"docid {docid!r} does not match {q.docid!r} of {qrels_path}:{q.line}",
-                             path=str(texts_path), line=no)
+            raise InputError(
+                f"docid {docid!r} does not match {q.docid!r} of {qrels_path}:{q.line}",
+                path=str(texts_path),
+                line=no,
+            )
         aligned[q.line] = ((str(texts_path), no), text)
-    return _check_and_build(dataset, qrels, str(qrels_path), topics, str(topics_path),
-                            lambda q: aligned[q.line])
+    return _check_and_build(
+        dataset, qrels, str(qrels_path), topics, str(topics_path), lambda q: aligned[q.line]
+    )
 
 
-def build_llmjudge_table(dataset: str, qrels_path: str | Path, topics_path: str | Path,
-                         docs_path: str | Path, docid_map: str | Path | None = None,
-                         encoding: str | None = None) -> pd.DataFrame:
+def build_llmjudge_table(
+    dataset: str,
+    qrels_path: str | Path,
+    topics_path: str | Path,
+    docs_path: str | Path,
+    docid_map: str | Path | None = None,
+    encoding: str | None = None,
+) -> pd.DataFrame:
     """Normalised table for LLMJudge: qrels use short ids (``p123``); passages come from the JSONL.
 
     If the JSONL is keyed by MS MARCO v2 ids, ``docid_map`` (``docid_to_docidx.txt``) translates them.
@@ -234,16 +271,26 @@ def build_llmjudge_table(dataset: str, qrels_path: str | Path, topics_path: str 
 
     def text_of(q: QrelLine):
         if q.docid not in docs:
-            raise InputError(f"judged passage {q.docid} (query {q.qid}) is not in {docs_path}",
-                             path=str(qrels_path), line=q.line)
+            raise InputError(
+                f"judged passage {q.docid} (query {q.qid}) is not in {docs_path}",
+                path=str(qrels_path),
+                line=q.line,
+            )
         no, text = docs[q.docid]
         return (str(docs_path), no), text
 
     return _check_and_build(dataset, qrels, str(qrels_path), topics, str(topics_path), text_of)
 
 
-def select(table: pd.DataFrame, *, queries: list[str] | None = None, max_queries: int | None = None,
-           per_grade: int | None = None, seed: int = 0, name: str | None = None) -> pd.DataFrame:
+def select(
+    table: pd.DataFrame,
+    *,
+    queries: list[str] | None = None,
+    max_queries: int | None = None,
+    per_grade: int | None = None,
+    seed: int = 0,
+    name: str | None = None,
+) -> pd.DataFrame:
     """Subset a table: an explicit query list, the first ``max_queries`` queries (file order), then a
     label-stratified sample of at most ``per_grade`` pairs per grade, drawn with ``seed``."""
     out = table
@@ -251,15 +298,18 @@ def select(table: pd.DataFrame, *, queries: list[str] | None = None, max_queries
         known = set(out["qid"])
         missing = [q for q in queries if str(q) not in known]
         if missing:
-            raise InputError(f"queries not in the dataset: {missing}",
-                             key=f"datasets.{name}.queries" if name else "queries")
+            raise InputError(
+                f"queries not in the dataset: {missing}",
+                key=f"datasets.{name}.queries" if name else "queries",
+            )
         out = out[out["qid"].isin([str(q) for q in queries])]
     if max_queries:
         keep = list(dict.fromkeys(out["qid"]))[:max_queries]
         out = out[out["qid"].isin(keep)]
     if per_grade:
-        parts = [g.sample(n=min(per_grade, len(g)), random_state=seed)
-                 for _, g in out.groupby("grade", sort=True)]
+        parts = [
+            g.sample(n=min(per_grade, len(g)), random_state=seed) for _, g in out.groupby("grade", sort=True)
+        ]
         out = pd.concat(parts) if parts else out.iloc[0:0]
     return out.sort_values(["qid", "docid"], kind="stable").reset_index(drop=True)
 
@@ -283,8 +333,10 @@ def source_urls(name: str, overrides: dict[str, str] | None = None) -> dict[str,
     """The public URLs of dataset ``name`` (keys qrels, topics, texts), with ``overrides`` applied
     (e.g. ``file://`` mirrors)."""
     if name not in SOURCES and not overrides:
-        raise InputError(f"no public source is known for {name!r}; known: {sorted(SOURCES)} "
-                         "(or give `urls`)", key=f"datasets.{name}.source")
+        raise InputError(
+            f"no public source is known for {name!r}; known: {sorted(SOURCES)} (or give `urls`)",
+            key=f"datasets.{name}.source",
+        )
     urls = {k: v for k, v in SOURCES.get(name, {}).items() if k != "format"}
     urls.update(overrides or {})
     missing = [k for k in ("qrels", "topics", "texts") if k not in urls]
@@ -299,8 +351,15 @@ def download_dataset(urls: dict[str, str], dest: dict[str, str | Path]) -> None:
         download(urls[kind], dest[kind])
 
 
-def build_table(name: str, fmt: str, qrels: str | Path, topics: str | Path, texts: str | Path,
-                docid_map: str | Path | None = None, encoding: str | None = None) -> pd.DataFrame:
+def build_table(
+    name: str,
+    fmt: str,
+    qrels: str | Path,
+    topics: str | Path,
+    texts: str | Path,
+    docid_map: str | Path | None = None,
+    encoding: str | None = None,
+) -> pd.DataFrame:
     if fmt == "trec":
         return build_trec_table(name, qrels, topics, texts, encoding)
     if fmt == "llmjudge":
@@ -308,24 +367,33 @@ def build_table(name: str, fmt: str, qrels: str | Path, topics: str | Path, text
     raise InputError(f"unknown format {fmt!r} (trec or llmjudge)", key=f"datasets.{name}.format")
 
 
-def prepare_table(name: str, selection: dict, qrels: str | Path, topics: str | Path,
-                  texts: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+def prepare_table(
+    name: str, selection: dict, qrels: str | Path, topics: str | Path, texts: str | Path
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """What the prepare job does: the normalised table of the raw files and its configured subset
     (``selection``: format, encoding, docid_map, queries, max_queries, per_grade, seed). Returns
     (full table, subset). A dataset without a judged pair is an error naming its key and files."""
     sel = selection
-    full = build_table(name, sel["format"], qrels, topics, texts, sel.get("docid_map"),
-                       sel.get("encoding"))
+    full = build_table(name, sel["format"], qrels, topics, texts, sel.get("docid_map"), sel.get("encoding"))
     files = f"qrels {qrels}, topics {topics}, texts {texts}"
     if full.empty:
-        raise InputError(f"the dataset has no judged pair ({files}): nothing to judge",
-                         key=f"datasets.{name}")
-    subset = select(full, queries=[str(q) for q in sel.get("queries") or []],
-                    max_queries=sel.get("max_queries"), per_grade=sel.get("per_grade"),
-                    seed=int(sel.get("seed") or 0), name=name)
+        raise InputError(
+            f"the dataset has no judged pair ({files}): nothing to judge", key=f"datasets.{name}"
+        )
+    subset = select(
+        full,
+        queries=[str(q) for q in sel.get("queries") or []],
+        max_queries=sel.get("max_queries"),
+        per_grade=sel.get("per_grade"),
+        seed=int(sel.get("seed") or 0),
+        name=name,
+    )
     if subset.empty:
-        raise InputError(f"the selection (queries, max_queries, per_grade) keeps none of the "
-                         f"{len(full)} judged pairs ({files})", key=f"datasets.{name}")
+        raise InputError(
+            f"the selection (queries, max_queries, per_grade) keeps none of the "
+            f"{len(full)} judged pairs ({files})",
+            key=f"datasets.{name}",
+        )
     return full, subset
 
 
@@ -337,11 +405,17 @@ def download_job(urls: str | dict, out: dict[str, str]) -> None:
     download_dataset(as_value(urls), out)
 
 
-def prepare_dataset_job(name: str, qrels: str, topics: str, texts: str, selection: str | dict,
-                        out: str) -> pd.DataFrame:
+def prepare_dataset_job(
+    name: str, qrels: str, topics: str, texts: str, selection: str | dict, out: str
+) -> pd.DataFrame:
     full, table = prepare_table(name, as_value(selection), qrels, topics, texts)
     log.info("%s: %d judged pairs, %d queries", name, len(full), full["qid"].nunique())
-    log.info("%s after selection: %d pairs, %d queries, grades %s", name, len(table),
-             table["qid"].nunique(), table["grade"].value_counts().sort_index().to_dict())
+    log.info(
+        "%s after selection: %d pairs, %d queries, grades %s",
+        name,
+        len(table),
+        table["qid"].nunique(),
+        table["grade"].value_counts().sort_index().to_dict(),
+    )
     write_dataset(table, out)
     return table

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 import urllib.request
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 import yaml
 
@@ -22,8 +22,10 @@ from .errors import InputError
 def read_url(path: str | Path) -> str:
     path = Path(path)
     if not path.exists():
-        raise InputError("no URL file (is the server job running? serve.sh writes it once the "
-                         "server answers)", path=str(path))
+        raise InputError(
+            "no URL file (is the server job running? serve.sh writes it once the server answers)",
+            path=str(path),
+        )
     url = path.read_text(encoding="utf-8").strip()
     if not url.startswith(("http://", "https://")):
         raise InputError(f"not a URL: {url[:80]!r}", path=str(path), line=1)
@@ -52,8 +54,9 @@ def overlay(models: Mapping[str, str], urls: Mapping[str, tuple[str, str]]) -> d
     return out
 
 
-def write_overlay(models: Mapping[str, str], out: str | Path, *, url_file: str | None = None,
-                  url_dir: str | None = None) -> dict:
+def write_overlay(
+    models: Mapping[str, str], out: str | Path, *, url_file: str | None = None, url_dir: str | None = None
+) -> dict:
     if (url_file is None) == (url_dir is None):
         raise InputError("give exactly one of --url-file and --url-dir")
     urls = {}
@@ -62,6 +65,9 @@ def write_overlay(models: Mapping[str, str], out: str | Path, *, url_file: str |
         urls[name] = (read_url(source), source)
     data = overlay(models, urls)
     Path(out).parent.mkdir(parents=True, exist_ok=True)
-    Path(out).write_text("# written by `judgelab endpoints`: merge it after the paper config\n"
-                         + yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    Path(out).write_text(
+        "# written by `judgelab endpoints`: merge it after the paper config\n"
+        + yaml.safe_dump(data, sort_keys=False),
+        encoding="utf-8",
+    )
     return data

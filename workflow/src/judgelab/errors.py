@@ -10,8 +10,9 @@ class InputError(ValueError):
     (``config key 'models.x.backend': ...``) so a user can go straight to it.
     """
 
-    def __init__(self, message: str, *, path: str | None = None, line: int | None = None,
-                 key: str | None = None):
+    def __init__(
+        self, message: str, *, path: str | None = None, line: int | None = None, key: str | None = None
+    ):
         where = ""
         if path is not None:
             where = f"{path}:{line}: " if line is not None else f"{path}: "

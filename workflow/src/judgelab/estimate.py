@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -36,9 +37,9 @@ from .backends.base import Backend, Request, cache_request, make_backend
 from .cache import RequestCache, request_key
 from .errors import InputError
 from .personas import persona_instruction_request, persona_keywords_request
+from .pricing import Prices
 from .project import Project
 from .studies import LLMJob
-from .pricing import Prices
 from .tables import read_dataset
 
 #: Judged pairs of the full public datasets (TREC DL passage qrels; LLMJudge test qrels) and the
@@ -51,11 +52,14 @@ KNOWN_DATASETS: dict[str, tuple[int, float, float]] = {
     "llmjudge": (4423, 37.2, 295.7),
 }
 
-TOKEN_NOTE = ("input tokens ~ characters/4 + 4 per message + 3 per request (no provider "
-              "tokenizer here); output tokens are the max_tokens bound")
+TOKEN_NOTE = (
+    "input tokens ~ characters/4 + 4 per message + 3 per request (no provider "
+    "tokenizer here); output tokens are the max_tokens bound"
+)
 
 
 # -- datasets -----------------------------------------------------------------------------------
+
 
 @dataclass
 class PairSource:
@@ -67,8 +71,9 @@ class PairSource:
     exact: bool  # real texts (False: known size, typical lengths; no cache look-up)
 
 
-def dataset_pairs(project: Project, name: str, *, directory: Path,
-                  table: str | Path | None = None) -> PairSource:
+def dataset_pairs(
+    project: Project, name: str, *, directory: Path, table: str | Path | None = None
+) -> PairSource:
     """The pairs of dataset ``name`` as the prepare job would write them."""
     d = project.dataset(name)
     if table is not None:
@@ -76,27 +81,37 @@ def dataset_pairs(project: Project, name: str, *, directory: Path,
     prepared = directory / project.table(name)
     if prepared.exists():
         return PairSource(name, read_dataset(prepared), f"prepared table {prepared}", True)
-    raw = {k: Path(p) if Path(p).is_absolute() else directory / p
-           for k, p in project.raw_files(name).items()}
+    raw = {k: Path(p) if Path(p).is_absolute() else directory / p for k, p in project.raw_files(name).items()}
     if all(p.exists() for p in raw.values()):
-        _, pairs = ds.prepare_table(name, project.selection(name), raw["qrels"], raw["topics"],
-                                    raw["texts"])
+        _, pairs = ds.prepare_table(name, project.selection(name), raw["qrels"], raw["topics"], raw["texts"])
         return PairSource(name, pairs, f"raw files ({d['source']}), prepared in memory", True)
     if name not in KNOWN_DATASETS:
-        raise InputError(f"dataset {name!r} is neither prepared ({prepared}) nor are its raw files "
-                         "here; prepare it first or pass --table", key=f"datasets.{name}")
+        raise InputError(
+            f"dataset {name!r} is neither prepared ({prepared}) nor are its raw files "
+            "here; prepare it first or pass --table",
+            key=f"datasets.{name}",
+        )
     n, q_chars, p_chars = KNOWN_DATASETS[name]
     subset = any(d.get(k) for k in ("queries", "max_queries", "per_grade"))
-    pairs = pd.DataFrame({"dataset": name, "qid": [f"q{i}" for i in range(n)],
-                          "query": "x" * round(q_chars), "docid": [f"d{i}" for i in range(n)],
-                          "passage": "x" * round(p_chars), "grade": 0})
-    how = (f"not downloaded yet: known size {n:,} pairs, typical lengths (query {q_chars:g}, "
-           f"passage {p_chars:g} chars)" + ("; its subset keys are not applied (upper bound)"
-                                             if subset else ""))
+    pairs = pd.DataFrame(
+        {
+            "dataset": name,
+            "qid": [f"q{i}" for i in range(n)],
+            "query": "x" * round(q_chars),
+            "docid": [f"d{i}" for i in range(n)],
+            "passage": "x" * round(p_chars),
+            "grade": 0,
+        }
+    )
+    how = (
+        f"not downloaded yet: known size {n:,} pairs, typical lengths (query {q_chars:g}, "
+        f"passage {p_chars:g} chars)" + ("; its subset keys are not applied (upper bound)" if subset else "")
+    )
     return PairSource(name, pairs, how, False)
 
 
 # -- counting -----------------------------------------------------------------------------------
+
 
 def approx_tokens(request: Request) -> int:
     """Input tokens of a chat request, ~ characters / 4 (+ 4 per message, + 3 per request)."""
@@ -108,7 +123,7 @@ class Tally:
     jobs: int = 0
     calls: int = 0
     cached: int = 0
-    input_tokens: int = 0      # of the calls still to send
+    input_tokens: int = 0  # of the calls still to send
     output_tokens_max: int = 0  # of the calls still to send
 
     def add(self, request: Request, cached: bool) -> None:
@@ -124,8 +139,15 @@ class EstimateContext:
     """What a study's :meth:`~judgelab.studies.StudyPlan.requests` needs: dataset pairs, persona
     texts and cache look-ups (the cache file is only read)."""
 
-    def __init__(self, project: Project, directory: Path, tables: Mapping[str, str | Path],
-                 cache: RequestCache | None, backends: Mapping[str, Backend], notes: list[str]):
+    def __init__(
+        self,
+        project: Project,
+        directory: Path,
+        tables: Mapping[str, str | Path],
+        cache: RequestCache | None,
+        backends: Mapping[str, Backend],
+        notes: list[str],
+    ):
         self.project, self.directory, self.tables = project, directory, tables
         self.cache, self.backends, self.notes = cache, backends, notes
         self._pairs: dict[str, PairSource] = {}
@@ -135,8 +157,9 @@ class EstimateContext:
 
     def pairs(self, dataset: str) -> PairSource:
         if dataset not in self._pairs:
-            src = dataset_pairs(self.project, dataset, directory=self.directory,
-                                table=self.tables.get(dataset))
+            src = dataset_pairs(
+                self.project, dataset, directory=self.directory, table=self.tables.get(dataset)
+            )
             self._pairs[dataset] = src
             self.notes.append(f"{src.name}: {len(src.pairs):,} pairs from {src.how}")
         return self._pairs[dataset]
@@ -169,19 +192,26 @@ def _generation_requests(project: Project, job: LLMJob, ctx: EstimateContext):
     """The two requests of one persona generation (step 2 built on the cached step-1 answer)."""
     gen = project.generation
     ptype = project.personas[job.wc["persona"]].personality_type
-    step1 = persona_keywords_request(ptype, project.load_template(gen["keywords_template"]),
-                                     max_tokens=int(gen["max_tokens"]))
+    step1 = persona_keywords_request(
+        ptype, project.load_template(gen["keywords_template"]), max_tokens=int(gen["max_tokens"])
+    )
     hit = ctx.cached(job.model, step1)
     yield "personas", step1, hit is not None
     keywords = hit["text"].strip() if hit else "k" * (4 * int(gen["max_tokens"]))
-    step2 = persona_instruction_request(ptype, keywords, project.load_template(gen["instruction_template"]),
-                                        max_tokens=int(gen["max_tokens"]))
+    step2 = persona_instruction_request(
+        ptype, keywords, project.load_template(gen["instruction_template"]), max_tokens=int(gen["max_tokens"])
+    )
     yield "personas", step2, hit is not None and ctx.cached(job.model, step2) is not None
 
 
-def estimate(project: Project, *, cache_path: str | Path | None = None, directory: str | Path = ".",
-             tables: Mapping[str, str | Path] | None = None,
-             models: Sequence[str] | None = None) -> tuple[pd.DataFrame, list[str]]:
+def estimate(
+    project: Project,
+    *,
+    cache_path: str | Path | None = None,
+    directory: str | Path = ".",
+    tables: Mapping[str, str | Path] | None = None,
+    models: Sequence[str] | None = None,
+) -> tuple[pd.DataFrame, list[str]]:
     """One row per dataset x model x stage of the LLM jobs the workflow schedules
     (:meth:`judgelab.project.Project.llm_jobs`): jobs, calls, cached, to_send, input_tokens,
     output_tokens_max, cost_usd. Each study builds its jobs' requests (``Plan.requests``) with the
@@ -193,8 +223,11 @@ def estimate(project: Project, *, cache_path: str | Path | None = None, director
     chosen = list(models) if models else used
     missing = [m for m in chosen if m not in project.config["models"]]
     if missing:
-        raise InputError(f"--model names models not in the config: {missing}; "
-                         f"configured: {list(project.config['models'])}", key="models")
+        raise InputError(
+            f"--model names models not in the config: {missing}; "
+            f"configured: {list(project.config['models'])}",
+            key="models",
+        )
     tables = dict(tables or {})
     own = [d for s in project.studies for d in project.plan(s).own_datasets]
     unknown = sorted(set(tables) - set(project.datasets) - set(own))
@@ -230,36 +263,59 @@ def estimate(project: Project, *, cache_path: str | Path | None = None, director
             b.close()
         if cache is not None:
             cache.close()
-    rows = [_row(d, m, stage, t, project.config["models"][m], ctx.exact(d))
-            for (d, m, stage), t in tallies.items()]
+    rows = [
+        _row(d, m, stage, t, project.config["models"][m], ctx.exact(d))
+        for (d, m, stage), t in tallies.items()
+    ]
     table = pd.DataFrame(rows, columns=ROW_COLUMNS)
     for env in api_key_envvars({"models": {m: project.config["models"][m] for m in chosen}}):
         notes.append(f"API key variable {env}: {'set' if os.environ.get(env) else 'NOT SET'}")
     return table, list(dict.fromkeys(notes))
 
 
-ROW_COLUMNS = ["dataset", "model", "stage", "jobs", "calls", "cached", "to_send", "input_tokens",
-               "output_tokens_max", "cost_usd", "batch", "exact"]
+ROW_COLUMNS = [
+    "dataset",
+    "model",
+    "stage",
+    "jobs",
+    "calls",
+    "cached",
+    "to_send",
+    "input_tokens",
+    "output_tokens_max",
+    "cost_usd",
+    "batch",
+    "exact",
+]
 
 
 def _row(dataset: str, model: str, stage: str, t: Tally, spec: Mapping[str, Any], exact: bool) -> dict:
     prices = Prices.from_spec(spec, model)
     batch = bool(spec.get("batch", False))
     cost = prices.cost(t.input_tokens, t.output_tokens_max, batch=batch) if prices else None
-    return {"dataset": dataset, "model": model, "stage": stage, "jobs": t.jobs, "calls": t.calls,
-            "cached": t.cached,
-            "to_send": t.calls - t.cached, "input_tokens": t.input_tokens,
-            "output_tokens_max": t.output_tokens_max,
-            "cost_usd": cost if prices else (0.0 if spec.get("backend") == "local" else None),
-            "batch": batch, "exact": exact}
+    return {
+        "dataset": dataset,
+        "model": model,
+        "stage": stage,
+        "jobs": t.jobs,
+        "calls": t.calls,
+        "cached": t.cached,
+        "to_send": t.calls - t.cached,
+        "input_tokens": t.input_tokens,
+        "output_tokens_max": t.output_tokens_max,
+        "cost_usd": cost if prices else (0.0 if spec.get("backend") == "local" else None),
+        "batch": batch,
+        "exact": exact,
+    }
 
 
 def format_report(table: pd.DataFrame, notes: Iterable[str]) -> str:
     """The estimate as text: per-row table, totals per model, notes."""
     lines = ["judgelab estimate (nothing is sent)", ""]
     shown = table.copy()
-    shown["cost_usd"] = shown["cost_usd"].map(lambda c: "no prices" if c is None or pd.isna(c)
-                                              else f"{c:,.2f}")
+    shown["cost_usd"] = shown["cost_usd"].map(
+        lambda c: "no prices" if c is None or pd.isna(c) else f"{c:,.2f}"
+    )
     for col in ("jobs", "calls", "cached", "to_send", "input_tokens", "output_tokens_max"):
         shown[col] = shown[col].map(lambda v: f"{v:,}")
     lines.append(shown.to_string(index=False))
@@ -267,15 +323,21 @@ def format_report(table: pd.DataFrame, notes: Iterable[str]) -> str:
     if table.empty:
         lines.append("(no LLM job in this configuration)")
     totals = table.groupby("model", sort=False).agg(
-        calls=("calls", "sum"), cached=("cached", "sum"), to_send=("to_send", "sum"),
-        input_tokens=("input_tokens", "sum"), output_tokens_max=("output_tokens_max", "sum"),
-        cost_usd=("cost_usd", lambda c: None if c.isna().any() else c.sum()))
+        calls=("calls", "sum"),
+        cached=("cached", "sum"),
+        to_send=("to_send", "sum"),
+        input_tokens=("input_tokens", "sum"),
+        output_tokens_max=("output_tokens_max", "sum"),
+        cost_usd=("cost_usd", lambda c: None if c.isna().any() else c.sum()),
+    )
     lines.append("totals per model:")
     for model, r in totals.iterrows():
         cost = "no prices" if r.cost_usd is None or pd.isna(r.cost_usd) else f"${r.cost_usd:,.2f}"
-        lines.append(f"  {model}: {int(r.calls):,} calls, {int(r.cached):,} cached (free), "
-                     f"{int(r.to_send):,} to send, ~{int(r.input_tokens):,} input tokens, "
-                     f"<= {int(r.output_tokens_max):,} output tokens, cost <= {cost}")
+        lines.append(
+            f"  {model}: {int(r.calls):,} calls, {int(r.cached):,} cached (free), "
+            f"{int(r.to_send):,} to send, ~{int(r.input_tokens):,} input tokens, "
+            f"<= {int(r.output_tokens_max):,} output tokens, cost <= {cost}"
+        )
     lines.append("")
     lines.append("notes:")
     lines.extend(f"  - {n}" for n in notes)

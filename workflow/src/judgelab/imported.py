@@ -33,9 +33,9 @@ from __future__ import annotations
 import math
 import re
 import string
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import pandas as pd
 
@@ -84,23 +84,29 @@ def resolve_imported(cfg: dict) -> dict[str, ImportedJudge]:
             raise InputError("the name becomes a path component: no '/' or white space", key=key)
         path = e.get("path")
         if not isinstance(path, str) or not path:
-            raise InputError("needs a `path` (a file, or a pattern with {dataset}, {template}, {persona})",
-                             key=f"{key}.path")
+            raise InputError(
+                "needs a `path` (a file, or a pattern with {dataset}, {template}, {persona})",
+                key=f"{key}.path",
+            )
         try:
             fields = {f for _, f, _, _ in string.Formatter().parse(path) if f is not None}
         except ValueError as exc:
             raise InputError(f"bad pattern {path!r}: {exc}", key=f"{key}.path") from None
         unknown = fields - {"dataset", "template", "persona"}
         if unknown:
-            raise InputError(f"unknown placeholders {sorted(unknown)} (use {{dataset}}, {{template}}, "
-                             "{persona})", key=f"{key}.path")
+            raise InputError(
+                f"unknown placeholders {sorted(unknown)} (use {{dataset}}, {{template}}, {{persona}})",
+                key=f"{key}.path",
+            )
         ds = [str(d) for d in e.get("datasets") or []]
         if not ds:
             raise InputError("needs at least one dataset", key=f"{key}.datasets")
         for i, d in enumerate(ds):
             if d not in datasets:
-                raise InputError(f"dataset {d!r} is not a key of `datasets` (known: {sorted(datasets)})",
-                                 key=f"{key}.datasets[{i}]")
+                raise InputError(
+                    f"dataset {d!r} is not a key of `datasets` (known: {sorted(datasets)})",
+                    key=f"{key}.datasets[{i}]",
+                )
         templates = [str(t) for t in e.get("templates") or [DEFAULT_TEMPLATE]]
         personas = [str(p) for p in e.get("personas") or DEFAULT_PERSONAS]
         for what, values in (("dataset", ds), ("template", templates), ("persona", personas)):
@@ -110,22 +116,30 @@ def resolve_imported(cfg: dict) -> dict[str, ImportedJudge]:
             if len(set(values)) != len(values):
                 raise InputError(f"duplicate {what} names", key=f"{key}.{what}s")
             if len(values) > 1 and what not in fields:
-                raise InputError(f"{len(values)} {what}s but no {{{what}}} placeholder in the path",
-                                 key=f"{key}.path")
+                raise InputError(
+                    f"{len(values)} {what}s but no {{{what}}} placeholder in the path", key=f"{key}.path"
+                )
         scale, conf_scale = e.get("scale"), e.get("confidence_scale")
         if scale is not None and scale not in SCALE_VALUES:
             raise InputError(f"expected one of {sorted(SCALE_VALUES)}, got {scale!r}", key=f"{key}.scale")
         if conf_scale is not None and conf_scale not in CONFIDENCE_SCALES:
-            raise InputError(f"expected one of {sorted(CONFIDENCE_SCALES)}, got {conf_scale!r}",
-                             key=f"{key}.confidence_scale")
-        out[str(name)] = ImportedJudge(str(name), path, tuple(ds), tuple(templates), tuple(personas),
-                                       scale, conf_scale)
+            raise InputError(
+                f"expected one of {sorted(CONFIDENCE_SCALES)}, got {conf_scale!r}",
+                key=f"{key}.confidence_scale",
+            )
+        out[str(name)] = ImportedJudge(
+            str(name), path, tuple(ds), tuple(templates), tuple(personas), scale, conf_scale
+        )
     return out
 
 
-def judge_groups(datasets: Sequence[str], models: Sequence[str], templates: Sequence[str],
-                 personas: Sequence[str], imported: Mapping[str, ImportedJudge]
-                 ) -> dict[tuple[str, str, str], list[str]]:
+def judge_groups(
+    datasets: Sequence[str],
+    models: Sequence[str],
+    templates: Sequence[str],
+    personas: Sequence[str],
+    imported: Mapping[str, ImportedJudge],
+) -> dict[tuple[str, str, str], list[str]]:
     """Every dataset x model x template of a run (live models, then imported judges) with its
     persona conditions in order: the unit of the significance, figure and classifier stages.
     Binary imported judges are not among them (their 0/1 labels are not grades)."""
@@ -143,8 +157,9 @@ def judge_groups(datasets: Sequence[str], models: Sequence[str], templates: Sequ
     return groups
 
 
-def read_judge_file(path: str | Path, pairs: pd.DataFrame, *, scale: str | None = None,
-                    confidence_scale: str | None = None) -> pd.DataFrame:
+def read_judge_file(
+    path: str | Path, pairs: pd.DataFrame, *, scale: str | None = None, confidence_scale: str | None = None
+) -> pd.DataFrame:
     """Read a qrels-format judge file against the dataset table ``pairs`` (qid, docid).
 
     ``scale`` / ``confidence_scale``: as declared for the judge (None: not declared; see the
@@ -161,35 +176,51 @@ def read_judge_file(path: str | Path, pairs: pd.DataFrame, *, scale: str | None 
             continue
         parts = line.split()
         if len(parts) not in (4, 5):
-            raise InputError(f"expected 'qid Q0 docid label [confidence]', got {len(parts)} fields: "
-                             f"{line[:120]!r}", path=str(path), line=no)
+            raise InputError(
+                f"expected 'qid Q0 docid label [confidence]', got {len(parts)} fields: {line[:120]!r}",
+                path=str(path),
+                line=no,
+            )
         qid, _, docid, label = parts[:4]
         lab = parse_grade(label, path, no, what="label")
         if lab not in labels_ok:
-            raise InputError(f"label {lab} is outside 0-1 (the judge declares scale: binary)",
-                             path=str(path), line=no)
+            raise InputError(
+                f"label {lab} is outside 0-1 (the judge declares scale: binary)", path=str(path), line=no
+            )
         conf = None
         if len(parts) == 5:
             try:
                 conf = float(parts[4])
             except ValueError:
-                raise InputError(f"confidence {parts[4]!r} is not a number", path=str(path),
-                                 line=no) from None
+                raise InputError(
+                    f"confidence {parts[4]!r} is not a number", path=str(path), line=no
+                ) from None
             if not (math.isfinite(conf) and 0 <= conf <= conf_max):
-                why = (" (the judge declares confidence_scale: probability)"
-                       if confidence_scale == "probability" else "")
-                raise InputError(f"confidence {parts[4]} is outside 0-{conf_max:g}{why}",
-                                 path=str(path), line=no)
+                why = (
+                    " (the judge declares confidence_scale: probability)"
+                    if confidence_scale == "probability"
+                    else ""
+                )
+                raise InputError(
+                    f"confidence {parts[4]} is outside 0-{conf_max:g}{why}", path=str(path), line=no
+                )
         if qid not in known_q:
             raise InputError(f"unknown query id {qid!r}: not in the dataset", path=str(path), line=no)
         if (qid, docid) not in known:
-            raise InputError(f"unknown passage id {docid!r} for query {qid}: not a judged pair of the "
-                             "dataset", path=str(path), line=no)
+            raise InputError(
+                f"unknown passage id {docid!r} for query {qid}: not a judged pair of the dataset",
+                path=str(path),
+                line=no,
+            )
         if (qid, docid) in seen:
             first_no, first_lab, first_conf = seen[(qid, docid)]
             if (first_lab, first_conf) != (lab, conf):
-                raise InputError(f"pair (qid {qid}, docid {docid}) is labelled twice differently "
-                                 f"(line {first_no} and here)", path=str(path), line=no)
+                raise InputError(
+                    f"pair (qid {qid}, docid {docid}) is labelled twice differently "
+                    f"(line {first_no} and here)",
+                    path=str(path),
+                    line=no,
+                )
             continue
         seen[(qid, docid)] = (no, lab, conf)
         rows.append((qid, docid, lab, conf, no))
@@ -200,18 +231,25 @@ def read_judge_file(path: str | Path, pairs: pd.DataFrame, *, scale: str | None 
     return df
 
 
-def _refuse_ambiguous(df: pd.DataFrame, path: str | Path, scale: str | None,
-                      confidence_scale: str | None) -> None:
+def _refuse_ambiguous(
+    df: pd.DataFrame, path: str | Path, scale: str | None, confidence_scale: str | None
+) -> None:
     """Undeclared scales the file would be misread with fail, naming the key to declare."""
     if scale is None and len(df) and df["label"].isin([0, 1]).all():
-        raise InputError("every label is 0 or 1: declare the judge's scale, `scale: binary` "
-                         "(0 non-relevant / 1 relevant) or `scale: graded` (grades 0-3), in "
-                         "imported_judges.<name>.scale", path=str(path))
+        raise InputError(
+            "every label is 0 or 1: declare the judge's scale, `scale: binary` "
+            "(0 non-relevant / 1 relevant) or `scale: graded` (grades 0-3), in "
+            "imported_judges.<name>.scale",
+            path=str(path),
+        )
     conf = df["confidence"].dropna().astype(float)
     if confidence_scale is None and len(conf) and (conf <= 1).all() and (conf % 1 != 0).any():
-        raise InputError("every confidence lies within 0-1, with fractions: declare "
-                         "`confidence_scale: probability` (0-1) or `confidence_scale: percent` "
-                         "(0-100) in imported_judges.<name>.confidence_scale", path=str(path))
+        raise InputError(
+            "every confidence lies within 0-1, with fractions: declare "
+            "`confidence_scale: probability` (0-1) or `confidence_scale: percent` "
+            "(0-100) in imported_judges.<name>.confidence_scale",
+            path=str(path),
+        )
 
 
 def confidence_as_probability(conf: pd.Series, confidence_scale: str | None) -> pd.Series:
@@ -219,29 +257,50 @@ def confidence_as_probability(conf: pd.Series, confidence_scale: str | None) -> 
     return conf / CONFIDENCE_SCALES[confidence_scale or "percent"]
 
 
-def import_judgments(pairs: pd.DataFrame, path: str | Path, *, scale: str | None = None,
-                     confidence_scale: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def import_judgments(
+    pairs: pd.DataFrame, path: str | Path, *, scale: str | None = None, confidence_scale: str | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The judgment and confidence tables (judgelab's columns: graded labels, confidence 0-100)
     of an imported judge file. A binary judge has no grades for them and is refused."""
     if scale == "binary":
-        raise InputError("a binary judge (0/1 labels) is not scored on grades 0-3: it goes to the "
-                         "overrating study only", path=str(path))
+        raise InputError(
+            "a binary judge (0/1 labels) is not scored on grades 0-3: it goes to the overrating study only",
+            path=str(path),
+        )
     read = read_judge_file(path, pairs, scale=scale, confidence_scale=confidence_scale)
     if confidence_scale == "probability":
         read["confidence"] = read["confidence"] * 100.0  # the confidence tables hold percent
-    merged = pairs[["dataset", "qid", "docid"]].merge(read, on=["qid", "docid"], how="left",
-                                                      validate="one_to_one")
+    merged = pairs[["dataset", "qid", "docid"]].merge(
+        read, on=["qid", "docid"], how="left", validate="one_to_one"
+    )
     has = merged["label"].notna()
-    j = pd.DataFrame({"dataset": merged["dataset"], "qid": merged["qid"], "docid": merged["docid"],
-                      "label": merged["label"], "parsed": has,
-                      "answer": merged["label"].astype("string")}, columns=JUDGMENT_COLUMNS)
+    j = pd.DataFrame(
+        {
+            "dataset": merged["dataset"],
+            "qid": merged["qid"],
+            "docid": merged["docid"],
+            "label": merged["label"],
+            "parsed": has,
+            "answer": merged["label"].astype("string"),
+        },
+        columns=JUDGMENT_COLUMNS,
+    )
     for col in ("p0", "p1", "p2", "p3", "label_mass", "expected_grade", "latency_s"):
         j[col] = pd.array([pd.NA] * len(j), dtype="Float64")
     j["label"] = j["label"].astype("Int64")
-    c = pd.DataFrame({"dataset": merged["dataset"], "qid": merged["qid"], "docid": merged["docid"],
-                      "label": merged["label"], "asked": has, "confidence": merged["confidence"],
-                      "parsed": merged["confidence"].notna(),
-                      "answer": merged["confidence"].astype("string")}, columns=CONFIDENCE_COLUMNS)
+    c = pd.DataFrame(
+        {
+            "dataset": merged["dataset"],
+            "qid": merged["qid"],
+            "docid": merged["docid"],
+            "label": merged["label"],
+            "asked": has,
+            "confidence": merged["confidence"],
+            "parsed": merged["confidence"].notna(),
+            "answer": merged["confidence"].astype("string"),
+        },
+        columns=CONFIDENCE_COLUMNS,
+    )
     c["label"] = c["label"].astype("Int64")
     c["confidence"] = c["confidence"].astype("Float64")
     return j, c

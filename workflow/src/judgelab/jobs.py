@@ -23,8 +23,8 @@ import json
 import logging
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from .backends.base import CachedClient, make_backend
 from .cache import RequestCache
@@ -81,8 +81,14 @@ class LLMSession:
     """A backend and its cached client for one job; logs the usage line when it closes.
     ``name``: the model's key in ``models`` (errors name ``models.<name>.…`` with it)."""
 
-    def __init__(self, model: str | dict, cache: str | Path | None, threads: int | None = None,
-                 desc: str = "job", name: str | None = None):
+    def __init__(
+        self,
+        model: str | dict,
+        cache: str | Path | None,
+        threads: int | None = None,
+        desc: str = "job",
+        name: str | None = None,
+    ):
         self.spec = model_spec(model)
         if threads:  # the threads Snakemake granted: a cap on the model's own `threads` (default 1)
             self.spec["threads"] = min(int(threads), int(self.spec.get("threads") or 1))
@@ -113,6 +119,13 @@ class LLMSession:
         if prices is not None:
             usd = prices.cost(c.prompt_tokens, c.completion_tokens, batch=bool(self.spec.get("batch", False)))
             cost = f", cost ${usd:.4f}"
-        log.info("%s: %d new calls, %d cache hits, tokens sent %d prompt + %d completion%s, %.1f s",
-                 self.desc, c.calls, c.hits, c.prompt_tokens, c.completion_tokens, cost,
-                 time.perf_counter() - self.t0)
+        log.info(
+            "%s: %d new calls, %d cache hits, tokens sent %d prompt + %d completion%s, %.1f s",
+            self.desc,
+            c.calls,
+            c.hits,
+            c.prompt_tokens,
+            c.completion_tokens,
+            cost,
+            time.perf_counter() - self.t0,
+        )

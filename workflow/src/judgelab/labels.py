@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -63,8 +63,9 @@ def parse_label(text: str, labels: Iterable[str] = GRADE_LABELS) -> int | str | 
     return int(label) if all(_is_int(x) for x in labels) else label
 
 
-def locate_label(text: str, labels: Iterable[str] = GRADE_LABELS, *, answer_keys: bool = False
-                 ) -> tuple[str | None, int | None]:
+def locate_label(
+    text: str, labels: Iterable[str] = GRADE_LABELS, *, answer_keys: bool = False
+) -> tuple[str | None, int | None]:
     """:func:`parse_label`'s label (as the label string) and the character offset in ``text``
     where the parser took it from, or ``(None, None)``. The offset tells which answer token
     carries the label (its label-token distribution is read there). ``answer_keys``: integer

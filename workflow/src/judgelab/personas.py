@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import pandas as pd
 import yaml
@@ -40,14 +40,17 @@ def load_persona_file(ref: str = "peras_table1", resources: str | Path | None = 
     if not path.exists():
         path = resources_dir(resources) / "personas" / f"{ref}.yaml"
     if not path.exists():
-        raise InputError(f"no persona file {ref!r}: neither a file (relative to the working directory) "
-                         f"nor {path}", key="personas.file")
+        raise InputError(
+            f"no persona file {ref!r}: neither a file (relative to the working directory) nor {path}",
+            key="personas.file",
+        )
     try:
         data = yaml.safe_load(read_text(path))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        raise InputError(f"invalid YAML: {exc}", path=str(path),
-                         line=(mark.line + 1) if mark else None) from None
+        raise InputError(
+            f"invalid YAML: {exc}", path=str(path), line=(mark.line + 1) if mark else None
+        ) from None
     entries = (data or {}).get("personas")
     if not isinstance(entries, dict):
         raise InputError("expected a top-level 'personas' mapping", path=str(path))
@@ -55,8 +58,9 @@ def load_persona_file(ref: str = "peras_table1", resources: str | Path | None = 
     for pid, entry in entries.items():
         if not isinstance(entry, dict) or not isinstance(entry.get("instruction"), str):
             raise InputError(f"persona {pid!r} needs an 'instruction' string", path=str(path))
-        out[str(pid)] = Persona(str(pid), str(entry.get("personality_type") or pid),
-                                entry["instruction"], "paper")
+        out[str(pid)] = Persona(
+            str(pid), str(entry.get("personality_type") or pid), entry["instruction"], "paper"
+        )
     return out
 
 
@@ -69,20 +73,25 @@ def resolve_personas(cfg: dict, resources: str | Path | None = None) -> dict[str
     custom = pcfg.get("custom") or {}
     for i, p in enumerate(include):
         if p not in base and p not in custom:
-            raise InputError(f"unknown persona {p!r}: not in the persona file {pcfg.get('file', 'peras_table1')!r} "
-                             f"(known: {sorted(base)}) nor in personas.custom ({sorted(custom)})",
-                             key=f"personas.include[{i}]")
+            raise InputError(
+                f"unknown persona {p!r}: not in the persona file {pcfg.get('file', 'peras_table1')!r} "
+                f"(known: {sorted(base)}) nor in personas.custom ({sorted(custom)})",
+                key=f"personas.include[{i}]",
+            )
     out = {p: base[p] for p in include if p in base}
     for pid, entry in (pcfg.get("custom") or {}).items():
         if pid in base:
-            raise InputError(f"custom persona {pid!r} shadows a persona of the persona file; "
-                             "pick another id", key=f"personas.custom.{pid}")
+            raise InputError(
+                f"custom persona {pid!r} shadows a persona of the persona file; pick another id",
+                key=f"personas.custom.{pid}",
+            )
         if isinstance(entry, str):
             entry = {"instruction": entry}
         if not isinstance(entry, dict) or not isinstance(entry.get("instruction"), str):
             raise InputError("needs an 'instruction' string", key=f"personas.custom.{pid}")
-        out[str(pid)] = Persona(str(pid), str(entry.get("personality_type") or pid), entry["instruction"],
-                                "custom")
+        out[str(pid)] = Persona(
+            str(pid), str(entry.get("personality_type") or pid), entry["instruction"], "custom"
+        )
     return out
 
 
@@ -100,46 +109,75 @@ def read_persona(text: str, generated_file: str | Path | None = None) -> str:
 # -- the two-step generation (seed 000 section 4.1) and the persona table -----------------------
 
 
-def persona_keywords_request(personality_type: str, keywords_template: str, *,
-                             max_tokens: int) -> Request:
+def persona_keywords_request(personality_type: str, keywords_template: str, *, max_tokens: int) -> Request:
     """Step 1 of the persona generation (seed 000 section 4.1): keywords for a personality type."""
     return Request.from_messages(
-        [{"role": "user", "content": fill(keywords_template, personality_type=personality_type)}],
-        max_tokens)
+        [{"role": "user", "content": fill(keywords_template, personality_type=personality_type)}], max_tokens
+    )
 
 
-def persona_instruction_request(personality_type: str, keywords: str, instruction_template: str, *,
-                                max_tokens: int) -> Request:
+def persona_instruction_request(
+    personality_type: str, keywords: str, instruction_template: str, *, max_tokens: int
+) -> Request:
     """Step 2 of the persona generation: an instruction built on the step-1 keywords."""
     return Request.from_messages(
-        [{"role": "user", "content": fill(instruction_template, personality_keywords=keywords,
-                                          personality_type=personality_type)}], max_tokens)
+        [
+            {
+                "role": "user",
+                "content": fill(
+                    instruction_template, personality_keywords=keywords, personality_type=personality_type
+                ),
+            }
+        ],
+        max_tokens,
+    )
 
 
-def generate_persona(client: CachedClient, personality_type: str, keywords_template: str,
-                     instruction_template: str, *, max_tokens: int) -> dict:
+def generate_persona(
+    client: CachedClient,
+    personality_type: str,
+    keywords_template: str,
+    instruction_template: str,
+    *,
+    max_tokens: int,
+) -> dict:
     """Seed 000 section 4.1: step 1 asks for keywords, step 2 for an instruction built on them."""
     step1 = persona_keywords_request(personality_type, keywords_template, max_tokens=max_tokens)
-    (kw, _), = client.run([step1], desc=f"keywords {personality_type}", progress=False)
+    ((kw, _),) = client.run([step1], desc=f"keywords {personality_type}", progress=False)
     keywords = kw.text.strip()
-    step2 = persona_instruction_request(personality_type, keywords, instruction_template,
-                                        max_tokens=max_tokens)
-    (ins, _), = client.run([step2], desc=f"instruction {personality_type}", progress=False)
-    return {"personality_type": personality_type, "keywords": keywords,
-            "instruction": ins.text.strip()}
+    step2 = persona_instruction_request(
+        personality_type, keywords, instruction_template, max_tokens=max_tokens
+    )
+    ((ins, _),) = client.run([step2], desc=f"instruction {personality_type}", progress=False)
+    return {"personality_type": personality_type, "keywords": keywords, "instruction": ins.text.strip()}
 
-def generate_persona_job(out: str, *, personality_type: str, keywords_template: str,
-                         instruction_template: str, model: str | dict, max_tokens: int, cache: str,
-                         threads: int | None = None, model_name: str | None = None) -> dict:
+
+def generate_persona_job(
+    out: str,
+    *,
+    personality_type: str,
+    keywords_template: str,
+    instruction_template: str,
+    model: str | dict,
+    max_tokens: int,
+    cache: str,
+    threads: int | None = None,
+    model_name: str | None = None,
+) -> dict:
     session = LLMSession(model, cache, threads, desc=f"persona {personality_type}", name=model_name)
     with session as client:
-        result = generate_persona(client, personality_type, keywords_template, instruction_template,
-                                  max_tokens=int(max_tokens))
+        result = generate_persona(
+            client, personality_type, keywords_template, instruction_template, max_tokens=int(max_tokens)
+        )
     result["generator"] = session.backend.identity()
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     Path(out).write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    log.info("%s: keywords %r; instruction of %d characters", personality_type, result["keywords"][:80],
-             len(result["instruction"]))
+    log.info(
+        "%s: keywords %r; instruction of %d characters",
+        personality_type,
+        result["keywords"][:80],
+        len(result["instruction"]),
+    )
     return result
 
 
@@ -156,14 +194,21 @@ def persona_table_job(personas: str | list, generated: Sequence[str], out: str) 
         gen = by_id.get(p["id"])
         use_generated = bool(p["uses_generated"])
         if use_generated and gen is None:
-            raise ValueError(f"persona {p['id']} uses its generated instruction, but no generated file "
-                             f"was given (got {sorted(by_id)})")
-        table.append({"persona": p["id"], "personality_type": p["personality_type"],
-                      "origin": "generated" if use_generated else p["origin"],
-                      "instruction": gen["instruction"] if use_generated else p["instruction"],
-                      "paper_instruction": p["instruction"],
-                      "generated_keywords": gen["keywords"] if gen else None,
-                      "generated_instruction": gen["instruction"] if gen else None})
+            raise ValueError(
+                f"persona {p['id']} uses its generated instruction, but no generated file "
+                f"was given (got {sorted(by_id)})"
+            )
+        table.append(
+            {
+                "persona": p["id"],
+                "personality_type": p["personality_type"],
+                "origin": "generated" if use_generated else p["origin"],
+                "instruction": gen["instruction"] if use_generated else p["instruction"],
+                "paper_instruction": p["instruction"],
+                "generated_keywords": gen["keywords"] if gen else None,
+                "generated_instruction": gen["instruction"] if gen else None,
+            }
+        )
     df = pd.DataFrame(table)
     write_tsv(df, out)
     return df

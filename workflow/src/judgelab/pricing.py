@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from .errors import InputError
 
@@ -17,7 +18,7 @@ class Prices:
     batch_factor: float = 0.5
 
     @classmethod
-    def from_spec(cls, spec: Mapping[str, Any], name: str) -> "Prices | None":
+    def from_spec(cls, spec: Mapping[str, Any], name: str) -> Prices | None:
         """The prices of a model entry, or None when it names none (local models are free)."""
         raw = spec.get("prices")
         if raw is None:
@@ -32,8 +33,9 @@ class Prices:
                 raise InputError(f"expected a number >= 0, got {value!r}", key=f"{key}.{field_name}")
             values[field_name] = float(value)
         if values["batch_factor"] > 1:
-            raise InputError(f"expected a factor in [0, 1], got {values['batch_factor']}",
-                             key=f"{key}.batch_factor")
+            raise InputError(
+                f"expected a factor in [0, 1], got {values['batch_factor']}", key=f"{key}.batch_factor"
+            )
         return cls(**values)
 
     def cost(self, input_tokens: float, output_tokens: float, *, batch: bool = False) -> float:

@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from functools import cached_property
 from importlib import import_module
 from pathlib import Path
-from typing import Sequence
 
 from .config import PACKAGE_ROOT, SCHEMA, check_name, load_config, validate
 from .errors import InputError
 from .studies import STUDIES, LLMJob
+
 
 def usable_cpus() -> int:
     """The CPUs this process may run on (its affinity mask; all CPUs where that is unknown)."""
@@ -40,8 +41,9 @@ API_BACKENDS = ("openai", "anthropic", "bedrock")
 #: the backends that read it. Keys not listed (backend, threads, prices) apply to every backend.
 BACKEND_KEYS = {
     **dict.fromkeys(("model_path", "n_ctx", "n_batch", "reuse_prefix"), ("local",)),
-    **dict.fromkeys(("model", "concurrency", "timeout", "max_retries", "send_sampling", "extra_body"),
-                    API_BACKENDS),
+    **dict.fromkeys(
+        ("model", "concurrency", "timeout", "max_retries", "send_sampling", "extra_body"), API_BACKENDS
+    ),
     **dict.fromkeys(("base_url", "api_key_env", "batch", "batch_poll_interval"), ("openai", "anthropic")),
     **dict.fromkeys(("logprobs", "top_logprobs", "token_limit_param"), ("openai",)),
     "anthropic_version": ("anthropic",),
@@ -66,6 +68,7 @@ class _KeepMissing(dict):
 
 # -- the project --------------------------------------------------------------------------------
 
+
 class Project:
     """A validated configuration and the answers to every resolution question.
 
@@ -89,8 +92,12 @@ class Project:
         self._check_references()
 
     @classmethod
-    def load(cls, configfiles: Sequence[str | Path] = (), directory: str | Path = ".",
-             root: str | Path | None = None) -> "Project":
+    def load(
+        cls,
+        configfiles: Sequence[str | Path] = (),
+        directory: str | Path = ".",
+        root: str | Path | None = None,
+    ) -> Project:
         """The project a ``snakemake -d DIRECTORY --configfile F...`` run sees. ``root``: the workflow
         folder (default: DIRECTORY when it holds the workflow, else this package's checkout)."""
         if root is None:
@@ -194,8 +201,11 @@ class Project:
         if d["source"] == "sample":
             folder = self.resources / "sample" / name
             ext = "jsonl" if d["format"] == "llmjudge" else "tsv"
-            return {"qrels": str(folder / "qrels.txt"), "topics": str(folder / "topics.txt"),
-                    "texts": str(folder / f"texts.{ext}")}
+            return {
+                "qrels": str(folder / "qrels.txt"),
+                "topics": str(folder / "topics.txt"),
+                "texts": str(folder / f"texts.{ext}"),
+            }
         if d["source"] == "download":
             return {k: self.path("raw", dataset=name, kind=k) for k in ("qrels", "topics", "texts")}
         return {k: d[k] for k in ("qrels", "topics", "texts")}
@@ -250,8 +260,7 @@ class Project:
     @property
     def generated_persona_ids(self) -> list[str]:
         """Personas the generation writes: those of the persona file but the empty default."""
-        return [p for p, pers in self.personas.items()
-                if pers.origin == "paper" and pers.instruction.strip()]
+        return [p for p, pers in self.personas.items() if pers.origin == "paper" and pers.instruction.strip()]
 
     @property
     def generates_personas(self) -> bool:
@@ -311,8 +320,11 @@ class Project:
         it does not exist (relative to the working directory)."""
         f = self.imported[name].file(dataset, template, persona)
         if not Path(f).is_file():
-            raise InputError(f"imported judge file {f} does not exist (dataset {dataset}, template "
-                             f"{template}, persona {persona})", key=f"imported_judges.{name}.path")
+            raise InputError(
+                f"imported judge file {f} does not exist (dataset {dataset}, template "
+                f"{template}, persona {persona})",
+                key=f"imported_judges.{name}.path",
+            )
         return f
 
     # -- jobs and targets ---------------------------------------------------------------------
@@ -321,9 +333,14 @@ class Project:
         """Every job of the run that calls a model, as the workflow schedules them."""
         jobs = []
         if self.generates_personas:
-            jobs += [LLMJob("generate_persona", self.generation["model"],
-                            (("model", self.generation["model"]), ("persona", p)))
-                     for p in self.generated_persona_ids]
+            jobs += [
+                LLMJob(
+                    "generate_persona",
+                    self.generation["model"],
+                    (("model", self.generation["model"]), ("persona", p)),
+                )
+                for p in self.generated_persona_ids
+            ]
         for s in self.studies:
             jobs += self.plans[s].llm_jobs()
         return jobs
@@ -357,21 +374,26 @@ class Project:
             check_name(name, f"personas.custom.{name}")
         for i, m in enumerate(self.judges):
             if m not in models:
-                raise InputError(f"model {m!r} is not a key of `models` (known: {sorted(models)})",
-                                 key=f"judges[{i}]")
+                raise InputError(
+                    f"model {m!r} is not a key of `models` (known: {sorted(models)})", key=f"judges[{i}]"
+                )
         for name in self.datasets:
             self._check_dataset(name)
         for name, spec in models.items():
             for k, backends in BACKEND_KEYS.items():
                 if spec.get(k) is not None and spec["backend"] not in backends:
-                    raise InputError(f"the {spec['backend']} backend does not read `{k}` (only "
-                                     f"{', '.join(backends)} do)", key=f"models.{name}.{k}")
+                    raise InputError(
+                        f"the {spec['backend']} backend does not read `{k}` (only {', '.join(backends)} do)",
+                        key=f"models.{name}.{k}",
+                    )
         gen_model = self.generation["model"]
         if self.generates_personas:
             if gen_model not in models:
-                raise InputError(f"model {gen_model!r} is not a key of `models` (the persona generation "
-                                 f"runs: personas.generation.enabled or personas.source generated)",
-                                 key="personas.generation.model")
+                raise InputError(
+                    f"model {gen_model!r} is not a key of `models` (the persona generation "
+                    f"runs: personas.generation.enabled or personas.source generated)",
+                    key="personas.generation.model",
+                )
             for step in ("keywords", "instruction"):
                 key = f"personas.generation.{step}_template"
                 self.template(self.generation[f"{step}_template"], f"persona_{step}", key)
@@ -389,22 +411,29 @@ class Project:
             if d["source"] == "files" and not d.get(k):
                 raise InputError(f"source 'files' needs the {k} file", key=f"{key}.{k}")
             if d["source"] != "files" and d.get(k):
-                raise InputError(f"only read with source 'files' (this dataset's source is "
-                                 f"{d['source']!r})", key=f"{key}.{k}")
+                raise InputError(
+                    f"only read with source 'files' (this dataset's source is {d['source']!r})",
+                    key=f"{key}.{k}",
+                )
         if d.get("urls") and d["source"] != "download":
-            raise InputError(f"only read with source 'download' (source is {d['source']!r})",
-                             key=f"{key}.urls")
+            raise InputError(
+                f"only read with source 'download' (source is {d['source']!r})", key=f"{key}.urls"
+            )
         if d.get("docid_map") and d["format"] != "llmjudge":
-            raise InputError(f"only read with format 'llmjudge' (format is {d['format']!r})",
-                             key=f"{key}.docid_map")
+            raise InputError(
+                f"only read with format 'llmjudge' (format is {d['format']!r})", key=f"{key}.docid_map"
+            )
         try:
             codecs.lookup(d.get("encoding") or "utf-8")
         except LookupError:
             raise InputError(f"unknown encoding {d.get('encoding')!r}", key=f"{key}.encoding") from None
         if d["source"] == "sample" and not (self.resources / "sample" / name).is_dir():
             bundled = sorted(p.name for p in (self.resources / "sample").iterdir() if p.is_dir())
-            raise InputError(f"no bundled sample {name!r} in {self.resources / 'sample'} (bundled: "
-                             f"{bundled}); use source 'download' or 'files'", key=f"{key}.source")
+            raise InputError(
+                f"no bundled sample {name!r} in {self.resources / 'sample'} (bundled: "
+                f"{bundled}); use source 'download' or 'files'",
+                key=f"{key}.source",
+            )
         if d["source"] == "download":
             self.download_urls(name)
 
@@ -416,8 +445,9 @@ class Project:
             return
         if spec.get("model_path"):
             if not Path(spec["model_path"]).is_file():
-                raise InputError(f"GGUF file {spec['model_path']} does not exist",
-                                 key=f"models.{name}.model_path")
+                raise InputError(
+                    f"GGUF file {spec['model_path']} does not exist", key=f"models.{name}.model_path"
+                )
             return
         from .backends.local import default_model_path
 
@@ -431,13 +461,16 @@ class Project:
         """Every persona id the config can name: the persona file's and the custom ones."""
         from .personas import load_persona_file
 
-        return list(load_persona_file(self.config["personas"]["file"], self.resources)) + \
-            [str(p) for p in self.config["personas"]["custom"]]
+        return list(load_persona_file(self.config["personas"]["file"], self.resources)) + [
+            str(p) for p in self.config["personas"]["custom"]
+        ]
 
     def _check_imported(self) -> None:
         for name, judge in self.imported.items():
             for i, p in enumerate(judge.personas):
                 if p not in self.known_persona_ids:
-                    raise InputError(f"{p!r} is not a persona of the persona file or personas.custom "
-                                     f"(known: {self.known_persona_ids})",
-                                     key=f"imported_judges.{name}.personas[{i}]")
+                    raise InputError(
+                        f"{p!r} is not a persona of the persona file or personas.custom "
+                        f"(known: {self.known_persona_ids})",
+                        key=f"imported_judges.{name}.personas[{i}]",
+                    )

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 import yaml
 
@@ -33,7 +33,6 @@ from .errors import InputError
 from .labels import GRADE_LABELS
 from .resources import resources_dir
 from .textfiles import read_text
-
 
 
 @dataclass(frozen=True)
@@ -55,14 +54,19 @@ class TemplateKind:
 KINDS: dict[str, TemplateKind] = {}
 
 
-def register_kind(name: str, required: Iterable[str], optional: Iterable[str] = (),
-                  labels: Iterable[str] | None = None) -> TemplateKind:
+def register_kind(
+    name: str, required: Iterable[str], optional: Iterable[str] = (), labels: Iterable[str] | None = None
+) -> TemplateKind:
     """Register a template kind: the placeholders its templates must have (``required``) and may
     have (``optional``), and the default label set of its answers (``labels``; None when its
     answers are not labels). Registering the same definition again is a no-op; a different one
     under a registered name is an error."""
-    kind = TemplateKind(name, frozenset(required), frozenset(optional),
-                        None if labels is None else tuple(str(x) for x in labels))
+    kind = TemplateKind(
+        name,
+        frozenset(required),
+        frozenset(optional),
+        None if labels is None else tuple(str(x) for x in labels),
+    )
     if kind.required & kind.optional:
         raise ValueError(f"kind {name!r}: {sorted(kind.required & kind.optional)} both required and optional")
     old = KINDS.get(name)
@@ -102,8 +106,9 @@ class Template:
 
 def placeholders(text: str) -> frozenset[str]:
     """The placeholder names of a template text."""
-    return frozenset(m.group(1) for m in _TOKEN.finditer(text)
-                     if m.group(1) is not None and _NAME.fullmatch(m.group(1)))
+    return frozenset(
+        m.group(1) for m in _TOKEN.finditer(text) if m.group(1) is not None and _NAME.fullmatch(m.group(1))
+    )
 
 
 def fill(template: str, **values: object) -> str:
@@ -117,8 +122,10 @@ def fill(template: str, **values: object) -> str:
             return tok[0]
         if name is not None and name in values:
             return str(values[name])
-        raise ValueError(f"template token {tok!r} has no value (given: {sorted(values)}); "
-                         "write {{ and }} for literal braces")
+        raise ValueError(
+            f"template token {tok!r} has no value (given: {sorted(values)}); "
+            "write {{ and }} for literal braces"
+        )
 
     return _TOKEN.sub(sub, template)
 
@@ -141,8 +148,9 @@ def _locate(path: Path, text: str):
     return line_of
 
 
-def check_template(text: str, kind: TemplateKind, path: str, line_of=lambda t, o: None,
-                   used_by: str = "") -> None:
+def check_template(
+    text: str, kind: TemplateKind, path: str, line_of=lambda t, o: None, used_by: str = ""
+) -> None:
     """Raise :class:`InputError` at the first stray brace, non-name ``{...}``, unknown placeholder,
     or missing required placeholder of ``text`` for ``kind``."""
     allowed = sorted(kind.allowed)
@@ -153,38 +161,58 @@ def check_template(text: str, kind: TemplateKind, path: str, line_of=lambda t, o
             continue
         line = line_of(text, m.start())
         if name is None:
-            raise InputError(f"stray {tok!r} in the template: placeholders are {{name}}, literal "
-                             f"braces are written {{{{ and }}}}{used_by}", path=path, line=line)
+            raise InputError(
+                f"stray {tok!r} in the template: placeholders are {{name}}, literal "
+                f"braces are written {{{{ and }}}}{used_by}",
+                path=path,
+                line=line,
+            )
         if not _NAME.fullmatch(name):
-            raise InputError(f"{tok!r} is not a placeholder (a {kind.name} template takes {takes}); "
-                             f"write {{{{ and }}}} for literal braces{used_by}", path=path, line=line)
+            raise InputError(
+                f"{tok!r} is not a placeholder (a {kind.name} template takes {takes}); "
+                f"write {{{{ and }}}} for literal braces{used_by}",
+                path=path,
+                line=line,
+            )
         if name not in kind.allowed:
             close = difflib.get_close_matches(name, allowed, n=1)
             hint = f"; did you mean {{{close[0]}}}?" if close else ""
-            raise InputError(f"unknown placeholder {{{name}}}: a {kind.name} template takes {takes}"
-                             f"{hint}{used_by}", path=path, line=line)
+            raise InputError(
+                f"unknown placeholder {{{name}}}: a {kind.name} template takes {takes}{hint}{used_by}",
+                path=path,
+                line=line,
+            )
     missing = sorted(kind.required - placeholders(text))
     if missing:
         names = ", ".join("{" + n + "}" for n in missing)
-        raise InputError(f"the {kind.name} template lacks the placeholder(s) {names} (it needs "
-                         f"{', '.join('{' + n + '}' for n in sorted(kind.required))}){used_by}",
-                         path=path)
+        raise InputError(
+            f"the {kind.name} template lacks the placeholder(s) {names} (it needs "
+            f"{', '.join('{' + n + '}' for n in sorted(kind.required))}){used_by}",
+            path=path,
+        )
 
 
 def _labels(value, kind: TemplateKind, path: str, used_by: str) -> tuple[str, ...] | None:
     if value is None:
         return kind.labels
     if kind.labels is None:
-        raise InputError(f"a {kind.name} template takes no `labels:` (its answers are not labels)"
-                         f"{used_by}", path=path)
+        raise InputError(
+            f"a {kind.name} template takes no `labels:` (its answers are not labels){used_by}", path=path
+        )
     if not isinstance(value, list) or not value:
         raise InputError(f"`labels:` must be a non-empty list{used_by}", path=path)
     labels = tuple(str(v) for v in value)
-    bad = [v for v, s in zip(value, labels) if not isinstance(v, (str, int)) or isinstance(v, bool)
-           or not s or s != s.strip() or any(c.isspace() for c in s)]
+    bad = [
+        v
+        for v, s in zip(value, labels)
+        if not isinstance(v, (str, int))
+        or isinstance(v, bool)
+        or not s
+        or s != s.strip()
+        or any(c.isspace() for c in s)
+    ]
     if bad:
-        raise InputError(f"`labels:` entries must be single words or integers, got {bad}{used_by}",
-                         path=path)
+        raise InputError(f"`labels:` entries must be single words or integers, got {bad}{used_by}", path=path)
     if len(set(labels)) != len(labels):
         raise InputError(f"`labels:` lists a label twice: {list(labels)}{used_by}", path=path)
     return labels
@@ -196,8 +224,9 @@ def template_path(ref: str, resources: str | Path | None = None) -> Path:
     return path if path.is_file() else resources_dir(resources) / "prompts" / f"{ref}.yaml"
 
 
-def load_template_spec(ref: str, resources: str | Path | None = None, kind: str | None = None, *,
-                       key: str | None = None) -> Template:
+def load_template_spec(
+    ref: str, resources: str | Path | None = None, kind: str | None = None, *, key: str | None = None
+) -> Template:
     """The checked template of ``ref``: a path, or ``<study>/<name>`` under ``resources``/prompts
     (default: the workflow's resources folder). ``kind``: the kind the caller needs (a file that
     declares another is an error; a file that declares none is taken as this kind). ``key``: the
@@ -205,34 +234,39 @@ def load_template_spec(ref: str, resources: str | Path | None = None, kind: str 
     used_by = f" (config key '{key}')" if key else ""
     path = template_path(ref, resources)
     if not path.is_file():
-        raise InputError(f"no prompt template {ref!r}: neither a file (relative to the working "
-                         f"directory) nor {path}", key=key)
+        raise InputError(
+            f"no prompt template {ref!r}: neither a file (relative to the working directory) nor {path}",
+            key=key,
+        )
     text = read_text(path)
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        raise InputError(f"invalid YAML: {exc}{used_by}", path=str(path),
-                         line=(mark.line + 1) if mark else None) from None
+        raise InputError(
+            f"invalid YAML: {exc}{used_by}", path=str(path), line=(mark.line + 1) if mark else None
+        ) from None
     if not isinstance(data, dict) or not isinstance(data.get("template"), str):
         raise InputError(f"expected a mapping with a 'template' string{used_by}", path=str(path))
     declared = data.get("kind")
     if declared is not None and not isinstance(declared, str):
         raise InputError(f"`kind:` must be a string{used_by}", path=str(path))
     if kind is not None and declared is not None and declared != kind:
-        raise InputError(f"is a {declared!r} template, but a {kind!r} template is needed here{used_by}",
-                         path=str(path))
+        raise InputError(
+            f"is a {declared!r} template, but a {kind!r} template is needed here{used_by}", path=str(path)
+        )
     name = declared or kind
     if name is None:
         raise InputError(f"declares no `kind:` (one of {sorted(KINDS)}){used_by}", path=str(path))
     if name not in KINDS:
-        raise InputError(f"unknown template kind {name!r} (registered: {sorted(KINDS)}; a study "
-                         f"registers its kinds with judgelab.prompts.register_kind){used_by}",
-                         path=str(path))
+        raise InputError(
+            f"unknown template kind {name!r} (registered: {sorted(KINDS)}; a study "
+            f"registers its kinds with judgelab.prompts.register_kind){used_by}",
+            path=str(path),
+        )
     spec = KINDS[name]
     check_template(data["template"], spec, str(path), _locate(path, text), used_by)
-    return Template(data["template"], name, _labels(data.get("labels"), spec, str(path), used_by),
-                    str(path))
+    return Template(data["template"], name, _labels(data.get("labels"), spec, str(path), used_by), str(path))
 
 
 def load_template(ref: str, resources: str | Path | None = None, kind: str | None = None) -> str:

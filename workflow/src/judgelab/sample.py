@@ -19,8 +19,15 @@ TREC_FILES = {
 }
 
 
-def cut_trec_sample(trec_dir: str | Path, name: str, out_dir: str | Path, *, n_queries: int = 3,
-                    per_grade: int = 3, seed: int = 13) -> dict:
+def cut_trec_sample(
+    trec_dir: str | Path,
+    name: str,
+    out_dir: str | Path,
+    *,
+    n_queries: int = 3,
+    per_grade: int = 3,
+    seed: int = 13,
+) -> dict:
     """Pick ``n_queries`` queries that have at least ``per_grade`` pairs of every grade 0-3, then
     ``per_grade`` pairs per grade of each, all with ``seed``; write qrels.txt, topics.txt and
     texts.tsv under ``out_dir/name``."""
@@ -35,8 +42,9 @@ def cut_trec_sample(trec_dir: str | Path, name: str, out_dir: str | Path, *, n_q
     by_query: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
     for i, q in enumerate(qrels):
         by_query[q.qid][q.grade].append(i)
-    eligible = sorted(qid for qid, g in by_query.items()
-                      if all(len(g[k]) >= per_grade for k in range(4)) and qid in topics)
+    eligible = sorted(
+        qid for qid, g in by_query.items() if all(len(g[k]) >= per_grade for k in range(4)) and qid in topics
+    )
     rng = random.Random(seed)
     chosen = sorted(rng.sample(eligible, n_queries))
     keep: list[int] = []

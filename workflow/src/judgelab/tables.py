@@ -7,8 +7,8 @@ label stays missing (``<NA>``) and never becomes a grade.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import pandas as pd
 
@@ -16,13 +16,38 @@ import pandas as pd
 DATASET_COLUMNS = ["dataset", "qid", "query", "docid", "passage", "grade"]
 
 #: One judgment job's table: one row per pair, in the dataset table's order.
-JUDGMENT_COLUMNS = ["dataset", "qid", "docid", "label", "parsed", "answer", "p0", "p1", "p2", "p3",
-                    "label_mass", "expected_grade", "prompt_tokens", "completion_tokens", "latency_s",
-                    "cache_hit"]
+JUDGMENT_COLUMNS = [
+    "dataset",
+    "qid",
+    "docid",
+    "label",
+    "parsed",
+    "answer",
+    "p0",
+    "p1",
+    "p2",
+    "p3",
+    "label_mass",
+    "expected_grade",
+    "prompt_tokens",
+    "completion_tokens",
+    "latency_s",
+    "cache_hit",
+]
 
 #: One confidence job's table: one row per pair; ``asked`` only where the label parsed.
-CONFIDENCE_COLUMNS = ["dataset", "qid", "docid", "label", "asked", "confidence", "parsed", "answer",
-                      "latency_s", "cache_hit"]
+CONFIDENCE_COLUMNS = [
+    "dataset",
+    "qid",
+    "docid",
+    "label",
+    "asked",
+    "confidence",
+    "parsed",
+    "answer",
+    "latency_s",
+    "cache_hit",
+]
 
 #: Id columns of the metrics tables, read as strings.
 ID_COLUMNS = ("dataset", "model", "template", "persona")
@@ -38,14 +63,22 @@ def write_dataset(table: pd.DataFrame, path: str | Path) -> None:
 
 
 def read_dataset(path: str | Path) -> pd.DataFrame:
-    return pd.read_csv(path, sep="\t", dtype={"qid": str, "docid": str, "query": str, "passage": str,
-                                              "dataset": str, "grade": "Int64"},
-                       keep_default_na=False)
+    return pd.read_csv(
+        path,
+        sep="\t",
+        dtype={"qid": str, "docid": str, "query": str, "passage": str, "dataset": str, "grade": "Int64"},
+        keep_default_na=False,
+    )
 
 
 def read_judgments(path: str | Path) -> pd.DataFrame:
-    df = pd.read_csv(path, sep="\t", dtype={"qid": str, "docid": str, "dataset": str, "answer": str},
-                     keep_default_na=False, na_values=[""])
+    df = pd.read_csv(
+        path,
+        sep="\t",
+        dtype={"qid": str, "docid": str, "dataset": str, "answer": str},
+        keep_default_na=False,
+        na_values=[""],
+    )
     df["label"] = df["label"].astype("Int64")
     return df
 
@@ -68,8 +101,8 @@ def concat_ids_tables(paths: Sequence[str | Path]) -> pd.DataFrame:
 def labels_with_confidence(judgments: pd.DataFrame, confidence: pd.DataFrame) -> pd.DataFrame:
     """qid, docid, label and confidence of one judge (the confidence missing where not asked)."""
     return judgments[["qid", "docid", "label"]].merge(
-        confidence[["qid", "docid", "confidence"]], on=["qid", "docid"], how="left",
-        validate="one_to_one")
+        confidence[["qid", "docid", "confidence"]], on=["qid", "docid"], how="left", validate="one_to_one"
+    )
 
 
 def read_labelled(judgments: str | Path, confidence: str | Path) -> pd.DataFrame:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import codecs
 import io
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from .errors import InputError
 
@@ -40,10 +40,14 @@ def read_text(path: str | Path, encoding: str | None = None, *, key: str | None 
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        bad = raw[exc.start:exc.end].hex(" ")
-        raise InputError(f"not valid {encoding}: byte(s) {bad} at column {col} ({exc.reason}); "
-                         "convert the file to UTF-8, or set the dataset's `encoding` to the one it "
-                         "is written in", path=str(path), line=line) from None
+        bad = raw[exc.start : exc.end].hex(" ")
+        raise InputError(
+            f"not valid {encoding}: byte(s) {bad} at column {col} ({exc.reason}); "
+            "convert the file to UTF-8, or set the dataset's `encoding` to the one it "
+            "is written in",
+            path=str(path),
+            line=line,
+        ) from None
     return text[1:] if text.startswith(BOM) else text
 
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import anthropic
 
@@ -38,8 +39,14 @@ class AnthropicBackend(ApiBackend):
     timeout_errors = (anthropic.APITimeoutError,)
     connection_errors = (anthropic.APIConnectionError,)
 
-    def __init__(self, settings: ApiSettings, *, api_version: str = DEFAULT_VERSION,
-                 need_key: bool = True, http_client=None):
+    def __init__(
+        self,
+        settings: ApiSettings,
+        *,
+        api_version: str = DEFAULT_VERSION,
+        need_key: bool = True,
+        http_client=None,
+    ):
         super().__init__(settings, need_key=need_key, http_client=http_client)
         self.api_version = api_version
 
@@ -47,34 +54,48 @@ class AnthropicBackend(ApiBackend):
     def options_from_spec(cls, spec: Mapping[str, Any], name: str) -> dict[str, Any]:
         version = spec.get("anthropic_version", DEFAULT_VERSION)
         if not isinstance(version, str) or not version.strip():
-            raise InputError(f"expected an API version date such as {DEFAULT_VERSION}, got {version!r}",
-                             key=f"models.{name}.anthropic_version")
+            raise InputError(
+                f"expected an API version date such as {DEFAULT_VERSION}, got {version!r}",
+                key=f"models.{name}.anthropic_version",
+            )
         return {"api_version": version.strip()}
 
     def identity(self) -> dict:
-        return {"kind": self.kind, "base_url": self.settings.base_url, "model": self.settings.model,
-                "api_version": self.api_version}
+        return {
+            "kind": self.kind,
+            "base_url": self.settings.base_url,
+            "model": self.settings.model,
+            "api_version": self.api_version,
+        }
 
     def sampling(self) -> dict:
-        out: dict[str, Any] = {"temperature": self.temperature if self.settings.send_sampling else None,
-                               "top_p": None}
+        out: dict[str, Any] = {
+            "temperature": self.temperature if self.settings.send_sampling else None,
+            "top_p": None,
+        }
         if self.settings.extra_body:
             out["extra_body"] = self.settings.extra_body
         return out
 
     def _new_client(self) -> anthropic.AsyncAnthropic:
         return anthropic.AsyncAnthropic(
-            api_key=self._client_key(), base_url=self.settings.base_url, timeout=self.settings.timeout,
-            max_retries=0, default_headers={"anthropic-version": self.api_version},
-            http_client=self._http_client() if self._http_client else None)
+            api_key=self._client_key(),
+            base_url=self.settings.base_url,
+            timeout=self.settings.timeout,
+            max_retries=0,
+            default_headers={"anthropic-version": self.api_version},
+            http_client=self._http_client() if self._http_client else None,
+        )
 
     def params(self, request: Request) -> dict[str, Any]:
         """The Messages-API parameters of a request: system-role messages go to ``system``."""
         system = [content for role, content in request.messages if role == "system"]
-        turns = [{"role": role, "content": content} for role, content in request.messages
-                 if role != "system"]
-        p: dict[str, Any] = {"model": self.settings.model, "max_tokens": request.max_tokens,
-                             "messages": turns}
+        turns = [{"role": role, "content": content} for role, content in request.messages if role != "system"]
+        p: dict[str, Any] = {
+            "model": self.settings.model,
+            "max_tokens": request.max_tokens,
+            "messages": turns,
+        }
         if system:
             p["system"] = "\n\n".join(system)
         return p
@@ -89,20 +110,24 @@ class AnthropicBackend(ApiBackend):
         message = await client.messages.create(**self.params(request), extra_body=self._extra() or None)
         return completion_from_message(message, time.perf_counter() - t0)
 
-    async def _batch_submit(self, client: anthropic.AsyncAnthropic, items: list[tuple[str, Request]],
-                            tag: str) -> str:
-        requests = [{"custom_id": key, "params": {**self.params(req), **self._extra()}}
-                    for key, req in items]
+    async def _batch_submit(
+        self, client: anthropic.AsyncAnthropic, items: list[tuple[str, Request]], tag: str
+    ) -> str:
+        requests = [{"custom_id": key, "params": {**self.params(req), **self._extra()}} for key, req in items]
         batch = await client.messages.batches.create(requests=requests)
         return batch.id
 
     async def _batch_status(self, client: anthropic.AsyncAnthropic, batch_id: str) -> BatchStatus:
         b = await client.messages.batches.retrieve(batch_id)
-        return BatchStatus(ended=b.processing_status == "ended", status=b.processing_status,
-                           counts=b.request_counts.model_dump())
+        return BatchStatus(
+            ended=b.processing_status == "ended",
+            status=b.processing_status,
+            counts=b.request_counts.model_dump(),
+        )
 
-    async def _batch_results(self, client: anthropic.AsyncAnthropic, batch_id: str,
-                             requests: Mapping[str, Request]) -> dict[str, Completion | str]:
+    async def _batch_results(
+        self, client: anthropic.AsyncAnthropic, batch_id: str, requests: Mapping[str, Request]
+    ) -> dict[str, Completion | str]:
         out: dict[str, Completion | str] = {}
         async for item in await client.messages.batches.results(batch_id):
             result = item.result
@@ -119,7 +144,12 @@ def completion_from_message(message: Any, latency_s: float) -> Completion:
     label distribution (the API has no logprobs)."""
     text = "".join(block.text for block in message.content if getattr(block, "type", None) == "text")
     usage = message.usage
-    return Completion(text=text, label_probs=None, label_mass=None,
-                      prompt_tokens=usage.input_tokens if usage else None,
-                      completion_tokens=usage.output_tokens if usage else None,
-                      latency_s=latency_s, extra={"finish_reason": message.stop_reason})
+    return Completion(
+        text=text,
+        label_probs=None,
+        label_mass=None,
+        prompt_tokens=usage.input_tokens if usage else None,
+        completion_tokens=usage.output_tokens if usage else None,
+        latency_s=latency_s,
+        extra={"finish_reason": message.stop_reason},
+    )

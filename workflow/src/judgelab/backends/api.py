@@ -28,9 +28,10 @@ import random
 import re
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable, ClassVar, Iterable, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from ..cache import RequestCache, default_cache_path, request_key
 from ..errors import InputError
@@ -75,26 +76,44 @@ class ApiSettings:
     backoff_max: float = 60.0
 
     @classmethod
-    def from_spec(cls, spec: Mapping[str, Any], name: str, *, kind: str,
-                  default_base_url: str) -> "ApiSettings":
+    def from_spec(
+        cls, spec: Mapping[str, Any], name: str, *, kind: str, default_base_url: str
+    ) -> ApiSettings:
         model = spec.get("model")
-        _check(isinstance(model, str) and bool(model.strip()), name, "model",
-               f"the {kind} backend needs the provider's model id (e.g. gpt-4o-mini)")
+        _check(
+            isinstance(model, str) and bool(model.strip()),
+            name,
+            "model",
+            f"the {kind} backend needs the provider's model id (e.g. gpt-4o-mini)",
+        )
         base_url = spec.get("base_url") or default_base_url
-        _check(isinstance(base_url, str) and base_url.startswith(("http://", "https://")), name,
-               "base_url", f"expected an http(s) URL, got {base_url!r}")
+        _check(
+            isinstance(base_url, str) and base_url.startswith(("http://", "https://")),
+            name,
+            "base_url",
+            f"expected an http(s) URL, got {base_url!r}",
+        )
         key_env = spec.get("api_key_env", DEFAULT_KEY_ENV[kind])
-        _check(key_env is None or (isinstance(key_env, str) and bool(_ENV_NAME.match(key_env))),
-               name, "api_key_env",
-               f"expected the NAME of an environment variable (or null), got {key_env!r}")
+        _check(
+            key_env is None or (isinstance(key_env, str) and bool(_ENV_NAME.match(key_env))),
+            name,
+            "api_key_env",
+            f"expected the NAME of an environment variable (or null), got {key_env!r}",
+        )
 
-        def number(key: str, default: float, *, integer: bool = False, minimum: float = 0.0,
-                   strict: bool = False) -> Any:
+        def number(
+            key: str, default: float, *, integer: bool = False, minimum: float = 0.0, strict: bool = False
+        ) -> Any:
             value = spec.get(key, default)
             ok = isinstance(value, int) if integer else isinstance(value, (int, float))
             ok = ok and not isinstance(value, bool) and (value > minimum if strict else value >= minimum)
-            _check(ok, name, key, f"expected {'an integer' if integer else 'a number'} "
-                   f"{'>' if strict else '>='} {minimum:g}, got {value!r}")
+            _check(
+                ok,
+                name,
+                key,
+                f"expected {'an integer' if integer else 'a number'} "
+                f"{'>' if strict else '>='} {minimum:g}, got {value!r}",
+            )
             return value
 
         def flag(key: str, default: bool) -> bool:
@@ -104,14 +123,20 @@ class ApiSettings:
 
         extra = spec.get("extra_body") or {}
         _check(isinstance(extra, dict), name, "extra_body", "expected a mapping of request fields")
-        return cls(name=name, kind=kind, model=model.strip(), base_url=base_url.rstrip("/"),
-                   api_key_env=key_env,
-                   concurrency=number("concurrency", 8, integer=True, minimum=1),
-                   timeout=float(number("timeout", 60.0, strict=True)),
-                   max_retries=number("max_retries", 6, integer=True),
-                   batch=flag("batch", False),
-                   batch_poll_interval=float(number("batch_poll_interval", 60.0, strict=True)),
-                   send_sampling=flag("send_sampling", True), extra_body=dict(extra))
+        return cls(
+            name=name,
+            kind=kind,
+            model=model.strip(),
+            base_url=base_url.rstrip("/"),
+            api_key_env=key_env,
+            concurrency=number("concurrency", 8, integer=True, minimum=1),
+            timeout=float(number("timeout", 60.0, strict=True)),
+            max_retries=number("max_retries", 6, integer=True),
+            batch=flag("batch", False),
+            batch_poll_interval=float(number("batch_poll_interval", 60.0, strict=True)),
+            send_sampling=flag("send_sampling", True),
+            extra_body=dict(extra),
+        )
 
 
 def read_api_key(settings: ApiSettings) -> str | None:
@@ -124,10 +149,13 @@ def read_api_key(settings: ApiSettings) -> str | None:
         return None
     value = os.environ.get(env, "").strip()
     if not value:
-        raise InputError(f"the environment variable {env} is not set; it must hold the API key of "
-                         f"model {settings.name!r} ({settings.kind}, {settings.model}). "
-                         f"Export it before running (export {env}=...), or set api_key_env: null "
-                         f"for a server that needs no key", key=f"models.{settings.name}.api_key_env")
+        raise InputError(
+            f"the environment variable {env} is not set; it must hold the API key of "
+            f"model {settings.name!r} ({settings.kind}, {settings.model}). "
+            f"Export it before running (export {env}=...), or set api_key_env: null "
+            f"for a server that needs no key",
+            key=f"models.{settings.name}.api_key_env",
+        )
     return value
 
 
@@ -147,6 +175,7 @@ def api_key_envvars(config: Mapping[str, Any]) -> list[str]:
 
 
 # -- retries ------------------------------------------------------------------------------------
+
 
 def status_retry_kind(status: int | None) -> str | None:
     """The retry kind of an HTTP status: 'rate_limited' (429), 'server_error' (5xx and the other
@@ -180,8 +209,9 @@ def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
     return None
 
 
-def backoff_delay(attempt: int, retry_after: float | None, *, base: float, cap: float,
-                  rng: random.Random | None = None) -> float:
+def backoff_delay(
+    attempt: int, retry_after: float | None, *, base: float, cap: float, rng: random.Random | None = None
+) -> float:
     """Wait before retry number ``attempt + 1``.
 
     With a ``Retry-After`` the wait is that value plus up to 10% jitter (so that the workers told
@@ -190,11 +220,12 @@ def backoff_delay(attempt: int, retry_after: float | None, *, base: float, cap: 
     rng = rng or random
     if retry_after is not None:
         return retry_after * (1.0 + 0.1 * rng.random())
-    return min(cap, base * 2.0 ** attempt) * (0.5 + 0.5 * rng.random())
+    return min(cap, base * 2.0**attempt) * (0.5 + 0.5 * rng.random())
 
 
-def label_distribution(top: Iterable[tuple[str, float]], labels: Sequence[str]
-                       ) -> tuple[list[float] | None, float | None]:
+def label_distribution(
+    top: Iterable[tuple[str, float]], labels: Sequence[str]
+) -> tuple[list[float] | None, float | None]:
     """Label probabilities from the (token, logprob) alternatives at the first answer position.
 
     The same quantities as the local backend: the probability of each label token (matched
@@ -213,6 +244,7 @@ def label_distribution(top: Iterable[tuple[str, float]], labels: Sequence[str]
 
 
 # -- the backend --------------------------------------------------------------------------------
+
 
 @dataclass
 class BatchStatus:
@@ -244,8 +276,9 @@ class ApiBackend(Backend, abc.ABC):
     timeout_errors: ClassVar[tuple[type[BaseException], ...]] = ()
     connection_errors: ClassVar[tuple[type[BaseException], ...]] = ()
 
-    def __init__(self, settings: ApiSettings, *, need_key: bool = True,
-                 http_client: Callable[[], Any] | None = None):
+    def __init__(
+        self, settings: ApiSettings, *, need_key: bool = True, http_client: Callable[[], Any] | None = None
+    ):
         self.settings = settings
         self._api_key = read_api_key(settings) if need_key else None
         self._http_client = http_client
@@ -256,13 +289,18 @@ class ApiBackend(Backend, abc.ABC):
         logging.getLogger("httpx").setLevel(logging.WARNING)
 
     @classmethod
-    def from_spec(cls, spec: Mapping[str, Any], name: str = "model", *, need_key: bool = True,
-                  http_client: Callable[[], Any] | None = None) -> "ApiBackend":
+    def from_spec(
+        cls,
+        spec: Mapping[str, Any],
+        name: str = "model",
+        *,
+        need_key: bool = True,
+        http_client: Callable[[], Any] | None = None,
+    ) -> ApiBackend:
         """The backend of model entry ``models.<name>``: the shared settings plus the options
         :meth:`options_from_spec` of the subclass reads (each bad value names its key)."""
         settings = ApiSettings.from_spec(spec, name, kind=cls.kind, default_base_url=cls.default_base_url)
-        return cls(settings, **cls.options_from_spec(spec, name), need_key=need_key,
-                   http_client=http_client)
+        return cls(settings, **cls.options_from_spec(spec, name), need_key=need_key, http_client=http_client)
 
     @classmethod
     def options_from_spec(cls, spec: Mapping[str, Any], name: str) -> dict[str, Any]:
@@ -287,8 +325,9 @@ class ApiBackend(Backend, abc.ABC):
         """Poll a batch."""
 
     @abc.abstractmethod
-    async def _batch_results(self, client: Any, batch_id: str,
-                             requests: Mapping[str, Request]) -> dict[str, Completion | str]:
+    async def _batch_results(
+        self, client: Any, batch_id: str, requests: Mapping[str, Request]
+    ) -> dict[str, Completion | str]:
         """Download an ended batch: custom_id -> completion, or an error message. ``requests``: the
         request of each custom_id (its label tokens and label steps, for the label distribution)."""
 
@@ -398,11 +437,17 @@ class ApiBackend(Backend, abc.ABC):
                     raise explained from exc
                 if attempt >= self.settings.max_retries:
                     self.stats["gave_up"] += 1
-                    raise RuntimeError(f"{self.describe()}: giving up after {attempt + 1} attempts "
-                                       f"(max_retries={self.settings.max_retries}): {exc}") from exc
+                    raise RuntimeError(
+                        f"{self.describe()}: giving up after {attempt + 1} attempts "
+                        f"(max_retries={self.settings.max_retries}): {exc}"
+                    ) from exc
                 headers = getattr(getattr(exc, "response", None), "headers", None)
-                delay = backoff_delay(attempt, retry_after_seconds(headers),
-                                      base=self.settings.backoff_base, cap=self.settings.backoff_max)
+                delay = backoff_delay(
+                    attempt,
+                    retry_after_seconds(headers),
+                    base=self.settings.backoff_base,
+                    cap=self.settings.backoff_max,
+                )
                 self.stats["retries"] += 1
                 self.stats[kind] += 1
                 log.debug("%s: %s, retry %d in %.2f s", self.describe(), kind, attempt + 1, delay)
@@ -421,10 +466,15 @@ class ApiBackend(Backend, abc.ABC):
         """Authentication failures name the variable the key came from (never the key)."""
         status = getattr(exc, "status_code", None)
         if status in (401, 403):
-            where = (f"the key in ${self.settings.api_key_env}" if self.settings.api_key_env
-                     else "no key was sent (api_key_env: null)")
-            return InputError(f"{self.describe()} refused the request (HTTP {status}): {where} "
-                              "is not accepted", key=f"models.{self.settings.name}.api_key_env")
+            where = (
+                f"the key in ${self.settings.api_key_env}"
+                if self.settings.api_key_env
+                else "no key was sent (api_key_env: null)"
+            )
+            return InputError(
+                f"{self.describe()} refused the request (HTTP {status}): {where} is not accepted",
+                key=f"models.{self.settings.name}.api_key_env",
+            )
         return exc
 
     def close(self) -> None:
@@ -456,19 +506,22 @@ class ApiBackend(Backend, abc.ABC):
                 owner = store.live_batches(list(where))
                 new = [k for k in where if k not in owner]
                 for start in range(0, len(new), self.batch_limit):
-                    chunk = new[start:start + self.batch_limit]
+                    chunk = new[start : start + self.batch_limit]
                     tag = store.submission_tag(chunk)
-                    batch_id = loop.run_until_complete(self._batch_submit(
-                        client, [(k, requests[where[k][0]]) for k in chunk], tag))
+                    batch_id = loop.run_until_complete(
+                        self._batch_submit(client, [(k, requests[where[k][0]]) for k in chunk], tag)
+                    )
                     store.record(batch_id, self.kind, self.identity(), tag, chunk)
                     self.stats["batches_submitted"] += 1
-                    log.info("%s: submitted batch %s with %d requests", self.describe(), batch_id,
-                             len(chunk))
+                    log.info("%s: submitted batch %s with %d requests", self.describe(), batch_id, len(chunk))
                     owner.update({k: batch_id for k in chunk})
             resumed = len(where) - len(new)
             if resumed:
-                log.info("%s: %d requests are already in submitted batches; resuming them",
-                         self.describe(), resumed)
+                log.info(
+                    "%s: %d requests are already in submitted batches; resuming them",
+                    self.describe(),
+                    resumed,
+                )
             by_batch: dict[str, list[str]] = {}
             for k, b in owner.items():
                 by_batch.setdefault(b, []).append(k)
@@ -478,11 +531,14 @@ class ApiBackend(Backend, abc.ABC):
                 store.set_status(batch_id, status.status)
                 if status.failed:
                     store.mark(batch_id, batch_keys, "failed")
-                    raise RuntimeError(f"{self.describe()}: batch {batch_id} failed as a whole "
-                                       f"({status.status}): {status.detail}; rerun to resubmit")
+                    raise RuntimeError(
+                        f"{self.describe()}: batch {batch_id} failed as a whole "
+                        f"({status.status}): {status.detail}; rerun to resubmit"
+                    )
                 asked = {k: requests[where[k][0]] for k in batch_keys}
-                results, _ = loop.run_until_complete(self._retrying(
-                    lambda b=batch_id, rs=asked: self._batch_results(client, b, rs)))
+                results, _ = loop.run_until_complete(
+                    self._retrying(lambda b=batch_id, rs=asked: self._batch_results(client, b, rs))
+                )
                 done = []
                 for k in batch_keys:
                     answer = results.get(k, f"no result for custom_id {k} in batch {batch_id}")
@@ -497,9 +553,11 @@ class ApiBackend(Backend, abc.ABC):
                 store.mark(batch_id, [k for k in batch_keys if k in failed], "failed")
             if failed:
                 first = next(iter(failed.values()))
-                raise BatchItemFailed(f"{self.describe()}: {len(failed)} batch requests came back "
-                                      f"without an answer (first: {first}); the answered ones are "
-                                      "cached, a rerun resubmits only these")
+                raise BatchItemFailed(
+                    f"{self.describe()}: {len(failed)} batch requests came back "
+                    f"without an answer (first: {first}); the answered ones are "
+                    "cached, a rerun resubmits only these"
+                )
         finally:
             loop.run_until_complete(client.close())
             loop.close()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import abc
 import logging
 import math
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Iterator, Sequence
 
 from tqdm import tqdm
 
@@ -14,6 +14,7 @@ from ..cache import RequestCache, request_key
 from ..errors import InputError
 
 log = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class Request:
@@ -33,10 +34,19 @@ class Request:
             raise ValueError("label_steps needs label_tokens")
 
     @classmethod
-    def from_messages(cls, messages: Sequence[dict], max_tokens: int,
-                      label_tokens: Sequence[str] = (), label_steps: bool = False) -> "Request":
-        return cls(tuple((m["role"], m["content"]) for m in messages), int(max_tokens),
-                   tuple(label_tokens), bool(label_steps))
+    def from_messages(
+        cls,
+        messages: Sequence[dict],
+        max_tokens: int,
+        label_tokens: Sequence[str] = (),
+        label_steps: bool = False,
+    ) -> Request:
+        return cls(
+            tuple((m["role"], m["content"]) for m in messages),
+            int(max_tokens),
+            tuple(label_tokens),
+            bool(label_steps),
+        )
 
     def message_dicts(self) -> list[dict[str, str]]:
         return [{"role": r, "content": c} for r, c in self.messages]
@@ -83,7 +93,7 @@ class Completion:
         return out
 
     @classmethod
-    def from_json(cls, obj: dict) -> "Completion":
+    def from_json(cls, obj: dict) -> Completion:
         # entries without label_steps (cached before it existed, or for requests without it) load
         # with None; they can only be hits for requests without label_steps (see cache_request)
         return cls(**obj)
@@ -132,11 +142,11 @@ class Backend(abc.ABC):
         for i, req in enumerate(requests):
             yield i, self.complete(req)
 
-    def bind_cache(self, cache: RequestCache) -> None:
+    def bind_cache(self, cache: RequestCache) -> None:  # noqa: B027 (an optional hook: most backends keep nothing)
         """Called by :class:`CachedClient`: backends that keep state beside the cache (the batch
         ids of the API backends) learn where it is."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (an optional hook: most backends hold nothing)
         """Release resources (models, connections)."""
 
 
@@ -147,9 +157,13 @@ def cache_request(backend: Backend, request: Request) -> dict:
     off as the label token's), and its own entries carry the steps wherever the backend can read
     them (None where it cannot: Anthropic, a server refusing logprobs), so a hit gives the same
     numbers as the call."""
-    out = {"backend": backend.identity(), "sampling": backend.sampling(),
-           "max_tokens": request.max_tokens, "label_tokens": list(request.label_tokens),
-           "messages": request.message_dicts()}
+    out = {
+        "backend": backend.identity(),
+        "sampling": backend.sampling(),
+        "max_tokens": request.max_tokens,
+        "label_tokens": list(request.label_tokens),
+        "messages": request.message_dicts(),
+    }
     if request.label_steps:
         out["label_steps"] = True
     return out
@@ -168,8 +182,9 @@ class CachedClient:
         self.completion_tokens = 0
         backend.bind_cache(cache)
 
-    def run(self, requests: Sequence[Request], desc: str = "requests",
-            progress: bool = True) -> list[tuple[Completion, bool]]:
+    def run(
+        self, requests: Sequence[Request], desc: str = "requests", progress: bool = True
+    ) -> list[tuple[Completion, bool]]:
         """Answers in request order, each with a flag telling whether it came from the cache."""
         out: list[tuple[Completion, bool] | None] = [None] * len(requests)
         cache_requests = [cache_request(self.backend, r) for r in requests]
@@ -183,8 +198,13 @@ class CachedClient:
                 misses.setdefault(key, []).append(i)
         self.hits += len(requests) - sum(len(v) for v in misses.values())
         todo = [idxs[0] for idxs in misses.values()]
-        log.info("%s: %d requests, %d cached, %d to send", desc, len(requests),
-                 len(requests) - sum(len(v) for v in misses.values()), len(todo))
+        log.info(
+            "%s: %d requests, %d cached, %d to send",
+            desc,
+            len(requests),
+            len(requests) - sum(len(v) for v in misses.values()),
+            len(todo),
+        )
         bar = tqdm(total=len(todo), desc=desc, disable=not progress, mininterval=2.0, unit="call")
         try:
             for j, completion in self.backend.complete_many([requests[i] for i in todo]):
@@ -214,15 +234,21 @@ def make_backend(spec: dict, name: str = "model", *, need_key: bool = True) -> B
     kind = spec.get("backend")
     if kind == "local":
         from .local import LocalBackend
+
         return LocalBackend.from_spec(spec, name)
     if kind == "openai":
         from .openai_compat import OpenAIBackend
+
         return OpenAIBackend.from_spec(spec, name, need_key=need_key)
     if kind == "anthropic":
         from .anthropic_api import AnthropicBackend
+
         return AnthropicBackend.from_spec(spec, name, need_key=need_key)
     if kind == "bedrock":
         from .bedrock import BedrockBackend
+
         return BedrockBackend.from_spec(spec, name, need_key=need_key)
-    raise InputError(f"unknown backend {kind!r}; available: local, openai, anthropic, bedrock",
-                     key=f"models.{name}.backend")
+    raise InputError(
+        f"unknown backend {kind!r}; available: local, openai, anthropic, bedrock",
+        key=f"models.{name}.backend",
+    )

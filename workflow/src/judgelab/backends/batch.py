@@ -21,8 +21,8 @@ import contextlib
 import hashlib
 import json
 import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Iterator, Sequence
 
 from ..cache import connect_wal
 
@@ -84,12 +84,14 @@ class BatchStore:
         """key -> id of the newest batch holding it as pending or done (keys in none are absent)."""
         found: dict[str, str] = {}
         for start in range(0, len(keys), 500):
-            chunk = list(keys[start:start + 500])
+            chunk = list(keys[start : start + 500])
             marks = ",".join("?" * len(chunk))
             rows = self._conn.execute(
                 f"SELECT r.key, r.batch_id FROM batch_requests r JOIN batches b USING (batch_id) "
                 f"WHERE r.key IN ({marks}) AND r.state IN ('pending', 'done') "
-                f"ORDER BY b.submitted", chunk).fetchall()
+                f"ORDER BY b.submitted",
+                chunk,
+            ).fetchall()
             found.update(dict(rows))  # later (newer) batches win
         return found
 
@@ -100,22 +102,27 @@ class BatchStore:
             self._conn.execute("BEGIN IMMEDIATE")
             self._conn.execute(
                 "INSERT OR REPLACE INTO batches VALUES (?, ?, ?, ?, ?, 'submitted', ?, ?)",
-                (batch_id, kind, json.dumps(identity, sort_keys=True), tag, len(keys), now, now))
+                (batch_id, kind, json.dumps(identity, sort_keys=True), tag, len(keys), now, now),
+            )
             self._conn.executemany(
                 "INSERT OR REPLACE INTO batch_requests (key, batch_id, state) VALUES (?, ?, 'pending')",
-                [(k, batch_id) for k in keys])
+                [(k, batch_id) for k in keys],
+            )
 
     def set_status(self, batch_id: str, status: str) -> None:
-        self._conn.execute("UPDATE batches SET status = ?, updated = ? WHERE batch_id = ?",
-                           (status, time.time(), batch_id))
+        self._conn.execute(
+            "UPDATE batches SET status = ?, updated = ? WHERE batch_id = ?", (status, time.time(), batch_id)
+        )
 
     def mark(self, batch_id: str, keys: Sequence[str], state: str) -> None:
         if not keys:
             return
         with self._conn:
             self._conn.execute("BEGIN IMMEDIATE")
-            self._conn.executemany("UPDATE batch_requests SET state = ? WHERE key = ? AND batch_id = ?",
-                                   [(state, k, batch_id) for k in keys])
+            self._conn.executemany(
+                "UPDATE batch_requests SET state = ? WHERE key = ? AND batch_id = ?",
+                [(state, k, batch_id) for k in keys],
+            )
 
     def batches(self) -> list[dict]:
         """Every recorded batch, oldest first (for ``judgelab cache`` and tests)."""
@@ -124,9 +131,11 @@ class BatchStore:
         return [dict(zip(cols, row)) for row in cur.fetchall()]
 
     def states(self, batch_id: str) -> dict[str, int]:
-        return dict(self._conn.execute(
-            "SELECT state, COUNT(*) FROM batch_requests WHERE batch_id = ? GROUP BY state",
-            (batch_id,)).fetchall())
+        return dict(
+            self._conn.execute(
+                "SELECT state, COUNT(*) FROM batch_requests WHERE batch_id = ? GROUP BY state", (batch_id,)
+            ).fetchall()
+        )
 
     def close(self) -> None:
         self._conn.close()

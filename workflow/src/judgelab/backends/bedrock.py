@@ -47,9 +47,10 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import boto3
 import botocore.exceptions as bexc
@@ -60,25 +61,42 @@ from .api import ApiBackend, ApiSettings, BatchStatus, status_retry_kind
 from .base import Completion, Request
 
 #: AWS error codes worth another try, and how they are counted
-RETRY_CODES = {"ThrottlingException": "rate_limited",
-               "ServiceUnavailableException": "server_error",
-               "ModelNotReadyException": "server_error",
-               "InternalServerException": "server_error",
-               "ModelTimeoutException": "timeout"}
+RETRY_CODES = {
+    "ThrottlingException": "rate_limited",
+    "ServiceUnavailableException": "server_error",
+    "ModelNotReadyException": "server_error",
+    "InternalServerException": "server_error",
+    "ModelTimeoutException": "timeout",
+}
 #: AWS error codes meaning "these credentials are not accepted"
-AUTH_CODES = frozenset({"UnrecognizedClientException", "InvalidSignatureException",
-                        "ExpiredTokenException", "IncompleteSignature", "MissingAuthenticationToken",
-                        "InvalidClientTokenId", "SignatureDoesNotMatch"})
+AUTH_CODES = frozenset(
+    {
+        "UnrecognizedClientException",
+        "InvalidSignatureException",
+        "ExpiredTokenException",
+        "IncompleteSignature",
+        "MissingAuthenticationToken",
+        "InvalidClientTokenId",
+        "SignatureDoesNotMatch",
+    }
+)
 #: botocore errors raised while looking for or refreshing credentials
-CREDENTIAL_ERRORS = (bexc.NoCredentialsError, bexc.PartialCredentialsError,
-                     bexc.CredentialRetrievalError, bexc.SSOError, bexc.TokenRetrievalError)
+CREDENTIAL_ERRORS = (
+    bexc.NoCredentialsError,
+    bexc.PartialCredentialsError,
+    bexc.CredentialRetrievalError,
+    bexc.SSOError,
+    bexc.TokenRetrievalError,
+)
 
 BEARER_ENV = "AWS_BEARER_TOKEN_BEDROCK"
-CREDENTIAL_HELP = ("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (plus AWS_SESSION_TOKEN for "
-                   "temporary credentials), or AWS_PROFILE naming a profile of ~/.aws/credentials "
-                   "or ~/.aws/config (for SSO run `aws sso login --profile ...` first), or "
-                   f"{BEARER_ENV} holding a Bedrock API key, or run where a container or instance "
-                   "role provides them")
+CREDENTIAL_HELP = (
+    "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (plus AWS_SESSION_TOKEN for "
+    "temporary credentials), or AWS_PROFILE naming a profile of ~/.aws/credentials "
+    "or ~/.aws/config (for SSO run `aws sso login --profile ...` first), or "
+    f"{BEARER_ENV} holding a Bedrock API key, or run where a container or instance "
+    "role provides them"
+)
 REGION_HELP = "set AWS_REGION (or AWS_DEFAULT_REGION), or `region` in the profile of ~/.aws/config"
 
 
@@ -113,12 +131,16 @@ def resolve_aws_chain(name: str = "model") -> AwsChain:
         credentials = session.get_credentials()
     except bexc.ProfileNotFound as exc:
         profile = getattr(exc, "kwargs", {}).get("profile")
-        raise InputError(f"AWS_PROFILE names the profile {profile!r}, which is in neither "
-                         "~/.aws/config nor ~/.aws/credentials (AWS_CONFIG_FILE, "
-                         "AWS_SHARED_CREDENTIALS_FILE)", key=key) from exc
+        raise InputError(
+            f"AWS_PROFILE names the profile {profile!r}, which is in neither "
+            "~/.aws/config nor ~/.aws/credentials (AWS_CONFIG_FILE, "
+            "AWS_SHARED_CREDENTIALS_FILE)",
+            key=key,
+        ) from exc
     except CREDENTIAL_ERRORS as exc:
-        raise InputError(f"the bedrock backend could not load AWS credentials ({exc}); "
-                         f"{CREDENTIAL_HELP}", key=key) from exc
+        raise InputError(
+            f"the bedrock backend could not load AWS credentials ({exc}); {CREDENTIAL_HELP}", key=key
+        ) from exc
     if os.environ.get(BEARER_ENV, "").strip():
         source = f"bearer token ${BEARER_ENV}"
     else:
@@ -129,16 +151,18 @@ def resolve_aws_chain(name: str = "model") -> AwsChain:
     if source is None:
         missing.append(f"no AWS credentials ({CREDENTIAL_HELP})")
     if missing:
-        raise InputError(f"the bedrock backend found {' and '.join(missing)}; the config never "
-                         "holds either", key=key)
+        raise InputError(
+            f"the bedrock backend found {' and '.join(missing)}; the config never holds either", key=key
+        )
     return AwsChain(session=session, region=region, source=str(source))
 
 
 def check_aws_chain(config: Mapping[str, Any]) -> AwsChain | None:
     """For the workflow, before any job: the AWS chain when a model of ``config`` uses the
     bedrock backend (raising :class:`InputError` as :func:`resolve_aws_chain` does), else None."""
-    names = [n for n, spec in (config.get("models") or {}).items()
-             if (spec or {}).get("backend") == "bedrock"]
+    names = [
+        n for n, spec in (config.get("models") or {}).items() if (spec or {}).get("backend") == "bedrock"
+    ]
     return resolve_aws_chain(names[0]) if names else None
 
 
@@ -190,10 +214,11 @@ class BedrockBackend(ApiBackend):
     def options_from_spec(cls, spec: Mapping[str, Any], name: str) -> dict[str, Any]:
         refused = {
             "base_url": "the endpoint follows the region of the AWS chain (a private endpoint: "
-                        "AWS_ENDPOINT_URL_BEDROCK_RUNTIME)",
+            "AWS_ENDPOINT_URL_BEDROCK_RUNTIME)",
             "api_key_env": "credentials come from the standard AWS chain (AWS_ACCESS_KEY_ID..., "
-                           f"AWS_PROFILE, a role, or {BEARER_ENV})",
-            "batch": "Bedrock batch inference (S3 jobs) is not supported; requests go online"}
+            f"AWS_PROFILE, a role, or {BEARER_ENV})",
+            "batch": "Bedrock batch inference (S3 jobs) is not supported; requests go online",
+        }
         for key, why in refused.items():
             if spec.get(key) not in (None, False):
                 raise InputError(f"the bedrock backend takes no {key}: {why}", key=f"models.{name}.{key}")
@@ -204,8 +229,11 @@ class BedrockBackend(ApiBackend):
         return {"kind": self.kind, "model": self.settings.model}
 
     def sampling(self) -> dict:
-        out: dict[str, Any] = ({"temperature": self.temperature, "top_p": self.top_p}
-                               if self.settings.send_sampling else {"temperature": None, "top_p": None})
+        out: dict[str, Any] = (
+            {"temperature": self.temperature, "top_p": self.top_p}
+            if self.settings.send_sampling
+            else {"temperature": None, "top_p": None}
+        )
         if self.settings.extra_body:
             out["extra_body"] = self.settings.extra_body
         return out
@@ -222,11 +250,15 @@ class BedrockBackend(ApiBackend):
             if self._chain is None:  # built with need_key=False (estimates): check the chain now
                 self._chain = resolve_aws_chain(self.settings.name)
             s = self.settings
-            config = Config(connect_timeout=s.timeout, read_timeout=s.timeout,
-                            retries={"mode": "standard", "total_max_attempts": 1},
-                            max_pool_connections=s.concurrency)
-            self._boto = self._chain.session.client("bedrock-runtime", region_name=self._chain.region,
-                                                    config=config)
+            config = Config(
+                connect_timeout=s.timeout,
+                read_timeout=s.timeout,
+                retries={"mode": "standard", "total_max_attempts": 1},
+                max_pool_connections=s.concurrency,
+            )
+            self._boto = self._chain.session.client(
+                "bedrock-runtime", region_name=self._chain.region, config=config
+            )
         return self._boto
 
     def _new_client(self) -> _ConverseClient:
@@ -235,8 +267,9 @@ class BedrockBackend(ApiBackend):
     # -- requests --------------------------------------------------------------------------
     def params(self, request: Request) -> dict[str, Any]:
         """The Converse parameters of a request (see the module docstring)."""
-        system = [{"text": content} for role, content in request.messages
-                  if role == "system" and content.strip()]
+        system = [
+            {"text": content} for role, content in request.messages if role == "system" and content.strip()
+        ]
         messages: list[dict[str, Any]] = []
         for role, content in request.messages:
             if role == "system":
@@ -250,8 +283,11 @@ class BedrockBackend(ApiBackend):
         inference: dict[str, Any] = {"maxTokens": request.max_tokens}
         if self.settings.send_sampling:
             inference["temperature"], inference["topP"] = self.temperature, self.top_p
-        p: dict[str, Any] = {"modelId": self.settings.model, "messages": messages,
-                             "inferenceConfig": inference}
+        p: dict[str, Any] = {
+            "modelId": self.settings.model,
+            "messages": messages,
+            "inferenceConfig": inference,
+        }
         if system:
             p["system"] = system
         if self.settings.extra_body:
@@ -275,27 +311,38 @@ class BedrockBackend(ApiBackend):
         name = self.settings.name
         source = self._chain.source if self._chain else "the AWS chain"
         if isinstance(exc, CREDENTIAL_ERRORS):
-            return InputError(f"{self.describe()}: no usable AWS credentials ({exc}); "
-                              f"{CREDENTIAL_HELP}", key=f"models.{name}")
+            return InputError(
+                f"{self.describe()}: no usable AWS credentials ({exc}); {CREDENTIAL_HELP}",
+                key=f"models.{name}",
+            )
         code, status, message = _client_error(exc)
         if code is None:
             return exc
         said = f"{code}: {message}" if message else code
         if code in AUTH_CODES:
-            return InputError(f"{self.describe()} refused the AWS credentials found in {source} "
-                              f"({said}); {CREDENTIAL_HELP}", key=f"models.{name}")
+            return InputError(
+                f"{self.describe()} refused the AWS credentials found in {source} "
+                f"({said}); {CREDENTIAL_HELP}",
+                key=f"models.{name}",
+            )
         if code == "AccessDeniedException":
-            return InputError(f"{self.describe()} refused the request ({said}): the credentials "
-                              f"from {source} may not invoke this model; enable access to it in the "
-                              "Bedrock console of this region and allow bedrock:InvokeModel",
-                              key=f"models.{name}.model")
+            return InputError(
+                f"{self.describe()} refused the request ({said}): the credentials "
+                f"from {source} may not invoke this model; enable access to it in the "
+                "Bedrock console of this region and allow bedrock:InvokeModel",
+                key=f"models.{name}.model",
+            )
         lowered = message.lower()
-        if code == "ResourceNotFoundException" or (code == "ValidationException" and any(
-                s in lowered for s in ("model identifier", "inference profile", "on-demand throughput"))):
-            return InputError(f"{self.describe()}: Bedrock does not serve model id "
-                              f"{self.settings.model!r} this way ({said}); use a model id or an "
-                              "inference-profile id (e.g. us.<model id>) available in this region",
-                              key=f"models.{name}.model")
+        if code == "ResourceNotFoundException" or (
+            code == "ValidationException"
+            and any(s in lowered for s in ("model identifier", "inference profile", "on-demand throughput"))
+        ):
+            return InputError(
+                f"{self.describe()}: Bedrock does not serve model id "
+                f"{self.settings.model!r} this way ({said}); use a model id or an "
+                "inference-profile id (e.g. us.<model id>) available in this region",
+                key=f"models.{name}.model",
+            )
         return BedrockError(f"{self.describe()}: {said} (HTTP {status}, not retried)")
 
     # -- no batch mode (refused in options_from_spec, so these are never reached) -------------
@@ -308,8 +355,9 @@ class BedrockBackend(ApiBackend):
     async def _batch_status(self, client: Any, batch_id: str) -> BatchStatus:
         raise self._no_batch()
 
-    async def _batch_results(self, client: Any, batch_id: str,
-                             label_tokens: Mapping[str, tuple[str, ...]]) -> dict[str, Completion | str]:
+    async def _batch_results(
+        self, client: Any, batch_id: str, label_tokens: Mapping[str, tuple[str, ...]]
+    ) -> dict[str, Completion | str]:
         raise self._no_batch()
 
     def close(self) -> None:
@@ -324,8 +372,11 @@ def completion_from_converse(response: Mapping[str, Any], latency_s: float) -> C
     reason, Bedrock's own latency, reasoning blocks (if any) in ``extra``; no label distribution."""
     blocks = response["output"]["message"]["content"]
     text = "".join(b["text"] for b in blocks if "text" in b)
-    reasoning = "".join(b["reasoningContent"]["reasoningText"].get("text", "") for b in blocks
-                        if "reasoningText" in (b.get("reasoningContent") or {}))
+    reasoning = "".join(
+        b["reasoningContent"]["reasoningText"].get("text", "")
+        for b in blocks
+        if "reasoningText" in (b.get("reasoningContent") or {})
+    )
     usage = response.get("usage") or {}
     extra: dict[str, Any] = {"finish_reason": response.get("stopReason")}
     latency_ms = (response.get("metrics") or {}).get("latencyMs")
@@ -333,6 +384,12 @@ def completion_from_converse(response: Mapping[str, Any], latency_s: float) -> C
         extra["server_latency_ms"] = latency_ms
     if reasoning:
         extra["reasoning"] = reasoning
-    return Completion(text=text, label_probs=None, label_mass=None,
-                      prompt_tokens=usage.get("inputTokens"), completion_tokens=usage.get("outputTokens"),
-                      latency_s=latency_s, extra=extra)
+    return Completion(
+        text=text,
+        label_probs=None,
+        label_mass=None,
+        prompt_tokens=usage.get("inputTokens"),
+        completion_tokens=usage.get("outputTokens"),
+        latency_s=latency_s,
+        extra=extra,
+    )

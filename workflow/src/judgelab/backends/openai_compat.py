@@ -24,7 +24,8 @@ import json
 import logging
 import math
 import time
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import openai
 from openai.types.chat import ChatCompletion
@@ -47,8 +48,16 @@ class OpenAIBackend(ApiBackend):
     timeout_errors = (openai.APITimeoutError,)
     connection_errors = (openai.APIConnectionError,)
 
-    def __init__(self, settings: ApiSettings, *, logprobs: bool = True, top_logprobs: int = 20,
-                 token_limit_param: str = "max_tokens", need_key: bool = True, http_client=None):
+    def __init__(
+        self,
+        settings: ApiSettings,
+        *,
+        logprobs: bool = True,
+        top_logprobs: int = 20,
+        token_limit_param: str = "max_tokens",
+        need_key: bool = True,
+        http_client=None,
+    ):
         super().__init__(settings, need_key=need_key, http_client=http_client)
         self.logprobs = logprobs
         self.top_logprobs = top_logprobs
@@ -65,8 +74,9 @@ class OpenAIBackend(ApiBackend):
             raise InputError(f"expected an integer 1-20, got {top!r}", key=f"models.{name}.top_logprobs")
         limit = spec.get("token_limit_param", "max_tokens")
         if limit not in TOKEN_LIMIT_PARAMS:
-            raise InputError(f"expected one of {TOKEN_LIMIT_PARAMS}, got {limit!r}",
-                             key=f"models.{name}.token_limit_param")
+            raise InputError(
+                f"expected one of {TOKEN_LIMIT_PARAMS}, got {limit!r}", key=f"models.{name}.token_limit_param"
+            )
         return {"logprobs": logprobs, "top_logprobs": top, "token_limit_param": limit}
 
     # -- identity (cache key): endpoint and model, never the key ---------------------------
@@ -75,8 +85,11 @@ class OpenAIBackend(ApiBackend):
 
     def sampling(self) -> dict:
         s = self.settings
-        out: dict[str, Any] = ({"temperature": self.temperature, "top_p": self.top_p}
-                               if s.send_sampling else {"temperature": None, "top_p": None})
+        out: dict[str, Any] = (
+            {"temperature": self.temperature, "top_p": self.top_p}
+            if s.send_sampling
+            else {"temperature": None, "top_p": None}
+        )
         out["top_logprobs"] = self.top_logprobs if self.logprobs else None
         if s.extra_body:
             out["extra_body"] = s.extra_body
@@ -84,17 +97,24 @@ class OpenAIBackend(ApiBackend):
 
     # -- requests --------------------------------------------------------------------------
     def _new_client(self) -> openai.AsyncOpenAI:
-        return openai.AsyncOpenAI(api_key=self._client_key(), base_url=self.settings.base_url,
-                                  timeout=self.settings.timeout, max_retries=0,
-                                  http_client=self._http_client() if self._http_client else None)
+        return openai.AsyncOpenAI(
+            api_key=self._client_key(),
+            base_url=self.settings.base_url,
+            timeout=self.settings.timeout,
+            max_retries=0,
+            http_client=self._http_client() if self._http_client else None,
+        )
 
     def _wants_logprobs(self, request: Request) -> bool:
         return bool(request.label_tokens) and self.logprobs and not self._logprobs_refused
 
     def params(self, request: Request, *, logprobs: bool | None = None) -> dict[str, Any]:
         """The chat-completions parameters the SDK knows (``extra_body`` goes beside them)."""
-        p: dict[str, Any] = {"model": self.settings.model, "messages": request.message_dicts(),
-                             self.token_limit_param: request.max_tokens}
+        p: dict[str, Any] = {
+            "model": self.settings.model,
+            "messages": request.message_dicts(),
+            self.token_limit_param: request.max_tokens,
+        }
         if self.settings.send_sampling:
             p["temperature"], p["top_p"] = self.temperature, self.top_p
         if self._wants_logprobs(request) if logprobs is None else logprobs:
@@ -114,34 +134,53 @@ class OpenAIBackend(ApiBackend):
             if not params.get("logprobs") or "logprob" not in str(exc).lower():
                 raise
             if not self._logprobs_refused:
-                log.warning("%s refuses logprobs (%s); asking without them, the label "
-                            "distribution stays missing", self.describe(), exc)
+                log.warning(
+                    "%s refuses logprobs (%s); asking without them, the label distribution stays missing",
+                    self.describe(),
+                    exc,
+                )
             self._logprobs_refused = True
-            resp = await client.chat.completions.create(**self.params(request, logprobs=False),
-                                                        extra_body=self.settings.extra_body or None)
+            resp = await client.chat.completions.create(
+                **self.params(request, logprobs=False), extra_body=self.settings.extra_body or None
+            )
         return completion_from_chat(resp, request, time.perf_counter() - t0)
 
     # -- batch mode ------------------------------------------------------------------------
-    async def _batch_submit(self, client: openai.AsyncOpenAI, items: list[tuple[str, Request]],
-                            tag: str) -> str:
-        lines = [json.dumps({"custom_id": key, "method": "POST", "url": "/v1/chat/completions",
-                             "body": self.body(req)}, ensure_ascii=False) for key, req in items]
+    async def _batch_submit(
+        self, client: openai.AsyncOpenAI, items: list[tuple[str, Request]], tag: str
+    ) -> str:
+        lines = [
+            json.dumps(
+                {"custom_id": key, "method": "POST", "url": "/v1/chat/completions", "body": self.body(req)},
+                ensure_ascii=False,
+            )
+            for key, req in items
+        ]
         data = ("\n".join(lines) + "\n").encode("utf-8")
         upload = await client.files.create(file=(f"judgelab-{tag[:16]}.jsonl", data), purpose="batch")
-        batch = await client.batches.create(input_file_id=upload.id, endpoint="/v1/chat/completions",
-                                            completion_window="24h",
-                                            metadata={"judgelab_submission": tag[:64]})
+        batch = await client.batches.create(
+            input_file_id=upload.id,
+            endpoint="/v1/chat/completions",
+            completion_window="24h",
+            metadata={"judgelab_submission": tag[:64]},
+        )
         return batch.id
 
     async def _batch_status(self, client: openai.AsyncOpenAI, batch_id: str) -> BatchStatus:
         b = await client.batches.retrieve(batch_id)
         counts = b.request_counts.model_dump() if b.request_counts else {}
         detail = "; ".join(f"{e.code}: {e.message}" for e in (b.errors.data or [])) if b.errors else ""
-        return BatchStatus(ended=b.status in _ENDED, status=b.status, counts=counts,
-                           failed=b.status == "failed", detail=detail)
+        return BatchStatus(
+            ended=b.status in _ENDED,
+            status=b.status,
+            counts=counts,
+            failed=b.status == "failed",
+            detail=detail,
+        )
 
-    async def _batch_results(self, client: openai.AsyncOpenAI, batch_id: str,
-                             requests: Mapping[str, Request]) -> dict[str, Completion | str]:
+    async def _batch_results(
+        self, client: openai.AsyncOpenAI, batch_id: str, requests: Mapping[str, Request]
+    ) -> dict[str, Completion | str]:
         b = await client.batches.retrieve(batch_id)
         out: dict[str, Completion | str] = {}
         for file_id in (b.output_file_id, b.error_file_id):
@@ -155,8 +194,9 @@ class OpenAIBackend(ApiBackend):
                 key = item.get("custom_id")
                 resp = item.get("response") or {}
                 if resp.get("status_code") == 200 and resp.get("body"):
-                    out[key] = completion_from_chat(ChatCompletion.model_validate(resp["body"]),
-                                                    requests.get(key), math.nan)
+                    out[key] = completion_from_chat(
+                        ChatCompletion.model_validate(resp["body"]), requests.get(key), math.nan
+                    )
                 else:
                     err = item.get("error") or (resp.get("body") or {}).get("error") or resp
                     out[key] = f"HTTP {resp.get('status_code')}: {err}"
@@ -188,10 +228,18 @@ def label_steps_from_logprobs(content: Sequence[Any], text: str, labels: Sequenc
             ws, label = form
             before = prefix_b.decode("utf-8", errors="replace") if use_bytes else prefix_s
             start = len(before) + len(ws)
-            if text[start:start + len(label)] == label:
+            if text[start : start + len(label)] == label:
                 probs, mass = label_distribution(_alternatives(entry), tuple(ws + lab for lab in labels))
-                steps.append({"pos": pos, "start": start, "token": entry.token, "label": label,
-                              "probs": probs, "mass": mass})
+                steps.append(
+                    {
+                        "pos": pos,
+                        "start": start,
+                        "token": entry.token,
+                        "label": label,
+                        "probs": probs,
+                        "mass": mass,
+                    }
+                )
         if use_bytes:
             prefix_b += bytes(entry.bytes)
         else:
@@ -199,8 +247,7 @@ def label_steps_from_logprobs(content: Sequence[Any], text: str, labels: Sequenc
     return steps
 
 
-def completion_from_chat(resp: ChatCompletion, request: Request | None,
-                         latency_s: float) -> Completion:
+def completion_from_chat(resp: ChatCompletion, request: Request | None, latency_s: float) -> Completion:
     """A :class:`Completion` from a chat completion: the text, usage, and (when the response
     carries logprobs and ``request`` asks for them) the label distribution at the first answer
     token and the label steps."""
@@ -218,8 +265,13 @@ def completion_from_chat(resp: ChatCompletion, request: Request | None,
         if request.label_steps:
             steps = label_steps_from_logprobs(content, text, label_tokens)
     usage = resp.usage
-    return Completion(text=text, label_probs=probs, label_mass=mass,
-                      prompt_tokens=usage.prompt_tokens if usage else None,
-                      completion_tokens=usage.completion_tokens if usage else None,
-                      latency_s=latency_s, extra={"finish_reason": choice.finish_reason},
-                      label_steps=steps)
+    return Completion(
+        text=text,
+        label_probs=probs,
+        label_mass=mass,
+        prompt_tokens=usage.prompt_tokens if usage else None,
+        completion_tokens=usage.completion_tokens if usage else None,
+        latency_s=latency_s,
+        extra={"finish_reason": choice.finish_reason},
+        label_steps=steps,
+    )

@@ -13,8 +13,9 @@ backends and the cache); the core imports no study.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
 
@@ -43,8 +44,6 @@ class LLMJob:
         return dict(self.wildcards)
 
 
-
-
 class StudyPlan:
     """The resolution questions of one study. Subclasses set ``name`` (the config section and the
     target) and ``paths`` (result paths under ``{results}``, named once), and implement
@@ -53,7 +52,7 @@ class StudyPlan:
     name: str = ""
     paths: dict[str, str] = {}
 
-    def __init__(self, project: "Project"):
+    def __init__(self, project: Project):
         self.project = project
         self.section: dict = project.config[self.name]
 
@@ -85,21 +84,25 @@ class StudyPlan:
 
     def check(self) -> None:
         """Every name of the section exists; errors name the full key."""
-        for key, known in (("datasets", self.project.config["datasets"]),
-                           ("judges", self.project.config["models"])):
+        for key, known in (
+            ("datasets", self.project.config["datasets"]),
+            ("judges", self.project.config["models"]),
+        ):
             for i, v in enumerate(self.section.get(key) or []):
                 if v not in known:
                     what = "datasets" if key == "datasets" else "models"
-                    raise InputError(f"{v!r} is not a key of `{what}` (known: {sorted(known)})",
-                                     key=f"{self.name}.{key}[{i}]")
+                    raise InputError(
+                        f"{v!r} is not a key of `{what}` (known: {sorted(known)})",
+                        key=f"{self.name}.{key}[{i}]",
+                    )
 
-    def llm_jobs(self) -> list["LLMJob"]:
+    def llm_jobs(self) -> list[LLMJob]:
         raise NotImplementedError
 
     def targets(self) -> list[str]:
         raise NotImplementedError
 
-    def requests(self, job: "LLMJob", ctx) -> Iterator[tuple[str, "Request", bool | None]]:
+    def requests(self, job: LLMJob, ctx) -> Iterator[tuple[str, Request, bool | None]]:
         """For ``judgelab estimate``: the requests of ``job`` as (stage, request, exact) - exact
         False where a request stands in for one that depends on earlier answers (counted, never
         looked up). ``ctx`` gives the dataset pairs, persona texts and cache look-ups."""

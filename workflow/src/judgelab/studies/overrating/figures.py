@@ -23,21 +23,25 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ..peras.figures import save  # noqa: E402
 from ...labels import GRADES  # noqa: E402
+from ..peras.figures import save  # noqa: E402
 from .pointwise import OUTCOMES  # noqa: E402
 
-RATES = [("accuracy_pct", "Acc."), ("accuracy_no_ties_pct", "Acc. (no ties)"),
-         ("tie_rate_pct", "Tie rate"), ("wrong_win_pct", "Wrong wins")]
+RATES = [
+    ("accuracy_pct", "Acc."),
+    ("accuracy_no_ties_pct", "Acc. (no ties)"),
+    ("tie_rate_pct", "Tie rate"),
+    ("wrong_win_pct", "Wrong wins"),
+]
 
 
 def transition_heatmap(tidy: pd.DataFrame, title: str, out_png, out_pdf=None) -> None:
     """``tidy``: :func:`judgelab.overrating.transition_matrix` (human, llm, n, share, n_missing)."""
     labels = sorted(tidy["llm"].unique())
-    share = tidy.pivot(index="human", columns="llm", values="share").reindex(index=list(GRADES),
-                                                                          columns=labels)
-    count = tidy.pivot(index="human", columns="llm", values="n").reindex(index=list(GRADES),
-                                                                        columns=labels)
+    share = tidy.pivot(index="human", columns="llm", values="share").reindex(
+        index=list(GRADES), columns=labels
+    )
+    count = tidy.pivot(index="human", columns="llm", values="n").reindex(index=list(GRADES), columns=labels)
     missing = tidy.groupby("human")["n_missing"].first().reindex(list(GRADES)).fillna(0).astype(int)
     vals = share.to_numpy(dtype=float)
     fig, ax = plt.subplots(figsize=(1.3 * len(labels) + 2.6, 3.9))
@@ -45,8 +49,15 @@ def transition_heatmap(tidy: pd.DataFrame, title: str, out_png, out_pdf=None) ->
     im = ax.imshow(np.ma.masked_invalid(vals), cmap="Blues", vmin=0, vmax=1, aspect="auto")
     for (i, j), v in np.ndenumerate(vals):
         if np.isfinite(v):
-            ax.text(j, i, f"{v:.2f}\n(n={int(count.iat[i, j])})", ha="center", va="center", fontsize=8,
-                    color="white" if v > 0.6 else "black")
+            ax.text(
+                j,
+                i,
+                f"{v:.2f}\n(n={int(count.iat[i, j])})",
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="white" if v > 0.6 else "black",
+            )
         else:
             ax.text(j, i, "n/a", ha="center", va="center", fontsize=8, color="0.3")
     ax.set_xticks(range(len(labels)))
@@ -109,11 +120,18 @@ def confidence_by_outcome(metrics: pd.DataFrame, title: str, out_png, out_pdf=No
     ax.set_xlabel("binarised outcome (TREC: grade >= 2 relevant)")
     ax.set_ylabel("mean token confidence")
     ax.set_ylim(0, 1.18)
-    ax.legend(title="scale", fontsize=8, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1),
-              frameon=False)
+    ax.legend(
+        title="scale", fontsize=8, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False
+    )
     if all(not math.isfinite(float(r[f"conf_{o}"])) for _, r in metrics.iterrows() for o in OUTCOMES):
-        ax.text(1.5, 0.55, "no pair with a parsed label and a token confidence", ha="center",
-                fontsize=9, color="0.3")
+        ax.text(
+            1.5,
+            0.55,
+            "no pair with a parsed label and a token confidence",
+            ha="center",
+            fontsize=9,
+            color="0.3",
+        )
     ax.spines[["top", "right"]].set_visible(False)
     ax.set_title(title, fontsize=10)
     fig.tight_layout()

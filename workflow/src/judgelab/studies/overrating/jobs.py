@@ -18,17 +18,17 @@ only by this study, so their readers live here (:func:`read_pointwise`, :func:`r
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import pandas as pd
 
+from ...jobs import LLMSession, as_value
+from ...tables import read_dataset, write_tsv
 from .pairwise import SETTINGS, pair_outcomes, pairwise_metrics, run_pairwise, sample_pairs
 from .pointwise import imported_pointwise, pointwise_metrics, run_pointwise, transition_matrix
 from .prompts import PAIRWISE_KIND, Prompt, check_labels, effective_scale
 from .tables import TABLE1_COLUMNS, TABLE2_COLUMNS, flat_table1, render_table1, render_table2, table1, table2
-from ...tables import read_dataset, write_tsv
-from ...jobs import LLMSession, as_value
 
 log = logging.getLogger("judgelab")
 
@@ -38,9 +38,13 @@ def _prompt(template: str, labels: str | Sequence[str], kind: str) -> Prompt:
 
 
 def _read(path: str, **dtypes) -> pd.DataFrame:
-    return pd.read_csv(path, sep="\t", keep_default_na=False, na_values=[""],
-                       dtype={"dataset": str, "qid": str, "docid": str, "model": str, "answer": str,
-                              **dtypes})
+    return pd.read_csv(
+        path,
+        sep="\t",
+        keep_default_na=False,
+        na_values=[""],
+        dtype={"dataset": str, "qid": str, "docid": str, "model": str, "answer": str, **dtypes},
+    )
 
 
 def read_pointwise(path: str) -> pd.DataFrame:
@@ -65,8 +69,10 @@ def read_pairwise(path: str) -> pd.DataFrame:
 
 def read_metrics(paths: Sequence[str]) -> pd.DataFrame:
     """Pointwise or pairwise metrics files, concatenated (ids as strings)."""
-    frames = [pd.read_csv(p, sep="\t", dtype={"dataset": str, "model": str, "scale": str,
-                                              "setting": str}) for p in paths]
+    frames = [
+        pd.read_csv(p, sep="\t", dtype={"dataset": str, "model": str, "scale": str, "setting": str})
+        for p in paths
+    ]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
@@ -74,10 +80,20 @@ def read_metrics(paths: Sequence[str]) -> pd.DataFrame:
 # Pointwise
 
 
-def pointwise_judge_job(pairs: str, out: str, *, scale: str, template: str,
-                        labels: str | Sequence[str], model: str | dict, max_tokens: int, cache: str,
-                        threads: int | None = None, desc: str = "overrating pointwise",
-                        model_name: str | None = None) -> pd.DataFrame:
+def pointwise_judge_job(
+    pairs: str,
+    out: str,
+    *,
+    scale: str,
+    template: str,
+    labels: str | Sequence[str],
+    model: str | dict,
+    max_tokens: int,
+    cache: str,
+    threads: int | None = None,
+    desc: str = "overrating pointwise",
+    model_name: str | None = None,
+) -> pd.DataFrame:
     """Judge every pair of a dataset table on ``scale`` with ``template`` (its ``labels``, JSON
     or a list): label, parsed, answer, label_pos, p<label>..., label_mass, confidence per pair.
     ``model_name``: the model's key in ``models`` (named in errors)."""
@@ -90,19 +106,26 @@ def pointwise_judge_job(pairs: str, out: str, *, scale: str, template: str,
     return result
 
 
-def imported_pointwise_job(pairs: str, judge_file: str, out: str, *, scale: str | None,
-                           confidence_scale: str | None = None) -> pd.DataFrame:
+def imported_pointwise_job(
+    pairs: str, judge_file: str, out: str, *, scale: str | None, confidence_scale: str | None = None
+) -> pd.DataFrame:
     """The pointwise judgments table of an imported judge (a qrels file; no LLM call)."""
     result = imported_pointwise(read_dataset(pairs), judge_file, scale, confidence_scale)
     write_tsv(result, out)
-    log.info("%s: %d of %d pairs labelled (scale %s), %d with a confidence", judge_file,
-             int(result["parsed"].sum()), len(result), effective_scale(scale),
-             int(result["confidence"].notna().sum()))
+    log.info(
+        "%s: %d of %d pairs labelled (scale %s), %d with a confidence",
+        judge_file,
+        int(result["parsed"].sum()),
+        len(result),
+        effective_scale(scale),
+        int(result["confidence"].notna().sum()),
+    )
     return result
 
 
-def pointwise_metrics_job(pairs: str, judgments: str, out_metrics: str, out_transition: str, *,
-                          ids: Mapping[str, str]) -> pd.DataFrame:
+def pointwise_metrics_job(
+    pairs: str, judgments: str, out_metrics: str, out_transition: str, *, ids: Mapping[str, str]
+) -> pd.DataFrame:
     """Metrics of one pointwise run (one row: ``ids`` = dataset, model, scale, then the metrics)
     and its transition matrix (tidy)."""
     scale = ids["scale"]
@@ -116,9 +139,15 @@ def pointwise_metrics_job(pairs: str, judgments: str, out_metrics: str, out_tran
     write_tsv(df, out_metrics)
     tm = transition_matrix(merged, scale)
     write_tsv(pd.concat([pd.DataFrame([ids] * len(tm)), tm], axis=1), out_transition)
-    log.info("%s: coverage %.3f, overrate %.1f%%, underrate %.1f%%, bias %.3f, kappa %.3f",
-             "/".join(ids.values()), row["coverage"], row["overrate_pct"], row["underrate_pct"],
-             row["mean_bias"], row["kappa"])
+    log.info(
+        "%s: coverage %.3f, overrate %.1f%%, underrate %.1f%%, bias %.3f, kappa %.3f",
+        "/".join(ids.values()),
+        row["coverage"],
+        row["overrate_pct"],
+        row["underrate_pct"],
+        row["mean_bias"],
+        row["kappa"],
+    )
     return df
 
 
@@ -126,34 +155,52 @@ def pointwise_metrics_job(pairs: str, judgments: str, out_metrics: str, out_tran
 # Pairwise
 
 
-def pair_sampling_job(pairs: str, out: str, *, per_setting: int, seed: int,
-                      relevant_min: int = 1) -> pd.DataFrame:
+def pair_sampling_job(
+    pairs: str, out: str, *, per_setting: int, seed: int, relevant_min: int = 1
+) -> pd.DataFrame:
     """The sampled pairs of a dataset (see :func:`judgelab.overrating.sample_pairs`)."""
     table = read_dataset(pairs)
     sampled = sample_pairs(table, int(per_setting), int(seed), int(relevant_min))
     write_tsv(sampled, out)
     counts = sampled.groupby("setting").size().reindex(list(SETTINGS), fill_value=0).to_dict()
-    log.info("%d queries, %d pairs sampled (at most %d per setting per query): %s",
-             table["qid"].nunique(), len(sampled), int(per_setting), counts)
+    log.info(
+        "%d queries, %d pairs sampled (at most %d per setting per query): %s",
+        table["qid"].nunique(),
+        len(sampled),
+        int(per_setting),
+        counts,
+    )
     return sampled
 
 
-def pairwise_judge_job(pairs: str, sampled: str, out: str, *, template: str,
-                       labels: str | Sequence[str], model: str | dict, max_tokens: int, cache: str,
-                       threads: int | None = None, desc: str = "overrating pairwise",
-                       model_name: str | None = None) -> pd.DataFrame:
+def pairwise_judge_job(
+    pairs: str,
+    sampled: str,
+    out: str,
+    *,
+    template: str,
+    labels: str | Sequence[str],
+    model: str | dict,
+    max_tokens: int,
+    cache: str,
+    threads: int | None = None,
+    desc: str = "overrating pairwise",
+    model_name: str | None = None,
+) -> pd.DataFrame:
     """Judge every sampled pair in both orders with the forced-choice ``template``."""
     prompt = _prompt(template, labels, PAIRWISE_KIND)
     table = read_dataset(pairs)
     with LLMSession(model, cache, threads, desc, name=model_name) as client:
-        result = run_pairwise(table, read_sampled(sampled), prompt, client,
-                                 max_tokens=int(max_tokens), desc=desc)
+        result = run_pairwise(
+            table, read_sampled(sampled), prompt, client, max_tokens=int(max_tokens), desc=desc
+        )
     write_tsv(result, out)
     return result
 
 
-def pairwise_metrics_job(judgments: str, out_metrics: str, out_outcomes: str, *,
-                         ids: Mapping[str, str]) -> pd.DataFrame:
+def pairwise_metrics_job(
+    judgments: str, out_metrics: str, out_outcomes: str, *, ids: Mapping[str, str]
+) -> pd.DataFrame:
     """Per-pair outcomes (correct, tie, wrong win, missing) and the metrics per setting and
     overall (rows: ``ids`` = dataset, model, then setting and the metrics)."""
     outcomes = pair_outcomes(read_pairwise(judgments))
@@ -162,14 +209,22 @@ def pairwise_metrics_job(judgments: str, out_metrics: str, out_outcomes: str, *,
     df = pd.concat([pd.DataFrame([ids] * len(m)), m], axis=1)
     write_tsv(df, out_metrics)
     overall = m.iloc[-1]
-    log.info("%s: %d pairs, %d judged; acc %.1f%%, acc (no ties) %.1f%%, ties %.1f%%, wrong wins %.1f%%",
-             "/".join(ids.values()), overall["n_pairs"], overall["n_judged"], overall["accuracy_pct"],
-             overall["accuracy_no_ties_pct"], overall["tie_rate_pct"], overall["wrong_win_pct"])
+    log.info(
+        "%s: %d pairs, %d judged; acc %.1f%%, acc (no ties) %.1f%%, ties %.1f%%, wrong wins %.1f%%",
+        "/".join(ids.values()),
+        overall["n_pairs"],
+        overall["n_judged"],
+        overall["accuracy_pct"],
+        overall["accuracy_no_ties_pct"],
+        overall["tie_rate_pct"],
+        overall["wrong_win_pct"],
+    )
     return df
 
 
 # --------------------------------------------------------------------------------------------
 # Tables and figures
+
 
 def _write_table(df: pd.DataFrame, render, out: Mapping[str, str]) -> None:
     write_tsv(df, out["tsv"])
@@ -182,15 +237,21 @@ def table1_job(metrics: Sequence[str], out: Mapping[str, str]) -> pd.DataFrame:
     concatenated, tsv) and tsv, md, tex, html (the table)."""
     point = read_metrics(metrics)
     write_tsv(point, out["metrics"])
-    t1 = table1(point) if len(point) else pd.DataFrame(
-        columns=["dataset", "model", "confidence_scale"] + [(g, c) for g, c, *_ in TABLE1_COLUMNS])
+    t1 = (
+        table1(point)
+        if len(point)
+        else pd.DataFrame(
+            columns=["dataset", "model", "confidence_scale"] + [(g, c) for g, c, *_ in TABLE1_COLUMNS]
+        )
+    )
     _write_table(flat_table1(t1), lambda fmt: render_table1(t1, fmt), out)
     log.info("Table 1: %d dataset x judge rows from %d pointwise runs", len(t1), len(point))
     return t1
 
 
-def table2_job(metrics: Sequence[str], out: Mapping[str, str],
-               out_by_setting: Mapping[str, str]) -> pd.DataFrame:
+def table2_job(
+    metrics: Sequence[str], out: Mapping[str, str], out_by_setting: Mapping[str, str]
+) -> pd.DataFrame:
     """Seed 004 Table 2 (all settings pooled) and its per-setting variant from the pairwise
     metrics files: ``out`` maps ``metrics`` (the metrics concatenated) and tsv, md, tex, html;
     ``out_by_setting`` the per-setting table's tsv, md, tex, html."""
@@ -200,8 +261,7 @@ def table2_job(metrics: Sequence[str], out: Mapping[str, str],
     t2 = table2(pair) if len(pair) else pd.DataFrame(columns=cols)
     _write_table(t2, lambda fmt: render_table2(t2, fmt), out)
     by = pair[cols] if len(pair) else pd.DataFrame(columns=cols)
-    _write_table(by, lambda fmt: render_table2(by, fmt, ids=("dataset", "model", "setting")),
-                 out_by_setting)
+    _write_table(by, lambda fmt: render_table2(by, fmt, ids=("dataset", "model", "setting")), out_by_setting)
     log.info("Table 2: %d dataset x judge rows, %d per setting", len(t2), len(by))
     return t2
 

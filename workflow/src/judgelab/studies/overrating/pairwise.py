@@ -3,19 +3,21 @@ sampled pairs of each setting, both orders judged with a forced choice, and thei
 """
 
 from __future__ import annotations
+
+import logging
 import math
 import zlib
-from typing import Sequence
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
+
 from ...backends.base import CachedClient, Request
 from ...errors import InputError
 from ...prompts import build_messages, fill
-import logging
 from .prompts import Prompt, prob_columns, reading_cells, typed_readings
 
 log = logging.getLogger(__name__)
-
 
 
 SETTINGS = ("B-A", "A-U", "B-U")
@@ -31,13 +33,29 @@ ORDERS = ("hi_first", "lo_first")
 HIGH_CONFIDENCE = 0.95
 
 
-PAIRWISE_COLUMNS = ["dataset", "qid", "setting", "hi_docid", "lo_docid", "order", "passage_1",
-                    "passage_2", "label", "parsed", "preferred", "answer", "label_pos"]
+PAIRWISE_COLUMNS = [
+    "dataset",
+    "qid",
+    "setting",
+    "hi_docid",
+    "lo_docid",
+    "order",
+    "passage_1",
+    "passage_2",
+    "label",
+    "parsed",
+    "preferred",
+    "answer",
+    "label_pos",
+]
 
 
 def pairwise_columns(labels: Sequence[str]) -> list[str]:
-    return (PAIRWISE_COLUMNS + prob_columns(labels)
-            + ["label_mass", "confidence", "prompt_tokens", "completion_tokens", "latency_s", "cache_hit"])
+    return (
+        PAIRWISE_COLUMNS
+        + prob_columns(labels)
+        + ["label_mass", "confidence", "prompt_tokens", "completion_tokens", "latency_s", "cache_hit"]
+    )
 
 
 def pairwise_jobs(pairs: pd.DataFrame, sampled: pd.DataFrame) -> list[dict]:
@@ -53,10 +71,21 @@ def pairwise_jobs(pairs: pd.DataFrame, sampled: pd.DataFrame) -> list[dict]:
             for d in (first, second):
                 if (r.qid, d) not in text:
                     raise InputError(f"pair passage {d} of query {r.qid} is not in the dataset table")
-            items.append({"dataset": r.dataset, "qid": r.qid, "setting": r.setting,
-                          "hi_docid": r.hi_docid, "lo_docid": r.lo_docid, "order": order,
-                          "passage_1": first, "passage_2": second, "query": query[r.qid],
-                          "text_1": text[(r.qid, first)], "text_2": text[(r.qid, second)]})
+            items.append(
+                {
+                    "dataset": r.dataset,
+                    "qid": r.qid,
+                    "setting": r.setting,
+                    "hi_docid": r.hi_docid,
+                    "lo_docid": r.lo_docid,
+                    "order": order,
+                    "passage_1": first,
+                    "passage_2": second,
+                    "query": query[r.qid],
+                    "text_1": text[(r.qid, first)],
+                    "text_2": text[(r.qid, second)],
+                }
+            )
     return sorted(items, key=lambda x: (x["qid"], x["passage_1"], x["passage_2"]))
 
 
@@ -65,22 +94,40 @@ def pairwise_requests(items: Sequence[dict], prompt: Prompt, *, max_tokens: int)
     filled with the query, Passage 1 and Passage 2 (no persona), asking for the label steps of
     the prompt's two labels."""
     if len(prompt.labels) != 2:
-        raise InputError(f"a pairwise prompt needs two labels (Passage 1, Passage 2), got {list(prompt.labels)}",
-                         key="overrating.pairwise.template")
-    return [Request.from_messages(
-        build_messages("", fill(prompt.template, query=x["query"], passage_a=x["text_1"],
-                                passage_b=x["text_2"])), max_tokens, prompt.labels, label_steps=True)
-        for x in items]
+        raise InputError(
+            f"a pairwise prompt needs two labels (Passage 1, Passage 2), got {list(prompt.labels)}",
+            key="overrating.pairwise.template",
+        )
+    return [
+        Request.from_messages(
+            build_messages(
+                "", fill(prompt.template, query=x["query"], passage_a=x["text_1"], passage_b=x["text_2"])
+            ),
+            max_tokens,
+            prompt.labels,
+            label_steps=True,
+        )
+        for x in items
+    ]
 
 
-def run_pairwise(pairs: pd.DataFrame, sampled: pd.DataFrame, prompt: Prompt, client: CachedClient, *,
-                 max_tokens: int, progress: bool = True, desc: str = "pairwise") -> pd.DataFrame:
+def run_pairwise(
+    pairs: pd.DataFrame,
+    sampled: pd.DataFrame,
+    prompt: Prompt,
+    client: CachedClient,
+    *,
+    max_tokens: int,
+    progress: bool = True,
+    desc: str = "pairwise",
+) -> pd.DataFrame:
     """Judge every sampled pair in both orders (forced choice: label ``labels[0]`` = Passage 1,
     ``labels[1]`` = Passage 2); ``preferred`` says whether the choice is the higher-group passage
     (``hi``) or the lower (``lo``), missing when the answer did not parse."""
     items = pairwise_jobs(pairs, sampled)
-    answers = client.run(pairwise_requests(items, prompt, max_tokens=max_tokens), desc=desc,
-                         progress=progress)
+    answers = client.run(
+        pairwise_requests(items, prompt, max_tokens=max_tokens), desc=desc, progress=progress
+    )
     rows = []
     for x, (comp, hit) in zip(items, answers):
         cells = reading_cells(comp, prompt.labels, pairwise=True)
@@ -88,11 +135,17 @@ def run_pairwise(pairs: pd.DataFrame, sampled: pd.DataFrame, prompt: Prompt, cli
         if cells["parsed"]:
             chosen = x["passage_1"] if str(cells["label"]) == prompt.labels[0] else x["passage_2"]
         preferred = None if chosen is None else ("hi" if chosen == x["hi_docid"] else "lo")
-        rows.append({k: x[k] for k in PAIRWISE_COLUMNS[:8]} | cells
-                    | {"preferred": preferred, "cache_hit": hit})
+        rows.append(
+            {k: x[k] for k in PAIRWISE_COLUMNS[:8]} | cells | {"preferred": preferred, "cache_hit": hit}
+        )
     out = typed_readings(pd.DataFrame(rows, columns=pairwise_columns(prompt.labels)), prompt.labels)
-    log.info("%s: %d pairs x 2 orders, %d judgments parsed, %d missing", desc, len(sampled),
-             int(out["parsed"].sum()), int((~out["parsed"]).sum()))
+    log.info(
+        "%s: %d pairs x 2 orders, %d judgments parsed, %d missing",
+        desc,
+        len(sampled),
+        int(out["parsed"].sum()),
+        int((~out["parsed"]).sum()),
+    )
     return out
 
 
@@ -100,8 +153,9 @@ def pairwise_groups(table: pd.DataFrame, relevant_min: int = 1) -> pd.DataFrame:
     """The Best / Acceptable / Unacceptable group (``B``, ``A``, ``U``) of every judged passage,
     per query (see the module docstring). ``table``: columns qid, docid, grade."""
     if relevant_min not in (1, 2, 3):
-        raise InputError(f"relevant_min must be 1, 2 or 3, got {relevant_min!r}",
-                         key="overrating.pairwise.relevant_min")
+        raise InputError(
+            f"relevant_min must be 1, 2 or 3, got {relevant_min!r}", key="overrating.pairwise.relevant_min"
+        )
     out = table[["qid", "docid", "grade"]].copy()
     out["grade"] = out["grade"].astype(int)
     top = out.groupby("qid")["grade"].transform("max")
@@ -111,19 +165,20 @@ def pairwise_groups(table: pd.DataFrame, relevant_min: int = 1) -> pd.DataFrame:
 
 
 def _setting_rng(seed: int, qid: str, setting: str) -> np.random.Generator:
-    return np.random.default_rng([int(seed), zlib.crc32(str(qid).encode("utf-8")),
-                                  SETTINGS.index(setting)])
+    return np.random.default_rng([int(seed), zlib.crc32(str(qid).encode("utf-8")), SETTINGS.index(setting)])
 
 
-def sample_pairs(table: pd.DataFrame, per_setting: int = 20, seed: int = 0,
-                 relevant_min: int = 1) -> pd.DataFrame:
+def sample_pairs(
+    table: pd.DataFrame, per_setting: int = 20, seed: int = 0, relevant_min: int = 1
+) -> pd.DataFrame:
     """At most ``per_setting`` pairs per setting (B-A, A-U, B-U) per query, each a passage of the
     higher group (``hi``, the ground-truth winner) and one of the lower (``lo``); drawn without
     replacement from all cross pairs (in docid order) with a generator seeded by (``seed``, query,
     setting). Columns: dataset (if present), qid, setting, hi_docid, lo_docid, hi_grade, lo_grade."""
     if int(per_setting) < 1:
-        raise InputError(f"per_setting must be >= 1, got {per_setting!r}",
-                         key="overrating.pairwise.per_setting")
+        raise InputError(
+            f"per_setting must be >= 1, got {per_setting!r}", key="overrating.pairwise.per_setting"
+        )
     groups = pairwise_groups(table, relevant_min)
     dataset = str(table["dataset"].iloc[0]) if "dataset" in table and len(table) else None
     rows = []
@@ -131,15 +186,26 @@ def sample_pairs(table: pd.DataFrame, per_setting: int = 20, seed: int = 0,
         members = {k: g[g["group"] == k].sort_values("docid") for k in ("B", "A", "U")}
         for setting in SETTINGS:
             hi, lo = members[setting[0]], members[setting[2]]
-            cands = [(h.docid, h.grade, lo_.docid, lo_.grade)
-                     for h in hi.itertuples() for lo_ in lo.itertuples()]
+            cands = [
+                (h.docid, h.grade, lo_.docid, lo_.grade) for h in hi.itertuples() for lo_ in lo.itertuples()
+            ]
             if len(cands) > per_setting:
-                pick = _setting_rng(seed, qid, setting).choice(len(cands), size=int(per_setting),
-                                                               replace=False)
+                pick = _setting_rng(seed, qid, setting).choice(
+                    len(cands), size=int(per_setting), replace=False
+                )
                 cands = [cands[i] for i in sorted(pick)]
             for hd, hg, ld, lg in cands:
-                rows.append({"dataset": dataset, "qid": qid, "setting": setting, "hi_docid": hd,
-                             "lo_docid": ld, "hi_grade": int(hg), "lo_grade": int(lg)})
+                rows.append(
+                    {
+                        "dataset": dataset,
+                        "qid": qid,
+                        "setting": setting,
+                        "hi_docid": hd,
+                        "lo_docid": ld,
+                        "hi_grade": int(hg),
+                        "lo_grade": int(lg),
+                    }
+                )
     cols = ["dataset", "qid", "setting", "hi_docid", "lo_docid", "hi_grade", "lo_grade"]
     return pd.DataFrame(rows, columns=cols)
 
@@ -203,26 +269,38 @@ def _pairwise_row(o: pd.DataFrame) -> dict[str, float]:
     conf_c, n_c = mean_conf("correct")
     conf_w, n_w = mean_conf("wrong_win")
     ties = o[o["outcome"] == "tie"]
-    both = ties[np.isfinite(ties["conf_hi_first"].astype(float))
-                & np.isfinite(ties["conf_lo_first"].astype(float))]
+    both = ties[
+        np.isfinite(ties["conf_hi_first"].astype(float)) & np.isfinite(ties["conf_lo_first"].astype(float))
+    ]
     high = int(((both["conf_hi_first"] > HIGH_CONFIDENCE) & (both["conf_lo_first"] > HIGH_CONFIDENCE)).sum())
-    return {"n_pairs": n, "n_judged": judged, "coverage": judged / n if n else math.nan,
-            "n_correct": counts["correct"], "n_tie": counts["tie"], "n_wrong_win": counts["wrong_win"],
-            "n_missing": counts["missing"],
-            "accuracy_pct": pct(counts["correct"], judged),
-            "accuracy_no_ties_pct": pct(counts["correct"], decided),
-            "tie_rate_pct": pct(counts["tie"], judged),
-            "wrong_win_pct": pct(counts["wrong_win"], judged),
-            "conf_correct": conf_c, "n_conf_correct": n_c,
-            "conf_incorrect": conf_w, "n_conf_incorrect": n_w,
-            "n_ties_conf_known": len(both),
-            "ties_confident_pct": pct(high, len(both))}
+    return {
+        "n_pairs": n,
+        "n_judged": judged,
+        "coverage": judged / n if n else math.nan,
+        "n_correct": counts["correct"],
+        "n_tie": counts["tie"],
+        "n_wrong_win": counts["wrong_win"],
+        "n_missing": counts["missing"],
+        "accuracy_pct": pct(counts["correct"], judged),
+        "accuracy_no_ties_pct": pct(counts["correct"], decided),
+        "tie_rate_pct": pct(counts["tie"], judged),
+        "wrong_win_pct": pct(counts["wrong_win"], judged),
+        "conf_correct": conf_c,
+        "n_conf_correct": n_c,
+        "conf_incorrect": conf_w,
+        "n_conf_incorrect": n_w,
+        "n_ties_conf_known": len(both),
+        "ties_confident_pct": pct(high, len(both)),
+    }
 
 
 def pairwise_metrics(outcomes: pd.DataFrame) -> pd.DataFrame:
     """One row per setting (B-A, A-U, B-U, in that order, those present) and ``overall`` (all
     pairs pooled)."""
-    rows = [{"setting": s, **_pairwise_row(outcomes[outcomes["setting"] == s])}
-            for s in SETTINGS if (outcomes["setting"] == s).any()]
+    rows = [
+        {"setting": s, **_pairwise_row(outcomes[outcomes["setting"] == s])}
+        for s in SETTINGS
+        if (outcomes["setting"] == s).any()
+    ]
     rows.append({"setting": "overall", **_pairwise_row(outcomes)})
     return pd.DataFrame(rows)

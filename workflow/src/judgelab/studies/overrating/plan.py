@@ -13,16 +13,16 @@ dataset x live judge on the dataset's sampled pairs. Tables 1 and 2 pool every c
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import cached_property
-from typing import Iterator
 
 from ...backends.base import Request
 from ...errors import InputError
-from .prompts import PAIRWISE_KIND, Prompt, check_labels, effective_scale, load_prompt
-from .tables import TABLE_FORMATS
+from .. import LLMJob, StudyPlan
 from .pairwise import pairwise_jobs, pairwise_requests, sample_pairs
 from .pointwise import pointwise_requests
-from .. import LLMJob, StudyPlan
+from .prompts import PAIRWISE_KIND, Prompt, check_labels, effective_scale, load_prompt
+from .tables import TABLE_FORMATS
 
 #: Judged queries of the public datasets: the pairwise stand-in of ``judgelab estimate`` before a
 #: dataset is downloaded (at most 3 settings x ``per_setting`` pairs per query, an upper bound).
@@ -71,8 +71,9 @@ class Plan(StudyPlan):
         out = {}
         for scale in self.scales:
             key = f"overrating.pointwise.templates.{scale}"
-            prompt = load_prompt(self.pointwise["templates"][scale], self.project.resources, "judgment",
-                                 key=key)
+            prompt = load_prompt(
+                self.pointwise["templates"][scale], self.project.resources, "judgment", key=key
+            )
             check_labels(prompt.labels, scale)
             out[scale] = prompt
         return out
@@ -84,8 +85,11 @@ class Plan(StudyPlan):
         key = "overrating.pairwise.template"
         prompt = load_prompt(self.pairwise["template"], self.project.resources, PAIRWISE_KIND, key=key)
         if len(prompt.labels) != 2:
-            raise InputError(f"a pairwise template needs two labels (Passage 1, Passage 2), it declares "
-                             f"{list(prompt.labels)}", key=key)
+            raise InputError(
+                f"a pairwise template needs two labels (Passage 1, Passage 2), it declares "
+                f"{list(prompt.labels)}",
+                key=key,
+            )
         return prompt
 
     @property
@@ -108,21 +112,31 @@ class Plan(StudyPlan):
             spec = {"name": entry} if isinstance(entry, str) else dict(entry)
             name = spec["name"]
             if name not in known:
-                raise InputError(f"{name!r} is not a key of `imported_judges` (known: {sorted(known)})",
-                                 key=key if isinstance(entry, str) else f"{key}.name")
+                raise InputError(
+                    f"{name!r} is not a key of `imported_judges` (known: {sorted(known)})",
+                    key=key if isinstance(entry, str) else f"{key}.name",
+                )
             if name in out:
                 raise InputError(f"imported judge {name!r} is listed twice", key=key)
             judge = known[name]
             template = spec.get("template") or judge.templates[0]
             persona = spec.get("persona") or ("default" if "default" in judge.personas else judge.personas[0])
-            for what, value, among in (("template", template, judge.templates),
-                                       ("persona", persona, judge.personas)):
+            for what, value, among in (
+                ("template", template, judge.templates),
+                ("persona", persona, judge.personas),
+            ):
                 if value not in among:
-                    raise InputError(f"{value!r} is not among the {what}s of imported judge {name!r} "
-                                     f"(imported_judges.{name}.{what}s: {list(among)})", key=f"{key}.{what}")
+                    raise InputError(
+                        f"{value!r} is not among the {what}s of imported judge {name!r} "
+                        f"(imported_judges.{name}.{what}s: {list(among)})",
+                        key=f"{key}.{what}",
+                    )
             if not set(judge.datasets) & set(self.datasets):
-                raise InputError(f"imported judge {name!r} labelled {list(judge.datasets)}, none of the "
-                                 f"datasets this study judges (overrating.datasets: {self.datasets})", key=key)
+                raise InputError(
+                    f"imported judge {name!r} labelled {list(judge.datasets)}, none of the "
+                    f"datasets this study judges (overrating.datasets: {self.datasets})",
+                    key=key,
+                )
             out[name] = (template, persona, effective_scale(judge.scale))
         return out
 
@@ -136,8 +150,10 @@ class Plan(StudyPlan):
         rule's params); ``scale``: the run's (the wildcard), which must be the judge's."""
         judge = self.project.imported[name]
         if scale != self.imported[name][2]:
-            raise InputError(f"imported judge {name!r} labels on the {self.imported[name][2]} scale, "
-                             f"not {scale!r}", key=f"imported_judges.{name}.scale")
+            raise InputError(
+                f"imported judge {name!r} labels on the {self.imported[name][2]} scale, not {scale!r}",
+                key=f"imported_judges.{name}.scale",
+            )
         return judge.scale or "", judge.confidence_scale or ""
 
     # -- cells --------------------------------------------------------------------------------
@@ -150,8 +166,12 @@ class Plan(StudyPlan):
     @property
     def imported_pointwise(self) -> list[tuple[str, str, str]]:
         """Every dataset x imported judge (on its scale) of the study."""
-        return [(d, name, scale) for name, (_, _, scale) in self.imported.items()
-                for d in self.project.imported[name].datasets if d in self.datasets]
+        return [
+            (d, name, scale)
+            for name, (_, _, scale) in self.imported.items()
+            for d in self.project.imported[name].datasets
+            if d in self.datasets
+        ]
 
     @property
     def pointwise_cells(self) -> list[tuple[str, str, str]]:
@@ -181,16 +201,23 @@ class Plan(StudyPlan):
         if self.pairwise_cells:
             _ = self.pairwise_prompt
         if not self.pointwise_cells and not self.pairwise_cells:
-            raise InputError("the study is enabled but judges nothing: no dataset x judge x scale "
-                             f"(overrating.datasets {self.datasets}, overrating.judges {self.judges}, "
-                             f"overrating.pointwise.scales {self.scales}), no pairwise run and no "
-                             "imported judge; set overrating.enabled: false to skip it", key="overrating")
+            raise InputError(
+                "the study is enabled but judges nothing: no dataset x judge x scale "
+                f"(overrating.datasets {self.datasets}, overrating.judges {self.judges}, "
+                f"overrating.pointwise.scales {self.scales}), no pairwise run and no "
+                "imported judge; set overrating.enabled: false to skip it",
+                key="overrating",
+            )
 
     def llm_jobs(self):
-        jobs = [LLMJob("overrating_pointwise", m, (("dataset", d), ("model", m), ("scale", s)), self.name)
-                for d, m, s in self.live_pointwise]
-        jobs += [LLMJob("overrating_pairwise", m, (("dataset", d), ("model", m)), self.name)
-                 for d, m in self.pairwise_cells]
+        jobs = [
+            LLMJob("overrating_pointwise", m, (("dataset", d), ("model", m), ("scale", s)), self.name)
+            for d, m, s in self.live_pointwise
+        ]
+        jobs += [
+            LLMJob("overrating_pairwise", m, (("dataset", d), ("model", m)), self.name)
+            for d, m in self.pairwise_cells
+        ]
         return jobs
 
     def targets(self) -> list[str]:
@@ -199,17 +226,29 @@ class Plan(StudyPlan):
         if self.pointwise_cells:
             out.append(path("overrating_all_metrics", kind="pointwise"))
             out += [path("overrating_table", table="table1", ext=e) for e in TABLE_FORMATS]
-            out += [path("overrating_transition_figure", dataset=d, model=m, scale=s, ext=e)
-                    for d, m, s in self.pointwise_cells for e in ("png", "pdf")]
+            out += [
+                path("overrating_transition_figure", dataset=d, model=m, scale=s, ext=e)
+                for d, m, s in self.pointwise_cells
+                for e in ("png", "pdf")
+            ]
             pairs = dict.fromkeys((d, m) for d, m, _ in self.pointwise_cells)
-            out += [path("overrating_confidence_figure", dataset=d, model=m, ext=e)
-                    for d, m in pairs for e in ("png", "pdf")]
+            out += [
+                path("overrating_confidence_figure", dataset=d, model=m, ext=e)
+                for d, m in pairs
+                for e in ("png", "pdf")
+            ]
         if self.pairwise_cells:
             out.append(path("overrating_all_metrics", kind="pairwise"))
-            out += [path("overrating_table", table=t, ext=e) for t in ("table2", "table2_by_setting")
-                    for e in TABLE_FORMATS]
-            out += [path("overrating_pairwise_figure", dataset=d, model=m, ext=e)
-                    for d, m in self.pairwise_cells for e in ("png", "pdf")]
+            out += [
+                path("overrating_table", table=t, ext=e)
+                for t in ("table2", "table2_by_setting")
+                for e in TABLE_FORMATS
+            ]
+            out += [
+                path("overrating_pairwise_figure", dataset=d, model=m, ext=e)
+                for d, m in self.pairwise_cells
+                for e in ("png", "pdf")
+            ]
         return out
 
     def requests(self, job, ctx) -> Iterator[tuple[str, Request, bool]]:
@@ -220,15 +259,17 @@ class Plan(StudyPlan):
         w = job.wc
         src = ctx.pairs(w["dataset"])
         if job.rule == "overrating_pointwise":
-            for req in pointwise_requests(src.pairs, self.prompts[w["scale"]],
-                                          max_tokens=int(self.pointwise["max_tokens"])):
+            for req in pointwise_requests(
+                src.pairs, self.prompts[w["scale"]], max_tokens=int(self.pointwise["max_tokens"])
+            ):
                 yield job.rule, req, src.exact and ctx.cached(job.model, req) is not None
             return
         max_tokens = int(self.pairwise["max_tokens"])
         if src.exact:
             sampled = sample_pairs(src.pairs, **self.sampling)
-            for req in pairwise_requests(pairwise_jobs(src.pairs, sampled), self.pairwise_prompt,
-                                         max_tokens=max_tokens):
+            for req in pairwise_requests(
+                pairwise_jobs(src.pairs, sampled), self.pairwise_prompt, max_tokens=max_tokens
+            ):
                 yield job.rule, req, ctx.cached(job.model, req) is not None
             return
         first = src.pairs.iloc[0]

@@ -3,70 +3,110 @@ mean bias, kappa, token confidence by TP / FP / TN / FN and the human -> LLM tra
 """
 
 from __future__ import annotations
+
+import logging
 import math
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
+
 import numpy as np
 import pandas as pd
+
 from ...backends.base import CachedClient, Request
 from ...errors import InputError
 from ...imported import confidence_as_probability, read_judge_file
-from ...prompts import build_messages, fill
-import logging
 from ...labels import GRADES, SCALES, binarise
+from ...prompts import build_messages, fill
 from .prompts import Prompt, effective_scale, prob_columns, reading_cells, typed_readings
 
 log = logging.getLogger(__name__)
-
 
 
 OUTCOMES = ("TP", "FP", "TN", "FN")
 
 
 def pointwise_columns(labels: Sequence[str]) -> list[str]:
-    return (["dataset", "qid", "docid", "label", "parsed", "answer", "label_pos"] + prob_columns(labels)
-            + ["label_mass", "confidence", "prompt_tokens", "completion_tokens", "latency_s", "cache_hit"])
-
+    return (
+        ["dataset", "qid", "docid", "label", "parsed", "answer", "label_pos"]
+        + prob_columns(labels)
+        + ["label_mass", "confidence", "prompt_tokens", "completion_tokens", "latency_s", "cache_hit"]
+    )
 
 
 def pointwise_requests(pairs: pd.DataFrame, prompt: Prompt, *, max_tokens: int) -> list[Request]:
     """One request per pair: the template filled with the query and passage (no persona), asking
     for the label steps of the prompt's labels."""
-    return [Request.from_messages(build_messages("", fill(prompt.template, query=r.query, document=r.passage)),
-                                  max_tokens, prompt.labels, label_steps=True)
-            for r in pairs.itertuples(index=False)]
+    return [
+        Request.from_messages(
+            build_messages("", fill(prompt.template, query=r.query, document=r.passage)),
+            max_tokens,
+            prompt.labels,
+            label_steps=True,
+        )
+        for r in pairs.itertuples(index=False)
+    ]
 
 
-def run_pointwise(pairs: pd.DataFrame, prompt: Prompt, client: CachedClient, *, max_tokens: int,
-                  progress: bool = True, desc: str = "pointwise") -> pd.DataFrame:
+def run_pointwise(
+    pairs: pd.DataFrame,
+    prompt: Prompt,
+    client: CachedClient,
+    *,
+    max_tokens: int,
+    progress: bool = True,
+    desc: str = "pointwise",
+) -> pd.DataFrame:
     """Judge every pair; one row per input row, in input order (:func:`pointwise_columns`)."""
-    answers = client.run(pointwise_requests(pairs, prompt, max_tokens=max_tokens), desc=desc,
-                         progress=progress)
-    rows = [{"dataset": r.dataset, "qid": r.qid, "docid": r.docid,
-             **reading_cells(comp, prompt.labels), "cache_hit": hit}
-            for r, (comp, hit) in zip(pairs.itertuples(index=False), answers)]
+    answers = client.run(
+        pointwise_requests(pairs, prompt, max_tokens=max_tokens), desc=desc, progress=progress
+    )
+    rows = [
+        {
+            "dataset": r.dataset,
+            "qid": r.qid,
+            "docid": r.docid,
+            **reading_cells(comp, prompt.labels),
+            "cache_hit": hit,
+        }
+        for r, (comp, hit) in zip(pairs.itertuples(index=False), answers)
+    ]
     out = typed_readings(pd.DataFrame(rows, columns=pointwise_columns(prompt.labels)), prompt.labels)
-    log.info("%s: %d pairs, %d parsed, %d missing, %d with a label-token confidence", desc, len(out),
-             int(out["parsed"].sum()), int((~out["parsed"]).sum()), int(out["confidence"].notna().sum()))
+    log.info(
+        "%s: %d pairs, %d parsed, %d missing, %d with a label-token confidence",
+        desc,
+        len(out),
+        int(out["parsed"].sum()),
+        int((~out["parsed"]).sum()),
+        int(out["confidence"].notna().sum()),
+    )
     return out
 
 
-def imported_pointwise(pairs: pd.DataFrame, path: str | Path, scale: str | None,
-                       confidence_scale: str | None = None) -> pd.DataFrame:
+def imported_pointwise(
+    pairs: pd.DataFrame, path: str | Path, scale: str | None, confidence_scale: str | None = None
+) -> pd.DataFrame:
     """The pointwise judgments table of an imported judge file (no LLM call): labels on the
     judge's declared ``scale`` (None: not declared, read as graded unless every label is 0/1,
     which fails; see :mod:`judgelab.imported`), the file's confidences as probabilities 0-1, no
     label distribution. Pairs the file does not label are missing."""
     labels = SCALES[effective_scale(scale)]
     read = read_judge_file(path, pairs, scale=scale, confidence_scale=confidence_scale)
-    merged = pairs[["dataset", "qid", "docid"]].merge(read, on=["qid", "docid"], how="left",
-                                                      validate="one_to_one")
-    out = pd.DataFrame({"dataset": merged["dataset"], "qid": merged["qid"], "docid": merged["docid"],
-                        "label": merged["label"], "parsed": merged["label"].notna(),
-                        "answer": merged["label"].astype("string"),
-                        "confidence": confidence_as_probability(merged["confidence"], confidence_scale)},
-                       columns=pointwise_columns(labels))
+    merged = pairs[["dataset", "qid", "docid"]].merge(
+        read, on=["qid", "docid"], how="left", validate="one_to_one"
+    )
+    out = pd.DataFrame(
+        {
+            "dataset": merged["dataset"],
+            "qid": merged["qid"],
+            "docid": merged["docid"],
+            "label": merged["label"],
+            "parsed": merged["label"].notna(),
+            "answer": merged["label"].astype("string"),
+            "confidence": confidence_as_probability(merged["confidence"], confidence_scale),
+        },
+        columns=pointwise_columns(labels),
+    )
     return typed_readings(out, labels)
 
 
@@ -86,18 +126,18 @@ def _kappa(y: Sequence[int], yhat: Sequence[int], labels: Sequence[int]) -> floa
 def _rates(human: np.ndarray, llm: np.ndarray, labels: Sequence[int]) -> dict[str, float]:
     n = len(human)
     if not n:
-        return {"overrate_pct": math.nan, "underrate_pct": math.nan, "mean_bias": math.nan,
-                "kappa": math.nan}
-    return {"overrate_pct": 100.0 * float((llm > human).mean()),
-            "underrate_pct": 100.0 * float((llm < human).mean()),
-            "mean_bias": float((llm - human).mean()),
-            "kappa": _kappa(human, llm, labels)}
+        return {"overrate_pct": math.nan, "underrate_pct": math.nan, "mean_bias": math.nan, "kappa": math.nan}
+    return {
+        "overrate_pct": 100.0 * float((llm > human).mean()),
+        "underrate_pct": 100.0 * float((llm < human).mean()),
+        "mean_bias": float((llm - human).mean()),
+        "kappa": _kappa(human, llm, labels),
+    }
 
 
 def confusion_outcome(human_bin: np.ndarray, llm_bin: np.ndarray) -> np.ndarray:
     """TP / FP / TN / FN of binarised labels (positive = relevant)."""
-    return np.where(llm_bin == 1, np.where(human_bin == 1, "TP", "FP"),
-                    np.where(human_bin == 1, "FN", "TN"))
+    return np.where(llm_bin == 1, np.where(human_bin == 1, "TP", "FP"), np.where(human_bin == 1, "FN", "TN"))
 
 
 def pointwise_metrics(pairs: pd.DataFrame, scale: str) -> dict[str, float]:
@@ -112,13 +152,20 @@ def pointwise_metrics(pairs: pd.DataFrame, scale: str) -> dict[str, float]:
     llm = parsed["label"].astype(int).to_numpy()
     if scale == "binary" and len(llm) and llm.max() > 1:
         raise ValueError("binary run with labels above 1")
-    out: dict[str, float] = {"n_pairs": n, "n_parsed": len(parsed),
-                             "coverage": len(parsed) / n if n else math.nan}
+    out: dict[str, float] = {
+        "n_pairs": n,
+        "n_parsed": len(parsed),
+        "coverage": len(parsed) / n if n else math.nan,
+    }
     human_native = binarise(human) if scale == "binary" else human
     out.update(_rates(human_native, llm, [int(x) for x in SCALES[scale]]))
     hb, lb = binarise(human), (llm if scale == "binary" else binarise(llm))
     out.update({f"bin_{k}": v for k, v in _rates(hb, lb, [0, 1]).items()})
-    conf = parsed["confidence"].astype(float).to_numpy() if "confidence" in parsed else np.full(len(parsed), np.nan)
+    conf = (
+        parsed["confidence"].astype(float).to_numpy()
+        if "confidence" in parsed
+        else np.full(len(parsed), np.nan)
+    )
     outcome = confusion_outcome(hb, lb)
     known = np.isfinite(conf)
     out["n_confidence"] = int(known.sum())
@@ -142,7 +189,13 @@ def transition_matrix(pairs: pd.DataFrame, scale: str) -> pd.DataFrame:
         n_missing = len(at) - len(parsed)
         for lab in labels:
             k = int((parsed["label"].astype(int) == lab).sum())
-            rows.append({"human": g, "llm": lab, "n": k,
-                         "share": k / len(parsed) if len(parsed) else math.nan,
-                         "n_missing": n_missing})
+            rows.append(
+                {
+                    "human": g,
+                    "llm": lab,
+                    "n": k,
+                    "share": k / len(parsed) if len(parsed) else math.nan,
+                    "n_missing": n_missing,
+                }
+            )
     return pd.DataFrame(rows)

@@ -4,19 +4,18 @@ token confidence at that position.
 """
 
 from __future__ import annotations
+
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import pandas as pd
+
 from ...backends.base import Completion, label_step_at
 from ...errors import InputError
+from ...labels import SCALES, locate_label
 from ...prompts import load_template_spec, register_kind
-from ...labels import locate_label
-from ...labels import SCALES
-
-
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +38,9 @@ class Prompt:
     kind: str
 
 
-def load_prompt(ref: str, resources: str | Path | None = None, kind: str | None = None, *,
-                key: str | None = None) -> Prompt:
+def load_prompt(
+    ref: str, resources: str | Path | None = None, kind: str | None = None, *, key: str | None = None
+) -> Prompt:
     """A checked prompt template (:func:`judgelab.prompts.load_template_spec`): ``ref`` is a path
     or ``<study>/<name>`` under ``resources``/prompts (e.g. ``overrating/graded``); ``kind`` the
     kind needed (``judgment`` or :data:`PAIRWISE_KIND`); ``key`` the config key naming it."""
@@ -62,13 +62,16 @@ def check_labels(labels: Sequence[str], scale: str) -> tuple[str, ...]:
     if scale not in SCALES:
         raise InputError(f"unknown scale {scale!r} (binary or graded)", key="overrating.pointwise.scales")
     if tuple(labels) != SCALES[scale]:
-        raise InputError(f"the {scale} scale needs labels {list(SCALES[scale])}, the prompt declares "
-                         f"{list(labels)}", key=f"overrating.pointwise.templates.{scale}")
+        raise InputError(
+            f"the {scale} scale needs labels {list(SCALES[scale])}, the prompt declares {list(labels)}",
+            key=f"overrating.pointwise.templates.{scale}",
+        )
     return tuple(labels)
 
 
-def parse_answer(text: str, labels: Sequence[str], *, pairwise: bool = False
-                 ) -> tuple[str | None, int | None]:
+def parse_answer(
+    text: str, labels: Sequence[str], *, pairwise: bool = False
+) -> tuple[str | None, int | None]:
     """The label of an answer (one of ``labels``) and the character offset of the label in it, or
     ``(None, None)`` (missing): :func:`judgelab.prompts.locate_label`, the rules of
     :func:`judgelab.prompts.parse_label` (only the template's labels parse; ``-1``, ``2.5``,
@@ -77,8 +80,9 @@ def parse_answer(text: str, labels: Sequence[str], *, pairwise: bool = False
     return locate_label(text, labels, answer_keys=pairwise)
 
 
-def label_reading(completion: Completion, labels: Sequence[str], label: str | None,
-                  start: int | None) -> dict:
+def label_reading(
+    completion: Completion, labels: Sequence[str], label: str | None, start: int | None
+) -> dict:
     """The label distribution where the parsed label was generated.
 
     The label step is the decoding step whose token spells the character the parser took the
@@ -94,8 +98,12 @@ def label_reading(completion: Completion, labels: Sequence[str], label: str | No
     step = label_step_at(completion, start)
     if step is None or step["probs"] is None:
         return out
-    return {"label_pos": int(step["pos"]), "probs": list(step["probs"]), "label_mass": step["mass"],
-            "confidence": float(step["probs"][list(labels).index(label)])}
+    return {
+        "label_pos": int(step["pos"]),
+        "probs": list(step["probs"]),
+        "label_mass": step["mass"],
+        "confidence": float(step["probs"][list(labels).index(label)]),
+    }
 
 
 def prob_columns(labels: Sequence[str]) -> list[str]:
@@ -105,11 +113,18 @@ def prob_columns(labels: Sequence[str]) -> list[str]:
 def reading_cells(comp: Completion, labels: Sequence[str], *, pairwise: bool = False) -> dict:
     label, start = parse_answer(comp.text, labels, pairwise=pairwise)
     r = label_reading(comp, labels, label, start)
-    return {"label": None if label is None else int(label), "parsed": label is not None,
-            "answer": comp.text, "label_pos": r["label_pos"],
-            **dict(zip(prob_columns(labels), r["probs"])), "label_mass": r["label_mass"],
-            "confidence": r["confidence"], "prompt_tokens": comp.prompt_tokens,
-            "completion_tokens": comp.completion_tokens, "latency_s": comp.latency_s}
+    return {
+        "label": None if label is None else int(label),
+        "parsed": label is not None,
+        "answer": comp.text,
+        "label_pos": r["label_pos"],
+        **dict(zip(prob_columns(labels), r["probs"])),
+        "label_mass": r["label_mass"],
+        "confidence": r["confidence"],
+        "prompt_tokens": comp.prompt_tokens,
+        "completion_tokens": comp.completion_tokens,
+        "latency_s": comp.latency_s,
+    }
 
 
 def typed_readings(df: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:

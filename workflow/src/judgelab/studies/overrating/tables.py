@@ -1,12 +1,11 @@
-"""Seed 004 Tables 1 (pointwise) and 2 (pairwise) from the pooled metrics, and their rendering.
-"""
+"""Seed 004 Tables 1 (pointwise) and 2 (pairwise) from the pooled metrics, and their rendering."""
 
 from __future__ import annotations
+
 import math
-from typing import Sequence
+from collections.abc import Sequence
+
 import pandas as pd
-
-
 
 #: the formats every table of the study is written in
 TABLE_FORMATS = ("tsv", "md", "tex", "html")
@@ -43,10 +42,14 @@ TABLE1_COLUMNS = [
 
 #: (column title, metric, digits) of Table 2
 TABLE2_COLUMNS = [
-    ("Acc.", "accuracy_pct", 2), ("Acc. (No Ties)", "accuracy_no_ties_pct", 2),
-    ("Tie Rate", "tie_rate_pct", 2), ("Wrong Wins", "wrong_win_pct", 2),
-    ("Corr.", "conf_correct", 3), ("Incorr.", "conf_incorrect", 3),
-    ("Ties conf. > 0.95 (%)", "ties_confident_pct", 2), ("Pairs judged", "n_judged", 0),
+    ("Acc.", "accuracy_pct", 2),
+    ("Acc. (No Ties)", "accuracy_no_ties_pct", 2),
+    ("Tie Rate", "tie_rate_pct", 2),
+    ("Wrong Wins", "wrong_win_pct", 2),
+    ("Corr.", "conf_correct", 3),
+    ("Incorr.", "conf_incorrect", 3),
+    ("Ties conf. > 0.95 (%)", "ties_confident_pct", 2),
+    ("Pairs judged", "n_judged", 0),
     ("Coverage", "coverage", 3),
 ]
 
@@ -91,31 +94,45 @@ def _rows_with_ids(df: pd.DataFrame, ids: Sequence[str]):
 
 
 def _tex(s: str) -> str:
-    return (str(s).replace("\\", r"\textbackslash{}").replace("_", r"\_").replace("&", r"\&")
-            .replace("%", r"\%").replace("#", r"\#").replace("κ", r"$\kappa$")
-            .replace("→", r"$\to$").replace(">", r"$>$"))
+    return (
+        str(s)
+        .replace("\\", r"\textbackslash{}")
+        .replace("_", r"\_")
+        .replace("&", r"\&")
+        .replace("%", r"\%")
+        .replace("#", r"\#")
+        .replace("κ", r"$\kappa$")
+        .replace("→", r"$\to$")
+        .replace(">", r"$>$")
+    )
 
 
 def render_table1(wide: pd.DataFrame, fmt: str) -> str:
     """Table 1 as ``md``, ``tex`` or ``html``."""
     cols = [(g, c, digits) for g, c, _, _, digits in TABLE1_COLUMNS]
-    return _render(wide, ["dataset", "model"], ["Dataset", "Model"], cols, fmt,
-                   lambda r, g, c: r[(g, c)])
+    return _render(wide, ["dataset", "model"], ["Dataset", "Model"], cols, fmt, lambda r, g, c: r[(g, c)])
 
 
 def render_table2(wide: pd.DataFrame, fmt: str, ids: Sequence[str] = ("dataset", "model")) -> str:
     """Table 2 (or its per-setting variant, ``ids`` with ``setting``) as ``md``, ``tex`` or
     ``html``."""
-    cols = [("Pairwise Metrics (%)", t, d) for t, m, d in TABLE2_COLUMNS[:4]] \
-        + [("Avg Confidence", t, d) for t, m, d in TABLE2_COLUMNS[4:6]] \
+    cols = (
+        [("Pairwise Metrics (%)", t, d) for t, m, d in TABLE2_COLUMNS[:4]]
+        + [("Avg Confidence", t, d) for t, m, d in TABLE2_COLUMNS[4:6]]
         + [("", t, d) for t, m, d in TABLE2_COLUMNS[6:]]
+    )
     metric = {t: m for t, m, _ in TABLE2_COLUMNS}
-    return _render(wide, list(ids), [i.capitalize() for i in ids], cols, fmt,
-                   lambda r, g, c: r[metric[c]])
+    return _render(wide, list(ids), [i.capitalize() for i in ids], cols, fmt, lambda r, g, c: r[metric[c]])
 
 
-def _render(wide: pd.DataFrame, ids: list[str], id_titles: list[str], cols: list[tuple[str, str, int]],
-            fmt: str, value) -> str:
+def _render(
+    wide: pd.DataFrame,
+    ids: list[str],
+    id_titles: list[str],
+    cols: list[tuple[str, str, int]],
+    fmt: str,
+    value,
+) -> str:
     groups = list(dict.fromkeys(g for g, _, _ in cols))
     if fmt == "md":
         head = id_titles + [f"{g} {c}".strip() for g, c, _ in cols]
@@ -125,18 +142,24 @@ def _render(wide: pd.DataFrame, ids: list[str], id_titles: list[str], cols: list
         return "\n".join(lines) + "\n"
     if fmt == "tex":
         spans = [(g, sum(1 for gg, _, _ in cols if gg == g)) for g in groups]
-        out = [r"\begin{tabular}{" + "l" * len(ids) + "r" * len(cols) + "}", r"\toprule",
-               " & ".join([""] * len(ids) + [rf"\multicolumn{{{n}}}{{c}}{{{_tex(g)}}}" for g, n in spans])
-               + r" \\",
-               " & ".join([_tex(t) for t in id_titles] + [_tex(c) for _, c, _ in cols]) + r" \\",
-               r"\midrule"]
+        out = [
+            r"\begin{tabular}{" + "l" * len(ids) + "r" * len(cols) + "}",
+            r"\toprule",
+            " & ".join([""] * len(ids) + [rf"\multicolumn{{{n}}}{{c}}{{{_tex(g)}}}" for g, n in spans])
+            + r" \\",
+            " & ".join([_tex(t) for t in id_titles] + [_tex(c) for _, c, _ in cols]) + r" \\",
+            r"\midrule",
+        ]
         for shown, r in _rows_with_ids(wide, ids):
-            out.append(" & ".join([_tex(s) for s in shown] + [_fmt(value(r, g, c), d) for g, c, d in cols])
-                       + r" \\")
+            out.append(
+                " & ".join([_tex(s) for s in shown] + [_fmt(value(r, g, c), d) for g, c, d in cols]) + r" \\"
+            )
         out += [r"\bottomrule", r"\end{tabular}"]
         return "\n".join(out) + "\n"
     if fmt == "html":
-        body = [shown + [_fmt(value(r, g, c), d) for g, c, d in cols] for shown, r in _rows_with_ids(wide, ids)]
+        body = [
+            shown + [_fmt(value(r, g, c), d) for g, c, d in cols] for shown, r in _rows_with_ids(wide, ids)
+        ]
         frame = pd.DataFrame(body, columns=id_titles + [f"{g} {c}".strip() for g, c, _ in cols])
         return frame.to_html(index=False, border=0)
     raise ValueError(f"unknown table format {fmt!r} (md, tex or html)")

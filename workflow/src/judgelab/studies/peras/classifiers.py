@@ -44,8 +44,8 @@ import logging
 import math
 import warnings
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -62,15 +62,32 @@ FEATURE_SETS = ("all", "labels")
 
 #: Seed 000 section 5.2.2, in the column order of its Table 5.
 DEFAULT_CLASSIFIERS: dict[str, dict] = {
-    "RF": {"kind": "rf", "features": "all",
-           "params": {"n_estimators": 200, "max_depth": 6, "max_samples": 0.81}},
-    "RF w/o conf.": {"kind": "rf", "features": "labels",
-                     "params": {"n_estimators": 200, "max_depth": 6, "max_samples": 0.81}},
-    "XGB": {"kind": "xgb", "features": "all",
-            "params": {"n_estimators": 200, "max_depth": 5, "learning_rate": 0.05, "subsample": 0.81}},
-    "LGBM": {"kind": "lgbm", "features": "all",
-             "params": {"n_estimators": 200, "max_depth": 5, "learning_rate": 0.05, "subsample": 0.81,
-                        "subsample_freq": 1}},
+    "RF": {
+        "kind": "rf",
+        "features": "all",
+        "params": {"n_estimators": 200, "max_depth": 6, "max_samples": 0.81},
+    },
+    "RF w/o conf.": {
+        "kind": "rf",
+        "features": "labels",
+        "params": {"n_estimators": 200, "max_depth": 6, "max_samples": 0.81},
+    },
+    "XGB": {
+        "kind": "xgb",
+        "features": "all",
+        "params": {"n_estimators": 200, "max_depth": 5, "learning_rate": 0.05, "subsample": 0.81},
+    },
+    "LGBM": {
+        "kind": "lgbm",
+        "features": "all",
+        "params": {
+            "n_estimators": 200,
+            "max_depth": 5,
+            "learning_rate": 0.05,
+            "subsample": 0.81,
+            "subsample_freq": 1,
+        },
+    },
     "Ord. Log.": {"kind": "ordinal", "features": "all", "params": {"maxiter": 200}},
 }
 
@@ -90,13 +107,18 @@ def parse_specs(models: Mapping[str, Mapping] | None) -> list[ClassifierSpec]:
     for name, m in models.items():
         kind, feats = m.get("kind"), m.get("features", "all")
         if kind not in KINDS:
-            raise InputError(f"unknown kind {kind!r}; one of {list(KINDS)}", key=f"classifier.models.{name}.kind")
+            raise InputError(
+                f"unknown kind {kind!r}; one of {list(KINDS)}", key=f"classifier.models.{name}.kind"
+            )
         if feats not in FEATURE_SETS:
-            raise InputError(f"unknown feature set {feats!r}; one of {list(FEATURE_SETS)}",
-                             key=f"classifier.models.{name}.features")
+            raise InputError(
+                f"unknown feature set {feats!r}; one of {list(FEATURE_SETS)}",
+                key=f"classifier.models.{name}.features",
+            )
         if name == "Oracle" or name.startswith("persona "):
-            raise InputError("this name is reserved for the single-persona baselines",
-                             key=f"classifier.models.{name}")
+            raise InputError(
+                "this name is reserved for the single-persona baselines", key=f"classifier.models.{name}"
+            )
         specs.append(ClassifierSpec(str(name), kind, feats, dict(m.get("params") or {})))
     if not specs:
         raise InputError("needs at least one classifier", key="classifier.models")
@@ -107,8 +129,9 @@ def parse_specs(models: Mapping[str, Mapping] | None) -> list[ClassifierSpec]:
 # Features
 
 
-def build_features(pairs: pd.DataFrame, judgments: Mapping[str, pd.DataFrame],
-                   confidence: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+def build_features(
+    pairs: pd.DataFrame, judgments: Mapping[str, pd.DataFrame], confidence: Mapping[str, pd.DataFrame]
+) -> pd.DataFrame:
     """One row per pair of ``pairs`` (qid, docid, grade) with ``label_<p>`` (nullable Int64) and
     ``conf_<p>`` (nullable Float64) per persona ``p`` of ``judgments`` (in its order). Missing
     stays missing here; :func:`design_matrix` applies the sentinel rule."""
@@ -120,8 +143,12 @@ def build_features(pairs: pd.DataFrame, judgments: Mapping[str, pd.DataFrame],
         out = out.merge(part, on=["qid", "docid"], how="left", validate="one_to_one")
         c = confidence.get(p)
         if c is not None:
-            out = out.merge(c[["qid", "docid", "confidence"]].rename(columns={"confidence": f"conf_{p}"}),
-                            on=["qid", "docid"], how="left", validate="one_to_one")
+            out = out.merge(
+                c[["qid", "docid", "confidence"]].rename(columns={"confidence": f"conf_{p}"}),
+                on=["qid", "docid"],
+                how="left",
+                validate="one_to_one",
+            )
         else:
             out[f"conf_{p}"] = pd.NA
         assert len(out) == n
@@ -130,11 +157,13 @@ def build_features(pairs: pd.DataFrame, judgments: Mapping[str, pd.DataFrame],
         # a confidence without a label cannot happen in judgelab's tables; keep the rule explicit
         out.loc[out[f"label_{p}"].isna(), f"conf_{p}"] = pd.NA
     # seed 000's x(q, d): the labels of every persona, then their confidences
-    return out[["qid", "docid", "grade"] + [f"label_{p}" for p in judgments] + [f"conf_{p}" for p in judgments]]
+    return out[
+        ["qid", "docid", "grade"] + [f"label_{p}" for p in judgments] + [f"conf_{p}" for p in judgments]
+    ]
 
 
 def personas_of(features: pd.DataFrame) -> list[str]:
-    return [c[len("label_"):] for c in features.columns if c.startswith("label_")]
+    return [c[len("label_") :] for c in features.columns if c.startswith("label_")]
 
 
 def design_matrix(features: pd.DataFrame, which: str = "all") -> pd.DataFrame:
@@ -164,9 +193,15 @@ def missing_summary(features: pd.DataFrame) -> pd.DataFrame:
     for p in personas_of(features):
         lab_missing = features[f"label_{p}"].isna()
         conf_missing = features[f"conf_{p}"].isna()
-        rows.append({"persona": p, "n_pairs": len(features), "missing_label": int(lab_missing.sum()),
-                     "missing_confidence": int(conf_missing.sum()),
-                     "missing_confidence_label_parsed": int((conf_missing & ~lab_missing).sum())})
+        rows.append(
+            {
+                "persona": p,
+                "n_pairs": len(features),
+                "missing_label": int(lab_missing.sum()),
+                "missing_confidence": int(conf_missing.sum()),
+                "missing_confidence_label_parsed": int((conf_missing & ~lab_missing).sum()),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -174,8 +209,9 @@ def missing_summary(features: pd.DataFrame) -> pd.DataFrame:
 # Split
 
 
-def stratified_split(grades: Iterable[int], train_fraction: float,
-                     rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def stratified_split(
+    grades: Iterable[int], train_fraction: float, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
     """Indices (train, test) of a stratified split; see the module docstring for the rules."""
     y = np.asarray(list(grades))
     if not 0 < train_fraction < 1:
@@ -203,8 +239,9 @@ def stratified_split(grades: Iterable[int], train_fraction: float,
 # Models
 
 
-def _fit_predict(spec: ClassifierSpec, X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray,
-                 seed: int) -> np.ndarray:
+def _fit_predict(
+    spec: ClassifierSpec, X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, seed: int
+) -> np.ndarray:
     classes = np.unique(y_train)
     if len(classes) == 1:
         return np.full(len(X_test), classes[0])
@@ -273,8 +310,14 @@ def _majority(y: np.ndarray) -> int:
     return int(values[np.argmax(counts)])  # np.unique sorts: ties go to the lowest grade
 
 
-def run_trials(features: pd.DataFrame, specs: list[ClassifierSpec], *, trials: int = 50,
-               train_fraction: float = 0.1, seed: int = 42) -> tuple[pd.DataFrame, Counter]:
+def run_trials(
+    features: pd.DataFrame,
+    specs: list[ClassifierSpec],
+    *,
+    trials: int = 50,
+    train_fraction: float = 0.1,
+    seed: int = 42,
+) -> tuple[pd.DataFrame, Counter]:
     """Every classifier and every single persona on ``trials`` seeded stratified splits.
 
     Returns the per-trial table (trial, method, kind, kappa, qwk, macro_f1, n_train, n_test,
@@ -299,36 +342,57 @@ def run_trials(features: pd.DataFrame, specs: list[ClassifierSpec], *, trials: i
                 pred = _fit_predict(spec, X[train], y_train, X[test], s)
             for w in caught:
                 warned[(spec.name, w.category.__name__)] += 1
-            rows.append({**common, "method": spec.name, "kind": spec.kind, "coverage": 1.0,
-                         **agreement(y_test, pred)})
+            rows.append(
+                {**common, "method": spec.name, "kind": spec.kind, "coverage": 1.0, **agreement(y_test, pred)}
+            )
         fallback = _majority(y_train)
         for p in personas:
             lab = labels[p].iloc[test]
             pred = lab.fillna(fallback).to_numpy(dtype=int)
-            rows.append({**common, "method": f"persona {p}", "kind": "persona",
-                         "coverage": float(lab.notna().mean()), **agreement(y_test, pred)})
+            rows.append(
+                {
+                    **common,
+                    "method": f"persona {p}",
+                    "kind": "persona",
+                    "coverage": float(lab.notna().mean()),
+                    **agreement(y_test, pred),
+                }
+            )
     return pd.DataFrame(rows), warned
 
 
 def summarize(trials: pd.DataFrame, method_order: list[str] | None = None) -> pd.DataFrame:
     """Tidy summary: one row per method x metric with mean, SD (ddof 1) and the number of trials
     with a defined value; plus ``Oracle`` rows naming the best single persona per metric."""
-    long = trials.melt(id_vars=["trial", "method", "kind"], value_vars=METRICS, var_name="metric",
-                       value_name="value")
-    agg = long.groupby(["method", "kind", "metric"], sort=False)["value"] \
-        .agg(mean="mean", sd=lambda v: v.std(ddof=1), n_trials="count").reset_index()
+    long = trials.melt(
+        id_vars=["trial", "method", "kind"], value_vars=METRICS, var_name="metric", value_name="value"
+    )
+    agg = (
+        long.groupby(["method", "kind", "metric"], sort=False)["value"]
+        .agg(mean="mean", sd=lambda v: v.std(ddof=1), n_trials="count")
+        .reset_index()
+    )
     agg["persona"] = agg["method"].where(agg["kind"] == "persona").str.removeprefix("persona ")
     oracle = []
     for metric in METRICS:
         per = agg[(agg["kind"] == "persona") & (agg["metric"] == metric) & agg["mean"].notna()]
         if per.empty:
-            oracle.append({"method": "Oracle", "kind": "oracle", "metric": metric, "mean": math.nan,
-                           "sd": math.nan, "n_trials": 0, "persona": None})
+            oracle.append(
+                {
+                    "method": "Oracle",
+                    "kind": "oracle",
+                    "metric": metric,
+                    "mean": math.nan,
+                    "sd": math.nan,
+                    "n_trials": 0,
+                    "persona": None,
+                }
+            )
             continue
         best = per.loc[per["mean"].idxmax()]
         oracle.append({**best.to_dict(), "method": "Oracle", "kind": "oracle"})
     out = pd.concat([agg, pd.DataFrame(oracle)], ignore_index=True)
-    order = (method_order or list(dict.fromkeys(trials.loc[trials["kind"] != "persona", "method"])))
+    order = method_order or list(dict.fromkeys(trials.loc[trials["kind"] != "persona", "method"]))
     order = order + ["Oracle"] + sorted(set(out.loc[out["kind"] == "persona", "method"]))
     out["_m"] = out["method"].map({m: i for i, m in enumerate(order)})
     out["_k"] = out["metric"].map({m: i for i, m in enumerate(METRICS)})
@@ -403,10 +467,15 @@ def render_markdown(wide: pd.DataFrame) -> str:
 def render_latex(wide: pd.DataFrame) -> str:
     methods = list(dict.fromkeys(c[0] for c in wide.columns if isinstance(c, tuple)))
     esc = lambda s: str(s).replace("_", r"\_").replace("&", r"\&").replace("%", r"\%")  # noqa: E731
-    out = [r"\begin{tabular}{llll" + "rr" * len(methods) + "}", r"\toprule",
-           "Dataset & LLM & Template & Metric & "
-           + " & ".join(rf"\multicolumn{{2}}{{c}}{{{esc(m)}}}" for m in methods) + r" \\",
-           " & & & & " + " & ".join(["Mean & SD"] * len(methods)) + r" \\", r"\midrule"]
+    out = [
+        r"\begin{tabular}{llll" + "rr" * len(methods) + "}",
+        r"\toprule",
+        "Dataset & LLM & Template & Metric & "
+        + " & ".join(rf"\multicolumn{{2}}{{c}}{{{esc(m)}}}" for m in methods)
+        + r" \\",
+        " & & & & " + " & ".join(["Mean & SD"] * len(methods)) + r" \\",
+        r"\midrule",
+    ]
     for ids, r in _table_rows(wide):
         cells = [esc(k) for k in ids] + [METRIC_TEX[r["metric"]]]
         cells += _method_cells(r, methods, lambda persona: rf"\textsuperscript{{{esc(persona)}}}")
@@ -417,12 +486,21 @@ def render_latex(wide: pd.DataFrame) -> str:
 
 def render_html(wide: pd.DataFrame, caption: str = "") -> str:
     methods = list(dict.fromkeys(c[0] for c in wide.columns if isinstance(c, tuple)))
-    df = pd.DataFrame({
-        **{k: wide[k] for k in ("dataset", "model", "template")},
-        "metric": wide["metric"].map(METRIC_NAMES),
-        **{f"{m} {part}": (wide[(m, part)].map(_fmt) if part == "Mean" else
-                           wide[(m, part)].map(lambda v: f"({_fmt(v)})"))
-           for m in methods for part in ("Mean", "SD")}})
+    df = pd.DataFrame(
+        {
+            **{k: wide[k] for k in ("dataset", "model", "template")},
+            "metric": wide["metric"].map(METRIC_NAMES),
+            **{
+                f"{m} {part}": (
+                    wide[(m, part)].map(_fmt)
+                    if part == "Mean"
+                    else wide[(m, part)].map(lambda v: f"({_fmt(v)})")
+                )
+                for m in methods
+                for part in ("Mean", "SD")
+            },
+        }
+    )
     if ("Oracle", "persona") in wide.columns:
         df["Oracle persona"] = wide[("Oracle", "persona")]
     body = df.to_html(index=False, border=0, na_rep="")

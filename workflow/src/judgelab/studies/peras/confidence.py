@@ -18,27 +18,46 @@ from ...tables import CONFIDENCE_COLUMNS
 log = logging.getLogger(__name__)
 
 
-def confidence_requests(pairs: pd.DataFrame, labels, persona: str, template: str, *,
-                        max_tokens: int, placement: str = "user") -> list[Request]:
+def confidence_requests(
+    pairs: pd.DataFrame, labels, persona: str, template: str, *, max_tokens: int, placement: str = "user"
+) -> list[Request]:
     """The confidence follow-up for each pair (seed 000 Table 6), given the label it was judged
     with (``labels``: one per row of ``pairs``; rows whose label is missing must be left out)."""
-    return [Request.from_messages(
-        build_messages(persona, fill(template, query=r.query, document=r.passage,
-                                     predicted_score=int(label)), placement), max_tokens)
-        for r, label in zip(pairs.itertuples(index=False), labels)]
+    return [
+        Request.from_messages(
+            build_messages(
+                persona,
+                fill(template, query=r.query, document=r.passage, predicted_score=int(label)),
+                placement,
+            ),
+            max_tokens,
+        )
+        for r, label in zip(pairs.itertuples(index=False), labels)
+    ]
 
 
-def run_confidence(pairs: pd.DataFrame, judgments: pd.DataFrame, persona: str, template: str,
-                   client: CachedClient, *, max_tokens: int, placement: str = "user",
-                   progress: bool = True, desc: str = "confidence") -> pd.DataFrame:
+def run_confidence(
+    pairs: pd.DataFrame,
+    judgments: pd.DataFrame,
+    persona: str,
+    template: str,
+    client: CachedClient,
+    *,
+    max_tokens: int,
+    placement: str = "user",
+    progress: bool = True,
+    desc: str = "confidence",
+) -> pd.DataFrame:
     """Ask the confidence instruction for every judged pair whose label parsed."""
-    merged = pairs.merge(judgments[["qid", "docid", "label"]], on=["qid", "docid"], how="inner",
-                         validate="one_to_one")
+    merged = pairs.merge(
+        judgments[["qid", "docid", "label"]], on=["qid", "docid"], how="inner", validate="one_to_one"
+    )
     if len(merged) != len(judgments):
         raise ValueError("judgments and dataset table do not cover the same pairs")
     asked = merged[merged["label"].notna()]
-    requests = confidence_requests(asked, asked["label"], persona, template, max_tokens=max_tokens,
-                                   placement=placement)
+    requests = confidence_requests(
+        asked, asked["label"], persona, template, max_tokens=max_tokens, placement=placement
+    )
     answers = dict(zip(asked.index, client.run(requests, desc=desc, progress=progress)))
     rows = []
     for idx, r in merged.iterrows():
@@ -46,14 +65,37 @@ def run_confidence(pairs: pd.DataFrame, judgments: pd.DataFrame, persona: str, t
         if idx in answers:
             comp, hit = answers[idx]
             conf = parse_confidence(comp.text)
-            rows.append({**base, "asked": True, "confidence": conf, "parsed": conf is not None,
-                         "answer": comp.text, "latency_s": comp.latency_s, "cache_hit": hit})
+            rows.append(
+                {
+                    **base,
+                    "asked": True,
+                    "confidence": conf,
+                    "parsed": conf is not None,
+                    "answer": comp.text,
+                    "latency_s": comp.latency_s,
+                    "cache_hit": hit,
+                }
+            )
         else:
-            rows.append({**base, "asked": False, "confidence": None, "parsed": False, "answer": None,
-                         "latency_s": None, "cache_hit": None})
+            rows.append(
+                {
+                    **base,
+                    "asked": False,
+                    "confidence": None,
+                    "parsed": False,
+                    "answer": None,
+                    "latency_s": None,
+                    "cache_hit": None,
+                }
+            )
     out = pd.DataFrame(rows, columns=CONFIDENCE_COLUMNS)
     out["label"] = out["label"].astype("Int64")
     out["confidence"] = out["confidence"].astype("Float64")
-    log.info("%s: %d pairs, %d asked (label parsed), %d confidences parsed", desc, len(out),
-             int(out["asked"].sum()), int(out["parsed"].sum()))
+    log.info(
+        "%s: %d pairs, %d asked (label parsed), %d confidences parsed",
+        desc,
+        len(out),
+        int(out["asked"].sum()),
+        int(out["parsed"].sum()),
+    )
     return out

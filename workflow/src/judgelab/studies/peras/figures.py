@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import matplotlib
 import matplotlib.ticker
@@ -28,12 +28,24 @@ import pandas as pd  # noqa: E402
 
 from ...labels import GRADES  # noqa: E402
 
-METRIC_LABELS = {"kappa": "Cohen's κ", "qwk": "QWK", "macro_f1": "macro F1", "RO": "RO", "RU": "RU",
-                 "HMR": "HMR"}
+METRIC_LABELS = {
+    "kappa": "Cohen's κ",
+    "qwk": "QWK",
+    "macro_f1": "macro F1",
+    "RO": "RO",
+    "RU": "RU",
+    "HMR": "HMR",
+}
 AGREEMENT = ["kappa", "qwk", "macro_f1"]
 CALIBRATION = ["RO", "RU", "HMR"]
-COLORS = {"kappa": "#1f77b4", "qwk": "#2ca02c", "macro_f1": "#9467bd", "RO": "#d62728",
-          "RU": "#ff7f0e", "HMR": "#8c564b"}
+COLORS = {
+    "kappa": "#1f77b4",
+    "qwk": "#2ca02c",
+    "macro_f1": "#9467bd",
+    "RO": "#d62728",
+    "RU": "#ff7f0e",
+    "HMR": "#8c564b",
+}
 
 
 def save(fig, out_png: str | Path, out_pdf: str | Path | None = None) -> None:
@@ -58,9 +70,17 @@ def _radial_limits(values: np.ndarray, fixed: tuple[float, float] | None) -> tup
     return lo, min(hi, 1.0) if v.max() <= 1.0 else hi
 
 
-def radar(metrics: pd.DataFrame, metric_names: Sequence[str], title: str, out_png, out_pdf=None, *,
-          significance: pd.DataFrame | None = None, reference: str = "default",
-          fixed_range: Mapping[str, tuple[float, float]] | None = None):
+def radar(
+    metrics: pd.DataFrame,
+    metric_names: Sequence[str],
+    title: str,
+    out_png,
+    out_pdf=None,
+    *,
+    significance: pd.DataFrame | None = None,
+    reference: str = "default",
+    fixed_range: Mapping[str, tuple[float, float]] | None = None,
+):
     """One polar panel per metric of ``metric_names`` over the personas of ``metrics`` (rows in
     display order, columns persona + the metrics). ``significance``: rows persona, metric,
     significant (bool) for the metrics that were tested."""
@@ -71,8 +91,9 @@ def radar(metrics: pd.DataFrame, metric_names: Sequence[str], title: str, out_pn
     if significance is not None and len(significance):
         s = significance[significance["significant"].astype(bool)]
         sig = set(zip(s["persona"], s["metric"]))
-    fig, axes = plt.subplots(1, len(metric_names), subplot_kw={"projection": "polar"},
-                             figsize=(4.3 * len(metric_names), 4.9))
+    fig, axes = plt.subplots(
+        1, len(metric_names), subplot_kw={"projection": "polar"}, figsize=(4.3 * len(metric_names), 4.9)
+    )
     axes = np.atleast_1d(axes)
     for ax, m in zip(axes, metric_names):
         vals = metrics[m].to_numpy(dtype=float)
@@ -84,8 +105,9 @@ def radar(metrics: pd.DataFrame, metric_names: Sequence[str], title: str, out_pn
         if ok.all():
             ax.fill(closed_a, closed_v, color=color, alpha=0.12)
         # clip_on=False: a point on the outer ring (e.g. RU = 1) stays whole
-        ax.scatter(angles[np.isfinite(vals)], vals[np.isfinite(vals)], color=color, s=18, zorder=3,
-                   clip_on=False)
+        ax.scatter(
+            angles[np.isfinite(vals)], vals[np.isfinite(vals)], color=color, s=18, zorder=3, clip_on=False
+        )
         if reference in personas:
             ref = vals[personas.index(reference)]
             if np.isfinite(ref):
@@ -120,10 +142,25 @@ def radar(metrics: pd.DataFrame, metric_names: Sequence[str], title: str, out_pn
     fig.suptitle(title, fontsize=12, y=1.02)
     handles = [plt.Line2D([], [], color="0.35", ls="--", label=f"{reference} (reference)")]
     if significance is not None:
-        handles.append(plt.Line2D([], [], color="black", marker="*", ls="", markersize=11,
-                                  label=f"differs from {reference} (Holm p < 0.05)"))
-    fig.legend(handles=handles, loc="lower center", ncol=len(handles), frameon=False, fontsize=9,
-               bbox_to_anchor=(0.5, -0.05))
+        handles.append(
+            plt.Line2D(
+                [],
+                [],
+                color="black",
+                marker="*",
+                ls="",
+                markersize=11,
+                label=f"differs from {reference} (Holm p < 0.05)",
+            )
+        )
+    fig.legend(
+        handles=handles,
+        loc="lower center",
+        ncol=len(handles),
+        frameon=False,
+        fontsize=9,
+        bbox_to_anchor=(0.5, -0.05),
+    )
     fig.tight_layout()
     save(fig, out_png, out_pdf)
 
@@ -161,9 +198,21 @@ def interpersona_heatmap(tidy: pd.DataFrame, title: str, out_png, out_pdf=None):
     size = 0.55 * len(order) + 2.2
     fig, ax = plt.subplots(figsize=(size + 1.2, size))
     ax.set_facecolor("0.85")  # NaN cells are masked: the grey background shows
-    sns.heatmap(mat.astype(float), mask=~np.isfinite(vals), annot=annot, fmt="", cmap="viridis",
-                vmin=vmin, vmax=1.0, square=True, linewidths=0.5, linecolor="white",
-                cbar_kws={"label": "Cohen's κ", "shrink": 0.8}, annot_kws={"fontsize": 7}, ax=ax)
+    sns.heatmap(
+        mat.astype(float),
+        mask=~np.isfinite(vals),
+        annot=annot,
+        fmt="",
+        cmap="viridis",
+        vmin=vmin,
+        vmax=1.0,
+        square=True,
+        linewidths=0.5,
+        linecolor="white",
+        cbar_kws={"label": "Cohen's κ", "shrink": 0.8},
+        annot_kws={"fontsize": 7},
+        ax=ax,
+    )
     for (i, j), v in np.ndenumerate(vals):
         if not np.isfinite(v):
             ax.text(j + 0.5, i + 0.5, "n/a", ha="center", va="center", fontsize=7, color="0.3")
@@ -171,28 +220,45 @@ def interpersona_heatmap(tidy: pd.DataFrame, title: str, out_png, out_pdf=None):
     ax.set_ylabel("")
     ax.set_title(title, fontsize=11)
     if not np.isfinite(vals).all():
-        fig.text(0.01, 0.005, "n/a: fewer than two pairs parsed by both personas, or both use one single "
-                 "label (kappa undefined)", fontsize=7, color="0.35", ha="left", va="bottom")
+        fig.text(
+            0.01,
+            0.005,
+            "n/a: fewer than two pairs parsed by both personas, or both use one single "
+            "label (kappa undefined)",
+            fontsize=7,
+            color="0.35",
+            ha="left",
+            va="bottom",
+        )
     plt.setp(ax.get_xticklabels(), rotation=45, ha="right")
     plt.setp(ax.get_yticklabels(), rotation=0)
     fig.tight_layout()
     save(fig, out_png, out_pdf)
 
 
-def confidence_by_grade_table(pairs: pd.DataFrame, confidence: Mapping[str, pd.DataFrame],
-                              label: int = 0) -> pd.DataFrame:
+def confidence_by_grade_table(
+    pairs: pd.DataFrame, confidence: Mapping[str, pd.DataFrame], label: int = 0
+) -> pd.DataFrame:
     """Per persona and human grade: mean and SD of the confidence of the pairs the persona
     labelled ``label`` (with a parsed confidence), and their count."""
     rows = []
     for p, c in confidence.items():
-        m = pairs[["qid", "docid", "grade"]].merge(c[["qid", "docid", "label", "confidence"]],
-                                                   on=["qid", "docid"], validate="one_to_one")
+        m = pairs[["qid", "docid", "grade"]].merge(
+            c[["qid", "docid", "label", "confidence"]], on=["qid", "docid"], validate="one_to_one"
+        )
         sel = m[(m["label"] == label) & m["confidence"].notna()]
         for g in GRADES:
             v = sel.loc[sel["grade"] == g, "confidence"].astype(float)
-            rows.append({"persona": p, "grade": g, "label": label, "n": len(v),
-                         "mean_confidence": float(v.mean()) if len(v) else math.nan,
-                         "sd_confidence": float(v.std(ddof=1)) if len(v) > 1 else math.nan})
+            rows.append(
+                {
+                    "persona": p,
+                    "grade": g,
+                    "label": label,
+                    "n": len(v),
+                    "mean_confidence": float(v.mean()) if len(v) else math.nan,
+                    "sd_confidence": float(v.std(ddof=1)) if len(v) > 1 else math.nan,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -215,10 +281,23 @@ def confidence_by_grade(table: pd.DataFrame, title: str, out_png, out_pdf=None):
     ax.set_ylabel(f"mean confidence of label-{label} predictions")
     ax.set_ylim(0, 110)
     if table["n"].sum() == 0:
-        ax.text(1.5, 55, f"no prediction with label {label} and a parsed confidence", ha="center",
-                va="center", fontsize=9, color="0.3")
-    ax.legend(title="persona", fontsize=8, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1),
-              frameon=False)
+        ax.text(
+            1.5,
+            55,
+            f"no prediction with label {label} and a parsed confidence",
+            ha="center",
+            va="center",
+            fontsize=9,
+            color="0.3",
+        )
+    ax.legend(
+        title="persona",
+        fontsize=8,
+        title_fontsize=8,
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1),
+        frameon=False,
+    )
     ax.set_title(title, fontsize=11)
     ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()

@@ -8,17 +8,26 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import pandas as pd
 
-from ...judging import run_judgments
-from .confidence import run_confidence
-from ...personas import read_persona
-from ...labels import GRADE_LABELS
-from ...tables import concat_ids_tables, labels_with_confidence, read_confidence, read_dataset, read_ids_table, read_judgments, read_labelled, write_tsv
 from ...jobs import LLMSession, as_value
+from ...judging import run_judgments
+from ...labels import GRADE_LABELS
+from ...personas import read_persona
+from ...tables import (
+    concat_ids_tables,
+    labels_with_confidence,
+    read_confidence,
+    read_dataset,
+    read_ids_table,
+    read_judgments,
+    read_labelled,
+    write_tsv,
+)
+from .confidence import run_confidence
 
 log = logging.getLogger("judgelab")
 
@@ -27,33 +36,72 @@ log = logging.getLogger("judgelab")
 # Judgment and confidence
 
 
-def judge_job(pairs: str, out: str, *, persona: str, template: str, model: str | dict,
-              max_tokens: int, placement: str, cache: str, threads: int | None = None,
-              persona_file: str | None = None, desc: str = "judge",
-              labels: str | Sequence[str] | None = None, model_name: str | None = None) -> pd.DataFrame:
+def judge_job(
+    pairs: str,
+    out: str,
+    *,
+    persona: str,
+    template: str,
+    model: str | dict,
+    max_tokens: int,
+    placement: str,
+    cache: str,
+    threads: int | None = None,
+    persona_file: str | None = None,
+    desc: str = "judge",
+    labels: str | Sequence[str] | None = None,
+    model_name: str | None = None,
+) -> pd.DataFrame:
     """One dataset x model x template x persona: every pair judged (seed 000 section 4.2).
     ``persona``: the instruction, or "" with ``persona_file`` (a generated persona); ``labels``:
     the template's label set (JSON or a list; default the grades 0-3); ``model_name``: the key of
     the model in ``models`` (named in errors)."""
     table = read_dataset(pairs)
     with LLMSession(model, cache, threads, desc, name=model_name) as client:
-        result = run_judgments(table, read_persona(persona, persona_file), template, client,
-                               max_tokens=int(max_tokens), placement=placement, desc=desc,
-                               labels=as_value(labels) if labels else GRADE_LABELS)
+        result = run_judgments(
+            table,
+            read_persona(persona, persona_file),
+            template,
+            client,
+            max_tokens=int(max_tokens),
+            placement=placement,
+            desc=desc,
+            labels=as_value(labels) if labels else GRADE_LABELS,
+        )
     write_tsv(result, out)
     return result
 
 
-def confidence_job(pairs: str, judgments: str, out: str, *, persona: str, template: str,
-                   model: str | dict, max_tokens: int, placement: str, cache: str,
-                   threads: int | None = None, persona_file: str | None = None,
-                   desc: str = "confidence", model_name: str | None = None) -> pd.DataFrame:
+def confidence_job(
+    pairs: str,
+    judgments: str,
+    out: str,
+    *,
+    persona: str,
+    template: str,
+    model: str | dict,
+    max_tokens: int,
+    placement: str,
+    cache: str,
+    threads: int | None = None,
+    persona_file: str | None = None,
+    desc: str = "confidence",
+    model_name: str | None = None,
+) -> pd.DataFrame:
     """The confidence follow-up (seed 000 Appendix A) for every pair whose label parsed."""
     table = read_dataset(pairs)
     judged = read_judgments(judgments)
     with LLMSession(model, cache, threads, desc, name=model_name) as client:
-        result = run_confidence(table, judged, read_persona(persona, persona_file), template, client,
-                                max_tokens=int(max_tokens), placement=placement, desc=desc)
+        result = run_confidence(
+            table,
+            judged,
+            read_persona(persona, persona_file),
+            template,
+            client,
+            max_tokens=int(max_tokens),
+            placement=placement,
+            desc=desc,
+        )
     write_tsv(result, out)
     return result
 
@@ -65,15 +113,17 @@ def confidence_job(pairs: str, judgments: str, out: str, *, persona: str, templa
 def _metrics_row(grades: pd.DataFrame, judgments: str, confidence: str) -> dict:
     from .metrics import job_metrics
 
-    merged = grades.merge(read_labelled(judgments, confidence), on=["qid", "docid"], how="inner",
-                          validate="one_to_one")
+    merged = grades.merge(
+        read_labelled(judgments, confidence), on=["qid", "docid"], how="inner", validate="one_to_one"
+    )
     if len(merged) != len(grades):
         raise ValueError(f"{judgments} does not cover the dataset's {len(grades)} pairs")
     return job_metrics(merged)
 
 
-def job_metrics_job(pairs: str, judgments: str, confidence: str, out: str,
-                    ids: dict[str, str]) -> pd.DataFrame:
+def job_metrics_job(
+    pairs: str, judgments: str, confidence: str, out: str, ids: dict[str, str]
+) -> pd.DataFrame:
     """Metrics of one judgment job (one row)."""
     grades = read_dataset(pairs)[["qid", "docid", "grade"]]
     df = pd.DataFrame([{**ids, **_metrics_row(grades, judgments, confidence)}])
@@ -82,18 +132,27 @@ def job_metrics_job(pairs: str, judgments: str, confidence: str, out: str,
     return df
 
 
-def group_metrics_job(pairs: str, judgments: list[str], confidence: list[str], personas: list[str],
-                      out: str, ids: dict[str, str]) -> pd.DataFrame:
+def group_metrics_job(
+    pairs: str,
+    judgments: list[str],
+    confidence: list[str],
+    personas: list[str],
+    out: str,
+    ids: dict[str, str],
+) -> pd.DataFrame:
     """Metrics of every persona's job of one dataset x model x template (one row per persona);
     ``judgments`` and ``confidence`` are in the order of ``personas``."""
     if not len(judgments) == len(confidence) == len(personas):
         raise ValueError("one judgments and one confidence table per persona expected")
     grades = read_dataset(pairs)[["qid", "docid", "grade"]]
-    df = pd.DataFrame([{**ids, "persona": p, **_metrics_row(grades, j, c)}
-                       for p, j, c in zip(personas, judgments, confidence)])
+    df = pd.DataFrame(
+        [
+            {**ids, "persona": p, **_metrics_row(grades, j, c)}
+            for p, j, c in zip(personas, judgments, confidence)
+        ]
+    )
     write_tsv(df, out)
-    log.info("%d personas; parse coverage %s", len(df),
-             dict(zip(df["persona"], df["coverage"].round(3))))
+    log.info("%d personas; parse coverage %s", len(df), dict(zip(df["persona"], df["coverage"].round(3))))
     return df
 
 
@@ -108,8 +167,15 @@ def aggregate_metrics_job(inputs: list[str], out: str) -> pd.DataFrame:
 # Imported judges
 
 
-def import_job(pairs: str, judge_file: str, out_judgments: str, out_confidence: str, *,
-               scale: str | None = None, confidence_scale: str | None = None) -> None:
+def import_job(
+    pairs: str,
+    judge_file: str,
+    out_judgments: str,
+    out_confidence: str,
+    *,
+    scale: str | None = None,
+    confidence_scale: str | None = None,
+) -> None:
     """An imported judge's qrels-format file -> the judgment and confidence tables of a live judge.
     ``scale`` / ``confidence_scale``: as the judge declares them (None: not declared; see
     :mod:`judgelab.imported`)."""
@@ -119,8 +185,13 @@ def import_job(pairs: str, judge_file: str, out_judgments: str, out_confidence: 
     j, c = import_judgments(table, judge_file, scale=scale, confidence_scale=confidence_scale)
     write_tsv(j, out_judgments)
     write_tsv(c, out_confidence)
-    log.info("%s: %d of %d pairs labelled, %d with a confidence", judge_file, int(j["parsed"].sum()),
-             len(j), int(c["parsed"].sum()))
+    log.info(
+        "%s: %d of %d pairs labelled, %d with a confidence",
+        judge_file,
+        int(j["parsed"].sum()),
+        len(j),
+        int(c["parsed"].sum()),
+    )
 
 
 def _by_persona(paths: Sequence[str], personas: Sequence[str]) -> dict[str, str]:
@@ -141,9 +212,17 @@ def _load_group(judgments: Sequence[str], confidence: Sequence[str], personas: S
 # Classifiers
 
 
-def classifier_job(pairs: str, judgments: Sequence[str], confidence: Sequence[str], personas: Sequence[str],
-                   settings: str | dict, out_features: str, out_trials: str, out_summary: str,
-                   out_missing: str) -> pd.DataFrame:
+def classifier_job(
+    pairs: str,
+    judgments: Sequence[str],
+    confidence: Sequence[str],
+    personas: Sequence[str],
+    settings: str | dict,
+    out_features: str,
+    out_trials: str,
+    out_summary: str,
+    out_missing: str,
+) -> pd.DataFrame:
     from . import classifiers as clf
 
     cfg = as_value(settings)
@@ -153,29 +232,56 @@ def classifier_job(pairs: str, judgments: Sequence[str], confidence: Sequence[st
     write_tsv(feats, out_features)
     missing = clf.missing_summary(feats)
     write_tsv(missing, out_missing)
-    log.info("%d pairs, %d personas; missing labels %d, missing confidences %d (sentinel -1 + "
-             "indicator columns: %s)", len(feats), len(personas), int(missing["missing_label"].sum()),
-             int(missing["missing_confidence"].sum()),
-             [c for c in clf.design_matrix(feats).columns if c.startswith("miss_")])
+    log.info(
+        "%d pairs, %d personas; missing labels %d, missing confidences %d (sentinel -1 + "
+        "indicator columns: %s)",
+        len(feats),
+        len(personas),
+        int(missing["missing_label"].sum()),
+        int(missing["missing_confidence"].sum()),
+        [c for c in clf.design_matrix(feats).columns if c.startswith("miss_")],
+    )
     specs = clf.parse_specs(cfg.get("models"))
     t0 = time.perf_counter()
-    trials, warned = clf.run_trials(feats, specs, trials=int(cfg["trials"]),
-                                    train_fraction=float(cfg["train_fraction"]), seed=int(cfg["seed"]))
-    log.info("%d trials x %d classifiers in %.1f s; train pairs per trial %s", int(cfg["trials"]),
-             len(specs), time.perf_counter() - t0, sorted(set(trials["n_train"])))
+    trials, warned = clf.run_trials(
+        feats,
+        specs,
+        trials=int(cfg["trials"]),
+        train_fraction=float(cfg["train_fraction"]),
+        seed=int(cfg["seed"]),
+    )
+    log.info(
+        "%d trials x %d classifiers in %.1f s; train pairs per trial %s",
+        int(cfg["trials"]),
+        len(specs),
+        time.perf_counter() - t0,
+        sorted(set(trials["n_train"])),
+    )
     for (name, cat), n in sorted(warned.items()):
         log.warning("%s raised %d %s over the trials", name, n, cat)
     write_tsv(trials, out_trials)
     summary = clf.summarize(trials, [s.name for s in specs])
     write_tsv(summary, out_summary)
     for _, r in summary[summary["kind"] != "persona"].iterrows():
-        log.info("%-14s %-8s %.3f (%.3f)%s", r["method"], r["metric"], r["mean"], r["sd"],
-                 f"  [{r['persona']}]" if r["kind"] == "oracle" else "")
+        log.info(
+            "%-14s %-8s %.3f (%.3f)%s",
+            r["method"],
+            r["metric"],
+            r["mean"],
+            r["sd"],
+            f"  [{r['persona']}]" if r["kind"] == "oracle" else "",
+        )
     return summary
 
 
-def classifier_table_job(summaries: Sequence[str], ids: Sequence[Mapping[str, str]], out_tsv: str,
-                         out_md: str, out_tex: str, out_html: str) -> pd.DataFrame:
+def classifier_table_job(
+    summaries: Sequence[str],
+    ids: Sequence[Mapping[str, str]],
+    out_tsv: str,
+    out_md: str,
+    out_tex: str,
+    out_html: str,
+) -> pd.DataFrame:
     from . import classifiers as clf
 
     parts = []
@@ -189,9 +295,13 @@ def classifier_table_job(summaries: Sequence[str], ids: Sequence[Mapping[str, st
     wide = clf.table5_wide(tidy)
     Path(out_md).write_text(clf.render_markdown(wide), encoding="utf-8")
     Path(out_tex).write_text(clf.render_latex(wide), encoding="utf-8")
-    Path(out_html).write_text(clf.render_html(wide, "Classifiers on persona features: mean (SD) over "
-                                                    "trials; Oracle = best single persona per metric"),
-                              encoding="utf-8")
+    Path(out_html).write_text(
+        clf.render_html(
+            wide,
+            "Classifiers on persona features: mean (SD) over trials; Oracle = best single persona per metric",
+        ),
+        encoding="utf-8",
+    )
     log.info("classifier table: %d rows", len(wide))
     return tidy
 
@@ -200,9 +310,15 @@ def classifier_table_job(summaries: Sequence[str], ids: Sequence[Mapping[str, st
 # Significance
 
 
-def significance_job(pairs: str, judgments: Sequence[str], confidence: Sequence[str],
-                     personas: Sequence[str], settings: str | dict, out: str,
-                     ids: Mapping[str, str]) -> pd.DataFrame:
+def significance_job(
+    pairs: str,
+    judgments: Sequence[str],
+    confidence: Sequence[str],
+    personas: Sequence[str],
+    settings: str | dict,
+    out: str,
+    ids: Mapping[str, str],
+) -> pd.DataFrame:
     from . import significance as sg
 
     cfg = as_value(settings)
@@ -210,41 +326,66 @@ def significance_job(pairs: str, judgments: Sequence[str], confidence: Sequence[
     j, c = _load_group(judgments, confidence, personas)
     judged = {p: labels_with_confidence(j[p], c[p]) for p in personas}
     t0 = time.perf_counter()
-    res = sg.persona_vs_reference(table, judged, reference=cfg["reference"], n_boot=int(cfg["n_boot"]),
-                                  seed=int(cfg["seed"]), alpha=float(cfg["alpha"]))
+    res = sg.persona_vs_reference(
+        table,
+        judged,
+        reference=cfg["reference"],
+        n_boot=int(cfg["n_boot"]),
+        seed=int(cfg["seed"]),
+        alpha=float(cfg["alpha"]),
+    )
     for i, k in enumerate(("dataset", "model", "template")):
         res.insert(i, k, ids[k])
     write_tsv(res, out)
-    log.info("%d comparisons in %.2f s; %d significant after Holm", len(res), time.perf_counter() - t0,
-             int(res["significant"].sum()) if len(res) else 0)
+    log.info(
+        "%d comparisons in %.2f s; %d significant after Holm",
+        len(res),
+        time.perf_counter() - t0,
+        int(res["significant"].sum()) if len(res) else 0,
+    )
     return res
 
 
-def aggregate_significance_job(inputs: Sequence[str], metrics: str, out: str, out_joined: str,
-                               out_html: str | None = None) -> None:
+def aggregate_significance_job(
+    inputs: Sequence[str], metrics: str, out: str, out_joined: str, out_html: str | None = None
+) -> None:
     from . import significance as sg
 
     parts = [read_ids_table(p) for p in inputs]
     parts = [p for p in parts if len(p)]
-    sig = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
-        columns=["dataset", "model", "template", "persona", "metric", "significant"])
+    sig = (
+        pd.concat(parts, ignore_index=True)
+        if parts
+        else pd.DataFrame(columns=["dataset", "model", "template", "persona", "metric", "significant"])
+    )
     write_tsv(sig, out)
     m = read_ids_table(metrics)
     joined = sg.join_metrics(m, sig)
     write_tsv(joined, out_joined)
     if out_html:
         Path(out_html).write_text(sg.render_html(joined), encoding="utf-8")
-    log.info("%d comparisons, %d significant after Holm", len(sig),
-             int(sig["significant"].astype(bool).sum()) if len(sig) else 0)
+    log.info(
+        "%d comparisons, %d significant after Holm",
+        len(sig),
+        int(sig["significant"].astype(bool).sum()) if len(sig) else 0,
+    )
 
 
 # --------------------------------------------------------------------------------------------
 # Figures
 
 
-def figures_job(pairs: str, judgments: Sequence[str], confidence: Sequence[str], metrics: str,
-                significance: str | None, personas: Sequence[str], settings: str | dict,
-                ids: Mapping[str, str], out: Mapping[str, str]) -> None:
+def figures_job(
+    pairs: str,
+    judgments: Sequence[str],
+    confidence: Sequence[str],
+    metrics: str,
+    significance: str | None,
+    personas: Sequence[str],
+    settings: str | dict,
+    ids: Mapping[str, str],
+    out: Mapping[str, str],
+) -> None:
     """Radar charts (agreement, calibration), the inter-persona kappa heatmap and its table, and
     the confidence-by-grade chart of one dataset x model x template. ``out`` maps
     radar_agreement, radar_calibration, heatmap, confidence (PNG) and *_pdf, plus
@@ -259,22 +400,45 @@ def figures_job(pairs: str, judgments: Sequence[str], confidence: Sequence[str],
     met = met.set_index("persona").loc[list(personas)].reset_index()  # the personas' order
     sig = pd.read_csv(significance, sep="\t", dtype={"persona": str}) if significance else None
     reference = cfg.get("reference", "default")
-    fg.radar(met, fg.AGREEMENT, f"Agreement with human grades - {name}", out["radar_agreement"],
-             out["radar_agreement_pdf"], significance=sig, reference=reference)
-    fg.radar(met, fg.CALIBRATION, f"Confidence calibration - {name}", out["radar_calibration"],
-             out["radar_calibration_pdf"], significance=sig, reference=reference,
-             fixed_range={m: (0.0, 1.0) for m in fg.CALIBRATION})
+    fg.radar(
+        met,
+        fg.AGREEMENT,
+        f"Agreement with human grades - {name}",
+        out["radar_agreement"],
+        out["radar_agreement_pdf"],
+        significance=sig,
+        reference=reference,
+    )
+    fg.radar(
+        met,
+        fg.CALIBRATION,
+        f"Confidence calibration - {name}",
+        out["radar_calibration"],
+        out["radar_calibration_pdf"],
+        significance=sig,
+        reference=reference,
+        fixed_range={m: (0.0, 1.0) for m in fg.CALIBRATION},
+    )
     base = table[["qid", "docid"]]
-    labels = {p: base.merge(j[p][["qid", "docid", "label"]], on=["qid", "docid"], how="left",
-                            validate="one_to_one")["label"] for p in personas}
+    labels = {
+        p: base.merge(
+            j[p][["qid", "docid", "label"]], on=["qid", "docid"], how="left", validate="one_to_one"
+        )["label"]
+        for p in personas
+    }
     kappa = fg.interpersona_kappa(labels)
     write_tsv(kappa, out["interpersona"])
     fg.interpersona_heatmap(kappa, f"Inter-persona Cohen's κ - {name}", out["heatmap"], out["heatmap_pdf"])
     chosen = [p for p in cfg.get("confidence_personas") or [] if p in personas] or list(personas[:2])
-    conf_tab = fg.confidence_by_grade_table(table, {p: c[p] for p in chosen}, int(cfg.get("confidence_label", 0)))
+    conf_tab = fg.confidence_by_grade_table(
+        table, {p: c[p] for p in chosen}, int(cfg.get("confidence_label", 0))
+    )
     write_tsv(conf_tab, out["confidence_table"])
-    fg.confidence_by_grade(conf_tab, f"Confidence of label-{int(cfg.get('confidence_label', 0))} "
-                                     f"predictions by human grade - {name}",
-                           out["confidence"], out["confidence_pdf"])
+    fg.confidence_by_grade(
+        conf_tab,
+        f"Confidence of label-{int(cfg.get('confidence_label', 0))} predictions by human grade - {name}",
+        out["confidence"],
+        out["confidence_pdf"],
+    )
     n_nan = int(met[fg.AGREEMENT + fg.CALIBRATION].isna().sum().sum())
     log.info("%s: figures written; %d undefined metric values shown as n/a", name, n_nan)

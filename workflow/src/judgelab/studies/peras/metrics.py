@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -59,15 +59,22 @@ def job_metrics(pairs: pd.DataFrame) -> dict[str, float]:
     ``confidence`` (nullable, 0-100) columns, one row per judged pair."""
     n = len(pairs)
     parsed = pairs[pairs["label"].notna()]
-    out: dict[str, float] = {"n_pairs": n, "n_parsed": len(parsed),
-                             "coverage": (len(parsed) / n) if n else math.nan}
+    out: dict[str, float] = {
+        "n_pairs": n,
+        "n_parsed": len(parsed),
+        "coverage": (len(parsed) / n) if n else math.nan,
+    }
     out.update(agreement(parsed["grade"], parsed["label"]))
     with_conf = parsed[parsed["confidence"].notna()] if "confidence" in parsed else parsed.iloc[0:0]
     out["n_confidence"] = len(with_conf)
     out["confidence_coverage"] = (len(with_conf) / len(parsed)) if len(parsed) else math.nan
     if len(with_conf):
-        out.update(sakai((with_conf["label"].astype(int) == with_conf["grade"].astype(int)).to_numpy(),
-                         with_conf["confidence"].astype(float).to_numpy() / 100.0))
+        out.update(
+            sakai(
+                (with_conf["label"].astype(int) == with_conf["grade"].astype(int)).to_numpy(),
+                with_conf["confidence"].astype(float).to_numpy() / 100.0,
+            )
+        )
         out["mean_confidence"] = float(with_conf["confidence"].astype(float).mean())
     else:
         out.update({"RO": math.nan, "RU": math.nan, "HMR": math.nan, "mean_confidence": math.nan})

@@ -6,18 +6,18 @@ Config section ``peras``; target ``peras``; rules ``workflow/rules/peras.smk`` a
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import cached_property
-from typing import Iterator
 
 from ...backends.base import Request
 from ...config import check_name
 from ...errors import InputError
 from ...imported import judge_groups
 from ...judging import judgment_requests
-from .confidence import confidence_requests
 from ...labels import GRADE_LABELS, parse_label
 from ...prompts import Template
 from .. import LLMJob, StudyPlan
+from .confidence import confidence_requests
 
 #: The figures per dataset x model x template (seed 000 Figures 2-5).
 FIGURE_KINDS = ("radar_agreement", "radar_calibration", "interpersona_kappa", "confidence_by_grade")
@@ -56,8 +56,11 @@ class Plan(StudyPlan):
             spec = self.project.template(s["template"], "judgment", key)
             outside = [x for x in spec.labels if x not in GRADE_LABELS]
             if outside:
-                raise InputError(f"{spec.path} declares labels {outside}: PERAS compares labels with "
-                                 f"the human grades {list(GRADE_LABELS)}", key=key)
+                raise InputError(
+                    f"{spec.path} declares labels {outside}: PERAS compares labels with "
+                    f"the human grades {list(GRADE_LABELS)}",
+                    key=key,
+                )
             out[t] = spec
         return out
 
@@ -72,8 +75,9 @@ class Plan(StudyPlan):
 
     @cached_property
     def confidence_text(self) -> str:
-        return self.project.load_template(self.section["confidence"]["template"], "confidence",
-                                          "peras.confidence.template")
+        return self.project.load_template(
+            self.section["confidence"]["template"], "confidence", "peras.confidence.template"
+        )
 
     def max_tokens(self, template: str) -> int:
         return int(self.section["templates"][template]["max_tokens"])
@@ -86,8 +90,9 @@ class Plan(StudyPlan):
         conditions in order: the unit of the metrics, significance, figure and classifier stages.
         Binary imported judges (``scale: binary``) are not among them: their 0/1 labels are not
         grades (the overrating study diagnoses them)."""
-        return judge_groups(self.datasets, self.judges, self.templates, list(self.project.personas),
-                            self.project.imported)
+        return judge_groups(
+            self.datasets, self.judges, self.templates, list(self.project.personas), self.project.imported
+        )
 
     @property
     def reference(self) -> str:
@@ -111,34 +116,51 @@ class Plan(StudyPlan):
         super().check()
         _ = self.template_specs, self.confidence_text  # loaded here: checked before any job
         if not self.groups:
-            raise InputError("the study is enabled but judges nothing: no dataset x judge (peras.datasets "
-                             f"{self.datasets}, peras.judges {self.judges}) and no graded imported judge; "
-                             "set peras.enabled: false to skip it", key="peras")
+            raise InputError(
+                "the study is enabled but judges nothing: no dataset x judge (peras.datasets "
+                f"{self.datasets}, peras.judges {self.judges}) and no graded imported judge; "
+                "set peras.enabled: false to skip it",
+                key="peras",
+            )
         clf = self.classifier_dataset
         if clf is not None and clf not in self.datasets:
-            raise InputError(f"dataset {clf!r} is not among the datasets PERAS judges ({self.datasets})",
-                             key="peras.classifier.dataset")
+            raise InputError(
+                f"dataset {clf!r} is not among the datasets PERAS judges ({self.datasets})",
+                key="peras.classifier.dataset",
+            )
         live = list(self.project.personas) if self.judges else []
         ref = self.reference
         if len(live) > 1 and ref not in live:
-            raise InputError(f"persona {ref!r} is not run (the run's personas: {live}); the "
-                             "significance stage would compare nothing", key="peras.significance.reference")
+            raise InputError(
+                f"persona {ref!r} is not run (the run's personas: {live}); the "
+                "significance stage would compare nothing",
+                key="peras.significance.reference",
+            )
         imported = {n: j for n, j in self.project.imported.items() if j.scale != "binary"}
         for name, judge in imported.items():
             if len(judge.personas) > 1 and ref not in judge.personas:
-                raise InputError(f"persona {ref!r} is not among the personas of imported judge {name!r} "
-                                 f"(imported_judges.{name}.personas: {list(judge.personas)})",
-                                 key="peras.significance.reference")
+                raise InputError(
+                    f"persona {ref!r} is not among the personas of imported judge {name!r} "
+                    f"(imported_judges.{name}.personas: {list(judge.personas)})",
+                    key="peras.significance.reference",
+                )
         shown = set(live).union(*(j.personas for j in imported.values()))
         for i, p in enumerate(self.section["figures"]["confidence_personas"] or []):
             if p not in shown:
-                raise InputError(f"persona {p!r} is not run by any judge (the run's personas: "
-                                 f"{sorted(shown)})", key=f"peras.figures.confidence_personas[{i}]")
+                raise InputError(
+                    f"persona {p!r} is not run by any judge (the run's personas: {sorted(shown)})",
+                    key=f"peras.figures.confidence_personas[{i}]",
+                )
 
     def llm_jobs(self):
-        return [LLMJob(rule, m, (("dataset", d), ("model", m), ("template", t), ("persona", p)), self.name)
-                for d in self.datasets for m in self.judges for t in self.templates
-                for p in self.project.personas for rule in ("judge", "confidence")]
+        return [
+            LLMJob(rule, m, (("dataset", d), ("model", m), ("template", t), ("persona", p)), self.name)
+            for d in self.datasets
+            for m in self.judges
+            for t in self.templates
+            for p in self.project.personas
+            for rule in ("judge", "confidence")
+        ]
 
     def targets(self) -> list[str]:
         path = self.project.path
@@ -146,8 +168,10 @@ class Plan(StudyPlan):
         targets += [path("metrics_significance", ext=e) for e in ("tsv", "html")]
         for kind in FIGURE_KINDS:
             for ext in ("png", "pdf"):
-                targets += [path("figure", kind=kind, dataset=d, model=m, template=t, ext=ext)
-                            for d, m, t in self.groups]
+                targets += [
+                    path("figure", kind=kind, dataset=d, model=m, template=t, ext=ext)
+                    for d, m, t in self.groups
+                ]
         if self.classifier_groups():
             targets += [path("classifier_table", ext=e) for e in ("tsv", "md", "tex", "html")]
         return targets
@@ -159,8 +183,13 @@ class Plan(StudyPlan):
         src = ctx.pairs(w["dataset"])
         text = ctx.persona_text(w["persona"])
         placement = self.project.placement
-        reqs = judgment_requests(src.pairs, text, self.template_texts[w["template"]],
-                                 max_tokens=self.max_tokens(w["template"]), placement=placement)
+        reqs = judgment_requests(
+            src.pairs,
+            text,
+            self.template_texts[w["template"]],
+            max_tokens=self.max_tokens(w["template"]),
+            placement=placement,
+        )
         if job.rule == "judge":
             for req in reqs:
                 yield "judge", req, src.exact and ctx.cached(job.model, req) is not None
@@ -176,9 +205,21 @@ class Plan(StudyPlan):
                 if label is not None:
                     asked_rows.append(i)
                     labels.append(label)
-        for req in confidence_requests(src.pairs.iloc[asked_rows], labels, text, self.confidence_text,
-                                       max_tokens=conf_max, placement=placement):
+        for req in confidence_requests(
+            src.pairs.iloc[asked_rows],
+            labels,
+            text,
+            self.confidence_text,
+            max_tokens=conf_max,
+            placement=placement,
+        ):
             yield "confidence", req, ctx.cached(job.model, req) is not None
-        for req in confidence_requests(src.pairs.iloc[upper], [0] * len(upper), text,
-                                       self.confidence_text, max_tokens=conf_max, placement=placement):
+        for req in confidence_requests(
+            src.pairs.iloc[upper],
+            [0] * len(upper),
+            text,
+            self.confidence_text,
+            max_tokens=conf_max,
+            placement=placement,
+        ):
             yield "confidence", req, False

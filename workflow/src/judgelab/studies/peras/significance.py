@@ -26,7 +26,7 @@ metric's interval and p-value; ``n_valid`` counts the ones used.
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -110,10 +110,13 @@ def query_stats(pairs: pd.DataFrame, qids: Sequence[str]) -> np.ndarray:
 def metrics_from_stats(stats: np.ndarray) -> dict[str, np.ndarray]:
     """kappa, qwk, macro_f1, HMR from summed statistics ``(..., 20)``."""
     cm = stats[..., : K * K].reshape(stats.shape[:-1] + (K, K))
-    c = stats[..., K * K:]
-    return {"kappa": kappa_from_confusion(cm), "qwk": kappa_from_confusion(cm, "quadratic"),
-            "macro_f1": macro_f1_from_confusion(cm),
-            "HMR": hmr_from_sums(c[..., 0], c[..., 1], c[..., 2], c[..., 3])}
+    c = stats[..., K * K :]
+    return {
+        "kappa": kappa_from_confusion(cm),
+        "qwk": kappa_from_confusion(cm, "quadratic"),
+        "macro_f1": macro_f1_from_confusion(cm),
+        "HMR": hmr_from_sums(c[..., 0], c[..., 1], c[..., 2], c[..., 3]),
+    }
 
 
 # --------------------------------------------------------------------------------------------
@@ -129,8 +132,9 @@ def bootstrap_counts(n_queries: int, n_boot: int, seed: int) -> np.ndarray:
     return counts
 
 
-def paired_bootstrap(stats_a: np.ndarray, stats_b: np.ndarray, counts: np.ndarray,
-                     alpha: float = 0.05) -> pd.DataFrame:
+def paired_bootstrap(
+    stats_a: np.ndarray, stats_b: np.ndarray, counts: np.ndarray, alpha: float = 0.05
+) -> pd.DataFrame:
     """delta = metric(a) - metric(b) with percentile interval and shifted-null p-value, per metric;
     ``stats_*`` are :func:`query_stats` of the two judges on the same queries."""
     obs_a, obs_b = metrics_from_stats(stats_a.sum(axis=0)), metrics_from_stats(stats_b.sum(axis=0))
@@ -140,8 +144,16 @@ def paired_bootstrap(stats_a: np.ndarray, stats_b: np.ndarray, counts: np.ndarra
         d = float(obs_a[m] - obs_b[m])
         db = boot_a[m] - boot_b[m]
         db = db[np.isfinite(db)]
-        row = {"metric": m, "value": float(obs_a[m]), "reference_value": float(obs_b[m]), "delta": d,
-               "ci_low": math.nan, "ci_high": math.nan, "p": math.nan, "n_valid": int(len(db))}
+        row = {
+            "metric": m,
+            "value": float(obs_a[m]),
+            "reference_value": float(obs_b[m]),
+            "delta": d,
+            "ci_low": math.nan,
+            "ci_high": math.nan,
+            "p": math.nan,
+            "n_valid": int(len(db)),
+        }
         if len(db) and math.isfinite(d):
             row["ci_low"], row["ci_high"] = (float(x) for x in np.quantile(db, [alpha / 2, 1 - alpha / 2]))
             row["p"] = float((1 + np.sum(np.abs(db - d) >= abs(d) - 1e-12)) / (1 + len(db)))
@@ -164,9 +176,15 @@ def holm(pvalues: Sequence[float]) -> np.ndarray:
     return out
 
 
-def persona_vs_reference(pairs: pd.DataFrame, judged: Mapping[str, pd.DataFrame], *,
-                         reference: str = "default", n_boot: int = 1000, seed: int = 42,
-                         alpha: float = 0.05) -> pd.DataFrame:
+def persona_vs_reference(
+    pairs: pd.DataFrame,
+    judged: Mapping[str, pd.DataFrame],
+    *,
+    reference: str = "default",
+    n_boot: int = 1000,
+    seed: int = 42,
+    alpha: float = 0.05,
+) -> pd.DataFrame:
     """The significance table of one dataset x model x template.
 
     ``pairs``: qid, docid, grade of the dataset; ``judged``: persona -> table with qid, docid,
@@ -179,8 +197,12 @@ def persona_vs_reference(pairs: pd.DataFrame, judged: Mapping[str, pd.DataFrame]
     counts = bootstrap_counts(len(qids), n_boot, seed)
 
     def stats(p):
-        merged = base.merge(judged[p][["qid", "docid", "label", "confidence"]], on=["qid", "docid"],
-                            how="left", validate="one_to_one")
+        merged = base.merge(
+            judged[p][["qid", "docid", "label", "confidence"]],
+            on=["qid", "docid"],
+            how="left",
+            validate="one_to_one",
+        )
         return query_stats(merged, qids)
 
     ref = stats(reference)
@@ -191,13 +213,27 @@ def persona_vs_reference(pairs: pd.DataFrame, judged: Mapping[str, pd.DataFrame]
         res = paired_bootstrap(stats(p), ref, counts, alpha)
         res.insert(0, "persona", p)
         parts.append(res)
-    cols = ["persona", "metric", "value", "reference_value", "delta", "ci_low", "ci_high", "p",
-            "p_holm", "significant", "reference", "n_queries", "n_boot", "n_valid"]
+    cols = [
+        "persona",
+        "metric",
+        "value",
+        "reference_value",
+        "delta",
+        "ci_low",
+        "ci_high",
+        "p",
+        "p_holm",
+        "significant",
+        "reference",
+        "n_queries",
+        "n_boot",
+        "n_valid",
+    ]
     if not parts:
         return pd.DataFrame(columns=cols)
     out = pd.concat(parts, ignore_index=True)
     out["p_holm"] = np.nan
-    for m, idx in out.groupby("metric").groups.items():
+    for _m, idx in out.groupby("metric").groups.items():
         out.loc[idx, "p_holm"] = holm(out.loc[idx, "p"].to_numpy())
     out["significant"] = out["p_holm"] < alpha
     out["reference"], out["n_queries"], out["n_boot"] = reference, len(qids), n_boot
@@ -229,6 +265,7 @@ def render_html(joined: pd.DataFrame) -> str:
     for m in shown:
         if m not in joined:
             continue
+
         def cell(r, m=m):
             v = r[m]
             txt = "n/a" if pd.isna(v) else f"{v:.3f}"
@@ -236,7 +273,10 @@ def render_html(joined: pd.DataFrame) -> str:
             if d is not None and not pd.isna(d):
                 txt += f" ({d:+.3f}{r.get(f'{m}_sig') or ''})"
             return txt
+
         df[m] = joined.apply(cell, axis=1)
-    return ("<p>Metrics per job. In brackets: difference to the reference persona; * = significant "
-            "after Holm's adjustment (paired bootstrap over queries).</p>\n"
-            + df.to_html(index=False, border=0, na_rep=""))
+    return (
+        "<p>Metrics per job. In brackets: difference to the reference persona; * = significant "
+        "after Holm's adjustment (paired bootstrap over queries).</p>\n"
+        + df.to_html(index=False, border=0, na_rep="")
+    )

@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import matplotlib
 
@@ -20,17 +20,19 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ..peras.figures import save  # noqa: E402
 from ...labels import GRADES  # noqa: E402
+from ..peras.figures import save  # noqa: E402
 
 LABEL_COLORS = ["#d9d9d9", "#9ecae1", "#4292c6", "#08519c"]  # label 0 (light) .. 3 (dark)
 
 
-def transition_heatmaps(tidy: pd.DataFrame, variants: Sequence[str], title: str, out_png,
-                        out_pdf=None) -> None:
+def transition_heatmaps(
+    tidy: pd.DataFrame, variants: Sequence[str], title: str, out_png, out_pdf=None
+) -> None:
     """``tidy``: one judge's rows of :func:`judgelab.perturbations.transition_table`."""
-    fig, axes = plt.subplots(1, len(variants), figsize=(3.6 * len(variants) + 1.0, 3.6),
-                             squeeze=False, layout="constrained")
+    fig, axes = plt.subplots(
+        1, len(variants), figsize=(3.6 * len(variants) + 1.0, 3.6), squeeze=False, layout="constrained"
+    )
     image = None
     for ax, variant in zip(axes[0], variants):
         t = tidy[tidy["variant"] == variant]
@@ -43,26 +45,52 @@ def transition_heatmaps(tidy: pd.DataFrame, variants: Sequence[str], title: str,
         ax.set_aspect("equal")
         if not len(t):
             ax.set_yticks([])
-            ax.text(0.5, 0.5, "no kept rewrite\nre-judged", ha="center", va="center", fontsize=9,
-                    color="0.35", transform=ax.transAxes)
+            ax.text(
+                0.5,
+                0.5,
+                "no kept rewrite\nre-judged",
+                ha="center",
+                va="center",
+                fontsize=9,
+                color="0.35",
+                transform=ax.transAxes,
+            )
             continue
-        share = t.pivot(index="original_label", columns="new_label", values="share") \
-            .reindex(index=GRADES, columns=GRADES).to_numpy(dtype=float)
-        count = t.pivot(index="original_label", columns="new_label", values="count") \
-            .reindex(index=GRADES, columns=GRADES).fillna(0).to_numpy(dtype=int)
+        share = (
+            t.pivot(index="original_label", columns="new_label", values="share")
+            .reindex(index=GRADES, columns=GRADES)
+            .to_numpy(dtype=float)
+        )
+        count = (
+            t.pivot(index="original_label", columns="new_label", values="count")
+            .reindex(index=GRADES, columns=GRADES)
+            .fillna(0)
+            .to_numpy(dtype=int)
+        )
         rows = t.drop_duplicates("original_label").set_index("original_label").reindex(GRADES)
         ax.set_facecolor("0.88")  # rows without parsed re-judgments stay grey
         image = ax.imshow(np.ma.masked_invalid(share), cmap="Blues", vmin=0.0, vmax=1.0)
         for (i, j), v in np.ndenumerate(share):
             if np.isfinite(v):
-                ax.text(j, i, f"{v:.2f}\n({count[i, j]})", ha="center", va="center", fontsize=7,
-                        color="white" if v > 0.6 else "black")
+                ax.text(
+                    j,
+                    i,
+                    f"{v:.2f}\n({count[i, j]})",
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="white" if v > 0.6 else "black",
+                )
             elif j == 1:
                 ax.text(1.5, i, "n/a", ha="center", va="center", fontsize=8, color="0.35")
         ax.set_yticks(range(len(GRADES)))
-        ax.set_yticklabels([f"{o}\nn={int(r.row_parsed)}" + (f"\n{int(r.row_missing)} miss."
-                                                              if r.row_missing else "")
-                            for o, r in zip(GRADES, rows.fillna(0).itertuples())], fontsize=7.5)
+        ax.set_yticklabels(
+            [
+                f"{o}\nn={int(r.row_parsed)}" + (f"\n{int(r.row_missing)} miss." if r.row_missing else "")
+                for o, r in zip(GRADES, rows.fillna(0).itertuples())
+            ],
+            fontsize=7.5,
+        )
     axes[0][0].set_ylabel("original label")
     if image is not None:
         fig.colorbar(image, ax=list(axes[0]), shrink=0.8, label="share of the row")
@@ -70,12 +98,18 @@ def transition_heatmaps(tidy: pd.DataFrame, variants: Sequence[str], title: str,
     save(fig, out_png, out_pdf)
 
 
-def insertion_distributions(tidy: pd.DataFrame, variants: Sequence[str], title: str, out_png,
-                            out_pdf=None) -> None:
+def insertion_distributions(
+    tidy: pd.DataFrame, variants: Sequence[str], title: str, out_png, out_pdf=None
+) -> None:
     """``tidy``: rows of :func:`judgelab.perturbations.distribution_table` (every judge)."""
     judges = list(dict.fromkeys(tidy["judge"])) if len(tidy) else []
-    fig, axes = plt.subplots(1, len(variants), figsize=(1.2 + max(len(judges), 1) * 0.9 * len(variants)
-                                                         + 1.5, 3.8), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(
+        1,
+        len(variants),
+        figsize=(1.2 + max(len(judges), 1) * 0.9 * len(variants) + 1.5, 3.8),
+        squeeze=False,
+        sharey=True,
+    )
     for ax, variant in zip(axes[0], variants):
         t = tidy[tidy["variant"] == variant]
         ax.set_title(variant, fontsize=11)
@@ -97,16 +131,36 @@ def insertion_distributions(tidy: pd.DataFrame, variants: Sequence[str], title: 
                 v = float(g.loc[lab, "share"])
                 ax.bar(k, v, 0.7, bottom=bottom, color=LABEL_COLORS[lab], edgecolor="white", lw=0.5)
                 bottom += v
-            ax.text(k, 1.02, f"n={n_parsed}" + (f"\n{n_missing} miss." if n_missing else ""),
-                    ha="center", va="bottom", fontsize=7)
+            ax.text(
+                k,
+                1.02,
+                f"n={n_parsed}" + (f"\n{n_missing} miss." if n_missing else ""),
+                ha="center",
+                va="bottom",
+                fontsize=7,
+            )
         ax.set_xlim(-0.6, max(len(judges), 1) - 0.4)
         if not judges:
-            ax.text(0.5, 0.5, "no re-judgment", ha="center", va="center", transform=ax.transAxes,
-                    fontsize=9, color="0.35")
+            ax.text(
+                0.5,
+                0.5,
+                "no re-judgment",
+                ha="center",
+                va="center",
+                transform=ax.transAxes,
+                fontsize=9,
+                color="0.35",
+            )
     axes[0][0].set_ylabel("share of parsed labels")
     handles = [plt.Rectangle((0, 0), 1, 1, color=LABEL_COLORS[lab]) for lab in GRADES]
-    fig.legend(handles, [f"label {lab}" for lab in GRADES], loc="center left",
-               bbox_to_anchor=(1.0, 0.5), frameon=False, fontsize=8)
+    fig.legend(
+        handles,
+        [f"label {lab}" for lab in GRADES],
+        loc="center left",
+        bbox_to_anchor=(1.0, 0.5),
+        frameon=False,
+        fontsize=8,
+    )
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     save(fig, out_png, out_pdf)

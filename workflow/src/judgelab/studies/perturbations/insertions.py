@@ -3,20 +3,22 @@ terms and SEM verification they rest on.
 """
 
 from __future__ import annotations
+
 import functools
 import json
+import logging
 import re
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
+
 import pandas as pd
+
 from ...backends.base import CachedClient, Request
 from ...errors import InputError
 from ...prompts import fill, register_kind
-import logging
 from .rewrites import SENTENCE_END
 from .sampling import pool_samples
 
 log = logging.getLogger(__name__)
-
 
 
 register_kind("sem_sentence", ["query", "terms", "attempt"])
@@ -28,12 +30,33 @@ register_kind("lex_sentence", ["terms"])
 INSERTION_VARIANTS = ("SEM", "LEX", "QRY")
 
 
-SENTENCE_COLUMNS = ["dataset", "qid", "query", "variant", "terms", "sentence", "ok", "attempts",
-                    "reason", "tries"]
+SENTENCE_COLUMNS = [
+    "dataset",
+    "qid",
+    "query",
+    "variant",
+    "terms",
+    "sentence",
+    "ok",
+    "attempts",
+    "reason",
+    "tries",
+]
 
 
-INSERTION_COLUMNS = ["dataset", "qid", "query", "docid", "grade", "variant", "sentence", "original",
-                     "text", "ok", "reason"]
+INSERTION_COLUMNS = [
+    "dataset",
+    "qid",
+    "query",
+    "docid",
+    "grade",
+    "variant",
+    "sentence",
+    "original",
+    "text",
+    "ok",
+    "reason",
+]
 
 
 #: a SEM sentence needs at least this many words
@@ -44,8 +67,6 @@ _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 
 
 _POSSESSIVE = re.compile(r"['’]s$")
-
-
 
 
 def words(text: str) -> list[str]:
@@ -156,13 +177,26 @@ def insert(sentence: str, passage: str) -> str:
 
 def sem_request(query: str, template: str, attempt: int, *, max_tokens: int) -> Request:
     return Request.from_messages(
-        [{"role": "user", "content": fill(template, query=query, terms=", ".join(query_terms(query)),
-                                          attempt=attempt)}], max_tokens)
+        [
+            {
+                "role": "user",
+                "content": fill(template, query=query, terms=", ".join(query_terms(query)), attempt=attempt),
+            }
+        ],
+        max_tokens,
+    )
 
 
-def generate_sem(queries: Mapping[str, str], template: str, client: CachedClient, *,
-                 max_tokens: int, max_attempts: int, dataset: str = "",
-                 progress: bool = True) -> pd.DataFrame:
+def generate_sem(
+    queries: Mapping[str, str],
+    template: str,
+    client: CachedClient,
+    *,
+    max_tokens: int,
+    max_attempts: int,
+    dataset: str = "",
+    progress: bool = True,
+) -> pd.DataFrame:
     """One SEM sentence per query: requested, verified by :func:`sem_failure`, requested again
     with the next attempt number while it fails, at most ``max_attempts`` times. Every try is
     recorded (``tries``: JSON list of attempt, sentence, violations); a query whose tries all fail
@@ -174,14 +208,16 @@ def generate_sem(queries: Mapping[str, str], template: str, client: CachedClient
     for attempt in range(1, max_attempts + 1):
         if not todo:
             break
-        answers = client.run([sem_request(queries[q], template, attempt, max_tokens=max_tokens)
-                              for q in todo], desc=f"SEM attempt {attempt}", progress=progress)
+        answers = client.run(
+            [sem_request(queries[q], template, attempt, max_tokens=max_tokens) for q in todo],
+            desc=f"SEM attempt {attempt}",
+            progress=progress,
+        )
         failed = []
         for q, (comp, _) in zip(todo, answers):
             sentence = first_sentence(comp.text)
             reason = sem_failure(sentence, queries[q])
-            tries[q].append({"attempt": attempt, "answer": comp.text, "sentence": sentence,
-                             "reason": reason})
+            tries[q].append({"attempt": attempt, "answer": comp.text, "sentence": sentence, "reason": reason})
             if reason:
                 failed.append(q)
         todo = failed
@@ -189,19 +225,35 @@ def generate_sem(queries: Mapping[str, str], template: str, client: CachedClient
     for q, query in queries.items():
         last = tries[q][-1]
         ok = not last["reason"]
-        rows.append({"dataset": dataset, "qid": q, "query": query, "variant": "SEM",
-                     "terms": ", ".join(query_terms(query)), "sentence": last["sentence"] if ok else "",
-                     "ok": ok, "attempts": len(tries[q]), "reason": last["reason"],
-                     "tries": json.dumps(tries[q], ensure_ascii=False)})
+        rows.append(
+            {
+                "dataset": dataset,
+                "qid": q,
+                "query": query,
+                "variant": "SEM",
+                "terms": ", ".join(query_terms(query)),
+                "sentence": last["sentence"] if ok else "",
+                "ok": ok,
+                "attempts": len(tries[q]),
+                "reason": last["reason"],
+                "tries": json.dumps(tries[q], ensure_ascii=False),
+            }
+        )
     out = pd.DataFrame(rows, columns=SENTENCE_COLUMNS)
-    log.info("SEM: %d queries, %d with a valid sentence, %d failed after %d attempts; attempts "
-             "used %s", len(out), int(out["ok"].sum()), int((~out["ok"]).sum()), max_attempts,
-             out["attempts"].value_counts().sort_index().to_dict())
+    log.info(
+        "SEM: %d queries, %d with a valid sentence, %d failed after %d attempts; attempts used %s",
+        len(out),
+        int(out["ok"].sum()),
+        int((~out["ok"]).sum()),
+        max_attempts,
+        out["attempts"].value_counts().sort_index().to_dict(),
+    )
     return out
 
 
-def fixed_sentences(queries: Mapping[str, str], variant: str, lex_template: str | None = None,
-                    dataset: str = "") -> pd.DataFrame:
+def fixed_sentences(
+    queries: Mapping[str, str], variant: str, lex_template: str | None = None, dataset: str = ""
+) -> pd.DataFrame:
     """The LEX or QRY sentence of every query (no model involved), shaped like :func:`generate_sem`."""
     rows = []
     for q, query in queries.items():
@@ -215,9 +267,20 @@ def fixed_sentences(queries: Mapping[str, str], variant: str, lex_template: str 
             raise ValueError(f"{variant!r} is not a fixed insertion (LEX or QRY)")
         terms = query_terms(query)
         ok = bool(sentence) and (variant == "QRY" or bool(terms))
-        rows.append({"dataset": dataset, "qid": q, "query": query, "variant": variant,
-                     "terms": ", ".join(terms), "sentence": sentence if ok else "", "ok": ok,
-                     "attempts": 0, "reason": "" if ok else "no query terms", "tries": "[]"})
+        rows.append(
+            {
+                "dataset": dataset,
+                "qid": q,
+                "query": query,
+                "variant": variant,
+                "terms": ", ".join(terms),
+                "sentence": sentence if ok else "",
+                "ok": ok,
+                "attempts": 0,
+                "reason": "" if ok else "no query terms",
+                "tries": "[]",
+            }
+        )
     return pd.DataFrame(rows, columns=SENTENCE_COLUMNS)
 
 
@@ -235,8 +298,19 @@ def build_insertions(candidates: pd.DataFrame, sentences: pd.DataFrame, variant:
     for r in candidates.itertuples(index=False):
         s = by_q[r.qid]
         ok = bool(s.ok)
-        rows.append({"dataset": r.dataset, "qid": r.qid, "query": r.query, "docid": r.docid,
-                     "grade": r.grade, "variant": variant, "sentence": s.sentence,
-                     "original": r.passage, "text": insert(s.sentence, r.passage) if ok else "",
-                     "ok": ok, "reason": s.reason})
+        rows.append(
+            {
+                "dataset": r.dataset,
+                "qid": r.qid,
+                "query": r.query,
+                "docid": r.docid,
+                "grade": r.grade,
+                "variant": variant,
+                "sentence": s.sentence,
+                "original": r.passage,
+                "text": insert(s.sentence, r.passage) if ok else "",
+                "ok": ok,
+                "reason": s.reason,
+            }
+        )
     return pd.DataFrame(rows, columns=INSERTION_COLUMNS)

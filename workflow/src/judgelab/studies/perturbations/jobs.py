@@ -27,19 +27,33 @@ their columns, readers and writers live in :mod:`judgelab.perturbations` and her
 from __future__ import annotations
 
 import logging
-from typing import Sequence
+from collections.abc import Sequence
 
 import pandas as pd
 
-from .insertions import INSERTION_VARIANTS, build_insertions, fixed_sentences, generate_sem, insertion_candidates
-from .outcomes import VARIANTS, distribution_table, insertion_table, kept_table, rejudge_pairs, shift_table, transition_table
-from .rewrites import REWRITE_VARIANTS, read_variant_table, run_rewrites
-from .sampling import pool_samples, read_sample, sample_judged
 from ...errors import InputError
+from ...jobs import LLMSession, as_value
 from ...judging import run_judgments
 from ...personas import read_persona
 from ...tables import JUDGMENT_COLUMNS, read_dataset, read_judgments, write_tsv
-from ...jobs import LLMSession, as_value
+from .insertions import (
+    INSERTION_VARIANTS,
+    build_insertions,
+    fixed_sentences,
+    generate_sem,
+    insertion_candidates,
+)
+from .outcomes import (
+    VARIANTS,
+    distribution_table,
+    insertion_table,
+    kept_table,
+    rejudge_pairs,
+    shift_table,
+    transition_table,
+)
+from .rewrites import REWRITE_VARIANTS, read_variant_table, run_rewrites
+from .sampling import pool_samples, read_sample, sample_judged
 
 log = logging.getLogger("judgelab")
 
@@ -49,24 +63,43 @@ REJUDGE_COLUMNS = ["judge", "variant", "grade", "original_label", *JUDGMENT_COLU
 def _variant(variant: str, allowed: Sequence[str]) -> str:
     v = variant.upper()
     if v not in allowed:
-        raise InputError(f"unknown variant {variant!r}; expected one of {list(allowed)}",
-                         key="perturbations.variants")
+        raise InputError(
+            f"unknown variant {variant!r}; expected one of {list(allowed)}", key="perturbations.variants"
+        )
     return v
 
 
-def sample_job(pairs: str, judgments: str, out: str, *, judge: str, per_label: int,
-               seed: int) -> pd.DataFrame:
+def sample_job(
+    pairs: str, judgments: str, out: str, *, judge: str, per_label: int, seed: int
+) -> pd.DataFrame:
     """One judge's sample: per query at most ``per_label`` passages per label it predicted."""
-    sample = sample_judged(read_dataset(pairs), read_judgments(judgments), judge=judge,
-                              per_label=per_label, seed=int(seed), source=str(judgments))
+    sample = sample_judged(
+        read_dataset(pairs),
+        read_judgments(judgments),
+        judge=judge,
+        per_label=per_label,
+        seed=int(seed),
+        source=str(judgments),
+    )
     write_tsv(sample, out)
     return sample
 
 
-def rewrite_job(samples: Sequence[str], out: str, *, variant: str, template: str,
-                check_template: str, rewriter: str | dict, max_tokens: int, check_max_tokens: int,
-                cache: str, checker: str | dict | None = None, threads: int | None = None,
-                progress: bool = True) -> pd.DataFrame:
+def rewrite_job(
+    samples: Sequence[str],
+    out: str,
+    *,
+    variant: str,
+    template: str,
+    check_template: str,
+    rewriter: str | dict,
+    max_tokens: int,
+    check_max_tokens: int,
+    cache: str,
+    checker: str | dict | None = None,
+    threads: int | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
     """Rewrite every passage of the pooled samples once (``template``: the variant's prompt
     text), check each rewrite's meaning (``check_template``) with ``checker`` (default: the
     rewriter), and write all rows with their verdict, kept flag and reason."""
@@ -76,23 +109,48 @@ def rewrite_job(samples: Sequence[str], out: str, *, variant: str, template: str
     same_checker = checker is None or checker == "" or as_value(checker) == as_value(rewriter)
     with LLMSession(rewriter, cache, threads, f"rewrite {v}") as rw_client:
         if same_checker:
-            result = run_rewrites(pool, v, template, check_template, rw_client, rw_client,
-                                     max_tokens=int(max_tokens),
-                                     check_max_tokens=int(check_max_tokens), progress=progress)
+            result = run_rewrites(
+                pool,
+                v,
+                template,
+                check_template,
+                rw_client,
+                rw_client,
+                max_tokens=int(max_tokens),
+                check_max_tokens=int(check_max_tokens),
+                progress=progress,
+            )
         else:
             with LLMSession(checker, cache, threads, f"meaning check {v}") as ck_client:
-                result = run_rewrites(pool, v, template, check_template, rw_client, ck_client,
-                                         max_tokens=int(max_tokens),
-                                         check_max_tokens=int(check_max_tokens), progress=progress)
+                result = run_rewrites(
+                    pool,
+                    v,
+                    template,
+                    check_template,
+                    rw_client,
+                    ck_client,
+                    max_tokens=int(max_tokens),
+                    check_max_tokens=int(check_max_tokens),
+                    progress=progress,
+                )
     write_tsv(result, out)
     return result
 
 
-def insertion_job(samples: Sequence[str], out: str, out_sentences: str, *, variant: str,
-                  template: str | None = None, rewriter: str | dict | None = None,
-                  max_tokens: int | None = None, max_attempts: int | None = None,
-                  cache: str | None = None, threads: int | None = None,
-                  progress: bool = True) -> pd.DataFrame:
+def insertion_job(
+    samples: Sequence[str],
+    out: str,
+    out_sentences: str,
+    *,
+    variant: str,
+    template: str | None = None,
+    rewriter: str | dict | None = None,
+    max_tokens: int | None = None,
+    max_attempts: int | None = None,
+    cache: str | None = None,
+    threads: int | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
     """Insert the variant's sentence at the start of every pooled grade-0, label-0 passage.
 
     SEM needs ``template`` (the SEM prompt), ``rewriter``, ``max_tokens``, ``max_attempts`` and
@@ -103,29 +161,55 @@ def insertion_job(samples: Sequence[str], out: str, out_sentences: str, *, varia
     candidates = insertion_candidates(sample_tables)
     dataset = str(candidates["dataset"].iloc[0]) if len(candidates) else ""
     queries = dict(zip(candidates["qid"], candidates["query"]))
-    log.info("%s: %d passages judged non-relevant by the human and their judge, %d queries",
-             v, len(candidates), len(queries))
+    log.info(
+        "%s: %d passages judged non-relevant by the human and their judge, %d queries",
+        v,
+        len(candidates),
+        len(queries),
+    )
     if v == "SEM":
         if template is None or rewriter is None or max_tokens is None or max_attempts is None:
             raise ValueError("SEM needs template, rewriter, max_tokens and max_attempts")
         with LLMSession(rewriter, cache, threads, "SEM") as client:
-            sentences = generate_sem(queries, template, client, max_tokens=int(max_tokens),
-                                        max_attempts=int(max_attempts), dataset=dataset,
-                                        progress=progress)
+            sentences = generate_sem(
+                queries,
+                template,
+                client,
+                max_tokens=int(max_tokens),
+                max_attempts=int(max_attempts),
+                dataset=dataset,
+                progress=progress,
+            )
     else:
         sentences = fixed_sentences(queries, v, template, dataset=dataset)
     table = build_insertions(candidates, sentences, v)
     write_tsv(sentences, out_sentences)
     write_tsv(table, out)
-    log.info("%s: %d inserted passages, %d without a sentence", v, int(table["ok"].sum()),
-             int((~table["ok"]).sum()))
+    log.info(
+        "%s: %d inserted passages, %d without a sentence",
+        v,
+        int(table["ok"].sum()),
+        int((~table["ok"]).sum()),
+    )
     return table
 
 
-def rejudge_job(sample: str, variants: str, out: str, *, variant: str, persona: str,
-                template: str, model: str | dict, max_tokens: int, placement: str, cache: str,
-                threads: int | None = None, persona_file: str | None = None,
-                progress: bool = True) -> pd.DataFrame:
+def rejudge_job(
+    sample: str,
+    variants: str,
+    out: str,
+    *,
+    variant: str,
+    persona: str,
+    template: str,
+    model: str | dict,
+    max_tokens: int,
+    placement: str,
+    cache: str,
+    threads: int | None = None,
+    persona_file: str | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
     """Re-judge one judge's own sampled pairs on one variant (kept rewrites, or valid
     insertions), with the template, persona and settings of its original judgment."""
     v = _variant(variant, VARIANTS)
@@ -135,14 +219,24 @@ def rejudge_job(sample: str, variants: str, out: str, *, variant: str, persona: 
         raise InputError(f"a sample table holds one judge, found {sorted(judges)}", path=str(sample))
     pairs = rejudge_pairs(own, read_variant_table(variants), v)
     judge = next(iter(judges), "")
-    log.info("%s on %s: %d of its %d sampled pairs have a usable variant", judge, v, len(pairs),
-             len(own))
+    log.info("%s on %s: %d of its %d sampled pairs have a usable variant", judge, v, len(pairs), len(own))
     with LLMSession(model, cache, threads, f"rejudge {v} {judge}") as client:
-        judged = run_judgments(pairs, read_persona(persona, persona_file), template, client,
-                               max_tokens=int(max_tokens), placement=placement,
-                               desc=f"rejudge {v} {judge}", progress=progress)
-    result = judged.assign(judge=judge, variant=v, grade=pairs["grade"].to_numpy(),
-                           original_label=pairs["original_label"].to_numpy())[REJUDGE_COLUMNS]
+        judged = run_judgments(
+            pairs,
+            read_persona(persona, persona_file),
+            template,
+            client,
+            max_tokens=int(max_tokens),
+            placement=placement,
+            desc=f"rejudge {v} {judge}",
+            progress=progress,
+        )
+    result = judged.assign(
+        judge=judge,
+        variant=v,
+        grade=pairs["grade"].to_numpy(),
+        original_label=pairs["original_label"].to_numpy(),
+    )[REJUDGE_COLUMNS]
     result["grade"] = result["grade"].astype("Int64")
     result["original_label"] = result["original_label"].astype("Int64")
     write_tsv(result, out)
@@ -161,8 +255,9 @@ def _concat(frames: list[pd.DataFrame], columns: Sequence[str]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(columns))
 
 
-def transitions_job(rejudged: Sequence[str], rewrites: Sequence[str], out_transitions: str,
-                    out_shifts: str, out_kept: str) -> pd.DataFrame:
+def transitions_job(
+    rejudged: Sequence[str], rewrites: Sequence[str], out_transitions: str, out_shifts: str, out_kept: str
+) -> pd.DataFrame:
     """Transition matrices (tidy) and label shifts per judge x rewrite variant, and the kept
     fraction per variant."""
     judged = _concat([read_rejudged(p) for p in rejudged], REJUDGE_COLUMNS)
@@ -173,16 +268,31 @@ def transitions_job(rejudged: Sequence[str], rewrites: Sequence[str], out_transi
     write_tsv(shifts, out_shifts)
     write_tsv(kept, out_kept)
     for r in kept.itertuples(index=False):
-        log.info("%s: %d of %d rewrites kept (%.2f); changed %d, unparsable %d, empty %d",
-                 r.variant, r.kept, r.n, r.kept_fraction, r.changed, r.unparsable, r.empty)
+        log.info(
+            "%s: %d of %d rewrites kept (%.2f); changed %d, unparsable %d, empty %d",
+            r.variant,
+            r.kept,
+            r.n,
+            r.kept_fraction,
+            r.changed,
+            r.unparsable,
+            r.empty,
+        )
     for r in shifts.itertuples(index=False):
-        log.info("%s %s: %d re-judged, %d parsed, mean shift %s", r.judge, r.variant, r.n,
-                 r.n_parsed, f"{r.mean_shift:+.2f}" if r.n_parsed else "n/a")
+        log.info(
+            "%s %s: %d re-judged, %d parsed, mean shift %s",
+            r.judge,
+            r.variant,
+            r.n,
+            r.n_parsed,
+            f"{r.mean_shift:+.2f}" if r.n_parsed else "n/a",
+        )
     return trans
 
 
-def distributions_job(rejudged: Sequence[str], insertions: Sequence[str], out_distributions: str,
-                      out_counts: str) -> pd.DataFrame:
+def distributions_job(
+    rejudged: Sequence[str], insertions: Sequence[str], out_distributions: str, out_counts: str
+) -> pd.DataFrame:
     """Label distributions per judge x insertion variant, and per variant how many passages
     and queries got a valid sentence."""
     judged = _concat([read_rejudged(p) for p in rejudged], REJUDGE_COLUMNS)
@@ -191,30 +301,57 @@ def distributions_job(rejudged: Sequence[str], insertions: Sequence[str], out_di
     write_tsv(dist, out_distributions)
     write_tsv(counts, out_counts)
     for r in counts.itertuples(index=False):
-        log.info("%s: %d of %d passages inserted (%d of %d queries with a valid sentence)",
-                 r.variant, r.n_ok, r.n_passages, r.n_queries_ok, r.n_queries)
+        log.info(
+            "%s: %d of %d passages inserted (%d of %d queries with a valid sentence)",
+            r.variant,
+            r.n_ok,
+            r.n_passages,
+            r.n_queries_ok,
+            r.n_queries,
+        )
     return dist
 
 
-def transition_figure_job(transitions: str, out_png: str, out_pdf: str, *, dataset: str,
-                          judge: str, variants: Sequence[str] = REWRITE_VARIANTS) -> None:
+def transition_figure_job(
+    transitions: str,
+    out_png: str,
+    out_pdf: str,
+    *,
+    dataset: str,
+    judge: str,
+    variants: Sequence[str] = REWRITE_VARIANTS,
+) -> None:
     """Seed 004 Figure 1: one judge's transition heatmaps, one panel per rewrite variant."""
     from .figures import transition_heatmaps
 
     tidy = pd.read_csv(transitions, sep="\t", dtype={"judge": str, "variant": str})
-    transition_heatmaps(tidy[tidy["judge"] == judge], [v.upper() for v in variants],
-                        f"Label transitions under passage rewrites - {judge}, {dataset}",
-                        out_png, out_pdf)
+    transition_heatmaps(
+        tidy[tidy["judge"] == judge],
+        [v.upper() for v in variants],
+        f"Label transitions under passage rewrites - {judge}, {dataset}",
+        out_png,
+        out_pdf,
+    )
     log.info("%s: transition figure written (%d rows)", judge, int((tidy["judge"] == judge).sum()))
 
 
-def insertion_figure_job(distributions: str, out_png: str, out_pdf: str, *, dataset: str,
-                         variants: Sequence[str] = INSERTION_VARIANTS) -> None:
+def insertion_figure_job(
+    distributions: str,
+    out_png: str,
+    out_pdf: str,
+    *,
+    dataset: str,
+    variants: Sequence[str] = INSERTION_VARIANTS,
+) -> None:
     """Seed 004 Figure 3: label distributions on non-relevant passages after each insertion."""
     from .figures import insertion_distributions
 
     tidy = pd.read_csv(distributions, sep="\t", dtype={"judge": str, "variant": str})
-    insertion_distributions(tidy, [v.upper() for v in variants],
-                            f"Labels of non-relevant passages after insertions - {dataset}",
-                            out_png, out_pdf)
+    insertion_distributions(
+        tidy,
+        [v.upper() for v in variants],
+        f"Labels of non-relevant passages after insertions - {dataset}",
+        out_png,
+        out_pdf,
+    )
     log.info("insertion figure written (%d judges)", tidy["judge"].nunique())

@@ -3,15 +3,16 @@ insertion, the kept fraction of each rewrite.
 """
 
 from __future__ import annotations
-from typing import Iterable, Sequence
+
+from collections.abc import Iterable, Sequence
+
 import numpy as np
 import pandas as pd
+
 from ...errors import InputError
 from ...labels import GRADES
 from .insertions import INSERTION_VARIANTS
 from .rewrites import REASONS, REWRITE_VARIANTS
-
-
 
 #: the graded labels 0-3 (a judge's answer tokens)
 
@@ -25,17 +26,23 @@ def rejudge_pairs(sample: pd.DataFrame, variants: pd.DataFrame, variant: str) ->
     label-0 pairs), with the variant text as ``passage`` and its original label."""
     flag = "kept" if variant in REWRITE_VARIANTS else "ok"
     if variant not in VARIANTS:
-        raise InputError(f"unknown variant {variant!r}; known: {list(VARIANTS)}",
-                         key="perturbations.variants")
+        raise InputError(
+            f"unknown variant {variant!r}; known: {list(VARIANTS)}", key="perturbations.variants"
+        )
     own = sample
     if variant in INSERTION_VARIANTS:
         own = sample[(sample["grade"] == 0) & (sample["label"] == 0)]
     usable = variants[variants[flag] & (variants["variant"] == variant)]
-    merged = own.merge(usable[["dataset", "qid", "docid", "text"]], on=["dataset", "qid", "docid"],
-                       how="inner", validate="one_to_one")
+    merged = own.merge(
+        usable[["dataset", "qid", "docid", "text"]],
+        on=["dataset", "qid", "docid"],
+        how="inner",
+        validate="one_to_one",
+    )
     out = merged.rename(columns={"label": "original_label"}).assign(passage=merged["text"])
-    return out[["dataset", "judge", "qid", "query", "docid", "passage", "grade", "original_label"]] \
-        .reset_index(drop=True)
+    return out[
+        ["dataset", "judge", "qid", "query", "docid", "passage", "grade", "original_label"]
+    ].reset_index(drop=True)
 
 
 def transition_counts(original: Sequence, new: Sequence) -> pd.DataFrame:
@@ -47,8 +54,7 @@ def transition_counts(original: Sequence, new: Sequence) -> pd.DataFrame:
         raise ValueError("original and new labels differ in length")
     if orig.isna().any():
         raise ValueError("every re-judged pair must have an original label")
-    mat = pd.DataFrame(0, index=pd.Index(GRADES, name="original_label"),
-                       columns=[*GRADES, "missing"])
+    mat = pd.DataFrame(0, index=pd.Index(GRADES, name="original_label"), columns=[*GRADES, "missing"])
     for o, n in zip(orig, lab):
         mat.loc[int(o), "missing" if pd.isna(n) else int(n)] += 1
     return mat
@@ -64,11 +70,31 @@ def transition_table(rejudged: pd.DataFrame) -> pd.DataFrame:
             parsed = int(mat.loc[o, GRADES].sum())
             for n in GRADES:
                 c = int(mat.loc[o, n])
-                rows.append({"judge": judge, "variant": variant, "original_label": o, "new_label": n,
-                             "count": c, "share": c / parsed if parsed else np.nan,
-                             "row_parsed": parsed, "row_missing": int(mat.loc[o, "missing"])})
-    return pd.DataFrame(rows, columns=["judge", "variant", "original_label", "new_label", "count",
-                                       "share", "row_parsed", "row_missing"])
+                rows.append(
+                    {
+                        "judge": judge,
+                        "variant": variant,
+                        "original_label": o,
+                        "new_label": n,
+                        "count": c,
+                        "share": c / parsed if parsed else np.nan,
+                        "row_parsed": parsed,
+                        "row_missing": int(mat.loc[o, "missing"]),
+                    }
+                )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "judge",
+            "variant",
+            "original_label",
+            "new_label",
+            "count",
+            "share",
+            "row_parsed",
+            "row_missing",
+        ],
+    )
 
 
 def shift_table(rejudged: pd.DataFrame) -> pd.DataFrame:
@@ -79,13 +105,22 @@ def shift_table(rejudged: pd.DataFrame) -> pd.DataFrame:
         p = g[g["label"].notna()]
         d = (p["label"].astype(int) - p["original_label"].astype(int)).to_numpy()
         n = len(d)
-        rows.append({"judge": judge, "variant": variant, "n": len(g), "n_parsed": n,
-                     "mean_shift": float(d.mean()) if n else np.nan,
-                     "share_up": float((d > 0).mean()) if n else np.nan,
-                     "share_same": float((d == 0).mean()) if n else np.nan,
-                     "share_down": float((d < 0).mean()) if n else np.nan})
-    return pd.DataFrame(rows, columns=["judge", "variant", "n", "n_parsed", "mean_shift", "share_up",
-                                       "share_same", "share_down"])
+        rows.append(
+            {
+                "judge": judge,
+                "variant": variant,
+                "n": len(g),
+                "n_parsed": n,
+                "mean_shift": float(d.mean()) if n else np.nan,
+                "share_up": float((d > 0).mean()) if n else np.nan,
+                "share_same": float((d == 0).mean()) if n else np.nan,
+                "share_down": float((d < 0).mean()) if n else np.nan,
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=["judge", "variant", "n", "n_parsed", "mean_shift", "share_up", "share_same", "share_down"],
+    )
 
 
 def distribution_table(rejudged: pd.DataFrame) -> pd.DataFrame:
@@ -95,11 +130,20 @@ def distribution_table(rejudged: pd.DataFrame) -> pd.DataFrame:
         parsed = g["label"].dropna().astype(int)
         for lab in GRADES:
             c = int((parsed == lab).sum())
-            rows.append({"judge": judge, "variant": variant, "label": lab, "count": c,
-                         "share": c / len(parsed) if len(parsed) else np.nan,
-                         "n_parsed": len(parsed), "n_missing": int(g["label"].isna().sum())})
-    return pd.DataFrame(rows, columns=["judge", "variant", "label", "count", "share", "n_parsed",
-                                       "n_missing"])
+            rows.append(
+                {
+                    "judge": judge,
+                    "variant": variant,
+                    "label": lab,
+                    "count": c,
+                    "share": c / len(parsed) if len(parsed) else np.nan,
+                    "n_parsed": len(parsed),
+                    "n_missing": int(g["label"].isna().sum()),
+                }
+            )
+    return pd.DataFrame(
+        rows, columns=["judge", "variant", "label", "count", "share", "n_parsed", "n_missing"]
+    )
 
 
 def kept_table(rewrites: Iterable[pd.DataFrame]) -> pd.DataFrame:
@@ -122,6 +166,13 @@ def insertion_table(insertions: Iterable[pd.DataFrame]) -> pd.DataFrame:
     for t in insertions:
         for variant, g in t.groupby("variant", sort=False):
             q = g.drop_duplicates("qid")
-            rows.append({"variant": variant, "n_passages": len(g), "n_ok": int(g["ok"].sum()),
-                         "n_queries": len(q), "n_queries_ok": int(q["ok"].sum())})
+            rows.append(
+                {
+                    "variant": variant,
+                    "n_passages": len(g),
+                    "n_ok": int(g["ok"].sum()),
+                    "n_queries": len(q),
+                    "n_queries_ok": int(q["ok"].sum()),
+                }
+            )
     return pd.DataFrame(rows, columns=["variant", "n_passages", "n_ok", "n_queries", "n_queries_ok"])

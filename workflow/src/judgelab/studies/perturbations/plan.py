@@ -13,16 +13,23 @@ variant x judge, the transition / distribution tables and the figures.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Iterator
 
 import pandas as pd
 
 from ...backends.base import Request
 from ...errors import InputError
 from .. import LLMJob, StudyPlan
-from .insertions import build_insertions, first_sentence, fixed_sentences, insertion_candidates, sem_failure, sem_request
+from .insertions import (
+    build_insertions,
+    first_sentence,
+    fixed_sentences,
+    insertion_candidates,
+    sem_failure,
+    sem_request,
+)
 from .outcomes import rejudge_pairs
 from .rewrites import clean_rewrite, meaning_check_requests, parse_meaning_verdict, rewrite_requests
 from .sampling import pool_samples
@@ -31,9 +38,15 @@ from .sampling import pool_samples
 PROMPT_KINDS = {"meaning_check": "meaning_check", "SEM": "sem_sentence", "LEX": "lex_sentence"}
 
 #: The placeholders each prompt must hold (by its key under ``perturbations.prompts``).
-PLACEHOLDERS = {"PSV": ("{passage}",), "ACV": ("{passage}",), "SUM": ("{passage}",),
-                "EXP": ("{passage}",), "meaning_check": ("{original}", "{rewritten}"),
-                "SEM": ("{query}",), "LEX": ("{terms}",)}
+PLACEHOLDERS = {
+    "PSV": ("{passage}",),
+    "ACV": ("{passage}",),
+    "SUM": ("{passage}",),
+    "EXP": ("{passage}",),
+    "meaning_check": ("{original}", "{rewritten}"),
+    "SEM": ("{query}",),
+    "LEX": ("{terms}",),
+}
 
 #: Insertions that call a model (the others are fixed sentences).
 LLM_INSERTIONS = ("SEM",)
@@ -66,8 +79,7 @@ class Plan(StudyPlan):
         "perturbation_kept": "{results}/perturbations/{dataset}/kept.tsv",
         "perturbation_distributions": "{results}/perturbations/{dataset}/distributions.tsv",
         "perturbation_insertion_counts": "{results}/perturbations/{dataset}/insertion_counts.tsv",
-        "perturbation_transition_figure":
-            "{results}/perturbations/{dataset}/figures/transitions/{model}.{ext}",
+        "perturbation_transition_figure": "{results}/perturbations/{dataset}/figures/transitions/{model}.{ext}",
         "perturbation_insertion_figure": "{results}/perturbations/{dataset}/figures/insertions.{ext}",
     }
 
@@ -143,8 +155,12 @@ class Plan(StudyPlan):
 
     @cached_property
     def prompt_texts(self) -> dict[str, str]:
-        return {k: self.project.load_template(self.section["prompts"][k], PROMPT_KINDS.get(k, "rewrite"),
-                                              f"perturbations.prompts.{k}") for k in self._prompt_keys}
+        return {
+            k: self.project.load_template(
+                self.section["prompts"][k], PROMPT_KINDS.get(k, "rewrite"), f"perturbations.prompts.{k}"
+            )
+            for k in self._prompt_keys
+        }
 
     @property
     def judge_template_text(self) -> str:
@@ -158,8 +174,9 @@ class Plan(StudyPlan):
 
     def judgments(self, dataset: str, judge: str) -> str:
         """The original judgment a sample is drawn from: the PERAS judge rule's table."""
-        return self.project.path("judgments", dataset=dataset, model=judge, template=self.template,
-                                 persona=self.persona)
+        return self.project.path(
+            "judgments", dataset=dataset, model=judge, template=self.template, persona=self.persona
+        )
 
     def samples(self, dataset: str) -> list[str]:
         return [self.project.path("perturbation_sample", dataset=dataset, model=m) for m in self.judges]
@@ -171,8 +188,11 @@ class Plan(StudyPlan):
         return self.project.path(kind, dataset=dataset, variant=self.wildcard(v))
 
     def rejudged(self, dataset: str, variants: list[str]) -> list[str]:
-        return [self.project.path("perturbation_rejudged", dataset=dataset, variant=self.wildcard(v),
-                                  model=m) for v in variants for m in self.judges]
+        return [
+            self.project.path("perturbation_rejudged", dataset=dataset, variant=self.wildcard(v), model=m)
+            for v in variants
+            for m in self.judges
+        ]
 
     # -- the study's contract -----------------------------------------------------------------
 
@@ -181,34 +201,48 @@ class Plan(StudyPlan):
         s, key = self.section, self.name
         peras = self.project.plan("peras")
         if self.template not in peras.section["templates"]:
-            raise InputError(f"{self.template!r} is not a PERAS template (keys of peras.templates: "
-                             f"{sorted(peras.section['templates'])})", key=f"{key}.template")
+            raise InputError(
+                f"{self.template!r} is not a PERAS template (keys of peras.templates: "
+                f"{sorted(peras.section['templates'])})",
+                key=f"{key}.template",
+            )
         if self.persona not in self.project.personas:
-            raise InputError(f"{self.persona!r} is not a persona of the run (personas.include and "
-                             f"personas.custom: {list(self.project.personas)})", key=f"{key}.persona")
+            raise InputError(
+                f"{self.persona!r} is not a persona of the run (personas.include and "
+                f"personas.custom: {list(self.project.personas)})",
+                key=f"{key}.persona",
+            )
         for i, m in enumerate(self.judges):
             if m not in peras.judges:
                 where = f"{key}.judges[{i}]" if s.get("judges") is not None else f"{key}.judges"
                 raise InputError(
                     f"judge {m!r}: its original judgments come from the PERAS judge rule, which "
                     f"runs the PERAS judges {peras.judges} (peras.judges, null = the top-level "
-                    "`judges`); add it there", key=where)
+                    "`judges`); add it there",
+                    key=where,
+                )
         models = self.project.config["models"]
-        uses = {"rewriter": bool(self.rewrite_variants) or any(v in LLM_INSERTIONS for v in self.insertions),
-                "checker": bool(self.rewrite_variants)}
+        uses = {
+            "rewriter": bool(self.rewrite_variants) or any(v in LLM_INSERTIONS for v in self.insertions),
+            "checker": bool(self.rewrite_variants),
+        }
         if uses["rewriter"] and s.get("rewriter") is None:
-            raise InputError("the rewrites and SEM sentences need a rewriter (a key of `models`)",
-                             key=f"{key}.rewriter")
+            raise InputError(
+                "the rewrites and SEM sentences need a rewriter (a key of `models`)", key=f"{key}.rewriter"
+            )
         for name, used in uses.items():
             if used and s.get(name) is not None and s[name] not in models:
-                raise InputError(f"{s[name]!r} is not a key of `models` (known: {sorted(models)})",
-                                 key=f"{key}.{name}")
+                raise InputError(
+                    f"{s[name]!r} is not a key of `models` (known: {sorted(models)})", key=f"{key}.{name}"
+                )
         for k in self._prompt_keys:
             text = self.prompt_texts[k]
             missing = [p for p in PLACEHOLDERS[k] if p not in text]
             if missing:
-                raise InputError(f"the prompt {s['prompts'][k]!r} has no placeholder "
-                                 f"{', '.join(missing)}", key=f"{key}.prompts.{k}")
+                raise InputError(
+                    f"the prompt {s['prompts'][k]!r} has no placeholder {', '.join(missing)}",
+                    key=f"{key}.prompts.{k}",
+                )
 
     def _peras_jobs(self) -> set:
         peras = self.project.plan("peras")
@@ -224,14 +258,26 @@ class Plan(StudyPlan):
                     jobs.append(LLMJob("judge", m, wc, self.name))
             for v in self.rewrite_variants:  # one job; a separate checker is a second model of it
                 for model in self.rewrite_models:
-                    jobs.append(LLMJob("perturbation_rewrite", model,
-                                       (("dataset", d), ("variant", self.wildcard(v))), self.name))
+                    jobs.append(
+                        LLMJob(
+                            "perturbation_rewrite",
+                            model,
+                            (("dataset", d), ("variant", self.wildcard(v))),
+                            self.name,
+                        )
+                    )
             if "SEM" in self.insertions:
                 jobs.append(LLMJob("perturbation_sem", self.rewriter, (("dataset", d),), self.name))
             for v in self.variants:
                 for m in self.judges:
-                    jobs.append(LLMJob("perturbation_rejudge", m, (("dataset", d),
-                                       ("variant", self.wildcard(v)), ("model", m)), self.name))
+                    jobs.append(
+                        LLMJob(
+                            "perturbation_rejudge",
+                            m,
+                            (("dataset", d), ("variant", self.wildcard(v)), ("model", m)),
+                            self.name,
+                        )
+                    )
         return jobs
 
     def targets(self) -> list[str]:
@@ -239,13 +285,20 @@ class Plan(StudyPlan):
         out = []
         for d in self.datasets:
             if self.rewrite_variants:
-                out += [path(k, dataset=d) for k in ("perturbation_transitions", "perturbation_shifts",
-                                                     "perturbation_kept")]
-                out += [path("perturbation_transition_figure", dataset=d, model=m, ext=e)
-                        for m in self.judges for e in ("png", "pdf")]
+                out += [
+                    path(k, dataset=d)
+                    for k in ("perturbation_transitions", "perturbation_shifts", "perturbation_kept")
+                ]
+                out += [
+                    path("perturbation_transition_figure", dataset=d, model=m, ext=e)
+                    for m in self.judges
+                    for e in ("png", "pdf")
+                ]
             if self.insertions:
-                out += [path(k, dataset=d) for k in ("perturbation_distributions",
-                                                     "perturbation_insertion_counts")]
+                out += [
+                    path(k, dataset=d)
+                    for k in ("perturbation_distributions", "perturbation_insertion_counts")
+                ]
                 out += [path("perturbation_insertion_figure", dataset=d, ext=e) for e in ("png", "pdf")]
         return out
 
@@ -288,15 +341,20 @@ class Plan(StudyPlan):
         per query up to ``per_label`` grade-0 pairs (labelled 0: the insertion candidates it
         could have), then other pairs up to ``4 x per_label`` (label -1)."""
         from ...judging import judgment_requests
-        from .sampling import SAMPLE_COLUMNS, sample_judged
         from ...labels import parse_label
+        from .sampling import SAMPLE_COLUMNS, sample_judged
 
         src = ctx.pairs(dataset)
         per_label, seed = int(self.section["per_label"]), int(self.section["seed"])
         labels = []
         if src.exact:
-            reqs = judgment_requests(src.pairs, ctx.persona_text(self.persona), self.judge_template_text,
-                                     max_tokens=self.judge_max_tokens, placement=self.project.placement)
+            reqs = judgment_requests(
+                src.pairs,
+                ctx.persona_text(self.persona),
+                self.judge_template_text,
+                max_tokens=self.judge_max_tokens,
+                placement=self.project.placement,
+            )
             for req in reqs:
                 hit = _cached(ctx, judge, req)
                 if hit is None:
@@ -304,8 +362,11 @@ class Plan(StudyPlan):
                 labels.append(parse_label(hit["text"]))
         if src.exact and len(labels) == len(src.pairs):
             judged = src.pairs[["qid", "docid"]].assign(
-                label=pd.array(labels, dtype="Int64"), parsed=[lab is not None for lab in labels])
-            return _Sample(sample_judged(src.pairs, judged, judge=judge, per_label=per_label, seed=seed), True)
+                label=pd.array(labels, dtype="Int64"), parsed=[lab is not None for lab in labels]
+            )
+            return _Sample(
+                sample_judged(src.pairs, judged, judge=judge, per_label=per_label, seed=seed), True
+            )
         pairs = src.pairs.sort_values(["qid", "docid"], kind="stable").reset_index(drop=True)
         zero = pairs["grade"] == 0
         candidate = zero & (zero.astype(int).groupby(pairs["qid"]).cumsum() <= per_label)
@@ -340,25 +401,37 @@ class Plan(StudyPlan):
                     known = True
                 kept = False
                 if text:
-                    creq = meaning_check_requests([r.passage], [text], self.prompt("meaning_check"),
-                                                     max_tokens=ck_max)[0]
+                    creq = meaning_check_requests(
+                        [r.passage], [text], self.prompt("meaning_check"), max_tokens=ck_max
+                    )[0]
                     chit = _cached(ctx, self.checker, creq) if known else None
                     checks.append((creq, chit is not None))
                     known = chit is not None
                     kept = not known or parse_meaning_verdict(chit["text"]) == "preserved"
-                rows.append({"dataset": r.dataset, "qid": r.qid, "docid": r.docid, "variant": v,
-                             "text": text, "kept": kept, "known": known})
+                rows.append(
+                    {
+                        "dataset": r.dataset,
+                        "qid": r.qid,
+                        "docid": r.docid,
+                        "variant": v,
+                        "text": text,
+                        "kept": kept,
+                        "known": known,
+                    }
+                )
             out["rewrite"][v], out["check"][v] = rewrites, checks
-            tables[v] = pd.DataFrame(rows, columns=["dataset", "qid", "docid", "variant", "text", "kept",
-                                                    "known"])
+            tables[v] = pd.DataFrame(
+                rows, columns=["dataset", "qid", "docid", "variant", "text", "kept", "known"]
+            )
         candidates = insertion_candidates(x.table for x in samples.values())
         queries = dict(zip(candidates["qid"], candidates["query"]))
         for v in self.insertions:
             if v == "SEM":
                 sentences = self._sem(ctx, queries, exact, out["sem"])
             else:
-                sentences = fixed_sentences(queries, v, self.prompt("LEX") if v == "LEX" else None,
-                                               dataset=dataset).assign(known=True)
+                sentences = fixed_sentences(
+                    queries, v, self.prompt("LEX") if v == "LEX" else None, dataset=dataset
+                ).assign(known=True)
             table = build_insertions(candidates, sentences, v)
             tables[v] = table.merge(sentences[["qid", "known"]], on="qid", how="left")
         persona = ctx.persona_text(self.persona)
@@ -366,13 +439,20 @@ class Plan(StudyPlan):
             table = tables[v]
             for m, sample in samples.items():
                 pairs = rejudge_pairs(sample.table, table, v)
-                known = pairs.merge(table[["dataset", "qid", "docid", "known"]],
-                                    on=["dataset", "qid", "docid"], how="left")["known"].fillna(False)
-                reqs = judgment_requests(pairs, persona, self.judge_template_text,
-                                         max_tokens=self.judge_max_tokens, placement=self.project.placement)
+                known = pairs.merge(
+                    table[["dataset", "qid", "docid", "known"]], on=["dataset", "qid", "docid"], how="left"
+                )["known"].fillna(False)
+                reqs = judgment_requests(
+                    pairs,
+                    persona,
+                    self.judge_template_text,
+                    max_tokens=self.judge_max_tokens,
+                    placement=self.project.placement,
+                )
                 out["rejudge"][(v, m)] = [
                     (req, bool(k) and sample.exact and _cached(ctx, m, req) is not None)
-                    for req, k in zip(reqs, known)]
+                    for req, k in zip(reqs, known)
+                ]
         return out
 
     def _sem(self, ctx, queries: dict[str, str], exact: bool, requests: list) -> pd.DataFrame:
@@ -396,6 +476,15 @@ class Plan(StudyPlan):
                 if not sem_failure(candidate, query):
                     sentence = candidate
                     break
-            rows.append({"qid": qid, "query": query, "variant": "SEM", "sentence": sentence,
-                         "ok": bool(sentence), "reason": "" if sentence else "failed", "known": known})
+            rows.append(
+                {
+                    "qid": qid,
+                    "query": query,
+                    "variant": "SEM",
+                    "sentence": sentence,
+                    "ok": bool(sentence),
+                    "reason": "" if sentence else "failed",
+                    "known": known,
+                }
+            )
         return pd.DataFrame(rows, columns=["qid", "query", "variant", "sentence", "ok", "reason", "known"])

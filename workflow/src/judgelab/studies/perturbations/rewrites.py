@@ -1,16 +1,16 @@
-"""Meaning-preserving rewrites (PSV, ACV, SUM, EXP) and the LLM meaning check that keeps them.
-"""
+"""Meaning-preserving rewrites (PSV, ACV, SUM, EXP) and the LLM meaning check that keeps them."""
 
 from __future__ import annotations
+
 import logging
 import re
-from typing import Sequence
+from collections.abc import Sequence
+
 import pandas as pd
+
 from ...backends.base import CachedClient, Request
 from ...errors import InputError
 from ...prompts import fill, register_kind
-
-
 
 # The kinds of the study's prompts (resources/prompts/perturbations/): their placeholders are
 # checked when a template is loaded.
@@ -29,10 +29,27 @@ SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*(?=\s|$)")
 REWRITE_VARIANTS = ("PSV", "ACV", "SUM", "EXP")
 
 
-REWRITE_COLUMNS = ["dataset", "qid", "query", "docid", "grade", "variant", "original", "answer",
-                   "text", "truncated", "check_answer", "verdict", "kept", "reason",
-                   "rewrite_prompt_tokens", "rewrite_completion_tokens", "rewrite_cache_hit",
-                   "check_prompt_tokens", "check_cache_hit"]
+REWRITE_COLUMNS = [
+    "dataset",
+    "qid",
+    "query",
+    "docid",
+    "grade",
+    "variant",
+    "original",
+    "answer",
+    "text",
+    "truncated",
+    "check_answer",
+    "verdict",
+    "kept",
+    "reason",
+    "rewrite_prompt_tokens",
+    "rewrite_completion_tokens",
+    "rewrite_cache_hit",
+    "check_prompt_tokens",
+    "check_cache_hit",
+]
 
 
 #: rejection reasons of a rewrite (``reason`` is empty when the rewrite is kept)
@@ -41,8 +58,10 @@ REASONS = ("changed", "unparsable", "empty")
 
 def rewrite_requests(pool: pd.DataFrame, template: str, *, max_tokens: int) -> list[Request]:
     """One rewrite request per pooled passage: ``template`` with ``{passage}`` filled."""
-    return [Request.from_messages([{"role": "user", "content": fill(template, passage=p)}], max_tokens)
-            for p in pool["passage"]]
+    return [
+        Request.from_messages([{"role": "user", "content": fill(template, passage=p)}], max_tokens)
+        for p in pool["passage"]
+    ]
 
 
 def clean_rewrite(text: str, truncated: bool) -> str:
@@ -58,11 +77,16 @@ def clean_rewrite(text: str, truncated: bool) -> str:
     return s
 
 
-def meaning_check_requests(originals: Sequence[str], rewrites: Sequence[str], template: str, *,
-                           max_tokens: int) -> list[Request]:
+def meaning_check_requests(
+    originals: Sequence[str], rewrites: Sequence[str], template: str, *, max_tokens: int
+) -> list[Request]:
     """One meaning-check request per (original, rewrite): ``{original}``, ``{rewritten}`` filled."""
-    return [Request.from_messages([{"role": "user", "content": fill(template, original=o, rewritten=r)}],
-                                  max_tokens) for o, r in zip(originals, rewrites)]
+    return [
+        Request.from_messages(
+            [{"role": "user", "content": fill(template, original=o, rewritten=r)}], max_tokens
+        )
+        for o, r in zip(originals, rewrites)
+    ]
 
 
 _VERDICT = re.compile(r"[\s\"'*\[(]*(yes|no)\b", re.I)
@@ -107,52 +131,102 @@ def meaning_filter(table: pd.DataFrame) -> pd.DataFrame:
     return table.assign(verdict=verdicts, kept=kept, reason=reasons)
 
 
-def run_rewrites(pool: pd.DataFrame, variant: str, template: str, check_template: str,
-                 rewriter: CachedClient, checker: CachedClient, *, max_tokens: int,
-                 check_max_tokens: int, progress: bool = True) -> pd.DataFrame:
+def run_rewrites(
+    pool: pd.DataFrame,
+    variant: str,
+    template: str,
+    check_template: str,
+    rewriter: CachedClient,
+    checker: CachedClient,
+    *,
+    max_tokens: int,
+    check_max_tokens: int,
+    progress: bool = True,
+) -> pd.DataFrame:
     """Rewrite every pooled passage, check each non-empty rewrite's meaning, keep the preserved.
 
     One row per pooled passage (columns :data:`REWRITE_COLUMNS`), rejected ones included."""
-    answers = rewriter.run(rewrite_requests(pool, template, max_tokens=max_tokens),
-                           desc=f"rewrite {variant}", progress=progress)
+    answers = rewriter.run(
+        rewrite_requests(pool, template, max_tokens=max_tokens), desc=f"rewrite {variant}", progress=progress
+    )
     rows = []
     for r, (comp, hit) in zip(pool.itertuples(index=False), answers):
         truncated = (comp.completion_tokens or 0) >= max_tokens
-        rows.append({"dataset": r.dataset, "qid": r.qid, "query": r.query, "docid": r.docid,
-                     "grade": r.grade, "variant": variant, "original": r.passage,
-                     "answer": comp.text, "text": clean_rewrite(comp.text, truncated),
-                     "truncated": truncated, "check_answer": None,
-                     "rewrite_prompt_tokens": comp.prompt_tokens,
-                     "rewrite_completion_tokens": comp.completion_tokens,
-                     "rewrite_cache_hit": hit, "check_prompt_tokens": None, "check_cache_hit": None})
+        rows.append(
+            {
+                "dataset": r.dataset,
+                "qid": r.qid,
+                "query": r.query,
+                "docid": r.docid,
+                "grade": r.grade,
+                "variant": variant,
+                "original": r.passage,
+                "answer": comp.text,
+                "text": clean_rewrite(comp.text, truncated),
+                "truncated": truncated,
+                "check_answer": None,
+                "rewrite_prompt_tokens": comp.prompt_tokens,
+                "rewrite_completion_tokens": comp.completion_tokens,
+                "rewrite_cache_hit": hit,
+                "check_prompt_tokens": None,
+                "check_cache_hit": None,
+            }
+        )
     table = pd.DataFrame(rows, columns=[c for c in REWRITE_COLUMNS if c not in ("verdict", "kept", "reason")])
     ask = table.index[table["text"].str.len() > 0]
-    checks = checker.run(meaning_check_requests(table.loc[ask, "original"], table.loc[ask, "text"],
-                                                check_template, max_tokens=check_max_tokens),
-                         desc=f"meaning check {variant}", progress=progress)
+    checks = checker.run(
+        meaning_check_requests(
+            table.loc[ask, "original"], table.loc[ask, "text"], check_template, max_tokens=check_max_tokens
+        ),
+        desc=f"meaning check {variant}",
+        progress=progress,
+    )
     for i, (comp, hit) in zip(ask, checks):
         table.at[i, "check_answer"] = comp.text
         table.at[i, "check_prompt_tokens"] = comp.prompt_tokens
         table.at[i, "check_cache_hit"] = hit
     out = meaning_filter(table)[REWRITE_COLUMNS]
     counts = out["reason"].replace("", "kept").value_counts().to_dict()
-    log.info("%s: %d rewrites, %d kept (%.0f%%); %s; %d cut by max_tokens %d", variant, len(out),
-             int(out["kept"].sum()), 100 * out["kept"].mean() if len(out) else 0.0, counts,
-             int(out["truncated"].sum()), max_tokens)
+    log.info(
+        "%s: %d rewrites, %d kept (%.0f%%); %s; %d cut by max_tokens %d",
+        variant,
+        len(out),
+        int(out["kept"].sum()),
+        100 * out["kept"].mean() if len(out) else 0.0,
+        counts,
+        int(out["truncated"].sum()),
+        max_tokens,
+    )
     return out
 
 
 def read_variant_table(path: str) -> pd.DataFrame:
     """A rewrites or insertions table as written by the jobs."""
-    df = pd.read_csv(path, sep="\t", dtype={"dataset": str, "qid": str, "query": str, "docid": str,
-                                            "variant": str, "original": str, "text": str,
-                                            "answer": str, "check_answer": str, "verdict": str,
-                                            "reason": str, "sentence": str},
-                     keep_default_na=False, na_values={"grade": [""]})
+    df = pd.read_csv(
+        path,
+        sep="\t",
+        dtype={
+            "dataset": str,
+            "qid": str,
+            "query": str,
+            "docid": str,
+            "variant": str,
+            "original": str,
+            "text": str,
+            "answer": str,
+            "check_answer": str,
+            "verdict": str,
+            "reason": str,
+            "sentence": str,
+        },
+        keep_default_na=False,
+        na_values={"grade": [""]},
+    )
     flag = "kept" if "kept" in df.columns else "ok"
     if flag not in df.columns or "text" not in df.columns:
-        raise InputError("not a rewrites or insertions table (no 'kept'/'ok' or 'text' column)",
-                         path=str(path))
+        raise InputError(
+            "not a rewrites or insertions table (no 'kept'/'ok' or 'text' column)", path=str(path)
+        )
     df[flag] = df[flag].astype(str).str.lower().isin(["true", "1"])
     df["grade"] = df["grade"].astype("Int64")
     return df

@@ -3,16 +3,18 @@ the judges' samples (each passage rewritten once per variant).
 """
 
 from __future__ import annotations
+
+import logging
 import zlib
-from typing import Iterable
+from collections.abc import Iterable
+
 import numpy as np
 import pandas as pd
+
 from ...errors import InputError
-import logging
 from ...labels import GRADES
 
 log = logging.getLogger(__name__)
-
 
 
 SAMPLE_COLUMNS = ["dataset", "judge", "qid", "query", "docid", "passage", "grade", "label"]
@@ -25,8 +27,15 @@ def _group_seed(seed: int, qid: str, label: int) -> list[int]:
     return [int(seed), zlib.crc32(str(qid).encode("utf-8")), int(label)]
 
 
-def sample_judged(pairs: pd.DataFrame, judgments: pd.DataFrame, *, judge: str, per_label: int,
-                  seed: int, source: str = "judgments") -> pd.DataFrame:
+def sample_judged(
+    pairs: pd.DataFrame,
+    judgments: pd.DataFrame,
+    *,
+    judge: str,
+    per_label: int,
+    seed: int,
+    source: str = "judgments",
+) -> pd.DataFrame:
     """Per query at most ``per_label`` passages per label the judge predicted, drawn with ``seed``.
 
     ``pairs``: the dataset table (dataset, qid, query, docid, passage, grade); ``judgments``: the
@@ -43,15 +52,19 @@ def sample_judged(pairs: pd.DataFrame, judgments: pd.DataFrame, *, judge: str, p
     judged = judgments[["qid", "docid", "label", "parsed"]]
     merged = pairs.merge(judged, on=["qid", "docid"], how="inner", validate="one_to_one")
     if len(merged) != len(judged):
-        raise InputError(f"{len(judged) - len(merged)} judged pairs are not in the dataset table",
-                         path=source)
+        raise InputError(
+            f"{len(judged) - len(merged)} judged pairs are not in the dataset table", path=source
+        )
     parsed = merged["parsed"].astype(str).str.lower().isin(["true", "1"]) & merged["label"].notna()
     usable = merged[parsed].copy()
     usable["label"] = usable["label"].astype(int)
     bad = usable[~usable["label"].isin(GRADES)]
     if len(bad):
-        raise InputError(f"label {bad['label'].iloc[0]} outside 0-3 (qid {bad['qid'].iloc[0]}, "
-                         f"docid {bad['docid'].iloc[0]})", path=source)
+        raise InputError(
+            f"label {bad['label'].iloc[0]} outside 0-3 (qid {bad['qid'].iloc[0]}, "
+            f"docid {bad['docid'].iloc[0]})",
+            path=source,
+        )
     parts = []
     for (qid, label), group in usable.groupby(["qid", "label"], sort=True):
         group = group.sort_values("docid", kind="stable")
@@ -62,9 +75,16 @@ def sample_judged(pairs: pd.DataFrame, judgments: pd.DataFrame, *, judge: str, p
     out = out.assign(judge=judge)[SAMPLE_COLUMNS]
     out["grade"] = out["grade"].astype("Int64")
     out["label"] = out["label"].astype("Int64")
-    log.info("%s: %d judged pairs, %d unparsed (never sampled), %d sampled (at most %d per query "
-             "and label); labels %s", judge, len(merged), int((~parsed).sum()), len(out), per_label,
-             out["label"].value_counts().sort_index().to_dict())
+    log.info(
+        "%s: %d judged pairs, %d unparsed (never sampled), %d sampled (at most %d per query "
+        "and label); labels %s",
+        judge,
+        len(merged),
+        int((~parsed).sum()),
+        len(out),
+        per_label,
+        out["label"].value_counts().sort_index().to_dict(),
+    )
     return out.reset_index(drop=True)
 
 
@@ -74,18 +94,27 @@ def pool_samples(samples: Iterable[pd.DataFrame]) -> pd.DataFrame:
     if not frames:
         return pd.DataFrame(columns=POOL_COLUMNS)
     allrows = pd.concat(frames, ignore_index=True)
-    pool = allrows.drop_duplicates(["dataset", "qid", "docid"]).sort_values(
-        ["dataset", "qid", "docid"], kind="stable").reset_index(drop=True)
+    pool = (
+        allrows.drop_duplicates(["dataset", "qid", "docid"])
+        .sort_values(["dataset", "qid", "docid"], kind="stable")
+        .reset_index(drop=True)
+    )
     if len(allrows.drop_duplicates()) != len(pool):
-        raise ValueError("the samples disagree on the query, passage or grade of a pair "
-                         "(were they drawn from different dataset tables?)")
+        raise ValueError(
+            "the samples disagree on the query, passage or grade of a pair "
+            "(were they drawn from different dataset tables?)"
+        )
     return pool
 
 
 def read_sample(path: str) -> pd.DataFrame:
-    df = pd.read_csv(path, sep="\t", dtype={"dataset": str, "judge": str, "qid": str, "query": str,
-                                            "docid": str, "passage": str},
-                     keep_default_na=False, na_values={"grade": [""], "label": [""]})
+    df = pd.read_csv(
+        path,
+        sep="\t",
+        dtype={"dataset": str, "judge": str, "qid": str, "query": str, "docid": str, "passage": str},
+        keep_default_na=False,
+        na_values={"grade": [""], "label": [""]},
+    )
     missing = [c for c in SAMPLE_COLUMNS if c not in df.columns]
     if missing:
         raise InputError(f"not a sample table: no columns {missing}", path=str(path))

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter, defaultdict
-from typing import Sequence
+from collections.abc import Sequence
 
 import pandas as pd
 
@@ -47,8 +47,9 @@ def majority(labels: Sequence[str]) -> str:
     return max(LABELS, key=lambda lab: (counts[lab], -LABELS.index(lab)))
 
 
-def consensus(records: Sequence[Record], *, exclude: str | None = None,
-              min_annotators: int = MIN_CONSENSUS_ANNOTATORS) -> dict[str, str]:
+def consensus(
+    records: Sequence[Record], *, exclude: str | None = None, min_annotators: int = MIN_CONSENSUS_ANNOTATORS
+) -> dict[str, str]:
     """item -> the label of a strict majority of its annotators (leaving out evaluator
     ``exclude``), for items with at least ``min_annotators`` of them and such a majority."""
     labels: dict[str, list[str]] = defaultdict(list)
@@ -71,8 +72,9 @@ def _validation(records: Sequence[Record], splits: pd.DataFrame) -> list[Record]
     return [by_key[(e, i)] for e, i in zip(val["evaluator"], val["item"])]
 
 
-def reference_predictions(records: Sequence[Record], splits: pd.DataFrame, *, seed: int = 0,
-                          majority_source: str = "all") -> pd.DataFrame:
+def reference_predictions(
+    records: Sequence[Record], splits: pd.DataFrame, *, seed: int = 0, majority_source: str = "all"
+) -> pd.DataFrame:
     """The reference predictors' labels for every validation item (:data:`BASELINE_COLUMNS`)."""
     if majority_source not in ("all", "pool"):
         raise ValueError(f"majority_source must be 'all' or 'pool', not {majority_source!r}")
@@ -80,18 +82,25 @@ def reference_predictions(records: Sequence[Record], splits: pd.DataFrame, *, se
     cons = consensus(records)
     global_label = majority([r.label for r in records])
     if majority_source == "all":
-        own = {ev: majority([r.label for r in records if r.evaluator == ev])
-               for ev in {r.evaluator for r in records}}
+        own = {
+            ev: majority([r.label for r in records if r.evaluator == ev])
+            for ev in {r.evaluator for r in records}
+        }
     else:
         by_key = {(r.evaluator, r.item): r.label for r in records}
         pool = splits[splits["role"] == "pool"]
-        own = {ev: majority([by_key[(ev, i)] for i in part["item"]])
-               for ev, part in pool.groupby("evaluator")}
+        own = {
+            ev: majority([by_key[(ev, i)] for i in part["item"]]) for ev, part in pool.groupby("evaluator")
+        }
     rows = []
     for r in val:
         rng = random.Random(stable_seed("random-baseline", seed, r.evaluator, r.item))
-        preds = {"random": rng.choice(LABELS), "oracle_consensus": cons.get(r.item),
-                 "global_majority": global_label, "evaluator_majority": own.get(r.evaluator)}
+        preds = {
+            "random": rng.choice(LABELS),
+            "oracle_consensus": cons.get(r.item),
+            "global_majority": global_label,
+            "evaluator_majority": own.get(r.evaluator),
+        }
         for method in REFERENCE_METHODS:
             rows.append((method, r.evaluator, r.item, r.label, preds[method], preds[method] is not None))
     return pd.DataFrame(rows, columns=BASELINE_COLUMNS)
@@ -106,11 +115,13 @@ def cross_evaluator_control(predictions: pd.DataFrame) -> pd.DataFrame:
     for ev, item, pred in zip(answered["evaluator"], answered["item"], answered["pred"]):
         by_item[item].append((ev, pred))
     rows = []
-    for ev, item, gold, pred in zip(answered["evaluator"], answered["item"], answered["gold"],
-                                    answered["pred"]):
+    for ev, item, gold, pred in zip(
+        answered["evaluator"], answered["item"], answered["gold"], answered["pred"]
+    ):
         others = [p for e, p in by_item[item] if e != ev]
         if not others:
             continue
-        rows.append((ev, item, gold, float(pred == gold), sum(p == gold for p in others) / len(others),
-                     len(others)))
+        rows.append(
+            (ev, item, gold, float(pred == gold), sum(p == gold for p in others) / len(others), len(others))
+        )
     return pd.DataFrame(rows, columns=CONTROL_COLUMNS)

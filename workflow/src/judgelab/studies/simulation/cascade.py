@@ -35,8 +35,8 @@ from __future__ import annotations
 import logging
 import random
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Mapping, Sequence
 
 import pandas as pd
 
@@ -51,10 +51,27 @@ log = logging.getLogger(__name__)
 BASE = "base"  #: demonstration type of the Base Judge cells (shots 0)
 RATING_TOKENS = ("1", "2")
 PREDICTION_COLUMNS = [
-    "evaluator", "item", "gold", "pred", "answered", "direction_only",
-    "r1_rating", "r1_answer", "r1_p1", "r1_p2", "r1_mass",
-    "r2_asked", "r2_rating", "r2_answer", "r2_p1", "r2_p2", "r2_mass",
-    "prompt_tokens", "latency_s", "cache_hits"]
+    "evaluator",
+    "item",
+    "gold",
+    "pred",
+    "answered",
+    "direction_only",
+    "r1_rating",
+    "r1_answer",
+    "r1_p1",
+    "r1_p2",
+    "r1_mass",
+    "r2_asked",
+    "r2_rating",
+    "r2_answer",
+    "r2_p1",
+    "r2_p2",
+    "r2_mass",
+    "prompt_tokens",
+    "latency_s",
+    "cache_hits",
+]
 DEMO_COLUMNS = ["evaluator", "round", "position", "item", "label", "requested", "note"]
 _JUDGMENT = re.compile(r"<judgment>\s*([12])\s*(?:</judgment>|$)", re.I)
 
@@ -63,14 +80,14 @@ _JUDGMENT = re.compile(r"<judgment>\s*([12])\s*(?:</judgment>|$)", re.I)
 class CascadeSettings:
     """What besides the demonstrations shapes a cell's requests."""
 
-    task: str = "helpfulness"      #: scale block (a key of the prompt YAML's ``scales``)
-    answer: str = "parse"          #: parse | logits
-    max_tokens: int = 64           #: answer length bound on the parse path (logits: 1 token)
-    seed: int = 0                  #: demonstration draws
-    min_neutral: int = 2           #: fewer neutral pool labels -> direction-only evaluator
+    task: str = "helpfulness"  #: scale block (a key of the prompt YAML's ``scales``)
+    answer: str = "parse"  #: parse | logits
+    max_tokens: int = 64  #: answer length bound on the parse path (logits: 1 token)
+    seed: int = 0  #: demonstration draws
+    min_neutral: int = 2  #: fewer neutral pool labels -> direction-only evaluator
 
     @classmethod
-    def resolve(cls, values: Mapping, model_spec: Mapping | None = None) -> "CascadeSettings":
+    def resolve(cls, values: Mapping, model_spec: Mapping | None = None) -> CascadeSettings:
         """Settings from a config mapping; ``answer: auto`` reads the logits of the embedded
         (``local``) backend and parses the text of every other backend."""
         unknown = set(values) - {f.name for f in fields(cls)}
@@ -80,8 +97,10 @@ class CascadeSettings:
         if v.get("answer", "parse") == "auto":
             v["answer"] = "logits" if (model_spec or {}).get("backend") == "local" else "parse"
         if v.get("answer", "parse") not in ANSWER_MODES:
-            raise InputError(f"unknown answer mode {v['answer']!r}; known: auto, {', '.join(ANSWER_MODES)}",
-                             key="simulation.answer")
+            raise InputError(
+                f"unknown answer mode {v['answer']!r}; known: auto, {', '.join(ANSWER_MODES)}",
+                key="simulation.answer",
+            )
         for name, low in (("max_tokens", 1), ("min_neutral", 0)):
             if name in v and (isinstance(v[name], bool) or not isinstance(v[name], int) or v[name] < low):
                 raise InputError(f"must be an integer >= {low}, got {v[name]!r}", key=f"simulation.{name}")
@@ -95,8 +114,9 @@ class CascadeSettings:
 # Demonstrations
 
 
-def balanced_sample(first: Sequence[Record], second: Sequence[Record], k: int,
-                    rng: random.Random) -> tuple[list[Record], str]:
+def balanced_sample(
+    first: Sequence[Record], second: Sequence[Record], k: int, rng: random.Random
+) -> tuple[list[Record], str]:
     """``k`` items, half from each group (the odd one from a group chosen at random), topped up
     from the other group where one is short; shuffled. Returns the items and a note on any
     imbalance ("" when exact)."""
@@ -118,13 +138,15 @@ def balanced_sample(first: Sequence[Record], second: Sequence[Record], k: int,
 def round_demos(pool: Sequence[Record], k: int, round_: int, rng: random.Random) -> tuple[list[Record], str]:
     """Round 1: balanced neutral vs directional; round 2: balanced A vs B (directional only)."""
     if round_ == 1:
-        return balanced_sample([r for r in pool if r.label == "N"], [r for r in pool if r.label != "N"],
-                               k, rng)
+        return balanced_sample(
+            [r for r in pool if r.label == "N"], [r for r in pool if r.label != "N"], k, rng
+        )
     return balanced_sample([r for r in pool if r.label == "A"], [r for r in pool if r.label == "B"], k, rng)
 
 
-def draw_demos(pool: Sequence[Record], *, evaluator: str, shots: int, round_: int,
-               seed: int) -> tuple[list[Record], str]:
+def draw_demos(
+    pool: Sequence[Record], *, evaluator: str, shots: int, round_: int, seed: int
+) -> tuple[list[Record], str]:
     rng = random.Random(stable_seed("demos", seed, evaluator, shots, round_))
     return round_demos(sorted(pool, key=lambda r: r.item), shots, round_, rng)
 
@@ -162,15 +184,17 @@ class _Plan:
     demos: dict[int, list[Record]]
 
 
-def plan_evaluators(records: Sequence[Record], splits: pd.DataFrame, *, shots: int, demo_type: str,
-                    settings: CascadeSettings) -> tuple[list[_Plan], pd.DataFrame]:
+def plan_evaluators(
+    records: Sequence[Record], splits: pd.DataFrame, *, shots: int, demo_type: str, settings: CascadeSettings
+) -> tuple[list[_Plan], pd.DataFrame]:
     """Per evaluator its validation items, direction-only flag and demonstrations per round; the
     demonstration table. Checks that no validation item is a demonstration."""
     if demo_type != BASE and demo_type not in DEMO_TYPES:
         raise InputError(f"unknown demonstration type {demo_type!r}", key="simulation.demo_types")
     if (demo_type == BASE) != (shots == 0):
-        raise InputError("the Base Judge (type 'base') has 0 shots, every other type at least 1",
-                         key="simulation.shots")
+        raise InputError(
+            "the Base Judge (type 'base') has 0 shots, every other type at least 1", key="simulation.shots"
+        )
     by_key = {(r.evaluator, r.item): r for r in records}
     group_of = content_groups(records)
     plans, demo_rows = [], []
@@ -180,30 +204,52 @@ def plan_evaluators(records: Sequence[Record], splits: pd.DataFrame, *, shots: i
         direction_only = sum(r.label == "N" for r in pool) < settings.min_neutral
         demos: dict[int, list[Record]] = {1: [], 2: []}
         if shots:
-            for round_ in ((2,) if direction_only else (1, 2)):
+            for round_ in (2,) if direction_only else (1, 2):
                 drawn, note = draw_demos(pool, evaluator=ev, shots=shots, round_=round_, seed=settings.seed)
                 demos[round_] = drawn
                 if note:
                     log.warning("%s round %d, %d shots: %s", ev, round_, shots, note)
-                demo_rows += [(ev, round_, pos, d.item, d.label, shots, note)
-                              for pos, d in enumerate(drawn, start=1)]
-            check_demonstrations(ev, [d.item for ds in demos.values() for d in ds], [r.item for r in val],
-                                 group_of)
+                demo_rows += [
+                    (ev, round_, pos, d.item, d.label, shots, note) for pos, d in enumerate(drawn, start=1)
+                ]
+            check_demonstrations(
+                ev, [d.item for ds in demos.values() for d in ds], [r.item for r in val], group_of
+            )
         plans.append(_Plan(ev, val, direction_only, demos))
     return plans, pd.DataFrame(demo_rows, columns=DEMO_COLUMNS)
 
 
-def _request(prompt: SimulationPrompt, query: Record, demos: list[Record], round_: int, demo_type: str,
-             settings: CascadeSettings) -> Request:
-    text = prompt.build(query, demos, round_=round_, task=settings.task,
-                        demo_type="J" if demo_type == BASE else demo_type, answer=settings.answer)
-    return Request.from_messages([{"role": "user", "content": text}], settings.request_max_tokens(),
-                                 RATING_TOKENS if settings.answer == "logits" else ())
+def _request(
+    prompt: SimulationPrompt,
+    query: Record,
+    demos: list[Record],
+    round_: int,
+    demo_type: str,
+    settings: CascadeSettings,
+) -> Request:
+    text = prompt.build(
+        query,
+        demos,
+        round_=round_,
+        task=settings.task,
+        demo_type="J" if demo_type == BASE else demo_type,
+        answer=settings.answer,
+    )
+    return Request.from_messages(
+        [{"role": "user", "content": text}],
+        settings.request_max_tokens(),
+        RATING_TOKENS if settings.answer == "logits" else (),
+    )
 
 
-def build_requests(plans: Sequence[_Plan], prompt: SimulationPrompt, round_: int, demo_type: str,
-                   settings: CascadeSettings, only: set[tuple[str, str]] | None = None
-                   ) -> list[tuple[tuple[str, str], Request]]:
+def build_requests(
+    plans: Sequence[_Plan],
+    prompt: SimulationPrompt,
+    round_: int,
+    demo_type: str,
+    settings: CascadeSettings,
+    only: set[tuple[str, str]] | None = None,
+) -> list[tuple[tuple[str, str], Request]]:
     """The round's requests, grouped by evaluator: round 1 for the evaluators that are not
     direction-only, round 2 for the (evaluator, item) keys in ``only``."""
     out = []
@@ -218,9 +264,18 @@ def build_requests(plans: Sequence[_Plan], prompt: SimulationPrompt, round_: int
     return out
 
 
-def simulate(records: Sequence[Record], splits: pd.DataFrame, client: CachedClient, *,
-             demo_type: str, shots: int, settings: CascadeSettings, prompt: SimulationPrompt,
-             progress: bool = True, desc: str = "simulate") -> tuple[pd.DataFrame, pd.DataFrame]:
+def simulate(
+    records: Sequence[Record],
+    splits: pd.DataFrame,
+    client: CachedClient,
+    *,
+    demo_type: str,
+    shots: int,
+    settings: CascadeSettings,
+    prompt: SimulationPrompt,
+    progress: bool = True,
+    desc: str = "simulate",
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Run the cascade of one cell on every evaluator's validation items. Returns the prediction
     table (one row per evaluator and validation item, :data:`PREDICTION_COLUMNS`) and the
     demonstration table (:data:`DEMO_COLUMNS`)."""
@@ -229,11 +284,27 @@ def simulate(records: Sequence[Record], splits: pd.DataFrame, client: CachedClie
     for p in plans:
         for rec in p.validation:
             rows[(p.evaluator, rec.item)] = {
-                "evaluator": p.evaluator, "item": rec.item, "gold": rec.label, "pred": None,
-                "answered": False, "direction_only": p.direction_only, "r1_rating": None,
-                "r1_answer": None, "r1_p1": None, "r1_p2": None, "r1_mass": None, "r2_asked": False,
-                "r2_rating": None, "r2_answer": None, "r2_p1": None, "r2_p2": None, "r2_mass": None,
-                "prompt_tokens": 0, "latency_s": 0.0, "cache_hits": 0}
+                "evaluator": p.evaluator,
+                "item": rec.item,
+                "gold": rec.label,
+                "pred": None,
+                "answered": False,
+                "direction_only": p.direction_only,
+                "r1_rating": None,
+                "r1_answer": None,
+                "r1_p1": None,
+                "r1_p2": None,
+                "r1_mass": None,
+                "r2_asked": False,
+                "r2_rating": None,
+                "r2_answer": None,
+                "r2_p1": None,
+                "r2_p2": None,
+                "r2_mass": None,
+                "prompt_tokens": 0,
+                "latency_s": 0.0,
+                "cache_hits": 0,
+            }
 
     def ask(round_: int, only: set | None = None) -> None:
         todo = build_requests(plans, prompt, round_, demo_type, settings, only)
@@ -241,8 +312,15 @@ def simulate(records: Sequence[Record], splits: pd.DataFrame, client: CachedClie
         for (key, _), (comp, hit) in zip(todo, answers):
             rating, p1, p2 = read_rating(comp, settings.answer)
             row = rows[key]
-            row.update({f"r{round_}_rating": rating, f"r{round_}_answer": comp.text,
-                        f"r{round_}_p1": p1, f"r{round_}_p2": p2, f"r{round_}_mass": comp.label_mass})
+            row.update(
+                {
+                    f"r{round_}_rating": rating,
+                    f"r{round_}_answer": comp.text,
+                    f"r{round_}_p1": p1,
+                    f"r{round_}_p2": p2,
+                    f"r{round_}_mass": comp.label_mass,
+                }
+            )
             row["prompt_tokens"] += comp.prompt_tokens or 0
             row["latency_s"] += 0.0 if hit else comp.latency_s
             row["cache_hits"] += int(hit)
@@ -267,22 +345,44 @@ def simulate(records: Sequence[Record], splits: pd.DataFrame, client: CachedClie
     n_r1 = sum(not p.direction_only for p in plans for _ in p.validation)
     missing_r1 = int(sum(1 for r in rows.values() if not r["direction_only"] and r["r1_rating"] is None))
     missing_r2 = int(sum(1 for k in second if rows[k]["r2_rating"] is None))
-    log.info("%s: %d items; round 1 asked %d (%d missing), round 2 asked %d (%d missing); "
-             "predicted %s; %d missing", desc, len(out), n_r1, missing_r1, len(second), missing_r2,
-             out["pred"].value_counts().to_dict(), int((~out["answered"]).sum()))
+    log.info(
+        "%s: %d items; round 1 asked %d (%d missing), round 2 asked %d (%d missing); "
+        "predicted %s; %d missing",
+        desc,
+        len(out),
+        n_r1,
+        missing_r1,
+        len(second),
+        missing_r2,
+        out["pred"].value_counts().to_dict(),
+        int((~out["answered"]).sum()),
+    )
     return out, demos
 
 
 def read_predictions(path) -> pd.DataFrame:
-    df = pd.read_csv(path, sep="\t", dtype={"evaluator": str, "item": str, "gold": str, "pred": str,
-                                            "r1_rating": str, "r2_rating": str, "r1_answer": str,
-                                            "r2_answer": str},
-                     keep_default_na=False, na_values=[""])
+    df = pd.read_csv(
+        path,
+        sep="\t",
+        dtype={
+            "evaluator": str,
+            "item": str,
+            "gold": str,
+            "pred": str,
+            "r1_rating": str,
+            "r2_rating": str,
+            "r1_answer": str,
+            "r2_answer": str,
+        },
+        keep_default_na=False,
+        na_values=[""],
+    )
     missing = set(PREDICTION_COLUMNS) - set(df.columns)
     if missing:
         raise InputError(f"not a prediction table: missing columns {sorted(missing)}", path=str(path))
     bad = df.index[df["pred"].notna() & ~df["pred"].isin(["A", "N", "B"])]
     if len(bad):
-        raise InputError(f"pred {df.loc[bad[0], 'pred']!r} is not A, N or B", path=str(path),
-                         line=int(bad[0]) + 2)
+        raise InputError(
+            f"pred {df.loc[bad[0], 'pred']!r} is not A, N or B", path=str(path), line=int(bad[0]) + 2
+        )
     return df

@@ -49,9 +49,10 @@ import logging
 import math
 import random
 import re
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
 
 from ...datasets import download
 from ...errors import InputError
@@ -64,8 +65,7 @@ PANDALM_LABELS = {0: "N", 1: "A", 2: "B"}
 #: The public source of PandaLM's human-annotated test set (Apache-2.0).
 PANDALM_URL = "https://raw.githubusercontent.com/WeOpenML/PandaLM/main/data/testset-v1.json"
 #: Demonstration types of the factorial design (seed 001 section 4.3) and the signals they need.
-DEMO_TYPES = {"J": (), "J+IT": ("telemetry",), "J+RR": ("reasoning",),
-              "J+IT+RR": ("telemetry", "reasoning")}
+DEMO_TYPES = {"J": (), "J+IT": ("telemetry",), "J+RR": ("reasoning",), "J+IT+RR": ("telemetry", "reasoning")}
 FORMATS = ("jsonl", "pandalm")
 
 
@@ -115,9 +115,14 @@ class Record:
         return bool(getattr(self, signal))
 
     def to_json(self) -> dict:
-        out: dict[str, Any] = {"evaluator": self.evaluator, "item": self.item, "context": self.context,
-                               "response_a": self.response_a, "response_b": self.response_b,
-                               "label": self.label}
+        out: dict[str, Any] = {
+            "evaluator": self.evaluator,
+            "item": self.item,
+            "context": self.context,
+            "response_a": self.response_a,
+            "response_b": self.response_b,
+            "label": self.label,
+        }
         if self.task is not None:
             out["task"] = self.task
         if self.telemetry is not None:
@@ -138,16 +143,19 @@ def _text(obj: dict, name: str, path: str, line: int, *, allow_empty: bool = Fal
     if isinstance(value, (int, float)) and not isinstance(value, bool) and name in ("evaluator", "item"):
         value = str(value)  # numeric ids are common; they are ids, not numbers
     if not isinstance(value, str):
-        raise InputError(f"field {name!r} must be a string, got {type(value).__name__}",
-                         path=path, line=line)
+        raise InputError(f"field {name!r} must be a string, got {type(value).__name__}", path=path, line=line)
     if not allow_empty and not value.strip():
         raise InputError(f"field {name!r} is empty", path=path, line=line)
     return value
 
 
 def _number(value: Any, what: str, path: str, line: int) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or value < 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value < 0
+    ):
         raise InputError(f"{what} must be a number >= 0, got {value!r}", path=path, line=line)
     return float(value)
 
@@ -164,8 +172,11 @@ def _telemetry(value: Any, path: str, line: int) -> tuple[TelemetryEvent, ...] |
             raise InputError(f"{where} must be an object", path=path, line=line)
         unknown = set(ev) - {"t", "event", "target", "value", "duration"}
         if unknown:
-            raise InputError(f"{where} has unknown fields {sorted(unknown)} (allowed: t, event, "
-                             "target, value, duration)", path=path, line=line)
+            raise InputError(
+                f"{where} has unknown fields {sorted(unknown)} (allowed: t, event, target, value, duration)",
+                path=path,
+                line=line,
+            )
         for name in ("event", "target"):
             if not isinstance(ev.get(name), str) or not ev[name].strip():
                 raise InputError(f"{where}.{name} must be a non-empty string", path=path, line=line)
@@ -175,9 +186,15 @@ def _telemetry(value: Any, path: str, line: int) -> tuple[TelemetryEvent, ...] |
         if val is not None and (isinstance(val, bool) or not isinstance(val, (str, int, float))):
             raise InputError(f"{where}.value must be a string or a number", path=path, line=line)
         duration = ev.get("duration")
-        events.append(TelemetryEvent(
-            _number(ev["t"], f"{where}.t", path, line), ev["event"], ev["target"], val,
-            None if duration is None else _number(duration, f"{where}.duration", path, line)))
+        events.append(
+            TelemetryEvent(
+                _number(ev["t"], f"{where}.t", path, line),
+                ev["event"],
+                ev["target"],
+                val,
+                None if duration is None else _number(duration, f"{where}.duration", path, line),
+            )
+        )
     times = [e.t for e in events]
     if times != sorted(times):
         raise InputError("telemetry events must be in time order (t non-decreasing)", path=path, line=line)
@@ -188,13 +205,15 @@ def _reasoning(value: Any, path: str, line: int) -> tuple[ReasoningSection, ...]
     if value is None:
         return None
     if not isinstance(value, list):
-        raise InputError("field 'reasoning' must be a list of {section, content} objects",
-                         path=path, line=line)
+        raise InputError(
+            "field 'reasoning' must be a list of {section, content} objects", path=path, line=line
+        )
     out = []
     for i, sec in enumerate(value):
         if not isinstance(sec, dict) or set(sec) != {"section", "content"}:
-            raise InputError(f"reasoning[{i}] must be an object with exactly 'section' and 'content'",
-                             path=path, line=line)
+            raise InputError(
+                f"reasoning[{i}] must be an object with exactly 'section' and 'content'", path=path, line=line
+            )
         for name in ("section", "content"):
             if not isinstance(sec[name], str) or not sec[name].strip():
                 raise InputError(f"reasoning[{i}].{name} must be a non-empty string", path=path, line=line)
@@ -206,26 +225,39 @@ def record_from_json(obj: Any, path: str, line: int) -> Record:
     """One record from a parsed JSON object; any problem is an error at ``path:line``."""
     if not isinstance(obj, dict):
         raise InputError(f"expected a JSON object, got {type(obj).__name__}", path=path, line=line)
-    known = {"evaluator", "item", "context", "response_a", "response_b", "label", "task",
-             "telemetry", "reasoning"}
+    known = {
+        "evaluator",
+        "item",
+        "context",
+        "response_a",
+        "response_b",
+        "label",
+        "task",
+        "telemetry",
+        "reasoning",
+    }
     unknown = set(obj) - known
     if unknown:
-        raise InputError(f"unknown fields {sorted(unknown)} (allowed: {sorted(known)})",
-                         path=path, line=line)
+        raise InputError(f"unknown fields {sorted(unknown)} (allowed: {sorted(known)})", path=path, line=line)
     label = obj.get("label")
     if label not in LABELS:
-        raise InputError(f"label {label!r} is not one of A (prefer A), N (neutral), B (prefer B)",
-                         path=path, line=line)
+        raise InputError(
+            f"label {label!r} is not one of A (prefer A), N (neutral), B (prefer B)", path=path, line=line
+        )
     task = obj.get("task")
     if task is not None and not isinstance(task, str):
         raise InputError("field 'task' must be a string", path=path, line=line)
-    return Record(evaluator=_text(obj, "evaluator", path, line), item=_text(obj, "item", path, line),
-                  context=_text(obj, "context", path, line),
-                  response_a=_text(obj, "response_a", path, line, allow_empty=True),
-                  response_b=_text(obj, "response_b", path, line, allow_empty=True),
-                  label=label, task=task,
-                  telemetry=_telemetry(obj.get("telemetry"), path, line),
-                  reasoning=_reasoning(obj.get("reasoning"), path, line))
+    return Record(
+        evaluator=_text(obj, "evaluator", path, line),
+        item=_text(obj, "item", path, line),
+        context=_text(obj, "context", path, line),
+        response_a=_text(obj, "response_a", path, line, allow_empty=True),
+        response_b=_text(obj, "response_b", path, line, allow_empty=True),
+        label=label,
+        task=task,
+        telemetry=_telemetry(obj.get("telemetry"), path, line),
+        reasoning=_reasoning(obj.get("reasoning"), path, line),
+    )
 
 
 class _Checker:
@@ -240,13 +272,21 @@ class _Checker:
     def add(self, rec: Record, line: int) -> None:
         key = (rec.evaluator, rec.item)
         if key in self.judged:
-            raise InputError(f"evaluator {rec.evaluator!r} judges item {rec.item!r} twice "
-                             f"(first at line {self.judged[key]})", path=self.path, line=line)
+            raise InputError(
+                f"evaluator {rec.evaluator!r} judges item {rec.item!r} twice "
+                f"(first at line {self.judged[key]})",
+                path=self.path,
+                line=line,
+            )
         self.judged[key] = line
         content = rec.content_key()
         if rec.item in self.items and self.items[rec.item][0] != content:
-            raise InputError(f"item {rec.item!r} has a different context or responses than at line "
-                             f"{self.items[rec.item][1]}", path=self.path, line=line)
+            raise InputError(
+                f"item {rec.item!r} has a different context or responses than at line "
+                f"{self.items[rec.item][1]}",
+                path=self.path,
+                line=line,
+            )
         self.items.setdefault(rec.item, (content, line))
 
 
@@ -266,8 +306,9 @@ def read_jsonl(path: str | Path) -> list[Record]:
             try:
                 obj = json.loads(raw)
             except json.JSONDecodeError as exc:
-                raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=path,
-                                 line=no) from None
+                raise InputError(
+                    f"invalid JSON: {exc.msg} (column {exc.colno})", path=path, line=no
+                ) from None
             rec = record_from_json(obj, path, no)
             checker.add(rec, no)
             out.append(rec)
@@ -297,8 +338,9 @@ def _json_array(text: str, path: str) -> Iterator[tuple[Any, int]]:
         try:
             obj, end = dec.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=path,
-                             line=exc.lineno) from None
+            raise InputError(
+                f"invalid JSON: {exc.msg} (column {exc.colno})", path=path, line=exc.lineno
+            ) from None
         yield obj, line_of(pos)
         pos = ws.match(text, end).end()
         if pos < len(text) and text[pos] == ",":
@@ -319,8 +361,7 @@ def _pandalm_response(obj: dict, name: str, path: str, line: int) -> str:
     if isinstance(value, bool):
         return "True" if value else "False"
     if not isinstance(value, str):
-        raise InputError(f"field {name!r} must be a string, got {type(value).__name__}",
-                         path=path, line=line)
+        raise InputError(f"field {name!r} must be a string, got {type(value).__name__}", path=path, line=line)
     return value
 
 
@@ -345,7 +386,9 @@ def read_pandalm(path: str | Path) -> list[Record]:
             raise InputError(f"expected a JSON object, got {type(obj).__name__}", path=path, line=line)
         idx = obj.get("idx")
         if isinstance(idx, bool) or not isinstance(idx, (int, str)) or str(idx).strip() == "":
-            raise InputError(f"field 'idx' must be an integer or string id, got {idx!r}", path=path, line=line)
+            raise InputError(
+                f"field 'idx' must be an integer or string id, got {idx!r}", path=path, line=line
+            )
         # the published file has an empty instruction (idx 466, its input is the whole task)
         # and empty responses: both are kept; an item must have some context though
         instruction = _text(obj, "instruction", path, line, allow_empty=True)
@@ -360,14 +403,18 @@ def read_pandalm(path: str | Path) -> list[Record]:
         if annotators is None:
             annotators = names
         elif names != annotators:
-            raise InputError(f"annotators {names} differ from {annotators} of the first record",
-                             path=path, line=line)
+            raise InputError(
+                f"annotators {names} differ from {annotators} of the first record", path=path, line=line
+            )
         context = pandalm_context(instruction, input_text)
         for name in names:
             code = obj[name]
             if isinstance(code, bool) or code not in PANDALM_LABELS:
-                raise InputError(f"{name} is {code!r}; expected 0 (tie), 1 (response1 better) or 2 "
-                                 "(response2 better)", path=path, line=line)
+                raise InputError(
+                    f"{name} is {code!r}; expected 0 (tie), 1 (response1 better) or 2 (response2 better)",
+                    path=path,
+                    line=line,
+                )
             rec = Record(name, str(idx), context, ra, rb, PANDALM_LABELS[code])
             checker.add(rec, line)
             out.append(rec)
@@ -401,8 +448,13 @@ def download_records(dest: str | Path, url: str, fmt: str) -> list[Record]:
     except InputError:
         Path(dest).unlink(missing_ok=True)
         raise
-    log.info("%s: %d records, %d evaluators, %d items", dest, len(records),
-             len({r.evaluator for r in records}), len({r.item for r in records}))
+    log.info(
+        "%s: %d records, %d evaluators, %d items",
+        dest,
+        len(records),
+        len({r.evaluator for r in records}),
+        len({r.item for r in records}),
+    )
     return records
 
 
@@ -424,13 +476,14 @@ def unsupported_reason(demo_type: str, records: Sequence[Record]) -> str | None:
     """Why ``demo_type`` cannot run on ``records`` (the demonstrations need a signal that some
     records lack), or None when it can."""
     if demo_type not in DEMO_TYPES:
-        raise InputError(f"unknown demonstration type {demo_type!r}; known: {list(DEMO_TYPES)}",
-                         key="simulation.demo_types")
+        raise InputError(
+            f"unknown demonstration type {demo_type!r}; known: {list(DEMO_TYPES)}",
+            key="simulation.demo_types",
+        )
     counts = signals(records)
     for signal in DEMO_TYPES[demo_type]:
         if counts[signal] < len(records):
-            return (f"{demo_type} needs {signal} on every record; {counts[signal]} of {len(records)} "
-                    "have it")
+            return f"{demo_type} needs {signal} on every record; {counts[signal]} of {len(records)} have it"
     return None
 
 
@@ -455,8 +508,15 @@ def item_chars(obj: dict) -> int:
     return sum(len(str(obj.get(k, ""))) for k in ("instruction", "input", "response1", "response2"))
 
 
-def cut_pandalm_sample(src: str | Path, out: str | Path, *, n_items: int = 30, max_chars: int = 200,
-                       min_neutral: int = 10, seed: int = 7) -> dict:
+def cut_pandalm_sample(
+    src: str | Path,
+    out: str | Path,
+    *,
+    n_items: int = 30,
+    max_chars: int = 200,
+    min_neutral: int = 10,
+    seed: int = 7,
+) -> dict:
     """Cut a small PandaLM sample: ``n_items`` items whose instruction, input and two responses
     total at most ``max_chars`` characters (short prompts: the embedded model reads ~95 tokens/s),
     with distinct contents and string responses. At least ``min_neutral`` of them have a tie from
@@ -470,23 +530,32 @@ def cut_pandalm_sample(src: str | Path, out: str | Path, *, n_items: int = 30, m
     for obj in records:
         key = (obj["instruction"], obj["input"], str(obj["response1"]), str(obj["response2"]))
         (dup if key in seen else seen).add(key)
-    eligible = [o for o in records
-                if item_chars(o) <= max_chars and isinstance(o["response1"], str)
-                and isinstance(o["response2"], str)
-                and (o["instruction"], o["input"], o["response1"], o["response2"]) not in dup]
+    eligible = [
+        o
+        for o in records
+        if item_chars(o) <= max_chars
+        and isinstance(o["response1"], str)
+        and isinstance(o["response2"], str)
+        and (o["instruction"], o["input"], o["response1"], o["response2"]) not in dup
+    ]
     annot = [k for k in records[0] if re.fullmatch(r"annotator\d+", k)]
     ties = [o for o in eligible if any(o[k] == 0 for k in annot)]
     rest = [o for o in eligible if not any(o[k] == 0 for k in annot)]
     rng = random.Random(seed)
     n_tie = min(len(ties), max(min_neutral, round(n_items * len(ties) / max(1, len(eligible)))))
     if n_tie > n_items or len(rest) < n_items - n_tie:
-        raise ValueError(f"only {len(ties)} tie and {len(rest)} other items have at most {max_chars} "
-                         f"characters; cannot cut {n_items} items")
+        raise ValueError(
+            f"only {len(ties)} tie and {len(rest)} other items have at most {max_chars} "
+            f"characters; cannot cut {n_items} items"
+        )
     chosen = rng.sample(ties, n_tie) + rng.sample(rest, n_items - n_tie)
     chosen.sort(key=lambda o: o["idx"])
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(chosen, indent=4), encoding="utf-8")
     labels = {k: {lab: sum(PANDALM_LABELS[o[k]] == lab for o in chosen) for lab in LABELS} for k in annot}
-    return {"items": [o["idx"] for o in chosen], "max_chars": max(item_chars(o) for o in chosen),
-            "labels": labels}
+    return {
+        "items": [o["idx"] for o in chosen],
+        "max_chars": max(item_chars(o) for o in chosen),
+        "labels": labels,
+    }

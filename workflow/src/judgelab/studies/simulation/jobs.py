@@ -26,33 +26,64 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import pandas as pd
 
 from ...errors import InputError
+from ...jobs import LLMSession, as_value
+from ...tables import write_tsv
 from . import baselines as bl
 from .cascade import BASE, CascadeSettings, read_predictions, simulate
 from .data import download_records, load_records, read_jsonl, unsupported_reason, write_jsonl
 from .prompt import SimulationPrompt
 from .splits import evaluator_summary, make_splits, read_splits, write_splits
-from ...tables import write_tsv
-from ...jobs import LLMSession, as_value
 
 log = logging.getLogger("judgelab")
 
 #: files written by :func:`metrics_job` into its output folder
-METRIC_FILES = ("predictions.tsv", "accuracy.tsv", "accuracy_eligible.tsv", "deviation.tsv",
-                "deviation_pooled.tsv", "confusion.tsv", "prf.tsv", "distribution.tsv", "control.tsv",
-                "traits.tsv", "correlations.tsv", "design.tsv")
+METRIC_FILES = (
+    "predictions.tsv",
+    "accuracy.tsv",
+    "accuracy_eligible.tsv",
+    "deviation.tsv",
+    "deviation_pooled.tsv",
+    "confusion.tsv",
+    "prf.tsv",
+    "distribution.tsv",
+    "control.tsv",
+    "traits.tsv",
+    "correlations.tsv",
+    "design.tsv",
+)
 #: files written by :func:`stats_job`
-STATS_FILES = ("factors.tsv", "pairwise.tsv", "versus_base.tsv", "all_pairs.tsv", "alignment.tsv",
-               "control.tsv")
+STATS_FILES = (
+    "factors.tsv",
+    "pairwise.tsv",
+    "versus_base.tsv",
+    "all_pairs.tsv",
+    "alignment.tsv",
+    "control.tsv",
+)
 #: tables written by :func:`tables_job` (each as .tsv and .md)
-REPORT_TABLES = ("factors", "core", "evaluators", "baselines", "deviation", "confusion", "prf",
-                 "distribution", "correlations", "stats_factors", "stats_pairwise", "stats_versus_base",
-                 "stats_alignment", "stats_control", "design")
+REPORT_TABLES = (
+    "factors",
+    "core",
+    "evaluators",
+    "baselines",
+    "deviation",
+    "confusion",
+    "prf",
+    "distribution",
+    "correlations",
+    "stats_factors",
+    "stats_pairwise",
+    "stats_versus_base",
+    "stats_alignment",
+    "stats_control",
+    "design",
+)
 #: figures written by :func:`figures_job` per evaluator set (each as .png and .pdf)
 REPORT_FIGURES = ("accuracy_by_shots", "control_advantage", "evaluator_traits", "confusion")
 #: keys of an evaluator set's config entry (``simulation.datasets.<name>.<key>``) that the
@@ -81,10 +112,21 @@ def download_job(url: str, out: str, fmt: str = "pandalm") -> None:
     download_records(out, url, fmt)
 
 
-def prepare_job(source: str, fmt: str, out_records: str, out_splits: str, out_evaluators: str, *,
-                pool: int, validation: int, seed: int, split: str = "coordinated",
-                min_neutral: int = 2, evaluators: Sequence[str] | None = None,
-                name: str | None = None) -> pd.DataFrame:
+def prepare_job(
+    source: str,
+    fmt: str,
+    out_records: str,
+    out_splits: str,
+    out_evaluators: str,
+    *,
+    pool: int,
+    validation: int,
+    seed: int,
+    split: str = "coordinated",
+    min_neutral: int = 2,
+    evaluators: Sequence[str] | None = None,
+    name: str | None = None,
+) -> pd.DataFrame:
     """Load and check the records (only ``evaluators`` if given), split each evaluator's items,
     and write the normalised records, the split table and the per-evaluator summary. ``name``:
     the evaluator set, so that a config error names its full key."""
@@ -94,8 +136,10 @@ def prepare_job(source: str, fmt: str, out_records: str, out_splits: str, out_ev
             known = {r.evaluator for r in records}
             unknown = sorted(set(evaluators) - known)
             if unknown:
-                raise InputError(f"evaluators {unknown} are not in {source} (it has {sorted(known)})",
-                                 key="simulation.evaluators")
+                raise InputError(
+                    f"evaluators {unknown} are not in {source} (it has {sorted(known)})",
+                    key="simulation.evaluators",
+                )
             keep = set(evaluators)
             records = [r for r in records if r.evaluator in keep]
         splits = make_splits(records, pool=int(pool), validation=int(validation), seed=int(seed), mode=split)
@@ -105,9 +149,16 @@ def prepare_job(source: str, fmt: str, out_records: str, out_splits: str, out_ev
     write_jsonl(records, out_records)
     write_splits(splits, out_splits)
     write_tsv(summary, out_evaluators)
-    log.info("%s: %d records, %d evaluators, %d items; pool %d / validation %d per evaluator; "
-             "direction-only: %s", source, len(records), summary.shape[0], len({r.item for r in records}),
-             pool, validation, list(summary.loc[summary["direction_only"], "evaluator"]))
+    log.info(
+        "%s: %d records, %d evaluators, %d items; pool %d / validation %d per evaluator; direction-only: %s",
+        source,
+        len(records),
+        summary.shape[0],
+        len({r.item for r in records}),
+        pool,
+        validation,
+        list(summary.loc[summary["direction_only"], "evaluator"]),
+    )
     return summary
 
 
@@ -115,9 +166,21 @@ def prepare_job(source: str, fmt: str, out_records: str, out_splits: str, out_ev
 # Prediction
 
 
-def predict_job(records: str, splits: str, out_predictions: str, out_demos: str, *, model: str | dict,
-                demo_type: str, shots: int, settings: str | dict, prompt: str | dict, cache: str,
-                threads: int | None = None, desc: str | None = None) -> pd.DataFrame:
+def predict_job(
+    records: str,
+    splits: str,
+    out_predictions: str,
+    out_demos: str,
+    *,
+    model: str | dict,
+    demo_type: str,
+    shots: int,
+    settings: str | dict,
+    prompt: str | dict,
+    cache: str,
+    threads: int | None = None,
+    desc: str | None = None,
+) -> pd.DataFrame:
     """One cell: the cascade on every evaluator's validation items. ``settings`` holds task,
     answer (auto, parse or logits), max_tokens, seed, min_neutral (:meth:`CascadeSettings.resolve`);
     ``prompt`` is the prompt's texts (:meth:`SimulationPrompt.texts_for`, a tracked parameter;
@@ -126,28 +189,42 @@ def predict_job(records: str, splits: str, out_predictions: str, out_demos: str,
     if demo_type != BASE:
         reason = unsupported_reason(demo_type, recs)
         if reason:
-            raise InputError(f"demonstration type {demo_type} is not supported by {records}: {reason}",
-                             key="simulation.demo_types")
+            raise InputError(
+                f"demonstration type {demo_type} is not supported by {records}: {reason}",
+                key="simulation.demo_types",
+            )
     desc = desc or f"{demo_type} {shots}-shot"
     session = LLMSession(model, cache, threads, desc)
     cfg = CascadeSettings.resolve(as_value(settings), session.spec)
     pr = SimulationPrompt.from_mapping(as_value(prompt), "<prompt parameter>")
     with session as client:
-        preds, demos = simulate(recs, read_splits(splits), client, demo_type=demo_type, shots=int(shots),
-                                settings=cfg, prompt=pr, desc=desc)
+        preds, demos = simulate(
+            recs,
+            read_splits(splits),
+            client,
+            demo_type=demo_type,
+            shots=int(shots),
+            settings=cfg,
+            prompt=pr,
+            desc=desc,
+        )
     write_tsv(preds, out_predictions)
     write_tsv(demos, out_demos)
     return preds
 
 
-def baselines_job(records: str, splits: str, out: str, *, seed: int = 0,
-                  majority_source: str = "all") -> pd.DataFrame:
+def baselines_job(
+    records: str, splits: str, out: str, *, seed: int = 0, majority_source: str = "all"
+) -> pd.DataFrame:
     """The reference predictors' labels for every validation item."""
-    df = bl.reference_predictions(read_jsonl(records), read_splits(splits), seed=int(seed),
-                                  majority_source=majority_source)
+    df = bl.reference_predictions(
+        read_jsonl(records), read_splits(splits), seed=int(seed), majority_source=majority_source
+    )
     write_tsv(df, out)
-    log.info("reference predictors: %s", df.assign(ok=df["pred"] == df["gold"])
-             .groupby("method")["ok"].mean().round(3).to_dict())
+    log.info(
+        "reference predictors: %s",
+        df.assign(ok=df["pred"] == df["gold"]).groupby("method")["ok"].mean().round(3).to_dict(),
+    )
     return df
 
 
@@ -166,10 +243,18 @@ def _long(predictions: Sequence[str], cells: Sequence[Mapping], baselines: str) 
     parts = []
     for path, cell in zip(predictions, cells):
         p = read_predictions(path)[["evaluator", "item", "gold", "pred"]]
-        parts.append(p.assign(method=sm.cell_method(cell["shots"]), model=cell["model"],
-                              demo_type=cell["demo_type"], shots=int(cell["shots"])))
+        parts.append(
+            p.assign(
+                method=sm.cell_method(cell["shots"]),
+                model=cell["model"],
+                demo_type=cell["demo_type"],
+                shots=int(cell["shots"]),
+            )
+        )
     b = pd.read_csv(baselines, sep="\t", dtype=str, keep_default_na=False, na_values=[""])
-    parts.append(b[["method", "evaluator", "item", "gold", "pred"]].assign(model=NONE, demo_type=NONE, shots=0))
+    parts.append(
+        b[["method", "evaluator", "item", "gold", "pred"]].assign(model=NONE, demo_type=NONE, shots=0)
+    )
     return pd.concat(parts, ignore_index=True)[sm.CELL + ["evaluator", "item", "gold", "pred"]]
 
 
@@ -185,15 +270,31 @@ def _group_label(method: str, model: str, demo_type: str, shots: int) -> str:
 
 def design_table(cells: Sequence[Mapping], skipped: Mapping[str, str] | None = None) -> pd.DataFrame:
     """The cells that ran and the demonstration types skipped, with the reason."""
-    rows = [{"model": c["model"], "demo_type": c["demo_type"], "shots": str(int(c["shots"])), "status": "run",
-             "reason": NONE} for c in cells]
-    rows += [{"model": NONE, "demo_type": t, "shots": NONE, "status": "skipped", "reason": why}
-             for t, why in (skipped or {}).items()]
+    rows = [
+        {
+            "model": c["model"],
+            "demo_type": c["demo_type"],
+            "shots": str(int(c["shots"])),
+            "status": "run",
+            "reason": NONE,
+        }
+        for c in cells
+    ]
+    rows += [
+        {"model": NONE, "demo_type": t, "shots": NONE, "status": "skipped", "reason": why}
+        for t, why in (skipped or {}).items()
+    ]
     return pd.DataFrame(rows, columns=DESIGN_COLUMNS)
 
 
-def metrics_job(records: str, predictions: Sequence[str], cells: str | Sequence[Mapping], baselines: str,
-                out_dir: str, skipped: str | Mapping[str, str] | None = None) -> dict[str, pd.DataFrame]:
+def metrics_job(
+    records: str,
+    predictions: Sequence[str],
+    cells: str | Sequence[Mapping],
+    baselines: str,
+    out_dir: str,
+    skipped: str | Mapping[str, str] | None = None,
+) -> dict[str, pd.DataFrame]:
     """All metric tables of one evaluator set (:data:`METRIC_FILES` in ``out_dir``).
     ``cells[i]`` (model, demo_type, shots) describes ``predictions[i]``; ``skipped``: the
     demonstration types the data cannot support, with the reason (the design table)."""
@@ -215,8 +316,9 @@ def metrics_job(records: str, predictions: Sequence[str], cells: str | Sequence[
         pooled.append(sm.deviation_table(pj, ["method", "model"]))
         pooled.append(sm.deviation_table(pj.assign(model="all"), ["method", "model"]))
     out["deviation_pooled"] = pd.concat(pooled, ignore_index=True)
-    labelled = long.assign(group=[_group_label(*k) for k in zip(long["method"], long["model"],
-                                                                  long["demo_type"], long["shots"])])
+    labelled = long.assign(
+        group=[_group_label(*k) for k in zip(long["method"], long["model"], long["demo_type"], long["shots"])]
+    )
     pooled_pj = pj.assign(group=[f"{NAMES[sm.PJ]} | {m} | all cells" for m in pj["model"]])
     both = pd.concat([labelled, pooled_pj], ignore_index=True)
     out["confusion"] = sm.confusion_table(both, ["group"])
@@ -227,11 +329,21 @@ def metrics_job(records: str, predictions: Sequence[str], cells: str | Sequence[
     for (model, dt, shots), g in pj.groupby(["model", "demo_type", "shots"], sort=True):
         c = bl.cross_evaluator_control(g)
         for ev, ge in c.groupby("evaluator", sort=True):
-            control_rows.append({"model": model, "demo_type": dt, "shots": int(shots), "evaluator": ev,
-                                 "n_matched": len(ge), "own_accuracy": ge["own_correct"].mean(),
-                                 "control_accuracy": ge["control_accuracy"].mean()})
-    out["control"] = pd.DataFrame(control_rows, columns=["model", "demo_type", "shots", "evaluator",
-                                                         "n_matched", "own_accuracy", "control_accuracy"])
+            control_rows.append(
+                {
+                    "model": model,
+                    "demo_type": dt,
+                    "shots": int(shots),
+                    "evaluator": ev,
+                    "n_matched": len(ge),
+                    "own_accuracy": ge["own_correct"].mean(),
+                    "control_accuracy": ge["control_accuracy"].mean(),
+                }
+            )
+    out["control"] = pd.DataFrame(
+        control_rows,
+        columns=["model", "demo_type", "shots", "evaluator", "n_matched", "own_accuracy", "control_accuracy"],
+    )
     out["traits"] = sm.evaluator_traits(recs)
     acc_pj = out["accuracy"][out["accuracy"]["method"] == sm.PJ].groupby("evaluator")["accuracy"].mean()
     acc_pj = acc_pj.reindex(out["traits"]["evaluator"])
@@ -248,9 +360,20 @@ def metrics_job(records: str, predictions: Sequence[str], cells: str | Sequence[
 def _read(path: str | Path) -> pd.DataFrame:
     """A table written by these jobs; a table without columns (no rows to report) is empty."""
     try:
-        return pd.read_csv(path, sep="\t", dtype={"evaluator": str, "model": str, "demo_type": str,
-                                                  "method": str, "shots": str, "reason": str},
-                           keep_default_na=False, na_values=[""])
+        return pd.read_csv(
+            path,
+            sep="\t",
+            dtype={
+                "evaluator": str,
+                "model": str,
+                "demo_type": str,
+                "method": str,
+                "shots": str,
+                "reason": str,
+            },
+            keep_default_na=False,
+            na_values=[""],
+        )
     except pd.errors.EmptyDataError:
         return pd.DataFrame()
 
@@ -263,25 +386,34 @@ def _read_numeric(path: str | Path) -> pd.DataFrame:
     return df
 
 
-def stats_job(metrics_dir: str, out_dir: str, *, metric: str = "accuracy",
-              alpha: float = 0.05) -> dict[str, pd.DataFrame]:
+def stats_job(
+    metrics_dir: str, out_dir: str, *, metric: str = "accuracy", alpha: float = 0.05
+) -> dict[str, pd.DataFrame]:
     """The section 14 tests of one evaluator set (:data:`STATS_FILES` in ``out_dir``)."""
     from . import stats as st
 
     m = Path(metrics_dir)
     acc, elig = _read_numeric(m / "accuracy.tsv"), _read_numeric(m / "accuracy_eligible.tsv")
     control = _read_numeric(m / "control.tsv")
-    out = {"factors": st.factor_tests(acc, metric), "pairwise": st.pairwise_tests(acc, metric),
-           "versus_base": st.versus_base(acc, metric, alpha), "all_pairs": st.all_pairs(acc, metric, alpha),
-           "alignment": st.alignment_tests(acc, elig, metric),
-           "control": st.control_tests(control) if len(control) else pd.DataFrame()}
+    out = {
+        "factors": st.factor_tests(acc, metric),
+        "pairwise": st.pairwise_tests(acc, metric),
+        "versus_base": st.versus_base(acc, metric, alpha),
+        "all_pairs": st.all_pairs(acc, metric, alpha),
+        "alignment": st.alignment_tests(acc, elig, metric),
+        "control": st.control_tests(control) if len(control) else pd.DataFrame(),
+    }
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     for name in STATS_FILES:
         write_tsv(out[name[:-4]], Path(out_dir) / name)
     vb = out["versus_base"]
     if len(vb):
-        log.info("cells above their Base Judge: %d of %d; BH-significant: %d", int((vb["delta"] > 0).sum()),
-                 len(vb), int(vb["significant_bh"].sum()))
+        log.info(
+            "cells above their Base Judge: %d of %d; BH-significant: %d",
+            int((vb["delta"] > 0).sum()),
+            len(vb),
+            int(vb["significant_bh"].sum()),
+        )
     return out
 
 
@@ -294,24 +426,49 @@ def figures_job(metrics_dir: str, out_dir: str, *, dataset: str, metric: str = "
 
     m, fig_dir = Path(metrics_dir), Path(out_dir)
     acc = _read_numeric(m / "accuracy.tsv")
-    rp.fig_shots(acc, f"{dataset}: accuracy by shot count", fig_dir / "accuracy_by_shots.png",
-                 fig_dir / "accuracy_by_shots.pdf", metric)
-    rp.fig_control(_read_numeric(m / "control.tsv"), f"{dataset}: personalization advantage over the "
-                   "cross-evaluator control", fig_dir / "control_advantage.png", fig_dir / "control_advantage.pdf")
+    rp.fig_shots(
+        acc,
+        f"{dataset}: accuracy by shot count",
+        fig_dir / "accuracy_by_shots.png",
+        fig_dir / "accuracy_by_shots.pdf",
+        metric,
+    )
+    rp.fig_control(
+        _read_numeric(m / "control.tsv"),
+        f"{dataset}: personalization advantage over the cross-evaluator control",
+        fig_dir / "control_advantage.png",
+        fig_dir / "control_advantage.pdf",
+    )
     traits = _read(m / "traits.tsv")
     per = acc[acc["method"] == sm.PJ].groupby("evaluator")[metric].mean().reindex(traits["evaluator"])
-    rp.fig_evaluators(per, traits, f"{dataset}: per-evaluator accuracy", fig_dir / "evaluator_traits.png",
-                      fig_dir / "evaluator_traits.pdf")
+    rp.fig_evaluators(
+        per,
+        traits,
+        f"{dataset}: per-evaluator accuracy",
+        fig_dir / "evaluator_traits.png",
+        fig_dir / "evaluator_traits.pdf",
+    )
     conf = _read(m / "confusion.tsv")
-    groups = [g for g in conf["group"].unique()
-              if g.endswith("all cells") or g.startswith(rp.NAMES[sm.BASE_JUDGE])]
-    rp.fig_confusion(conf, groups, f"{dataset}: row-normalised confusion (rows gold)", fig_dir / "confusion.png",
-                     fig_dir / "confusion.pdf")
+    groups = [
+        g for g in conf["group"].unique() if g.endswith("all cells") or g.startswith(rp.NAMES[sm.BASE_JUDGE])
+    ]
+    rp.fig_confusion(
+        conf,
+        groups,
+        f"{dataset}: row-normalised confusion (rows gold)",
+        fig_dir / "confusion.png",
+        fig_dir / "confusion.pdf",
+    )
     log.info("%s: %d figures in %s", dataset, len(REPORT_FIGURES), fig_dir)
 
 
-def tables_job(metrics_dirs: Mapping[str, str] | str, stats_dirs: Mapping[str, str] | str, out_dir: str,
-               *, metric: str = "accuracy") -> None:
+def tables_job(
+    metrics_dirs: Mapping[str, str] | str,
+    stats_dirs: Mapping[str, str] | str,
+    out_dir: str,
+    *,
+    metric: str = "accuracy",
+) -> None:
     """The tables (:data:`REPORT_TABLES`, .tsv + .md with the caption above, in ``out_dir``) over
     all evaluator sets, one block of rows per set (Table 1 ``factors``: one column per set)."""
     from . import report as rp
@@ -330,8 +487,13 @@ def tables_job(metrics_dirs: Mapping[str, str] | str, stats_dirs: Mapping[str, s
         acc = accs[d]
         add("core", d, rp.core_table(acc, metric))
         add("evaluators", d, rp.evaluators_table(acc, metric))
-        add("baselines", d, rp.baselines_table(_read_numeric(m / "accuracy_eligible.tsv"),
-                                               _read_numeric(m / "control.tsv"), metric))
+        add(
+            "baselines",
+            d,
+            rp.baselines_table(
+                _read_numeric(m / "accuracy_eligible.tsv"), _read_numeric(m / "control.tsv"), metric
+            ),
+        )
         add("deviation", d, rp.deviation_report(_read(m / "deviation.tsv")))
         for name in ("confusion", "prf", "distribution", "correlations", "design"):
             add(name, d, _read(m / f"{name}.tsv"))
@@ -340,12 +502,17 @@ def tables_job(metrics_dirs: Mapping[str, str] | str, stats_dirs: Mapping[str, s
     factors = rp.factors_table(accs, metric)
     tables["factors"] = [factors] if len(factors) else []
     for name in REPORT_TABLES:
-        df = pd.concat(tables[name], ignore_index=True) if tables[name] else pd.DataFrame({"note": ["no rows"]})
+        df = (
+            pd.concat(tables[name], ignore_index=True)
+            if tables[name]
+            else pd.DataFrame({"note": ["no rows"]})
+        )
         rp.write_table(df, out / name, rp.CAPTIONS[name])
     log.info("%d tables over %d evaluator sets in %s", len(REPORT_TABLES), len(metrics_dirs), out)
 
 
-def prompt_texts(task: str, demo_type: str, ref: str = "simulation/personajudge",
-                 resources: str | Path | None = None) -> str:
+def prompt_texts(
+    task: str, demo_type: str, ref: str = "simulation/personajudge", resources: str | Path | None = None
+) -> str:
     """The prompt parameter of one cell's :func:`predict_job` (JSON: the texts it uses)."""
     return json.dumps(SimulationPrompt.load(ref, resources).texts_for(task, demo_type), sort_keys=True)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -64,15 +64,21 @@ def accuracy_row(df: pd.DataFrame) -> dict:
     n = len(df)
     ans = df[df["pred"].notna()]
     correct = int((ans["pred"] == ans["gold"]).sum())
-    return {"n": n, "n_answered": len(ans), "coverage": len(ans) / n if n else math.nan,
-            "accuracy": correct / len(ans) if len(ans) else math.nan,
-            "accuracy_all": correct / n if n else math.nan}
+    return {
+        "n": n,
+        "n_answered": len(ans),
+        "coverage": len(ans) / n if n else math.nan,
+        "accuracy": correct / len(ans) if len(ans) else math.nan,
+        "accuracy_all": correct / n if n else math.nan,
+    }
 
 
 def accuracy_table(preds: pd.DataFrame) -> pd.DataFrame:
     """One row per cell and evaluator: n, n_answered, coverage, accuracy, accuracy_all."""
-    rows = [{**dict(zip(CELL + ["evaluator"], key)), **accuracy_row(g)}
-            for key, g in preds.groupby(CELL + ["evaluator"], sort=True)]
+    rows = [
+        {**dict(zip(CELL + ["evaluator"], key)), **accuracy_row(g)}
+        for key, g in preds.groupby(CELL + ["evaluator"], sort=True)
+    ]
     return pd.DataFrame(rows, columns=ACCURACY_COLUMNS)
 
 
@@ -91,19 +97,26 @@ def deviation_metrics(df: pd.DataFrame) -> dict:
 
     moved = dev[model_dev_d]
     p_d, p_c = rate(model_dev_d), rate(model_dev_c)
-    return {"n_eligible": len(elig), "n_deviation": n_dev_all,
-            "human_deviation_rate": n_dev_all / len(elig) if len(elig) else math.nan,
-            "n_deviation_answered": len(dev), "n_conform_answered": len(conf),
-            "deviation_accuracy": rate(dev["pred"] == dev["gold"]),
-            "p_model_deviates_given_deviation": p_d, "p_model_deviates_given_conform": p_c,
-            "alignment_lift": p_d - p_c,
-            "n_model_deviates_on_deviation": len(moved),
-            "captured_direction": rate(moved["pred"] == moved["gold"])}
+    return {
+        "n_eligible": len(elig),
+        "n_deviation": n_dev_all,
+        "human_deviation_rate": n_dev_all / len(elig) if len(elig) else math.nan,
+        "n_deviation_answered": len(dev),
+        "n_conform_answered": len(conf),
+        "deviation_accuracy": rate(dev["pred"] == dev["gold"]),
+        "p_model_deviates_given_deviation": p_d,
+        "p_model_deviates_given_conform": p_c,
+        "alignment_lift": p_d - p_c,
+        "n_model_deviates_on_deviation": len(moved),
+        "captured_direction": rate(moved["pred"] == moved["gold"]),
+    }
 
 
 def deviation_table(preds: pd.DataFrame, by: Sequence[str] = CELL) -> pd.DataFrame:
-    rows = [{**dict(zip(by, key if isinstance(key, tuple) else (key,))), **deviation_metrics(g)}
-            for key, g in preds.groupby(list(by), sort=True)]
+    rows = [
+        {**dict(zip(by, key if isinstance(key, tuple) else (key,))), **deviation_metrics(g)}
+        for key, g in preds.groupby(list(by), sort=True)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -132,8 +145,15 @@ def per_class_prf(cm: np.ndarray) -> pd.DataFrame:
     recall = np.divide(tp, gold_n, out=np.zeros(3), where=gold_n > 0)
     s = precision + recall
     f1 = np.divide(2 * precision * recall, s, out=np.zeros(3), where=s > 0)
-    return pd.DataFrame({"label": list(LABELS), "precision": precision, "recall": recall, "f1": f1,
-                         "support": gold_n.astype(int)})
+    return pd.DataFrame(
+        {
+            "label": list(LABELS),
+            "precision": precision,
+            "recall": recall,
+            "f1": f1,
+            "support": gold_n.astype(int),
+        }
+    )
 
 
 def confusion_table(preds: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
@@ -145,8 +165,15 @@ def confusion_table(preds: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
         norm = row_normalise(cm)
         for i, gold in enumerate(LABELS):
             for j, pred in enumerate(LABELS):
-                rows.append({**dict(zip(by, key)), "gold": gold, "pred": pred, "count": int(cm[i, j]),
-                             "row_share": norm[i, j]})
+                rows.append(
+                    {
+                        **dict(zip(by, key)),
+                        "gold": gold,
+                        "pred": pred,
+                        "count": int(cm[i, j]),
+                        "row_share": norm[i, j],
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -167,9 +194,14 @@ def label_distribution(preds: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
         key = key if isinstance(key, tuple) else (key,)
         for source, labels in (("prediction", g["pred"].dropna()), ("human", g["gold"])):
             counts = Counter(labels)
-            rows.append({**dict(zip(by, key)), "source": source, "n": len(labels),
-                         **{lab: counts[lab] / len(labels) if len(labels) else math.nan
-                            for lab in LABELS}})
+            rows.append(
+                {
+                    **dict(zip(by, key)),
+                    "source": source,
+                    "n": len(labels),
+                    **{lab: counts[lab] / len(labels) if len(labels) else math.nan for lab in LABELS},
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -185,12 +217,18 @@ def evaluator_traits(records: Sequence[Record]) -> pd.DataFrame:
         others = consensus(records, exclude=ev, min_annotators=2)
         judged = [r for r in recs if r.item in others]
         counts = Counter(r.label for r in recs)
-        rows.append({"evaluator": ev, "n": len(recs),
-                     **{f"rate_{lab}": counts[lab] / len(recs) for lab in LABELS},
-                     "neutral_rate": counts["N"] / len(recs),
-                     "n_with_others_majority": len(judged),
-                     "deviation_rate": (sum(r.label != others[r.item] for r in judged) / len(judged)
-                                        if judged else math.nan)})
+        rows.append(
+            {
+                "evaluator": ev,
+                "n": len(recs),
+                **{f"rate_{lab}": counts[lab] / len(recs) for lab in LABELS},
+                "neutral_rate": counts["N"] / len(recs),
+                "n_with_others_majority": len(judged),
+                "deviation_rate": (
+                    sum(r.label != others[r.item] for r in judged) / len(judged) if judged else math.nan
+                ),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -207,7 +245,9 @@ def pearson(x: Sequence[float], y: Sequence[float]) -> tuple[float, float, int]:
     return float(res.statistic), float(res.pvalue), n
 
 
-def partial_correlation(x: Sequence[float], y: Sequence[float], z: Sequence[float]) -> tuple[float, float, int]:
+def partial_correlation(
+    x: Sequence[float], y: Sequence[float], z: Sequence[float]
+) -> tuple[float, float, int]:
     """Partial correlation of x and y controlling for z, p from t with n - 3 degrees of freedom;
     NaN when undefined (fewer than 4 complete triples or a degenerate correlation)."""
     x, y, z = (np.asarray(a, dtype=float) for a in (x, y, z))
@@ -217,14 +257,14 @@ def partial_correlation(x: Sequence[float], y: Sequence[float], z: Sequence[floa
     if n < 4 or min(np.ptp(x), np.ptp(y), np.ptp(z)) == 0:
         return math.nan, math.nan, n
     rxy, rxz, ryz = (float(np.corrcoef(a, b)[0, 1]) for a, b in ((x, y), (x, z), (y, z)))
-    den = math.sqrt((1 - rxz ** 2) * (1 - ryz ** 2))
+    den = math.sqrt((1 - rxz**2) * (1 - ryz**2))
     if den == 0:
         return math.nan, math.nan, n
     r = (rxy - rxz * ryz) / den
     df = n - 3
     if abs(r) >= 1:
         return float(np.sign(r)), 0.0, n
-    t = r * math.sqrt(df / (1 - r ** 2))
+    t = r * math.sqrt(df / (1 - r**2))
     return r, float(2 * sps.t.sf(abs(t), df)), n
 
 

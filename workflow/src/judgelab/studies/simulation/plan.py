@@ -19,10 +19,10 @@ from __future__ import annotations
 import json
 import logging
 import random
+from collections.abc import Iterator
 from dataclasses import asdict
 from functools import cached_property
 from pathlib import Path
-from typing import Iterator
 
 from ...backends.base import Request
 from ...errors import InputError
@@ -38,8 +38,14 @@ RAW_EXT = {"pandalm": "json", "jsonl": "jsonl"}
 #: of the context (instruction + input), response 1 and response 2, and the label shares
 #: A / N / B over the three annotators. It stands in, flagged approximate, when the file is not
 #: downloaded yet.
-PANDALM_SIZE = {"items": 999, "annotators": 3, "context": 260.4, "response_a": 196.9,
-                "response_b": 186.8, "labels": {"A": 0.417, "N": 0.109, "B": 0.474}}
+PANDALM_SIZE = {
+    "items": 999,
+    "annotators": 3,
+    "context": 260.4,
+    "response_a": 196.9,
+    "response_b": 186.8,
+    "labels": {"A": 0.417, "N": 0.109, "B": 0.474},
+}
 
 
 class Plan(StudyPlan):
@@ -94,9 +100,15 @@ class Plan(StudyPlan):
     def selection(self, d: str) -> dict:
         """What the prepare job does with the file (a tracked param): format, evaluators, split."""
         s = self.sets[d]
-        return {"format": s["format"], "evaluators": list(s["evaluators"] or []), "pool": int(s["pool"]),
-                "validation": int(s["validation"]), "split": s["split"], "seed": int(s["seed"]),
-                "min_neutral": int(self.section["min_neutral"])}
+        return {
+            "format": s["format"],
+            "evaluators": list(s["evaluators"] or []),
+            "pool": int(s["pool"]),
+            "validation": int(s["validation"]),
+            "split": s["split"],
+            "seed": int(s["seed"]),
+            "min_neutral": int(self.section["min_neutral"]),
+        }
 
     # -- the design ---------------------------------------------------------------------------
 
@@ -117,19 +129,28 @@ class Plan(StudyPlan):
             wanted = self.demo_types
             if s["format"] == "pandalm":  # judgments only: no telemetry, no reasoning
                 types = [t for t in wanted if not DEMO_TYPES[t]]
-                skipped = {t: f"the pandalm format carries judgments only (no {' or '.join(DEMO_TYPES[t])})"
-                           for t in wanted if DEMO_TYPES[t]}
+                skipped = {
+                    t: f"the pandalm format carries judgments only (no {' or '.join(DEMO_TYPES[t])})"
+                    for t in wanted
+                    if DEMO_TYPES[t]
+                }
                 for t, why in skipped.items():
                     log.warning("simulation %s: skipping demonstration type %s: %s", d, t, why)
             else:
                 path = self.source_file(d)
                 if not Path(path).exists() and s["source"] == "download":
-                    raise InputError(f"the demonstration types it supports depend on the file's telemetry "
-                                     f"and reasoning, and {path} is not downloaded yet: run "
-                                     f"`snakemake {path}` first", key=f"simulation.datasets.{d}.source")
+                    raise InputError(
+                        f"the demonstration types it supports depend on the file's telemetry "
+                        f"and reasoning, and {path} is not downloaded yet: run "
+                        f"`snakemake {path}` first",
+                        key=f"simulation.datasets.{d}.source",
+                    )
                 if not Path(path).exists():
-                    raise InputError(f"file {path} does not exist (a relative path is relative to the "
-                                     "working directory of the run)", key=f"simulation.datasets.{d}.path")
+                    raise InputError(
+                        f"file {path} does not exist (a relative path is relative to the "
+                        "working directory of the run)",
+                        key=f"simulation.datasets.{d}.path",
+                    )
                 records = load_records(path, "jsonl")
                 keep = set(s["evaluators"] or [])
                 if keep:
@@ -151,8 +172,12 @@ class Plan(StudyPlan):
         from .cascade import BASE
 
         cells = [{"model": m, "demo_type": BASE, "shots": 0} for m in self.judges]
-        cells += [{"model": m, "demo_type": t, "shots": k} for m in self.judges for t in self.types(d)
-                  for k in self.shots]
+        cells += [
+            {"model": m, "demo_type": t, "shots": k}
+            for m in self.judges
+            for t in self.types(d)
+            for k in self.shots
+        ]
         return cells
 
     def all_demo_types(self) -> list[str]:
@@ -179,9 +204,13 @@ class Plan(StudyPlan):
         embedded model, parse for API models)."""
         from .cascade import CascadeSettings
 
-        values = {"task": self.sets[d]["task"], "answer": self.section["answer"],
-                  "max_tokens": int(self.section["max_tokens"]), "seed": int(self.section["seed"]),
-                  "min_neutral": int(self.section["min_neutral"])}
+        values = {
+            "task": self.sets[d]["task"],
+            "answer": self.section["answer"],
+            "max_tokens": int(self.section["max_tokens"]),
+            "seed": int(self.section["seed"]),
+            "min_neutral": int(self.section["min_neutral"]),
+        }
         return asdict(CascadeSettings.resolve(values, self.project.config["models"][model]))
 
     def settings_param(self, d: str, model: str) -> str:
@@ -193,35 +222,58 @@ class Plan(StudyPlan):
         models = self.project.config["models"]
         for i, m in enumerate(self.section.get("judges") or []):
             if m not in models:
-                raise InputError(f"{m!r} is not a key of `models` (known: {sorted(models)})",
-                                 key=f"simulation.judges[{i}]")
+                raise InputError(
+                    f"{m!r} is not a key of `models` (known: {sorted(models)})", key=f"simulation.judges[{i}]"
+                )
         for d, s in self.sets.items():
             key = f"simulation.datasets.{d}"
             if s["source"] == "sample" and not Path(self.source_file(d)).exists():
-                raise InputError(f"no bundled sample {self.source_file(d)} for format {s['format']!r}",
-                                 key=f"{key}.source")
+                raise InputError(
+                    f"no bundled sample {self.source_file(d)} for format {s['format']!r}", key=f"{key}.source"
+                )
             if s["source"] == "files" and not s.get("path"):
                 raise InputError("source 'files' needs `path`", key=f"{key}.path")
             if s["source"] == "download" and s["format"] == "jsonl" and not s.get("url"):
-                raise InputError("source 'download' of a jsonl file needs `url` (only the pandalm "
-                                 "format has a default, PandaLM's public file)", key=f"{key}.url")
+                raise InputError(
+                    "source 'download' of a jsonl file needs `url` (only the pandalm "
+                    "format has a default, PandaLM's public file)",
+                    key=f"{key}.url",
+                )
             if s["task"] not in self.prompt.scales:
-                raise InputError(f"the prompt {self.section['prompt']!r} has no scale block for task "
-                                 f"{s['task']!r} (it has {sorted(self.prompt.scales)})", key=f"{key}.task")
+                raise InputError(
+                    f"the prompt {self.section['prompt']!r} has no scale block for task "
+                    f"{s['task']!r} (it has {sorted(self.prompt.scales)})",
+                    key=f"{key}.task",
+                )
 
     def llm_jobs(self):
-        return [LLMJob("simulation_predict", c["model"],
-                       (("dataset", d), ("model", c["model"]), ("demo_type", c["demo_type"]),
-                        ("shots", str(c["shots"]))), self.name)
-                for d in self.datasets for c in self.cells(d)]
+        return [
+            LLMJob(
+                "simulation_predict",
+                c["model"],
+                (
+                    ("dataset", d),
+                    ("model", c["model"]),
+                    ("demo_type", c["demo_type"]),
+                    ("shots", str(c["shots"])),
+                ),
+                self.name,
+            )
+            for d in self.datasets
+            for c in self.cells(d)
+        ]
 
     def targets(self) -> list[str]:
         from .jobs import REPORT_FIGURES, REPORT_TABLES
 
         path = self.project.path
         out = [path("simulation_table", name=t, ext=e) for t in REPORT_TABLES for e in ("tsv", "md")]
-        out += [path("simulation_figure", dataset=d, name=f, ext=e) for d in self.datasets
-                for f in REPORT_FIGURES for e in ("png", "pdf")]
+        out += [
+            path("simulation_figure", dataset=d, name=f, ext=e)
+            for d in self.datasets
+            for f in REPORT_FIGURES
+            for e in ("png", "pdf")
+        ]
         return out
 
     # -- the estimate -------------------------------------------------------------------------
@@ -250,16 +302,25 @@ class Plan(StudyPlan):
             records, how = load_records(source, s["format"]), f"{s['source']} file {source}"
         elif s["format"] == "pandalm":
             records, exact = pandalm_stand_in(), False
-            how = (f"not downloaded yet: PandaLM's known size ({PANDALM_SIZE['items']} items x "
-                   f"{PANDALM_SIZE['annotators']} annotators, typical lengths and label shares)")
+            how = (
+                f"not downloaded yet: PandaLM's known size ({PANDALM_SIZE['items']} items x "
+                f"{PANDALM_SIZE['annotators']} annotators, typical lengths and label shares)"
+            )
         else:
-            raise InputError(f"{source} is not downloaded yet; download it or pass --table {d}=PATH",
-                             key=f"simulation.datasets.{d}")
+            raise InputError(
+                f"{source} is not downloaded yet; download it or pass --table {d}=PATH",
+                key=f"simulation.datasets.{d}",
+            )
         keep = set(s["evaluators"] or [])
         if keep:
             records = [r for r in records if r.evaluator in keep]
-        splits = make_splits(records, pool=int(s["pool"]), validation=int(s["validation"]),
-                             seed=int(s["seed"]), mode=s["split"])
+        splits = make_splits(
+            records,
+            pool=int(s["pool"]),
+            validation=int(s["validation"]),
+            seed=int(s["seed"]),
+            mode=s["split"],
+        )
         if exact:
             ctx.notes.append(f"simulation {d}: {len(records):,} records from {how}")
         else:
@@ -328,6 +389,14 @@ def pandalm_stand_in() -> list:
     for i in range(size["items"]):
         context = f"{i} " + "x" * round(size["context"])
         for k in range(1, size["annotators"] + 1):
-            out.append(Record(f"annotator{k}", str(i), context, "x" * round(size["response_a"]),
-                              "x" * round(size["response_b"]), rng.choices(labels, weights)[0]))
+            out.append(
+                Record(
+                    f"annotator{k}",
+                    str(i),
+                    context,
+                    "x" * round(size["response_a"]),
+                    "x" * round(size["response_b"]),
+                    rng.choices(labels, weights)[0],
+                )
+            )
     return out

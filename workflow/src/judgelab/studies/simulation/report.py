@@ -24,8 +24,8 @@ and deviation rate (section 5.1.3), and the row-normalised confusion matrices (T
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import matplotlib
 
@@ -34,46 +34,50 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ..peras.figures import save  # noqa: E402
 from ...tables import write_tsv  # noqa: E402
+from ..peras.figures import save  # noqa: E402
 from .data import LABELS  # noqa: E402
 from .metrics import BASE_JUDGE, PJ  # noqa: E402
 
-NAMES = {"random": "Random Selection", BASE_JUDGE: "Base Judge", PJ: "PersonaJudge",
-         "oracle_consensus": "Oracle consensus", "global_majority": "Global majority",
-         "evaluator_majority": "Per-evaluator majority", "cross_evaluator": "Cross-evaluator control"}
+NAMES = {
+    "random": "Random Selection",
+    BASE_JUDGE: "Base Judge",
+    PJ: "PersonaJudge",
+    "oracle_consensus": "Oracle consensus",
+    "global_majority": "Global majority",
+    "evaluator_majority": "Per-evaluator majority",
+    "cross_evaluator": "Cross-evaluator control",
+}
 FACTOR_NAMES = {"demo_type": "Demonstration Type", "model": "Model", "shots": "Demonstration Count"}
 #: proposed captions of the report tables (also written above each Markdown table)
 CAPTIONS = {
     "factors": "Marginal mean three-class accuracy (SD across evaluators) per factor level "
-               "(seed 001 Table 1).",
+    "(seed 001 Table 1).",
     "core": "Random Selection, Base Judge and PersonaJudge; the best configurations with their gain "
-            "over the same model's Base Judge (seed 001 Table 2).",
+    "over the same model's Base Judge (seed 001 Table 2).",
     "evaluators": "Per-evaluator accuracy: Base Judge per model and PersonaJudge marginal means by "
-                  "model, demonstration type and count (seed 001 section 12).",
+    "model, demonstration type and count (seed 001 section 12).",
     "baselines": "Predictors scored against each evaluator's own labels on the consensus-eligible "
-                 "pairs; the cross-evaluator control on the matched pairs (seed 001 Table 13).",
-    "deviation": "Deviation accuracy, alignment lift and captured direction per cell "
-                 "(seed 001 Table 14).",
+    "pairs; the cross-evaluator control on the matched pairs (seed 001 Table 13).",
+    "deviation": "Deviation accuracy, alignment lift and captured direction per cell (seed 001 Table 14).",
     "confusion": "Confusion matrices, rows gold, columns prediction; row_share is the "
-                 "row-normalised value (seed 001 Table 15).",
+    "row-normalised value (seed 001 Table 15).",
     "prf": "Per-class precision, recall and F1 (seed 001 Table 16).",
     "distribution": "Preference distribution (A / N / B) of the predictions and of the human labels "
-                    "(seed 001 section 13).",
+    "(seed 001 section 13).",
     "correlations": "Per-evaluator PersonaJudge accuracy vs neutral rate and deviation rate; the "
-                    "partial correlation controls for neutral rate (seed 001 section 5.1.3).",
+    "partial correlation controls for neutral rate (seed 001 section 5.1.3).",
     "stats_factors": "Friedman omnibus over all configurations, Friedman per factor, "
-                     "repeated-measures ANOVA (seed 001 Table 10).",
+    "repeated-measures ANOVA (seed 001 Table 10).",
     "stats_pairwise": "Pairwise Wilcoxon contrasts within each factor, Holm-corrected, with paired t "
-                      "and Cohen's d (seed 001 Table 11).",
+    "and Cohen's d (seed 001 Table 11).",
     "stats_versus_base": "Each configuration vs its model's Base Judge: Wilcoxon with Holm and "
-                         "Benjamini-Hochberg over configurations (seed 001 section 14.4).",
+    "Benjamini-Hochberg over configurations (seed 001 section 14.4).",
     "stats_alignment": "PersonaJudge vs chance and vs the baselines and reference predictors "
-                       "(seed 001 section 14.1).",
-    "stats_control": "PersonaJudge vs the cross-evaluator control on matched items "
-                     "(seed 001 section 14.5).",
+    "(seed 001 section 14.1).",
+    "stats_control": "PersonaJudge vs the cross-evaluator control on matched items (seed 001 section 14.5).",
     "design": "The cells that ran (model x demonstration type x shot count; the Base Judge is type "
-              "base with 0 shots) and the demonstration types the data cannot support, with the reason.",
+    "base with 0 shots) and the demonstration types the data cannot support, with the reason.",
 }
 
 
@@ -91,10 +95,12 @@ def mean_sd(values: Sequence[float]) -> str:
 
 def markdown(df: pd.DataFrame, floats: int = 3) -> str:
     """A GitHub-style Markdown table (floats rounded, NaN as n/a)."""
+
     def cell(v):
         if isinstance(v, (float, np.floating)):
             return fmt(float(v), floats)
         return str(v).replace("|", "\\|").replace("\n", " ")
+
     cols = [str(c) for c in df.columns]
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
@@ -136,25 +142,50 @@ def core_table(acc: pd.DataFrame, metric: str = "accuracy", top: int = 5) -> pd.
     """Table 2: random, Base Judge per model, PersonaJudge overall; then the ``top`` cells."""
     rows = []
     rnd = acc[acc["method"] == "random"]
-    rows.append({"method": NAMES["random"], "configuration": "uniform (expected 0.333)",
-                 "accuracy": mean_sd(_per_evaluator(rnd, metric)), "gain_vs_base": ""})
+    rows.append(
+        {
+            "method": NAMES["random"],
+            "configuration": "uniform (expected 0.333)",
+            "accuracy": mean_sd(_per_evaluator(rnd, metric)),
+            "gain_vs_base": "",
+        }
+    )
     base = acc[acc["method"] == BASE_JUDGE]
     for model, g in base.groupby("model", sort=True):
-        rows.append({"method": NAMES[BASE_JUDGE], "configuration": model,
-                     "accuracy": mean_sd(_per_evaluator(g, metric)), "gain_vs_base": ""})
+        rows.append(
+            {
+                "method": NAMES[BASE_JUDGE],
+                "configuration": model,
+                "accuracy": mean_sd(_per_evaluator(g, metric)),
+                "gain_vs_base": "",
+            }
+        )
     pj = acc[acc["method"] == PJ]
-    pj_ev = pj.groupby(["evaluator", "model", "demo_type", "shots"])[metric].mean().groupby("evaluator").mean()
+    pj_ev = (
+        pj.groupby(["evaluator", "model", "demo_type", "shots"])[metric].mean().groupby("evaluator").mean()
+    )
     n_cells = pj.groupby(["model", "demo_type", "shots"]).ngroups
-    rows.append({"method": NAMES[PJ], "configuration": f"mean over {n_cells} cells",
-                 "accuracy": mean_sd(pj_ev), "gain_vs_base": ""})
+    rows.append(
+        {
+            "method": NAMES[PJ],
+            "configuration": f"mean over {n_cells} cells",
+            "accuracy": mean_sd(pj_ev),
+            "gain_vs_base": "",
+        }
+    )
     base_mean = base.groupby("model")[metric].mean()
     cells = pj.groupby(["model", "demo_type", "shots"])[metric].mean().sort_values(ascending=False)
     for (model, dt, shots), v in cells.head(top).items():
         g = pj[(pj["model"] == model) & (pj["demo_type"] == dt) & (pj["shots"] == shots)]
         gain = v - base_mean.get(model, math.nan)
-        rows.append({"method": f"{NAMES[PJ]} (best)", "configuration": f"{model}, {int(shots)}-shot, {dt}",
-                     "accuracy": mean_sd(_per_evaluator(g, metric)),
-                     "gain_vs_base": "n/a" if not math.isfinite(gain) else f"{gain:+.3f}"})
+        rows.append(
+            {
+                "method": f"{NAMES[PJ]} (best)",
+                "configuration": f"{model}, {int(shots)}-shot, {dt}",
+                "accuracy": mean_sd(_per_evaluator(g, metric)),
+                "gain_vs_base": "n/a" if not math.isfinite(gain) else f"{gain:+.3f}",
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -174,7 +205,9 @@ def evaluators_table(acc: pd.DataFrame, metric: str = "accuracy") -> pd.DataFram
     return wide.reset_index().rename(columns={"index": "evaluator"})
 
 
-def baselines_table(acc_eligible: pd.DataFrame, control: pd.DataFrame, metric: str = "accuracy") -> pd.DataFrame:
+def baselines_table(
+    acc_eligible: pd.DataFrame, control: pd.DataFrame, metric: str = "accuracy"
+) -> pd.DataFrame:
     """Table 13: mean (SD) over evaluators of each predictor's accuracy on the consensus-eligible
     pairs; the cross-evaluator control (and PersonaJudge on the same matched items) from
     ``control``."""
@@ -184,23 +217,54 @@ def baselines_table(acc_eligible: pd.DataFrame, control: pd.DataFrame, metric: s
         g = acc_eligible[acc_eligible["method"] == method]
         if method == BASE_JUDGE:
             for model, gm in g.groupby("model", sort=True):
-                rows.append({"predictor": f"{NAMES[method]} ({model})", "pairs": "consensus-eligible",
-                             "accuracy": mean_sd(_per_evaluator(gm, metric))})
+                rows.append(
+                    {
+                        "predictor": f"{NAMES[method]} ({model})",
+                        "pairs": "consensus-eligible",
+                        "accuracy": mean_sd(_per_evaluator(gm, metric)),
+                    }
+                )
         elif len(g):
-            per = g.groupby(["evaluator", "model", "demo_type", "shots"])[metric].mean().groupby("evaluator").mean()
+            per = (
+                g.groupby(["evaluator", "model", "demo_type", "shots"])[metric]
+                .mean()
+                .groupby("evaluator")
+                .mean()
+            )
             rows.append({"predictor": NAMES[method], "pairs": "consensus-eligible", "accuracy": mean_sd(per)})
     if len(control):
         per = control.groupby("evaluator")[["own_accuracy", "control_accuracy"]].mean()
-        rows.append({"predictor": NAMES["cross_evaluator"], "pairs": "matched multi-annotator",
-                     "accuracy": mean_sd(per["control_accuracy"])})
-        rows.append({"predictor": f"{NAMES[PJ]} (same matched pairs)", "pairs": "matched multi-annotator",
-                     "accuracy": mean_sd(per["own_accuracy"])})
+        rows.append(
+            {
+                "predictor": NAMES["cross_evaluator"],
+                "pairs": "matched multi-annotator",
+                "accuracy": mean_sd(per["control_accuracy"]),
+            }
+        )
+        rows.append(
+            {
+                "predictor": f"{NAMES[PJ]} (same matched pairs)",
+                "pairs": "matched multi-annotator",
+                "accuracy": mean_sd(per["own_accuracy"]),
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def deviation_report(deviation: pd.DataFrame) -> pd.DataFrame:
-    keep = ["method", "model", "demo_type", "shots", "n_eligible", "human_deviation_rate", "n_deviation_answered",
-            "deviation_accuracy", "alignment_lift", "n_model_deviates_on_deviation", "captured_direction"]
+    keep = [
+        "method",
+        "model",
+        "demo_type",
+        "shots",
+        "n_eligible",
+        "human_deviation_rate",
+        "n_deviation_answered",
+        "deviation_accuracy",
+        "alignment_lift",
+        "n_model_deviates_on_deviation",
+        "captured_direction",
+    ]
     return deviation[[c for c in keep if c in deviation.columns]]
 
 
@@ -221,8 +285,14 @@ def fig_shots(acc: pd.DataFrame, title: str, out_png, out_pdf=None, metric: str 
         for dt, gd in g.groupby("demo_type", sort=True):
             per = gd.groupby(["shots", "evaluator"])[metric].mean().groupby("shots")
             mean, sd = per.mean(), per.std(ddof=1)
-            ax.errorbar(mean.index.astype(int), mean.to_numpy(), yerr=sd.fillna(0).to_numpy(), marker="o",
-                        capsize=3, label=dt)
+            ax.errorbar(
+                mean.index.astype(int),
+                mean.to_numpy(),
+                yerr=sd.fillna(0).to_numpy(),
+                marker="o",
+                capsize=3,
+                label=dt,
+            )
         base = acc[(acc["method"] == BASE_JUDGE) & (acc["model"] == model)][metric].mean()
         if np.isfinite(base):
             ax.axhline(base, ls="--", color="grey", label="Base Judge")
@@ -266,8 +336,10 @@ def fig_evaluators(accuracy: pd.Series, traits: pd.DataFrame, title: str, out_pn
     """Per-evaluator PersonaJudge accuracy against neutral rate and deviation rate."""
     t = traits.set_index("evaluator").reindex(accuracy.index)
     fig, axes = plt.subplots(1, 2, figsize=(8, 3.4), sharey=True)
-    for ax, col, label in ((axes[0], "neutral_rate", "neutral rate"),
-                           (axes[1], "deviation_rate", "deviation rate (vs other annotators)")):
+    for ax, col, label in (
+        (axes[0], "neutral_rate", "neutral rate"),
+        (axes[1], "deviation_rate", "deviation rate (vs other annotators)"),
+    ):
         ax.scatter(t[col], accuracy.to_numpy(), color="#dd8452")
         for ev, x, y in zip(accuracy.index, t[col], accuracy.to_numpy()):
             ax.annotate(str(ev), (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
@@ -290,8 +362,15 @@ def fig_confusion(confusion: pd.DataFrame, groups: Sequence[str], title: str, ou
         ax.imshow(np.nan_to_num(m, nan=0.0), vmin=0, vmax=1, cmap="Blues")
         for i in range(3):
             for j in range(3):
-                ax.text(j, i, fmt(m[i, j], 2), ha="center", va="center", fontsize=8,
-                        color="white" if np.isfinite(m[i, j]) and m[i, j] > 0.6 else "black")
+                ax.text(
+                    j,
+                    i,
+                    fmt(m[i, j], 2),
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                    color="white" if np.isfinite(m[i, j]) and m[i, j] > 0.6 else "black",
+                )
         ax.set_xticks(range(3), LABELS)
         ax.set_yticks(range(3), LABELS)
         ax.set_xlabel("predicted")

@@ -26,8 +26,8 @@ import hashlib
 import logging
 import random
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import pandas as pd
 
@@ -65,8 +65,14 @@ def content_groups(records: Iterable[Record]) -> dict[str, str]:
     return out
 
 
-def make_splits(records: Sequence[Record], *, pool: int = 40, validation: int = 60, seed: int = 0,
-                mode: str = "coordinated") -> pd.DataFrame:
+def make_splits(
+    records: Sequence[Record],
+    *,
+    pool: int = 40,
+    validation: int = 60,
+    seed: int = 0,
+    mode: str = "coordinated",
+) -> pd.DataFrame:
     """The split table: one row per (evaluator, item) used, ``role`` pool or validation, ``order``
     the item's rank in the evaluator's seeded order. Raises InputError (naming the config key)
     when an evaluator judged too few items."""
@@ -87,8 +93,11 @@ def make_splits(records: Sequence[Record], *, pool: int = 40, validation: int = 
         groups = items_of[ev]
         n_items = sum(len(v) for v in groups.values())
         if n_items < pool + validation:
-            raise InputError(f"evaluator {ev!r} judged {n_items} items, fewer than pool ({pool}) + "
-                             f"validation ({validation})", key="simulation.validation")
+            raise InputError(
+                f"evaluator {ev!r} judged {n_items} items, fewer than pool ({pool}) + "
+                f"validation ({validation})",
+                key="simulation.validation",
+            )
         if mode == "coordinated":
             order = [g for g in global_order if g in groups]
         else:
@@ -109,8 +118,11 @@ def make_splits(records: Sequence[Record], *, pool: int = 40, validation: int = 
             if counts == limits:
                 break
         if counts != limits:
-            raise InputError(f"evaluator {ev!r}: could not fill pool {pool} / validation {validation} "
-                             f"with whole content groups (got {counts})", key="simulation.validation")
+            raise InputError(
+                f"evaluator {ev!r}: could not fill pool {pool} / validation {validation} "
+                f"with whole content groups (got {counts})",
+                key="simulation.validation",
+            )
     out = pd.DataFrame(rows, columns=SPLIT_COLUMNS)
     check_splits(out, records)
     return out
@@ -129,12 +141,15 @@ def check_splits(splits: pd.DataFrame, records: Sequence[Record]) -> None:
         val_groups = {group_of[i]: i for i in val}
         clash = [(i, val_groups[group_of[i]]) for i in pool if group_of[i] in val_groups]
         if clash:
-            raise LeakageError(f"evaluator {ev!r}: pool items have the same content as validation "
-                               f"items (pool, validation): {clash}")
+            raise LeakageError(
+                f"evaluator {ev!r}: pool items have the same content as validation "
+                f"items (pool, validation): {clash}"
+            )
 
 
-def check_demonstrations(evaluator: str, demo_items: Iterable[str], validation_items: Iterable[str],
-                         group_of: dict[str, str]) -> None:
+def check_demonstrations(
+    evaluator: str, demo_items: Iterable[str], validation_items: Iterable[str], group_of: dict[str, str]
+) -> None:
     """Raise :class:`LeakageError` if a demonstration of ``evaluator``'s prompts is one of its
     validation items (by id or content)."""
     val = set(validation_items)
@@ -149,15 +164,17 @@ def write_splits(splits: pd.DataFrame, path: str | Path) -> None:
 
 
 def read_splits(path: str | Path) -> pd.DataFrame:
-    df = pd.read_csv(path, sep="\t", dtype={"evaluator": str, "item": str, "role": str},
-                     keep_default_na=False)
+    df = pd.read_csv(
+        path, sep="\t", dtype={"evaluator": str, "item": str, "role": str}, keep_default_na=False
+    )
     missing = set(SPLIT_COLUMNS) - set(df.columns)
     if missing:
         raise InputError(f"not a split table: missing columns {sorted(missing)}", path=str(path))
     bad = df.index[~df["role"].isin(["pool", "validation"])]
     if len(bad):
-        raise InputError(f"role {df.loc[bad[0], 'role']!r} is not pool or validation", path=str(path),
-                         line=int(bad[0]) + 2)
+        raise InputError(
+            f"role {df.loc[bad[0], 'role']!r} is not pool or validation", path=str(path), line=int(bad[0]) + 2
+        )
     return df
 
 
@@ -171,9 +188,19 @@ def evaluator_summary(records: Sequence[Record], splits: pd.DataFrame, min_neutr
         pool = [label[(ev, i)] for i in part.loc[part["role"] == "pool", "item"]]
         val = [label[(ev, i)] for i in part.loc[part["role"] == "validation", "item"]]
         n_all = sum(1 for r in records if r.evaluator == ev)
-        rows.append({"evaluator": ev, "n_items": n_all, "n_pool": len(pool), "n_validation": len(val),
-                     "pool_A": pool.count("A"), "pool_N": pool.count("N"), "pool_B": pool.count("B"),
-                     "validation_A": val.count("A"), "validation_N": val.count("N"),
-                     "validation_B": val.count("B"),
-                     "direction_only": pool.count("N") < min_neutral})
+        rows.append(
+            {
+                "evaluator": ev,
+                "n_items": n_all,
+                "n_pool": len(pool),
+                "n_validation": len(val),
+                "pool_A": pool.count("A"),
+                "pool_N": pool.count("N"),
+                "pool_B": pool.count("B"),
+                "validation_A": val.count("A"),
+                "validation_N": val.count("N"),
+                "validation_B": val.count("B"),
+                "direction_only": pool.count("N") < min_neutral,
+            }
+        )
     return pd.DataFrame(rows)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -46,10 +46,15 @@ def wilcoxon(x: Sequence[float], y: Sequence[float]) -> dict:
     """Wilcoxon signed-rank test of x - y (scipy defaults); pairs with a NaN are dropped."""
     x, y = _paired(x, y)
     d = x - y
-    out = {"n": len(d), "mean_x": float(x.mean()) if len(d) else math.nan,
-           "mean_y": float(y.mean()) if len(d) else math.nan,
-           "delta": float(d.mean()) if len(d) else math.nan, "W": math.nan, "p_wilcoxon": math.nan,
-           "note": ""}
+    out = {
+        "n": len(d),
+        "mean_x": float(x.mean()) if len(d) else math.nan,
+        "mean_y": float(y.mean()) if len(d) else math.nan,
+        "delta": float(d.mean()) if len(d) else math.nan,
+        "W": math.nan,
+        "p_wilcoxon": math.nan,
+        "note": "",
+    }
     if not np.any(d != 0):
         out["note"] = "no pairs" if len(d) == 0 else "all differences zero"
         return out
@@ -87,9 +92,11 @@ def one_sample(x: Sequence[float], mu: float) -> dict:
     x = np.asarray(x, dtype=float)
     x = x[np.isfinite(x)]
     w = wilcoxon(x, np.full(len(x), mu))
-    t = ({"t": math.nan, "df": max(len(x) - 1, 0), "p_t": math.nan} if len(x) < 2 or np.ptp(x) == 0
-         else {"t": float((r := sps.ttest_1samp(x, mu)).statistic), "df": len(x) - 1,
-               "p_t": float(r.pvalue)})
+    t = (
+        {"t": math.nan, "df": max(len(x) - 1, 0), "p_t": math.nan}
+        if len(x) < 2 or np.ptp(x) == 0
+        else {"t": float((r := sps.ttest_1samp(x, mu)).statistic), "df": len(x) - 1, "p_t": float(r.pvalue)}
+    )
     return {**w, **t}
 
 
@@ -98,9 +105,16 @@ def friedman(matrix: np.ndarray | pd.DataFrame) -> dict:
     with a NaN are dropped."""
     m = np.asarray(matrix, dtype=float)
     m = m[np.all(np.isfinite(m), axis=1)] if m.ndim == 2 else m
-    n, k = (m.shape if m.ndim == 2 else (0, 0))
-    out = {"test": "Friedman", "n": n, "k": k, "statistic": math.nan, "df": max(k - 1, 0),
-           "p": math.nan, "note": ""}
+    n, k = m.shape if m.ndim == 2 else (0, 0)
+    out = {
+        "test": "Friedman",
+        "n": n,
+        "k": k,
+        "statistic": math.nan,
+        "df": max(k - 1, 0),
+        "p": math.nan,
+        "note": "",
+    }
     if k < 3:
         out["note"] = "needs at least 3 conditions"
     elif n < 2:
@@ -130,32 +144,73 @@ def rm_anova(data: pd.DataFrame, depvar: str, subject: str, within: Sequence[str
     within = [w for w in within if data[w].nunique() > 1]
     cols = ["effect", "F", "num_df", "den_df", "p", "n", "note"]
     if not within:
-        return pd.DataFrame([{"effect": "", "F": math.nan, "num_df": math.nan, "den_df": math.nan,
-                              "p": math.nan, "n": data[subject].nunique(),
-                              "note": "no factor with 2 or more levels"}], columns=cols)
+        return pd.DataFrame(
+            [
+                {
+                    "effect": "",
+                    "F": math.nan,
+                    "num_df": math.nan,
+                    "den_df": math.nan,
+                    "p": math.nan,
+                    "n": data[subject].nunique(),
+                    "note": "no factor with 2 or more levels",
+                }
+            ],
+            columns=cols,
+        )
     d = data[[subject, depvar, *within]].dropna()
     cells = d.groupby(within).ngroups
     complete = d.groupby(subject).size()
     d = d[d[subject].isin(complete[complete == cells].index)]
     n = d[subject].nunique()
     if n < 2:
-        return pd.DataFrame([{"effect": ":".join(within), "F": math.nan, "num_df": math.nan,
-                              "den_df": math.nan, "p": math.nan, "n": n,
-                              "note": "needs at least 2 complete subjects"}], columns=cols)
+        return pd.DataFrame(
+            [
+                {
+                    "effect": ":".join(within),
+                    "F": math.nan,
+                    "num_df": math.nan,
+                    "den_df": math.nan,
+                    "p": math.nan,
+                    "n": n,
+                    "note": "needs at least 2 complete subjects",
+                }
+            ],
+            columns=cols,
+        )
     d = d.assign(**{w: d[w].astype(str) for w in within})
     # centred per subject, nothing varies: every F is 0/0 (statsmodels returns rounding noise)
     if np.allclose(d[depvar] - d.groupby(subject)[depvar].transform("mean"), 0):
-        return pd.DataFrame([{"effect": ":".join(within), "F": math.nan, "num_df": math.nan,
-                              "den_df": math.nan, "p": math.nan, "n": n,
-                              "note": "no within-subject variation"}], columns=cols)
+        return pd.DataFrame(
+            [
+                {
+                    "effect": ":".join(within),
+                    "F": math.nan,
+                    "num_df": math.nan,
+                    "den_df": math.nan,
+                    "p": math.nan,
+                    "n": n,
+                    "note": "no within-subject variation",
+                }
+            ],
+            columns=cols,
+        )
     table = AnovaRM(d, depvar, subject, within=list(within)).fit().anova_table
     rows = []
     for eff, r in table.iterrows():
         f = float(r["F Value"])
         ok = math.isfinite(f) and f >= 0
-        rows.append({"effect": eff, "F": f if ok else math.nan, "num_df": float(r["Num DF"]),
-                     "den_df": float(r["Den DF"]), "p": float(r["Pr > F"]) if ok else math.nan, "n": n,
-                     "note": "" if ok else "degenerate (zero error variance)"})
+        rows.append(
+            {
+                "effect": eff,
+                "F": f if ok else math.nan,
+                "num_df": float(r["Num DF"]),
+                "den_df": float(r["Den DF"]),
+                "p": float(r["Pr > F"]) if ok else math.nan,
+                "n": n,
+                "note": "" if ok else "degenerate (zero error variance)",
+            }
+        )
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -183,9 +238,20 @@ def factor_tests(acc: pd.DataFrame, metric: str = "accuracy") -> pd.DataFrame:
         rows.append({"family": "factor", "factor": f, **friedman(marg.to_numpy())})
     anova = rm_anova(pj, metric, "evaluator", list(FACTORS))
     for _, r in anova.iterrows():
-        rows.append({"family": "rm_anova", "factor": r["effect"], "test": "RM-ANOVA", "n": r["n"],
-                     "k": math.nan, "statistic": r["F"], "df": r["num_df"], "den_df": r["den_df"],
-                     "p": r["p"], "note": r["note"]})
+        rows.append(
+            {
+                "family": "rm_anova",
+                "factor": r["effect"],
+                "test": "RM-ANOVA",
+                "n": r["n"],
+                "k": math.nan,
+                "statistic": r["F"],
+                "df": r["num_df"],
+                "den_df": r["den_df"],
+                "p": r["p"],
+                "note": r["note"],
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -196,8 +262,10 @@ def pairwise_tests(acc: pd.DataFrame, metric: str = "accuracy") -> pd.DataFrame:
     parts = []
     for f in FACTORS:
         marg = pj.groupby(["evaluator", f])[metric].mean().unstack(f)
-        rows = [{"factor": f, "level_x": str(a), "level_y": str(b), **compare(marg[a], marg[b])}
-                for a, b in itertools.combinations(marg.columns, 2)]
+        rows = [
+            {"factor": f, "level_x": str(a), "level_y": str(b), **compare(marg[a], marg[b])}
+            for a, b in itertools.combinations(marg.columns, 2)
+        ]
         if rows:
             t = pd.DataFrame(rows)
             t["p_holm"] = adjust(t["p_wilcoxon"], "holm")
@@ -214,8 +282,9 @@ def versus_base(acc: pd.DataFrame, metric: str = "accuracy", alpha: float = 0.05
         b = base[base["model"] == model].set_index("evaluator")[metric]
         x = g.set_index("evaluator")[metric]
         ev = sorted(set(x.index) & set(b.index))
-        rows.append({"model": model, "demo_type": dt, "shots": int(shots),
-                     **compare(x.reindex(ev), b.reindex(ev))})
+        rows.append(
+            {"model": model, "demo_type": dt, "shots": int(shots), **compare(x.reindex(ev), b.reindex(ev))}
+        )
     out = pd.DataFrame(rows)
     if len(out):
         out["p_holm"] = adjust(out["p_wilcoxon"], "holm")
@@ -231,8 +300,9 @@ def all_pairs(acc: pd.DataFrame, metric: str = "accuracy", alpha: float = 0.05) 
     rows = []
     for a, b in itertools.combinations(wide.columns, 2):
         rows.append({"cell_x": _cell_name(*a), "cell_y": _cell_name(*b), **wilcoxon(wide[a], wide[b])})
-    out = pd.DataFrame(rows, columns=["cell_x", "cell_y", "n", "mean_x", "mean_y", "delta", "W",
-                                      "p_wilcoxon", "note"])
+    out = pd.DataFrame(
+        rows, columns=["cell_x", "cell_y", "n", "mean_x", "mean_y", "delta", "W", "p_wilcoxon", "note"]
+    )
     out["p_holm"] = adjust(out["p_wilcoxon"], "holm")
     out["p_bh"] = adjust(out["p_wilcoxon"], "fdr_bh")
     out["significant_holm"] = out["p_holm"] < alpha
@@ -246,16 +316,26 @@ def alignment_tests(acc: pd.DataFrame, acc_eligible: pd.DataFrame, metric: str =
     consensus-eligible items, where all predictors are scored on the same pairs)."""
     rows = []
     pj_all = _pj(acc).groupby("evaluator")[metric].mean()
-    rows.append({"contrast": "PersonaJudge vs chance (1/3)", "items": "validation",
-                 **one_sample(pj_all.to_numpy(), CHANCE)})
+    rows.append(
+        {
+            "contrast": "PersonaJudge vs chance (1/3)",
+            "items": "validation",
+            **one_sample(pj_all.to_numpy(), CHANCE),
+        }
+    )
     pj = _pj(acc_eligible).groupby("evaluator")[metric].mean()
     others = acc_eligible[acc_eligible["method"] != PJ]
     for (method, model), g in others.groupby(["method", "model"], sort=True):
         y = g.groupby("evaluator")[metric].mean()
         ev = sorted(set(pj.index) & set(y.index))
         name = method if model in ("", "-") else f"{method} ({model})"
-        rows.append({"contrast": f"PersonaJudge vs {name}", "items": "consensus-eligible",
-                     **compare(pj.reindex(ev), y.reindex(ev))})
+        rows.append(
+            {
+                "contrast": f"PersonaJudge vs {name}",
+                "items": "consensus-eligible",
+                **compare(pj.reindex(ev), y.reindex(ev)),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -264,12 +344,19 @@ def control_tests(control: pd.DataFrame) -> pd.DataFrame:
     (per evaluator, the mean over cells) and per level of each factor; with the number of
     evaluators for whom PersonaJudge is ahead."""
     rows = []
-    groups = [("all", "all", control)] + [(f, str(lv), g) for f in FACTORS
-                                          for lv, g in control.groupby(f, sort=True)]
+    groups = [("all", "all", control)] + [
+        (f, str(lv), g) for f in FACTORS for lv, g in control.groupby(f, sort=True)
+    ]
     for f, lv, g in groups:
         per = g.groupby("evaluator")[["own_accuracy", "control_accuracy"]].mean()
         res = compare(per["own_accuracy"], per["control_accuracy"])
-        rows.append({"factor": f, "level": lv, **res,
-                     "evaluators_ahead": int((per["own_accuracy"] > per["control_accuracy"]).sum()),
-                     "evaluators": len(per)})
+        rows.append(
+            {
+                "factor": f,
+                "level": lv,
+                **res,
+                "evaluators_ahead": int((per["own_accuracy"] > per["control_accuracy"]).sum()),
+                "evaluators": len(per),
+            }
+        )
     return pd.DataFrame(rows)
