@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from statsmodels.stats.multitest import multipletests
 
+from judgelab.agreement import agreement
 from judgelab.studies.peras import significance as sg
-from judgelab.studies.peras.metrics import agreement, job_metrics, sakai
+from judgelab.studies.peras.metrics import job_metrics, sakai
 
 
 def _pairs(n_queries=20, per_query=12, seed=0):
@@ -35,7 +35,7 @@ def _judge(pairs, p_right, seed, missing=0.0, conf_right=85.0, conf_wrong=60.0):
     return out
 
 
-# judgelab.metrics.agreement lets scikit-learn's UndefinedMetricWarning through for the undefined
+# judgelab.agreement.agreement lets scikit-learn's UndefinedMetricWarning through for the undefined
 # kappa case below (it only silences RuntimeWarning); the NaN is what is tested
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.UndefinedMetricWarning")
 def test_vectorised_metrics_equal_sklearn_and_sakai():
@@ -102,22 +102,6 @@ def test_bootstrap_resamples_queries_not_pairs():
     counts = sg.bootstrap_counts(n_queries=7, n_boot=50, seed=0)
     assert counts.shape == (50, 7) and (counts.sum(axis=1) == 7).all()
     assert (counts == sg.bootstrap_counts(7, 50, 0)).all()
-
-
-def test_holm_equals_statsmodels():
-    rng = np.random.default_rng(0)
-    for _ in range(20):
-        p = rng.random(10) ** 3
-        want = multipletests(p, method="holm")[1]
-        assert np.allclose(sg.holm(p), want)
-    p = np.array([0.01, 0.04, 0.03, 0.005, 0.5])
-    assert np.allclose(
-        sg.holm(p), [0.04, 0.09, 0.09, 0.025, 0.5]
-    )  # 4 x 0.01, 3 x 0.03 (carried up), 5 x 0.005
-    assert np.allclose(sg.holm(p), multipletests(p, method="holm")[1])
-    # undefined p-values are left out of the family
-    got = sg.holm([0.01, np.nan, 0.04])
-    assert np.isnan(got[1]) and np.allclose(got[[0, 2]], multipletests([0.01, 0.04], method="holm")[1])
 
 
 def test_join_metrics_marks_significant_rows():

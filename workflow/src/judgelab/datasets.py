@@ -31,6 +31,7 @@ import pandas as pd
 
 from .errors import InputError
 from .jobs import as_value
+from .labels import GRADES
 from .tables import DATASET_COLUMNS, write_dataset
 from .textfiles import text_lines
 
@@ -84,8 +85,8 @@ def parse_grade(value: str, path: str | Path, line: int, what: str = "grade") ->
         g = int(value)
     except ValueError:
         raise InputError(f"{what} {value!r} is not an integer", path=str(path), line=line) from None
-    if not 0 <= g <= 3:
-        raise InputError(f"{what} {g} is outside 0-3", path=str(path), line=line)
+    if g not in GRADES:
+        raise InputError(f"{what} {g} is outside {GRADES[0]}-{GRADES[-1]}", path=str(path), line=line)
     return g
 
 

@@ -11,6 +11,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from .datasets import read_qrels, read_qrels_text, read_topics
+from .labels import GRADES
 
 TREC_FILES = {
     "dl19": ("qrels.dl19-passage.txt", "topics.dl19-passage.txt", "qrels_text.dl19.tsv"),
@@ -43,13 +44,13 @@ def cut_trec_sample(
     for i, q in enumerate(qrels):
         by_query[q.qid][q.grade].append(i)
     eligible = sorted(
-        qid for qid, g in by_query.items() if all(len(g[k]) >= per_grade for k in range(4)) and qid in topics
+        qid for qid, g in by_query.items() if all(len(g[k]) >= per_grade for k in GRADES) and qid in topics
     )
     rng = random.Random(seed)
     chosen = sorted(rng.sample(eligible, n_queries))
     keep: list[int] = []
     for qid in chosen:
-        for grade in range(4):
+        for grade in GRADES:
             keep += rng.sample(by_query[qid][grade], per_grade)
     keep.sort()  # original file order
 

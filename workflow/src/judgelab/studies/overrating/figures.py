@@ -16,16 +16,12 @@ from __future__ import annotations
 
 import math
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from ...labels import GRADES  # noqa: E402
-from ..peras.figures import save  # noqa: E402
-from .pointwise import OUTCOMES  # noqa: E402
+from ...labels import GRADES
+from ...plotting import plt, save
+from .pointwise import OUTCOMES
 
 RATES = [
     ("accuracy_pct", "Acc."),

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import logging
 import math
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from ...agreement import cohen_kappa
 from ...backends.base import CachedClient, Request
 from ...errors import InputError
 from ...imported import confidence_as_probability, read_judge_file
@@ -110,19 +110,6 @@ def imported_pointwise(
     return typed_readings(out, labels)
 
 
-def _kappa(y: Sequence[int], yhat: Sequence[int], labels: Sequence[int]) -> float:
-    from sklearn.exceptions import UndefinedMetricWarning
-    from sklearn.metrics import cohen_kappa_score
-
-    if not len(y):
-        return math.nan
-    with warnings.catch_warnings():
-        # one single label on both sides: kappa is 0/0; sklearn warns and returns nan (reported)
-        warnings.simplefilter("ignore", RuntimeWarning)
-        warnings.simplefilter("ignore", UndefinedMetricWarning)
-        return float(cohen_kappa_score(list(y), list(yhat), labels=list(labels)))
-
-
 def _rates(human: np.ndarray, llm: np.ndarray, labels: Sequence[int]) -> dict[str, float]:
     n = len(human)
     if not n:
@@ -131,7 +118,7 @@ def _rates(human: np.ndarray, llm: np.ndarray, labels: Sequence[int]) -> dict[st
         "overrate_pct": 100.0 * float((llm > human).mean()),
         "underrate_pct": 100.0 * float((llm < human).mean()),
         "mean_bias": float((llm - human).mean()),
-        "kappa": _kappa(human, llm, labels),
+        "kappa": cohen_kappa(list(human), list(llm), list(labels)),
     }
 
 

@@ -7,14 +7,10 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from ... import render
+
 #: the formats every table of the study is written in
 TABLE_FORMATS = ("tsv", "md", "tex", "html")
-
-
-def _fmt(v, digits: int) -> str:
-    if v is None or (isinstance(v, float) and not math.isfinite(v)) or pd.isna(v):
-        return "n/a"
-    return f"{float(v):.{digits}f}"
 
 
 #: (group title, column title, source scale, metric, digits) of Table 1
@@ -79,34 +75,6 @@ def table2(pairwise: pd.DataFrame, setting: str = "overall") -> pd.DataFrame:
     return sel[["dataset", "model", "setting"] + [m for _, m, _ in TABLE2_COLUMNS]].reset_index(drop=True)
 
 
-def _rows_with_ids(df: pd.DataFrame, ids: Sequence[str]):
-    """The id cells, each shown only where it or an id before it changes (like the seed's
-    tables), and the row."""
-    prev: list[str] | None = None
-    for _, r in df.iterrows():
-        key = [str(r[k]) for k in ids]
-        shown, changed = [], prev is None
-        for i, k in enumerate(key):
-            changed = changed or k != prev[i]
-            shown.append(k if changed else "")
-        yield shown, r
-        prev = key
-
-
-def _tex(s: str) -> str:
-    return (
-        str(s)
-        .replace("\\", r"\textbackslash{}")
-        .replace("_", r"\_")
-        .replace("&", r"\&")
-        .replace("%", r"\%")
-        .replace("#", r"\#")
-        .replace("κ", r"$\kappa$")
-        .replace("→", r"$\to$")
-        .replace(">", r"$>$")
-    )
-
-
 def render_table1(wide: pd.DataFrame, fmt: str) -> str:
     """Table 1 as ``md``, ``tex`` or ``html``."""
     cols = [(g, c, digits) for g, c, _, _, digits in TABLE1_COLUMNS]
@@ -133,35 +101,25 @@ def _render(
     fmt: str,
     value,
 ) -> str:
-    groups = list(dict.fromkeys(g for g, _, _ in cols))
+    rows = [
+        (shown, [render.fmt(value(r, g, c), d) for g, c, d in cols])
+        for shown, r in render.id_cells(wide, ids)
+    ]
+    titles = id_titles + [f"{g} {c}".strip() for g, c, _ in cols]
     if fmt == "md":
-        head = id_titles + [f"{g} {c}".strip() for g, c, _ in cols]
-        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(ids) + "---:|" * len(cols)]
-        for shown, r in _rows_with_ids(wide, ids):
-            lines.append("| " + " | ".join(shown + [_fmt(value(r, g, c), d) for g, c, d in cols]) + " |")
-        return "\n".join(lines) + "\n"
+        return render.markdown_table(titles, [s + v for s, v in rows], ["l"] * len(ids) + ["r"] * len(cols))
     if fmt == "tex":
+        groups = list(dict.fromkeys(g for g, _, _ in cols))
         spans = [(g, sum(1 for gg, _, _ in cols if gg == g)) for g in groups]
-        out = [
-            r"\begin{tabular}{" + "l" * len(ids) + "r" * len(cols) + "}",
-            r"\toprule",
-            " & ".join([""] * len(ids) + [rf"\multicolumn{{{n}}}{{c}}{{{_tex(g)}}}" for g, n in spans])
-            + r" \\",
-            " & ".join([_tex(t) for t in id_titles] + [_tex(c) for _, c, _ in cols]) + r" \\",
-            r"\midrule",
+        esc = render.tex_escape
+        head = [
+            " & ".join([""] * len(ids) + [render.multicolumn(n, esc(g)) for g, n in spans]),
+            " & ".join([esc(t) for t in id_titles] + [esc(c) for _, c, _ in cols]),
         ]
-        for shown, r in _rows_with_ids(wide, ids):
-            out.append(
-                " & ".join([_tex(s) for s in shown] + [_fmt(value(r, g, c), d) for g, c, d in cols]) + r" \\"
-            )
-        out += [r"\bottomrule", r"\end{tabular}"]
-        return "\n".join(out) + "\n"
+        body = [[esc(x) for x in s] + v for s, v in rows]
+        return render.latex_table("l" * len(ids) + "r" * len(cols), head, body)
     if fmt == "html":
-        body = [
-            shown + [_fmt(value(r, g, c), d) for g, c, d in cols] for shown, r in _rows_with_ids(wide, ids)
-        ]
-        frame = pd.DataFrame(body, columns=id_titles + [f"{g} {c}".strip() for g, c, _ in cols])
-        return frame.to_html(index=False, border=0)
+        return render.html_table(pd.DataFrame([s + v for s, v in rows], columns=titles))
     raise ValueError(f"unknown table format {fmt!r} (md, tex or html)")
 
 

@@ -39,7 +39,6 @@ the trials (one persona per metric, as the cell colours of Table 5 say), reporte
 
 from __future__ import annotations
 
-import html
 import logging
 import math
 import warnings
@@ -50,8 +49,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ... import render
+from ...agreement import agreement
 from ...errors import InputError
-from .metrics import agreement
 
 log = logging.getLogger(__name__)
 
@@ -406,10 +406,6 @@ METRIC_NAMES = {"kappa": "κ", "qwk": "QWK", "macro_f1": "F1"}
 METRIC_TEX = {"kappa": r"$\kappa$", "qwk": "QWK", "macro_f1": "F1"}
 
 
-def _fmt(v: float) -> str:
-    return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3f}"
-
-
 def table5_wide(summary: pd.DataFrame) -> pd.DataFrame:
     """Seed 000 Table 5 shape: rows dataset, model, template, metric; per method a Mean and an SD
     column, Oracle last with the persona that attains it. ``summary`` is the tidy table of all
@@ -431,70 +427,66 @@ def table5_wide(summary: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _table_rows(wide: pd.DataFrame):
-    """(dataset, model, template) shown only on a group's first row, and the row."""
-    prev = None
-    for _, r in wide.iterrows():
-        key = (r["dataset"], r["model"], r["template"])
-        yield (("", "", "") if key == prev else key), r
-        prev = key
-
-
 def _method_cells(r: pd.Series, methods: list, oracle_mark) -> list[str]:
     """Mean and (SD) cells of every method; the Oracle's mean is marked with its persona."""
     cells = []
     for meth in methods:
-        mean = _fmt(r[(meth, "Mean")])
+        mean = render.fmt(r[(meth, "Mean")])
         if meth == "Oracle" and r.get(("Oracle", "persona")):
             mean += oracle_mark(r[("Oracle", "persona")])
-        cells += [mean, f"({_fmt(r[(meth, 'SD')])})"]
+        cells += [mean, f"({render.fmt(r[(meth, 'SD')])})"]
     return cells
 
 
+def _methods(wide: pd.DataFrame) -> list[str]:
+    return list(dict.fromkeys(c[0] for c in wide.columns if isinstance(c, tuple)))
+
+
+def _rows(wide: pd.DataFrame):
+    """(dataset, model, template) shown on a group's first row only, and the row."""
+    return render.id_cells(wide, ["dataset", "model", "template"], nested=False)
+
+
 def render_markdown(wide: pd.DataFrame) -> str:
-    methods = list(dict.fromkeys(c[0] for c in wide.columns if isinstance(c, tuple)))
+    methods = _methods(wide)
     head = ["Dataset", "LLM", "Template", "Metric"]
     for meth in methods:
         head += [f"{meth} Mean", f"{meth} SD"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * 4 + "---:|" * (2 * len(methods))]
-    for ids, r in _table_rows(wide):
-        cells = list(ids) + [METRIC_NAMES[r["metric"]]]
-        cells += _method_cells(r, methods, lambda persona: f" ({persona})")
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    rows = [
+        ids + [METRIC_NAMES[r["metric"]]] + _method_cells(r, methods, lambda persona: f" ({persona})")
+        for ids, r in _rows(wide)
+    ]
+    return render.markdown_table(head, rows, ["l"] * 4 + ["r"] * (2 * len(methods)))
 
 
 def render_latex(wide: pd.DataFrame) -> str:
-    methods = list(dict.fromkeys(c[0] for c in wide.columns if isinstance(c, tuple)))
-    esc = lambda s: str(s).replace("_", r"\_").replace("&", r"\&").replace("%", r"\%")  # noqa: E731
-    out = [
-        r"\begin{tabular}{llll" + "rr" * len(methods) + "}",
-        r"\toprule",
-        "Dataset & LLM & Template & Metric & "
-        + " & ".join(rf"\multicolumn{{2}}{{c}}{{{esc(m)}}}" for m in methods)
-        + r" \\",
-        " & & & & " + " & ".join(["Mean & SD"] * len(methods)) + r" \\",
-        r"\midrule",
+    methods = _methods(wide)
+    esc = render.tex_escape
+    head = [
+        "Dataset & LLM & Template & Metric & " + " & ".join(render.multicolumn(2, esc(m)) for m in methods),
+        " & & & & " + " & ".join(["Mean & SD"] * len(methods)),
     ]
-    for ids, r in _table_rows(wide):
-        cells = [esc(k) for k in ids] + [METRIC_TEX[r["metric"]]]
-        cells += _method_cells(r, methods, lambda persona: rf"\textsuperscript{{{esc(persona)}}}")
-        out.append(" & ".join(cells) + r" \\")
-    out += [r"\bottomrule", r"\end{tabular}"]
-    return "\n".join(out) + "\n"
+    rows = [
+        [esc(k) for k in ids]
+        + [METRIC_TEX[r["metric"]]]
+        + _method_cells(r, methods, lambda persona: rf"\textsuperscript{{{esc(persona)}}}")
+        for ids, r in _rows(wide)
+    ]
+    return render.latex_table("llll" + "rr" * len(methods), head, rows)
 
 
 def render_html(wide: pd.DataFrame, caption: str = "") -> str:
-    methods = list(dict.fromkeys(c[0] for c in wide.columns if isinstance(c, tuple)))
+    methods = _methods(wide)
+    fmt = render.fmt
     df = pd.DataFrame(
         {
             **{k: wide[k] for k in ("dataset", "model", "template")},
             "metric": wide["metric"].map(METRIC_NAMES),
             **{
                 f"{m} {part}": (
-                    wide[(m, part)].map(_fmt)
+                    wide[(m, part)].map(fmt)
                     if part == "Mean"
-                    else wide[(m, part)].map(lambda v: f"({_fmt(v)})")
+                    else wide[(m, part)].map(lambda v: f"({fmt(v)})")
                 )
                 for m in methods
                 for part in ("Mean", "SD")
@@ -503,5 +495,4 @@ def render_html(wide: pd.DataFrame, caption: str = "") -> str:
     )
     if ("Oracle", "persona") in wide.columns:
         df["Oracle persona"] = wide[("Oracle", "persona")]
-    body = df.to_html(index=False, border=0, na_rep="")
-    return (f"<p>{html.escape(caption)}</p>\n" if caption else "") + body
+    return render.html_table(df, caption)

@@ -14,19 +14,15 @@
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
-import matplotlib
 import matplotlib.ticker
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from ...labels import GRADES  # noqa: E402
+from ...agreement import cohen_kappa
+from ...labels import GRADES
+from ...plotting import plt, save
 
 METRIC_LABELS = {
     "kappa": "Cohen's κ",
@@ -46,17 +42,6 @@ COLORS = {
     "RU": "#ff7f0e",
     "HMR": "#8c564b",
 }
-
-
-def save(fig, out_png: str | Path, out_pdf: str | Path | None = None) -> None:
-    """Write ``fig`` as PNG (150 dpi) and PDF, then close it. The PDF carries no creation date,
-    so the same figure is the same file on every run."""
-    Path(out_png).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out_png, dpi=150, bbox_inches="tight")
-    if out_pdf:
-        Path(out_pdf).parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(out_pdf, bbox_inches="tight", metadata={"CreationDate": None})
-    plt.close(fig)
 
 
 def _radial_limits(values: np.ndarray, fixed: tuple[float, float] | None) -> tuple[float, float]:
@@ -168,20 +153,13 @@ def radar(
 def interpersona_kappa(labels: Mapping[str, pd.Series]) -> pd.DataFrame:
     """Tidy Cohen's kappa between every two personas (``labels``: persona -> nullable labels on
     the same pairs, same index), over the pairs where both parsed; NaN when undefined."""
-    from sklearn.exceptions import UndefinedMetricWarning
-    from sklearn.metrics import cohen_kappa_score
-
     rows = []
     for a, la in labels.items():
         for b, lb in labels.items():
             both = la.notna() & lb.notna()
             k = math.nan
-            if both.sum() >= 2:
-                with warnings.catch_warnings():
-                    # one single label on both sides: kappa is 0/0, NaN here and "n/a" in the figure
-                    warnings.simplefilter("ignore", RuntimeWarning)
-                    warnings.simplefilter("ignore", UndefinedMetricWarning)
-                    k = float(cohen_kappa_score(la[both].astype(int), lb[both].astype(int), labels=GRADES))
+            if both.sum() >= 2:  # one single label on both sides: kappa is 0/0, NaN ("n/a" in the figure)
+                k = cohen_kappa(la[both].astype(int), lb[both].astype(int), GRADES)
             rows.append({"persona_a": a, "persona_b": b, "kappa": k, "n_pairs": int(both.sum())})
     return pd.DataFrame(rows)
 

@@ -1,26 +1,38 @@
-"""Agreement and calibration metrics.
+"""The metrics of one PERAS judge job: agreement with the human grades and calibration.
 
-* Agreement with human grades: Cohen's kappa, quadratic weighted kappa, macro F1 (scikit-learn),
-  over the pairs whose answer parsed; ``coverage`` says how many that is.
+* Agreement: Cohen's kappa, quadratic weighted kappa, macro F1 (:mod:`judgelab.agreement`), over
+  the pairs whose answer parsed; ``coverage`` says how many that is.
 * Calibration (seed 000, Eq. 1-3, after Sakai 2024): with I+ the correct and I- the incorrect
   instances and p(i) = confidence / 100,
   O = sum_{I-} p(i), U = sum_{I+} (1 - p(i)),
   RO = 1 - O/|I-| (1 if I- is empty), RU = 1 - U/|I+| (1 if I+ is empty),
-  HMR = 2 RO RU / (RO + RU) (0 if RO = RU = 0).
+  HMR = 2 RO RU / (RO + RU) (0 if RO = RU = 0). :func:`calibration_from_sums` is the one
+  implementation (the paired bootstrap evaluates it on resampled sums); :func:`sakai` gives it
+  per-pair values.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from sklearn.exceptions import UndefinedMetricWarning
-from sklearn.metrics import cohen_kappa_score, f1_score
 
-LABELS = [0, 1, 2, 3]
+from ...agreement import agreement
+
+
+def calibration_from_sums(n_neg, o_sum, n_pos, u_sum) -> dict[str, np.ndarray]:
+    """RO, RU and HMR (seed 000 Eq. 1-3) from the number of incorrect pairs and the sum of their
+    confidences, and the number of correct pairs and the sum of 1 - confidence (arrays: one
+    value per resample); HMR is NaN with no pair."""
+    n_neg, o_sum, n_pos, u_sum = (np.asarray(a, dtype=float) for a in (n_neg, o_sum, n_pos, u_sum))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ro = np.where(n_neg > 0, 1.0 - o_sum / np.where(n_neg > 0, n_neg, 1), 1.0)
+        ru = np.where(n_pos > 0, 1.0 - u_sum / np.where(n_pos > 0, n_pos, 1), 1.0)
+        s = ro + ru
+        hmr = np.where(s > 0, 2 * ro * ru / np.where(s > 0, s, 1), 0.0)
+    return {"RO": ro, "RU": ru, "HMR": np.where(n_neg + n_pos > 0, hmr, np.nan)}
 
 
 def sakai(correct: Sequence[bool], confidence: Sequence[float]) -> dict[str, float]:
@@ -31,27 +43,10 @@ def sakai(correct: Sequence[bool], confidence: Sequence[float]) -> dict[str, flo
         raise ValueError("correct and confidence differ in length")
     if np.any((p < 0) | (p > 1)):
         raise ValueError("confidence must lie in [0, 1]")
-    n_neg, n_pos = int((~c).sum()), int(c.sum())
-    ro = 1.0 if n_neg == 0 else 1.0 - p[~c].sum() / n_neg
-    ru = 1.0 if n_pos == 0 else 1.0 - (1.0 - p[c]).sum() / n_pos
-    hmr = 0.0 if ro == 0 and ru == 0 else 2 * ro * ru / (ro + ru)
-    return {"RO": float(ro), "RU": float(ru), "HMR": float(hmr)}
-
-
-def agreement(human: Sequence[int], predicted: Sequence[int]) -> dict[str, float]:
-    """Cohen's kappa, QWK and macro F1 (labels 0-3); NaN when undefined (e.g. no pairs)."""
-    y, yhat = list(map(int, human)), list(map(int, predicted))
-    if not y:
-        return {"kappa": math.nan, "qwk": math.nan, "macro_f1": math.nan}
-    with warnings.catch_warnings():
-        # kappa is undefined (0/0) when both raters use one single label; sklearn warns and
-        # returns nan, which is what we report
-        warnings.simplefilter("ignore", RuntimeWarning)
-        warnings.simplefilter("ignore", UndefinedMetricWarning)
-        kappa = cohen_kappa_score(y, yhat, labels=LABELS)
-        qwk = cohen_kappa_score(y, yhat, labels=LABELS, weights="quadratic")
-    f1 = f1_score(y, yhat, labels=LABELS, average="macro", zero_division=0)
-    return {"kappa": float(kappa), "qwk": float(qwk), "macro_f1": float(f1)}
+    out = calibration_from_sums((~c).sum(), p[~c].sum(), c.sum(), (1.0 - p[c]).sum())
+    if not len(c):  # Eq. 1-3 with I- and I+ empty: RO = RU = 1, so HMR = 1
+        out["HMR"] = np.float64(1.0)
+    return {k: float(v) for k, v in out.items()}
 
 
 def job_metrics(pairs: pd.DataFrame) -> dict[str, float]:

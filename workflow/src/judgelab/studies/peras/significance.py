@@ -31,7 +31,11 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ... import render
+from ...agreement import kappa_from_confusion, macro_f1_from_confusion
 from ...labels import GRADES
+from ...stats import adjust_pvalues
+from .metrics import calibration_from_sums
 
 METRICS = ["kappa", "qwk", "macro_f1", "HMR"]
 K = len(GRADES)
@@ -39,50 +43,6 @@ K = len(GRADES)
 
 # --------------------------------------------------------------------------------------------
 # Metrics from sufficient statistics (vectorised over resamples)
-
-
-def kappa_from_confusion(cm: np.ndarray, weights: str | None = None) -> np.ndarray:
-    """Cohen's kappa from confusion matrices ``(..., K, K)`` (rows human, columns judge), as
-    scikit-learn's ``cohen_kappa_score(labels=0..3)``; NaN where undefined."""
-    cm = np.asarray(cm, dtype=float)
-    n = cm.sum(axis=(-2, -1))
-    rows, cols = cm.sum(axis=-1), cm.sum(axis=-2)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        expected = rows[..., :, None] * cols[..., None, :] / n[..., None, None]
-        idx = np.arange(K)
-        if weights is None:
-            w = 1.0 - np.eye(K)
-        elif weights == "quadratic":
-            w = (idx[:, None] - idx[None, :]) ** 2.0
-        else:
-            raise ValueError(weights)
-        num = (w * cm).sum(axis=(-2, -1))
-        den = (w * expected).sum(axis=(-2, -1))
-        return 1.0 - num / den
-
-
-def macro_f1_from_confusion(cm: np.ndarray) -> np.ndarray:
-    """Macro F1 over labels 0-3 with ``zero_division=0`` (scikit-learn's convention); NaN for an
-    empty matrix."""
-    cm = np.asarray(cm, dtype=float)
-    tp = np.diagonal(cm, axis1=-2, axis2=-1)
-    denom = cm.sum(axis=-1) + cm.sum(axis=-2)  # 2tp + fp + fn
-    with np.errstate(invalid="ignore", divide="ignore"):
-        f1 = np.where(denom > 0, 2 * tp / np.where(denom > 0, denom, 1), 0.0)
-    out = f1.mean(axis=-1)
-    return np.where(cm.sum(axis=(-2, -1)) > 0, out, np.nan)
-
-
-def hmr_from_sums(n_neg, o_sum, n_pos, u_sum) -> np.ndarray:
-    """Sakai's HMR (seed 000 Eq. 1-3) from the number of incorrect pairs and the sum of their
-    confidences, and the number of correct pairs and the sum of 1 - confidence; NaN with no pair."""
-    n_neg, o_sum, n_pos, u_sum = (np.asarray(a, dtype=float) for a in (n_neg, o_sum, n_pos, u_sum))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ro = np.where(n_neg > 0, 1.0 - o_sum / np.where(n_neg > 0, n_neg, 1), 1.0)
-        ru = np.where(n_pos > 0, 1.0 - u_sum / np.where(n_pos > 0, n_pos, 1), 1.0)
-        s = ro + ru
-        hmr = np.where(s > 0, 2 * ro * ru / np.where(s > 0, s, 1), 0.0)
-    return np.where(n_neg + n_pos > 0, hmr, np.nan)
 
 
 def query_stats(pairs: pd.DataFrame, qids: Sequence[str]) -> np.ndarray:
@@ -115,7 +75,7 @@ def metrics_from_stats(stats: np.ndarray) -> dict[str, np.ndarray]:
         "kappa": kappa_from_confusion(cm),
         "qwk": kappa_from_confusion(cm, "quadratic"),
         "macro_f1": macro_f1_from_confusion(cm),
-        "HMR": hmr_from_sums(c[..., 0], c[..., 1], c[..., 2], c[..., 3]),
+        "HMR": calibration_from_sums(c[..., 0], c[..., 1], c[..., 2], c[..., 3])["HMR"],
     }
 
 
@@ -159,21 +119,6 @@ def paired_bootstrap(
             row["p"] = float((1 + np.sum(np.abs(db - d) >= abs(d) - 1e-12)) / (1 + len(db)))
         rows.append(row)
     return pd.DataFrame(rows)
-
-
-def holm(pvalues: Sequence[float]) -> np.ndarray:
-    """Holm-Bonferroni adjusted p-values (step-down, monotone, capped at 1); NaN entries stay NaN
-    and are not counted in the family."""
-    p = np.asarray(pvalues, dtype=float)
-    out = np.full(p.shape, np.nan)
-    ok = np.flatnonzero(np.isfinite(p))
-    m = len(ok)
-    if m == 0:
-        return out
-    order = ok[np.argsort(p[ok], kind="stable")]
-    adj = np.maximum.accumulate((m - np.arange(m)) * p[order])
-    out[order] = np.minimum(adj, 1.0)
-    return out
 
 
 def persona_vs_reference(
@@ -234,7 +179,7 @@ def persona_vs_reference(
     out = pd.concat(parts, ignore_index=True)
     out["p_holm"] = np.nan
     for _m, idx in out.groupby("metric").groups.items():
-        out.loc[idx, "p_holm"] = holm(out.loc[idx, "p"].to_numpy())
+        out.loc[idx, "p_holm"] = adjust_pvalues(out.loc[idx, "p"].to_numpy(), "holm")
     out["significant"] = out["p_holm"] < alpha
     out["reference"], out["n_queries"], out["n_boot"] = reference, len(qids), n_boot
     return out[cols]
@@ -261,22 +206,22 @@ def render_html(joined: pd.DataFrame) -> str:
     shown = ["kappa", "qwk", "macro_f1", "RO", "RU", "HMR"]
     df = joined[[c for c in keys if c in joined]].copy()
     if "coverage" in df:
-        df["coverage"] = df["coverage"].map(lambda v: "n/a" if pd.isna(v) else f"{v:.2f}")
+        df["coverage"] = df["coverage"].map(lambda v: render.fmt(v, 2))
     for m in shown:
         if m not in joined:
             continue
 
         def cell(r, m=m):
             v = r[m]
-            txt = "n/a" if pd.isna(v) else f"{v:.3f}"
+            txt = render.fmt(v)
             d = r.get(f"{m}_delta")
             if d is not None and not pd.isna(d):
                 txt += f" ({d:+.3f}{r.get(f'{m}_sig') or ''})"
             return txt
 
         df[m] = joined.apply(cell, axis=1)
-    return (
-        "<p>Metrics per job. In brackets: difference to the reference persona; * = significant "
-        "after Holm's adjustment (paired bootstrap over queries).</p>\n"
-        + df.to_html(index=False, border=0, na_rep="")
+    return render.html_table(
+        df,
+        "Metrics per job. In brackets: difference to the reference persona; * = significant "
+        "after Holm's adjustment (paired bootstrap over queries).",
     )

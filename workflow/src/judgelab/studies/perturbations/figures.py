@@ -13,15 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from ...labels import GRADES  # noqa: E402
-from ..peras.figures import save  # noqa: E402
+from ...labels import GRADES
+from ...plotting import plt, save
 
 LABEL_COLORS = ["#d9d9d9", "#9ecae1", "#4292c6", "#08519c"]  # label 0 (light) .. 3 (dark)
 

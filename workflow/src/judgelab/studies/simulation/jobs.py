@@ -421,19 +421,20 @@ def figures_job(metrics_dir: str, out_dir: str, *, dataset: str, metric: str = "
     """The figures of one evaluator set (:data:`REPORT_FIGURES`, .png + .pdf, in ``out_dir``):
     accuracy by shot count, the advantage over the cross-evaluator control, per-evaluator
     accuracy against the evaluator traits, the row-normalised confusion matrices."""
+    from . import figures as fg
     from . import metrics as sm
-    from . import report as rp
+    from .report import NAMES
 
     m, fig_dir = Path(metrics_dir), Path(out_dir)
     acc = _read_numeric(m / "accuracy.tsv")
-    rp.fig_shots(
+    fg.fig_shots(
         acc,
         f"{dataset}: accuracy by shot count",
         fig_dir / "accuracy_by_shots.png",
         fig_dir / "accuracy_by_shots.pdf",
         metric,
     )
-    rp.fig_control(
+    fg.fig_control(
         _read_numeric(m / "control.tsv"),
         f"{dataset}: personalization advantage over the cross-evaluator control",
         fig_dir / "control_advantage.png",
@@ -441,7 +442,7 @@ def figures_job(metrics_dir: str, out_dir: str, *, dataset: str, metric: str = "
     )
     traits = _read(m / "traits.tsv")
     per = acc[acc["method"] == sm.PJ].groupby("evaluator")[metric].mean().reindex(traits["evaluator"])
-    rp.fig_evaluators(
+    fg.fig_evaluators(
         per,
         traits,
         f"{dataset}: per-evaluator accuracy",
@@ -450,9 +451,9 @@ def figures_job(metrics_dir: str, out_dir: str, *, dataset: str, metric: str = "
     )
     conf = _read(m / "confusion.tsv")
     groups = [
-        g for g in conf["group"].unique() if g.endswith("all cells") or g.startswith(rp.NAMES[sm.BASE_JUDGE])
+        g for g in conf["group"].unique() if g.endswith("all cells") or g.startswith(NAMES[sm.BASE_JUDGE])
     ]
-    rp.fig_confusion(
+    fg.fig_confusion(
         conf,
         groups,
         f"{dataset}: row-normalised confusion (rows gold)",

@@ -1,6 +1,6 @@
-"""Tables shaped like seed 001's (TSV + Markdown) and its figures (PNG + PDF).
+"""Tables shaped like seed 001's (TSV + Markdown).
 
-Tables (one column block per evaluator set where the seed has one per task):
+One column block per evaluator set where the seed has one per task:
 
 * ``factors`` - Table 1: marginal mean accuracy (SD across evaluators) per level of demonstration
   type, model and demonstration count.
@@ -15,10 +15,7 @@ Tables (one column block per evaluator set where the seed has one per task):
 * ``stats_*`` - Tables 10 and 11, the per-configuration and control tests (section 14).
 * ``design`` - the cells that ran and the demonstration types skipped, with the reason.
 
-Figures: accuracy by shot count per demonstration type (with the Base Judge and the
-per-evaluator majority as reference lines), the personalization advantage over the
-cross-evaluator control by shot count (Figure 12), per-evaluator accuracy against neutral rate
-and deviation rate (section 5.1.3), and the row-normalised confusion matrices (Table 15).
+The figures are in :mod:`.figures`.
 """
 
 from __future__ import annotations
@@ -27,17 +24,12 @@ import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from ...tables import write_tsv  # noqa: E402
-from ..peras.figures import save  # noqa: E402
-from .data import LABELS  # noqa: E402
-from .metrics import BASE_JUDGE, PJ  # noqa: E402
+from ...render import MISSING, fmt, markdown_frame
+from ...tables import write_tsv
+from .metrics import BASE_JUDGE, PJ
 
 NAMES = {
     "random": "Random Selection",
@@ -48,7 +40,11 @@ NAMES = {
     "evaluator_majority": "Per-evaluator majority",
     "cross_evaluator": "Cross-evaluator control",
 }
+
+
 FACTOR_NAMES = {"demo_type": "Demonstration Type", "model": "Model", "shots": "Demonstration Count"}
+
+
 #: proposed captions of the report tables (also written above each Markdown table)
 CAPTIONS = {
     "factors": "Marginal mean three-class accuracy (SD across evaluators) per factor level "
@@ -81,46 +77,24 @@ CAPTIONS = {
 }
 
 
-def fmt(x: float, digits: int = 3) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.{digits}f}"
-
-
 def mean_sd(values: Sequence[float]) -> str:
     v = np.asarray(values, dtype=float)
     v = v[np.isfinite(v)]
     if not len(v):
-        return "n/a"
-    return f"{v.mean():.3f} ({v.std(ddof=1):.3f})" if len(v) > 1 else f"{v.mean():.3f}"
-
-
-def markdown(df: pd.DataFrame, floats: int = 3) -> str:
-    """A GitHub-style Markdown table (floats rounded, NaN as n/a)."""
-
-    def cell(v):
-        if isinstance(v, (float, np.floating)):
-            return fmt(float(v), floats)
-        return str(v).replace("|", "\\|").replace("\n", " ")
-
-    cols = [str(c) for c in df.columns]
-    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join(lines) + "\n"
+        return MISSING
+    return f"{fmt(v.mean())} ({fmt(v.std(ddof=1))})" if len(v) > 1 else fmt(v.mean())
 
 
 def write_table(df: pd.DataFrame, stem: str | Path, caption: str = "") -> None:
     """``stem``.tsv and ``stem``.md (the caption above the table)."""
     stem = Path(stem)
     write_tsv(df, stem.with_suffix(".tsv"))
-    text = (f"{caption}\n\n" if caption else "") + markdown(df)
+    text = (f"{caption}\n\n" if caption else "") + markdown_frame(df)
     stem.with_suffix(".md").write_text(text, encoding="utf-8")
 
 
 def _per_evaluator(acc: pd.DataFrame, metric: str) -> pd.Series:
     return acc.groupby("evaluator")[metric].mean()
-
-
-# --------------------------------------------------------------------------------------------
-# Tables
 
 
 def factors_table(accs: Mapping[str, pd.DataFrame], metric: str = "accuracy") -> pd.DataFrame:
@@ -135,7 +109,7 @@ def factors_table(accs: Mapping[str, pd.DataFrame], metric: str = "accuracy") ->
                 key = (FACTOR_NAMES[f], f"{lv}-shot" if f == "shots" else str(lv))
                 rows.setdefault(key, {})[name] = mean_sd(marg[lv])
     out = pd.DataFrame([{"factor": k[0], "level": k[1], **v} for k, v in rows.items()])
-    return out.fillna("n/a")
+    return out.fillna(MISSING)
 
 
 def core_table(acc: pd.DataFrame, metric: str = "accuracy", top: int = 5) -> pd.DataFrame:
@@ -183,7 +157,7 @@ def core_table(acc: pd.DataFrame, metric: str = "accuracy", top: int = 5) -> pd.
                 "method": f"{NAMES[PJ]} (best)",
                 "configuration": f"{model}, {int(shots)}-shot, {dt}",
                 "accuracy": mean_sd(_per_evaluator(g, metric)),
-                "gain_vs_base": "n/a" if not math.isfinite(gain) else f"{gain:+.3f}",
+                "gain_vs_base": MISSING if not math.isfinite(gain) else f"{gain:+.3f}",
             }
         )
     return pd.DataFrame(rows)
@@ -266,115 +240,3 @@ def deviation_report(deviation: pd.DataFrame) -> pd.DataFrame:
         "captured_direction",
     ]
     return deviation[[c for c in keep if c in deviation.columns]]
-
-
-# --------------------------------------------------------------------------------------------
-# Figures
-
-
-def fig_shots(acc: pd.DataFrame, title: str, out_png, out_pdf=None, metric: str = "accuracy") -> None:
-    """Accuracy by shot count, one line per demonstration type, one panel per model; the Base
-    Judge (dashed) and the per-evaluator majority (dotted) as reference lines; bars = SD across
-    evaluators."""
-    pj = acc[acc["method"] == PJ]
-    models = sorted(pj["model"].unique()) or ["(none)"]
-    fig, axes = plt.subplots(1, len(models), figsize=(4.2 * len(models), 3.4), squeeze=False, sharey=True)
-    maj = acc[acc["method"] == "evaluator_majority"][metric].mean()
-    for ax, model in zip(axes[0], models):
-        g = pj[pj["model"] == model]
-        for dt, gd in g.groupby("demo_type", sort=True):
-            per = gd.groupby(["shots", "evaluator"])[metric].mean().groupby("shots")
-            mean, sd = per.mean(), per.std(ddof=1)
-            ax.errorbar(
-                mean.index.astype(int),
-                mean.to_numpy(),
-                yerr=sd.fillna(0).to_numpy(),
-                marker="o",
-                capsize=3,
-                label=dt,
-            )
-        base = acc[(acc["method"] == BASE_JUDGE) & (acc["model"] == model)][metric].mean()
-        if np.isfinite(base):
-            ax.axhline(base, ls="--", color="grey", label="Base Judge")
-        if np.isfinite(maj):
-            ax.axhline(maj, ls=":", color="black", label="per-evaluator majority")
-        ax.axhline(1 / 3, ls="-", color="lightgrey", lw=0.8, label="chance")
-        shots = sorted(g["shots"].unique())
-        if shots:
-            ax.set_xscale("log", base=2)
-            ax.set_xticks([int(s) for s in shots], [str(int(s)) for s in shots])
-        ax.set_title(model)
-        ax.set_xlabel("demonstrations (shots)")
-        ax.set_ylim(0, 1)
-    axes[0][0].set_ylabel("three-class accuracy")
-    axes[0][-1].legend(fontsize=7, loc="lower right")
-    fig.suptitle(title, y=1.04)
-    save(fig, out_png, out_pdf)
-
-
-def fig_control(control: pd.DataFrame, title: str, out_png, out_pdf=None) -> None:
-    """Figure 12: PersonaJudge minus the cross-evaluator control by shot count (mean over
-    evaluators of their mean over cells; bars = SD across evaluators)."""
-    fig, ax = plt.subplots(figsize=(4.5, 3.2))
-    if len(control):
-        d = control.assign(adv=control["own_accuracy"] - control["control_accuracy"])
-        per = d.groupby(["shots", "evaluator"])["adv"].mean().groupby("shots")
-        mean, sd = per.mean(), per.std(ddof=1)
-        pos = np.arange(len(mean))
-        ax.bar(pos, mean.to_numpy(), yerr=sd.fillna(0).to_numpy(), capsize=3, color="#4c72b0")
-        ax.set_xticks(pos, [str(int(s)) for s in mean.index])
-    else:
-        ax.text(0.5, 0.5, "no matched items", ha="center", va="center", transform=ax.transAxes)
-    ax.axhline(0, color="black", lw=0.8)
-    ax.set_xlabel("demonstrations (shots)")
-    ax.set_ylabel("accuracy: PersonaJudge - control")
-    ax.set_title(title, fontsize=9)
-    save(fig, out_png, out_pdf)
-
-
-def fig_evaluators(accuracy: pd.Series, traits: pd.DataFrame, title: str, out_png, out_pdf=None) -> None:
-    """Per-evaluator PersonaJudge accuracy against neutral rate and deviation rate."""
-    t = traits.set_index("evaluator").reindex(accuracy.index)
-    fig, axes = plt.subplots(1, 2, figsize=(8, 3.4), sharey=True)
-    for ax, col, label in (
-        (axes[0], "neutral_rate", "neutral rate"),
-        (axes[1], "deviation_rate", "deviation rate (vs other annotators)"),
-    ):
-        ax.scatter(t[col], accuracy.to_numpy(), color="#dd8452")
-        for ev, x, y in zip(accuracy.index, t[col], accuracy.to_numpy()):
-            ax.annotate(str(ev), (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
-        ax.set_xlabel(label)
-    axes[0].set_ylabel("PersonaJudge accuracy (mean over cells)")
-    fig.suptitle(title)
-    save(fig, out_png, out_pdf)
-
-
-def fig_confusion(confusion: pd.DataFrame, groups: Sequence[str], title: str, out_png, out_pdf=None) -> None:
-    """Row-normalised confusion matrices (rows gold, columns prediction) of the given groups
-    (values of the ``group`` column)."""
-    groups = list(groups) or ["(none)"]
-    fig, axes = plt.subplots(1, len(groups), figsize=(3.3 * len(groups), 3.2), squeeze=False)
-    for ax, grp in zip(axes[0], groups):
-        g = confusion[confusion["group"] == grp]
-        m = np.full((3, 3), np.nan)
-        for _, r in g.iterrows():
-            m[LABELS.index(r["gold"]), LABELS.index(r["pred"])] = r["row_share"]
-        ax.imshow(np.nan_to_num(m, nan=0.0), vmin=0, vmax=1, cmap="Blues")
-        for i in range(3):
-            for j in range(3):
-                ax.text(
-                    j,
-                    i,
-                    fmt(m[i, j], 2),
-                    ha="center",
-                    va="center",
-                    fontsize=8,
-                    color="white" if np.isfinite(m[i, j]) and m[i, j] > 0.6 else "black",
-                )
-        ax.set_xticks(range(3), LABELS)
-        ax.set_yticks(range(3), LABELS)
-        ax.set_xlabel("predicted")
-        ax.set_ylabel("gold")
-        ax.set_title(grp, fontsize=8)
-    fig.suptitle(title)
-    save(fig, out_png, out_pdf)

@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 from statsmodels.stats.anova import AnovaRM
-from statsmodels.stats.multitest import multipletests
 
+from ...stats import adjust_pvalues
 from .metrics import BASE_JUDGE, PJ
 
 FACTORS = ("demo_type", "shots", "model")
@@ -124,17 +124,6 @@ def friedman(matrix: np.ndarray | pd.DataFrame) -> dict:
     else:
         res = sps.friedmanchisquare(*m.T)
         out.update({"statistic": float(res.statistic), "p": float(res.pvalue)})
-    return out
-
-
-def adjust(pvalues: Sequence[float], method: str) -> np.ndarray:
-    """Holm (``"holm"``) or Benjamini-Hochberg (``"fdr_bh"``) adjusted p-values (statsmodels);
-    NaN p-values stay NaN and are left out of the family."""
-    p = np.asarray(pvalues, dtype=float)
-    out = np.full(p.shape, np.nan)
-    ok = np.isfinite(p)
-    if ok.any():
-        out[ok] = multipletests(p[ok], method=method)[1]
     return out
 
 
@@ -268,7 +257,7 @@ def pairwise_tests(acc: pd.DataFrame, metric: str = "accuracy") -> pd.DataFrame:
         ]
         if rows:
             t = pd.DataFrame(rows)
-            t["p_holm"] = adjust(t["p_wilcoxon"], "holm")
+            t["p_holm"] = adjust_pvalues(t["p_wilcoxon"], "holm")
             parts.append(t)
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
@@ -287,8 +276,8 @@ def versus_base(acc: pd.DataFrame, metric: str = "accuracy", alpha: float = 0.05
         )
     out = pd.DataFrame(rows)
     if len(out):
-        out["p_holm"] = adjust(out["p_wilcoxon"], "holm")
-        out["p_bh"] = adjust(out["p_wilcoxon"], "fdr_bh")
+        out["p_holm"] = adjust_pvalues(out["p_wilcoxon"], "holm")
+        out["p_bh"] = adjust_pvalues(out["p_wilcoxon"], "fdr_bh")
         out["significant_bh"] = out["p_bh"] < alpha
     return out
 
@@ -303,8 +292,8 @@ def all_pairs(acc: pd.DataFrame, metric: str = "accuracy", alpha: float = 0.05) 
     out = pd.DataFrame(
         rows, columns=["cell_x", "cell_y", "n", "mean_x", "mean_y", "delta", "W", "p_wilcoxon", "note"]
     )
-    out["p_holm"] = adjust(out["p_wilcoxon"], "holm")
-    out["p_bh"] = adjust(out["p_wilcoxon"], "fdr_bh")
+    out["p_holm"] = adjust_pvalues(out["p_wilcoxon"], "holm")
+    out["p_bh"] = adjust_pvalues(out["p_wilcoxon"], "fdr_bh")
     out["significant_holm"] = out["p_holm"] < alpha
     out["significant_bh"] = out["p_bh"] < alpha
     return out

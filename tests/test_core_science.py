@@ -1,0 +1,126 @@
+"""The shared core's science, each against a reference no one here wrote: agreement metrics
+against scikit-learn to the last bit, adjusted p-values by hand, the table rendering rules; and
+the layering rule (the core imports no study)."""
+
+from __future__ import annotations
+
+import ast
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import cohen_kappa_score, f1_score
+
+from judgelab import render
+from judgelab.agreement import agreement, cohen_kappa, confusion, kappa_from_confusion, macro_f1
+from judgelab.stats import adjust_pvalues
+
+PACKAGE = Path(__file__).resolve().parents[1] / "workflow" / "src" / "judgelab"
+
+
+def _pairs(rng, n):
+    y = rng.integers(0, 4, n)
+    return y, np.where(rng.random(n) < 0.5, y, rng.integers(0, 4, n))
+
+
+def test_kappa_and_macro_f1_equal_scikit_learn_bit_for_bit():
+    """The one implementation (confusion-matrix based, vectorised) gives scikit-learn's floats
+    exactly, for unweighted, linear and quadratic kappa and macro F1, single and stacked."""
+    rng = np.random.default_rng(0)
+    stacked, singles = [], []
+    for _ in range(2000):
+        y, yhat = _pairs(rng, int(rng.integers(1, 60)))
+        for weights in (None, "linear", "quadratic"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                want = cohen_kappa_score(y, yhat, labels=[0, 1, 2, 3], weights=weights)
+            got = cohen_kappa(y, yhat, weights=weights)
+            assert got == want or (math.isnan(got) and math.isnan(want))
+        assert macro_f1(y, yhat) == f1_score(y, yhat, labels=[0, 1, 2, 3], average="macro", zero_division=0)
+        cm = confusion(y, yhat)
+        stacked.append(cm)
+        singles.append(float(kappa_from_confusion(cm, "quadratic")))
+    vector = kappa_from_confusion(np.array(stacked), "quadratic")
+    assert all(a == b or (math.isnan(a) and math.isnan(b)) for a, b in zip(vector, singles))
+
+
+def test_kappa_by_hand():
+    # 10 pairs, binary: agree on 4 x (0,0) and 3 x (1,1), 2 x (0,1), 1 x (1,0)
+    # p_o = 0.7; p_e = 0.6 * 0.5 + 0.4 * 0.5 = 0.5; kappa = (0.7 - 0.5) / 0.5 = 0.4
+    first = [0] * 4 + [1] * 3 + [0, 0] + [1]
+    second = [0] * 4 + [1] * 3 + [1, 1] + [0]
+    assert cohen_kappa(first, second, [0, 1]) == pytest.approx(0.4)
+    # one single label on both sides: 0 / 0 -> NaN; no pair -> NaN
+    assert math.isnan(cohen_kappa([2, 2], [2, 2]))
+    assert math.isnan(cohen_kappa([], []))
+    assert all(math.isnan(v) for v in agreement([], []).values())
+
+
+def test_adjusted_pvalues_by_hand():
+    p = [0.01, 0.04, 0.03, np.nan]
+    # Holm: sorted 0.01, 0.03, 0.04 times 3, 2, 1 = 0.03, 0.06, 0.04 -> monotone 0.03, 0.06, 0.06
+    assert np.allclose(adjust_pvalues(p, "holm"), [0.03, 0.06, 0.06, np.nan], equal_nan=True)
+    # BH: 0.01*3/1, 0.03*3/2, 0.04*3/3 = 0.03, 0.045, 0.04 -> step-up 0.03, 0.04, 0.04
+    assert np.allclose(adjust_pvalues(p, "fdr_bh"), [0.03, 0.04, 0.04, np.nan], equal_nan=True)
+    assert np.isnan(adjust_pvalues([np.nan], "holm")).all()
+    # 5 tests: 4 x 0.01, 3 x 0.03 (carried up to the next), 5 x 0.005, capped at 1
+    got = adjust_pvalues([0.01, 0.04, 0.03, 0.005, 0.5], "holm")
+    assert np.allclose(got, [0.04, 0.09, 0.09, 0.025, 0.5])
+    with pytest.raises(ValueError, match="unknown p-value adjustment"):
+        adjust_pvalues([0.1], "bonferroni-ish")
+
+
+def test_missing_values_are_one_rule_everywhere():
+    for v in (None, pd.NA, float("nan"), np.float64("nan"), float("inf"), -np.inf):
+        assert render.fmt(v) == render.MISSING == "n/a"
+    assert render.fmt(0.5) == "0.500" and render.fmt(np.float32(2), 1) == "2.0" and render.fmt(3, 0) == "3"
+    df = pd.DataFrame({"judge": ["a|b"], "kappa": [float("nan")], "n": [3]})
+    assert render.markdown_frame(df) == "| judge | kappa | n |\n|---|---|---|\n| a\\|b | n/a | 3 |\n"
+
+
+def test_table_formats():
+    assert render.tex_escape("w_cot 50% & #1 κ → >") == r"w\_cot 50\% \& \#1 $\kappa$ $\to$ $>$"
+    md = render.markdown_table(["id", "value"], [["x", "1.0"]], ["l", "r"])
+    assert md.splitlines()[1] == "|---|---:|"
+    tex = render.latex_table("lr", ["id & " + render.multicolumn(1, "v")], [["x", "1.0"]])
+    assert tex.splitlines() == [
+        r"\begin{tabular}{lr}",
+        r"\toprule",
+        r"id & \multicolumn{1}{c}{v} \\",
+        r"\midrule",
+        r"x & 1.0 \\",
+        r"\bottomrule",
+        r"\end{tabular}",
+    ]
+    page = render.html_table(pd.DataFrame({"a": [np.nan]}), "Holm's <test>")
+    assert page.startswith("<p>Holm's &lt;test&gt;</p>\n<table") and "<td></td>" in page
+    rows = pd.DataFrame({"d": ["x", "x", "y"], "m": ["a", "b", "b"]})
+    assert [s for s, _ in render.id_cells(rows, ["d", "m"])] == [["x", "a"], ["", "b"], ["y", "b"]]
+    assert [s for s, _ in render.id_cells(rows, ["d", "m"], nested=False)] == [
+        ["x", "a"],
+        ["x", "b"],
+        ["y", "b"],
+    ]
+
+
+def test_the_core_imports_no_study():
+    """Every module outside judgelab/studies (but the project facade, the estimator and the CLI,
+    which wire the studies together) imports nothing from judgelab.studies."""
+    wiring = {"project.py", "estimate.py", "cli.py"}
+    offenders = []
+    for f in PACKAGE.rglob("*.py"):
+        rel = f.relative_to(PACKAGE)
+        if rel.parts[0] == "studies" or str(rel) in wiring:
+            continue
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                mod = node.module or ""
+                dots = node.level
+                if "studies" in mod.split(".") or (dots and mod.startswith("studies")):
+                    offenders.append(f"{rel}: from {'.' * dots}{mod}")
+            elif isinstance(node, ast.Import):
+                offenders += [f"{rel}: import {a.name}" for a in node.names if "judgelab.studies" in a.name]
+    assert not offenders, offenders
