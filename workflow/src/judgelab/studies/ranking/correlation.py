@@ -1,0 +1,432 @@
+"""How far a judge's system ranking agrees with the human one.
+
+Inputs are two *per-topic tables* of one measure: the human one (every run scored under the human
+qrels) and the judge's (the same runs under the judge's labels). A per-topic table is either tidy,
+with columns ``run``, ``topic``, ``value`` (the rows of
+:func:`judgelab.studies.ranking.scores.score_runs` for one measure; rows with topic ``all`` are
+dropped), or wide: index = topics, columns = runs. :func:`align` turns both into topic x run
+matrices over the same runs and the topics both tables score; a system's score is its mean over
+those topics (trec_eval's mean when both tables cover the same topics).
+
+Rankings order systems by score descending with ties broken by run name ascending (a fixed,
+judge-independent rule), where a measure needs a total order (tau_ap, RBO, top-k selection);
+Kendall's tau-b and Spearman's rho use the scores themselves and handle ties as scipy does.
+
+Library where one exists: Kendall's tau-b (:func:`scipy.stats.kendalltau`), Spearman's rho
+(:func:`scipy.stats.spearmanr`), the paired tests (:func:`scipy.stats.ttest_rel`,
+:func:`scipy.stats.wilcoxon`, :func:`scipy.stats.binomtest`). By hand (no maintained library
+computes them on these inputs): tau_ap, RBO_ext, top-k tau, the topic bootstrap and the
+significance-decision agreement; each is tested against hand-computed cases.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Hashable, Sequence
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ...errors import InputError
+
+#: Keys of :func:`correlations` (the columns of ``correlations.tsv``), in order.
+CORRELATION_KEYS = [
+    "n_systems",
+    "n_topics",
+    "kendall_tau",
+    "kendall_tau_low",
+    "kendall_tau_high",
+    "tau_ap",
+    "spearman",
+    "rbo",
+    "topk_tau",
+    "sig_agreement",
+    "sig_fpr",
+    "sig_fnr",
+]
+
+#: Paired two-sided tests of :func:`pair_decisions`, by name.
+TESTS = ("t", "wilcoxon", "sign")
+
+
+# --- inputs -----------------------------------------------------------------------------------
+
+
+def topic_matrix(per_topic: pd.DataFrame, what: str = "per-topic table") -> pd.DataFrame:
+    """The topic x run matrix of a per-topic table: tidy when it has columns ``run`` and ``topic``
+    (and ``value``), else already wide (index topics, columns runs); a topic ``all`` (the mean
+    row of :func:`judgelab.studies.ranking.scores.score_runs`) is dropped. A tidy table with more
+    than one ``measure``, or a (run, topic) listed twice, is an error."""
+    if not {"run", "topic"} <= set(per_topic.columns):
+        wide = per_topic.copy()
+        wide.index = wide.index.astype(str)
+        wide.columns = wide.columns.astype(str)
+        return wide.loc[wide.index != "all"].astype(float)
+    if "value" not in per_topic.columns:
+        raise InputError(f"the {what} has columns 'run' and 'topic' but no 'value'")
+    tidy = per_topic[per_topic["topic"].astype(str) != "all"]
+    if "measure" in tidy.columns and tidy["measure"].nunique() > 1:
+        raise InputError(
+            f"the {what} holds several measures ({sorted(tidy['measure'].unique())}); give one measure's rows"
+        )
+    dup = tidy.duplicated(["run", "topic"], keep=False)
+    if dup.any():
+        first = tidy[dup].iloc[0]
+        raise InputError(f"the {what} lists run {first['run']} on topic {first['topic']} twice")
+    wide = tidy.pivot(index="topic", columns="run", values="value")
+    wide.index = wide.index.astype(str)
+    wide.columns = wide.columns.astype(str)
+    return wide.astype(float)
+
+
+def align(per_topic_human: pd.DataFrame, per_topic_judge: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The human and judge topic x run matrices over the same runs (sorted by name) and the topics
+    both tables score (sorted as strings). Errors: the tables name different runs, no topic is
+    common, or a run has no value on a common topic (name the run and the topic)."""
+    human = topic_matrix(per_topic_human, "human per-topic table")
+    judge = topic_matrix(per_topic_judge, "judge per-topic table")
+    if set(human.columns) != set(judge.columns):
+        only_h = sorted(set(human.columns) - set(judge.columns))
+        only_j = sorted(set(judge.columns) - set(human.columns))
+        raise InputError(
+            f"the human and judge tables score different runs (only human: {only_h}; only judge: {only_j})"
+        )
+    runs = sorted(human.columns)
+    topics = sorted(set(human.index) & set(judge.index))
+    if not topics:
+        raise InputError("the human and judge tables have no topic in common")
+    human, judge = human.loc[topics, runs], judge.loc[topics, runs]
+    for what, m in (("human", human), ("judge", judge)):
+        if m.isna().to_numpy().any():
+            i, c = np.argwhere(m.isna().to_numpy())[0]
+            topic, run = m.index[i], m.columns[c]
+            raise InputError(
+                f"the {what} table has no value for run {run} on topic {topic} "
+                "(every run must be scored on every common topic)"
+            )
+    return human, judge
+
+
+def ranking_order(scores: pd.Series) -> list[str]:
+    """Run names by score descending, ties by run name ascending (best first)."""
+    frame = pd.DataFrame({"run": scores.index.astype(str), "score": scores.to_numpy(float)})
+    return frame.sort_values(["score", "run"], ascending=[False, True], kind="mergesort")["run"].tolist()
+
+
+# --- rank correlations ------------------------------------------------------------------------
+
+
+def kendall_tau(x: Sequence[float], y: Sequence[float]) -> float:
+    """Kendall's tau-b of two score vectors over the same systems (scipy.stats.kendalltau,
+    variant ``b``): (C - D) / sqrt((C + D + T_x)(C + D + T_y)), C / D the concordant / discordant
+    pairs, T_x (T_y) the pairs tied only in x (y). NaN when either vector is constant."""
+    if len(x) < 2:
+        return float("nan")
+    return float(stats.kendalltau(x, y, variant="b").statistic)
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float:
+    """Spearman's rho (scipy.stats.spearmanr): Pearson's correlation of the ranks, ties given
+    their average rank. NaN when either vector is constant."""
+    if len(x) < 2:
+        return float("nan")
+    return float(stats.spearmanr(x, y).statistic)
+
+
+def _check_orders(a: Sequence[Hashable], b: Sequence[Hashable], same_items: bool) -> None:
+    for what, seq in (("first", a), ("second", b)):
+        if len(set(seq)) != len(seq):
+            raise ValueError(f"the {what} ranking lists an item twice")
+    if same_items and set(a) != set(b):
+        raise ValueError("the two rankings must hold the same items")
+
+
+def tau_ap(reference: Sequence[Hashable], ranking: Sequence[Hashable]) -> float:
+    """AP correlation tau_ap (Yilmaz, Aslam and Robertson, SIGIR 2008) of ``ranking`` against the
+    ``reference`` (the true order; here the human ranking), both lists of the same N items, best
+    first:
+
+        tau_ap = 2 / (N - 1) * sum_{i=2..N} C(i) / (i - 1)  -  1
+
+    where C(i) is the number of items above rank i in ``ranking`` that the reference also ranks
+    above the item at rank i of ``ranking``. It is asymmetric: swapping the arguments changes the
+    value in general (errors near the top of ``ranking`` weigh most). Ties: none; the lists are
+    total orders (:func:`correlations` breaks score ties by run name, see :func:`ranking_order`).
+    E.g. reference 1..10 and ranking 2,1,3..10 give 7/9 = 0.7778; 1..8,10,9 give 79/81 = 0.9753.
+    NaN for fewer than two items."""
+    _check_orders(reference, ranking, same_items=True)
+    n = len(ranking)
+    if n < 2:
+        return float("nan")
+    where = {item: pos for pos, item in enumerate(reference)}
+    ref_pos = [where[item] for item in ranking]
+    total = 0.0
+    for i in range(1, n):
+        correct = sum(1 for j in range(i) if ref_pos[j] < ref_pos[i])
+        total += correct / i
+    return 2.0 * total / (n - 1) - 1.0
+
+
+def rbo(a: Sequence[Hashable], b: Sequence[Hashable], p: float = 0.9) -> float:
+    """Extrapolated rank-biased overlap RBO_ext (Webber, Moffat and Zobel 2010, TOIS 28(4), eq. 32)
+    of two rankings (best first, no ties: the given order is the ranking; lengths may differ).
+
+    With S the shorter list (length s), L the longer (length l), A_d = X_d / d the agreement at
+    depth d, X_d = |S[:d] & L[:d]| for d <= s and X_d = |S & L[:d]| for d > s:
+
+        RBO_ext = (1-p)/p * (sum_{d=1..l} X_d/d p^d + sum_{d=s+1..l} X_s (d-s)/(s d) p^d)
+                  + ((X_l - X_s)/l + X_s/s) p^l
+
+    which for s = l = k is (1-p)/p * sum_{d=1..k} A_d p^d + A_k p^k (eq. 30): 1 for identical
+    lists, 0 for disjoint ones. ``p`` (persistence, 0 < p < 1): the weight of the top d ranks is
+    about 1 - p^d (p = 0.9: the top 10 carry about 86%)."""
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"p must lie strictly between 0 and 1, not {p}")
+    _check_orders(a, b, same_items=False)
+    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    n_s, n_l = len(short), len(long_)  # s and l of the formula
+    if n_s == 0:
+        return float("nan")
+    seen_s: set = set()
+    seen_l: set = set()
+    overlap = 0
+    x = [0] * (n_l + 1)  # x[d] = X_d
+    for d in range(1, n_l + 1):
+        if d <= n_s:
+            item_s = short[d - 1]
+            overlap += item_s in seen_l
+            seen_s.add(item_s)
+        item_l = long_[d - 1]
+        overlap += item_l in seen_s
+        seen_l.add(item_l)
+        x[d] = overlap
+    total = sum(x[d] / d * p**d for d in range(1, n_l + 1))
+    total += sum(x[n_s] * (d - n_s) / (n_s * d) * p**d for d in range(n_s + 1, n_l + 1))
+    return (1 - p) / p * total + ((x[n_l] - x[n_s]) / n_l + x[n_s] / n_s) * p**n_l
+
+
+def topk_tau(human: pd.Series, judge: pd.Series, k: int = 10) -> float:
+    """Kendall's tau-b of the human and judge scores over the systems in the human top ``k``
+    (:func:`ranking_order` of the human scores: ties at the cut go to the smaller run name); all
+    systems when there are at most ``k``. NaN for fewer than two systems."""
+    if k < 2:
+        raise ValueError(f"k must be at least 2, not {k}")
+    top = ranking_order(human)[:k]
+    return kendall_tau(human.loc[top].to_numpy(), judge.loc[top].to_numpy())
+
+
+# --- topic bootstrap --------------------------------------------------------------------------
+
+
+def bootstrap_taus(
+    per_topic_human: pd.DataFrame, per_topic_judge: pd.DataFrame, n_boot: int = 1000, seed: int = 0
+) -> np.ndarray:
+    """Kendall's tau-b of the two system orders in each of ``n_boot`` topic resamples: every
+    resample draws n_topics topics with replacement (``numpy.random.default_rng(seed).integers``,
+    one row of draws per resample), each system's score is its mean over the drawn topics (a topic
+    drawn twice counts twice) under the human and under the judge table. A resample in which all
+    systems tie under either table gives NaN."""
+    human, judge = align(per_topic_human, per_topic_judge)
+    return _bootstrap_taus(human.to_numpy(), judge.to_numpy(), n_boot, seed)
+
+
+def _bootstrap_taus(h: np.ndarray, j: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
+    if n_boot < 1:
+        raise ValueError(f"n_boot must be positive, not {n_boot}")
+    draws = np.random.default_rng(seed).integers(0, h.shape[0], size=(n_boot, h.shape[0]))
+    return np.array([kendall_tau(h[rows].mean(axis=0), j[rows].mean(axis=0)) for rows in draws])
+
+
+def bootstrap_tau(
+    per_topic_human: pd.DataFrame,
+    per_topic_judge: pd.DataFrame,
+    n_boot: int = 1000,
+    seed: int = 0,
+    alpha: float = 0.05,
+) -> tuple[float, float]:
+    """Percentile interval (1 - ``alpha``) of Kendall's tau-b under topic resampling
+    (:func:`bootstrap_taus`): the alpha/2 and 1 - alpha/2 quantiles of the resampled taus
+    (``numpy.quantile``, linear interpolation), NaN resamples left out; (NaN, NaN) if all are NaN."""
+    human, judge = align(per_topic_human, per_topic_judge)
+    return _percentile_interval(_bootstrap_taus(human.to_numpy(), judge.to_numpy(), n_boot, seed), alpha)
+
+
+def _percentile_interval(taus: np.ndarray, alpha: float) -> tuple[float, float]:
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must lie strictly between 0 and 1, not {alpha}")
+    taus = taus[~np.isnan(taus)]
+    if taus.size == 0:
+        return float("nan"), float("nan")
+    low, high = np.quantile(taus, [alpha / 2, 1 - alpha / 2])
+    return float(low), float(high)
+
+
+# --- significance decisions -------------------------------------------------------------------
+
+
+def paired_p(x: np.ndarray, y: np.ndarray, test: str = "t") -> float:
+    """Two-sided p-value of a paired test of x against y over topics: ``t`` (paired t-test,
+    scipy.stats.ttest_rel), ``wilcoxon`` (signed-rank, scipy.stats.wilcoxon, zero differences
+    dropped as its default ``zero_method='wilcox'``), ``sign`` (exact binomial test of the
+    positive among the non-zero differences, scipy.stats.binomtest with p = 0.5). NaN when every
+    difference is zero (no test is run: the systems do not differ on any topic)."""
+    if test not in TESTS:
+        raise ValueError(f"unknown test {test!r} (known: {', '.join(TESTS)})")
+    diff = np.asarray(x, float) - np.asarray(y, float)
+    if not np.any(diff != 0):
+        return float("nan")
+    with warnings.catch_warnings():
+        # constant non-zero differences: scipy warns of precision loss and returns t = +-inf, p = 0
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if test == "t":
+            return float(stats.ttest_rel(x, y).pvalue)
+        if test == "wilcoxon":
+            return float(stats.wilcoxon(x, y).pvalue)
+    nonzero = diff[diff != 0]
+    return float(stats.binomtest(int((nonzero > 0).sum()), nonzero.size, 0.5).pvalue)
+
+
+def _signs(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Per column: sign of mean(x - y) over the rows, 0 within rounding (1e-12 of the columns'
+    largest absolute value, at least 1) of 0."""
+    diff = (x - y).mean(axis=0)
+    scale = np.maximum(1.0, np.maximum(np.abs(x).max(axis=0), np.abs(y).max(axis=0)))
+    return np.where(np.abs(diff) <= 1e-12 * scale, 0, np.sign(diff)).astype(int)
+
+
+def _pair_pvalues(x: np.ndarray, y: np.ndarray, test: str) -> np.ndarray:
+    """:func:`paired_p` of every column of x against the same column of y; the t-test in one
+    vectorised scipy.stats.ttest_rel call (the same computation per column)."""
+    if test != "t":
+        return np.array([paired_p(x[:, i], y[:, i], test) for i in range(x.shape[1])])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        p = np.asarray(stats.ttest_rel(x, y, axis=0).pvalue, dtype=float)
+    return np.where((x != y).any(axis=0), p, np.nan)
+
+
+def pair_decisions(
+    per_topic_human: pd.DataFrame, per_topic_judge: pd.DataFrame, alpha: float = 0.05, test: str = "t"
+) -> pd.DataFrame:
+    """The significance decision of every pair of systems under both tables.
+
+    For runs a < b (by name) and each table: p = :func:`paired_p` of a's and b's per-topic values
+    over the common topics; significant = p < ``alpha`` (NaN p: not significant); sign = sign of
+    the mean difference a - b (-1, 0, 1; 0 within 1e-12 of the values' scale, i.e. rounding).
+    The decision is "not significant", or "significant with this sign"; ``agree`` is True when
+    both tables' decisions are equal. Columns run_a, run_b,
+    human_p, human_sig, human_sign, judge_p, judge_sig, judge_sign, agree."""
+    return _pair_decisions(*align(per_topic_human, per_topic_judge), alpha, test)
+
+
+def _pair_decisions(human: pd.DataFrame, judge: pd.DataFrame, alpha: float, test: str) -> pd.DataFrame:
+    if test not in TESTS:
+        raise ValueError(f"unknown test {test!r} (known: {', '.join(TESTS)})")
+    pairs = list(combinations(range(human.shape[1]), 2))
+    ia = np.array([a for a, _ in pairs], dtype=int)
+    ib = np.array([b for _, b in pairs], dtype=int)
+    out = pd.DataFrame({"run_a": human.columns[ia], "run_b": human.columns[ib]})
+    for what, m in (("human", human.to_numpy(float)), ("judge", judge.to_numpy(float))):
+        p = _pair_pvalues(m[:, ia], m[:, ib], test) if pairs else np.array([])
+        out[f"{what}_p"] = p
+        out[f"{what}_sig"] = p < alpha  # NaN p: False
+        out[f"{what}_sign"] = _signs(m[:, ia], m[:, ib]) if pairs else np.array([], dtype=int)
+    out["agree"] = (out["human_sig"] == out["judge_sig"]) & (
+        ~out["human_sig"] | (out["human_sign"] == out["judge_sign"])
+    )
+    return out
+
+
+def _share(count: int, of: int) -> float:
+    return count / of if of else float("nan")
+
+
+def significance_agreement(
+    per_topic_human: pd.DataFrame, per_topic_judge: pd.DataFrame, alpha: float = 0.05, test: str = "t"
+) -> dict[str, float | int]:
+    """Agreement of the pairwise significance decisions (:func:`pair_decisions`) of the human and
+    the judge tables, over the P = n(n-1)/2 system pairs:
+
+    * ``sig_agreement`` = n_agree / P: pairs both find not significant, or both find significant
+      with the same sign of the mean difference;
+    * ``sig_fpr`` = n_false_pos / n_human_not_sig: among the pairs the human test finds not
+      significant, the share the judge finds significant (either sign);
+    * ``sig_fnr`` = n_false_neg / n_human_sig: among the pairs the human test finds significant,
+      the share the judge does not confirm: not significant, or significant in the opposite
+      direction (those are also counted as ``n_sign_flips``);
+
+    a rate whose denominator is 0 is NaN. Also returns the counts n_pairs, n_agree, n_human_sig,
+    n_human_not_sig, n_judge_sig, n_false_pos, n_false_neg, n_sign_flips."""
+    return _significance_agreement(_pair_decisions(*align(per_topic_human, per_topic_judge), alpha, test))
+
+
+def _significance_agreement(d: pd.DataFrame) -> dict[str, float | int]:
+    hs, js = d["human_sig"].astype(bool), d["judge_sig"].astype(bool)
+    flips = hs & js & (d["human_sign"] != d["judge_sign"])
+    counts = {
+        "n_pairs": len(d),
+        "n_agree": int(d["agree"].sum()),
+        "n_human_sig": int(hs.sum()),
+        "n_human_not_sig": int((~hs).sum()),
+        "n_judge_sig": int(js.sum()),
+        "n_false_pos": int((~hs & js).sum()),
+        "n_false_neg": int((hs & ~js).sum() + flips.sum()),
+        "n_sign_flips": int(flips.sum()),
+    }
+    return {
+        "sig_agreement": _share(counts["n_agree"], counts["n_pairs"]),
+        "sig_fpr": _share(counts["n_false_pos"], counts["n_human_not_sig"]),
+        "sig_fnr": _share(counts["n_false_neg"], counts["n_human_sig"]),
+        **counts,
+    }
+
+
+# --- all together -----------------------------------------------------------------------------
+
+
+def correlations(
+    per_topic_human: pd.DataFrame,
+    per_topic_judge: pd.DataFrame,
+    *,
+    k: int = 10,
+    p: float = 0.9,
+    n_boot: int = 1000,
+    seed: int = 0,
+    ci_alpha: float = 0.05,
+    sig_alpha: float = 0.05,
+    test: str = "t",
+) -> dict[str, float | int]:
+    """One row of ``correlations.tsv`` (keys :data:`CORRELATION_KEYS`) for one measure.
+
+    Systems' scores are their means over the common topics (:func:`align`). ``kendall_tau``:
+    tau-b of the mean scores, with the ``1 - ci_alpha`` topic-bootstrap interval
+    ``kendall_tau_low``/``kendall_tau_high`` (:func:`bootstrap_tau`, ``n_boot`` resamples,
+    ``seed``); ``tau_ap``: :func:`tau_ap` of the judge's order against the human order (the
+    reference); ``spearman``: rho of the mean scores; ``rbo``: :func:`rbo` of the two orders with
+    persistence ``p``; ``topk_tau``: :func:`topk_tau` over the human top ``k``; ``sig_*``:
+    :func:`significance_agreement` with ``sig_alpha`` and ``test``. Orders: score descending, ties
+    by run name (:func:`ranking_order`)."""
+    human, judge = align(per_topic_human, per_topic_judge)
+    mean_h, mean_j = human.mean(axis=0), judge.mean(axis=0)
+    order_h, order_j = ranking_order(mean_h), ranking_order(mean_j)
+    low, high = _percentile_interval(
+        _bootstrap_taus(human.to_numpy(), judge.to_numpy(), n_boot, seed), ci_alpha
+    )
+    sig = _significance_agreement(_pair_decisions(human, judge, sig_alpha, test))
+    out = {
+        "n_systems": human.shape[1],
+        "n_topics": human.shape[0],
+        "kendall_tau": kendall_tau(mean_h.to_numpy(), mean_j.to_numpy()),
+        "kendall_tau_low": low,
+        "kendall_tau_high": high,
+        "tau_ap": tau_ap(order_h, order_j),
+        "spearman": spearman(mean_h.to_numpy(), mean_j.to_numpy()),
+        "rbo": rbo(order_h, order_j, p),
+        "topk_tau": topk_tau(mean_h, mean_j, k),
+        "sig_agreement": sig["sig_agreement"],
+        "sig_fpr": sig["sig_fpr"],
+        "sig_fnr": sig["sig_fnr"],
+    }
+    return {key: out[key] for key in CORRELATION_KEYS}

@@ -1,0 +1,221 @@
+"""Scoring runs with ir-measures under human qrels or under a judge's labels.
+
+A *qrels table* has the columns :data:`QRELS_COLUMNS`: ``qid``, ``docid`` (str) and ``relevance``
+(int), one row per judged pair. :func:`score_runs` scores every run under one qrels table with
+ir-measures (measures named as :func:`ir_measures.parse_measure` reads them: ``nDCG@10``,
+``P(rel=2)@10``, ``RBP(rel=2)``, ``R(rel=2)@100``, ...) and returns tidy rows
+(:data:`SCORE_COLUMNS`) per run, measure and topic, plus a row with topic ``all``.
+
+trec_eval's conventions, which ir-measures' pytrec_eval provider (trec_eval's own code) follows
+for nDCG, P, R, AP, ...:
+
+* a topic is scored when it is in both the run and the qrels; the ``all`` value is the mean over
+  those topics. (ir-measures itself also yields the measure's default, 0, for every qrels topic
+  the run lacks, as ``trec_eval -c`` would; those rows are dropped here.)
+* unjudged documents count as non-relevant: a document absent from the qrels has gain 0;
+* documents are ordered by score descending, ties by docid descending; the rank field is ignored.
+  Runs are handed to ir-measures in that order (:func:`judgelab.studies.ranking.runs.trec_order`)
+  so that providers that sort stably by score alone (cwl_eval, which computes ``RBP``) break
+  ties as trec_eval does;
+* nDCG's gain is the relevance grade itself with a log2(rank + 1) discount (trec_eval
+  ``ndcg_cut``), the ideal ranking built from all the topic's qrels.
+
+``judged_at_k`` is the share of the run's first k documents of the topic (trec_eval order; k the
+measure's cutoff, or 10 for a measure without one, e.g. RBP) that have a row in the qrels table:
+judged / min(k, documents the run retrieved for the topic). The ``all`` row holds its mean over
+the scored topics. (ir-measures' ``Judged@k`` divides by k instead; the two differ only on topics
+with fewer than k documents.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import ir_measures
+import numpy as np
+import pandas as pd
+
+from ...datasets import read_qrels
+from ...errors import InputError
+from .runs import top_k, trec_order
+
+#: Columns of a qrels table.
+QRELS_COLUMNS = ["qid", "docid", "relevance"]
+
+#: Columns of :func:`score_runs`' output.
+SCORE_COLUMNS = ["run", "measure", "topic", "value", "judged_at_k"]
+
+#: Depth of ``judged_at_k`` for a measure without a cutoff.
+DEFAULT_DEPTH = 10
+
+#: The topic label of the mean row.
+ALL = "all"
+
+
+def parse_measures(names: Iterable[str], key: str | None = None) -> dict[str, object]:
+    """Measure name -> ir-measures measure (:func:`ir_measures.parse_measure`), in the given order,
+    a name given twice kept once. A name ir-measures cannot read is an error naming it (and the
+    config key ``key`` when given)."""
+    parsed: dict[str, object] = {}
+    for name in names:
+        try:
+            parsed.setdefault(str(name), ir_measures.parse_measure(str(name)))
+        except (ValueError, NameError, SyntaxError, TypeError, AttributeError) as exc:
+            raise InputError(
+                f"ir-measures cannot read the measure {name!r} ({exc}); e.g. nDCG@10, "
+                "P(rel=2)@10, RBP(rel=2), R(rel=2)@100",
+                key=key,
+            ) from None
+    if not parsed:
+        raise InputError("no measure given", key=key)
+    return parsed
+
+
+def measure_depth(measure) -> int:
+    """The measure's cutoff (``@k``), or :data:`DEFAULT_DEPTH` when it has none."""
+    cutoff = measure.params.get("cutoff")
+    return int(cutoff) if isinstance(cutoff, int) and not isinstance(cutoff, bool) else DEFAULT_DEPTH
+
+
+def read_qrels_table(path: str | Path, encoding: str | None = None) -> pd.DataFrame:
+    """The qrels table of a TREC qrels file (``qid Q0 docid grade``, grades 0-3, read by
+    :func:`judgelab.datasets.read_qrels`). A pair listed twice with different grades is an error
+    naming both lines; an exact repeat is kept once."""
+    first: dict[tuple[str, str], tuple[int, int]] = {}
+    for q in read_qrels(path, encoding):
+        key = (q.qid, q.docid)
+        if key in first and first[key][0] != q.grade:
+            raise InputError(
+                f"pair (qid {q.qid}, docid {q.docid}) is judged twice with different "
+                f"grades ({first[key][0]} at line {first[key][1]}, {q.grade} here)",
+                path=str(path),
+                line=q.line,
+            )
+        first.setdefault(key, (q.grade, q.line))
+    rows = [(qid, docid, grade) for (qid, docid), (grade, _) in first.items()]
+    return pd.DataFrame(rows, columns=QRELS_COLUMNS).astype({"qid": str, "docid": str, "relevance": "int64"})
+
+
+def check_qrels(qrels: pd.DataFrame, what: str = "qrels table") -> pd.DataFrame:
+    """``qrels`` with the columns :data:`QRELS_COLUMNS` as str, str, int64; a missing column, a
+    relevance that is not an integer, or a (qid, docid) listed twice is an error."""
+    missing = [c for c in QRELS_COLUMNS if c not in qrels.columns]
+    if missing:
+        raise InputError(f"the {what} has no column(s) {missing}")
+    out = qrels[QRELS_COLUMNS].astype({"qid": str, "docid": str})
+    numeric = pd.to_numeric(out["relevance"], errors="coerce")
+    bad = numeric.isna() | (np.floor(numeric) != numeric)
+    if bad.any():
+        row = out[bad].iloc[0]
+        shown = row["relevance"].item() if hasattr(row["relevance"], "item") else row["relevance"]
+        raise InputError(
+            f"the {what} gives the pair (qid {row['qid']}, docid {row['docid']}) the "
+            f"relevance {shown!r}, not an integer"
+        )
+    out["relevance"] = numeric.astype("int64")
+    dup = out.duplicated(["qid", "docid"], keep=False)
+    if dup.any():
+        row = out[dup].iloc[0]
+        raise InputError(f"the {what} lists the pair (qid {row['qid']}, docid {row['docid']}) twice")
+    return out.reset_index(drop=True)
+
+
+def qrels_from_labels(labels: pd.DataFrame, label: str = "label") -> pd.DataFrame:
+    """The qrels table of a judge's label table (columns qid, docid and ``label``), applying
+    trec_eval's rule for what the judge did not label: a pair whose label is missing (None, NaN,
+    pd.NA) is left out of the qrels, so an unlabelled document of a run counts as non-relevant,
+    exactly as a document outside the pool does. Labels must be integers (e.g. 0-3, or 0/1); a
+    pair labelled twice is an error."""
+    missing = [c for c in ("qid", "docid", label) if c not in labels.columns]
+    if missing:
+        raise InputError(f"the label table has no column(s) {missing}")
+    kept = labels[labels[label].notna()]
+    qrels = kept[["qid", "docid"]].assign(relevance=kept[label])
+    return check_qrels(qrels, "label table")
+
+
+def _to_irm_qrels(qrels: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "query_id": qrels["qid"].to_numpy(),
+            "doc_id": qrels["docid"].to_numpy(),
+            "relevance": qrels["relevance"].to_numpy("int64"),
+        }
+    )
+
+
+def _to_irm_run(run: pd.DataFrame) -> pd.DataFrame:
+    ordered = trec_order(run)
+    return pd.DataFrame(
+        {
+            "query_id": ordered["qid"].to_numpy(),
+            "doc_id": ordered["docid"].to_numpy(),
+            "score": ordered["score"].to_numpy("float64"),
+        }
+    )
+
+
+def judged_share(run: pd.DataFrame, qrels: pd.DataFrame, k: int) -> pd.Series:
+    """Per topic of ``run`` (index qid): the share of its first ``k`` documents (trec_eval order)
+    that have a row in ``qrels``, i.e. judged / min(k, documents retrieved)."""
+    top = top_k(run, k)[["qid", "docid"]]
+    judged = pd.MultiIndex.from_frame(qrels[["qid", "docid"]])
+    flags = pd.MultiIndex.from_frame(top).isin(judged)
+    return pd.Series(flags, index=top["qid"].to_numpy()).groupby(level=0).mean().rename("judged_at_k")
+
+
+def _score_one(
+    name: str, run: pd.DataFrame, qrels: pd.DataFrame, evaluator, measures: dict[str, object]
+) -> list[tuple]:
+    names = {measure: label for label, measure in measures.items()}
+    topics = set(run["qid"])
+    values: dict[str, dict[str, float]] = {label: {} for label in measures}
+    for metric in evaluator.iter_calc(_to_irm_run(run)):
+        if metric.query_id in topics:  # drop ir-measures' 0 for qrels topics the run lacks
+            values[names[metric.measure]][metric.query_id] = float(metric.value)
+    rows = []
+    for label, measure in measures.items():
+        per_topic = values[label]
+        judged = judged_share(run, qrels, measure_depth(measure))
+        for topic in sorted(per_topic):
+            rows.append((name, label, topic, per_topic[topic], float(judged.get(topic, 0.0))))
+        scored = sorted(per_topic)
+        mean = float(np.mean([per_topic[t] for t in scored])) if scored else float("nan")
+        mean_judged = float(judged.reindex(scored).fillna(0.0).mean()) if scored else float("nan")
+        rows.append((name, label, ALL, mean, mean_judged))
+    return rows
+
+
+def score_runs(
+    runs: Mapping[str, pd.DataFrame],
+    qrels: pd.DataFrame,
+    measures: Iterable[str] = ("nDCG@10",),
+    key: str | None = None,
+) -> pd.DataFrame:
+    """Every run of ``runs`` (name -> run table) scored with ``measures`` under ``qrels`` (a qrels
+    table): rows (:data:`SCORE_COLUMNS`) run, measure (the name as given), topic (a qid, or
+    ``all`` for the mean), value, judged_at_k, ordered by run (as given), measure (as given) and
+    topic (as strings, ``all`` last). Conventions: see the module docstring. A run with no topic in
+    the qrels gets only its ``all`` row, with NaN value and judged_at_k. ``key`` names the config
+    key of ``measures`` in errors."""
+    parsed = parse_measures(measures, key)
+    qrels = check_qrels(qrels)
+    evaluator = ir_measures.evaluator(list(parsed.values()), _to_irm_qrels(qrels))
+    rows = []
+    for name, run in runs.items():
+        rows.extend(_score_one(str(name), run, qrels, evaluator, parsed))
+    return pd.DataFrame(rows, columns=SCORE_COLUMNS)
+
+
+def score_labels(
+    runs: Mapping[str, pd.DataFrame],
+    labels: pd.DataFrame,
+    measures: Iterable[str] = ("nDCG@10",),
+    label: str = "label",
+    key: str | None = None,
+) -> pd.DataFrame:
+    """:func:`score_runs` under a judge's label table (qid, docid, ``label``) in which some pool
+    pairs may be unlabelled: those are left out of the qrels (:func:`qrels_from_labels`), i.e.
+    count as non-relevant, trec_eval's rule for unjudged documents."""
+    return score_runs(runs, qrels_from_labels(labels, label), measures, key)
