@@ -6,6 +6,8 @@ import re
 
 from snakemake.exceptions import WorkflowError
 
+from judgelab.project import API_BACKENDS
+
 RESULTS = PROJECT.results
 path = PROJECT.path
 
@@ -34,14 +36,44 @@ def reserved_threads(models):
     return PROJECT.job_threads(models, LOCAL_CORES)
 
 
-def model_threads(wildcards):
-    return reserved_threads([wildcards.model])
+def _job_models(models):
+    """The models of a job: ``models(wildcards)``, or the job's ``model`` wildcard."""
+    return models if models is not None else (lambda wildcards: [wildcards.model])
 
 
-def api_jobs(backend):
-    """Resource `<backend>_jobs`: 1 for a job calling that provider, so `--resources openai_jobs=N`
-    (see profiles/) caps how many such jobs run at once, whatever their models."""
-    return lambda wildcards: int(PROJECT.config["models"][wildcards.model]["backend"] == backend)
+def model_threads(models=None):
+    """``threads:`` of a job that calls a model: the model's own `threads` (Project.job_threads).
+    ``models``: a function of the wildcards giving the job's models (default: its `model`)."""
+    of = _job_models(models)
+    return lambda wildcards: reserved_threads(of(wildcards))
+
+
+def model_job(runtime, models=None):
+    """``resources:`` of a job that calls a model (write ``**model_job(minutes)`` in the rule):
+
+    * ``<backend>_jobs``: 1 for a job calling that provider, so ``--resources openai_jobs=N`` (see
+      profiles/) caps how many such jobs run at once, whatever their models;
+    * ``runtime`` (minutes: the rule's, a day for a batch-API model) and ``mem_mb`` (a local
+      GGUF model is held in memory, an API model is not), scaled by the attempt so a retried job
+      gets more; cluster executors (profiles/slurm) read them, a local run ignores them.
+    """
+    of = _job_models(models)
+    res = {
+        f"{backend}_jobs": (lambda wildcards, b=backend: int(PROJECT.uses_backend(of(wildcards), b)))
+        for backend in API_BACKENDS
+    }
+    res["runtime"] = lambda wildcards, attempt: PROJECT.job_runtime_min(of(wildcards), runtime) * attempt
+    res["mem_mb"] = lambda wildcards, attempt: PROJECT.job_memory_mb(of(wildcards)) * attempt
+    return res
+
+
+def cpu_job(runtime, mem_mb):
+    """``resources:`` of a CPU analysis job with more than the profile's default-resources
+    (write ``**cpu_job(minutes, mb)``), scaled by the attempt."""
+    return {
+        "runtime": lambda wildcards, attempt: runtime * attempt,
+        "mem_mb": lambda wildcards, attempt: mem_mb * attempt,
+    }
 
 
 def names_re(names):

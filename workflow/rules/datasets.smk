@@ -30,6 +30,8 @@ rule prepare_dataset:
         PROJECT.log("datasets/{dataset}"),
     conda:
         "../../envs/judgelab.yaml"
+    resources:
+        **cpu_job(30, 4000),
     params:
         selection=lambda wc: json.dumps(PROJECT.selection(wc.dataset), sort_keys=True),
     script:

@@ -13,11 +13,9 @@ rule generate_persona:
         PROJECT.log("personas/{model}/{persona}"),
     conda:
         "../../envs/judgelab.yaml"
-    threads: model_threads
+    threads: model_threads()
     resources:
-        openai_jobs=api_jobs("openai"),
-        anthropic_jobs=api_jobs("anthropic"),
-        bedrock_jobs=api_jobs("bedrock"),
+        **model_job(30),
     params:
         personality_type=lambda wc: PROJECT.personas[wc.persona].personality_type,
         keywords_template=lambda wc: PROJECT.load_template(PROJECT.generation["keywords_template"]),

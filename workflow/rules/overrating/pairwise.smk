@@ -31,11 +31,9 @@ rule overrating_pairwise:
         model=OVR_LIVE_RE,
     conda:
         "../../../envs/judgelab.yaml"
-    threads: model_threads
+    threads: model_threads()
     resources:
-        openai_jobs=api_jobs("openai"),
-        anthropic_jobs=api_jobs("anthropic"),
-        bedrock_jobs=api_jobs("bedrock"),
+        **model_job(720),
     params:
         template=lambda wc: OVERRATING.pairwise_prompt.template,
         labels=lambda wc: json.dumps(list(OVERRATING.pairwise_prompt.labels)),

@@ -17,11 +17,9 @@ rule overrating_pointwise:
         scale=OVR_SCALES_RE,
     conda:
         "../../../envs/judgelab.yaml"
-    threads: model_threads
+    threads: model_threads()
     resources:
-        openai_jobs=api_jobs("openai"),
-        anthropic_jobs=api_jobs("anthropic"),
-        bedrock_jobs=api_jobs("bedrock"),
+        **model_job(720),
     params:
         template=lambda wc: OVERRATING.prompts[wc.scale].template,
         labels=lambda wc: json.dumps(list(OVERRATING.prompts[wc.scale].labels)),

@@ -19,6 +19,8 @@ rule classifier:
     conda:
         "../../../envs/judgelab.yaml"
     threads: 1
+    resources:
+        **cpu_job(120, 8000),
     params:
         personas=group_personas,
         # not sort_keys: the order of `models` is the column order of the table

@@ -28,6 +28,8 @@ rule figures:
         PROJECT.log("figures/{dataset}/{model}/{template}"),
     conda:
         "../../../envs/judgelab.yaml"
+    resources:
+        **cpu_job(30, 4000),
     params:
         personas=group_personas,
         settings=json.dumps(

@@ -14,11 +14,9 @@ rule judge:
         model=LIVE_JUDGES_RE,
     conda:
         "../../../envs/judgelab.yaml"
-    threads: model_threads
+    threads: model_threads()
     resources:
-        openai_jobs=api_jobs("openai"),
-        anthropic_jobs=api_jobs("anthropic"),
-        bedrock_jobs=api_jobs("bedrock"),
+        **model_job(720),
     params:
         persona=persona_param,
         template=lambda wc: PERAS.template_texts[wc.template],

@@ -14,6 +14,8 @@ rule significance:
         PROJECT.log("significance/{dataset}/{model}/{template}"),
     conda:
         "../../../envs/judgelab.yaml"
+    resources:
+        **cpu_job(60, 4000),
     params:
         personas=group_personas,
         settings=json.dumps(

@@ -14,20 +14,12 @@ def perturbation_samples(wildcards):
     return PERTURBATIONS.samples(wildcards.dataset)
 
 
-def models_api_jobs(backend, models):
-    """Resource `<backend>_jobs` of a job calling `models()` (1 if any uses that backend)."""
-    return lambda wildcards: int(any(PROJECT.config["models"][m]["backend"] == backend for m in models()))
-
-
-def models_threads(models):
-    return lambda wildcards: reserved_threads(models())
-
-
-def rewrite_models():
+def rewrite_models(wildcards):
+    """The models a rewrite job calls: the rewriter, then the checker if it differs."""
     return PERTURBATIONS.rewrite_models
 
 
-def sem_models():
+def sem_models(wildcards):
     return [PERTURBATIONS.rewriter]
 
 

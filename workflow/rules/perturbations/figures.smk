@@ -20,6 +20,8 @@ rule perturbation_transition_figure:
         model=PERTURBATION_JUDGES_RE,
     conda:
         "../../../envs/judgelab.yaml"
+    resources:
+        **cpu_job(30, 4000),
     params:
         variants=lambda wc: PERTURBATIONS.rewrite_variants,
     script:
@@ -42,6 +44,8 @@ rule perturbation_insertion_figure:
         PROJECT.log("perturbations/{dataset}/figures/insertions"),
     conda:
         "../../../envs/judgelab.yaml"
+    resources:
+        **cpu_job(30, 4000),
     params:
         variants=lambda wc: PERTURBATIONS.insertions,
     script:

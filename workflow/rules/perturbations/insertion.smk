@@ -15,11 +15,9 @@ rule perturbation_sem:
         PROJECT.log("perturbations/{dataset}/insertion/sem"),
     conda:
         "../../../envs/judgelab.yaml"
-    threads: models_threads(sem_models)
+    threads: model_threads(sem_models)
     resources:
-        openai_jobs=models_api_jobs("openai", sem_models),
-        anthropic_jobs=models_api_jobs("anthropic", sem_models),
-        bedrock_jobs=models_api_jobs("bedrock", sem_models),
+        **model_job(120, sem_models),
     params:
         template=lambda wc: PERTURBATIONS.prompt("SEM"),
         rewriter=lambda wc: PROJECT.model_param(PERTURBATIONS.rewriter),

@@ -17,11 +17,9 @@ rule perturbation_rejudge:
         model=PERTURBATION_JUDGES_RE,
     conda:
         "../../../envs/judgelab.yaml"
-    threads: model_threads
+    threads: model_threads()
     resources:
-        openai_jobs=api_jobs("openai"),
-        anthropic_jobs=api_jobs("anthropic"),
-        bedrock_jobs=api_jobs("bedrock"),
+        **model_job(720),
     params:
         persona=lambda wc: PROJECT.persona_param(PERTURBATIONS.persona),
         template=lambda wc: PERTURBATIONS.judge_template_text,

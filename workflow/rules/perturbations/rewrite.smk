@@ -15,11 +15,9 @@ rule perturbation_rewrite:
         variant=REWRITE_VARIANTS_RE,
     conda:
         "../../../envs/judgelab.yaml"
-    threads: models_threads(rewrite_models)
+    threads: model_threads(rewrite_models)
     resources:
-        openai_jobs=models_api_jobs("openai", rewrite_models),
-        anthropic_jobs=models_api_jobs("anthropic", rewrite_models),
-        bedrock_jobs=models_api_jobs("bedrock", rewrite_models),
+        **model_job(720, rewrite_models),
     params:
         template=lambda wc: PERTURBATIONS.prompt(PERTURBATIONS.variant(wc.variant)),
         check_template=lambda wc: PERTURBATIONS.prompt("meaning_check"),

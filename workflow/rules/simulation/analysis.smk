@@ -54,6 +54,8 @@ rule simulation_stats:
         dataset=SIM_SETS_RE,
     conda:
         "../../../envs/judgelab.yaml"
+    resources:
+        **cpu_job(60, 4000),
     params:
         metric=SIMULATION.section["metric"],
         alpha=SIMULATION.section["alpha"],

@@ -33,6 +33,8 @@ rule simulation_prepare:
         dataset=SIM_SETS_RE,
     conda:
         "../../../envs/judgelab.yaml"
+    resources:
+        **cpu_job(30, 4000),
     params:
         selection=lambda wc: json.dumps(SIMULATION.selection(wc.dataset), sort_keys=True),
     script:

@@ -20,11 +20,9 @@ rule simulation_predict:
         shots=r"\d+",
     conda:
         "../../../envs/judgelab.yaml"
-    threads: model_threads
+    threads: model_threads()
     resources:
-        openai_jobs=api_jobs("openai"),
-        anthropic_jobs=api_jobs("anthropic"),
-        bedrock_jobs=api_jobs("bedrock"),
+        **model_job(720),
     params:
         prompt=lambda wc: SIMULATION.prompt_param(wc.dataset, wc.demo_type),
         settings=lambda wc: SIMULATION.settings_param(wc.dataset, wc.model),

@@ -24,6 +24,8 @@ rule simulation_figures:
         dataset=SIM_SETS_RE,
     conda:
         "../../../envs/judgelab.yaml"
+    resources:
+        **cpu_job(30, 4000),
     params:
         metric=SIMULATION.section["metric"],
     script:

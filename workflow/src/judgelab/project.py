@@ -160,6 +160,29 @@ class Project:
             return threads
         return max(threads, local_cores // max(1, cpus // threads))
 
+    #: Memory of a job holding a local GGUF model (file + context and buffers: an 8B Q4_K_M model
+    #: needs ~6 GB), and of a job that only waits on a provider's API, in MB.
+    LOCAL_MODEL_MEM_MB = 8000
+    API_MODEL_MEM_MB = 2000
+    #: Minutes a job of a batch-API model may wait for the provider (OpenAI / Anthropic: 24 h).
+    BATCH_RUNTIME_MIN = 1440
+
+    def uses_backend(self, models: Sequence[str], backend: str) -> bool:
+        """Whether any of ``models`` is called through ``backend``."""
+        return any(self.config["models"][m]["backend"] == backend for m in models)
+
+    def job_memory_mb(self, models: Sequence[str]) -> int:
+        """The memory a job calling ``models`` needs (first attempt): a local model is held in the
+        job's memory, an API model is not."""
+        local = self.uses_backend(models, "local")
+        return self.LOCAL_MODEL_MEM_MB if local else self.API_MODEL_MEM_MB
+
+    def job_runtime_min(self, models: Sequence[str], runtime: int) -> int:
+        """The runtime of a job calling ``models`` (first attempt): the rule's ``runtime``, or a
+        day when a model answers through a batch API."""
+        batch = any(self.config["models"][m].get("batch") for m in models)
+        return max(runtime, self.BATCH_RUNTIME_MIN) if batch else runtime
+
     @property
     def used_models(self) -> list[str]:
         """Every model some job of this run calls (judges of the enabled studies, generator)."""
