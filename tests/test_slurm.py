@@ -45,7 +45,7 @@ TARGETS = [
 ]
 # differ between any two runs by nature
 VOLATILE = ["latency_s", "cache_hit"]
-# sbatch --mem and -t of the profile's set-resources (mem_mb, runtime in minutes) at attempt 1
+# sbatch --mem and -t of the rules' own resources (model_job, cpu_job in workflow/rules/common.smk) at attempt 1
 LIMITS = {
     "judge": ("8000M", "12:00:00"),
     "confidence": ("8000M", "04:00:00"),
