@@ -1,5 +1,6 @@
 import pytest
 
+from judgelab.config import validate
 from judgelab.errors import InputError
 from judgelab.labels import parse_confidence, parse_label
 from judgelab.personas import PAPER_ORDER, load_persona_file, resolve_personas
@@ -129,14 +130,20 @@ def test_persona_concatenation():
 
 
 def test_custom_personas_and_errors():
-    cfg = {"personas": {"include": ["default", "LA"], "custom": {"skeptic": "Doubt everything."}}}
-    got = resolve_personas(cfg)
+    def cfg(**personas):  # a validated config: the schema's defaults filled in
+        minimal = {
+            "datasets": {"d": {"source": "sample", "format": "trec"}},
+            "models": {"m": {"backend": "local"}},
+        }
+        return validate({**minimal, "judges": ["m"], "personas": personas})
+
+    got = resolve_personas(cfg(include=["default", "LA"], custom={"skeptic": "Doubt everything."}))
     assert list(got) == ["default", "LA", "skeptic"]
     assert got["skeptic"].instruction == "Doubt everything." and got["skeptic"].origin == "custom"
     with pytest.raises(InputError, match="personas.include"):
-        resolve_personas({"personas": {"include": ["XX"]}})
+        resolve_personas(cfg(include=["XX"]))
     with pytest.raises(InputError, match="personas.custom.LA"):
-        resolve_personas({"personas": {"custom": {"LA": "shadow"}}})
+        resolve_personas(cfg(custom={"LA": "shadow"}))
 
 
 def test_bad_persona_yaml_names_file_and_line(tmp_path):

@@ -23,10 +23,7 @@ rule classifier:
         **cpu_job(120, 8000),
     params:
         personas=group_personas,
-        # not sort_keys: the order of `models` is the column order of the table
-        settings=json.dumps(
-            {k: PERAS.section["classifier"].get(k) for k in ("trials", "train_fraction", "seed", "models")}
-        ),
+        settings=PERAS.classifier_settings(),
     script:
         "../../scripts/classifier.py"
 

@@ -21,7 +21,7 @@ rule confidence:
     params:
         persona=persona_param,
         template=lambda wc: PERAS.confidence_text,
-        max_tokens=PERAS.section["confidence"]["max_tokens"],
+        max_tokens=PERAS.confidence_max_tokens,
         placement=PROJECT.placement,
         model=model_param,
     script:

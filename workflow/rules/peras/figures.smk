@@ -32,13 +32,6 @@ rule figures:
         **cpu_job(30, 4000),
     params:
         personas=group_personas,
-        settings=json.dumps(
-            {
-                "reference": PERAS.reference,
-                "confidence_personas": PERAS.section["figures"]["confidence_personas"],
-                "confidence_label": PERAS.section["figures"]["confidence_label"],
-            },
-            sort_keys=True,
-        ),
+        settings=PERAS.figure_settings(),
     script:
         "../../scripts/figures.py"

@@ -18,10 +18,7 @@ rule significance:
         **cpu_job(60, 4000),
     params:
         personas=group_personas,
-        settings=json.dumps(
-            {k: PERAS.section["significance"][k] for k in ("reference", "n_boot", "seed", "alpha")},
-            sort_keys=True,
-        ),
+        settings=PERAS.significance_settings(),
     script:
         "../../scripts/significance.py"
 

@@ -21,8 +21,8 @@ rule perturbation_sem:
     params:
         template=lambda wc: PERTURBATIONS.prompt("SEM"),
         rewriter=lambda wc: PROJECT.model_param(PERTURBATIONS.rewriter),
-        max_tokens=PERTURBATIONS.section["sem_max_tokens"],
-        max_attempts=PERTURBATIONS.section["sem_max_attempts"],
+        max_tokens=PERTURBATIONS.sem_max_tokens,
+        max_attempts=PERTURBATIONS.sem_max_attempts,
     script:
         "../../scripts/perturbation_sem.py"
 

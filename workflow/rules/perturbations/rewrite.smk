@@ -23,7 +23,7 @@ rule perturbation_rewrite:
         check_template=lambda wc: PERTURBATIONS.prompt("meaning_check"),
         rewriter=lambda wc: PROJECT.model_param(PERTURBATIONS.rewriter),
         checker=lambda wc: PROJECT.model_param(PERTURBATIONS.checker),
-        max_tokens=PERTURBATIONS.section["rewrite_max_tokens"],
-        check_max_tokens=PERTURBATIONS.section["check_max_tokens"],
+        max_tokens=PERTURBATIONS.rewrite_max_tokens,
+        check_max_tokens=PERTURBATIONS.check_max_tokens,
     script:
         "../../scripts/perturbation_rewrite.py"

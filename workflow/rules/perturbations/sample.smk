@@ -16,7 +16,7 @@ rule perturbation_sample:
     conda:
         "../../../envs/judgelab.yaml"
     params:
-        per_label=PERTURBATIONS.section["per_label"],
-        seed=PERTURBATIONS.section["seed"],
+        per_label=PERTURBATIONS.sampling["per_label"],
+        seed=PERTURBATIONS.sampling["seed"],
     script:
         "../../scripts/perturbation_sample.py"

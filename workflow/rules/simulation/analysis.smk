@@ -17,8 +17,8 @@ rule simulation_baselines:
     conda:
         "../../../envs/judgelab.yaml"
     params:
-        seed=SIMULATION.section["seed"],
-        majority_source=SIMULATION.section["majority_source"],
+        seed=SIMULATION.seed,
+        majority_source=SIMULATION.majority_source,
     script:
         "../../scripts/simulation_baselines.py"
 
@@ -57,7 +57,7 @@ rule simulation_stats:
     resources:
         **cpu_job(60, 4000),
     params:
-        metric=SIMULATION.section["metric"],
-        alpha=SIMULATION.section["alpha"],
+        metric=SIMULATION.metric,
+        alpha=SIMULATION.alpha,
     script:
         "../../scripts/simulation_stats.py"

@@ -27,7 +27,7 @@ rule simulation_figures:
     resources:
         **cpu_job(30, 4000),
     params:
-        metric=SIMULATION.section["metric"],
+        metric=SIMULATION.metric,
     script:
         "../../scripts/simulation_figures.py"
 
@@ -55,6 +55,6 @@ rule simulation_tables:
     params:
         metrics_dirs=json.dumps(sim_dirs("simulation_metrics")),
         stats_dirs=json.dumps(sim_dirs("simulation_stats")),
-        metric=SIMULATION.section["metric"],
+        metric=SIMULATION.metric,
     script:
         "../../scripts/simulation_tables.py"

@@ -67,14 +67,14 @@ def load_persona_file(ref: str = "peras_table1", resources: str | Path | None = 
 def resolve_personas(cfg: dict, resources: str | Path | None = None) -> dict[str, Persona]:
     """The personas a run uses: the persona file's entries (``personas.include`` picks and orders
     them) followed by ``personas.custom`` entries."""
-    pcfg = cfg.get("personas", {})
-    base = load_persona_file(pcfg.get("file", "peras_table1"), resources)
+    pcfg = cfg["personas"]
+    base = load_persona_file(pcfg["file"], resources)
     include = pcfg.get("include") or list(base)
     custom = pcfg.get("custom") or {}
     for i, p in enumerate(include):
         if p not in base and p not in custom:
             raise InputError(
-                f"unknown persona {p!r}: not in the persona file {pcfg.get('file', 'peras_table1')!r} "
+                f"unknown persona {p!r}: not in the persona file {pcfg['file']!r} "
                 f"(known: {sorted(base)}) nor in personas.custom ({sorted(custom)})",
                 key=f"personas.include[{i}]",
             )

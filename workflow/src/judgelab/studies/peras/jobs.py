@@ -399,7 +399,7 @@ def figures_job(
     met = pd.read_csv(metrics, sep="\t", dtype={"persona": str})
     met = met.set_index("persona").loc[list(personas)].reset_index()  # the personas' order
     sig = pd.read_csv(significance, sep="\t", dtype={"persona": str}) if significance else None
-    reference = cfg.get("reference", "default")
+    reference = cfg["reference"]
     fg.radar(
         met,
         fg.AGREEMENT,
@@ -429,14 +429,12 @@ def figures_job(
     kappa = fg.interpersona_kappa(labels)
     write_tsv(kappa, out["interpersona"])
     fg.interpersona_heatmap(kappa, f"Inter-persona Cohen's κ - {name}", out["heatmap"], out["heatmap_pdf"])
-    chosen = [p for p in cfg.get("confidence_personas") or [] if p in personas] or list(personas[:2])
-    conf_tab = fg.confidence_by_grade_table(
-        table, {p: c[p] for p in chosen}, int(cfg.get("confidence_label", 0))
-    )
+    chosen = [p for p in cfg["confidence_personas"] or [] if p in personas] or list(personas[:2])
+    conf_tab = fg.confidence_by_grade_table(table, {p: c[p] for p in chosen}, int(cfg["confidence_label"]))
     write_tsv(conf_tab, out["confidence_table"])
     fg.confidence_by_grade(
         conf_tab,
-        f"Confidence of label-{int(cfg.get('confidence_label', 0))} predictions by human grade - {name}",
+        f"Confidence of label-{int(cfg['confidence_label'])} predictions by human grade - {name}",
         out["confidence"],
         out["confidence_pdf"],
     )

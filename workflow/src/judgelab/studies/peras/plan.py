@@ -6,6 +6,7 @@ Config section ``peras``; target ``peras``; rules ``workflow/rules/peras.smk`` a
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from functools import cached_property
 
@@ -101,6 +102,33 @@ class Plan(StudyPlan):
     def significance_groups(self) -> list[tuple[str, str, str]]:
         """Groups with the reference persona and at least one other to compare with it."""
         return [g for g, ps in self.groups.items() if self.reference in ps and len(ps) > 1]
+
+    @property
+    def confidence_max_tokens(self) -> int:
+        return int(self.section["confidence"]["max_tokens"])
+
+    def significance_settings(self) -> str:
+        """The significance job's settings (a tracked param, JSON)."""
+        sig = self.section["significance"]
+        return json.dumps({k: sig[k] for k in ("reference", "n_boot", "seed", "alpha")}, sort_keys=True)
+
+    def figure_settings(self) -> str:
+        """The figure job's settings (a tracked param, JSON)."""
+        fig = self.section["figures"]
+        return json.dumps(
+            {
+                "reference": self.reference,
+                "confidence_personas": fig["confidence_personas"],
+                "confidence_label": fig["confidence_label"],
+            },
+            sort_keys=True,
+        )
+
+    def classifier_settings(self) -> str:
+        """The classifier job's settings (a tracked param, JSON; not sorted: the order of
+        ``models`` is the column order of Table 5)."""
+        clf = self.section["classifier"]
+        return json.dumps({k: clf.get(k) for k in ("trials", "train_fraction", "seed", "models")})
 
     @property
     def classifier_dataset(self) -> str | None:

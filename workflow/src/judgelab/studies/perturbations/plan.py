@@ -129,6 +129,27 @@ class Plan(StudyPlan):
         return self.section["checker"] or self.rewriter
 
     @property
+    def sampling(self) -> dict[str, int]:
+        """The sample job's settings: ``per_label`` passages per query and predicted label, ``seed``."""
+        return {k: int(self.section[k]) for k in ("per_label", "seed")}
+
+    @property
+    def rewrite_max_tokens(self) -> int:
+        return int(self.section["rewrite_max_tokens"])
+
+    @property
+    def check_max_tokens(self) -> int:
+        return int(self.section["check_max_tokens"])
+
+    @property
+    def sem_max_tokens(self) -> int:
+        return int(self.section["sem_max_tokens"])
+
+    @property
+    def sem_max_attempts(self) -> int:
+        return int(self.section["sem_max_attempts"])
+
+    @property
     def rewrite_models(self) -> list[str]:
         """The models a rewrite job calls: the rewriter, then the checker if it differs."""
         return list(dict.fromkeys([self.rewriter, self.checker]))

@@ -113,6 +113,23 @@ class Plan(StudyPlan):
     # -- the design ---------------------------------------------------------------------------
 
     @property
+    def metric(self) -> str:
+        """The accuracy the tables, figures and tests report (``accuracy`` or ``accuracy_all``)."""
+        return self.section["metric"]
+
+    @property
+    def seed(self) -> int:
+        return int(self.section["seed"])
+
+    @property
+    def majority_source(self) -> str:
+        return self.section["majority_source"]
+
+    @property
+    def alpha(self) -> float:
+        return float(self.section["alpha"])
+
+    @property
     def demo_types(self) -> list[str]:
         return list(self.section["demo_types"])
 
