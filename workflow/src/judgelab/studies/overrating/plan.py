@@ -19,14 +19,9 @@ from functools import cached_property
 from ...backends.base import Request
 from ...errors import InputError
 from .. import LLMJob, StudyPlan
-from .pairwise import pairwise_jobs, pairwise_requests, sample_pairs
-from .pointwise import pointwise_requests
+from . import estimate
 from .prompts import PAIRWISE_KIND, Prompt, check_labels, effective_scale, load_prompt
 from .tables import TABLE_FORMATS
-
-#: Judged queries of the public datasets: the pairwise stand-in of ``judgelab estimate`` before a
-#: dataset is downloaded (at most 3 settings x ``per_setting`` pairs per query, an upper bound).
-JUDGED_QUERIES = {"dl19": 43, "dl20": 54, "dl21": 53, "llmjudge": 25}
 
 
 class Plan(StudyPlan):
@@ -251,29 +246,8 @@ class Plan(StudyPlan):
             ]
         return out
 
+    # -- the estimate -------------------------------------------------------------------------
+
     def requests(self, job, ctx) -> Iterator[tuple[str, Request, bool]]:
-        """Pointwise: one request per pair. Pairwise: both orders of every sampled pair (the
-        sampling is deterministic, so exact when the dataset's texts are known); before a public
-        dataset is downloaded, 3 settings x ``per_setting`` pairs per judged query stand in (an
-        upper bound, never looked up)."""
-        w = job.wc
-        src = ctx.pairs(w["dataset"])
-        if job.rule == "overrating_pointwise":
-            for req in pointwise_requests(
-                src.pairs, self.prompts[w["scale"]], max_tokens=int(self.pointwise["max_tokens"])
-            ):
-                yield job.rule, req, src.exact and ctx.cached(job.model, req) is not None
-            return
-        max_tokens = int(self.pairwise["max_tokens"])
-        if src.exact:
-            sampled = sample_pairs(src.pairs, **self.sampling)
-            for req in pairwise_requests(
-                pairwise_jobs(src.pairs, sampled), self.pairwise_prompt, max_tokens=max_tokens
-            ):
-                yield job.rule, req, ctx.cached(job.model, req) is not None
-            return
-        first = src.pairs.iloc[0]
-        n = JUDGED_QUERIES.get(w["dataset"], src.pairs["qid"].nunique()) * 3 * self.sampling["per_setting"]
-        stand_in = {"query": first["query"], "text_1": first["passage"], "text_2": first["passage"]}
-        for req in pairwise_requests([stand_in] * (2 * n), self.pairwise_prompt, max_tokens=max_tokens):
-            yield job.rule, req, False
+        """For ``judgelab estimate``: the requests of one job (:mod:`.estimate`)."""
+        return estimate.requests(self, job, ctx)

@@ -14,11 +14,10 @@ from ...backends.base import Request
 from ...config import check_name
 from ...errors import InputError
 from ...imported import judge_groups
-from ...judging import judgment_requests
-from ...labels import GRADE_LABELS, parse_label
+from ...labels import GRADE_LABELS
 from ...prompts import Template
 from .. import LLMJob, StudyPlan
-from .confidence import confidence_requests
+from . import estimate
 
 #: The figures per dataset x model x template (seed 000 Figures 2-5).
 FIGURE_KINDS = ("radar_agreement", "radar_calibration", "interpersona_kappa", "confidence_by_grade")
@@ -204,50 +203,8 @@ class Plan(StudyPlan):
             targets += [path("classifier_table", ext=e) for e in ("tsv", "md", "tex", "html")]
         return targets
 
+    # -- the estimate -------------------------------------------------------------------------
+
     def requests(self, job, ctx) -> Iterator[tuple[str, Request, bool]]:
-        """Judge: every pair. Confidence: the pairs whose judgment label parsed - known only where
-        the judgment is cached; elsewhere every pair is counted (an upper bound)."""
-        w = job.wc
-        src = ctx.pairs(w["dataset"])
-        text = ctx.persona_text(w["persona"])
-        placement = self.project.placement
-        reqs = judgment_requests(
-            src.pairs,
-            text,
-            self.template_texts[w["template"]],
-            max_tokens=self.max_tokens(w["template"]),
-            placement=placement,
-        )
-        if job.rule == "judge":
-            for req in reqs:
-                yield "judge", req, src.exact and ctx.cached(job.model, req) is not None
-            return
-        conf_max = int(self.section["confidence"]["max_tokens"])
-        asked_rows, labels, upper = [], [], []
-        for i, req in enumerate(reqs):
-            hit = ctx.cached(job.model, req) if src.exact else None
-            if hit is None:
-                upper.append(i)  # label unknown: counted as asked
-            else:
-                label = parse_label(hit["text"], self.template_specs[w["template"]].labels)
-                if label is not None:
-                    asked_rows.append(i)
-                    labels.append(label)
-        for req in confidence_requests(
-            src.pairs.iloc[asked_rows],
-            labels,
-            text,
-            self.confidence_text,
-            max_tokens=conf_max,
-            placement=placement,
-        ):
-            yield "confidence", req, ctx.cached(job.model, req) is not None
-        for req in confidence_requests(
-            src.pairs.iloc[upper],
-            [0] * len(upper),
-            text,
-            self.confidence_text,
-            max_tokens=conf_max,
-            placement=placement,
-        ):
-            yield "confidence", req, False
+        """For ``judgelab estimate``: the requests of one job (:mod:`.estimate`)."""
+        return estimate.requests(self, job, ctx)

@@ -14,25 +14,12 @@ variant x judge, the transition / distribution tables and the figures.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import cached_property
-
-import pandas as pd
 
 from ...backends.base import Request
 from ...errors import InputError
 from .. import LLMJob, StudyPlan
-from .insertions import (
-    build_insertions,
-    first_sentence,
-    fixed_sentences,
-    insertion_candidates,
-    sem_failure,
-    sem_request,
-)
-from .outcomes import rejudge_pairs
-from .rewrites import clean_rewrite, meaning_check_requests, parse_meaning_verdict, rewrite_requests
-from .sampling import pool_samples
+from . import estimate
 
 #: The template kind each prompt key needs (the rewrite variants: ``rewrite``).
 PROMPT_KINDS = {"meaning_check": "meaning_check", "SEM": "sem_sentence", "LEX": "lex_sentence"}
@@ -50,20 +37,6 @@ PLACEHOLDERS = {
 
 #: Insertions that call a model (the others are fixed sentences).
 LLM_INSERTIONS = ("SEM",)
-
-
-@dataclass
-class _Sample:
-    """One judge's sample for the estimate: the sample table (``label`` -1 where unknown) and
-    whether it is the one the job will draw (False: an upper bound standing in for it)."""
-
-    table: pd.DataFrame
-    exact: bool
-
-
-def _cached(ctx, model: str, request: Request) -> dict | None:
-    """The cached answer, or None (also when the estimate left the model out: ``--model``)."""
-    return ctx.cached(model, request) if model in ctx.backends else None
 
 
 class Plan(StudyPlan):
@@ -326,186 +299,5 @@ class Plan(StudyPlan):
     # -- the estimate -------------------------------------------------------------------------
 
     def requests(self, job, ctx) -> Iterator[tuple[str, Request, bool]]:
-        """The requests of one job, built with the jobs' own builders. Each stage depends on the
-        answers of the one before (the judge's labels choose the sample, the rewrites are
-        checked, the kept rewrites and valid sentences are re-judged): where those answers are
-        cached they are used, else an upper bound stands in (every pair a sample could hold, a
-        rewrite of ``rewrite_max_tokens`` kept, every SEM attempt), counted as not cached. A
-        dataset not downloaded yet is a stand-in of one pair per query (its known size): then
-        every pair is sampled and every pair is a query for SEM - a loose upper bound."""
-        w = job.wc
-        if job.rule == "judge":
-            yield from self.project.plan("peras").requests(job, ctx)
-            return
-        est = self._estimate(ctx, w["dataset"])
-        if job.rule == "perturbation_rewrite":
-            v = self.variant(w["variant"])
-            if job.model == self.rewriter:
-                yield from (("rewrite", r, c) for r, c in est["rewrite"][v])
-            if job.model == self.checker:
-                yield from (("meaning_check", r, c) for r, c in est["check"][v])
-        elif job.rule == "perturbation_sem":
-            yield from (("sem", r, c) for r, c in est["sem"])
-        elif job.rule == "perturbation_rejudge":
-            yield from (("rejudge", r, c) for r, c in est["rejudge"][(self.variant(w["variant"]), job.model)])
-        else:
-            raise ValueError(f"{job.rule} is not an LLM rule of {self.name}")
-
-    def _estimate(self, ctx, dataset: str) -> dict:
-        key = (ctx, dataset)
-        if key not in self._estimates:
-            self._estimates[key] = self._build_estimate(ctx, dataset)
-        return self._estimates[key]
-
-    def _sample(self, ctx, dataset: str, judge: str) -> _Sample:
-        """The judge's sample from its cached original labels; an upper bound when any is unknown:
-        per query up to ``per_label`` grade-0 pairs (labelled 0: the insertion candidates it
-        could have), then other pairs up to ``4 x per_label`` (label -1)."""
-        from ...judging import judgment_requests
-        from ...labels import parse_label
-        from .sampling import SAMPLE_COLUMNS, sample_judged
-
-        src = ctx.pairs(dataset)
-        per_label, seed = int(self.section["per_label"]), int(self.section["seed"])
-        labels = []
-        if src.exact:
-            reqs = judgment_requests(
-                src.pairs,
-                ctx.persona_text(self.persona),
-                self.judge_template_text,
-                max_tokens=self.judge_max_tokens,
-                placement=self.project.placement,
-            )
-            for req in reqs:
-                hit = _cached(ctx, judge, req)
-                if hit is None:
-                    break
-                labels.append(parse_label(hit["text"]))
-        if src.exact and len(labels) == len(src.pairs):
-            judged = src.pairs[["qid", "docid"]].assign(
-                label=pd.array(labels, dtype="Int64"), parsed=[lab is not None for lab in labels]
-            )
-            return _Sample(
-                sample_judged(src.pairs, judged, judge=judge, per_label=per_label, seed=seed), True
-            )
-        pairs = src.pairs.sort_values(["qid", "docid"], kind="stable").reset_index(drop=True)
-        zero = pairs["grade"] == 0
-        candidate = zero & (zero.astype(int).groupby(pairs["qid"]).cumsum() <= per_label)
-        rest = ~candidate
-        room = 4 * per_label - candidate.astype(int).groupby(pairs["qid"]).transform("sum")
-        keep = candidate | (rest & (rest.astype(int).groupby(pairs["qid"]).cumsum() <= room))
-        table = pairs[keep].assign(label=candidate[keep].map({True: 0, False: -1}), judge=judge)
-        return _Sample(table[SAMPLE_COLUMNS].reset_index(drop=True), False)
-
-    def _build_estimate(self, ctx, dataset: str) -> dict:
-        from ...backends.base import Completion
-        from ...judging import judgment_requests
-
-        s = self.section
-        samples = {m: self._sample(ctx, dataset, m) for m in self.judges}
-        exact = all(x.exact for x in samples.values())
-        pool = pool_samples(x.table for x in samples.values())
-        out: dict = {"rewrite": {}, "check": {}, "sem": [], "rejudge": {}}
-        tables: dict[str, pd.DataFrame] = {}
-        rw_max, ck_max = int(s["rewrite_max_tokens"]), int(s["check_max_tokens"])
-        for v in self.rewrite_variants:
-            reqs = rewrite_requests(pool, self.prompt(v), max_tokens=rw_max)
-            rewrites, checks, rows = [], [], []
-            for r, req in zip(pool.itertuples(index=False), reqs):
-                hit = _cached(ctx, self.rewriter, req) if exact else None
-                rewrites.append((req, hit is not None))
-                if hit is None:  # stand-in: a rewrite of the full length, kept
-                    text, known = "x" * (4 * rw_max), False
-                else:
-                    comp = Completion.from_json(hit)
-                    text = clean_rewrite(comp.text, (comp.completion_tokens or 0) >= rw_max)
-                    known = True
-                kept = False
-                if text:
-                    creq = meaning_check_requests(
-                        [r.passage], [text], self.prompt("meaning_check"), max_tokens=ck_max
-                    )[0]
-                    chit = _cached(ctx, self.checker, creq) if known else None
-                    checks.append((creq, chit is not None))
-                    known = chit is not None
-                    kept = not known or parse_meaning_verdict(chit["text"]) == "preserved"
-                rows.append(
-                    {
-                        "dataset": r.dataset,
-                        "qid": r.qid,
-                        "docid": r.docid,
-                        "variant": v,
-                        "text": text,
-                        "kept": kept,
-                        "known": known,
-                    }
-                )
-            out["rewrite"][v], out["check"][v] = rewrites, checks
-            tables[v] = pd.DataFrame(
-                rows, columns=["dataset", "qid", "docid", "variant", "text", "kept", "known"]
-            )
-        candidates = insertion_candidates(x.table for x in samples.values())
-        queries = dict(zip(candidates["qid"], candidates["query"]))
-        for v in self.insertions:
-            if v == "SEM":
-                sentences = self._sem(ctx, queries, exact, out["sem"])
-            else:
-                sentences = fixed_sentences(
-                    queries, v, self.prompt("LEX") if v == "LEX" else None, dataset=dataset
-                ).assign(known=True)
-            table = build_insertions(candidates, sentences, v)
-            tables[v] = table.merge(sentences[["qid", "known"]], on="qid", how="left")
-        persona = ctx.persona_text(self.persona)
-        for v in self.variants:
-            table = tables[v]
-            for m, sample in samples.items():
-                pairs = rejudge_pairs(sample.table, table, v)
-                known = pairs.merge(
-                    table[["dataset", "qid", "docid", "known"]], on=["dataset", "qid", "docid"], how="left"
-                )["known"].fillna(False)
-                reqs = judgment_requests(
-                    pairs,
-                    persona,
-                    self.judge_template_text,
-                    max_tokens=self.judge_max_tokens,
-                    placement=self.project.placement,
-                )
-                out["rejudge"][(v, m)] = [
-                    (req, bool(k) and sample.exact and _cached(ctx, m, req) is not None)
-                    for req, k in zip(reqs, known)
-                ]
-        return out
-
-    def _sem(self, ctx, queries: dict[str, str], exact: bool, requests: list) -> pd.DataFrame:
-        """SEM's requests (appended to ``requests``) and sentences: attempt k+1 is asked where the
-        cached attempt k fails the check; from the first uncached attempt on, every remaining
-        attempt is counted (an upper bound) and a sentence of ``sem_max_tokens`` stands in."""
-
-        s = self.section
-        max_tokens, attempts = int(s["sem_max_tokens"]), int(s["sem_max_attempts"])
-        rows = []
-        for qid, query in queries.items():
-            sentence, known = "", True
-            for a in range(1, attempts + 1):
-                req = sem_request(query, self.prompt("SEM"), a, max_tokens=max_tokens)
-                hit = _cached(ctx, self.rewriter, req) if exact and known else None
-                requests.append((req, hit is not None))
-                if hit is None:
-                    known, sentence = False, "x" * (4 * max_tokens)
-                    continue
-                candidate = first_sentence(hit["text"])
-                if not sem_failure(candidate, query):
-                    sentence = candidate
-                    break
-            rows.append(
-                {
-                    "qid": qid,
-                    "query": query,
-                    "variant": "SEM",
-                    "sentence": sentence,
-                    "ok": bool(sentence),
-                    "reason": "" if sentence else "failed",
-                    "known": known,
-                }
-            )
-        return pd.DataFrame(rows, columns=["qid", "query", "variant", "sentence", "ok", "reason", "known"])
+        """For ``judgelab estimate``: the requests of one job (:mod:`.estimate`)."""
+        return estimate.requests(self, job, ctx)

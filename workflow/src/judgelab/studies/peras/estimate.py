@@ -1,0 +1,61 @@
+"""PERAS's requests for ``judgelab estimate``: the judge and confidence jobs' requests, built with the
+jobs' own builders (:func:`judgelab.judging.judgment_requests`, :func:`.confidence.confidence_requests`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ...backends.base import Request
+from ...judging import judgment_requests
+from ...labels import parse_label
+from .confidence import confidence_requests
+
+
+def requests(plan, job, ctx) -> Iterator[tuple[str, Request, bool]]:
+    """Judge: every pair. Confidence: the pairs whose judgment label parsed - known only where
+    the judgment is cached; elsewhere every pair is counted (an upper bound)."""
+    w = job.wc
+    src = ctx.pairs(w["dataset"])
+    text = ctx.persona_text(w["persona"])
+    placement = plan.project.placement
+    reqs = judgment_requests(
+        src.pairs,
+        text,
+        plan.template_texts[w["template"]],
+        max_tokens=plan.max_tokens(w["template"]),
+        placement=placement,
+    )
+    if job.rule == "judge":
+        for req in reqs:
+            yield "judge", req, src.exact and ctx.cached(job.model, req) is not None
+        return
+    conf_max = int(plan.section["confidence"]["max_tokens"])
+    asked_rows, labels, upper = [], [], []
+    for i, req in enumerate(reqs):
+        hit = ctx.cached(job.model, req) if src.exact else None
+        if hit is None:
+            upper.append(i)  # label unknown: counted as asked
+        else:
+            label = parse_label(hit["text"], plan.template_specs[w["template"]].labels)
+            if label is not None:
+                asked_rows.append(i)
+                labels.append(label)
+    for req in confidence_requests(
+        src.pairs.iloc[asked_rows],
+        labels,
+        text,
+        plan.confidence_text,
+        max_tokens=conf_max,
+        placement=placement,
+    ):
+        yield "confidence", req, ctx.cached(job.model, req) is not None
+    for req in confidence_requests(
+        src.pairs.iloc[upper],
+        [0] * len(upper),
+        text,
+        plan.confidence_text,
+        max_tokens=conf_max,
+        placement=placement,
+    ):
+        yield "confidence", req, False

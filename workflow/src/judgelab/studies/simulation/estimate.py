@@ -1,0 +1,153 @@
+"""The evaluator simulation's requests for ``judgelab estimate``: the two-round cascade of every cell,
+built with the jobs' own builders; the second round only where the first round's cached answer says
+"preference" (else every validation item counts, an upper bound).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+from ...backends.base import Request
+from ...errors import InputError
+
+#: PandaLM's ``testset-v1.json`` measured on the full file: items, annotators, mean characters
+#: of the context (instruction + input), response 1 and response 2, and the label shares
+#: A / N / B over the three annotators. It stands in, flagged approximate, when the file is not
+#: downloaded yet.
+PANDALM_SIZE = {
+    "items": 999,
+    "annotators": 3,
+    "context": 260.4,
+    "response_a": 196.9,
+    "response_b": 186.8,
+    "labels": {"A": 0.417, "N": 0.109, "B": 0.474},
+}
+
+
+def pandalm_stand_in() -> list:
+    """Records shaped like PandaLM's full test set (:data:`PANDALM_SIZE`): distinct items of the
+    typical lengths, each annotator's labels drawn with the measured shares (seeded)."""
+    from .data import Record
+
+    size = PANDALM_SIZE
+    rng = random.Random(0)
+    labels, weights = list(size["labels"]), list(size["labels"].values())
+    out = []
+    for i in range(size["items"]):
+        context = f"{i} " + "x" * round(size["context"])
+        for k in range(1, size["annotators"] + 1):
+            out.append(
+                Record(
+                    f"annotator{k}",
+                    str(i),
+                    context,
+                    "x" * round(size["response_a"]),
+                    "x" * round(size["response_b"]),
+                    rng.choices(labels, weights)[0],
+                )
+            )
+    return out
+
+
+def estimate_data(plan, d: str, ctx) -> tuple[list, object, bool]:
+    """(records, splits, exact) of an evaluator set for ``judgelab estimate``: from a file
+    given with ``--table NAME=PATH`` (in the set's format), the prepared records, the source
+    file, or - PandaLM not downloaded yet - records of its known size (approximate)."""
+    memo = ctx.memo.setdefault("simulation", {})
+    if d in memo:
+        return memo[d]
+    from .data import load_records
+    from .splits import make_splits
+
+    s = plan.sets[d]
+    given = ctx.tables.get(d)
+    prepared = ctx.directory / plan.project.path("simulation_records", dataset=d)
+    source = Path(plan.source_file(d))
+    source = source if source.is_absolute() else ctx.directory / source
+    exact = True
+    if given is not None:
+        records, how = load_records(given, s["format"]), f"file {given}"
+    elif prepared.exists():
+        records, how = load_records(prepared, "jsonl"), f"prepared records {prepared}"
+    elif source.exists():
+        records, how = load_records(source, s["format"]), f"{s['source']} file {source}"
+    elif s["format"] == "pandalm":
+        records, exact = pandalm_stand_in(), False
+        how = (
+            f"not downloaded yet: PandaLM's known size ({PANDALM_SIZE['items']} items x "
+            f"{PANDALM_SIZE['annotators']} annotators, typical lengths and label shares)"
+        )
+    else:
+        raise InputError(
+            f"{source} is not downloaded yet; download it or pass --table {d}=PATH",
+            key=f"simulation.datasets.{d}",
+        )
+    keep = set(s["evaluators"] or [])
+    if keep:
+        records = [r for r in records if r.evaluator in keep]
+    splits = make_splits(
+        records,
+        pool=int(s["pool"]),
+        validation=int(s["validation"]),
+        seed=int(s["seed"]),
+        mode=s["split"],
+    )
+    if exact:
+        ctx.notes.append(f"simulation {d}: {len(records):,} records from {how}")
+    else:
+        ctx.approximate(d, f"simulation {d}: {len(records):,} records, {how}")
+    memo[d] = (records, splits, exact)
+    return memo[d]
+
+
+def requests(plan, job, ctx) -> Iterator[tuple[str, Request, bool]]:
+    """Round 1 of every evaluator that is not direction-only; round 2 where round 1 says
+    preference - known where the round-1 answer is cached, elsewhere counted as asked (an
+    upper bound) - and for every item of a direction-only evaluator. A request the job sends
+    twice (the Base Judge's prompt does not depend on the evaluator) is answered once: the
+    repeat counts as cached."""
+    from ...backends.base import Completion
+    from .cascade import CascadeSettings, build_requests, plan_evaluators, read_rating
+    from .cascade import __name__ as cascade_name
+    from .prompt import SimulationPrompt
+
+    w = job.wc
+    d, model, demo_type, shots = w["dataset"], job.model, w["demo_type"], int(w["shots"])
+    records, splits, exact = estimate_data(plan, d, ctx)
+    settings = CascadeSettings(**plan.settings(d, model))
+    prompt = SimulationPrompt.from_mapping(json.loads(plan.prompt_param(d, demo_type)), "<prompt>")
+    quiet = logging.getLogger(cascade_name)  # draw imbalances go to the job's log, not here
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+    try:
+        plans, _ = plan_evaluators(records, splits, shots=shots, demo_type=demo_type, settings=settings)
+    finally:
+        quiet.setLevel(level)
+    seen: dict[tuple, str | None] = {}  # request -> its round-1 rating ("?" unknown)
+    second: set[tuple[str, str]] = set()
+    unknown: set[tuple[str, str]] = set()
+    for key, req in build_requests(plans, prompt, 1, demo_type, settings):
+        rkey = (req.messages, req.max_tokens, req.label_tokens)
+        if rkey in seen:
+            rating, cached = seen[rkey], True
+        else:
+            hit = ctx.cached(model, req) if exact else None
+            cached = hit is not None
+            rating = read_rating(Completion.from_json(hit), settings.answer)[0] if hit else "?"
+            seen[rkey] = rating
+        yield "simulation", req, cached
+        if rating == "?":
+            unknown.add(key)
+        elif rating == "2":
+            second.add(key)
+    second |= {(p.evaluator, r.item) for p in plans if p.direction_only for r in p.validation}
+    sent: set[tuple] = set()
+    for key, req in build_requests(plans, prompt, 2, demo_type, settings, second | unknown):
+        rkey = (req.messages, req.max_tokens, req.label_tokens)
+        cached = rkey in sent or (key not in unknown and exact and ctx.cached(model, req) is not None)
+        sent.add(rkey)
+        yield "simulation", req, cached
