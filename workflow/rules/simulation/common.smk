@@ -2,7 +2,7 @@
 # paths) comes from the study's plan (judgelab.studies.simulation.Plan).
 import os
 
-from judgelab.studies.simulation.jobs import METRIC_FILES, REPORT_FIGURES, REPORT_TABLES, STATS_FILES
+from judgelab.studies.simulation.plan import METRIC_FILES, REPORT_FIGURES, REPORT_TABLES, STATS_FILES
 
 SIMULATION = PROJECT.plan("simulation")
 

@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from .errors import InputError
+from .textfiles import read_text
 
 #: The workflow folder of this checkout (Snakefile, config/, resources/, workflow/).
 PACKAGE_ROOT = Path(__file__).resolve().parents[3]
@@ -50,8 +51,6 @@ def _merge(base: dict, over: Mapping) -> dict:
 
 
 def read_yaml(path: str | Path) -> Any:
-    from .textfiles import read_text
-
     path = Path(path)
     if not path.exists():
         raise InputError("file does not exist", path=str(path))

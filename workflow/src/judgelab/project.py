@@ -22,7 +22,11 @@ from importlib import import_module
 from pathlib import Path
 
 from .config import PACKAGE_ROOT, SCHEMA, check_name, load_config, validate
+from .datasets import source_urls
 from .errors import InputError
+from .imported import resolve_imported
+from .personas import load_persona_file, read_generated, resolve_personas
+from .prompts import load_template_spec
 from .studies import STUDIES, LLMJob
 
 
@@ -193,14 +197,14 @@ class Project:
 
     def api_key_envvars(self) -> list[str]:
         """The environment variables holding the API keys of the models this run calls."""
-        from .backends.api import api_key_envvars
+        from .backends.api import api_key_envvars  # the API clients load only when a run asks
 
         return api_key_envvars({"models": {m: self.config["models"][m] for m in self.used_models}})
 
     def check_credentials(self) -> None:
         """Bedrock models take region and credentials from the AWS chain: check it before any job
         (one InputError naming what is missing) when a model this run calls uses it."""
-        from .backends.bedrock import check_aws_chain
+        from .backends.bedrock import check_aws_chain  # botocore loads only for Bedrock models
 
         if any(self.config["models"][m]["backend"] == "bedrock" for m in self.used_models):
             check_aws_chain({"models": {m: self.config["models"][m] for m in self.used_models}})
@@ -255,8 +259,6 @@ class Project:
         return {k: d.get(k) for k in keys}
 
     def download_urls(self, name: str) -> dict[str, str]:
-        from .datasets import source_urls
-
         return source_urls(name, self.dataset(name).get("urls"))
 
     # -- personas -----------------------------------------------------------------------------
@@ -264,8 +266,6 @@ class Project:
     @cached_property
     def personas(self) -> dict:
         """The persona conditions of the run, in order (persona file entries, then custom)."""
-        from .personas import resolve_personas
-
         return resolve_personas(self.config, self.resources)
 
     @property
@@ -309,8 +309,6 @@ class Project:
     def persona_text(self, persona: str) -> str | None:
         """The instruction a job sends: the configured text, or the generated file's (None when
         that file does not exist yet)."""
-        from .personas import read_generated
-
         if not self.uses_generated(persona):
             return self.personas[persona].instruction
         f = Path(self.generated_file(persona))
@@ -322,8 +320,6 @@ class Project:
         """A checked prompt template (:class:`judgelab.prompts.Template`): ``<study>/<name>``
         under this workflow's resources/prompts, or a path. ``kind``: the kind needed there;
         ``key``: the config key naming it (both named in errors)."""
-        from .prompts import load_template_spec
-
         return load_template_spec(ref, self.resources, kind, key=key)
 
     def load_template(self, ref: str, kind: str | None = None, key: str | None = None) -> str:
@@ -334,8 +330,6 @@ class Project:
 
     @cached_property
     def imported(self) -> dict:
-        from .imported import resolve_imported
-
         return resolve_imported(self.config)
 
     def imported_file(self, name: str, dataset: str, template: str, persona: str) -> str:
@@ -472,7 +466,7 @@ class Project:
                     f"GGUF file {spec['model_path']} does not exist", key=f"models.{name}.model_path"
                 )
             return
-        from .backends.local import default_model_path
+        from .backends.local import default_model_path  # llama.cpp loads only for local models
 
         try:
             default_model_path()
@@ -482,8 +476,6 @@ class Project:
     @cached_property
     def known_persona_ids(self) -> list[str]:
         """Every persona id the config can name: the persona file's and the custom ones."""
-        from .personas import load_persona_file
-
         return list(load_persona_file(self.config["personas"]["file"], self.resources)) + [
             str(p) for p in self.config["personas"]["custom"]
         ]

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ...backends.base import Request
+from ...backends.base import Completion, Request
+from ...judging import judgment_requests
+from ...labels import parse_label
 from .insertions import (
     build_insertions,
     first_sentence,
@@ -26,7 +28,7 @@ from .insertions import (
 )
 from .outcomes import rejudge_pairs
 from .rewrites import clean_rewrite, meaning_check_requests, parse_meaning_verdict, rewrite_requests
-from .sampling import pool_samples
+from .sampling import SAMPLE_COLUMNS, pool_samples, sample_judged
 
 
 @dataclass
@@ -81,10 +83,6 @@ def _sample(plan, ctx, dataset: str, judge: str) -> _Sample:
     """The judge's sample from its cached original labels; an upper bound when any is unknown:
     per query up to ``per_label`` grade-0 pairs (labelled 0: the insertion candidates it
     could have), then other pairs up to ``4 x per_label`` (label -1)."""
-    from ...judging import judgment_requests
-    from ...labels import parse_label
-    from .sampling import SAMPLE_COLUMNS, sample_judged
-
     src = ctx.pairs(dataset)
     per_label, seed = plan.sampling["per_label"], plan.sampling["seed"]
     labels = []
@@ -117,9 +115,6 @@ def _sample(plan, ctx, dataset: str, judge: str) -> _Sample:
 
 
 def _build_estimate(plan, ctx, dataset: str) -> dict:
-    from ...backends.base import Completion
-    from ...judging import judgment_requests
-
     samples = {m: _sample(plan, ctx, dataset, m) for m in plan.judges}
     exact = all(x.exact for x in samples.values())
     pool = pool_samples(x.table for x in samples.values())

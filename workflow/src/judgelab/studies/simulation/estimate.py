@@ -11,8 +11,13 @@ import random
 from collections.abc import Iterator
 from pathlib import Path
 
-from ...backends.base import Request
+from ...backends.base import Completion, Request
 from ...errors import InputError
+from . import cascade
+from .cascade import CascadeSettings, build_requests, plan_evaluators, read_rating
+from .data import Record, load_records
+from .prompt import SimulationPrompt
+from .splits import make_splits
 
 #: PandaLM's ``testset-v1.json`` measured on the full file: items, annotators, mean characters
 #: of the context (instruction + input), response 1 and response 2, and the label shares
@@ -31,8 +36,6 @@ PANDALM_SIZE = {
 def pandalm_stand_in() -> list:
     """Records shaped like PandaLM's full test set (:data:`PANDALM_SIZE`): distinct items of the
     typical lengths, each annotator's labels drawn with the measured shares (seeded)."""
-    from .data import Record
-
     size = PANDALM_SIZE
     rng = random.Random(0)
     labels, weights = list(size["labels"]), list(size["labels"].values())
@@ -60,9 +63,6 @@ def estimate_data(plan, d: str, ctx) -> tuple[list, object, bool]:
     memo = ctx.memo.setdefault("simulation", {})
     if d in memo:
         return memo[d]
-    from .data import load_records
-    from .splits import make_splits
-
     s = plan.sets[d]
     given = ctx.tables.get(d)
     prepared = ctx.directory / plan.project.path("simulation_records", dataset=d)
@@ -110,17 +110,12 @@ def requests(plan, job, ctx) -> Iterator[tuple[str, Request, bool]]:
     upper bound) - and for every item of a direction-only evaluator. A request the job sends
     twice (the Base Judge's prompt does not depend on the evaluator) is answered once: the
     repeat counts as cached."""
-    from ...backends.base import Completion
-    from .cascade import CascadeSettings, build_requests, plan_evaluators, read_rating
-    from .cascade import __name__ as cascade_name
-    from .prompt import SimulationPrompt
-
     w = job.wc
     d, model, demo_type, shots = w["dataset"], job.model, w["demo_type"], int(w["shots"])
     records, splits, exact = estimate_data(plan, d, ctx)
     settings = CascadeSettings(**plan.settings(d, model))
     prompt = SimulationPrompt.from_mapping(json.loads(plan.prompt_param(d, demo_type)), "<prompt>")
-    quiet = logging.getLogger(cascade_name)  # draw imbalances go to the job's log, not here
+    quiet = logging.getLogger(cascade.__name__)  # draw imbalances go to the job's log, not here
     level = quiet.level
     quiet.setLevel(logging.ERROR)
     try:

@@ -37,55 +37,12 @@ from ...tables import write_tsv
 from . import baselines as bl
 from .cascade import BASE, CascadeSettings, read_predictions, simulate
 from .data import download_records, load_records, read_jsonl, unsupported_reason, write_jsonl
+from .plan import METRIC_FILES, REPORT_FIGURES, REPORT_TABLES, STATS_FILES
 from .prompt import SimulationPrompt
 from .splits import evaluator_summary, make_splits, read_splits, write_splits
 
 log = logging.getLogger("judgelab")
 
-#: files written by :func:`metrics_job` into its output folder
-METRIC_FILES = (
-    "predictions.tsv",
-    "accuracy.tsv",
-    "accuracy_eligible.tsv",
-    "deviation.tsv",
-    "deviation_pooled.tsv",
-    "confusion.tsv",
-    "prf.tsv",
-    "distribution.tsv",
-    "control.tsv",
-    "traits.tsv",
-    "correlations.tsv",
-    "design.tsv",
-)
-#: files written by :func:`stats_job`
-STATS_FILES = (
-    "factors.tsv",
-    "pairwise.tsv",
-    "versus_base.tsv",
-    "all_pairs.tsv",
-    "alignment.tsv",
-    "control.tsv",
-)
-#: tables written by :func:`tables_job` (each as .tsv and .md)
-REPORT_TABLES = (
-    "factors",
-    "core",
-    "evaluators",
-    "baselines",
-    "deviation",
-    "confusion",
-    "prf",
-    "distribution",
-    "correlations",
-    "stats_factors",
-    "stats_pairwise",
-    "stats_versus_base",
-    "stats_alignment",
-    "stats_control",
-    "design",
-)
-#: figures written by :func:`figures_job` per evaluator set (each as .png and .pdf)
-REPORT_FIGURES = ("accuracy_by_shots", "control_advantage", "evaluator_traits", "confusion")
 #: keys of an evaluator set's config entry (``simulation.datasets.<name>.<key>``) that the
 #: library's errors name by their short key ``simulation.<key>``
 DATASET_KEYS = ("format", "evaluators", "pool", "validation", "split", "seed", "task")

@@ -27,6 +27,9 @@ from ...backends.base import Request
 from ...errors import InputError
 from .. import LLMJob, StudyPlan
 from . import estimate
+from .cascade import BASE, CascadeSettings
+from .data import DEMO_TYPES, PANDALM_URL, load_records, plan_types
+from .prompt import SimulationPrompt
 
 log = logging.getLogger("judgelab")
 
@@ -34,6 +37,52 @@ log = logging.getLogger("judgelab")
 SAMPLE_FILES = {"pandalm": "testset-v1.json", "jsonl": "records.jsonl"}
 #: Extension of a downloaded file, by format.
 RAW_EXT = {"pandalm": "json", "jsonl": "jsonl"}
+
+#: files written by :func:`metrics_job` into its output folder
+METRIC_FILES = (
+    "predictions.tsv",
+    "accuracy.tsv",
+    "accuracy_eligible.tsv",
+    "deviation.tsv",
+    "deviation_pooled.tsv",
+    "confusion.tsv",
+    "prf.tsv",
+    "distribution.tsv",
+    "control.tsv",
+    "traits.tsv",
+    "correlations.tsv",
+    "design.tsv",
+)
+#: files written by :func:`stats_job`
+STATS_FILES = (
+    "factors.tsv",
+    "pairwise.tsv",
+    "versus_base.tsv",
+    "all_pairs.tsv",
+    "alignment.tsv",
+    "control.tsv",
+)
+#: tables written by :func:`tables_job` (each as .tsv and .md)
+REPORT_TABLES = (
+    "factors",
+    "core",
+    "evaluators",
+    "baselines",
+    "deviation",
+    "confusion",
+    "prf",
+    "distribution",
+    "correlations",
+    "stats_factors",
+    "stats_pairwise",
+    "stats_versus_base",
+    "stats_alignment",
+    "stats_control",
+    "design",
+)
+
+#: figures written by :func:`figures_job` per evaluator set (each as .png and .pdf)
+REPORT_FIGURES = ("accuracy_by_shots", "control_advantage", "evaluator_traits", "confusion")
 
 
 class Plan(StudyPlan):
@@ -81,8 +130,6 @@ class Plan(StudyPlan):
         return self.raw_file(d)
 
     def download_url(self, d: str) -> str:
-        from .data import PANDALM_URL
-
         return self.sets[d].get("url") or PANDALM_URL
 
     def selection(self, d: str) -> dict:
@@ -127,8 +174,6 @@ class Plan(StudyPlan):
 
     @cached_property
     def _types(self) -> dict[str, tuple[list[str], dict[str, str]]]:
-        from .data import DEMO_TYPES, load_records, plan_types
-
         out = {}
         for d, s in self.sets.items():
             wanted = self.demo_types
@@ -174,8 +219,6 @@ class Plan(StudyPlan):
 
     def cells(self, d: str) -> list[dict]:
         """The cells of an evaluator set: a Base Judge per model, then model x type x shots."""
-        from .cascade import BASE
-
         cells = [{"model": m, "demo_type": BASE, "shots": 0} for m in self.judges]
         cells += [
             {"model": m, "demo_type": t, "shots": k}
@@ -187,17 +230,12 @@ class Plan(StudyPlan):
 
     def all_demo_types(self) -> list[str]:
         """Every value the ``demo_type`` wildcard takes (for its constraint)."""
-        from .cascade import BASE
-        from .data import DEMO_TYPES
-
         return [BASE, *DEMO_TYPES]
 
     # -- prompts and settings -----------------------------------------------------------------
 
     @cached_property
     def prompt(self):
-        from .prompt import SimulationPrompt
-
         return SimulationPrompt.load(self.section["prompt"], self.project.resources)
 
     def prompt_param(self, d: str, demo_type: str) -> str:
@@ -207,8 +245,6 @@ class Plan(StudyPlan):
     def settings(self, d: str, model: str) -> dict:
         """The cascade settings of a cell, ``answer: auto`` resolved for the model (logits for the
         embedded model, parse for API models)."""
-        from .cascade import CascadeSettings
-
         values = {
             "task": self.sets[d]["task"],
             "answer": self.section["answer"],
@@ -269,8 +305,6 @@ class Plan(StudyPlan):
         ]
 
     def targets(self) -> list[str]:
-        from .jobs import REPORT_FIGURES, REPORT_TABLES
-
         path = self.project.path
         out = [path("simulation_table", name=t, ext=e) for t in REPORT_TABLES for e in ("tsv", "md")]
         out += [
