@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Literal
 
 import krippendorff
 import numpy as np
@@ -38,7 +39,8 @@ import pandas as pd
 from .errors import InputError
 from .labels import GRADES
 
-LEVELS = ("nominal", "ordinal", "interval", "ratio")
+Level = Literal["nominal", "ordinal", "interval", "ratio"]
+LEVELS: tuple[Level, ...] = ("nominal", "ordinal", "interval", "ratio")
 
 
 def confusion(first: Sequence[int], second: Sequence[int], labels: Sequence[int] = GRADES) -> np.ndarray:
@@ -129,7 +131,7 @@ def _as_float_labels(labels: Sequence, what: str) -> np.ndarray:
 
 
 def krippendorff_alpha(
-    a: Sequence, b: Sequence, level: str = "ordinal", values: Sequence[float] | None = None
+    a: Sequence, b: Sequence, level: Level = "ordinal", values: Sequence[float] | None = None
 ) -> float:
     """Krippendorff's alpha of two raters' numeric labels ``a`` and ``b`` (item i labelled a[i]
     by one rater and b[i] by the other) at ``level`` (nominal, ordinal, interval, ratio), by

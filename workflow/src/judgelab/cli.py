@@ -224,7 +224,7 @@ def _run(args) -> int:
                 args.out,
                 persona=_persona_text(args),
                 template=template.text,
-                labels=list(template.labels),
+                labels=list(template.labels or ()),
                 model=_model_spec(args),
                 max_tokens=args.max_tokens,
                 placement=args.placement,
@@ -292,13 +292,13 @@ def _run(args) -> int:
         # the config's relative paths (persona file, templates, raw files) are relative to the
         # run's working directory, as in `snakemake -d DIR`; the options' paths to this one
         configfiles = [str(Path(f).resolve()) if Path(f).exists() else f for f in args.configfile]
-        cache = str(Path(args.cache).resolve()) if args.cache else None
+        cache_path = str(Path(args.cache).resolve()) if args.cache else None
         if not Path(args.directory).is_dir():
             raise InputError(f"-d {args.directory}: no such directory")
         with _chdir(args.directory):
             project = Project.load(configfiles, ".", root)
             table, notes = estimate(
-                project, cache_path=cache, directory=".", tables=tables, models=args.models
+                project, cache_path=cache_path, directory=".", tables=tables, models=args.models
             )
         print(format_report(table, notes))
         if args.out:

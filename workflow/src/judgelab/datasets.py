@@ -23,6 +23,7 @@ import logging
 import shutil
 import tempfile
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -346,7 +347,7 @@ def source_urls(name: str, overrides: dict[str, str] | None = None) -> dict[str,
     return urls
 
 
-def download_dataset(urls: dict[str, str], dest: dict[str, str | Path]) -> None:
+def download_dataset(urls: Mapping[str, str], dest: Mapping[str, str | Path]) -> None:
     """Download each of ``urls`` (qrels, topics, texts) to the matching path of ``dest``."""
     for kind in ("qrels", "topics", "texts"):
         download(urls[kind], dest[kind])

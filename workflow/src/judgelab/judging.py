@@ -55,7 +55,7 @@ def run_judgments(
     rows = []
     for row, (comp, hit) in zip(pairs.itertuples(index=False), answers):
         label = parse_label(comp.text, labels)
-        probs = comp.label_probs or [None] * 4
+        probs: list[float | None] = list(comp.label_probs) if comp.label_probs else [None] * 4
         expected = sum(k * p for k, p in enumerate(comp.label_probs)) if comp.label_probs else None
         rows.append(
             {

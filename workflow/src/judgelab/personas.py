@@ -203,7 +203,7 @@ def persona_table_job(personas: str | list, generated: Sequence[str], out: str) 
                 "persona": p["id"],
                 "personality_type": p["personality_type"],
                 "origin": "generated" if use_generated else p["origin"],
-                "instruction": gen["instruction"] if use_generated else p["instruction"],
+                "instruction": gen["instruction"] if use_generated and gen is not None else p["instruction"],
                 "paper_instruction": p["instruction"],
                 "generated_keywords": gen["keywords"] if gen else None,
                 "generated_instruction": gen["instruction"] if gen else None,

@@ -115,9 +115,9 @@ def id_cells(df: pd.DataFrame, ids: Sequence[str], *, nested: bool = True):
     for _, r in df.iterrows():
         key = [str(r[k]) for k in ids]
         if nested:
-            shown, changed = [], prev is None
+            shown, changed = [], False
             for i, k in enumerate(key):
-                changed = changed or k != prev[i]
+                changed = changed or prev is None or k != prev[i]
                 shown.append(k if changed else "")
         else:
             shown = [""] * len(key) if key == prev else list(key)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import anthropic
 
@@ -114,7 +114,7 @@ class AnthropicBackend(ApiBackend):
         self, client: anthropic.AsyncAnthropic, items: list[tuple[str, Request]], tag: str
     ) -> str:
         requests = [{"custom_id": key, "params": {**self.params(req), **self._extra()}} for key, req in items]
-        batch = await client.messages.batches.create(requests=requests)
+        batch = await client.messages.batches.create(requests=cast(Any, requests))  # dicts the API accepts
         return batch.id
 
     async def _batch_status(self, client: anthropic.AsyncAnthropic, batch_id: str) -> BatchStatus:

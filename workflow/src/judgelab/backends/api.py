@@ -126,7 +126,7 @@ class ApiSettings:
         return cls(
             name=name,
             kind=kind,
-            model=model.strip(),
+            model=str(model).strip(),
             base_url=base_url.rstrip("/"),
             api_key_env=key_env,
             concurrency=number("concurrency", 8, integer=True, minimum=1),
@@ -217,10 +217,10 @@ def backoff_delay(
     With a ``Retry-After`` the wait is that value plus up to 10% jitter (so that the workers told
     to wait the same time do not all come back at once); without, exponential backoff with
     "equal jitter": ``min(cap, base * 2**attempt)`` times a factor drawn from [0.5, 1]."""
-    rng = rng or random
+    u = rng.random() if rng is not None else random.random()
     if retry_after is not None:
-        return retry_after * (1.0 + 0.1 * rng.random())
-    return min(cap, base * 2.0**attempt) * (0.5 + 0.5 * rng.random())
+        return retry_after * (1.0 + 0.1 * u)
+    return min(cap, base * 2.0**attempt) * (0.5 + 0.5 * u)
 
 
 def label_distribution(
@@ -536,9 +536,11 @@ class ApiBackend(Backend, abc.ABC):
                         f"({status.status}): {status.detail}; rerun to resubmit"
                     )
                 asked = {k: requests[where[k][0]] for k in batch_keys}
-                results, _ = loop.run_until_complete(
-                    self._retrying(lambda b=batch_id, rs=asked: self._batch_results(client, b, rs))
-                )
+
+                def fetch(b: str = batch_id, rs: dict[str, Request] = asked):
+                    return self._batch_results(client, b, rs)
+
+                results, _ = loop.run_until_complete(self._retrying(fetch))
                 done = []
                 for k in batch_keys:
                     answer = results.get(k, f"no result for custom_id {k} in batch {batch_id}")

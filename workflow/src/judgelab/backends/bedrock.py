@@ -141,6 +141,7 @@ def resolve_aws_chain(name: str = "model") -> AwsChain:
         raise InputError(
             f"the bedrock backend could not load AWS credentials ({exc}); {CREDENTIAL_HELP}", key=key
         ) from exc
+    source: str | None
     if os.environ.get(BEARER_ENV, "").strip():
         source = f"bearer token ${BEARER_ENV}"
     else:
@@ -356,7 +357,7 @@ class BedrockBackend(ApiBackend):
         raise self._no_batch()
 
     async def _batch_results(
-        self, client: Any, batch_id: str, label_tokens: Mapping[str, tuple[str, ...]]
+        self, client: Any, batch_id: str, requests: Mapping[str, Request]
     ) -> dict[str, Completion | str]:
         raise self._no_batch()
 

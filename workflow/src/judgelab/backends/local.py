@@ -122,6 +122,7 @@ class LocalBackend(Backend):
 
     def prompt_tokens(self, request: Request) -> list[int]:
         llm = self.llm
+        assert self._formatter is not None  # set with the model
         prompt = self._formatter(messages=request.message_dicts()).prompt
         return llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
 

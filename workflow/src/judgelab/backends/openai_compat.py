@@ -262,7 +262,7 @@ def completion_from_chat(resp: ChatCompletion, request: Request | None, latency_
         if not alternatives:
             alternatives = [(first.token, first.logprob)]
         probs, mass = label_distribution(alternatives, tuple(label_tokens))
-        if request.label_steps:
+        if request is not None and request.label_steps:
             steps = label_steps_from_logprobs(content, text, label_tokens)
     usage = resp.usage
     return Completion(
