@@ -6,6 +6,7 @@
 from snakemake.utils import min_version
 
 from judgelab.project import Project
+from judgelab.studies import STUDIES
 
 min_version("8.0")
 
@@ -43,10 +44,12 @@ wildcard_constraints:
 include: "workflow/rules/common.smk"
 include: "workflow/rules/datasets.smk"
 include: "workflow/rules/personas.smk"
-include: "workflow/rules/peras.smk"
-include: "workflow/rules/overrating.smk"
-include: "workflow/rules/perturbations.smk"
-include: "workflow/rules/simulation.smk"
+
+
+# one rules file per study, in the order of judgelab.studies.STUDIES
+for _study in STUDIES:
+
+    include: f"workflow/rules/{_study}.smk"
 
 
 localrules:
