@@ -12,11 +12,14 @@ import multiprocessing as mp
 import os
 import signal
 import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from judgelab import cache as cache_mod
 from judgelab.backends.base import Backend, CachedClient, Completion, Request
 from judgelab.cache import RequestCache
 from judgelab.cache_shards import merge_shards, shard_folder
@@ -117,35 +120,47 @@ def test_overlapping_request_lists_share_the_work_and_pay_each_once(tmp_path):
     assert a["calls"] > 0 and b["calls"] > 0  # both worked, neither only waited
 
 
-def test_claim_of_a_killed_process_is_taken_over_after_its_lease(tmp_path):
+def _claim_holders(cache: Path, mode: str) -> list[tuple[str, float]]:
+    """(owner, expiry) of every claim, read straight from the files."""
+    if mode == "wal":
+        with sqlite3.connect(cache) as db:
+            return db.execute("SELECT owner, expires FROM claims").fetchall()
+    out = []
+    for f in (shard_folder(cache) / "claims").iterdir():
+        obj = json.loads(f.read_text())
+        out.append((obj["owner"], f.stat().st_mtime + obj["lease"]))
+    return out
+
+
+@pytest.mark.parametrize("mode", ["wal", "shards"])
+def test_claim_of_a_killed_process_is_taken_over_after_its_lease(tmp_path, mode):
     cache, count = tmp_path / "requests.sqlite", tmp_path / "calls.txt"
     lease = 1.5
-    owner = CTX.Process(target=_ask, args=(str(cache), "wal", lease, str(count), ["q1"], 600.0, None,
+    owner = CTX.Process(target=_ask, args=(str(cache), mode, lease, str(count), ["q1"], 600.0, None,
                                            str(tmp_path / "killed.json")))
     owner.start()
     deadline = time.monotonic() + 60
     while not starts(count) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert len(starts(count)) == 1  # the owner is inside its (endless) call, holding the claim
-    with sqlite3.connect(cache) as db:
-        (holder, expires), = db.execute("SELECT owner, expires FROM claims").fetchall()
+    (holder, expires), = _claim_holders(cache, mode)
     assert holder.split(":")[1] == str(owner.pid) and expires > time.time()
     os.kill(owner.pid, signal.SIGKILL)
     owner.join(10)
     assert owner.exitcode == -signal.SIGKILL
 
-    _ask(str(cache), "wal", lease, str(count), ["q1"], 0.0, None, str(tmp_path / "taker.json"))
+    _ask(str(cache), mode, lease, str(count), ["q1"], 0.0, None, str(tmp_path / "taker.json"))
     taker = json.loads((tmp_path / "taker.json").read_text())
     assert taker["texts"] == ["answer to q1"] and taker["calls"] == 1
     assert taker["elapsed"] < lease + 5.0  # waited for the lease to run out, not for the dead call
     assert len(starts(count)) == 2  # the dead owner's call (never answered) and the taker's
-    with sqlite3.connect(cache) as db:
-        assert db.execute("SELECT COUNT(*) FROM claims").fetchone()[0] == 0
+    assert _claim_holders(cache, mode) == []
 
 
-def test_lease_is_renewed_while_the_owner_works(tmp_path):
+@pytest.mark.parametrize("mode", ["wal", "shards"])
+def test_lease_is_renewed_while_the_owner_works(tmp_path, mode):
     """A call that lasts 4 x the lease: the owner's renewals keep the second asker waiting."""
-    a, b, count = run_two(tmp_path, ["q1"], ["q1"], delay=2.4, lease=0.6)
+    a, b, count = run_two(tmp_path, ["q1"], ["q1"], delay=2.4, lease=0.6, mode=mode)
     assert len(starts(count)) == 1
     assert a["texts"] == b["texts"] == ["answer to q1"]
 
@@ -248,7 +263,12 @@ def test_merge_keeps_a_shard_whose_writer_still_runs(tmp_path):
         summary = json.loads((tmp_path / "merge.json").read_text())
         assert summary["added"] == 1 and len(summary["in_use"]) == 1 and summary["removed"] == []
         live.put("k2", {"q": 2}, {"text": "two"})  # the live shard still takes answers
-    summary = merge_shards(main)  # its writer closed it: merged and removed
+    # its writer closed it: merged and removed (the command the SLURM README gives)
+    done = subprocess.run([sys.executable, "-m", "judgelab.cache_tools", "merge", str(main)],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(Path(cache_mod.__file__).parents[1])})
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
     assert summary["added"] == 1 and len(summary["removed"]) == 1
     with RequestCache(main, mode="shards") as cache:
         assert cache.get("k1") == {"text": "one"} and cache.get("k2") == {"text": "two"}

@@ -531,7 +531,7 @@ def file_sha256(path: str | Path, memo_dir: str | Path | None = None) -> str:
                 h.update(block)
         digest = h.hexdigest()
         table[tag] = digest
-        tmp = side.with_suffix(f".{os.getpid()}.tmp")
+        tmp = side.with_suffix(f".{socket.gethostname()}.{os.getpid()}.tmp")  # hosts may share the folder
         try:
             side.parent.mkdir(parents=True, exist_ok=True)
             tmp.write_text(json.dumps(table, indent=0), encoding="utf-8")

@@ -205,6 +205,7 @@ class ShardStore:
     def claim(self, keys: Sequence[str], limit: int, owner: str, lease: float) -> Claimed:
         self.refresh()
         out = Claimed()
+        listed = False  # the folder listed again since the first claim of this call
         for k in keys:
             resp = self.get(k)
             if resp is not None:
@@ -223,6 +224,9 @@ class ShardStore:
                 continue
             if held is not None and held[0] != owner:
                 out.taken_over.append(held[0])
+            if not listed:  # the answer may be in a shard created since the last listing
+                self.refresh(force=True)
+                listed = True
             resp = self.get(k)  # answered and released between our lookup and our claim
             if resp is not None:
                 self.claims.release([k])
