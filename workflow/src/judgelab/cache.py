@@ -353,6 +353,7 @@ class RequestCache:
         self._held: set[str] = set()
         self._held_lock = threading.Lock()
         self._keeper: LeaseKeeper | None = None
+        self._renew_fn: Callable[[list[str]], None] | None = None
         try:
             if self.mode == "wal":
                 self._store: Any = _WalStore(self.path, timeout)
@@ -361,6 +362,10 @@ class RequestCache:
                 self._store = ShardStore(self.path, timeout, self.owner, self.lease)
         except sqlite3.Error as exc:
             raise explain(self.path, exc, "opening the request cache") from None
+        except OSError as exc:  # shards mode: the shard folder or its claims folder
+            raise CacheError(f"opening the request cache failed: {exc}; make its folder writable, or "
+                             "point the cache elsewhere (config key `cache`, or JUDGELAB_CACHE)",
+                             path=str(self.path)) from None
         self.pending = PendingFile(self._store.pending_sources()[0])
         self._import_pending()
 
@@ -444,7 +449,7 @@ class RequestCache:
         with self._held_lock:
             held = sorted(self._held)
         if held:
-            if getattr(self, "_renew_fn", None) is None:
+            if self._renew_fn is None:
                 self._renew_fn = self._store.renewer(self.owner, self.lease)
             self._renew_fn(held)
 
