@@ -81,7 +81,9 @@ def register(root: Path, name: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("name", help="the study's name: lower case letters, digits and _")
     parser.add_argument("--title", help="its title in tables and the report (default: the name)")
     parser.add_argument("--root", type=Path, default=HERE.parents[1], help="the workflow checkout")
@@ -109,7 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"study {name!r}: wrote {len(targets)} files, the schema section, the README table, STUDIES:")
     for dest in targets.values():
         print(f"  {dest.relative_to(root)}")
-    print(f"next: tests for its science; `{name}: {{enabled: true}}` in config/config.yaml if the default run")
+    print(
+        f"next: tests for its science; `{name}: {{enabled: true}}` in config/config.yaml if the default run"
+    )
     print("      should run it (measure its share of the budget: workflow/benchmarks/default_run.py)")
     return 0
 

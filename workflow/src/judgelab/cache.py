@@ -1,24 +1,60 @@
 """Persistent request cache shared by every backend.
 
-One SQLite file (WAL mode) holds ``key -> response``. The key is the SHA-256 of a canonical JSON
-of everything that determines the answer: backend identity (kind, model, model-file hash or
-base URL), every sampling parameter and the exact messages. API keys are never part of it.
-Each response is committed as soon as it arrives, so a job that crashes after k of n calls has
-k answers saved; several Snakemake jobs may read and write the same file at once.
+One SQLite file holds ``key -> response``. The key is the SHA-256 of a canonical JSON of
+everything that determines the answer: backend identity (kind, model, model-file hash or base
+URL), every sampling parameter and the exact messages. API keys are never part of it. Each
+response is committed as soon as it arrives, so a job that crashes after k of n calls has k
+answers saved; several Snakemake jobs may read and write the same file at once.
 
 Everything the cache needs lives beside the cache file: the memo of model-file hashes
-(``file-hashes.json``) and the API backends' batch ids (``batches.sqlite``).
+(``file-hashes.json``), the API backends' batch ids (``batches.sqlite``), answers whose write
+failed (``<cache>.pending.jsonl``) and, in ``shards`` mode, the folder ``<cache>.d/``.
+
+Modes (``RequestCache(mode=...)``, else the environment variable ``JUDGELAB_CACHE_MODE``):
+
+* ``auto`` (default): ``wal``, unless the cache file is on a network filesystem
+  (:mod:`judgelab.fsdetect`): then opening fails with one error naming the file, its filesystem
+  and the two modes to choose from.
+* ``wal``: the file in SQLite's WAL mode. Every process that opens it must run on the same host
+  (WAL's shared index cannot be shared across hosts).
+* ``shards``: for jobs on several nodes sharing a cache on a network filesystem. Each process
+  writes only its own shard ``<cache>.d/<host>-<pid>-<id>.sqlite`` (rollback journal, one
+  writer) and reads the main file, every shard and its own; claims are files
+  (:class:`~judgelab.cache_claims.FileClaims`). :func:`judgelab.cache_shards.merge_shards`
+  (``python -m judgelab.cache_tools merge <cache>``) folds the shards into the main file.
+
+A request in flight is paid once: :meth:`RequestCache.claim` (used by
+:class:`~judgelab.backends.base.CachedClient`) claims keys with a lease before they are sent;
+see :mod:`judgelab.cache_claims`.
+
+Faults: a cache file that is not a database, is damaged, cannot be opened or written raises one
+:class:`CacheError` naming the file and what to do. An answer whose write fails is kept: it goes
+to ``<cache>.pending.jsonl`` (imported by the next open), or, if even that fails, stays in
+:attr:`RequestCache.unsaved` (and in the job's output), and the failure is logged naming the file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
 import os
+import socket
 import sqlite3
+import threading
 import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
+
+from .cache_claims import Claimed, LeaseKeeper
+from .cache_pending import PendingFile, Row
+from .errors import InputError
+from .fsdetect import network_filesystem
+
+log = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -29,25 +65,107 @@ CREATE TABLE IF NOT EXISTS responses (
 )
 """
 
+#: In-flight requests (see :mod:`judgelab.cache_claims`); rows live seconds to hours.
+_CLAIMS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS claims (
+    key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    expires REAL NOT NULL
+)
+"""
 
-def connect_wal(path: str | Path, timeout: float = 120.0) -> sqlite3.Connection:
-    """An autocommit connection in WAL mode, safe to open while other processes open it too.
+MODES = ("auto", "wal", "shards")
+#: Seconds a claim stays valid without renewal (renewed every third of it while its owner lives).
+DEFAULT_LEASE = 60.0
+#: SQLite's limit of host parameters per statement is 999 on old versions: stay below it.
+_CHUNK = 500
+
+
+class CacheError(InputError):
+    """The request cache cannot be used as it is: the message names the file and what to do."""
+
+
+def _advice(path: Path, exc: sqlite3.Error, pending: Path | None) -> str:
+    """What to do about ``exc`` on the cache file ``path``."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    text = str(exc)
+    if (
+        name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
+        or "malformed" in text
+        or "not a database" in text
+    ):
+        kept = (
+            (
+                f"; answers that could not be written are kept in {pending} and go into the new file "
+                "at its first open"
+            )
+            if pending is not None and pending.exists()
+            else ""
+        )
+        return (
+            f"the cache file is damaged. Move it aside (with {path.name}-wal and {path.name}-shm if "
+            f"present) and copy what is still readable into a new file: `mv {path} {path}.broken && "
+            f"python -m judgelab.cache_tools salvage {path}.broken {path}`; answers on damaged pages "
+            f"are computed (and paid for) again by the rerun{kept}. The tables the jobs already wrote "
+            "keep their answers"
+        )
+    if (
+        name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_AUTH"))
+        or "readonly" in text
+        or "unable to open" in text
+    ):
+        return (
+            f"make the file and its folder writable (SQLite also creates {path.name}-wal, "
+            f"{path.name}-shm and {path.name}-journal there), or point the cache elsewhere "
+            "(config key `cache`, or JUDGELAB_CACHE)"
+        )
+    if name.startswith(("SQLITE_FULL", "SQLITE_IOERR")) or "disk is full" in text or "I/O" in text:
+        return f"free space on the disk holding {path.parent}, or point the cache elsewhere"
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in text:
+        return (
+            "another process holds the file locked; if none is running, a stale lock of a "
+            "network filesystem may be the cause (see JUDGELAB_CACHE_MODE=shards)"
+        )
+    return "move the file aside if the problem persists"
+
+
+def explain(path: str | Path, exc: sqlite3.Error, doing: str, pending: Path | None = None) -> CacheError:
+    """One :class:`CacheError` naming the cache file, what failed and what to do."""
+    p = Path(path)
+    return CacheError(
+        f"{doing} failed: {exc} ({getattr(exc, 'sqlite_errorname', type(exc).__name__)}); "
+        f"{_advice(p, exc, pending)}",
+        path=str(p),
+    )
+
+
+def connect_db(path: str | Path, timeout: float = 120.0, *, wal: bool = True) -> sqlite3.Connection:
+    """An autocommit connection, in WAL mode if ``wal`` (else SQLite's rollback journal), safe to
+    open while other processes open it too.
 
     Switching a fresh database to WAL needs an exclusive lock and SQLite's busy handler does not
     always wait for it, so two connections opening a new file at once can get "database is
-    locked"; the switch is retried until ``timeout``.
-    """
+    locked"; the switch is retried until ``timeout``. SQLite errors are raised as they are (the
+    callers turn them into :class:`CacheError`)."""
     conn = sqlite3.connect(str(path), timeout=timeout, isolation_level=None)
     deadline = time.monotonic() + timeout
     while True:
         try:
-            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(f"PRAGMA journal_mode={'WAL' if wal else 'DELETE'}")
             return conn
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc) or time.monotonic() > deadline:
                 conn.close()
                 raise
             time.sleep(0.05)
+        except sqlite3.Error:
+            conn.close()
+            raise
+
+
+def connect_wal(path: str | Path, timeout: float = 120.0) -> sqlite3.Connection:
+    """:func:`connect_db` in WAL mode (the name the batch store has always used)."""
+    return connect_db(path, timeout, wal=True)
 
 
 def canonical(obj: Any) -> str:
@@ -62,35 +180,162 @@ def default_cache_path() -> Path:
     return Path(os.environ.get("JUDGELAB_CACHE", ".judgelab-cache/requests.sqlite"))
 
 
-#: The folder of the most recently opened cache: where :func:`file_sha256` keeps its memo.
+def requested_mode(mode: str | None = None) -> str:
+    """``mode``, else ``JUDGELAB_CACHE_MODE``, else ``auto``; an unknown value is an error."""
+    value = (mode or os.environ.get("JUDGELAB_CACHE_MODE") or "auto").strip().lower()
+    if value not in MODES:
+        where = "the cache mode" if mode else "JUDGELAB_CACHE_MODE"
+        raise CacheError(f"{where} {value!r} is not a cache mode; use one of {', '.join(MODES)}")
+    return value
+
+
+def resolve_mode(path: str | Path, mode: str | None = None, mounts: str | None = None) -> str:
+    """The mode (``wal`` or ``shards``) a cache at ``path`` opens in.
+
+    ``auto`` on a network filesystem raises :class:`CacheError` naming the file, the filesystem
+    and the modes to choose; an explicit ``wal`` there is allowed (the user says every process
+    runs on one host) and logged as a warning. ``mounts``: a mount table's text (tests)."""
+    want = requested_mode(mode)
+    if want == "shards":
+        return "shards"
+    net = network_filesystem(path, mounts)
+    if net is None:
+        return "wal"
+    fstype, point = net
+    if want == "wal":
+        log.warning(
+            "%s is on a network filesystem (%s at %s); WAL mode was asked for explicitly: "
+            "every process that opens it must run on this one host",
+            path,
+            fstype,
+            point,
+        )
+        return "wal"
+    raise CacheError(
+        f"the request cache is on a network filesystem ({fstype}, mounted at {point}); SQLite's WAL "
+        "mode must not be used there by processes on different hosts (answers can be lost or the file "
+        "damaged). Choose: JUDGELAB_CACHE_MODE=shards (jobs on several nodes share this cache; each job "
+        "writes its own shard beside it, merged with `python -m judgelab.cache_tools merge "
+        f"{path}`), or JUDGELAB_CACHE_MODE=wal if every job runs on this one host, or put the cache on "
+        "a local disk (config key `cache`, or JUDGELAB_CACHE)",
+        path=str(path),
+    )
+
+
+#: The folder and requested mode of the most recently opened cache: where :func:`file_sha256` keeps
+#: its memo, and how the batch store beside it opens its own file.
 _SIDE_DIR: Path | None = None
+_LAST_MODE: str | None = None
 
 
-class RequestCache:
-    """A key/value store of JSON requests and responses in one SQLite file. Opening it makes its
-    folder the home of the model-file hash memo (:func:`file_sha256`)."""
+def side_file_wal(path: str | Path) -> bool:
+    """Whether a state file beside the cache (``batches.sqlite``) may use WAL: not in ``shards``
+    mode (the mode asked for the cache opened last in the same folder, else the requested one);
+    ``auto`` on a network filesystem raises like :func:`resolve_mode`."""
+    same_folder = _SIDE_DIR is not None and Path(path).parent.resolve() == _SIDE_DIR.resolve()
+    return resolve_mode(path, _LAST_MODE if same_folder else None) == "wal"
 
-    def __init__(self, path: str | Path | None = None, timeout: float = 120.0):
-        global _SIDE_DIR
-        self.path = Path(path) if path else default_cache_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        _SIDE_DIR = self.path.parent
-        self._conn = connect_wal(self.path, timeout)
+
+class _WalStore:
+    """The cache file in WAL mode (one host): responses and claims in the same file."""
+
+    mode = "wal"
+
+    def __init__(self, path: Path, timeout: float):
+        self.path = path
+        self._conn = connect_db(path, timeout, wal=True)
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute(_SCHEMA)
+        self._conn.execute(_CLAIMS_SCHEMA)
+        self._timeout = timeout
+        #: the file this store writes (named in the errors of a failed write)
+        self.write_path = path
 
     def get(self, key: str) -> dict | None:
         row = self._conn.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
         return json.loads(row[0]) if row else None
 
-    def put(self, key: str, request: dict, response: dict) -> None:
+    def put(self, row: Row) -> None:
         # INSERT OR IGNORE: two jobs answering the same request keep the first answer.
         self._conn.execute(
-            "INSERT OR IGNORE INTO responses (key, request, response, created) VALUES (?, ?, ?, ?)",
-            (key, canonical(request), canonical(response), time.time()),
+            "INSERT OR IGNORE INTO responses (key, request, response, created) VALUES (?, ?, ?, ?)", row
         )
 
-    def __len__(self) -> int:
+    def put_many(self, rows: list[Row]) -> None:
+        with self._transaction():
+            self._conn.executemany(
+                "INSERT OR IGNORE INTO responses (key, request, response, created) VALUES (?, ?, ?, ?)", rows
+            )
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+
+    def claim(self, keys: Sequence[str], limit: int, owner: str, lease: float) -> Claimed:
+        out = Claimed()
+        with self._transaction():
+            now = time.time()
+            held: dict[str, tuple[str, float]] = {}
+            for start in range(0, len(keys), _CHUNK):
+                chunk = list(keys[start : start + _CHUNK])
+                marks = ",".join("?" * len(chunk))
+                for k, resp in self._conn.execute(
+                    f"SELECT key, response FROM responses WHERE key IN ({marks})", chunk
+                ):
+                    out.answered[k] = json.loads(resp)
+                for k, o, e in self._conn.execute(
+                    f"SELECT key, owner, expires FROM claims WHERE key IN ({marks})", chunk
+                ):
+                    held[k] = (o, e)
+            for k in keys:
+                if k in out.answered:
+                    continue
+                h = held.get(k)
+                if h is not None and h[0] != owner and h[1] > now:
+                    out.busy[k] = h[0]
+                elif len(out.mine) >= limit:
+                    out.rest.append(k)
+                else:
+                    if h is not None and h[0] != owner:
+                        out.taken_over.append(h[0])
+                    out.mine.append(k)
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO claims (key, owner, expires) VALUES (?, ?, ?)",
+                [(k, owner, now + lease) for k in out.mine],
+            )
+            # claims of owners that died long ago, on keys nobody asked for again
+            self._conn.execute("DELETE FROM claims WHERE expires < ?", (now - 3600.0,))
+        return out
+
+    def release(self, keys: Sequence[str], owner: str) -> None:
+        with self._transaction():
+            for start in range(0, len(keys), _CHUNK):
+                chunk = list(keys[start : start + _CHUNK])
+                self._conn.execute(
+                    f"DELETE FROM claims WHERE owner = ? AND key IN ({','.join('?' * len(chunk))})",
+                    [owner, *chunk],
+                )
+
+    def renewer(self, owner: str, lease: float) -> Callable[[list[str]], None]:
+        """A function renewing the claims of ``owner`` (called by the lease thread: it opens its own
+        connection there)."""
+        local = threading.local()
+
+        def renew(keys: list[str]) -> None:
+            if not hasattr(local, "conn"):
+                local.conn = connect_db(self.path, self._timeout, wal=True)
+            local.conn.execute("UPDATE claims SET expires = ? WHERE owner = ?", (time.time() + lease, owner))
+
+        return renew
+
+    def count(self) -> int:
         return self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
 
     def stats(self) -> dict:
@@ -98,15 +343,218 @@ class RequestCache:
             "SELECT COUNT(*), MIN(created), MAX(created) FROM responses"
         ).fetchone()
         return {
-            "path": str(self.path),
             "entries": n,
             "first": first,
             "last": last,
             "bytes": self.path.stat().st_size if self.path.exists() else 0,
         }
 
+    def pending_sources(self) -> list[Path]:
+        return [Path(f"{self.path}.pending.jsonl")]
+
     def close(self) -> None:
         self._conn.close()
+
+
+def _lease_seconds(lease: float | None) -> float:
+    value = lease if lease is not None else os.environ.get("JUDGELAB_CACHE_LEASE") or DEFAULT_LEASE
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise CacheError(f"JUDGELAB_CACHE_LEASE={value!r} is not a number of seconds") from None
+    if not seconds > 0:
+        raise CacheError(f"the claim lease must be > 0 seconds, got {seconds}")
+    return seconds
+
+
+class RequestCache:
+    """A key/value store of JSON requests and responses (see the module docstring for the modes,
+    claims and faults). Opening it makes its folder the home of the model-file hash memo
+    (:func:`file_sha256`) and imports the answers earlier jobs could not write.
+
+    ``lease``: seconds a claim of this process stays valid without renewal (default
+    ``JUDGELAB_CACHE_LEASE`` or :data:`DEFAULT_LEASE`)."""
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        timeout: float = 120.0,
+        *,
+        mode: str | None = None,
+        lease: float | None = None,
+    ):
+        global _SIDE_DIR, _LAST_MODE
+        self.path = Path(path) if path else default_cache_path()
+        self.timeout = timeout
+        self.lease = _lease_seconds(lease)
+        self.mode = resolve_mode(self.path, mode)
+        #: who this process is in the claims table (never anything secret)
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+        #: answers that neither the cache nor the pending file took (also in the job's output)
+        self.unsaved: list[Row] = []
+        self.failed_writes = 0
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CacheError(f"cannot create the cache's folder: {exc}", path=str(self.path)) from None
+        _SIDE_DIR, _LAST_MODE = self.path.parent, requested_mode(mode)
+        self._held: set[str] = set()
+        self._held_lock = threading.Lock()
+        self._keeper: LeaseKeeper | None = None
+        self._renew_fn: Callable[[list[str]], None] | None = None
+        try:
+            if self.mode == "wal":
+                self._store: Any = _WalStore(self.path, timeout)
+            else:
+                from .cache_shards import ShardStore
+
+                self._store = ShardStore(self.path, timeout, self.owner, self.lease)
+        except sqlite3.Error as exc:
+            raise explain(self.path, exc, "opening the request cache") from None
+        except OSError as exc:  # shards mode: the shard folder or its claims folder
+            raise CacheError(
+                f"opening the request cache failed: {exc}; make its folder writable, or "
+                "point the cache elsewhere (config key `cache`, or JUDGELAB_CACHE)",
+                path=str(self.path),
+            ) from None
+        self.pending = PendingFile(self._store.pending_sources()[0])
+        self._import_pending()
+
+    # -- answers ----------------------------------------------------------------------------
+    def get(self, key: str) -> dict | None:
+        try:
+            return self._store.get(key)
+        except sqlite3.Error as exc:
+            raise explain(self.path, exc, "reading the request cache", self.pending.path) from None
+
+    def put(self, key: str, request: dict, response: dict) -> bool:
+        """Store an answer. True: it is in the cache. False: the write failed; the answer was kept
+        in the pending file (imported by the next open) or, failing that, in :attr:`unsaved`, and
+        the failure was logged naming the cache file. Never raises for a failed write."""
+        row: Row = (key, canonical(request), canonical(response), time.time())
+        try:
+            self._store.put(row)
+            return True
+        except sqlite3.Error as exc:
+            self._keep(
+                [row],
+                explain(
+                    self._store.write_path, exc, "writing an answer to the request cache", self.pending.path
+                ),
+            )
+            return False
+
+    def _keep(self, rows: list[Row], why: CacheError) -> None:
+        self.failed_writes += len(rows)
+        try:
+            self.pending.append(rows)
+            kept = f"kept in {self.pending.path} (imported by the next open of the cache)"
+        except OSError as exc:
+            self.unsaved.extend(rows)
+            kept = f"kept only in memory and in this job's output ({self.pending.path}: {exc})"
+        if self.failed_writes == len(rows):  # the first failure says everything; later ones count
+            log.error("%s; the answer was %s", why, kept)
+        else:
+            log.warning("%s: %d answers not written so far, %s", self.path, self.failed_writes, kept)
+
+    def flush_unsaved(self) -> int:
+        """Try again to write :attr:`unsaved` (to the cache, else the pending file); returns how
+        many are still only in memory."""
+        rows, self.unsaved = self.unsaved, []
+        if rows:
+            try:
+                self._store.put_many(rows)
+            except sqlite3.Error:
+                try:
+                    self.pending.append(rows)
+                except OSError:
+                    self.unsaved = rows
+        return len(self.unsaved)
+
+    def _import_pending(self) -> None:
+        for source in self._store.pending_sources():
+            try:
+                PendingFile(source).import_into(self._store.put_many)
+            except sqlite3.Error as exc:
+                log.warning(
+                    "%s: could not import the pending answers of %s yet (%s); they stay there",
+                    self.path,
+                    source,
+                    exc,
+                )
+            except OSError as exc:
+                log.warning("%s: cannot read %s (%s); its answers stay there", self.path, source, exc)
+
+    # -- claims -----------------------------------------------------------------------------
+    def claim(self, keys: Sequence[str], limit: int | None = None) -> Claimed:
+        """Claim up to ``limit`` (default: all) of ``keys`` (unique) that are neither answered nor
+        claimed by another live owner; expired claims are taken over. The claims are renewed in the
+        background until :meth:`release`."""
+        try:
+            out = self._store.claim(keys, len(keys) if limit is None else limit, self.owner, self.lease)
+        except sqlite3.Error as exc:
+            raise explain(self.path, exc, "claiming requests in the request cache") from None
+        for owner in sorted(set(out.taken_over)):
+            log.warning(
+                "%s: took over requests claimed by %s (its lease of the claim ran out: crashed?)",
+                self.path,
+                owner,
+            )
+        if out.mine:
+            with self._held_lock:
+                self._held.update(out.mine)
+            if self._keeper is None:
+                self._keeper = LeaseKeeper(self._renew, self.lease / 3.0)
+        return out
+
+    def _renew(self) -> None:
+        with self._held_lock:
+            held = sorted(self._held)
+        if held:
+            if self._renew_fn is None:
+                self._renew_fn = self._store.renewer(self.owner, self.lease)
+            self._renew_fn(held)
+
+    def release(self, keys: Sequence[str]) -> None:
+        """Release the claims of ``keys`` (after their answers are stored, or on error). A failed
+        release is logged: the claims then run out after their lease."""
+        with self._held_lock:
+            self._held.difference_update(keys)
+        try:
+            self._store.release(list(keys), self.owner)
+        except sqlite3.Error as exc:
+            log.warning(
+                "%s: could not release %d claims (%s); they run out in %.0f s",
+                self.path,
+                len(keys),
+                exc,
+                self.lease,
+            )
+
+    # -- inspection -------------------------------------------------------------------------
+    def __len__(self) -> int:
+        try:
+            return self._store.count()
+        except sqlite3.Error as exc:
+            raise explain(self.path, exc, "counting the request cache", self.pending.path) from None
+
+    def stats(self) -> dict:
+        try:
+            body = self._store.stats()
+        except sqlite3.Error as exc:
+            raise explain(self.path, exc, "reading the request cache", self.pending.path) from None
+        return {"path": str(self.path), "mode": self.mode, **body}
+
+    def close(self) -> None:
+        if self._keeper is not None:
+            self._keeper.stop()
+            self._keeper = None
+        with self._held_lock:
+            held, self._held = sorted(self._held), set()
+        if held:
+            self.release(held)
+        self.flush_unsaved()
+        self._store.close()
 
     def __enter__(self) -> RequestCache:
         return self
@@ -118,22 +566,34 @@ class RequestCache:
 _HASHES: dict[tuple[str, int, int], str] = {}
 
 
+def _read_memo(side: Path) -> dict:
+    """The memo table in ``side``; an unreadable, undecodable or malformed memo is logged and
+    treated as empty (it is rebuilt: every entry is a hash that can be computed again)."""
+    if not side.exists():
+        return {}
+    try:
+        table = json.loads(side.read_bytes().decode("utf-8"))
+    except (OSError, ValueError) as exc:  # ValueError: UnicodeDecodeError and JSONDecodeError
+        log.warning("%s is unreadable (%s); rebuilding it (it only memoises model-file hashes)", side, exc)
+        return {}
+    if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
+        log.warning("%s is not a table of hashes; rebuilding it", side)
+        return {}
+    return table
+
+
 def file_sha256(path: str | Path, memo_dir: str | Path | None = None) -> str:
     """SHA-256 of a (model) file, memoised on (path, size, mtime) in-process and in the side file
     ``file-hashes.json`` in ``memo_dir`` (default: beside the request cache opened last, else
-    beside the default cache)."""
+    beside the default cache). A memo file that cannot be read or parsed is rebuilt; one that
+    cannot be written is skipped with a warning (the hash is still returned)."""
     p = Path(path).resolve()
     st = p.stat()
     memo_key = (str(p), st.st_size, st.st_mtime_ns)
     if memo_key in _HASHES:
         return _HASHES[memo_key]
     side = Path(memo_dir or _SIDE_DIR or default_cache_path().parent) / "file-hashes.json"
-    table: dict = {}
-    if side.exists():
-        try:
-            table = json.loads(side.read_text())
-        except json.JSONDecodeError:
-            table = {}
+    table = _read_memo(side)
     tag = f"{memo_key[0]}|{memo_key[1]}|{memo_key[2]}"
     digest = table.get(tag)
     if digest is None:
@@ -143,9 +603,13 @@ def file_sha256(path: str | Path, memo_dir: str | Path | None = None) -> str:
                 h.update(block)
         digest = h.hexdigest()
         table[tag] = digest
-        side.parent.mkdir(parents=True, exist_ok=True)
-        tmp = side.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(table, indent=0))
-        tmp.replace(side)
+        tmp = side.with_suffix(f".{socket.gethostname()}.{os.getpid()}.tmp")  # hosts may share the folder
+        try:
+            side.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps(table, indent=0), encoding="utf-8")
+            tmp.replace(side)
+        except OSError as exc:
+            log.warning("cannot write the hash memo %s (%s); the hash is computed again next time", side, exc)
+            tmp.unlink(missing_ok=True)
     _HASHES[memo_key] = digest
     return digest

@@ -24,7 +24,7 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from ..cache import connect_wal
+from ..cache import connect_db, side_file_wal
 
 try:  # POSIX; without it (Windows) submissions are not serialised across processes
     import fcntl
@@ -55,12 +55,13 @@ LIVE_STATES = ("pending", "done")
 
 
 class BatchStore:
-    """The batch state file. Every write is committed at once (autocommit, WAL mode)."""
+    """The batch state file. Every write is committed at once (autocommit; WAL mode, except beside a
+    cache in ``shards`` mode, where several hosts may open it: rollback journal)."""
 
     def __init__(self, path: str | Path, timeout: float = 120.0):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = connect_wal(self.path, timeout)
+        self._conn = connect_db(self.path, timeout, wal=side_file_wal(self.path))
         self._conn.executescript(_SCHEMA)
 
     @contextlib.contextmanager

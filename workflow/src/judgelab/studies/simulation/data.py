@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...datasets import download
+from ...datasets import KNOWN_FILES, KnownFile, download
 from ...errors import InputError
 
 log = logging.getLogger(__name__)
@@ -64,6 +64,10 @@ LABELS = ("A", "N", "B")
 PANDALM_LABELS = {0: "N", 1: "A", 2: "B"}
 #: The public source of PandaLM's human-annotated test set (Apache-2.0).
 PANDALM_URL = "https://raw.githubusercontent.com/WeOpenML/PandaLM/main/data/testset-v1.json"
+# its size and SHA-256 (of the byte-identical copy in ../shared/data/pandalm/): download() checks them
+KNOWN_FILES[PANDALM_URL] = KnownFile(
+    937899, "cc154f9067c7382d7ea86f8f246511a5e1ac87e1fddd845c5938d789505b07a4"
+)
 #: Demonstration types of the factorial design (seed 001 section 4.3) and the signals they need.
 DEMO_TYPES = {"J": (), "J+IT": ("telemetry",), "J+RR": ("reasoning",), "J+IT+RR": ("telemetry", "reasoning")}
 FORMATS = ("jsonl", "pandalm")

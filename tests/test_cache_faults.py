@@ -1,0 +1,331 @@
+"""Cache faults: a cache file that is not a database, is damaged or cannot be written gets one
+error naming the file and what to do; the model-file hash memo is rebuilt when unreadable; an
+answer whose write fails is kept (a pending file the next open imports, else memory) so the rerun
+does not pay for it; a network filesystem under the cache is detected (a fake mount table) and WAL
+refused there. Real SQLite files throughout; the full disk is SQLite's own ``max_page_count``
+limit (the same SQLITE_FULL a full disk gives), the read-only cache a process without the rights."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from judgelab import cache as cache_mod
+from judgelab import fsdetect
+from judgelab.backends.base import Backend, CachedClient, Completion, Request
+from judgelab.backends.batch import BatchStore
+from judgelab.cache import CacheError, RequestCache, file_sha256, resolve_mode
+from judgelab.cache_pending import PendingFile
+
+SRC = Path(cache_mod.__file__).resolve().parents[1]
+
+
+class Counting(Backend):
+    def __init__(self):
+        self.calls = 0
+
+    def identity(self):
+        return {"kind": "counting"}
+
+    def complete(self, request):
+        self.calls += 1
+        return Completion(text=f"answer {request.messages[-1][1]}")
+
+
+def req(text: str) -> Request:
+    return Request.from_messages([{"role": "user", "content": text}], 4)
+
+
+def test_a_file_that_is_not_a_database_gets_one_error_naming_it(tmp_path):
+    path = tmp_path / "requests.sqlite"
+    path.write_text("these are not the bytes of a database\n" * 200)
+    with pytest.raises(CacheError) as err:
+        RequestCache(path)
+    msg = str(err.value)
+    assert msg.startswith(f"{path}: opening the request cache failed: file is not a database")
+    assert f"mv {path} {path}.broken && python -m judgelab.cache_tools salvage" in msg
+
+
+def _damaged_cache(tmp_path: Path, n: int = 3000) -> Path:
+    path = tmp_path / "requests.sqlite"
+    with RequestCache(path) as cache:
+        for i in range(n):
+            cache.put(f"k{i:05d}", {"i": i}, {"text": "x" * 300})
+    data = bytearray(path.read_bytes())
+    page = 4096
+    for off in range(page * 20, page * 60):  # overwrite pages in the middle of the table
+        data[off] = 0x5A
+    path.write_bytes(bytes(data))
+    return path
+
+
+def test_a_damaged_cache_names_the_file_and_how_to_recover(tmp_path):
+    path = _damaged_cache(tmp_path)
+    with pytest.raises(CacheError) as err:
+        with RequestCache(path) as cache:
+            for i in range(3000):
+                cache.get(f"k{i:05d}")
+    msg = str(err.value)
+    assert msg.startswith(f"{path}: reading the request cache failed: database disk image is malformed")
+    advice = f"mv {path} {path}.broken && python -m judgelab.cache_tools salvage {path}.broken {path}"
+    assert advice in msg
+    # follow the advice (a real shell, the module's command line)
+    done = subprocess.run(
+        advice.replace("python", sys.executable, 1),
+        shell=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["copied"] > 2000 and summary["unreadable"] > 0  # the overwritten pages are lost
+    assert summary["copied"] + summary["unreadable"] == 3000
+    with RequestCache(path) as cache:
+        assert len(cache) == summary["copied"]
+        assert cache.get("k00000") == {"text": "x" * 300} and cache.get("k02999") == {"text": "x" * 300}
+
+
+def test_salvaging_a_file_that_is_not_a_database_says_nothing_can_be_read(tmp_path):
+    from judgelab.cache_tools import salvage
+
+    bad = tmp_path / "broken.sqlite"
+    bad.write_bytes(b"\0" * 8192)
+    with pytest.raises(CacheError, match=f"^{bad}: nothing can be salvaged"):
+        salvage(bad, tmp_path / "new.sqlite")
+
+
+def _unprivileged() -> tuple[list[str], dict]:
+    """How to run a child process that file permissions apply to (root ignores them)."""
+    if os.geteuid() != 0:
+        return [sys.executable], {}
+    python = shutil.which("python3", path="/usr/bin:/bin")
+    if python is None:
+        pytest.skip("running as root without a system python3 to run as 'nobody'")
+    return [python], {"user": "nobody"}
+
+
+def test_an_unwritable_cache_names_the_file_and_what_to_do(tmp_path):
+    cmd, how = _unprivileged()
+    base = Path(tempfile.mkdtemp(prefix="judgelab-ro-", dir="/tmp"))
+    try:
+        base.chmod(0o755)
+        path = base / "cache" / "requests.sqlite"
+        with RequestCache(path) as cache:
+            cache.put("k", {"q": 1}, {"text": "x"})
+        path.chmod(0o444)
+        path.parent.chmod(0o555)
+        script = (
+            "import sys; sys.path.insert(0, sys.argv[1])\n"
+            "from judgelab.cache import RequestCache, CacheError\n"
+            "try:\n    RequestCache(sys.argv[2])\nexcept CacheError as exc:\n    print(exc)"
+        )
+        out = subprocess.run(
+            [*cmd, "-c", script, str(SRC), str(path)], capture_output=True, text=True, timeout=60, **how
+        )
+        assert out.returncode == 0, out.stderr
+        msg = out.stdout.strip()
+        assert msg.startswith(f"{path}: opening the request cache failed: attempt to write a readonly")
+        assert "make the file and its folder writable" in msg and "JUDGELAB_CACHE" in msg
+    finally:
+        for p in (base / "cache", base / "cache" / "requests.sqlite"):
+            if p.exists():
+                p.chmod(0o755)
+        shutil.rmtree(base)
+
+
+def _fill_up(cache: RequestCache) -> None:
+    """Let the cache file grow by no page more: SQLite then fails writes with SQLITE_FULL, the error
+    a full disk gives ("database or disk is full")."""
+    conn = cache._store._conn
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.execute(f"PRAGMA max_page_count={pages}")
+
+
+def test_answers_whose_write_fails_are_kept_and_not_paid_again(tmp_path, caplog):
+    path = tmp_path / "requests.sqlite"
+    backend = Counting()
+    with RequestCache(path) as cache:
+        client = CachedClient(backend, cache)
+        client.run([req("warm")], progress=False)
+        _fill_up(cache)
+        with caplog.at_level(logging.ERROR, logger="judgelab.cache"):
+            out = client.run([req(f"q{i} " + "y" * 2000) for i in range(5)], progress=False)
+        assert [c.text[:9] for c, _ in out] == [f"answer q{i}" for i in range(5)]  # returned to the job
+        assert backend.calls == 6 and cache.failed_writes == 5 and cache.unsaved == []
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1  # one error, naming the file, what failed and where the answer went
+    assert errors[0].startswith(
+        f"{path}: writing an answer to the request cache failed: database or disk is full"
+    )
+    assert f"kept in {path}.pending.jsonl" in errors[0]
+    pending = Path(f"{path}.pending.jsonl")
+    assert len(pending.read_text().splitlines()) == 5
+
+    again = Counting()  # the rerun: the next open imports the pending answers
+    with RequestCache(path) as cache:
+        out = CachedClient(again, cache).run([req(f"q{i} " + "y" * 2000) for i in range(5)], progress=False)
+    assert again.calls == 0 and all(hit for _, hit in out)
+    assert not pending.exists()
+
+
+def test_when_the_pending_file_fails_too_answers_stay_in_memory_and_are_written_later(tmp_path, caplog):
+    path = tmp_path / "requests.sqlite"
+    pending = Path(f"{path}.pending.jsonl")
+    with RequestCache(path) as cache:
+        _fill_up(cache)
+        pending.mkdir()  # the side file cannot be written either
+        with caplog.at_level(logging.ERROR, logger="judgelab"):
+            out = CachedClient(Counting(), cache).run(
+                [req("q1 " + "y" * 5000), req("q2 " + "y" * 5000)], progress=False
+            )
+        assert [c.text[:9] for c, _ in out] == ["answer q1", "answer q2"]
+        assert len(cache.unsaved) == 2
+        assert any("only in this job's output" in r.getMessage() for r in caplog.records)
+        pending.rmdir()
+        cache._store._conn.execute("PRAGMA max_page_count=1073741823")  # space again
+    # close() wrote them: the rerun finds both without a call
+    again = Counting()
+    with RequestCache(path) as cache:
+        out = CachedClient(again, cache).run(
+            [req("q1 " + "y" * 5000), req("q2 " + "y" * 5000)], progress=False
+        )
+    assert again.calls == 0 and all(hit for _, hit in out)
+
+
+def test_a_torn_pending_line_is_set_aside_and_the_rest_imported(tmp_path, caplog):
+    path = tmp_path / "requests.sqlite"
+    pending = PendingFile(f"{path}.pending.jsonl")
+    pending.append([("k1", '{"q":1}', '{"text":"one"}', 1.0), ("k2", '{"q":2}', '{"text":"two"}', 2.0)])
+    with open(pending.path, "a") as fh:
+        fh.write('{"key": "k3", "request": "{}", "resp')  # a crash in the middle of an append
+    with caplog.at_level(logging.WARNING, logger="judgelab.cache_pending"), RequestCache(path) as cache:
+        assert cache.get("k1") == {"text": "one"} and cache.get("k2") == {"text": "two"}
+        assert len(cache) == 2
+    assert any(f"{pending.path}:3: not a pending answer" in r.getMessage() for r in caplog.records)
+    assert Path(f"{pending.path}.rejected").read_text().startswith('{"key": "k3"')
+    assert not pending.path.exists()
+
+
+@pytest.mark.parametrize("memo", [b"\xff\xfe not utf-8 \x80", b"{not json", b"[1, 2]", b'{"x": 1}'])
+def test_an_unreadable_hash_memo_is_rebuilt(tmp_path, memo):
+    model = tmp_path / "model.gguf"
+    model.write_bytes(b"weights" * 1000)
+    memo_dir = tmp_path / "cache"
+    memo_dir.mkdir()
+    (memo_dir / "file-hashes.json").write_bytes(memo)
+    cache_mod._HASHES.clear()
+    digest = file_sha256(model, memo_dir=memo_dir)
+    assert digest == hashlib.sha256(model.read_bytes()).hexdigest()
+    table = json.loads((memo_dir / "file-hashes.json").read_text(encoding="utf-8"))
+    assert list(table.values()) == [digest]  # rebuilt: only the new entry
+
+
+def test_an_unwritable_hash_memo_is_skipped(tmp_path, caplog):
+    model = tmp_path / "model.gguf"
+    model.write_bytes(b"weights" * 1000)
+    (tmp_path / "memo" / "file-hashes.json").mkdir(parents=True)  # neither readable nor replaceable
+    cache_mod._HASHES.clear()
+    with caplog.at_level(logging.WARNING, logger="judgelab.cache"):
+        digest = file_sha256(model, memo_dir=tmp_path / "memo")
+    assert digest == hashlib.sha256(model.read_bytes()).hexdigest()
+    assert any("cannot write the hash memo" in r.getMessage() for r in caplog.records)
+
+
+# -- network filesystems ----------------------------------------------------------------------
+
+MOUNTS = r"""proc /proc proc rw,relatime 0 0
+/dev/vda / ext4 rw,relatime 0 0
+tmpfs /tmp tmpfs rw 0 0
+nas:/export/home /home nfs4 rw,vers=4.2 0 0
+auto.scratch /scratch autofs rw 0 0
+10.0.0.5@tcp:/lfs /scratch lustre rw,flock 0 0
+storage:/proj /proj\040data nfs rw,vers=3 0 0
+user@box:/srv /mnt/box fuse.sshfs rw 0 0
+/dev/vdb /home/local ext4 rw 0 0
+"""
+
+
+@pytest.mark.parametrize(
+    "path, found",
+    [
+        ("/home/alice/run/.judgelab-cache/requests.sqlite", ("nfs4", "/home")),
+        ("/scratch/u1/cache/requests.sqlite", ("lustre", "/scratch")),  # the mount on top wins
+        ("/proj data/x/requests.sqlite", ("nfs", "/proj data")),  # \040 is a space
+        ("/mnt/box/requests.sqlite", ("fuse.sshfs", "/mnt/box")),
+        ("/home/local/cache.sqlite", None),  # a local disk inside /home
+        ("/homework/cache.sqlite", None),  # not inside /home
+        ("/tmp/cache.sqlite", None),
+    ],
+)
+def test_network_filesystems_are_detected_from_the_mount_table(path, found):
+    assert fsdetect.network_filesystem(path, MOUNTS) == found
+
+
+def test_this_machines_tmp_is_local(tmp_path):
+    assert fsdetect.mount_of(tmp_path) is not None  # /proc/self/mounts was read
+    assert fsdetect.network_filesystem(tmp_path) is None
+    assert resolve_mode(tmp_path / "c.sqlite") == "wal"
+
+
+def test_wal_is_refused_on_a_network_filesystem(tmp_path, monkeypatch, caplog):
+    fake = tmp_path / "mounts"
+    fake.write_text(f"/dev/vda / ext4 rw 0 0\nnas:/export {tmp_path} nfs4 rw 0 0\n")
+    monkeypatch.setattr(fsdetect, "MOUNTS", fake)
+    path = tmp_path / "cache" / "requests.sqlite"
+    monkeypatch.delenv("JUDGELAB_CACHE_MODE", raising=False)
+    with pytest.raises(CacheError) as err:
+        RequestCache(path)
+    msg = str(err.value)
+    assert msg.startswith(
+        f"{path}: the request cache is on a network filesystem (nfs4, mounted at {tmp_path})"
+    )
+    assert "JUDGELAB_CACHE_MODE=shards" in msg and "JUDGELAB_CACHE_MODE=wal" in msg
+    assert not path.exists()
+    with pytest.raises(CacheError, match="on a network filesystem"):
+        BatchStore(tmp_path / "cache" / "batches.sqlite")
+
+    monkeypatch.setenv("JUDGELAB_CACHE_MODE", "shards")
+    with RequestCache(path) as cache:
+        assert cache.mode == "shards"
+        cache.put("k", {"q": 1}, {"text": "x"})
+        assert cache.get("k") == {"text": "x"}
+        store = BatchStore(tmp_path / "cache" / "batches.sqlite")  # beside a shards cache: no WAL
+        assert store._conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+        store.close()
+    assert len(list(Path(f"{path}.d").glob("*.sqlite"))) == 1 and not path.exists()
+
+    monkeypatch.setenv("JUDGELAB_CACHE_MODE", "wal")  # explicit: one host only, allowed with a warning
+    with caplog.at_level(logging.WARNING, logger="judgelab.cache"), RequestCache(path) as cache:
+        assert cache.mode == "wal"
+    assert any("WAL mode was asked for explicitly" in r.getMessage() for r in caplog.records)
+
+    monkeypatch.setenv("JUDGELAB_CACHE_MODE", "nfs-safe")
+    with pytest.raises(CacheError, match="JUDGELAB_CACHE_MODE 'nfs-safe' is not a cache mode"):
+        RequestCache(path)
+
+
+def test_a_damaged_shard_of_another_process_is_skipped_not_fatal(tmp_path, caplog):
+    path = tmp_path / "requests.sqlite"
+    with RequestCache(path, mode="shards") as cache:
+        cache.put("k1", {"q": 1}, {"text": "one"})
+    (Path(f"{path}.d") / "otherhost-1-deadbeef.sqlite").write_text("garbage, not a database\n" * 100)
+    with (
+        caplog.at_level(logging.WARNING, logger="judgelab.cache_shards"),
+        RequestCache(path, mode="shards") as cache,
+    ):
+        assert cache.get("k1") == {"text": "one"}
+        assert cache.get("k2") is None
+    assert any(
+        "otherhost-1-deadbeef.sqlite: cannot read this shard" in r.getMessage() for r in caplog.records
+    )

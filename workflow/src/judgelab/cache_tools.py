@@ -1,0 +1,126 @@
+"""Maintenance of the request cache: merge shards, salvage a damaged file.
+
+``python -m judgelab.cache_tools merge <cache>``
+    fold the shards of a ``shards``-mode cache into its main file
+    (:func:`judgelab.cache_shards.merge_shards`); run it when no job runs.
+``python -m judgelab.cache_tools salvage <damaged file> <new cache>``
+    copy every answer that can still be read from a damaged cache file into a new (or existing)
+    cache file (:func:`salvage`). The damaged file is only read.
+
+Each prints a JSON summary; an error prints one line naming the file and exits with status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+from .cache import CacheError, RequestCache, explain
+from .cache_pending import Row
+from .errors import InputError
+
+log = logging.getLogger(__name__)
+
+#: rows read per query while salvaging (a window that fails is split in halves)
+_WINDOW = 2000
+
+
+def salvage(damaged: str | Path, dest: str | Path) -> dict:
+    """Copy every readable answer of the damaged cache file ``damaged`` into the cache ``dest``.
+
+    Rows are read by rowid windows; a window that fails (a damaged page) is split in halves down to
+    single rows, so every row on an intact page is copied and only the rows SQLite cannot read, or
+    whose request or response is not valid JSON any more, are left behind. Answers already in
+    ``dest`` are kept (``INSERT OR IGNORE``). Returns ``{"copied", "unreadable", "dest"}``
+    (``unreadable``: rowids that could not be read; at most one answer each). Raises
+    :class:`~judgelab.cache.CacheError` if nothing of ``damaged`` can be read (its first page,
+    holding the schema, is damaged)."""
+    damaged, dest = Path(damaged), Path(dest)
+    if not damaged.is_file():
+        raise CacheError("no such file to salvage", path=str(damaged))
+    src = sqlite3.connect(str(damaged), isolation_level=None)
+    try:
+        try:
+            src.execute("SELECT 1 FROM responses LIMIT 0").fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise CacheError(
+                f"nothing can be salvaged: {exc} (the table of answers cannot be found)", path=str(damaged)
+            ) from None
+        try:
+            top = src.execute("SELECT MAX(rowid) FROM responses").fetchone()[0] or 0
+        except sqlite3.DatabaseError:  # the rightmost pages are damaged: bound by the file's size
+            pages, size = (src.execute(f"PRAGMA {p}").fetchone()[0] for p in ("page_count", "page_size"))
+            top = pages * size // 32
+        copied, unreadable = 0, 0
+        with RequestCache(dest) as out:
+
+            def take(lo: int, hi: int) -> None:
+                nonlocal copied, unreadable
+                try:
+                    rows = src.execute(
+                        "SELECT key, request, response, created FROM responses WHERE rowid BETWEEN ? AND ?",
+                        (lo, hi),
+                    ).fetchall()
+                except sqlite3.DatabaseError:
+                    if lo == hi:
+                        unreadable += 1
+                        return
+                    mid = (lo + hi) // 2
+                    take(lo, mid)
+                    take(mid + 1, hi)
+                    return
+                good: list[Row] = []
+                for key, request, response, created in rows:
+                    try:
+                        json.loads(request), json.loads(response)
+                        good.append((str(key), request, response, float(created)))
+                    except (TypeError, ValueError):
+                        unreadable += 1
+                if good:
+                    try:
+                        out._store.put_many(good)
+                    except sqlite3.Error as exc:
+                        raise explain(dest, exc, "writing salvaged answers") from None
+                    copied += len(good)
+
+            for lo in range(1, top + 1, _WINDOW):
+                take(lo, min(top, lo + _WINDOW - 1))
+    finally:
+        src.close()
+    log.info("%s: %d answers copied to %s, %d rows unreadable", damaged, copied, dest, unreadable)
+    return {"copied": copied, "unreadable": unreadable, "dest": str(dest)}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line (module docstring)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m judgelab.cache_tools", description="maintenance of the request cache"
+    )
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("merge", help="fold the shards <cache>.d/*.sqlite into the main cache file")
+    p.add_argument("cache", help="the main cache file (config key `cache`)")
+    p = sub.add_parser("salvage", help="copy the readable answers of a damaged cache file")
+    p.add_argument("damaged", help="the damaged cache file (moved aside)")
+    p.add_argument("dest", help="the cache file to copy them into")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
+    try:
+        if args.cmd == "merge":
+            from .cache_shards import merge_shards
+
+            summary = merge_shards(args.cache)
+        else:
+            summary = salvage(args.damaged, args.dest)
+    except InputError as exc:
+        print(f"error: {exc}")
+        return 1
+    print(json.dumps(summary, indent=1))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
