@@ -21,6 +21,7 @@ import pandas as pd
 
 from ...labels import GRADES
 from ...plotting import plt, save
+from ...render import MISSING
 from .pointwise import OUTCOMES
 
 RATES = [
@@ -55,7 +56,7 @@ def transition_heatmap(tidy: pd.DataFrame, title: str, out_png, out_pdf=None) ->
                 color="white" if v > 0.6 else "black",
             )
         else:
-            ax.text(j, i, "n/a", ha="center", va="center", fontsize=8, color="0.3")
+            ax.text(j, i, MISSING, ha="center", va="center", fontsize=8, color="0.3")
     ax.set_xticks(range(len(labels)))
     ax.set_xticklabels([str(x) for x in labels])
     ax.set_yticks(range(len(GRADES)))
@@ -71,7 +72,7 @@ def transition_heatmap(tidy: pd.DataFrame, title: str, out_png, out_pdf=None) ->
 def _bar_labels(ax, xs, values, counts=None, fmt="{:.1f}", top=100.0) -> None:
     for k, (x, v) in enumerate(zip(xs, values)):
         if not np.isfinite(v):
-            ax.text(x, top * 0.02, "n/a", ha="center", va="bottom", fontsize=7, color="0.3", rotation=90)
+            ax.text(x, top * 0.02, MISSING, ha="center", va="bottom", fontsize=7, color="0.3", rotation=90)
             continue
         txt = fmt.format(v) + (f"\nn={counts[k]}" if counts is not None else "")
         ax.text(x, v + top * 0.01, txt, ha="center", va="bottom", fontsize=6.5)

@@ -23,6 +23,7 @@ import pandas as pd
 from ...agreement import cohen_kappa
 from ...labels import GRADES
 from ...plotting import plt, save
+from ...render import MISSING
 
 METRIC_LABELS = {
     "kappa": "Cohen's κ",
@@ -172,7 +173,7 @@ def interpersona_heatmap(tidy: pd.DataFrame, title: str, out_png, out_pdf=None):
     vals = mat.to_numpy(dtype=float)
     finite = vals[np.isfinite(vals)]
     vmin = min(0.0, math.floor(finite.min() * 10) / 10) if len(finite) else 0.0
-    annot = np.where(np.isfinite(vals), np.vectorize(lambda v: f"{v:.2f}")(np.nan_to_num(vals)), "n/a")
+    annot = np.where(np.isfinite(vals), np.vectorize(lambda v: f"{v:.2f}")(np.nan_to_num(vals)), MISSING)
     size = 0.55 * len(order) + 2.2
     fig, ax = plt.subplots(figsize=(size + 1.2, size))
     ax.set_facecolor("0.85")  # NaN cells are masked: the grey background shows
@@ -193,7 +194,7 @@ def interpersona_heatmap(tidy: pd.DataFrame, title: str, out_png, out_pdf=None):
     )
     for (i, j), v in np.ndenumerate(vals):
         if not np.isfinite(v):
-            ax.text(j + 0.5, i + 0.5, "n/a", ha="center", va="center", fontsize=7, color="0.3")
+            ax.text(j + 0.5, i + 0.5, MISSING, ha="center", va="center", fontsize=7, color="0.3")
     ax.set_xlabel("")
     ax.set_ylabel("")
     ax.set_title(title, fontsize=11)
@@ -201,7 +202,7 @@ def interpersona_heatmap(tidy: pd.DataFrame, title: str, out_png, out_pdf=None):
         fig.text(
             0.01,
             0.005,
-            "n/a: fewer than two pairs parsed by both personas, or both use one single "
+            f"{MISSING}: fewer than two pairs parsed by both personas, or both use one single "
             "label (kappa undefined)",
             fontsize=7,
             color="0.35",

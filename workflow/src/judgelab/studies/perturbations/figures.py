@@ -18,6 +18,7 @@ import pandas as pd
 
 from ...labels import GRADES
 from ...plotting import plt, save
+from ...render import MISSING
 
 LABEL_COLORS = ["#d9d9d9", "#9ecae1", "#4292c6", "#08519c"]  # label 0 (light) .. 3 (dark)
 
@@ -78,7 +79,7 @@ def transition_heatmaps(
                     color="white" if v > 0.6 else "black",
                 )
             elif j == 1:
-                ax.text(1.5, i, "n/a", ha="center", va="center", fontsize=8, color="0.35")
+                ax.text(1.5, i, MISSING, ha="center", va="center", fontsize=8, color="0.35")
         ax.set_yticks(range(len(GRADES)))
         ax.set_yticklabels(
             [
@@ -119,7 +120,7 @@ def insertion_distributions(
             n_missing = int(rows["n_missing"].iloc[0]) if len(rows) else 0
             g = rows.set_index("label").reindex(GRADES)
             if not n_parsed:
-                note = f"n/a\n{n_missing} miss." if len(rows) else "none\nre-judged"
+                note = f"{MISSING}\n{n_missing} miss." if len(rows) else "none\nre-judged"
                 ax.text(k, 0.05, note, ha="center", va="bottom", fontsize=7, color="0.35")
                 continue
             bottom = 0.0

@@ -35,6 +35,7 @@ from ...errors import InputError
 from ...jobs import LLMSession, as_value
 from ...judging import run_judgments
 from ...personas import read_persona
+from ...render import MISSING
 from ...tables import JUDGMENT_COLUMNS, read_dataset, read_judgments, write_tsv
 from .insertions import (
     INSERTION_VARIANTS,
@@ -285,7 +286,7 @@ def transitions_job(
             r.variant,
             r.n,
             r.n_parsed,
-            f"{r.mean_shift:+.2f}" if r.n_parsed else "n/a",
+            f"{r.mean_shift:+.2f}" if r.n_parsed else MISSING,
         )
     return trans
 
