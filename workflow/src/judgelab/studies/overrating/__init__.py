@@ -38,4 +38,11 @@ Pairwise (section 2.1; groups after Arabzadeh and Clarke 2025, as the seed descr
 
 Token confidence = the probability of the chosen label at the decoding step that generated it,
 renormalised over the label tokens (see :func:`label_reading`).
+
+Modules (config section ``overrating``, target ``overrating``, rules
+``workflow/rules/overrating.smk`` and ``workflow/rules/overrating/``, prompts
+``resources/prompts/overrating/``): :mod:`.plan` (the section resolved: cells, prompts, imported
+judges, paths, jobs, targets), :mod:`.prompts` (the checked templates, where an answer's label is
+and its token confidence), :mod:`.pointwise`, :mod:`.pairwise`, :mod:`.tables` (Tables 1 and 2),
+:mod:`.figures`, :mod:`.jobs` (one function per workflow job), :mod:`.estimate`.
 """

@@ -46,4 +46,10 @@ running, box / boxes. It does NOT catch irregular forms (``grew``, ``grown``, ``
 derivations (``growth``, ``grower``, ``-ly``), comparatives (``-er``, ``-est``), spelling
 variants, or a term inside a compound word (``fish`` in ``goldfish``). It errs towards
 rejecting (``news`` matches ``new``, ``caring`` matches ``car``), which only costs another attempt.
+
+Modules (config section ``perturbations``, target ``perturbations``, rules
+``workflow/rules/perturbations.smk`` and ``workflow/rules/perturbations/``, prompts
+``resources/prompts/perturbations/``): :mod:`.plan`, :mod:`.sampling`, :mod:`.rewrites`,
+:mod:`.insertions`, :mod:`.outcomes` (re-judging, transitions, shifts, distributions),
+:mod:`.figures`, :mod:`.jobs` (one function per workflow job), :mod:`.estimate`.
 """

@@ -14,5 +14,11 @@ Modules:
   evaluator-level correlations.
 * :mod:`.stats` - Friedman, Wilcoxon with Holm, Benjamini-Hochberg, paired and one-sample t,
   repeated-measures ANOVA, with the evaluator as the unit.
-* :mod:`.report` - tables shaped like the seed's and figures.
+* :mod:`.report` - tables shaped like the seed's; :mod:`.figures` - its figures.
+* :mod:`.plan` - the config section ``simulation`` resolved (evaluator sets, cells, settings,
+  paths, jobs, targets); :mod:`.jobs` - one function per workflow job; :mod:`.estimate` - the
+  requests ``judgelab estimate`` counts.
+
+Config section ``simulation``, target ``simulation``, rules ``workflow/rules/simulation.smk`` and
+``workflow/rules/simulation/``, prompt ``resources/prompts/simulation/``.
 """
