@@ -1,4 +1,4 @@
-"""Persona vs default significance: the vectorised metrics equal judgelab.metrics, the paired
+"""Persona vs default significance: the vectorised metrics equal judgelab.studies.peras.metrics, the paired
 bootstrap finds a constructed difference (and not a non-existent one), Holm equals statsmodels."""
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Measured components (CPU = user + system seconds, beside wall seconds):
 a. interpreter start (``python -c pass``); parts a and b run every snippet in a fresh interpreter,
    in rounds, and report the median of the round-by-round differences;
 b. imports: Snakemake's script-job preamble, the imports of a judge job script
-   (``judgelab.jobs``, ``judgelab.jobs.peras``), the same with ``jobs/peras.py`` as it was at
+   (``judgelab.jobs``, ``judgelab.studies.peras.jobs``), the same with ``jobs/peras.py`` as it was at
    765f5c1 (before the analysis imports became lazy), what each analysis library (sklearn,
    xgboost, lightgbm, matplotlib, statsmodels) would add if a judge job imported it eagerly,
    and what the API backends' modules add to a judge job of an API model;
@@ -64,7 +64,7 @@ BEFORE_COMMIT = "765f5c1"
 BEFORE_FILE = "workflow/src/judgelab/jobs/peras.py"
 
 #: What a judge job script imports (workflow/scripts/judge.py).
-JUDGE_IMPORTS = "import judgelab.jobs, judgelab.jobs.peras"
+JUDGE_IMPORTS = "import judgelab.jobs, judgelab.studies.peras.jobs"
 #: What Snakemake's preamble of a script job imports to unpickle its `snakemake` object.
 PREAMBLE_IMPORTS = "import pickle, snakemake.io, snakemake.iocontainers, snakemake.logging"
 #: The analysis libraries, as the judgelab modules import them.
@@ -117,7 +117,8 @@ def paired(a: list[Timing], b: list[Timing]) -> Timing:
 
 
 def before_module_code(tmp: Path) -> str:
-    """Code that imports jobs/peras.py of :data:`BEFORE_COMMIT` as ``judgelab.jobs.peras``."""
+    """Code that imports jobs/peras.py of :data:`BEFORE_COMMIT` as ``judgelab.jobs.peras`` (its
+    module name then, so its relative imports resolve)."""
     src = subprocess.run(
         ["git", "-C", str(ROOT), "show", f"{BEFORE_COMMIT}:{BEFORE_FILE}"],
         capture_output=True,

@@ -1,6 +1,6 @@
 # Study: PERAS (seed 000) - personality-conditioned relevance assessment with confidence.
 # Config section `peras` (switch: peras.enabled); target `snakemake peras`; library
-# judgelab.jobs.peras; prompts resources/prompts/peras/; report captions workflow/report/*.rst.
+# judgelab.studies.peras.jobs; prompts resources/prompts/peras/; report captions workflow/report/*.rst.
 # Stages: judge -> confidence -> metrics (+ imported judges) -> significance, figures, classifiers.
 
 

@@ -1,6 +1,6 @@
 # Study: perturbations (seed 004, section 3) - do judges assess meaning or surface cues?
 # Config section `perturbations` (switch: perturbations.enabled); target `snakemake perturbations`;
-# plan judgelab.studies.perturbations; jobs judgelab.jobs.perturbations; prompts
+# plan judgelab.studies.perturbations; jobs judgelab.studies.perturbations.jobs; prompts
 # resources/prompts/perturbations/; report captions workflow/report/perturbations_*.rst.
 # Stages per dataset: sample (each judge's PERAS judgment) -> rewrites + meaning check (one job per
 # variant, pooled samples) and insertions (SEM / LEX / QRY) -> re-judging (variant x judge) ->

@@ -1,7 +1,7 @@
 # Study: evaluator simulation (seed 001, PersonaJudge) - predict one evaluator's preference
 # judgments (prefer A / neutral / prefer B) from that evaluator's own past judgments through a
 # two-round cascade. Config section `simulation` (switch: simulation.enabled); target
-# `snakemake simulation`; library judgelab.simulation, jobs judgelab.jobs.simulation, plan
+# `snakemake simulation`; library judgelab.studies.simulation, jobs judgelab.studies.simulation.jobs, plan
 # judgelab.studies.simulation; prompt resources/prompts/simulation/; captions
 # workflow/report/simulation_*.rst.
 # Stages per evaluator set: download -> prepare (records, splits) -> predict (one job per cell:

@@ -1,6 +1,6 @@
 # PERAS stage 7b - significance: every persona vs the reference persona, paired bootstrap over
 # queries of delta kappa, QWK, macro F1 and HMR with percentile intervals and Holm-adjusted
-# p-values (judgelab.significance), then one tidy table and the metrics table joined with it.
+# p-values (judgelab.studies.peras.significance), then one tidy table and the metrics table joined with it.
 
 
 rule significance:

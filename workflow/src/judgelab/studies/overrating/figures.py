@@ -33,7 +33,7 @@ RATES = [
 
 
 def transition_heatmap(tidy: pd.DataFrame, title: str, out_png, out_pdf=None) -> None:
-    """``tidy``: :func:`judgelab.overrating.transition_matrix` (human, llm, n, share, n_missing)."""
+    """``tidy``: :func:`judgelab.studies.overrating.pointwise.transition_matrix` (human, llm, n, share, n_missing)."""
     labels = sorted(tidy["llm"].unique())
     share = tidy.pivot(index="human", columns="llm", values="share").reindex(
         index=list(GRADES), columns=labels
@@ -79,7 +79,7 @@ def _bar_labels(ax, xs, values, counts=None, fmt="{:.1f}", top=100.0) -> None:
 
 
 def pairwise_rates(metrics: pd.DataFrame, title: str, out_png, out_pdf=None) -> None:
-    """``metrics``: :func:`judgelab.overrating.pairwise_metrics` rows (setting + metrics)."""
+    """``metrics``: :func:`judgelab.studies.overrating.pairwise.pairwise_metrics` rows (setting + metrics)."""
     settings = list(metrics["setting"])
     x = np.arange(len(settings))
     width = 0.8 / len(RATES)

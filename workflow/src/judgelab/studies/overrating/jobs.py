@@ -11,8 +11,8 @@ model: :func:`pairwise_judge_job` -> :func:`pairwise_metrics_job`. Then :func:`t
 The tables these jobs hand on (pointwise and pairwise judgments, sampled pairs, metrics) are read
 only by this study, so their readers live here (:func:`read_pointwise`, :func:`read_pairwise`,
 :func:`read_sampled`, :func:`read_metrics`); their columns are those of
-:func:`judgelab.overrating.pointwise_columns`, :func:`~judgelab.overrating.pairwise_columns` and
-:func:`~judgelab.overrating.sample_pairs`. Matplotlib is imported by the figure jobs only.
+:func:`judgelab.studies.overrating.pointwise.pointwise_columns`, :func:`~judgelab.studies.overrating.pairwise.pairwise_columns` and
+:func:`~judgelab.studies.overrating.pairwise.sample_pairs`. Matplotlib is imported by the figure jobs only.
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ def pointwise_metrics_job(
 def pair_sampling_job(
     pairs: str, out: str, *, per_setting: int, seed: int, relevant_min: int = 1
 ) -> pd.DataFrame:
-    """The sampled pairs of a dataset (see :func:`judgelab.overrating.sample_pairs`)."""
+    """The sampled pairs of a dataset (see :func:`judgelab.studies.overrating.pairwise.sample_pairs`)."""
     table = read_dataset(pairs)
     sampled = sample_pairs(table, int(per_setting), int(seed), int(relevant_min))
     write_tsv(sampled, out)

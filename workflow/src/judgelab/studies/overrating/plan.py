@@ -3,8 +3,8 @@
 wrong wins when comparing two passages (pairwise judging in both orders)?
 
 Config section ``overrating``; target ``overrating``; rules ``workflow/rules/overrating.smk`` and
-``workflow/rules/overrating/``; library :mod:`judgelab.overrating`; jobs
-:mod:`judgelab.jobs.overrating`; prompts ``resources/prompts/overrating/``.
+``workflow/rules/overrating/``; library :mod:`judgelab.studies.overrating`; jobs
+:mod:`judgelab.studies.overrating.jobs`; prompts ``resources/prompts/overrating/``.
 
 The cells: a pointwise run per dataset x judge x scale (live judges), or per dataset x imported
 judge on the judge's declared scale (read from its qrels file, no LLM call); a pairwise run per

@@ -3,7 +3,7 @@
 * :func:`radar` - Figures 4 and 5: one polar panel per metric over the persona conditions of one
   dataset x model x template. The default persona's value is a dashed reference circle; a
   persona whose difference to the default is significant (Holm-adjusted paired bootstrap, see
-  :mod:`judgelab.significance`) gets a star and a ``*`` beside its name. An undefined metric
+  :mod:`.significance`) gets a star and a ``*`` beside its name. An undefined metric
   (NaN: e.g. no parsed answer) leaves a gap in the polygon and ``n/a`` beside the persona.
 * :func:`interpersona_heatmap` - Figure 2: Cohen's kappa between every two persona conditions,
   over the pairs both parsed; undefined cells are grey with ``n/a``.

@@ -1,7 +1,7 @@
 """PERAS (seed 000): personality-conditioned relevance assessment with confidence.
 
 Config section ``peras``; target ``peras``; rules ``workflow/rules/peras.smk`` and
-``workflow/rules/peras/``; jobs :mod:`judgelab.jobs.peras`; prompts ``resources/prompts/peras/``.
+``workflow/rules/peras/``; jobs :mod:`judgelab.studies.peras.jobs`; prompts ``resources/prompts/peras/``.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ LABEL_COLORS = ["#d9d9d9", "#9ecae1", "#4292c6", "#08519c"]  # label 0 (light) .
 def transition_heatmaps(
     tidy: pd.DataFrame, variants: Sequence[str], title: str, out_png, out_pdf=None
 ) -> None:
-    """``tidy``: one judge's rows of :func:`judgelab.perturbations.transition_table`."""
+    """``tidy``: one judge's rows of :func:`judgelab.studies.perturbations.outcomes.transition_table`."""
     fig, axes = plt.subplots(
         1, len(variants), figsize=(3.6 * len(variants) + 1.0, 3.6), squeeze=False, layout="constrained"
     )
@@ -98,7 +98,7 @@ def transition_heatmaps(
 def insertion_distributions(
     tidy: pd.DataFrame, variants: Sequence[str], title: str, out_png, out_pdf=None
 ) -> None:
-    """``tidy``: rows of :func:`judgelab.perturbations.distribution_table` (every judge)."""
+    """``tidy``: rows of :func:`judgelab.studies.perturbations.outcomes.distribution_table` (every judge)."""
     judges = list(dict.fromkeys(tidy["judge"])) if len(tidy) else []
     fig, axes = plt.subplots(
         1,

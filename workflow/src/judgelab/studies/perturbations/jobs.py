@@ -21,7 +21,7 @@ The graph (per dataset; ``judge`` = a model key, judged with one PERAS template 
   Figure 1 and Figure 3 shaped figures, PNG and PDF.
 
 The tables these jobs hand on (samples, rewrites, insertions, re-judgments) are the study's own:
-their columns, readers and writers live in :mod:`judgelab.perturbations` and here.
+their columns, readers and writers live in :mod:`judgelab.studies.perturbations` and here.
 """
 
 from __future__ import annotations

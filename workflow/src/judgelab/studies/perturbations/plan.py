@@ -1,8 +1,8 @@
 """Perturbations (seed 004, section 3): meaning-preserving rewrites and query-dependent insertions.
 
 Config section ``perturbations``; target ``perturbations``; rules ``workflow/rules/perturbations.smk``
-and ``workflow/rules/perturbations/``; jobs :mod:`judgelab.jobs.perturbations`; science
-:mod:`judgelab.perturbations`; prompts ``resources/prompts/perturbations/``.
+and ``workflow/rules/perturbations/``; jobs :mod:`judgelab.studies.perturbations.jobs`; science
+:mod:`judgelab.studies.perturbations`; prompts ``resources/prompts/perturbations/``.
 
 Per dataset: each judge's sample of its original PERAS judgment (the ``judge`` rule's table of the
 study's ``template`` and ``persona``; requiring it schedules that PERAS judge job even when PERAS

@@ -18,7 +18,7 @@ Per evaluator set (a dataset of evaluator judgments, ``{dataset}`` of the paths;
 8. :func:`tables_job` - the seed-shaped tables (TSV + Markdown) over all evaluator sets.
 
 The tables these jobs hand on are the study's own (readers and writers in
-:mod:`judgelab.simulation`: ``read_jsonl``, ``read_splits``, ``read_predictions``); the analysis
+:mod:`judgelab.studies.simulation`: ``read_jsonl``, ``read_splits``, ``read_predictions``); the analysis
 libraries (scipy, statsmodels, matplotlib) are imported inside the jobs that use them.
 """
 
@@ -64,7 +64,7 @@ def _dataset_key(exc: InputError, name: str | None) -> InputError:
 
 
 def download_job(url: str, out: str, fmt: str = "pandalm") -> None:
-    """Fetch ``url`` (PandaLM: :data:`~judgelab.simulation.data.PANDALM_URL`; ``file://``
+    """Fetch ``url`` (PandaLM: :data:`~judgelab.studies.simulation.data.PANDALM_URL`; ``file://``
     works) to ``out`` and check that it loads in format ``fmt``."""
     download_records(out, url, fmt)
 

@@ -2,8 +2,8 @@
 judgments from that evaluator's own past judgments through a two-round cascade.
 
 Config section ``simulation``; target ``simulation``; rules ``workflow/rules/simulation.smk`` and
-``workflow/rules/simulation/``; jobs :mod:`judgelab.jobs.simulation`; library
-:mod:`judgelab.simulation`; prompt ``resources/prompts/simulation/personajudge.yaml``.
+``workflow/rules/simulation/``; jobs :mod:`judgelab.studies.simulation.jobs`; library
+:mod:`judgelab.studies.simulation`; prompt ``resources/prompts/simulation/personajudge.yaml``.
 
 The study's data are *evaluator sets* (``simulation.datasets``: per-evaluator preference
 judgments, not the relevance datasets of the top-level ``datasets``); each is the ``dataset``
