@@ -47,6 +47,7 @@ include: "workflow/rules/peras.smk"
 include: "workflow/rules/overrating.smk"
 include: "workflow/rules/perturbations.smk"
 include: "workflow/rules/simulation.smk"
+include: "workflow/rules/ranking.smk"
 
 
 localrules:
