@@ -6,7 +6,6 @@ RANKING_SYSTEMS_RE = names_re(RANKING.datasets_of("systems"))
 RANKING_DOWNLOAD_RE = names_re(RANKING.datasets_of("download"))
 RANKING_LIVE_RE = names_re(RANKING.judges)
 RANKING_IMPORTED_RE = names_re(RANKING.imported)
-RANKING_QRELS_RE = names_re(RANKING.all_qrels_names())
 
 
 def ranking_runs(wildcards):
@@ -21,3 +20,14 @@ def ranking_run_names(wildcards):
 def ranking_report(output, caption, category="Ranking agreement"):
     """A file of the report page, with its caption (workflow/report/<caption>.rst)."""
     return report(output, caption=f"../../report/{caption}.rst", category=category)
+
+
+def ranking_figure(kind, caption):
+    """The PNG of one figure in the report, labelled by dataset, judge and measure."""
+    return report(
+        path("ranking_figure", kind=kind, ext="png"),
+        caption=f"../../report/{caption}.rst",
+        category="Ranking agreement - figures",
+        subcategory="{dataset} / {judge}",
+        labels={"dataset": "{dataset}", "judge": "{judge}", "measure": "{measure}", "figure": kind},
+    )

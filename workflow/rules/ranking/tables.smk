@@ -10,9 +10,7 @@ rule ranking_correlations:
         runs=ranking_runs,
         labels=lambda wc: [RANKING.labels_file(wc.dataset, j) for j in RANKING.judges_of(wc.dataset)],
         scores=lambda wc: [
-            path("ranking_run_scores", dataset=wc.dataset, qrels=q, run=r)
-            for q in RANKING.qrels_names(wc.dataset)
-            for r in RANKING.run_files(wc.dataset)
+            path("ranking_run_scores", dataset=wc.dataset, run=r) for r in RANKING.run_files(wc.dataset)
         ],
     output:
         scores=path("ranking_scores"),
@@ -47,17 +45,6 @@ rule ranking_leaderboard:
         "../../../envs/judgelab.yaml"
     script:
         "../../scripts/ranking_leaderboard.py"
-
-
-def ranking_figure(kind, caption):
-    """The PNG of one figure in the report, labelled by dataset, judge and measure."""
-    return report(
-        path("ranking_figure", kind=kind, ext="png"),
-        caption=f"../../report/{caption}.rst",
-        category="Ranking agreement - figures",
-        subcategory="{dataset} / {judge}",
-        labels={"dataset": "{dataset}", "judge": "{judge}", "measure": "{measure}", "figure": kind},
-    )
 
 
 rule ranking_figures:

@@ -166,49 +166,58 @@ def judge_pool_job(
 
 def score_job(
     run: str,
+    pairs: str,
+    labels: Sequence[str],
     out: str,
     *,
     run_name: str,
-    qrels_name: str,
-    kind: str,
+    qrels: Sequence[Sequence[str]] | str,
+    judges: Sequence[str] | str,
     measures: Sequence[str] | str,
-    pairs: str | None = None,
-    labels: str | None = None,
 ) -> pd.DataFrame:
-    """One run scored with ``measures`` under one qrels: ``kind`` ``human`` (the dataset table's
-    grades), ``judge`` (the judge's labels; an unlabelled pair has no row) or ``filled`` (the
-    human grades, holes filled with the judge's labels). Rows: the columns of
+    """One run scored with ``measures`` under every qrels of ``qrels`` ((name, kind, judge)
+    triples): kind ``human`` (the dataset table's grades), ``judge`` (the judge's labels; an
+    unlabelled pair has no row) or ``filled`` (the human grades, holes filled with the judge's
+    labels). ``labels``: the label files of ``judges``, in order. Rows: the columns of
     :data:`judgelab.studies.ranking.tables.SCORES_COLUMNS`."""
     from .pool import fill_holes, human_qrels
     from .scores import qrels_from_labels, score_runs
 
-    table = read_dataset(pairs) if pairs else None
-    if kind == "human":
-        qrels = human_qrels(table)
-    elif kind == "judge":
-        qrels = qrels_from_labels(read_labels(labels))
-    elif kind == "filled":
-        qrels, n_filled = fill_holes(human_qrels(table), read_labels(labels))
-        log.info(
-            "%s: %d human grades, %d holes filled by the judge", qrels_name, len(qrels) - n_filled, n_filled
-        )
-    else:
-        raise ValueError(f"unknown qrels kind {kind!r} (human, judge, filled)")
+    table = read_dataset(pairs)
+    judges = [str(j) for j in as_value(judges)]
+    if len(judges) != len(labels):
+        raise ValueError(f"{len(labels)} label files for the judges {judges}")
+    judge_labels = dict(zip(judges, labels))
     r = read_run(run, run_name)
-    if table is not None:
-        check_topics(r, run, table["qid"].unique())
-    scores = score_runs({run_name: r}, qrels, as_value(measures), key="ranking.measures")
-    scores.insert(1, "qrels", qrels_name)
-    write_tsv(scores[["run", "qrels", "measure", "topic", "value", "judged_at_k"]], out)
-    means = scores[scores["topic"] == "all"]
-    log.info(
-        "%s under %s (%d judged pairs): %s",
-        run_name,
-        qrels_name,
-        len(qrels),
-        "; ".join(f"{m.measure} {m.value:.4f} (judged@k {m.judged_at_k:.3f})" for m in means.itertuples()),
-    )
-    return scores
+    check_topics(r, run, table["qid"].unique())
+    human = human_qrels(table)
+    parts = []
+    for name, kind, judge in as_value(qrels):
+        if kind == "human":
+            q = human
+        elif kind == "judge":
+            q = qrels_from_labels(read_labels(judge_labels[judge]))
+        elif kind == "filled":
+            q, n_filled = fill_holes(human, read_labels(judge_labels[judge]))
+            log.info("%s: %d human grades, %d holes filled by %s", name, len(human), n_filled, judge)
+        else:
+            raise ValueError(f"unknown qrels kind {kind!r} (human, judge, filled)")
+        scores = score_runs({run_name: r}, q, as_value(measures), key="ranking.measures")
+        scores.insert(1, "qrels", name)
+        parts.append(scores)
+        for m in scores[scores["topic"] == "all"].itertuples():
+            log.info(
+                "%s under %s (%d labelled pairs): %s %.4f, judged@k %.3f",
+                run_name,
+                name,
+                len(q),
+                m.measure,
+                m.value,
+                m.judged_at_k,
+            )
+    result = pd.concat(parts, ignore_index=True)[["run", "qrels", "measure", "topic", "value", "judged_at_k"]]
+    write_tsv(result, out)
+    return result
 
 
 # -- the dataset's tables -----------------------------------------------------------------------

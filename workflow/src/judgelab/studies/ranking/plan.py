@@ -11,10 +11,11 @@ Per dataset (the keys of ``ranking.runs``):
   per run) or the user's files (no job);
 * per live judge, one job labelling the pool (every run's top ``pool_depth`` over the dataset's
   topics) where the passage text is known; per imported judge, one job reading its qrels file;
-* one scoring job per run x qrels (``human``, each judge, and ``human+<judge>`` with
-  ``unjudged: fill``): a new run adds its own scoring jobs; the human qrels and an imported
-  judge's file do not depend on the runs, so no other run's scores under them are redone (a live
-  judge's labels cover the pool of all runs, so its scores are);
+* one scoring job per run, under every qrels of the dataset (``human``, each judge, and
+  ``human+<judge>`` with ``unjudged: fill``): a new run adds its own scoring job and leaves the
+  others' alone - the human qrels and an imported judge's file do not depend on the runs (a live
+  judge's labels cover the pool of all runs, so with a live judge a new run changes them and every
+  run's scores are recomputed: the new pool pairs are new calls, the others cache hits);
 * one job for the dataset's scores.tsv, correlations.tsv (with the label agreement) and pool.tsv;
   one figure job per judge x measure; one leaderboard over every dataset.
 """
@@ -74,7 +75,7 @@ class Plan(StudyPlan):
     paths = {
         "ranking_run": "{results}/ranking/{dataset}/runs/{run}.txt",
         "ranking_labels": "{results}/ranking/{dataset}/labels/{model}.tsv",
-        "ranking_run_scores": "{results}/ranking/{dataset}/scores/{qrels}/{run}.tsv",
+        "ranking_run_scores": "{results}/ranking/{dataset}/scores/{run}.tsv",
         "ranking_scores": "{results}/ranking/{dataset}/scores.tsv",
         "ranking_correlations": "{results}/ranking/{dataset}/correlations.tsv",
         "ranking_pool": "{results}/ranking/{dataset}/pool.tsv",
@@ -267,9 +268,6 @@ class Plan(StudyPlan):
         names += [r for _, r in self.comparisons(dataset) if r != HUMAN]
         return list(dict.fromkeys(names))
 
-    def all_qrels_names(self) -> list[str]:
-        return list(dict.fromkeys(q for d in self.datasets for q in self.qrels_names(d)))
-
     def qrels_kind(self, qrels: str) -> tuple[str, str]:
         """(kind, judge) of a qrels name: (``human``, ""), (``judge``, name) or (``filled``, name)."""
         if qrels == HUMAN:
@@ -281,16 +279,18 @@ class Plan(StudyPlan):
     def labels_file(self, dataset: str, judge: str) -> str:
         return self.project.path("ranking_labels", dataset=dataset, model=judge)
 
-    def score_inputs(self, dataset: str, qrels: str, run: str) -> dict[str, str]:
-        """The scoring job's inputs: the run, the dataset table (human grades) and/or the judge's
-        labels."""
-        kind, judge = self.qrels_kind(qrels)
-        out = {"run": self.run_file(dataset, run)}
-        if kind in ("human", "filled"):
-            out["pairs"] = self.project.table(dataset)
-        if kind in ("judge", "filled"):
-            out["labels"] = self.labels_file(dataset, judge)
-        return out
+    def score_inputs(self, dataset: str, run: str) -> dict:
+        """The scoring job's inputs: the run, the dataset table (the human grades) and the label
+        file of every judge of the dataset (in :meth:`judges_of` order)."""
+        return {
+            "run": self.run_file(dataset, run),
+            "pairs": self.project.table(dataset),
+            "labels": [self.labels_file(dataset, j) for j in self.judges_of(dataset)],
+        }
+
+    def score_qrels(self, dataset: str) -> list[tuple[str, str, str]]:
+        """(qrels name, kind, judge) of every qrels the dataset's runs are scored under."""
+        return [(q, *self.qrels_kind(q)) for q in self.qrels_names(dataset)]
 
     # -- runs ---------------------------------------------------------------------------------
 
