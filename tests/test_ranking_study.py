@@ -171,6 +171,7 @@ def test_write_run_reads_back_the_same_run(tmp_path):
         ({"kind": "bm25", "k1": 0.9, "b": 0.4, "method": "bm99"}, "s.method", "unknown BM25 method"),
         ({"kind": "ql", "mu": 0}, "s.mu", "mu must be > 0"),
         ({"kind": "random", "seed": None}, "s.seed", "must be set"),
+        ({"kind": "random", "seed": -1}, "s.seed", "the seed must be >= 0"),
         ({"kind": "tfidf", "k1": 1}, "s.k1", "a tfidf system takes no parameter"),
     ],
 )
@@ -739,3 +740,25 @@ def test_estimate_of_the_paper_config_before_the_download_is_an_upper_bound(tmp_
     row = table_.set_index("stage").loc["ranking_judge"]
     assert row["calls"] == 53 * 10 * 63 and row["cached"] == 0
     assert any("an upper bound" in n for n in notes)
+
+
+def test_estimate_counts_the_dl21_pool_exactly_with_the_runs_at_hand(tmp_path, shared_data, monkeypatch):
+    """The 63 DL21 runs as files and an API judge: the estimate reads them and counts the top-10
+    pool's pairs with a known passage text (7,363 of 7,447), exactly as the judge job asks them."""
+    from snakerun import make_workdir
+
+    wd = make_workdir(tmp_path / "dl21", "ranking_dl21")
+    (wd / "shared").symlink_to(shared_data)
+    (wd / "runs").mkdir()
+    for f in sorted((shared_data / "trec-dl-runs" / "dl21").glob("input.*.txt")):
+        (wd / "runs" / f.name).symlink_to(f)
+    cfg = yaml.safe_load((wd / "config" / "config.yaml").read_text())
+    cfg["models"] = {"gpt": dict(API)}
+    cfg["judges"], cfg["ranking"]["judges"], cfg["ranking"]["imported_judges"] = ["gpt"], None, []
+    monkeypatch.chdir(wd)
+    table_, notes = estimate(Project(cfg, ROOT), directory=wd)
+    row = table_.set_index("stage").loc["ranking_judge"]
+    assert (row["calls"], row["cached"], bool(row["exact"])) == (7363, 0, True)
+    assert any(
+        "pool of 63 runs at depth 10: 7,447 pairs, 7,363 with a known passage text" in n for n in notes
+    )

@@ -517,6 +517,7 @@ class Plan(StudyPlan):
 
         src = ctx.pairs(dataset)
         runs = None
+        n_runs = len(self.run_names(dataset)) if self.source(dataset) != "files" else None
         if src.exact:
             if self.source(dataset) == "systems":
                 cand, depth = self.section["candidates"], int(self.section["depth"])
@@ -527,6 +528,7 @@ class Plan(StudyPlan):
                     if self.source(dataset) == "files"
                     else {n: str(Path(ctx.directory) / f) for n, f in self.run_files(dataset).items()}
                 )
+                n_runs = len(files)
                 if all(Path(f).is_file() for f in files.values()):
                     runs = {n: read_run(f, n) for n, f in files.items()}
         if runs is not None:
@@ -537,7 +539,8 @@ class Plan(StudyPlan):
                 f"pairs, {len(pairs):,} with a known passage text (the judge's requests)"
             )
             return pairs, True
-        n_runs = len(self.run_names(dataset))
+        if n_runs is None:  # run files of a dataset that is not downloaded yet
+            n_runs = len(self.run_files(dataset, ctx.directory))
         n_topics = (
             src.pairs["qid"].nunique()
             if src.exact

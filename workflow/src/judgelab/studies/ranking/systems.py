@@ -116,6 +116,8 @@ def check_system(name: str, spec: Mapping, key: str) -> None:
             )
     if kind == "ql" and not float(spec["mu"]) > 0:
         raise InputError(f"mu must be > 0, not {spec['mu']}", key=f"{key}.mu")
+    if kind == "random" and int(spec["seed"]) < 0:
+        raise InputError(f"the seed must be >= 0, not {spec['seed']}", key=f"{key}.seed")
 
 
 # --- scorers: (collection token lists, query token list) -> one score per collection passage ---
