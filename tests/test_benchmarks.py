@@ -190,7 +190,15 @@ def test_default_run_maps_every_rule_of_this_checkout_to_its_study():
     assert studies["perturbation_rewrite"] == "perturbations"
     assert studies["prepare_dataset"] == "shared" and studies["generate_persona"] == "shared"
     assert studies["all"] == "shared"
-    assert set(studies.values()) == {"shared", "peras", "overrating", "perturbations", "simulation"}
+    assert studies["ranking_judge"] == "ranking" and studies["ranking_score"] == "ranking"
+    assert set(studies.values()) == {
+        "shared",
+        "peras",
+        "overrating",
+        "perturbations",
+        "simulation",
+        "ranking",
+    }
 
 
 def test_default_run_other_load_reads_proc_stat():

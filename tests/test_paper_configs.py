@@ -13,6 +13,7 @@ PAPER = {
     "paper-overrating": "overrating",
     "paper-perturbations": "perturbations",
     "paper-simulation": "simulation",
+    "paper-ranking": "ranking",
 }
 
 

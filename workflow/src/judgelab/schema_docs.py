@@ -13,7 +13,8 @@ section it documents::
 (and says which tables) when the committed file is not current, so CI fails on a key documented in
 the schema but not in the README, or the other way round. A section's table lists its keys; a key
 that is an object with its own table is left to that table, any other object's keys are listed
-under it (``generation.enabled``). Every key of the schema must be in some table.
+under it (``generation.enabled``); the top-level table lists only the top-level keys. Every key
+of the schema must be in some table.
 """
 
 from __future__ import annotations
@@ -88,7 +89,8 @@ def rows(
             if _is_object(sub):
                 if sub.get("description") and key != "<name>":
                     out.append((rel, full, "", sub["description"]))
-                walk(sub, rel + ".", full)
+                if section != ROOT:  # the top-level table names the sections, each has its own
+                    walk(sub, rel + ".", full)
             else:
                 out.append((rel, full, _default(sub), sub.get("description", "")))
 
@@ -129,7 +131,7 @@ def render(readme: str, schema: dict) -> str:
     blocks = list(BLOCK.finditer(readme))
     tabled = {m.group("section") for m in blocks if m.group("section") != ROOT}
     listed = {full for m in blocks for _, full, _, _ in rows(schema, m.group("section"), tabled, _only(m))}
-    missing = [k for k in all_keys(schema) if not any(k == f or k.startswith(f + ".") for f in listed)]
+    missing = [k for k in all_keys(schema) if k not in listed]
     if missing:
         raise ValueError(
             f"keys of the schema in no table of {README}: {missing} (add a <!-- keys: ... --> block)"

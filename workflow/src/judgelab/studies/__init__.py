@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 #: ``Plan`` in ``judgelab.studies.<study>.plan`` (its paths, jobs, targets), rules in
 #: ``workflow/rules/<study>.smk``, jobs in ``judgelab.jobs.<study>``, prompts under
 #: ``resources/prompts/<study>/`` and a target of its name.
-STUDIES = ("peras", "overrating", "perturbations", "simulation")
+STUDIES = ("peras", "overrating", "perturbations", "simulation", "ranking")
 
 
 @dataclass(frozen=True)

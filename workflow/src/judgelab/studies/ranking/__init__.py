@@ -2,7 +2,7 @@
 assessors do? Every run is scored under the human qrels and under the judge's labels, and the two
 system rankings are correlated.
 
-Modules (pure functions, DataFrames in and DataFrames or dicts out; no Snakemake code):
+Modules (no Snakemake code; the science modules are functions of DataFrames and dicts):
 
 * :mod:`judgelab.studies.ranking.runs` - reading TREC run files (``qid Q0 docid rank score tag``),
   run names, the 63 TREC DL 2021 passage runs and their download, trec_eval's document order
@@ -15,6 +15,16 @@ Modules (pure functions, DataFrames in and DataFrames or dicts out; no Snakemake
   Spearman's rho, tau_ap, RBO, top-k tau, a topic-bootstrap interval of tau, and the agreement of
   pairwise significance decisions; :func:`~judgelab.studies.ranking.correlation.correlations`
   gathers them into one row of ``correlations.tsv``.
+
+* :mod:`judgelab.studies.ranking.systems` - the workflow's own retrieval systems (``source:
+  systems``: BM25 through bm25s, TF-IDF cosine through scikit-learn, Dirichlet query likelihood,
+  term overlap, passage length, random) written as TREC run files.
+* :mod:`judgelab.studies.ranking.pool` - the pool with its human grades and known texts, the
+  qrels of every side, filling the human qrels' holes, the label agreement on the pool.
+* :mod:`judgelab.studies.ranking.tables` - scores.tsv, correlations.tsv and the leaderboard
+  (LLMJudge Table 3); :mod:`judgelab.studies.ranking.figures` - score scatter, rank-rank plot.
+* :mod:`judgelab.studies.ranking.plan` - the study's config section, checks, paths, jobs,
+  targets and estimate; :mod:`judgelab.studies.ranking.jobs` - one function per workflow job.
 
 Label agreement per item (Krippendorff's alpha) is :func:`judgelab.agreement.krippendorff_alpha`.
 """

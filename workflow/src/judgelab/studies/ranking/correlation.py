@@ -27,7 +27,6 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ...errors import InputError
 
@@ -49,6 +48,14 @@ CORRELATION_KEYS = [
 
 #: Paired two-sided tests of :func:`pair_decisions`, by name.
 TESTS = ("t", "wilcoxon", "sign")
+
+
+def _stats():
+    """scipy.stats, imported where a statistic is computed (not by the jobs that only read the
+    tables this module's constants describe)."""
+    from scipy import stats
+
+    return stats
 
 
 # --- inputs -----------------------------------------------------------------------------------
@@ -124,7 +131,7 @@ def kendall_tau(x: Sequence[float], y: Sequence[float]) -> float:
     pairs, T_x (T_y) the pairs tied only in x (y). NaN when either vector is constant."""
     if len(x) < 2:
         return float("nan")
-    return float(stats.kendalltau(x, y, variant="b").statistic)
+    return float(_stats().kendalltau(x, y, variant="b").statistic)
 
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> float:
@@ -132,7 +139,7 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> float:
     their average rank. NaN when either vector is constant."""
     if len(x) < 2:
         return float("nan")
-    return float(stats.spearmanr(x, y).statistic)
+    return float(_stats().spearmanr(x, y).statistic)
 
 
 def _check_orders(a: Sequence[Hashable], b: Sequence[Hashable], same_items: bool) -> None:
@@ -281,11 +288,11 @@ def paired_p(x: np.ndarray, y: np.ndarray, test: str = "t") -> float:
         # constant non-zero differences: scipy warns of precision loss and returns t = +-inf, p = 0
         warnings.simplefilter("ignore", RuntimeWarning)
         if test == "t":
-            return float(stats.ttest_rel(x, y).pvalue)
+            return float(_stats().ttest_rel(x, y).pvalue)
         if test == "wilcoxon":
-            return float(stats.wilcoxon(x, y).pvalue)
+            return float(_stats().wilcoxon(x, y).pvalue)
     nonzero = diff[diff != 0]
-    return float(stats.binomtest(int((nonzero > 0).sum()), nonzero.size, 0.5).pvalue)
+    return float(_stats().binomtest(int((nonzero > 0).sum()), nonzero.size, 0.5).pvalue)
 
 
 def _signs(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -303,7 +310,7 @@ def _pair_pvalues(x: np.ndarray, y: np.ndarray, test: str) -> np.ndarray:
         return np.array([paired_p(x[:, i], y[:, i], test) for i in range(x.shape[1])])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        p = np.asarray(stats.ttest_rel(x, y, axis=0).pvalue, dtype=float)
+        p = np.asarray(_stats().ttest_rel(x, y, axis=0).pvalue, dtype=float)
     return np.where((x != y).any(axis=0), p, np.nan)
 
 

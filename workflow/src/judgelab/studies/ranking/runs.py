@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...datasets import download
 from ...errors import InputError
 from ...resources import resources_dir
 from ...textfiles import text_lines
@@ -186,6 +185,8 @@ def download_runs(urls: Mapping[str, str], dest_dir: str | Path) -> dict[str, Pa
     """Download every run of ``urls`` (name -> URL) to ``dest_dir/input.<run>.txt`` with
     :func:`judgelab.datasets.download` (atomic: a failed download leaves no partial file). Returns
     name -> local path."""
+    from ...datasets import download  # ftfy and the dataset readers: only where runs are downloaded
+
     dest = Path(dest_dir)
     return {name: download(url, dest / f"input.{name}.txt") for name, url in urls.items()}
 

@@ -36,7 +36,6 @@ import ir_measures
 import numpy as np
 import pandas as pd
 
-from ...datasets import read_qrels
 from ...errors import InputError
 from .runs import top_k, trec_order
 
@@ -82,6 +81,8 @@ def read_qrels_table(path: str | Path, encoding: str | None = None) -> pd.DataFr
     """The qrels table of a TREC qrels file (``qid Q0 docid grade``, grades 0-3, read by
     :func:`judgelab.datasets.read_qrels`). A pair listed twice with different grades is an error
     naming both lines; an exact repeat is kept once."""
+    from ...datasets import read_qrels
+
     first: dict[tuple[str, str], tuple[int, int]] = {}
     for q in read_qrels(path, encoding):
         key = (q.qid, q.docid)

@@ -1,0 +1,352 @@
+"""The ranking study for real: the `.test/ranking` workflow with the embedded model (every score
+against pytrec_eval called on the run files directly; a rerun has nothing to do), pairs PERAS
+already judged are cache hits for the ranking judge (0 new calls), and over the 63 runs submitted
+to TREC DL 2021 an imported judge gives its correlations with no LLM call, each run's nDCG@10
+equals trec_eval's, and adding one run reruns only that run's scoring and the tables above it
+(dry run); the runs also download through `file://` byte for byte."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import krippendorff
+import numpy as np
+import pandas as pd
+import pytest
+import pytrec_eval
+from conftest import needs_model
+from scipy import stats
+from sklearn.metrics import cohen_kappa_score
+from snakerun import dry_run_jobs, make_workdir, output, snakemake
+
+from judgelab.project import Project
+from judgelab.studies.ranking.runs import read_run
+from judgelab.tables import read_dataset
+
+pytestmark = pytest.mark.slow
+
+TABLE_EXTS = ("tsv", "md", "tex", "html")
+
+
+def read_tsv(path: Path) -> pd.DataFrame:
+    return pd.read_csv(
+        path,
+        sep="\t",
+        dtype={"topic": str, "qid": str, "docid": str, "run": str},
+        keep_default_na=False,
+        na_values=[""],
+    )
+
+
+def run_dict(path: Path) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for r in read_run(path).itertuples():
+        out.setdefault(r.qid, {})[r.docid] = float(r.score)
+    return out
+
+
+def pytrec(qrels: dict, run: dict, measure: str, **kw) -> dict[str, float]:
+    key = {"ndcg_cut.10": "ndcg_cut_10", "P.5": "P_5"}[measure]
+    return {
+        t: v[key] for t, v in pytrec_eval.RelevanceEvaluator(qrels, {measure}, **kw).evaluate(run).items()
+    }
+
+
+def qrels_dict(pairs) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for qid, docid, rel in pairs:
+        out.setdefault(str(qid), {})[str(docid)] = int(rel)
+    return out
+
+
+def topic_values(scores: pd.DataFrame, run: str, qrels: str, measure: str) -> dict[str, float]:
+    sel = scores[(scores["run"] == run) & (scores["qrels"] == qrels) & (scores["measure"] == measure)]
+    return dict(zip(sel["topic"], sel["value"]))
+
+
+@needs_model
+def test_the_test_workflow_with_the_embedded_model(tmp_path):
+    wd = make_workdir(tmp_path / "ranking", "ranking")
+    run = snakemake(wd, "ranking", timeout=3000)
+    assert run.returncode == 0, output(run)[-4000:]
+    res = wd / "results" / "ranking"
+    for ext in TABLE_EXTS:
+        assert (res / "tables" / f"leaderboard.{ext}").stat().st_size > 0
+    for judge in ("smollm2", "flip"):
+        for slug in ("nDCG@10", "P_rel_2_@5"):
+            for kind in ("scores", "ranks"):
+                for ext in ("png", "pdf"):
+                    assert (res / "fx" / "figures" / kind / judge / f"{slug}.{ext}").stat().st_size > 1000
+
+    # the judge labelled the 16 pool pairs (candidates all: 8 judged, 8 judged for the other topic)
+    labels = read_tsv(res / "fx" / "labels" / "smollm2.tsv")
+    assert len(labels) == 16 and (labels["label"].notna() == labels["parsed"]).all()
+    pool = read_tsv(res / "fx" / "pool.tsv")
+    assert len(pool) == 16 and pool["human"].notna().sum() == 8 and pool["text_known"].all()
+
+    # every score is pytrec_eval's on the run file (human, the imported judge, the filled reference)
+    table = read_dataset(wd / "results" / "datasets" / "fx.tsv")
+    human = qrels_dict(zip(table["qid"], table["docid"], table["grade"]))
+    flip_lines = (line.split() for line in (wd / "imports" / "flip.qrels").read_text().splitlines())
+    flip = qrels_dict((qid, docid, grade) for qid, _, docid, grade in flip_lines)
+    judged = labels[labels["label"].notna()]
+    filled = qrels_dict(
+        list(zip(table["qid"], table["docid"], table["grade"]))
+        + [
+            (q, d, lab)
+            for q, d, lab in zip(judged["qid"], judged["docid"], judged["label"])
+            if d not in human.get(q, {})
+        ]
+    )
+    scores = read_tsv(res / "fx" / "scores.tsv")
+    assert set(scores["qrels"]) == {"human", "smollm2", "flip", "human+smollm2"}
+    for name in ("bm25", "qld", "length", "random"):
+        r = run_dict(res / "fx" / "runs" / f"{name}.txt")
+        for qname, q in (("human", human), ("flip", flip), ("human+smollm2", filled)):
+            want = pytrec(q, r, "ndcg_cut.10")
+            got = topic_values(scores, name, qname, "nDCG@10")
+            assert {t: got[t] for t in want} == pytest.approx(want, abs=1e-12), (name, qname)
+            assert got["all"] == pytest.approx(np.mean(list(want.values())), abs=1e-12)
+            want_p = pytrec(q, r, "P.5", relevance_level=2)
+            got_p = topic_values(scores, name, qname, "P(rel=2)@5")
+            assert {t: got_p[t] for t in want_p} == pytest.approx(want_p, abs=1e-12), (name, qname)
+
+    corr = read_tsv(res / "fx" / "correlations.tsv").set_index(["judge", "measure"])
+    assert list(
+        corr.loc[("flip", "nDCG@10"), ["reference", "n_systems", "n_topics", "n_pool", "n_pairs"]]
+    ) == [
+        "human",
+        4,
+        2,
+        16,
+        8,
+    ]
+    assert corr.loc[("smollm2", "nDCG@10"), "reference"] == "human+smollm2"
+    means = scores[(scores["topic"] == "all") & (scores["measure"] == "nDCG@10")].pivot(
+        index="run", columns="qrels", values="value"
+    )
+    tau = stats.kendalltau(means["human"], means["flip"]).statistic
+    assert corr.loc[("flip", "nDCG@10"), "kendall_tau"] == pytest.approx(tau, abs=1e-12)
+    g = pool[pool["human"].notna()]
+    lookup = {(q, d): int(v) for q, d, v in zip(g["qid"], g["docid"], g["flip"])}
+    assert corr.loc[("flip", "nDCG@10"), "kappa"] == pytest.approx(
+        cohen_kappa_score(g["human"].astype(int), [lookup[(q, d)] for q, d in zip(g["qid"], g["docid"])]),
+        abs=1e-12,
+    )
+    board = (res / "tables" / "leaderboard.md").read_text()
+    assert (
+        "| Cohen's κ | Krippendorff's α | Kendall's τ | Spearman's ρ |" in board
+        and "| flip | human |" in board
+    )
+    # a second run has nothing to do
+    again = snakemake(wd, "-n", "ranking")
+    assert again.returncode == 0 and "Nothing to be done" in output(again), output(again)[-2000:]
+
+
+@needs_model
+def test_pairs_peras_judged_are_cache_hits_for_the_ranking_judge(tmp_path):
+    """PERAS judges the fixture with wo_cot and the default persona; the ranking judge then labels
+    a pool of those pairs with the same template and persona: every request is a cache hit, 0 new
+    calls. A pool with pairs PERAS never saw sends exactly those."""
+    from judgelab.studies.peras.jobs import judge_job
+    from judgelab.studies.ranking.jobs import judge_pool_job, system_run_job
+
+    wd = make_workdir(tmp_path / "wd", "ranking")
+    p = Project.load([], wd)
+    peras, plan = p.plan("peras"), p.plan("ranking")
+    pairs = tmp_path / "fx.tsv"
+    from judgelab.datasets import prepare_table
+
+    files = {k: wd / v for k, v in p.raw_files("fx").items()}
+    _, t = prepare_table("fx", p.selection("fx"), files["qrels"], files["topics"], files["texts"])
+    t.to_csv(pairs, sep="\t", index=False)
+    cache = str(tmp_path / "cache" / "requests.sqlite")
+    common = dict(model=p.model_param("smollm2"), placement=p.placement, cache=cache)
+    first = judge_job(
+        str(pairs),
+        str(tmp_path / "peras.tsv"),
+        persona=p.persona_param("default"),
+        template=peras.template_texts["wo_cot"],
+        max_tokens=peras.max_tokens("wo_cot"),
+        labels=peras.template_labels["wo_cot"],
+        **common,
+    )
+    assert not first["cache_hit"].any() and len(first) == 8
+    runs = {}
+    for candidates in ("judged", "all"):
+        runs[candidates] = str(tmp_path / candidates / "bm25.txt")
+        system_run_job(
+            str(pairs),
+            runs[candidates],
+            system=plan.system("bm25"),
+            name="bm25",
+            candidates=candidates,
+            depth=100,
+        )
+    ranked = {}
+    for candidates in ("judged", "all"):
+        ranked[candidates] = judge_pool_job(
+            str(pairs),
+            [runs[candidates]],
+            str(tmp_path / f"labels_{candidates}.tsv"),
+            run_names=["bm25"],
+            pool_depth=10,
+            persona=p.persona_param(plan.persona),
+            persona_file=None,
+            template=plan.judge_template_text,
+            labels=plan.judge_labels,
+            max_tokens=plan.judge_max_tokens,
+            **common,
+        )
+    assert plan.template == "wo_cot" and len(ranked["judged"]) == 8
+    assert ranked["judged"]["cache_hit"].all()  # 0 new calls
+    merged = ranked["judged"].merge(first, on=["qid", "docid"], suffixes=("", "_peras"))
+    assert (merged["answer"] == merged["answer_peras"]).all()
+    # the pool of every passage per topic: the 8 pairs PERAS judged are hits, the 8 others new
+    every = ranked["all"]
+    known = set(zip(first["qid"], first["docid"]))
+    hit = [(q, d) in known for q, d in zip(every["qid"], every["docid"])]
+    assert len(every) == 16 and list(every["cache_hit"]) == hit and sum(hit) == 8
+
+
+def flip_qrels(qrels_file: Path, out: Path) -> int:
+    """The human grades with every fifth line's grade g changed to (g + 1) mod 4; returns how many."""
+    lines, changed = [], 0
+    for i, line in enumerate(qrels_file.read_text().splitlines()):
+        qid, q0, docid, grade = line.split()
+        if i % 5 == 0:
+            grade, changed = str((int(grade) + 1) % 4), changed + 1
+        lines.append(f"{qid} {q0} {docid} {grade}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(lines) + "\n")
+    return changed
+
+
+def trec_eval_reference(path: Path) -> dict[tuple[str, str], float]:
+    """(run, topic or 'all') -> trec_eval's ndcg_cut_10 (4 decimals) of ``dl21.ndcg_cut10``."""
+    ref = pd.read_csv(path, dtype=str)
+    return {
+        (r.runid, "all" if r.topic == "average" else r.topic): float(r.ndcg_cut_10) for r in ref.itertuples()
+    }
+
+
+def test_dl21_imported_judge_with_no_llm_call_and_adding_one_run(tmp_path, shared_data):
+    wd = make_workdir(tmp_path / "dl21", "ranking_dl21")
+    (wd / "shared").symlink_to(shared_data)
+    run_files = sorted((shared_data / "trec-dl-runs" / "dl21").glob("input.*.txt"))
+    assert len(run_files) == 63
+    (wd / "runs").mkdir()
+    *first, last = run_files
+    for f in first:
+        (wd / "runs" / f.name).symlink_to(f)
+    qrels_file = shared_data / "trec-dl" / "qrels.dl21-passage.txt"
+    assert flip_qrels(qrels_file, wd / "imports" / "flip.qrels") == 2166
+
+    run = snakemake(wd, "ranking", timeout=5400)
+    assert run.returncode == 0, output(run)[-4000:]
+    text = output(run)
+    assert "ranking_judge" not in text and not (wd / "cache").exists()  # no LLM call, no cache opened
+
+    # one run more: its scoring job, then the tables above it - nothing else
+    (wd / "runs" / last.name).symlink_to(last)
+    new = last.name[len("input.") : -len(".txt")]
+    dry = snakemake(wd, "-n", "ranking", timeout=1200)
+    assert dry.returncode == 0, output(dry)[-3000:]
+    jobs = dry_run_jobs(output(dry))
+    assert [wc for rule, wc in jobs if rule == "ranking_score"] == [{"dataset": "dl21", "run": new}]
+    assert sorted({rule for rule, _ in jobs}) == [
+        "ranking",
+        "ranking_correlations",
+        "ranking_figures",
+        "ranking_leaderboard",
+        "ranking_score",
+    ], output(dry)[-3000:]
+    run = snakemake(wd, "ranking", timeout=1800)
+    assert run.returncode == 0, output(run)[-4000:]
+
+    res = wd / "results" / "ranking" / "dl21"
+    scores = read_tsv(res / "scores.tsv")
+    # every run's nDCG@10 under the human qrels, per topic and averaged, is trec_eval's
+    ref = trec_eval_reference(shared_data / "trec-dl-runs" / "dl21.ndcg_cut10")
+    human = scores[(scores["qrels"] == "human") & (scores["measure"] == "nDCG@10")]
+    assert human["run"].nunique() == 63 and len(human) == 63 * 54
+    got = {(r.run, r.topic): r.value for r in human.itertuples()}
+    assert set(got) == set(ref)
+    assert max(abs(got[k] - ref[k]) for k in ref) < 1e-4
+
+    # the imported judge's correlations, computed here from pytrec_eval and scipy directly
+    table = pd.read_csv(qrels_file, sep=r"\s+", header=None, names=["qid", "q0", "docid", "grade"], dtype=str)
+    flip = pd.read_csv(
+        wd / "imports" / "flip.qrels",
+        sep=r"\s+",
+        header=None,
+        names=["qid", "q0", "docid", "grade"],
+        dtype=str,
+    )
+    human_q = qrels_dict(zip(table["qid"], table["docid"], table["grade"]))
+    flip_q = qrels_dict(zip(flip["qid"], flip["docid"], flip["grade"]))
+    topics = sorted(human_q)
+    means = {}
+    for f in run_files:
+        name = f.name[len("input.") : -len(".txt")]
+        r = run_dict(f)
+        means[name] = [
+            np.mean([pytrec(q, r, "ndcg_cut.10").get(t, 0.0) for t in topics]) for q in (human_q, flip_q)
+        ]
+    h = np.array([means[n][0] for n in sorted(means)])
+    j = np.array([means[n][1] for n in sorted(means)])
+    corr = read_tsv(res / "correlations.tsv").set_index(["judge", "measure"]).loc[("flip", "nDCG@10")]
+    assert (corr["n_systems"], corr["n_topics"]) == (63, 53)
+    assert corr["kendall_tau"] == pytest.approx(stats.kendalltau(h, j).statistic, abs=1e-12)
+    assert corr["spearman"] == pytest.approx(stats.spearmanr(h, j).statistic, abs=1e-12)
+    assert corr["kendall_tau_low"] <= corr["kendall_tau"] <= corr["kendall_tau_high"]
+
+    # label agreement on the pool: the top 10 of every run by score, ties by docid descending
+    pool = set()
+    for f in run_files:
+        lines = pd.read_csv(
+            f,
+            sep=r"\s+",
+            header=None,
+            names=["qid", "q0", "docid", "rank", "score", "tag"],
+            dtype={"qid": str, "docid": str},
+        )
+        lines = lines[lines["qid"].isin(human_q)].sort_values(
+            ["qid", "score", "docid"], ascending=[True, False, False]
+        )
+        pool |= set(map(tuple, lines.groupby("qid").head(10)[["qid", "docid"]].to_numpy()))
+    graded = sorted(p for p in pool if p[1] in human_q[p[0]])
+    assert (
+        (corr["n_pool"], corr["n_pairs"], corr["n_labelled"])
+        == (len(pool), len(graded), len(graded))
+        == (7447, 7363, 7363)
+    )
+    hv = [human_q[q][d] for q, d in graded]
+    jv = [flip_q[q][d] for q, d in graded]
+    assert corr["kappa"] == pytest.approx(cohen_kappa_score(hv, jv), abs=1e-12)
+    alpha = krippendorff.alpha(
+        reliability_data=[hv, jv], value_domain=[0, 1, 2, 3], level_of_measurement="ordinal"
+    )
+    assert corr["alpha"] == pytest.approx(alpha, abs=1e-12)
+    board = read_tsv(wd / "results" / "ranking" / "tables" / "leaderboard.tsv")
+    assert list(board["judge"]) == ["flip"] and board["tau"].iloc[0] == pytest.approx(corr["kendall_tau"])
+
+
+def test_dl21_runs_download_through_file_urls(tmp_path, shared_data):
+    wd = make_workdir(tmp_path / "dl", "ranking_dl21")
+    (wd / "shared").symlink_to(shared_data)
+    names = ["p_bm25", "TUW_TAS-B_768", "uogTrPC"]
+    mirror = (shared_data / "trec-dl-runs" / "dl21").resolve().as_uri()
+    cfg = wd / "config" / "config.yaml"
+    files = '    dl21: {source: files, paths: ["runs/input.*.txt"]}'
+    assert files in cfg.read_text()
+    cfg.write_text(
+        cfg.read_text().replace(files, f"    dl21: {{source: download, names: {names}, url: '{mirror}'}}")
+    )
+    flip_qrels(shared_data / "trec-dl" / "qrels.dl21-passage.txt", wd / "imports" / "flip.qrels")
+    run = snakemake(wd, "ranking_runs", timeout=1800)
+    assert run.returncode == 0, output(run)[-4000:]
+    for name in names:
+        got = wd / "results" / "ranking" / "dl21" / "runs" / f"{name}.txt"
+        assert got.read_bytes() == (shared_data / "trec-dl-runs" / "dl21" / f"input.{name}.txt").read_bytes()
+    assert "ranking_download_run" in output(run) and "ranking_score" not in output(run)

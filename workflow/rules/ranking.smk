@@ -1,0 +1,35 @@
+# Study: system-ranking agreement (beyond the seeds) - does a judge rank retrieval systems as the human
+# assessors do? Config section `ranking` (switch: ranking.enabled); target `snakemake ranking`;
+# library judgelab.studies.ranking; report captions workflow/report/ranking_*.rst. No prompt of its
+# own: live judges use a PERAS template and persona (requests identical to PERAS's).
+# Stages: runs (systems, downloads or files) -> the pool labelled by each judge (live or imported)
+# -> one score job per run x qrels -> scores, correlations and pool tables per dataset -> figures,
+# leaderboard.
+
+
+# cheap aggregations run on the submitting host on a cluster (profiles/slurm)
+localrules:
+    ranking,
+    ranking_runs,
+    ranking_import,
+    ranking_correlations,
+    ranking_leaderboard,
+
+
+include: "ranking/common.smk"
+include: "ranking/runs.smk"
+include: "ranking/judge.smk"
+include: "ranking/scores.smk"
+include: "ranking/tables.smk"
+
+
+rule ranking:
+    input:
+        PROJECT.targets("ranking"),
+
+
+# the runs the workflow makes or downloads, and the dataset tables: afterwards `judgelab estimate`
+# counts the judges' pool exactly
+rule ranking_runs:
+    input:
+        RANKING.run_targets() if PROJECT.enabled("ranking") else [],

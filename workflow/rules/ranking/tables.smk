@@ -1,0 +1,67 @@
+# Ranking stage 4 - tables and figures: per dataset, scores.tsv (every score file), pool.tsv (the
+# pool with the human grade and every judge's label) and correlations.tsv (per judge x measure: the
+# ranking agreement and the label agreement on the pool); the leaderboard (LLMJudge Table 3) over
+# every dataset; per dataset x judge x measure the score scatter and the rank-rank plot.
+
+
+rule ranking_correlations:
+    input:
+        pairs=path("dataset"),
+        runs=ranking_runs,
+        labels=lambda wc: [RANKING.labels_file(wc.dataset, j) for j in RANKING.judges_of(wc.dataset)],
+        scores=lambda wc: [
+            path("ranking_run_scores", dataset=wc.dataset, run=r) for r in RANKING.run_files(wc.dataset)
+        ],
+    output:
+        scores=path("ranking_scores"),
+        correlations=ranking_report(path("ranking_correlations"), "ranking_correlations"),
+        pool=path("ranking_pool"),
+    log:
+        PROJECT.log("ranking/{dataset}/correlations"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    params:
+        run_names=ranking_run_names,
+        judges=lambda wc: json.dumps(RANKING.judges_of(wc.dataset)),
+        comparisons=lambda wc: json.dumps(RANKING.comparisons(wc.dataset)),
+        measures=json.dumps(RANKING.measures),
+        pool_depth=RANKING.pool_depth,
+        settings=json.dumps(RANKING.correlation_settings, sort_keys=True),
+    script:
+        "../../scripts/ranking_correlations.py"
+
+
+rule ranking_leaderboard:
+    input:
+        correlations=[path("ranking_correlations", dataset=d) for d in RANKING.datasets],
+    output:
+        tsv=path("ranking_leaderboard", ext="tsv"),
+        md=path("ranking_leaderboard", ext="md"),
+        tex=path("ranking_leaderboard", ext="tex"),
+        html=ranking_report(path("ranking_leaderboard", ext="html"), "ranking_leaderboard"),
+    log:
+        PROJECT.log("ranking/leaderboard"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    script:
+        "../../scripts/ranking_leaderboard.py"
+
+
+rule ranking_figures:
+    input:
+        scores=path("ranking_scores"),
+        correlations=path("ranking_correlations"),
+    output:
+        scores_png=ranking_figure("scores", "ranking_scores"),
+        scores_pdf=path("ranking_figure", kind="scores", ext="pdf"),
+        ranks_png=ranking_figure("ranks", "ranking_ranks"),
+        ranks_pdf=path("ranking_figure", kind="ranks", ext="pdf"),
+    log:
+        PROJECT.log("ranking/{dataset}/figures/{judge}/{measure}"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    params:
+        reference=lambda wc: RANKING.reference(wc.judge),
+        measure=lambda wc: RANKING.measure_slugs[wc.measure],
+    script:
+        "../../scripts/ranking_figures.py"

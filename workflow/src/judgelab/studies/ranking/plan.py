@@ -1,0 +1,569 @@
+"""System-ranking agreement: does a judge rank retrieval systems as the human assessors do?
+
+Config section ``ranking``; target ``ranking``; rules ``workflow/rules/ranking.smk`` and
+``workflow/rules/ranking/``; jobs :mod:`judgelab.studies.ranking.jobs`; report captions
+``workflow/report/ranking_*.rst``. No prompt of its own: a live judge uses a PERAS template and
+persona (``ranking.template``, ``ranking.persona``), so its requests are PERAS's for the same pair.
+
+Per dataset (the keys of ``ranking.runs``):
+
+* the runs: made by the workflow (``source: systems``, one job per system), downloaded (one job
+  per run) or the user's files (no job);
+* per live judge, one job labelling the pool (every run's top ``pool_depth`` over the dataset's
+  topics) where the passage text is known; per imported judge, one job reading its qrels file;
+* one scoring job per run, under every qrels of the dataset (``human``, each judge, and
+  ``human+<judge>`` with ``unjudged: fill``): a new run adds its own scoring job and leaves the
+  others' alone - the human qrels and an imported judge's file do not depend on the runs (a live
+  judge's labels cover the pool of all runs, so with a live judge a new run changes them and every
+  run's scores are recomputed: the new pool pairs are new calls, the others cache hits);
+* one job for the dataset's scores.tsv, correlations.tsv (with the label agreement) and pool.tsv;
+  one figure job per judge x measure; one leaderboard over every dataset.
+"""
+
+from __future__ import annotations
+
+import glob
+import re
+from collections.abc import Iterator
+from functools import cached_property
+from pathlib import Path
+
+import pandas as pd
+
+from ...backends.base import Request
+from ...config import check_name
+from ...errors import InputError
+from ...judging import judgment_requests
+from .. import LLMJob, StudyPlan
+from .runs import DL21_RUNS_BASE, dl21_run_names, read_run, run_name, run_urls
+from .scores import parse_measures
+from .systems import check_system
+
+#: Where the public runs of a dataset are served by default: ``<base>/<dataset>/input.<run>.txt``.
+RUNS_BASE = DL21_RUNS_BASE.rsplit("/", 1)[0]
+
+#: The dataset whose runs are bundled by name (``names: null``).
+BUNDLED_RUNS = {"dl21": "the 63 TREC DL 2021 passage runs (resources/ranking/dl21_runs.txt)"}
+
+#: Judged queries of the public datasets: the estimate's stand-in before a dataset is downloaded.
+JUDGED_QUERIES = {"dl19": 43, "dl20": 54, "dl21": 53, "llmjudge": 25}
+
+#: The name of the human qrels in the results (never a judge's name).
+HUMAN = "human"
+
+#: The figures per dataset x judge x measure.
+FIGURE_KINDS = ("scores", "ranks")
+
+#: Keys of a runs entry that only one source reads.
+SOURCE_KEYS = {"names": "download", "url": "download", "paths": "files"}
+
+_GLOB = re.compile(r"[*?\[]")
+
+
+def measure_slug(measure: str) -> str:
+    """A measure's name as a path component (``P(rel=2)@10`` -> ``P_rel_2_@10``)."""
+    return re.sub(r"[^A-Za-z0-9@.\-]+", "_", measure).strip("_") or "measure"
+
+
+def filled_name(judge: str) -> str:
+    """The reference qrels of ``judge`` with ``unjudged: fill``: the human qrels, holes filled."""
+    return f"{HUMAN}+{judge}"
+
+
+class Plan(StudyPlan):
+    name = "ranking"
+    paths = {
+        "ranking_run": "{results}/ranking/{dataset}/runs/{run}.txt",
+        "ranking_labels": "{results}/ranking/{dataset}/labels/{model}.tsv",
+        "ranking_run_scores": "{results}/ranking/{dataset}/scores/{run}.tsv",
+        "ranking_scores": "{results}/ranking/{dataset}/scores.tsv",
+        "ranking_correlations": "{results}/ranking/{dataset}/correlations.tsv",
+        "ranking_pool": "{results}/ranking/{dataset}/pool.tsv",
+        "ranking_leaderboard": "{results}/ranking/tables/leaderboard.{ext}",
+        "ranking_figure": "{results}/ranking/{dataset}/figures/{kind}/{judge}/{measure}.{ext}",
+    }
+
+    def __init__(self, project):
+        super().__init__(project)
+        self._files: dict[str, dict[str, str]] = {}
+        self._estimates: dict = {}
+
+    # -- the section --------------------------------------------------------------------------
+
+    @property
+    def datasets(self) -> list[str]:
+        """The datasets the study ranks systems on: the keys of ``ranking.runs``."""
+        return list(self.section["runs"])
+
+    def source(self, dataset: str) -> str:
+        return self.section["runs"][dataset]["source"]
+
+    def datasets_of(self, source: str) -> list[str]:
+        return [d for d in self.datasets if self.source(d) == source]
+
+    @property
+    def systems(self) -> dict[str, dict]:
+        """The rankers of ``source: systems`` by run name (``ranking.systems``)."""
+        return dict(self.section["systems"])
+
+    @property
+    def pool_depth(self) -> int:
+        return int(self.section["pool_depth"])
+
+    @property
+    def fill(self) -> bool:
+        return self.section["unjudged"] == "fill"
+
+    @cached_property
+    def measures(self) -> list[str]:
+        return list(parse_measures(self.section["measures"], key="ranking.measures"))
+
+    @cached_property
+    def measure_slugs(self) -> dict[str, str]:
+        """Path component -> measure name."""
+        out: dict[str, str] = {}
+        for i, m in enumerate(self.measures):
+            slug = measure_slug(m)
+            if slug in out:
+                raise InputError(
+                    f"the measures {out[slug]!r} and {m!r} share the file name {slug!r}; keep one",
+                    key=f"ranking.measures[{i}]",
+                )
+            out[slug] = m
+        return out
+
+    @property
+    def correlation_settings(self) -> dict:
+        """The keyword arguments of :func:`judgelab.studies.ranking.correlation.correlations`."""
+        c = self.section["correlation"]
+        return {
+            "k": int(c["top_k"]),
+            "p": float(c["rbo_p"]),
+            "n_boot": int(c["n_boot"]),
+            "seed": int(c["seed"]),
+            "ci_alpha": float(c["ci_alpha"]),
+            "sig_alpha": float(c["sig_alpha"]),
+            "test": str(c["test"]),
+        }
+
+    # -- the live judges: PERAS's template and persona ----------------------------------------
+
+    @property
+    def template(self) -> str:
+        return self.section["template"]
+
+    @property
+    def persona(self) -> str:
+        return self.section["persona"]
+
+    @property
+    def judge_template_text(self) -> str:
+        return self.project.plan("peras").template_texts[self.template]
+
+    @property
+    def judge_labels(self) -> list[str]:
+        return self.project.plan("peras").template_labels[self.template]
+
+    @property
+    def judge_max_tokens(self) -> int:
+        return self.project.plan("peras").max_tokens(self.template)
+
+    def peras_judgments(self, dataset: str, model: str) -> list[str]:
+        """The PERAS judge table of the same dataset, model, template and persona when PERAS runs
+        it: the ranking judge job waits for it, so the pairs PERAS judges are cache hits there
+        instead of being asked twice at once."""
+        peras = self.project.plan("peras")
+        if not (peras.enabled and dataset in peras.datasets and model in peras.judges):
+            return []
+        if self.persona not in self.project.personas:
+            return []
+        return [
+            self.project.path(
+                "judgments", dataset=dataset, model=model, template=self.template, persona=self.persona
+            )
+        ]
+
+    # -- imported judges ----------------------------------------------------------------------
+
+    @cached_property
+    def imported(self) -> dict[str, tuple[str, str]]:
+        """The imported judges of the study: name -> (template, persona) choosing the judge's
+        file. An entry of ``ranking.imported_judges`` is a name (its first template, and the
+        persona ``default``, else its first) or ``{name, template, persona}``."""
+        out = {}
+        known = self.project.imported
+        for i, entry in enumerate(self.section["imported_judges"]):
+            key = f"ranking.imported_judges[{i}]"
+            spec = {"name": entry} if isinstance(entry, str) else dict(entry)
+            name = spec["name"]
+            if name not in known:
+                raise InputError(
+                    f"{name!r} is not a key of `imported_judges` (known: {sorted(known)})",
+                    key=key if isinstance(entry, str) else f"{key}.name",
+                )
+            if name in out:
+                raise InputError(f"imported judge {name!r} is listed twice", key=key)
+            judge = known[name]
+            if judge.scale == "binary":
+                raise InputError(
+                    f"imported judge {name!r} labels on the binary scale: its 0/1 labels are not "
+                    "grades, so its nDCG gains and its agreement with the human grades 0-3 would "
+                    "not compare (imported_judges.<name>.scale: graded, or leave it out here)",
+                    key=key,
+                )
+            template = spec.get("template") or judge.templates[0]
+            persona = spec.get("persona") or ("default" if "default" in judge.personas else judge.personas[0])
+            for what, value, among in (
+                ("template", template, judge.templates),
+                ("persona", persona, judge.personas),
+            ):
+                if value not in among:
+                    raise InputError(
+                        f"{value!r} is not among the {what}s of imported judge {name!r} "
+                        f"(imported_judges.{name}.{what}s: {list(among)})",
+                        key=f"{key}.{what}",
+                    )
+            if not set(judge.datasets) & set(self.datasets):
+                raise InputError(
+                    f"imported judge {name!r} labelled {list(judge.datasets)}, none of the datasets "
+                    f"this study ranks (the keys of ranking.runs: {self.datasets})",
+                    key=key,
+                )
+            out[name] = (template, persona)
+        return out
+
+    def imported_file(self, name: str, dataset: str) -> str:
+        template, persona = self.imported[name]
+        return self.project.imported_file(name, dataset, template, persona)
+
+    def imported_scale(self, name: str) -> tuple[str, str]:
+        judge = self.project.imported[name]
+        return judge.scale or "", judge.confidence_scale or ""
+
+    # -- judges and qrels ---------------------------------------------------------------------
+
+    def judges_of(self, dataset: str) -> list[str]:
+        """The judges compared on a dataset: the live judges, then the imported judges that
+        labelled it."""
+        imported = [n for n in self.imported if dataset in self.project.imported[n].datasets]
+        return list(self.judges) + imported
+
+    def is_live(self, judge: str) -> bool:
+        return judge in self.judges
+
+    def reference(self, judge: str) -> str:
+        """The qrels a judge's system ranking is compared with: ``human``, or with ``unjudged:
+        fill`` and a live judge, ``human+<judge>`` (the human qrels with their holes filled by
+        the judge; an imported judge labels only judged pairs, so it fills nothing)."""
+        return filled_name(judge) if self.fill and self.is_live(judge) else HUMAN
+
+    def comparisons(self, dataset: str) -> list[tuple[str, str]]:
+        """(judge, reference) of every comparison on a dataset."""
+        return [(j, self.reference(j)) for j in self.judges_of(dataset)]
+
+    def qrels_names(self, dataset: str) -> list[str]:
+        """Every qrels a dataset's runs are scored under: ``human``, each judge, each filled
+        reference."""
+        names = [HUMAN] + self.judges_of(dataset)
+        names += [r for _, r in self.comparisons(dataset) if r != HUMAN]
+        return list(dict.fromkeys(names))
+
+    def qrels_kind(self, qrels: str) -> tuple[str, str]:
+        """(kind, judge) of a qrels name: (``human``, ""), (``judge``, name) or (``filled``, name)."""
+        if qrels == HUMAN:
+            return "human", ""
+        if qrels.startswith(f"{HUMAN}+"):
+            return "filled", qrels[len(HUMAN) + 1 :]
+        return "judge", qrels
+
+    def labels_file(self, dataset: str, judge: str) -> str:
+        return self.project.path("ranking_labels", dataset=dataset, model=judge)
+
+    def score_inputs(self, dataset: str, run: str) -> dict:
+        """The scoring job's inputs: the run, the dataset table (the human grades) and the label
+        file of every judge of the dataset (in :meth:`judges_of` order)."""
+        return {
+            "run": self.run_file(dataset, run),
+            "pairs": self.project.table(dataset),
+            "labels": [self.labels_file(dataset, j) for j in self.judges_of(dataset)],
+        }
+
+    def score_qrels(self, dataset: str) -> list[tuple[str, str, str]]:
+        """(qrels name, kind, judge) of every qrels the dataset's runs are scored under."""
+        return [(q, *self.qrels_kind(q)) for q in self.qrels_names(dataset)]
+
+    # -- runs ---------------------------------------------------------------------------------
+
+    def run_names(self, dataset: str) -> list[str]:
+        """The dataset's run names, in order: the systems' names; the download's ``names`` (or the
+        bundled list); the files' names (from the files matched, see :meth:`run_files`)."""
+        spec = self.section["runs"][dataset]
+        if spec["source"] == "systems":
+            return list(self.systems)
+        if spec["source"] == "download":
+            if spec.get("names") is not None:
+                return [str(n) for n in spec["names"]]
+            return dl21_run_names(self.project.resources)
+        return list(self.run_files(dataset))
+
+    def run_files(self, dataset: str, directory: str | Path | None = None) -> dict[str, str]:
+        """Run name -> run file. Systems and downloads: ``{results}/ranking/<dataset>/runs/``.
+        Files: each of ``paths`` (relative to the working directory, or to ``directory``), a glob
+        expanded in sorted order; a pattern that matches nothing, a path that does not exist, or
+        two files of one name are errors naming the key (asked when the jobs are scheduled, so a
+        run file need not exist when the config is loaded)."""
+        spec = self.section["runs"][dataset]
+        if spec["source"] != "files":
+            return {
+                n: self.project.path("ranking_run", dataset=dataset, run=n) for n in self.run_names(dataset)
+            }
+        if directory is None and dataset in self._files:
+            return self._files[dataset]
+        base = Path(directory) if directory is not None else None
+        out: dict[str, str] = {}
+        where: dict[str, str] = {}
+        for i, pattern in enumerate(spec["paths"]):
+            key = f"ranking.runs.{dataset}.paths[{i}]"
+            full = str(base / pattern) if base is not None and not Path(pattern).is_absolute() else pattern
+            if _GLOB.search(pattern):
+                matched = sorted(glob.glob(full))
+                if not matched:
+                    raise InputError(f"the pattern {pattern!r} matches no file", key=key)
+            else:
+                if not Path(full).is_file():
+                    raise InputError(f"run file {pattern} does not exist", key=key)
+                matched = [full]
+            for f in matched:
+                name = run_name(f)
+                if any(c.isspace() for c in name):
+                    raise InputError(f"the run name {name!r} of {f} has white space", key=key)
+                if name in out:
+                    raise InputError(
+                        f"{f} and {where[name]} are both named {name!r} (the file name without "
+                        "'input.' and its extension); rename one",
+                        key=key,
+                    )
+                out[name], where[name] = f, f
+        if directory is None:
+            self._files[dataset] = out
+        return out
+
+    def run_file(self, dataset: str, run: str) -> str:
+        files = self.run_files(dataset)
+        if run not in files:
+            raise InputError(f"no run {run!r} (runs: {sorted(files)})", key=f"ranking.runs.{dataset}")
+        return files[run]
+
+    def run_url(self, dataset: str, run: str) -> str:
+        """Where a download run comes from: ``<url>/input.<run>.txt`` (``url`` null: the public
+        repository's ``runs/<dataset>``)."""
+        base = self.section["runs"][dataset].get("url") or f"{RUNS_BASE}/{dataset}"
+        return run_urls([run], base)[run]
+
+    def system(self, run: str) -> dict:
+        return dict(self.systems[run])
+
+    # -- the study's contract -----------------------------------------------------------------
+
+    def models(self) -> list[str]:
+        return list(self.judges) if self.datasets else []
+
+    def check(self) -> None:
+        super().check()
+        key = self.name
+        if not self.datasets:
+            raise InputError(
+                "the study is enabled but ranks nothing: name a dataset and its runs under "
+                "ranking.runs (e.g. dl21: {source: systems}); set ranking.enabled: false to skip it",
+                key=f"{key}.runs",
+            )
+        known = self.project.config["datasets"]
+        for d in self.datasets:
+            self._check_runs(d, known)
+        if self.datasets_of("systems"):
+            if not self.systems:
+                raise InputError(
+                    f"datasets {self.datasets_of('systems')} take source systems, but no system is configured",
+                    key=f"{key}.systems",
+                )
+            for name, spec in self.systems.items():
+                check_name(name, f"{key}.systems.{name}")
+                check_system(name, spec, f"{key}.systems.{name}")
+        peras = self.project.plan("peras")
+        if self.judges:
+            if self.template not in peras.section["templates"]:
+                raise InputError(
+                    f"{self.template!r} is not a PERAS template (keys of peras.templates: "
+                    f"{sorted(peras.section['templates'])})",
+                    key=f"{key}.template",
+                )
+            _ = peras.template_specs  # the template file is loaded and checked here
+            if self.persona not in self.project.personas:
+                raise InputError(
+                    f"{self.persona!r} is not a persona of the run (personas.include and "
+                    f"personas.custom: {list(self.project.personas)})",
+                    key=f"{key}.persona",
+                )
+        for i, m in enumerate(self.judges):
+            if m == HUMAN or m.startswith(f"{HUMAN}+"):
+                raise InputError(
+                    f"a judge cannot be called {m!r} (the human qrels' name)", key=f"{key}.judges[{i}]"
+                )
+        for i, name in enumerate(self.imported):
+            if name == HUMAN or name.startswith(f"{HUMAN}+"):
+                raise InputError(
+                    f"an imported judge cannot be called {name!r} (the human qrels' name)",
+                    key=f"{key}.imported_judges[{i}]",
+                )
+        if not any(self.judges_of(d) for d in self.datasets):
+            raise InputError(
+                "no judge to compare with the human qrels: no live judge (ranking.judges, null = "
+                f"the top-level `judges`: {self.judges}) and no imported judge of these datasets "
+                "(ranking.imported_judges)",
+                key=f"{key}.judges",
+            )
+        _ = self.measure_slugs
+
+    def _check_runs(self, d: str, known: dict) -> None:
+        key = f"ranking.runs.{d}"
+        if d not in known:
+            raise InputError(f"{d!r} is not a key of `datasets` (known: {sorted(known)})", key=key)
+        spec = self.section["runs"][d]
+        src = spec["source"]
+        for k, needs in SOURCE_KEYS.items():
+            if spec.get(k) is not None and src != needs:
+                raise InputError(
+                    f"only read with source {needs!r} (this entry's source is {src!r})", key=f"{key}.{k}"
+                )
+        if src == "download":
+            names = spec.get("names")
+            if names is None and d not in BUNDLED_RUNS:
+                raise InputError(
+                    f"name the runs to download: only {d!r} of {sorted(BUNDLED_RUNS)} has a bundled list "
+                    f"({'; '.join(BUNDLED_RUNS.values())})",
+                    key=f"{key}.names",
+                )
+            for i, n in enumerate(names or []):
+                check_name(str(n), f"{key}.names[{i}]")
+            if names is not None and len(set(map(str, names))) != len(names):
+                raise InputError("a run is named twice", key=f"{key}.names")
+            if names is not None and not names:
+                raise InputError("no run named", key=f"{key}.names")
+        if src == "files" and not spec.get("paths"):
+            raise InputError("source 'files' needs the run files (paths or globs)", key=f"{key}.paths")
+
+    def llm_jobs(self) -> list[LLMJob]:
+        return [
+            LLMJob("ranking_judge", m, (("dataset", d), ("model", m)), self.name)
+            for d in self.datasets
+            for m in self.judges
+        ]
+
+    def targets(self) -> list[str]:
+        path = self.project.path
+        out = []
+        for d in self.datasets:
+            out += [path(k, dataset=d) for k in ("ranking_scores", "ranking_correlations", "ranking_pool")]
+            for judge, _ in self.comparisons(d):
+                out += [
+                    path("ranking_figure", dataset=d, kind=kind, judge=judge, measure=slug, ext=ext)
+                    for slug in self.measure_slugs
+                    for kind in FIGURE_KINDS
+                    for ext in ("png", "pdf")
+                ]
+        out += [path("ranking_leaderboard", ext=e) for e in ("tsv", "md", "tex", "html")]
+        return out
+
+    def run_targets(self) -> list[str]:
+        """The runs the workflow makes or downloads and the dataset tables (``snakemake
+        ranking_runs``: after it, ``judgelab estimate`` counts the pool exactly)."""
+        out = [self.project.table(d) for d in self.datasets]
+        for d in self.datasets:
+            if self.source(d) != "files":
+                out += list(self.run_files(d).values())
+        return out
+
+    # -- the estimate -------------------------------------------------------------------------
+
+    def requests(self, job, ctx) -> Iterator[tuple[str, Request, bool]]:
+        """The judge job's requests: one per pool pair whose passage text is known, built by
+        :func:`judgelab.judging.judgment_requests` as the job builds them (so a pair PERAS asked
+        is found in the cache). The pool is exact when the dataset table and every run are at
+        hand (systems are ranked in memory); before the runs are downloaded, or before a public
+        dataset is, at most ``pool_depth`` x runs pairs per topic stand in (an upper bound,
+        never looked up)."""
+        d = job.wc["dataset"]
+        pairs, exact = self._estimate_pool(ctx, d)
+        reqs = judgment_requests(
+            pairs,
+            ctx.persona_text(self.persona),
+            self.judge_template_text,
+            max_tokens=self.judge_max_tokens,
+            placement=self.project.placement,
+        )
+        for req in reqs:
+            cached = exact and job.model in ctx.backends and ctx.cached(job.model, req) is not None
+            yield "ranking_judge", req, cached
+
+    def _estimate_pool(self, ctx, dataset: str) -> tuple[pd.DataFrame, bool]:
+        key = (id(ctx), dataset)
+        if key not in self._estimates:
+            self._estimates[key] = self._build_pool(ctx, dataset)
+        return self._estimates[key]
+
+    def _build_pool(self, ctx, dataset: str) -> tuple[pd.DataFrame, bool]:
+        from .pool import judge_pairs, pool_table
+        from .systems import rank
+
+        src = ctx.pairs(dataset)
+        runs = None
+        n_runs = len(self.run_names(dataset)) if self.source(dataset) != "files" else None
+        if src.exact:
+            if self.source(dataset) == "systems":
+                cand, depth = self.section["candidates"], int(self.section["depth"])
+                runs = {n: rank(src.pairs, s, candidates=cand, depth=depth) for n, s in self.systems.items()}
+            else:
+                files = (
+                    self.run_files(dataset, ctx.directory)
+                    if self.source(dataset) == "files"
+                    else {n: str(Path(ctx.directory) / f) for n, f in self.run_files(dataset).items()}
+                )
+                n_runs = len(files)
+                if all(Path(f).is_file() for f in files.values()):
+                    runs = {n: read_run(f, n) for n, f in files.items()}
+        if runs is not None:
+            pool_ = pool_table(runs, src.pairs, self.pool_depth)
+            pairs = judge_pairs(pool_, dataset)
+            ctx.notes.append(
+                f"ranking {dataset}: pool of {len(runs)} runs at depth {self.pool_depth}: {len(pool_):,} "
+                f"pairs, {len(pairs):,} with a known passage text (the judge's requests)"
+            )
+            return pairs, True
+        if n_runs is None:  # run files of a dataset that is not downloaded yet
+            n_runs = len(self.run_files(dataset, ctx.directory))
+        n_topics = (
+            src.pairs["qid"].nunique()
+            if src.exact
+            else JUDGED_QUERIES.get(dataset, src.pairs["qid"].nunique())
+        )
+        per_topic = self.pool_depth * n_runs
+        if src.exact:
+            per_topic = min(per_topic, src.pairs["docid"].nunique())
+        n = n_topics * per_topic
+        first = src.pairs.iloc[0]
+        stand_in = pd.DataFrame(
+            {
+                "dataset": dataset,
+                "qid": "q",
+                "query": [first["query"]] * n,
+                "docid": "d",
+                "passage": first["passage"],
+            }
+        )
+        why = "the runs are not downloaded yet" if src.exact else "the dataset is not downloaded yet"
+        ctx.notes.append(
+            f"ranking {dataset}: {why}: at most {self.pool_depth} x {n_runs} runs = {per_topic:,} pool pairs per "
+            f"topic x {n_topics} topics = {n:,} requests counted (an upper bound; `snakemake ranking_runs` "
+            "fetches the runs and the dataset, after which the pool is counted exactly)"
+        )
+        return stand_in, False

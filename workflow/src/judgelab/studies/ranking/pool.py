@@ -1,0 +1,136 @@
+"""The pool and its labels: who judged which pool pair, and the qrels every side is scored with.
+
+* **The pool** of a dataset (:func:`pool_table`): the union of every run's top ``k`` (trec_eval's
+  order) over the dataset table's topics, with per pair the number of runs that put it in their
+  top ``k``, the human grade (missing where the assessors did not judge the pair) and whether its
+  passage text is known: a pair's text is known when its docid is a passage of the dataset table
+  (judged for this topic or for another); the query is the topic's. Only those pairs can be shown
+  to a live judge (:func:`judge_pairs`).
+* **The human qrels** (:func:`human_qrels`): the dataset table's grades as they are.
+* **A judge's qrels**: its labels (:func:`judgelab.studies.ranking.scores.qrels_from_labels`); a
+  pair it did not label - an unparsable answer, a passage whose text is unknown, a pair an
+  imported file does not list - has no row.
+* **Unjudged pairs.** By default trec_eval's rule holds for every qrels: a document a run
+  retrieved that has no row in the qrels counts as non-relevant (``unjudged: nonrelevant``), and
+  ``judged_at_k`` beside every score says how much of the run's top k the qrels cover. With
+  ``unjudged: fill`` the holes of the human qrels - pool pairs the assessors did not judge - are
+  filled with the judge's labels where it has one (:func:`fill_holes`; its reference qrels is
+  then called ``human+<judge>``), as MacAvaney and Soldaini (SIGIR 2023, "One-Shot Labeling for
+  Automatic Relevance Estimation", the autoqrels package) fill holes with predicted labels. A
+  live judge labels every pool pair whose passage text is known, so it can fill the holes whose
+  text is known; an imported judge's file labels only the dataset's judged pairs
+  (:func:`judgelab.imported.read_judge_file`), so it fills nothing.
+* **Label agreement on the pool** (:func:`label_agreement`): the judge against the human grades
+  on the pool pairs both labelled.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from ...agreement import agreement, krippendorff_alpha
+from ...labels import GRADES
+from .runs import pool
+from .scores import QRELS_COLUMNS, check_qrels, qrels_from_labels
+
+#: Columns of :func:`pool_table` (then ``query`` and ``passage``, empty where unknown).
+POOL_COLUMNS = ["qid", "docid", "n_runs", "human", "text_known"]
+
+#: Keys of :func:`label_agreement`, in order.
+AGREEMENT_KEYS = ["n_pool", "n_pairs", "n_labelled", "coverage", "kappa", "qwk", "macro_f1", "alpha"]
+
+
+def human_qrels(table: pd.DataFrame) -> pd.DataFrame:
+    """The qrels table (qid, docid, relevance) of a dataset table's human grades."""
+    return check_qrels(table[["qid", "docid"]].assign(relevance=table["grade"]), "dataset table")
+
+
+def pool_table(runs: Mapping[str, pd.DataFrame], table: pd.DataFrame, k: int) -> pd.DataFrame:
+    """The depth-``k`` pool of ``runs`` over the topics of the dataset ``table`` (columns qid,
+    query, docid, passage, grade): :data:`POOL_COLUMNS` (``human`` the grade, Int64, missing where
+    unjudged; ``text_known``) and ``query``, ``passage`` (empty strings where the text is
+    unknown), sorted by qid and docid."""
+    topics = table.drop_duplicates("qid").set_index("qid")["query"]
+    pairs = pool(runs, k, topics.index)
+    grades = table.set_index(["qid", "docid"])["grade"]
+    key = pd.MultiIndex.from_frame(pairs[["qid", "docid"]])
+    human = grades.reindex(key)
+    passages = table.drop_duplicates("docid").set_index("docid")["passage"]
+    text = passages.reindex(pairs["docid"])
+    out = pairs.assign(
+        human=pd.array(human.to_numpy(), dtype="Int64"),
+        text_known=text.notna().to_numpy(),
+        query=topics.reindex(pairs["qid"]).to_numpy(),
+        passage=text.fillna("").to_numpy(),
+    )
+    return out.reset_index(drop=True)
+
+
+def judge_pairs(pool_: pd.DataFrame, dataset: str) -> pd.DataFrame:
+    """The pool pairs a live judge is shown (those whose passage text is known), as a table with
+    the columns the judgment builders read (dataset, qid, query, docid, passage), pool order."""
+    known = pool_[pool_["text_known"]]
+    return known.assign(dataset=dataset)[["dataset", "qid", "query", "docid", "passage"]].reset_index(
+        drop=True
+    )
+
+
+def fill_holes(human: pd.DataFrame, judge_labels: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """The human qrels with its holes filled by the judge: every pair the judge labelled that has
+    no human row is added with the judge's label (``judge_labels``: qid, docid, label; unlabelled
+    rows ignored). Returns the qrels and the number of pairs filled."""
+    judge = qrels_from_labels(judge_labels)
+    have = pd.MultiIndex.from_frame(human[["qid", "docid"]])
+    new = judge[~pd.MultiIndex.from_frame(judge[["qid", "docid"]]).isin(have)]
+    filled = pd.concat([human[QRELS_COLUMNS], new], ignore_index=True)
+    return check_qrels(filled, "filled qrels"), len(new)
+
+
+def label_agreement(pool_: pd.DataFrame, labels: pd.Series) -> dict[str, float | int]:
+    """Agreement of a judge with the human grades on the pool (keys :data:`AGREEMENT_KEYS`).
+
+    ``labels``: the judge's label of each pool pair, aligned with ``pool_`` (missing where the
+    judge gave none). ``n_pool``: pool pairs; ``n_pairs``: those with a human grade;
+    ``n_labelled``: of those, the pairs the judge labelled; ``coverage`` = n_labelled / n_pairs;
+    Cohen's kappa, quadratic weighted kappa and macro F1 (:func:`judgelab.agreement.agreement`)
+    and Krippendorff's ordinal alpha over the grades 0-3
+    (:func:`judgelab.agreement.krippendorff_alpha`) on the n_labelled pairs. NaN where undefined
+    (no pair, or a single label)."""
+    human = pd.array(pool_["human"], dtype="Int64")
+    judge = pd.array(pd.Series(labels).to_numpy(), dtype="Int64")
+    if len(judge) != len(human):
+        raise ValueError(f"{len(judge)} labels for a pool of {len(human)} pairs")
+    graded = ~pd.isna(human)
+    both = graded & ~pd.isna(judge)
+    h = np.asarray(human[both], dtype=int)
+    j = np.asarray(judge[both], dtype=int)
+    n_pairs, n_both = int(graded.sum()), int(both.sum())
+    scores = agreement(h, j) if n_both else {"kappa": math.nan, "qwk": math.nan, "macro_f1": math.nan}
+    alpha = krippendorff_alpha(h, j, "ordinal", GRADES) if n_both else math.nan
+    return {
+        "n_pool": len(human),
+        "n_pairs": n_pairs,
+        "n_labelled": n_both,
+        "coverage": n_both / n_pairs if n_pairs else math.nan,
+        "kappa": scores["kappa"],
+        "qwk": scores["qwk"],
+        "macro_f1": scores["macro_f1"],
+        "alpha": alpha,
+    }
+
+
+def labels_on_pool(pool_: pd.DataFrame, labels: pd.DataFrame) -> pd.Series:
+    """A judge's label of every pool pair (Int64, missing where it gave none), in pool order;
+    ``labels``: qid, docid, label (a pair listed twice is an error)."""
+    lab = labels[["qid", "docid", "label"]]
+    dup = lab.duplicated(["qid", "docid"], keep=False)
+    if dup.any():
+        row = lab[dup].iloc[0]
+        raise ValueError(f"the judge's labels list the pair (qid {row['qid']}, docid {row['docid']}) twice")
+    key = pd.MultiIndex.from_frame(pool_[["qid", "docid"]])
+    values = lab.set_index(["qid", "docid"])["label"].reindex(key)
+    return pd.Series(pd.array(values.to_numpy(), dtype="Int64"), index=pool_.index)
