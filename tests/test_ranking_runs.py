@@ -177,7 +177,9 @@ def test_download_runs_fixture(tmp_path):
     got = download_runs(urls, tmp_path / "runs")
     assert got == {"sysA": tmp_path / "runs" / "input.sysA.txt"}
     assert got["sysA"].read_bytes() == (RANKING / "input.sysA.txt").read_bytes()
-    assert [p.name for p in (tmp_path / "runs").iterdir()] == ["input.sysA.txt"]  # no .part left
+    names = sorted(p.name for p in (tmp_path / "runs").iterdir())
+    # no .part left; the download's record (bytes, sha256, url) beside the file
+    assert names == ["input.sysA.txt", "input.sysA.txt.download.json"]
 
 
 def test_download_runs_missing_source_leaves_nothing(tmp_path):
