@@ -84,7 +84,10 @@ def test_default_config_cells_params_and_targets():
     assert list(base["scales"]) == ["helpfulness"]  # only the set's task
     assert base["demonstration"] == "" and j["demonstration"].startswith("<demonstration_{n}>")
     assert j["telemetry"] == j["reasoning"] == ""  # type J shows neither
-    assert base["template"] == j["template"] == SimulationPrompt.load().template
+    full = SimulationPrompt.load()
+    assert j["template"] == full.template and base["template"] == ""  # the Base Judge has its own
+    assert base["base_judge"]["template"] == full.base_judge["template"]
+    assert j["base_judge"]["template"] == ""
     assert len(plan.targets()) == 15 * 2 + 4 * 2
     assert "results/simulation/tables/baselines.md" in plan.targets()
     assert plan.selection("pandalm") == {
@@ -222,7 +225,7 @@ def sample_requests(plan, demo_type: str, shots: int, round_: int, only=None):
     records = load_records(SAMPLE, "pandalm")
     splits = make_splits(records, pool=20, validation=10, seed=0)
     settings = CascadeSettings(**plan.settings("pandalm", "gpt"))
-    prompt = SimulationPrompt.from_mapping(json.loads(plan.prompt_param("pandalm", demo_type)))
+    prompt = SimulationPrompt.from_mapping(json.loads(plan.prompt_param("pandalm", demo_type)), partial=True)
     plans, _ = plan_evaluators(records, splits, shots=shots, demo_type=demo_type, settings=settings)
     return build_requests(plans, prompt, round_, demo_type, settings, only)
 

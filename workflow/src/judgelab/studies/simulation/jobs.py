@@ -196,7 +196,7 @@ def predict_job(
     desc = desc or f"{demo_type} {shots}-shot"
     session = LLMSession(model, cache, threads, desc)
     cfg = CascadeSettings.resolve(as_value(settings), session.spec)
-    pr = SimulationPrompt.from_mapping(as_value(prompt), "<prompt parameter>")
+    pr = SimulationPrompt.from_mapping(as_value(prompt), "<prompt parameter>", partial=True)
     with session as client:
         preds, demos = simulate(
             recs,

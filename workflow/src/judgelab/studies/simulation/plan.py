@@ -343,7 +343,9 @@ class Plan(StudyPlan):
         d, model, demo_type, shots = w["dataset"], job.model, w["demo_type"], int(w["shots"])
         records, splits, exact = self.estimate_data(d, ctx)
         settings = CascadeSettings(**self.settings(d, model))
-        prompt = SimulationPrompt.from_mapping(json.loads(self.prompt_param(d, demo_type)), "<prompt>")
+        prompt = SimulationPrompt.from_mapping(
+            json.loads(self.prompt_param(d, demo_type)), "<prompt>", partial=True
+        )
         quiet = logging.getLogger(cascade_name)  # draw imbalances go to the job's log, not here
         level = quiet.level
         quiet.setLevel(logging.ERROR)
