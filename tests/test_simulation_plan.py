@@ -96,8 +96,10 @@ def test_default_config_cells_params_and_targets():
         "pool": 20,
         "validation": 10,
         "split": "coordinated",
+        "group_by": "context",
         "seed": 0,
         "min_neutral": 2,
+        "task": "helpfulness",
     }
 
 
@@ -230,6 +232,10 @@ def sample_requests(plan, demo_type: str, shots: int, round_: int, only=None):
     return build_requests(plans, prompt, round_, demo_type, settings, only)
 
 
+#: every (evaluator, item) of the sample's validation sets (round 2 asked everywhere: the bound)
+ALL = {(f"annotator{k}", str(i)) for k in (1, 2, 3) for i in range(1000)}
+
+
 def test_estimate_counts_round_two_from_cached_round_one_answers(tmp_path):
     write_config(
         tmp_path,
@@ -242,11 +248,16 @@ def test_estimate_counts_round_two_from_cached_round_one_answers(tmp_path):
     plan = project.plan("simulation")
     # nothing cached. Base Judge: round 1 for 3 evaluators x 10 items, one prompt per item (the
     # evaluators share their validation items), round 2 counted for all 30 (upper bound);
-    # J 1-shot: 30 + 30, every prompt distinct
+    # J 1-shot: 30 + 30, a prompt repeated where two evaluators drew the same demonstration
+    # with the same label (they share their pool) - asked once
+    j_prompts = [req for round_ in (1, 2) for _, req in sample_requests(plan, "J", 1, round_, ALL)]
+    j_repeats = len(j_prompts) - len(set(j_prompts))
+    assert 0 < j_repeats < 30
     table, notes = estimate(project, directory=tmp_path)
     row = table.set_index("stage").loc["simulation"]
-    assert (row.jobs, row.calls, row.cached, row.to_send, row.exact) == (2, 120, 40, 80, True)
-    assert row.output_tokens_max == 80 * 64  # parse path: max_tokens per request sent
+    assert (row.jobs, row.calls, row.cached, row.exact) == (2, 120, 40 + j_repeats, True)
+    assert row.to_send == 120 - 40 - j_repeats
+    assert row.output_tokens_max == row.to_send * 64  # parse path: max_tokens per request sent
     assert any("simulation pandalm: 90 records from sample file" in n for n in notes)
 
     # an earlier run answered the Base Judge's round 1: "no preference" (1) for 4 items, a
@@ -271,7 +282,7 @@ def test_estimate_counts_round_two_from_cached_round_one_answers(tmp_path):
     table, _ = estimate(project, directory=tmp_path)
     row = table.set_index("stage").loc["simulation"]
     base_calls, base_cached = 30 + 15, 30 + 15 - 3  # 3 round-2 prompts not cached (items 6-8)
-    assert (row.calls, row.cached) == (base_calls + 60, base_cached + 0)
+    assert (row.calls, row.cached) == (base_calls + 60, base_cached + j_repeats)
 
 
 def test_paper_config_runs_only_bedrock_models_and_counts_pandalm_by_its_known_size(monkeypatch, tmp_path):

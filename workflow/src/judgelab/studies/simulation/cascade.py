@@ -195,7 +195,9 @@ def plan_evaluators(
             "the Base Judge (type 'base') has 0 shots, every other type at least 1", key="simulation.shots"
         )
     by_key = {(r.evaluator, r.item): r for r in records}
-    group_of = content_groups(records)
+    group_of = content_groups(records)  # identical items, and the split's leakage groups below
+    if "group" in splits.columns:
+        group_of = {**group_of, **dict(zip(splits["item"], splits["group"]))}
     plans, demo_rows = [], []
     for ev, part in splits.sort_values(["evaluator", "order"]).groupby("evaluator", sort=True):
         val = [by_key[(ev, i)] for i in part.loc[part["role"] == "validation", "item"]]

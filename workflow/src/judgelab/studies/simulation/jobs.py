@@ -36,9 +36,9 @@ from ...jobs import LLMSession, as_value
 from ...tables import write_tsv
 from . import baselines as bl
 from .cascade import BASE, CascadeSettings, read_predictions, simulate
-from .data import download_records, load_records, read_jsonl, unsupported_reason, write_jsonl
+from .data import download_records, load_records, read_jsonl, select_task, unsupported_reason, write_jsonl
 from .prompt import SimulationPrompt
-from .splits import evaluator_summary, make_splits, read_splits, write_splits
+from .splits import evaluator_summary, make_splits, read_splits, split_report, write_splits
 
 log = logging.getLogger("judgelab")
 
@@ -88,7 +88,7 @@ REPORT_TABLES = (
 REPORT_FIGURES = ("accuracy_by_shots", "control_advantage", "evaluator_traits", "confusion")
 #: keys of an evaluator set's config entry (``simulation.datasets.<name>.<key>``) that the
 #: library's errors name by their short key ``simulation.<key>``
-DATASET_KEYS = ("format", "evaluators", "pool", "validation", "split", "seed", "task")
+DATASET_KEYS = ("format", "evaluators", "pool", "validation", "split", "group_by", "seed", "task")
 DESIGN_COLUMNS = ["model", "demo_type", "shots", "status", "reason"]
 
 
@@ -118,20 +118,25 @@ def prepare_job(
     out_records: str,
     out_splits: str,
     out_evaluators: str,
+    out_report: str | None = None,
     *,
     pool: int,
     validation: int,
     seed: int,
     split: str = "coordinated",
+    group_by: str = "context",
     min_neutral: int = 2,
     evaluators: Sequence[str] | None = None,
+    task: str | None = None,
     name: str | None = None,
 ) -> pd.DataFrame:
-    """Load and check the records (only ``evaluators`` if given), split each evaluator's items,
-    and write the normalised records, the split table and the per-evaluator summary. ``name``:
-    the evaluator set, so that a config error names its full key."""
+    """Load and check the records (only ``evaluators`` if given; only the records of ``task``
+    where the file's records name their task), split each evaluator's items into whole leakage
+    groups (``group_by``), and write the normalised records, the split table, the per-evaluator
+    summary and the split report (:func:`~.splits.split_report`). ``name``: the evaluator set,
+    so that a config error names its full key."""
     try:
-        records = load_records(source, fmt)
+        records = select_task(load_records(source, fmt), task, source)
         if evaluators:
             known = {r.evaluator for r in records}
             unknown = sorted(set(evaluators) - known)
@@ -142,13 +147,29 @@ def prepare_job(
                 )
             keep = set(evaluators)
             records = [r for r in records if r.evaluator in keep]
-        splits = make_splits(records, pool=int(pool), validation=int(validation), seed=int(seed), mode=split)
+        splits = make_splits(
+            records, pool=int(pool), validation=int(validation), seed=int(seed), mode=split, group_by=group_by
+        )
     except InputError as exc:
         raise _dataset_key(exc, name) from None
     summary = evaluator_summary(records, splits, int(min_neutral))
     write_jsonl(records, out_records)
     write_splits(splits, out_splits)
     write_tsv(summary, out_evaluators)
+    report = split_report(records, splits, group_by)
+    if out_report:
+        write_tsv(report, out_report)
+    grouped = report.set_index("measure")["count"]
+    log.info(
+        "leakage groups (group_by %s): %d groups for %d items; %d identical-content groups, %d "
+        "swapped-twin pairs, %d shared contexts",
+        group_by,
+        grouped[f"leakage groups (group_by {group_by})"],
+        grouped["items"],
+        grouped["identical-content groups"],
+        grouped["swapped-response twin pairs"],
+        grouped["contexts shared by several items"],
+    )
     log.info(
         "%s: %d records, %d evaluators, %d items; pool %d / validation %d per evaluator; direction-only: %s",
         source,

@@ -2,17 +2,21 @@
 
 Prediction tables are long: one row per method cell, evaluator and validation item with the
 columns of :data:`CELL` plus ``evaluator``, ``item``, ``gold`` (A/N/B) and ``pred`` (A/N/B or
-missing). A missing prediction (an unparsable answer) is counted in ``coverage``; the metrics
-are computed over the answered items (the project's convention), and ``accuracy_all`` counts a
-missing prediction as wrong.
+missing). A missing prediction (an unparsable answer) is counted in ``coverage`` (answered / all).
 
-* **Accuracy**: three-class accuracy against the evaluator's own gold labels.
+* **Accuracy**: three-class accuracy against the evaluator's own gold labels over every judgment,
+  a missing prediction counting as wrong, as the seed scores (section 4.5: "comparing each
+  simulated judgment ... with the corresponding evaluator's original human judgment"), so that
+  cells with different parse failures are scored on the same items; ``accuracy_answered`` is the
+  share right among the answered items (``simulation.metric: accuracy_answered``).
 * **Deviation metrics** (section 15.2), over validation pairs whose item has a consensus (the
   label of a strict majority of all its annotators, :func:`.baselines.consensus`); a pair is a
   *deviation* when the evaluator's label differs from the consensus:
 
-  - deviation accuracy = P(pred = gold | deviation);
-  - alignment lift = P(pred != consensus | deviation) - P(pred != consensus | conform);
+  - deviation accuracy = P(pred = gold | deviation), over every deviation pair (missing = wrong;
+    ``deviation_accuracy_answered`` over the answered ones);
+  - alignment lift = P(pred != consensus | deviation) - P(pred != consensus | conform), over the
+    answered pairs (a missing prediction neither deviates nor conforms);
   - captured direction = P(pred = gold | deviation, pred != consensus) (chance 0.5).
 * **Confusion matrices** (section 15.3): rows gold, columns prediction, order A, N, B; the
   row-normalised form has the recall on the diagonal. Per-class precision, recall and F1 (0
@@ -39,7 +43,9 @@ from .baselines import consensus
 from .data import LABELS, Record
 
 CELL = ["method", "model", "demo_type", "shots"]
-ACCURACY_COLUMNS = CELL + ["evaluator", "n", "n_answered", "coverage", "accuracy", "accuracy_all"]
+ACCURACY_COLUMNS = CELL + ["evaluator", "n", "n_answered", "coverage", "accuracy", "accuracy_answered"]
+#: the metrics a config may choose (``simulation.metric``)
+METRICS = ("accuracy", "accuracy_answered")
 PJ = "personajudge"
 BASE_JUDGE = "base_judge"
 
@@ -68,13 +74,14 @@ def accuracy_row(df: pd.DataFrame) -> dict:
         "n": n,
         "n_answered": len(ans),
         "coverage": len(ans) / n if n else math.nan,
-        "accuracy": correct / len(ans) if len(ans) else math.nan,
-        "accuracy_all": correct / n if n else math.nan,
+        "accuracy": correct / n if n else math.nan,
+        "accuracy_answered": correct / len(ans) if len(ans) else math.nan,
     }
 
 
 def accuracy_table(preds: pd.DataFrame) -> pd.DataFrame:
-    """One row per cell and evaluator: n, n_answered, coverage, accuracy, accuracy_all."""
+    """One row per cell and evaluator: n, n_answered, coverage, accuracy (every judgment),
+    accuracy_answered."""
     rows = [
         {**dict(zip(CELL + ["evaluator"], key)), **accuracy_row(g)}
         for key, g in preds.groupby(CELL + ["evaluator"], sort=True)
@@ -86,6 +93,7 @@ def deviation_metrics(df: pd.DataFrame) -> dict:
     """Section 15.2 metrics of a prediction table that has ``consensus`` and ``deviation``."""
     elig = df[df["consensus"].notna()]
     n_dev_all = int(elig["deviation"].sum())
+    dev_all = elig[elig["deviation"].astype(bool)]
     ans = elig[elig["pred"].notna()]
     dev = ans[ans["deviation"].astype(bool)]
     conf = ans[~ans["deviation"].astype(bool)]
@@ -103,7 +111,8 @@ def deviation_metrics(df: pd.DataFrame) -> dict:
         "human_deviation_rate": n_dev_all / len(elig) if len(elig) else math.nan,
         "n_deviation_answered": len(dev),
         "n_conform_answered": len(conf),
-        "deviation_accuracy": rate(dev["pred"] == dev["gold"]),
+        "deviation_accuracy": rate(dev_all["pred"].notna() & (dev_all["pred"] == dev_all["gold"])),
+        "deviation_accuracy_answered": rate(dev["pred"] == dev["gold"]),
         "p_model_deviates_given_deviation": p_d,
         "p_model_deviates_given_conform": p_c,
         "alignment_lift": p_d - p_c,

@@ -55,6 +55,8 @@ class Plan(StudyPlan):
         "simulation_records": "{results}/simulation/{dataset}/records.jsonl",
         "simulation_splits": "{results}/simulation/{dataset}/splits.tsv",
         "simulation_evaluators": "{results}/simulation/{dataset}/evaluators.tsv",
+        "simulation_split_report": "{results}/simulation/{dataset}/split_report.tsv",
+        "simulation_annotators": "{results}/simulation/{dataset}/annotators.tsv",
         "simulation_predictions": "{results}/simulation/{dataset}/predictions/{model}/{demo_type}/{shots}.tsv",
         "simulation_demos": "{results}/simulation/{dataset}/demos/{model}/{demo_type}/{shots}.tsv",
         "simulation_baselines": "{results}/simulation/{dataset}/baselines.tsv",
@@ -103,9 +105,11 @@ class Plan(StudyPlan):
         return {
             "format": s["format"],
             "evaluators": list(s["evaluators"] or []),
+            "task": s["task"],
             "pool": int(s["pool"]),
             "validation": int(s["validation"]),
             "split": s["split"],
+            "group_by": s["group_by"],
             "seed": int(s["seed"]),
             "min_neutral": int(self.section["min_neutral"]),
         }
@@ -122,7 +126,7 @@ class Plan(StudyPlan):
 
     @cached_property
     def _types(self) -> dict[str, tuple[list[str], dict[str, str]]]:
-        from .data import DEMO_TYPES, load_records, plan_types
+        from .data import DEMO_TYPES, load_records, plan_types, select_task
 
         out = {}
         for d, s in self.sets.items():
@@ -151,7 +155,15 @@ class Plan(StudyPlan):
                         "working directory of the run)",
                         key=f"simulation.datasets.{d}.path",
                     )
-                records = load_records(path, "jsonl")
+                try:
+                    records = select_task(load_records(path, "jsonl"), s["task"], path)
+                except InputError as exc:
+                    if exc.key != "simulation.task":
+                        raise
+                    raise InputError(
+                        str(exc).removeprefix(f"config key '{exc.key}': "),
+                        key=f"simulation.datasets.{d}.task",
+                    ) from None
                 keep = set(s["evaluators"] or [])
                 if keep:
                     records = [r for r in records if r.evaluator in keep]
@@ -285,7 +297,7 @@ class Plan(StudyPlan):
         memo = ctx.memo.setdefault("simulation", {})
         if d in memo:
             return memo[d]
-        from .data import load_records
+        from .data import load_records, select_task
         from .splits import make_splits
 
         s = self.sets[d]
@@ -311,6 +323,7 @@ class Plan(StudyPlan):
                 f"{source} is not downloaded yet; download it or pass --table {d}=PATH",
                 key=f"simulation.datasets.{d}",
             )
+        records = select_task(records, s["task"], how)
         keep = set(s["evaluators"] or [])
         if keep:
             records = [r for r in records if r.evaluator in keep]
@@ -320,6 +333,7 @@ class Plan(StudyPlan):
             validation=int(s["validation"]),
             seed=int(s["seed"]),
             mode=s["split"],
+            group_by=s["group_by"],
         )
         if exact:
             ctx.notes.append(f"simulation {d}: {len(records):,} records from {how}")
