@@ -118,6 +118,7 @@ def test_metrics_stats_report_on_a_factorial_design(tmp_path):
         d / "records.jsonl",
         d / "splits.tsv",
         d / "evaluators.tsv",
+        d / "split_report.tsv",
         pool=6,
         validation=8,
         seed=0,
@@ -156,21 +157,54 @@ def test_metrics_stats_report_on_a_factorial_design(tmp_path):
     assert cell.to_dict() == pytest.approx((pred.pred == pred.gold).groupby(pred.evaluator).mean().to_dict())
     # the control exists for every PersonaJudge cell and evaluator (coordinated splits share items)
     assert len(out["control"]) == 6 * 4 and (out["control"]["n_matched"] == 8).all()
+    assert len(out["control_items"]) == 6 * 32
+    draws = out["random_draws"]
+    assert draws["draw"].nunique() == 200 and set(draws["items"]) == {"validation", "consensus-eligible"}
     conf = out["confusion"]
     assert set(conf["group"]) >= {
         "PersonaJudge | m | J+RR | 4-shot",
         "PersonaJudge | m | all cells",
+        "PersonaJudge | all models | all cells",
         "Base Judge | m",
         "Oracle consensus",
     }
+    assert "Random Selection" not in set(conf["group"])  # one draw is no confusion matrix
     assert conf[conf.group == "PersonaJudge | m | all cells"]["count"].sum() == 6 * 32
 
     stats = sj.stats_job(str(d / "metrics"), str(d / "stats"))
     for name in sj.STATS_FILES:
         assert (d / "stats" / name).exists()
     vb = stats["versus_base"]
-    assert len(vb) == 6 and {"p_bh", "p_holm", "significant_bh"} <= set(vb.columns)
-    assert stats["factors"].set_index(["family", "factor"]).loc[("omnibus", "cells"), "k"] == 6
+    # every cell against the Base Judge by four tests: Wilcoxon and paired t over the four
+    # evaluators, the stratified permutation and McNemar over their 32 judgments
+    assert len(vb) == 6 * 4 and {"p_bh", "p_holm", "significant_bh", "min_p", "reading"} <= set(vb.columns)
+    assert vb.groupby("test").size().to_dict() == {
+        "Wilcoxon signed-rank": 6,
+        "paired t": 6,
+        "stratified permutation": 6,
+        "McNemar exact": 6,
+    }
+    w = vb[vb.test == "Wilcoxon signed-rank"]
+    # four evaluators: at best 2 / 2^4 (fewer where an evaluator's difference is 0) > alpha
+    assert (w["min_p"] == [2 / 2**k for k in w["n_discordant"]]).all() and (w["min_p"] >= 0.125).all()
+    assert w["reading"].str.startswith("cannot reject at n = 4").all()
+    assert (vb.loc[vb.test == "stratified permutation", "n"] == 32).all()
+    f = stats["factors"]
+    omnibus = f[(f.family == "omnibus") & (f.factor == "cells")].set_index("unit")
+    assert omnibus.loc["evaluator", "k"] == 6 and omnibus.loc["item", "n"] == 32
+    imp = stats["improvements"].set_index(["factor", "level"])
+    assert imp.loc[("all", "all"), "configurations"] == 6
+    assert imp.loc[("all", "all"), "improve"] == int((w["delta"] > 0).sum())
+    chance = stats["chance"]
+    assert set(chance.loc[chance.method == "personajudge", "level"]) == {
+        "all",
+        "J",
+        "J+RR",
+        "m",
+        "1",
+        "2",
+        "4",
+    }
 
     design = out["design"]
     assert list(design["status"]) == ["run"] * 7 + ["skipped"] and design["reason"].iloc[0] == "-"
@@ -182,16 +216,34 @@ def test_metrics_stats_report_on_a_factorial_design(tmp_path):
         "reason": "no telemetry",
     }
 
+    sj.annotators_job(str(d / "records.jsonl"), str(d / "splits.tsv"), str(d / "annotators.tsv"))
     sj.tables_job(
         json.dumps({"toy": str(d / "metrics")}),
         json.dumps({"toy": str(d / "stats")}),
         str(d / "report" / "tables"),
+        data_dirs=json.dumps({"toy": str(d)}),
+        tasks=json.dumps({"toy": "helpfulness"}),
     )
+    assert sj.REPORT_TABLES == tuple(CAPTIONS)
     for t in sj.REPORT_TABLES:
         md = (d / "report" / "tables" / f"{t}.md").read_text()
         assert md.startswith(CAPTIONS[t] + "\n\n| ")
-        assert t == "factors" or md.split("\n")[2].startswith("| dataset |")
+        assert t in ("factors", "cross_task") or md.split("\n")[2].startswith("| dataset |"), t
         assert (d / "report" / "tables" / f"{t}.tsv").exists()
+    assert "no evaluator judged two tasks" in (d / "report" / "tables" / "cross_task.md").read_text()
+    core = pd.read_csv(d / "report" / "tables" / "core.tsv", sep="\t", dtype=str, keep_default_na=False)
+    assert list(core.columns) == [
+        "dataset",
+        "method",
+        "configuration",
+        "accuracy",
+        "coverage",
+        "gain_vs_base",
+    ]
+    rnd = core[core.method == "Random Selection"]
+    assert rnd.iloc[0]["accuracy"] == "0.333" and "expected accuracy 1/3" in rnd.iloc[0]["configuration"]
+    assert rnd.iloc[1]["configuration"].startswith("200 seeded draws")
+    assert "mean over 1 model" in set(core["configuration"])
     factors = pd.read_csv(d / "report" / "tables" / "factors.tsv", sep="\t")
     assert list(factors["level"]) == ["J", "J+RR", "m", "1-shot", "2-shot", "4-shot"]
     sj.figures_job(str(d / "metrics"), str(d / "report" / "figures" / "toy"), dataset="toy")

@@ -88,7 +88,10 @@ def test_default_config_cells_params_and_targets():
     assert j["template"] == full.template and base["template"] == ""  # the Base Judge has its own
     assert base["base_judge"]["template"] == full.base_judge["template"]
     assert j["base_judge"]["template"] == ""
-    assert len(plan.targets()) == 15 * 2 + 4 * 2
+    assert (
+        len(plan.targets()) == 23 * 2 + 5 * 2
+    )  # tables (.tsv, .md), figures (.png, .pdf); one task: no cross-task figure
+    assert not plan.cross_task and plan.tasks() == {"pandalm": "helpfulness"}
     assert "results/simulation/tables/baselines.md" in plan.targets()
     assert plan.selection("pandalm") == {
         "format": "pandalm",

@@ -63,6 +63,7 @@ class Plan(StudyPlan):
         "simulation_metrics": "{results}/simulation/{dataset}/metrics/{name}.tsv",
         "simulation_stats": "{results}/simulation/{dataset}/stats/{name}.tsv",
         "simulation_figure": "{results}/simulation/figures/{dataset}/{name}.{ext}",
+        "simulation_cross_figure": "{results}/simulation/figures/cross_task.{ext}",
         "simulation_table": "{results}/simulation/tables/{name}.{ext}",
     }
 
@@ -275,6 +276,16 @@ class Plan(StudyPlan):
             for c in self.cells(d)
         ]
 
+    def tasks(self) -> dict[str, str]:
+        """Evaluator set -> its task (the prompt's scale block)."""
+        return {d: s["task"] for d, s in self.sets.items()}
+
+    @property
+    def cross_task(self) -> bool:
+        """Whether two evaluator sets have different tasks (the cross-task figure, seed 001
+        Figure 3, compares the evaluators they share)."""
+        return len(set(self.tasks().values())) > 1
+
     def targets(self) -> list[str]:
         from .jobs import REPORT_FIGURES, REPORT_TABLES
 
@@ -286,6 +297,8 @@ class Plan(StudyPlan):
             for f in REPORT_FIGURES
             for e in ("png", "pdf")
         ]
+        if self.cross_task:
+            out += [path("simulation_cross_figure", ext=e) for e in ("png", "pdf")]
         return out
 
     # -- the estimate -------------------------------------------------------------------------
