@@ -4,6 +4,7 @@ jobs run in tests/test_simulation_e2e.py)."""
 
 import json
 import random
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -264,3 +265,85 @@ def test_download_job_via_file_url(tmp_path):
     with pytest.raises(InputError, match=r"copy2\.jsonl:1: invalid JSON"):
         sj.download_job(sample.resolve().as_uri(), str(tmp_path / "copy2.jsonl"), "jsonl")
     assert not (tmp_path / "copy2.jsonl").exists()
+
+
+TWO_TASKS = Path(__file__).parent / "fixtures" / "simulation" / "two_tasks.jsonl"
+
+
+def test_cross_task_analysis_on_the_two_task_fixture(tmp_path):
+    """Two evaluator sets on one jsonl file, one per task: the evaluators who judged both are
+    compared across the tasks (seed 001 Figure 3)."""
+    from scipy import stats as sps
+
+    metrics_dirs, stats_dirs, data_dirs = {}, {}, {}
+    tasks = {"help": "helpfulness", "harm": "harmlessness"}
+    for name, task in tasks.items():
+        d = tmp_path / name
+        sj.prepare_job(
+            str(TWO_TASKS),
+            "jsonl",
+            d / "records.jsonl",
+            d / "splits.tsv",
+            d / "evaluators.tsv",
+            d / "split_report.tsv",
+            pool=6,
+            validation=8,
+            seed=0,
+            task=task,
+            name=name,
+        )
+        recs = read_jsonl(d / "records.jsonl")
+        assert {r.task for r in recs} == {task} and len(recs) == 70  # 14 items x 5 evaluators
+        assert plan_types(["J", "J+IT", "J+RR", "J+IT+RR"], recs) == (["J", "J+IT", "J+RR", "J+IT+RR"], {})
+        from judgelab.studies.simulation.splits import read_splits
+
+        splits = read_splits(d / "splits.tsv")
+        cells = [{"model": "m", "demo_type": "base", "shots": 0}]
+        cells += [{"model": "m", "demo_type": t, "shots": 2} for t in ("J", "J+RR")]
+        paths = []
+        for i, c in enumerate(cells):
+            p = d / "predictions" / c["demo_type"] / f"{c['shots']}.tsv"
+            write_tsv(fake_predictions(recs, splits, 0.5 + 0.1 * i, i + len(name)), p)
+            paths.append(str(p))
+        sj.baselines_job(str(d / "records.jsonl"), str(d / "splits.tsv"), str(d / "baselines.tsv"))
+        sj.metrics_job(str(d / "records.jsonl"), paths, cells, str(d / "baselines.tsv"), str(d / "metrics"))
+        sj.stats_job(str(d / "metrics"), str(d / "stats"), permutations=500)
+        sj.annotators_job(str(d / "records.jsonl"), str(d / "splits.tsv"), str(d / "annotators.tsv"))
+        metrics_dirs[name], stats_dirs[name], data_dirs[name] = str(d / "metrics"), str(d / "stats"), str(d)
+    out = tmp_path / "tables"
+    sj.tables_job(metrics_dirs, stats_dirs, str(out), data_dirs=data_dirs, tasks=tasks)
+    corr = pd.read_csv(out / "cross_task.tsv", sep="\t").set_index("measure")
+    # ann1-ann4 judged both tasks; ann5 and ann6 one each
+    assert (corr["evaluators"] == 4).all() and (corr["n"] == 4).all()
+    recs = read_jsonl(TWO_TASKS)
+
+    def neutral(task):
+        return [
+            sum(r.label == "N" for r in recs if r.task == task and r.evaluator == ev) / 14
+            for ev in ("ann1", "ann2", "ann3", "ann4")
+        ]
+
+    ref = sps.pearsonr(neutral("helpfulness"), neutral("harmlessness"))
+    assert corr.loc["neutral_rate", "r"] == pytest.approx(ref.statistic)
+    assert corr.loc["neutral_rate", "p"] == pytest.approx(ref.pvalue)  # 4 evaluators: p is given
+    points = sj.cross_task_figure_job(metrics_dirs, tasks, str(tmp_path / "f.png"), str(tmp_path / "f.pdf"))
+    assert sorted(points["evaluator"]) == ["ann1", "ann2", "ann3", "ann4"]
+    assert (tmp_path / "f.png").stat().st_size > 1000 and (tmp_path / "f.pdf").exists()
+    ann = pd.read_csv(out / "annotators.tsv", sep="\t")
+    assert set(ann["dataset"]) == {"help", "harm"}
+    # a task no record names is an error naming the key
+    with pytest.raises(
+        InputError, match=r"config key 'simulation.datasets.x.task': no record of task 'honesty'"
+    ):
+        sj.prepare_job(
+            str(TWO_TASKS),
+            "jsonl",
+            tmp_path / "r.jsonl",
+            tmp_path / "s.tsv",
+            tmp_path / "e.tsv",
+            pool=6,
+            validation=8,
+            seed=0,
+            task="honesty",
+            name="x",
+        )

@@ -150,6 +150,43 @@ def test_types_the_data_cannot_support_are_skipped_with_the_reason(tmp_path):
     assert p["reasoning"].startswith("<retrospective_reasoning>") and p["telemetry"] == ""
 
 
+TWO_TASKS = ROOT / "tests" / "fixtures" / "simulation" / "two_tasks.jsonl"
+
+
+def test_two_evaluator_sets_of_one_two_task_file_run_every_type_and_the_cross_task_figure(tmp_path):
+    sets = {
+        name: {
+            "source": "files",
+            "format": "jsonl",
+            "path": str(TWO_TASKS),
+            "task": task,
+            "pool": 6,
+            "validation": 8,
+        }
+        for name, task in (("help", "helpfulness"), ("harm", "harmlessness"))
+    }
+    write_config(tmp_path, {"datasets": sets, "demo_types": ["J", "J+IT", "J+RR", "J+IT+RR"], "shots": [1]})
+    project = Project.load([], tmp_path)
+    plan = project.plan("simulation")
+    assert plan.types("help") == plan.types("harm") == ["J", "J+IT", "J+RR", "J+IT+RR"]
+    assert plan.tasks() == {"help": "helpfulness", "harm": "harmlessness"} and plan.cross_task
+    assert {"results/simulation/figures/cross_task.png", "results/simulation/figures/cross_task.pdf"} <= set(
+        plan.targets()
+    )
+    assert plan.selection("harm")["task"] == "harmlessness"
+    table, notes = estimate(project, directory=tmp_path)
+    assert any("simulation harm: 70 records" in n for n in notes)  # only the harmlessness records
+    # a task no record of the file names fails before any job, naming the key
+    only_help = tmp_path / "help.jsonl"
+    only_help.write_text("".join(line for line in TWO_TASKS.open() if '"task": "helpfulness"' in line))
+    sets["harm"]["path"] = str(only_help)
+    write_config(tmp_path, {"datasets": sets})
+    with pytest.raises(
+        InputError, match=r"config key 'simulation.datasets.harm.task': no record of task 'harmlessness'"
+    ):
+        Project.load([], tmp_path).llm_jobs()
+
+
 def test_pandalm_sets_skip_signal_types_without_reading_the_file(tmp_path):
     write_config(
         tmp_path,

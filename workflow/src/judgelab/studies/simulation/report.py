@@ -132,6 +132,8 @@ def mean_sd(values: Sequence[float]) -> str:
 
 #: count columns, shown as integers
 COUNT_COLUMNS = ("n", "n_discordant", "k", "strata", "evaluators", "evaluators_ahead", "count", "of")
+#: text columns: empty where there is nothing to say
+TEXT_COLUMNS = ("note", "reason", "reading", "gain_vs_base", "coverage")
 
 
 def for_reading(df: pd.DataFrame) -> pd.DataFrame:
@@ -141,8 +143,8 @@ def for_reading(df: pd.DataFrame) -> pd.DataFrame:
     for col in out.columns:
         if col in COUNT_COLUMNS and pd.api.types.is_numeric_dtype(out[col]):
             out[col] = [str(int(v)) if np.isfinite(v) else MISSING for v in out[col].astype(float)]
-        elif out[col].dtype == object:
-            out[col] = out[col].where(out[col].notna(), "")
+        elif col in TEXT_COLUMNS or not pd.api.types.is_numeric_dtype(out[col]):
+            out[col] = out[col].astype(object).where(out[col].notna(), "")
     return out
 
 
@@ -364,6 +366,24 @@ def baselines_table(
 
 
 def deviation_report(deviation: pd.DataFrame) -> pd.DataFrame:
+    """Table 14 with the pairs each metric rests on; Random Selection as its expectation (a
+    uniform guess deviates from the consensus with probability 2/3 whether the evaluator does or
+    not: deviation accuracy 1/3, alignment lift 0, captured direction 1/2), not one draw."""
+    deviation = deviation.copy()
+    if len(deviation) and "method" in deviation.columns:
+        rnd = deviation["method"] == "random"
+        expected = {
+            "deviation_accuracy": 1 / 3,
+            "p_model_deviates_given_deviation": 2 / 3,
+            "p_model_deviates_given_conform": 2 / 3,
+            "alignment_lift": 0.0,
+            "captured_direction": 0.5,
+            "n_model_deviates_on_deviation": math.nan,
+        }
+        for col, v in expected.items():
+            if col in deviation.columns:
+                deviation.loc[rnd, col] = v
+        deviation.loc[rnd, "method"] = "random (expected)"
     keep = [
         "method",
         "model",
