@@ -171,6 +171,37 @@ def test_block_permutation_with_two_conditions_is_the_sign_flip_test():
     assert const["p"] == 1.0 and const["note"] == "every judgment constant across conditions"
 
 
+def test_clusters_flip_together_and_bound_what_a_test_can_reject():
+    # two clusters of three judgments each, all differences +1: only 2 clusters move, so the
+    # smallest p is 2 / 2^2 = 0.5 however many judgments they hold (patterns ++ and -- of 4)
+    res = st.sign_flip_test([1, 1, 1, 1, 1, 1], ["a", "b", "c"] * 2, ["g1"] * 3 + ["g2"] * 3)
+    assert (res["clusters"], res["p"], res["min_p"]) == (2, pytest.approx(0.5), pytest.approx(0.5))
+    assert st.reading(res["p"], res["min_p"], res["n"], 0.05, res["clusters"]) == (
+        "cannot reject at n = 6 in 2 clusters (smallest attainable p 0.5)"
+    )
+    alone = st.sign_flip_test([1, 1, 1, 1, 1, 1], ["a", "b", "c"] * 2)
+    assert alone["p"] == pytest.approx(2 / 2**6)
+    # clusters of unequal weight: strata a (1 judgment) and b (2): weights 1/2, 1/4, 1/4; clusters
+    # {a1, b1} (+1, +1 -> 3/4) and {b2} (-1 -> -1/4): T = 1/2; sign patterns: +-(3/4 - 1/4),
+    # +-(3/4 + 1/4): |T| >= 1/2 in all 4
+    res = st.sign_flip_test([1, 1, -1], ["a", "b", "b"], ["c1", "c1", "c2"])
+    assert res["statistic"] == pytest.approx(0.5) and res["p"] == pytest.approx(1.0)
+
+
+def test_guess_test_is_the_binomial_with_one_guess_a_judgment_and_wider_with_shared_guesses():
+    rng = np.random.default_rng(8)
+    gold = np.tile(rng.choice(list("ANB"), 30), 3)  # three evaluators who agree on every item
+    correct = (rng.random(90) < 0.5).astype(float)  # 45-ish right of 90: above 1/3
+    strata = np.repeat(["e1", "e2", "e3"], 30)
+    one = st.guess_test(correct, gold, strata, draws=40_000, seed=1)
+    ref = sps.binomtest(int(correct.sum()), 90, 1 / 3).pvalue
+    assert one["p"] == pytest.approx(ref, abs=0.004 + 0.15 * ref)
+    # the same judgments where the three evaluators' judgments of an item share one guess (the
+    # Base Judge): 30 guesses scored thrice, not 90 - a wider null, a larger p
+    shared = st.guess_test(correct, gold, strata, np.tile(np.arange(30), 3), draws=40_000, seed=1)
+    assert shared["clusters"] == 30 and shared["p"] > one["p"]
+
+
 # --------------------------------------------------------------------------------------------
 # Analyses
 
@@ -302,6 +333,9 @@ def three_evaluators(seed=7, n_items=60, p_cell=0.75, p_base=0.40):
     items = pd.DataFrame(
         rows, columns=["method", "model", "demo_type", "shots", "evaluator", "item", "correct"]
     )
+    # every item its own context: the study's default clusters (leakage groups) are the items,
+    # each with the three evaluators' judgments of it
+    items["cluster"] = items["item"]
     acc = (
         items.groupby(["method", "model", "demo_type", "shots", "evaluator"])["correct"]
         .mean()
@@ -328,7 +362,7 @@ def test_at_three_evaluators_the_evaluator_level_test_cannot_reject_and_the_item
     # the same predictions judgment by judgment: 180 paired judgments, the evaluator a stratum
     perm = one(vb, test="stratified permutation")
     mcn = one(vb, test="McNemar exact")
-    assert perm["n"] == mcn["n"] == 180 and perm["strata"] == 3
+    assert perm["n"] == mcn["n"] == 180 and perm["strata"] == 3 and perm["clusters"] == 60
     assert perm["delta"] == pytest.approx(w["delta"])  # the same statistic: the evaluator mean
     assert perm["p"] < 0.001 and mcn["p"] < 0.001 and perm["reading"] == mcn["reading"] == "p < 0.05"
     ref = sps.binomtest(int(mcn["statistic"]), int(mcn["n_discordant"])).pvalue  # McNemar = sign test

@@ -13,4 +13,5 @@ with script_logging(snakemake.log[0]):
         alpha=snakemake.params.alpha,
         permutations=snakemake.params.permutations,
         seed=snakemake.params.seed,
+        cluster_by=snakemake.params.cluster_by,
     )

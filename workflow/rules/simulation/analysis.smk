@@ -44,6 +44,7 @@ rule simulation_baselines:
 rule simulation_metrics:
     input:
         records=path("simulation_records"),
+        splits=path("simulation_splits"),
         predictions=sim_predictions,
         baselines=path("simulation_baselines"),
     output:
@@ -80,5 +81,6 @@ rule simulation_stats:
         alpha=SIMULATION.section["alpha"],
         permutations=SIMULATION.section["permutations"],
         seed=SIMULATION.section["seed"],
+        cluster_by=SIMULATION.section["cluster_by"],
     script:
         "../../scripts/simulation_stats.py"

@@ -339,6 +339,7 @@ def metrics_job(
     out_dir: str,
     skipped: str | Mapping[str, str] | None = None,
     *,
+    splits: str | None = None,
     metric: str = "accuracy",
     random_draws: int = bl.RANDOM_DRAWS,
     seed: int = 0,
@@ -347,7 +348,9 @@ def metrics_job(
     ``cells[i]`` (model, demo_type, shots) describes ``predictions[i]``; ``skipped``: the
     demonstration types the data cannot support, with the reason (the design table); ``metric``
     decides the correlations and the control's scoring (``accuracy``: every judgment, a missing
-    prediction wrong); ``random_draws`` seeded draws of Random Selection (``seed``)."""
+    prediction wrong); ``random_draws`` seeded draws of Random Selection (``seed``); ``splits``:
+    the split table, whose leakage groups go into the long table (``group``, the clusters of the
+    item-level tests)."""
     from . import metrics as sm
     from .report import NAMES
 
@@ -360,6 +363,10 @@ def metrics_job(
         log.warning("demonstration type %s skipped: %s", t, why)
     recs = read_jsonl(records)
     long = sm.with_consensus(_long(predictions, cells, baselines), recs)
+    if splits is not None:
+        sp = read_splits(splits)
+        group = dict(zip(sp["item"], sp["group"])) if "group" in sp.columns else {}
+        long["group"] = long["item"].map(group)
     out: dict[str, pd.DataFrame] = {"predictions": long}
     out["accuracy"] = sm.accuracy_table(long)
     out["accuracy_eligible"] = sm.accuracy_table(long[long["consensus"].notna()])
@@ -449,6 +456,7 @@ def _read(path: str | Path) -> pd.DataFrame:
                 "gold": str,
                 "pred": str,
                 "consensus": str,
+                "group": str,
                 "level": str,
                 "level_x": str,
                 "level_y": str,
@@ -479,27 +487,33 @@ def stats_job(
     alpha: float = 0.05,
     permutations: int = 10_000,
     seed: int = 0,
+    cluster_by: str = "group",
 ) -> dict[str, pd.DataFrame]:
     """The section 14 tests of one evaluator set (:data:`STATS_FILES` in ``out_dir``), each at the
-    evaluator level (the seed's) and at the item level (judgments, the evaluator a stratum;
-    ``permutations`` seeded random permutations where a test is not exact); every row with its
-    n, the smallest p it could reach and what it can say at ``alpha``."""
+    evaluator level (the seed's) and at the item level (judgments, the evaluator a stratum, the
+    ``cluster_by`` units kept together; ``permutations`` seeded random permutations where a test
+    is not exact); every row with its n, the smallest p it could reach and what it can say at
+    ``alpha``."""
     from . import stats as st
 
     m = Path(metrics_dir)
     acc, elig = _read_numeric(m / "accuracy.tsv"), _read_numeric(m / "accuracy_eligible.tsv")
     control = _read_numeric(m / "control.tsv")
     control_items = _read_numeric(m / "control_items.tsv")
-    items = st.item_scores(_read_numeric(m / "predictions.tsv"), metric)
+    items = st.item_scores(_read_numeric(m / "predictions.tsv"), metric, cluster_by)
     kw = {"permutations": int(permutations), "seed": int(seed)}
     out = {
         "factors": st.factor_tests(acc, items, metric, **kw),
         "pairwise": st.pairwise_tests(acc, items, metric, alpha=alpha, **kw),
         "versus_base": st.versus_base(acc, items, metric, alpha, **kw),
         "all_pairs": st.all_pairs(acc, items, metric, alpha),
-        "chance": st.chance_tests(acc, items, metric, alpha),
+        "chance": st.chance_tests(acc, items, metric, alpha, **kw),
         "alignment": st.alignment_tests(acc, elig, items, metric, **kw),
-        "control": st.control_tests(control, control_items, **kw) if len(control) else pd.DataFrame(),
+        "control": (
+            st.control_tests(control, control_items, st.clusters_of(items), **kw)
+            if len(control)
+            else pd.DataFrame()
+        ),
     }
     out["improvements"] = st.improvements(out["versus_base"], alpha)
     out = {k: st.add_reading(v, alpha) if "test" in v.columns else v for k, v in out.items()}

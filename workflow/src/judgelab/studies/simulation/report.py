@@ -111,7 +111,8 @@ CAPTIONS = {
     "stats_all_pairs": "All pairs of configurations: how many differ after Holm and after "
     "Benjamini-Hochberg, per test (seed 001 section 14.4).",
     "stats_chance": "PersonaJudge against chance (1/3) overall and at every factor level, and each Base "
-    "Judge: Wilcoxon and one-sample t over evaluators, binomial over judgments (seed 001 section 14.1).",
+    "Judge: Wilcoxon and one-sample t over evaluators, simulated uniform guesses over judgments (seed 001 "
+    "section 14.1).",
     "stats_alignment": "PersonaJudge vs the baselines and reference predictors on the consensus-eligible "
     "pairs, over evaluators and over judgments (seed 001 section 14.1).",
     "stats_control": "PersonaJudge vs the cross-evaluator control on matched items, over evaluators and "
@@ -131,7 +132,17 @@ def mean_sd(values: Sequence[float]) -> str:
 
 
 #: count columns, shown as integers
-COUNT_COLUMNS = ("n", "n_discordant", "k", "strata", "evaluators", "evaluators_ahead", "count", "of")
+COUNT_COLUMNS = (
+    "n",
+    "n_discordant",
+    "clusters",
+    "k",
+    "strata",
+    "evaluators",
+    "evaluators_ahead",
+    "count",
+    "of",
+)
 #: text columns: empty where there is nothing to say
 TEXT_COLUMNS = ("note", "reason", "reading", "gain_vs_base", "coverage")
 
@@ -157,11 +168,19 @@ def write_table(df: pd.DataFrame, stem: str | Path, caption: str = "") -> None:
     stem.with_suffix(".md").write_text(text, encoding="utf-8")
 
 
-def p_text(p: float, min_p: float, n, alpha: float) -> str:
-    """A p-value cell: "cannot reject at n = N" where the smallest p the test could reach is
-    above alpha; else the p ("< 0.001" below that; ``n/a`` where there is none)."""
+def p_text(p: float, min_p: float, n, alpha: float, clusters=math.nan) -> str:
+    """A p-value cell: "cannot reject at n = N" (with the clusters a test keeps together, where
+    fewer than N) where the smallest p the test could reach is above alpha; else the p ("< 0.001"
+    below that; ``n/a`` where there is none)."""
     if min_p is not None and np.isfinite(min_p) and min_p > alpha:
-        return f"cannot reject at n = {int(n)}" if np.isfinite(n) else "cannot reject"
+        if not np.isfinite(n):
+            return "cannot reject"
+        extra = (
+            f" ({int(clusters)} clusters)"
+            if clusters is not None and np.isfinite(clusters) and clusters < n
+            else ""
+        )
+        return f"cannot reject at n = {int(n)}{extra}"
     if np.isfinite(p) and p < 0.001:
         return "< 0.001"
     return fmt(p)
@@ -466,10 +485,12 @@ def stats_report(df: pd.DataFrame, alpha: float) -> pd.DataFrame:
     if not len(df):
         return df
     out = df.copy()
+    clusters = df["clusters"] if "clusters" in df.columns else pd.Series(math.nan, index=df.index)
     for col, floor in P_COLUMNS.items():
         if col in out.columns:
             out[col] = [
-                p_text(p, mp, n, alpha) for p, mp, n in zip(df[col], df.get(floor, df["min_p"]), df["n"])
+                p_text(p, mp, n, alpha, c)
+                for p, mp, n, c in zip(df[col], df.get(floor, df["min_p"]), df["n"], clusters)
             ]
     drop = [
         c

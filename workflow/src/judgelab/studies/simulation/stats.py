@@ -12,16 +12,24 @@ same evaluator-level mean the seed compares (each evaluator weighs 1/E, each of 
 1/(E n_e)):
 
 * paired contrast - a **stratified paired permutation test**: under the null the two conditions
-  are exchangeable on every judgment, so each item's difference keeps or flips its sign; exact
-  (all 2^m sign patterns of the m items whose difference is not 0) for m <= :data:`EXACT_MAX`,
-  else ``permutations`` seeded random sign patterns, p = (1 + hits) / (1 + draws);
+  are exchangeable on every cluster (below), so each cluster's differences keep or flip their
+  sign together; exact (all 2^m sign patterns of the m clusters whose difference is not 0) for
+  m <= :data:`EXACT_MAX`, else ``permutations`` seeded random sign patterns, p = (1 + hits) /
+  (1 + draws);
 * two cells - also **McNemar's exact test** on the discordant judgments pooled over evaluators
   (statsmodels; for matched pairs the Mantel-Haenszel test stratified by evaluator is this same
   test);
-* omnibus over k conditions - a **within-judgment permutation test**: each judgment's k values
-  are permuted among the conditions; statistic the spread of the weighted condition means;
-* against chance - a **binomial test** of the judgments' correct count against 1/3 (the null:
-  every judgment a uniform guess).
+* omnibus over k conditions - a **within-cluster permutation test**: each cluster's k values are
+  permuted among the conditions; statistic the spread of the weighted condition means;
+* against chance - a **simulation of uniform guesses** (the null: every guess uniform among the
+  three labels, one guess per Base Judge item since its prompt is the same for every evaluator,
+  one per judgment elsewhere); with one guess per judgment it is the binomial test.
+
+The tests keep together what may depend on each other (``simulation.cluster_by``, default
+``group``): every evaluator's judgment of an item and the items sharing a context (the split's
+leakage group) flip or permute as one cluster, so their number - not the number of judgments -
+bounds what a test can reject (the bundled sample's 10 validation items come from 5 contexts:
+2 / 2^5 = 0.0625 > 0.05). McNemar takes every judgment as independent (its note says so).
 
 The multiple-comparison corrections are the seed's, for each test separately: Holm within each
 pairwise family, Holm and Benjamini-Hochberg over the configuration family
@@ -50,6 +58,7 @@ import pandas as pd
 from scipy import stats as sps
 from statsmodels.stats.anova import AnovaRM
 
+from ...errors import InputError
 from ...stats import adjust_pvalues
 from .metrics import BASE_JUDGE, PJ
 
@@ -68,6 +77,7 @@ TEST_COLUMNS = [
     "test",
     "n",
     "n_discordant",
+    "clusters",
     "mean_x",
     "mean_y",
     "delta",
@@ -279,21 +289,35 @@ def _weights(strata: np.ndarray) -> np.ndarray:
     return 1.0 / (len(counts) * counts[inv])
 
 
+def _cluster_index(clusters: Sequence | None, n: int) -> np.ndarray:
+    """0..C-1 per row: the rows' clusters (each row its own cluster when None)."""
+    if clusters is None:
+        return np.arange(n)
+    _, inv = np.unique(np.asarray(clusters, dtype=object).astype(str), return_inverse=True)
+    return inv
+
+
 def sign_flip_test(
     diff: Sequence[float],
     strata: Sequence[str],
+    clusters: Sequence | None = None,
     *,
     permutations: int = PERMUTATIONS,
     seed: int = 0,
     mean_x: float = math.nan,
     mean_y: float = math.nan,
 ) -> dict:
-    """Stratified paired permutation test of the per-item differences ``diff`` (x - y) with the
+    """Stratified paired permutation test of the per-judgment differences ``diff`` (x - y) with the
     evaluator (``strata``) as a stratum: statistic T = sum of w_i d_i, w_i = 1 / (E n_e) (the
-    mean over evaluators of their mean difference); two-sided. Items with a NaN are dropped."""
+    mean over evaluators of their mean difference); two-sided. Under the null the two conditions
+    are exchangeable on every ``clusters`` unit - the judgments of a cluster (an item judged by
+    several evaluators, the items sharing a context) keep or flip their sign together, so the
+    test holds however they depend on each other; None: every judgment its own cluster. Rows with
+    a NaN are dropped."""
     d = np.asarray(diff, dtype=float)
     s = np.asarray(strata, dtype=object)
     ok = np.isfinite(d)
+    cl = _cluster_index(None if clusters is None else np.asarray(clusters, dtype=object)[ok], int(ok.sum()))
     d, s = d[ok], s[ok]
     out = _row("item", "stratified permutation", n=len(d), mean_x=mean_x, mean_y=mean_y)
     out["strata"] = len(set(s))
@@ -302,20 +326,24 @@ def sign_flip_test(
         return out
     w = _weights(s)
     t_obs = float(np.sum(w * d))
-    out.update(delta=t_obs, statistic=t_obs)
-    nz = d != 0
-    m = int(nz.sum())
-    out["n_discordant"] = m
+    out.update(delta=t_obs, statistic=t_obs, n_discordant=int(np.sum(d != 0)))
+    contrib = np.bincount(cl, weights=w * d)  # each cluster's share of T
+    moving = np.abs(contrib) > _EPS
+    m = int(moving.sum())
+    out["clusters"] = int(len(contrib))
+    unit = "clusters" if clusters is not None else "judgments"
     if m == 0:
         out.update(p=1.0, min_p=1.0, note="all differences zero")
         return out
-    a = (w * np.abs(d))[nz]
+    a = np.abs(contrib[moving])
     target = abs(t_obs) - _EPS * max(1.0, abs(t_obs))
     if m <= EXACT_MAX:
         signs = 1 - 2 * ((np.arange(2**m)[:, None] >> np.arange(m)) & 1)
         stats = np.abs(signs @ a)
         out.update(
-            p=float(np.mean(stats >= target)), min_p=2.0 / 2**m, note=f"exact: all {2**m} sign patterns"
+            p=float(np.mean(stats >= target)),
+            min_p=2.0 / 2**m,
+            note=f"exact: all {2**m} sign patterns of {m} {unit} that differ",
         )
         return out
     rng = np.random.default_rng(seed)
@@ -329,7 +357,7 @@ def sign_flip_test(
     out.update(
         p=(1 + hits) / (1 + permutations),
         min_p=max(1.0 / (1 + permutations), 2.0 / 2.0**m),
-        note=f"{permutations} random sign patterns (seed {seed})",
+        note=f"{permutations} random sign patterns of {m} {unit} that differ (seed {seed})",
     )
     return out
 
@@ -351,7 +379,7 @@ def mcnemar_test(x: Sequence[float], y: Sequence[float]) -> dict:
         mean_y=float(y.mean()) if len(x) else math.nan,
         delta=float((x - y).mean()) if len(x) else math.nan,
         statistic=float(min(b, c)),
-        note=f"discordant {b} (x right) / {c} (y right)",
+        note=f"discordant {b} (x right) / {c} (y right); every judgment taken as independent",
     )
     if not len(x):
         out["note"] = "no pairs"
@@ -384,21 +412,89 @@ def binomial_chance(correct: Sequence[float], p0: float = CHANCE) -> dict:
     return out
 
 
+def guess_test(
+    correct: Sequence[float],
+    gold: Sequence[str],
+    strata: Sequence[str],
+    units: Sequence | None = None,
+    *,
+    draws: int = PERMUTATIONS,
+    seed: int = 0,
+    p0: float = CHANCE,
+) -> dict:
+    """Chance at the item level when judgments share a guess (the Base Judge's prompt is the same
+    for every evaluator of an item, so under the null its one guess is scored against each of
+    their labels): the null is a uniform guess among the three labels per ``units`` entry (None:
+    per judgment), simulated ``draws`` times; statistic the evaluator-weighted accuracy (weights
+    1 / (E n_e)); two-sided p = 2 min(P(T* <= T), P(T* >= T)). Rows with a NaN are dropped.
+    With one guess per judgment and equal weights this is the binomial test (tested)."""
+    c = np.asarray(correct, dtype=float)
+    ok = np.isfinite(c)
+    c = c[ok]
+    g = np.asarray(gold, dtype=object)[ok]
+    st_ = np.asarray(strata, dtype=object)[ok]
+    un = _cluster_index(None if units is None else np.asarray(units, dtype=object)[ok], int(ok.sum()))
+    out = _row("item", "uniform guesses vs chance", n=len(c), mean_y=p0)
+    if not len(c):
+        out["note"] = "no judgments"
+        return out
+    w = _weights(st_)
+    t_obs = float(w @ c)
+    codes = {lab: i for i, lab in enumerate(sorted(set(g)))}
+    k = max(3, len(codes))
+    gi = np.array([codes[x] for x in g])
+    n_units = int(un.max()) + 1
+    rng = np.random.default_rng(seed)
+    lo = hi = 0
+    left = int(draws)
+    chunk = max(1, min(left, 4_000_000 // max(1, len(c))))
+    while left > 0:
+        b = min(chunk, left)
+        guesses = rng.integers(0, k, size=(b, n_units))
+        t = (guesses[:, un] == gi).astype(float) @ w
+        lo += int(np.sum(t <= t_obs + _EPS))
+        hi += int(np.sum(t >= t_obs - _EPS))
+        left -= b
+    p = min(1.0, 2 * min((1 + lo) / (1 + draws), (1 + hi) / (1 + draws)))
+    out.update(
+        mean_x=t_obs,
+        delta=t_obs - p0,
+        statistic=t_obs,
+        clusters=n_units,
+        p=p,
+        min_p=min(1.0, 2.0 / (1 + draws)),
+        note=f"{n_units} guesses scored on {len(c)} judgments; {draws} simulated draws (seed {seed})",
+    )
+    return out
+
+
 def block_permutation_test(
-    matrix: np.ndarray, strata: Sequence[str], *, permutations: int = PERMUTATIONS, seed: int = 0
+    matrix: np.ndarray,
+    strata: Sequence[str],
+    clusters: Sequence | None = None,
+    *,
+    permutations: int = PERMUTATIONS,
+    seed: int = 0,
 ) -> dict:
     """Omnibus permutation test over the k columns (conditions) of a judgments x conditions
-    matrix, each evaluator a stratum: each judgment's k values are permuted among the conditions;
-    statistic S = sum over conditions of (m_j - mean m)^2, m_j the condition's weighted mean
-    (weights 1 / (E n_e)). Rows with a NaN are dropped."""
+    matrix, each evaluator a stratum: the k values of each ``clusters`` unit (None: of each
+    judgment) are permuted among the conditions, the same permutation for every judgment of the
+    cluster; statistic S = sum over conditions of (m_j - mean m)^2, m_j the condition's weighted
+    mean (weights 1 / (E n_e)). Rows with a NaN are dropped."""
     x = np.asarray(matrix, dtype=float)
     s = np.asarray(strata, dtype=object)
     if x.ndim != 2:
         x = np.zeros((0, 0))
     ok = np.all(np.isfinite(x), axis=1)
+    cl = _cluster_index(
+        None if clusters is None else np.asarray(clusters, dtype=object)[: len(ok)][ok], int(ok.sum())
+    )
     x, s = x[ok], s[: len(ok)][ok]
     n, k = x.shape
-    out = _row("item", "within-judgment permutation", n=n, df=max(k - 1, 0))
+    out = _row(
+        "item", "within-cluster permutation" if clusters is not None else "within-judgment permutation", n=n
+    )
+    out["df"] = max(k - 1, 0)
     out["k"] = k
     if k < 2:
         out["note"] = "needs at least 2 conditions"
@@ -407,6 +503,7 @@ def block_permutation_test(
         out["note"] = "no complete judgments"
         return out
     moving = np.ptp(x, axis=1) > 0
+    out["clusters"] = int(len(np.unique(cl)))
     if not moving.any():
         out.update(p=1.0, min_p=1.0, note="every judgment constant across conditions")
         return out
@@ -417,6 +514,8 @@ def block_permutation_test(
 
     s_obs = float(spread(w @ x))
     xm, wm = x[moving], w[moving]
+    _, clm = np.unique(cl[moving], return_inverse=True)
+    n_cl = int(clm.max()) + 1
     fixed = w[~moving] @ x[~moving]
     target = s_obs - _EPS * max(1.0, s_obs)
     rng = np.random.default_rng(seed)
@@ -424,7 +523,7 @@ def block_permutation_test(
     chunk = max(1, min(left, 4_000_000 // (len(xm) * k)))
     while left > 0:
         b = min(chunk, left)
-        order = np.argsort(rng.random((b, len(xm), k)), axis=2)
+        order = np.argsort(rng.random((b, n_cl, k)), axis=2)[:, clm, :]
         perm = np.take_along_axis(np.broadcast_to(xm, (b, *xm.shape)), order, axis=2)
         means = np.einsum("i,bij->bj", wm, perm) + fixed
         hits += int(np.sum(spread(means) >= target))
@@ -432,8 +531,8 @@ def block_permutation_test(
     out.update(
         statistic=s_obs,
         p=(1 + hits) / (1 + permutations),
-        min_p=max(1.0 / (1 + permutations), math.factorial(k) ** (1.0 - int(moving.sum()))),
-        note=f"{permutations} random permutations (seed {seed})",
+        min_p=max(1.0 / (1 + permutations), math.factorial(k) ** (1.0 - n_cl)),
+        note=f"{permutations} random permutations of {n_cl} {'clusters' if clusters is not None else 'judgments'} (seed {seed})",
     )
     return out
 
@@ -442,18 +541,43 @@ def block_permutation_test(
 # Item scores
 
 
-def item_scores(long: pd.DataFrame, metric: str = "accuracy") -> pd.DataFrame:
+#: what the item-level permutation tests flip or permute together (``simulation.cluster_by``)
+CLUSTERINGS = ("group", "item", "judgment")
+
+
+def item_scores(long: pd.DataFrame, metric: str = "accuracy", cluster_by: str = "group") -> pd.DataFrame:
     """Per prediction row (method, model, demo_type, shots, evaluator, item) whether it is right:
     1 or 0; a missing prediction is 0 under ``accuracy`` (every judgment) and NaN (not scored)
-    under ``accuracy_answered``."""
+    under ``accuracy_answered``. ``cluster``: the unit the item-level tests keep together -
+    ``group`` the item's leakage group (the split's ``group``: the items sharing a context, and
+    every evaluator's judgment of them), ``item`` the item (every evaluator's judgment of it),
+    ``judgment`` each (evaluator, item) alone. ``guess``: under the chance null, one guess per
+    Base Judge cell and item (its prompt does not depend on the evaluator), one per judgment
+    elsewhere."""
+    if cluster_by not in CLUSTERINGS:
+        raise InputError(
+            f"unknown clustering {cluster_by!r}; known: {', '.join(CLUSTERINGS)}", key="simulation.cluster_by"
+        )
     out = long[["method", *CELL_KEYS, "evaluator", "item"]].copy()
     answered = long["pred"].notna()
     correct = (answered & (long["pred"] == long["gold"])).astype(float)
     if metric == "accuracy_answered":
         correct[~answered] = np.nan
     out["correct"] = correct.to_numpy()
+    out["gold"] = long["gold"].to_numpy()
     if "consensus" in long.columns:
         out["eligible"] = long["consensus"].notna().to_numpy()
+    item = long["item"].astype(str)
+    judgment = long["evaluator"].astype(str) + "|" + item
+    if cluster_by == "group" and "group" in long.columns:
+        out["cluster"] = long["group"].fillna(item).astype(str).to_numpy()
+    elif cluster_by == "judgment":
+        out["cluster"] = judgment.to_numpy()
+    else:
+        out["cluster"] = item.to_numpy()
+    cell = long["method"].astype(str) + "|" + long["model"].astype(str) + "|" + long["demo_type"].astype(str)
+    cell = cell + "|" + long["shots"].astype(str)
+    out["guess"] = np.where(long["method"] == BASE_JUDGE, cell + "|" + item, cell + "|" + judgment)
     return out
 
 
@@ -469,8 +593,25 @@ def _strata(wide: pd.DataFrame) -> np.ndarray:
     return wide.index.get_level_values("evaluator").to_numpy(dtype=object)
 
 
+def clusters_of(items: pd.DataFrame | None) -> pd.Series | None:
+    """(evaluator, item) -> its cluster (see :func:`item_scores`)."""
+    if items is None or "cluster" not in items.columns:
+        return None
+    return items.drop_duplicates(["evaluator", "item"]).set_index(["evaluator", "item"])["cluster"]
+
+
+def _of(clusters: pd.Series | None, index: pd.Index) -> np.ndarray | None:
+    return None if clusters is None else clusters.reindex(index).to_numpy(dtype=object)
+
+
 def _item_contrast(
-    x: pd.Series, y: pd.Series, *, permutations: int, seed: int, mcnemar: bool = False
+    x: pd.Series,
+    y: pd.Series,
+    clusters: pd.Series | None = None,
+    *,
+    permutations: int,
+    seed: int,
+    mcnemar: bool = False,
 ) -> list[dict]:
     """Item-level rows of one paired contrast (two Series indexed by (evaluator, item))."""
     both = pd.concat([x.rename("x"), y.rename("y")], axis=1).dropna()
@@ -481,6 +622,7 @@ def _item_contrast(
         sign_flip_test(
             (both["x"] - both["y"]).to_numpy(),
             strata,
+            _of(clusters, both.index),
             permutations=permutations,
             seed=seed,
             mean_x=ev_x,
@@ -516,12 +658,13 @@ def _holm_bh(df: pd.DataFrame, keys: Sequence[str], alpha: float, bh: bool = Tru
     return df
 
 
-def reading(p: float, min_p: float, n: int | float, alpha: float, n_discordant: float = math.nan) -> str:
+def reading(p: float, min_p: float, n: int | float, alpha: float, clusters: float = math.nan) -> str:
     """What a test says: "cannot reject at n = N" where even its smallest attainable p is above
-    alpha, else whether p is below alpha; "no test" where there is no p."""
+    alpha (with the number of clusters where the test keeps judgments together), else whether p
+    is below alpha; "no test" where there is no p."""
     n_txt = "?" if not np.isfinite(n) else str(int(n))
     if np.isfinite(min_p) and min_p > alpha:
-        extra = f", {int(n_discordant)} discordant" if np.isfinite(n_discordant) else ""
+        extra = f" in {int(clusters)} clusters" if np.isfinite(clusters) and clusters < n else ""
         return f"cannot reject at n = {n_txt}{extra} (smallest attainable p {min_p:.3g})"
     if not np.isfinite(p):
         return "no test"
@@ -533,8 +676,7 @@ def add_reading(df: pd.DataFrame, alpha: float) -> pd.DataFrame:
         return df
     df = df.copy()
     df["reading"] = [
-        reading(p, mp, n, alpha, nd if t in ("stratified permutation", "McNemar exact") else math.nan)
-        for p, mp, n, nd, t in zip(df["p"], df["min_p"], df["n"], df["n_discordant"], df["test"])
+        reading(p, mp, n, alpha, c) for p, mp, n, c in zip(df["p"], df["min_p"], df["n"], df["clusters"])
     ]
     return df
 
@@ -568,6 +710,7 @@ def factor_tests(
     item level; the repeated-measures ANOVA over the factorial design."""
     pj = _pj(acc)
     pji = items[items["method"] == PJ] if items is not None else None
+    cl = clusters_of(items)
     rows = []
     wide = pj.pivot_table(index="evaluator", columns=CELL_KEYS, values=metric)
     rows.append({"family": "omnibus", "factor": "cells", **friedman(wide.to_numpy())})
@@ -577,7 +720,9 @@ def factor_tests(
             {
                 "family": "omnibus",
                 "factor": "cells",
-                **block_permutation_test(w.to_numpy(), _strata(w), permutations=permutations, seed=seed),
+                **block_permutation_test(
+                    w.to_numpy(), _strata(w), _of(cl, w.index), permutations=permutations, seed=seed
+                ),
             }
         )
     for f in FACTORS:
@@ -589,7 +734,9 @@ def factor_tests(
                 {
                     "family": "factor",
                     "factor": f,
-                    **block_permutation_test(w.to_numpy(), _strata(w), permutations=permutations, seed=seed),
+                    **block_permutation_test(
+                        w.to_numpy(), _strata(w), _of(cl, w.index), permutations=permutations, seed=seed
+                    ),
                 }
             )
     anova = rm_anova(pj, metric, "evaluator", list(FACTORS))
@@ -638,7 +785,9 @@ def pairwise_tests(
             if wide is not None:
                 rows += [
                     {**key, **r}
-                    for r in _item_contrast(wide[a], wide[b], permutations=permutations, seed=seed)
+                    for r in _item_contrast(
+                        wide[a], wide[b], clusters_of(items), permutations=permutations, seed=seed
+                    )
                 ]
     return _holm_bh(pd.DataFrame(rows), ["factor"], alpha, bh=False) if rows else pd.DataFrame()
 
@@ -672,7 +821,9 @@ def versus_base(
             bi = base_items[base_items["model"] == model].set_index(["evaluator", "item"])["correct"]
             rows += [
                 {**key, **r}
-                for r in _item_contrast(xi, bi, permutations=permutations, seed=seed, mcnemar=True)
+                for r in _item_contrast(
+                    xi, bi, clusters_of(items), permutations=permutations, seed=seed, mcnemar=True
+                )
             ]
     return _holm_bh(pd.DataFrame(rows), [], alpha) if rows else pd.DataFrame()
 
@@ -706,29 +857,46 @@ def _levels_of(df: pd.DataFrame) -> list[tuple[str, str, pd.Series]]:
 
 
 def chance_tests(
-    acc: pd.DataFrame, items: pd.DataFrame | None = None, metric: str = "accuracy", alpha: float = 0.05
+    acc: pd.DataFrame,
+    items: pd.DataFrame | None = None,
+    metric: str = "accuracy",
+    alpha: float = 0.05,
+    *,
+    permutations: int = PERMUTATIONS,
+    seed: int = 0,
 ) -> pd.DataFrame:
     """PersonaJudge against chance (1/3) overall and at every level of every factor (section
     14.1: "in both tasks and at every factor level"), and each model's Base Judge: Wilcoxon and
-    one-sample t over evaluators (each evaluator's mean over the cells), the binomial test over
-    all the judgments."""
+    one-sample t over evaluators (each evaluator's mean over the cells), and over the judgments
+    the uniform-guess simulation (:func:`guess_test`; one guess per Base Judge item)."""
     rows = []
     pj = _pj(acc)
     pji = items[items["method"] == PJ] if items is not None else None
+
+    def guesses(sel: pd.DataFrame) -> dict:
+        return guess_test(
+            sel["correct"].to_numpy(),
+            sel["gold"].to_numpy(),
+            sel["evaluator"].to_numpy(),
+            sel["guess"].to_numpy(),
+            draws=permutations,
+            seed=seed,
+        )
+
     for f, lv, mask in _levels_of(pj):
         per = pj[mask].groupby("evaluator")[metric].mean()
         key = {"method": PJ, "factor": f, "level": lv}
         rows += [{**key, **r} for r in one_sample(per.to_numpy(), CHANCE)]
         if pji is not None:
-            sel = pji if f == "all" else pji[pji[f].astype(str) == lv]
-            rows.append({**key, **binomial_chance(sel["correct"].to_numpy())})
+            rows.append({**key, **guesses(pji if f == "all" else pji[pji[f].astype(str) == lv])})
     base = acc[acc["method"] == BASE_JUDGE]
     for model, g in base.groupby("model", sort=True):
         key = {"method": BASE_JUDGE, "factor": "model", "level": model}
         rows += [{**key, **r} for r in one_sample(g.groupby("evaluator")[metric].mean().to_numpy(), CHANCE)]
         if items is not None:
-            sel = items[(items["method"] == BASE_JUDGE) & (items["model"] == model)]
-            rows.append({**key, **binomial_chance(sel["correct"].to_numpy())})
+            rows.append(
+                {**key, **guesses(items[(items["method"] == BASE_JUDGE) & (items["model"] == model)])}
+            )
     return pd.DataFrame(rows)
 
 
@@ -766,13 +934,19 @@ def alignment_tests(
                 .groupby(["evaluator", "item"])["correct"]
                 .mean()
             )
-            rows += [{**key, **r} for r in _item_contrast(pj_items, yi, permutations=permutations, seed=seed)]
+            rows += [
+                {**key, **r}
+                for r in _item_contrast(
+                    pj_items, yi, clusters_of(items), permutations=permutations, seed=seed
+                )
+            ]
     return pd.DataFrame(rows)
 
 
 def control_tests(
     control: pd.DataFrame,
     control_items: pd.DataFrame | None = None,
+    clusters: pd.Series | None = None,
     *,
     permutations: int = PERMUTATIONS,
     seed: int = 0,
@@ -780,7 +954,8 @@ def control_tests(
     """PersonaJudge vs the cross-evaluator control on the matched items (section 14.5): overall
     (per evaluator, the mean over cells) and per level of each factor - Wilcoxon and paired t
     over evaluators, the stratified permutation test over the matched judgments (own correctness
-    minus the control's); with the number of evaluators for whom PersonaJudge is ahead."""
+    minus the control's; ``clusters``: (evaluator, item) -> cluster, see :func:`item_scores`);
+    with the number of evaluators for whom PersonaJudge is ahead."""
     rows = []
     for f, lv, mask in _levels_of(control):
         g = control[mask]
@@ -800,6 +975,7 @@ def control_tests(
                 for r in _item_contrast(
                     per_item["own_correct"],
                     per_item["control_accuracy"],
+                    clusters,
                     permutations=permutations,
                     seed=seed,
                 )
