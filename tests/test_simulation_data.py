@@ -407,11 +407,34 @@ def test_the_bundled_sample_splits_into_whole_contexts_and_the_full_file_as_the_
     assert set(s.loc[s.role == "validation", "group"]).isdisjoint(s.loc[s.role == "pool", "group"])
     full = sd.load_records(shared_data / "pandalm" / "testset-v1.json", "pandalm")
     assert len(ss.twin_pairs(full)) == 70
-    # the content-only split of the paper config (pool 40 / validation 60, seed 0) lets 5 of
-    # the 60 validation items share an instruction with a pool item; the strict split none
-    loose = ss.split_report(full, ss.make_splits(full, pool=40, validation=60, group_by="content"), "content")
+    # the former split of the paper config (identical items grouped, the plain seeded order; pool
+    # 40 / validation 60, seed 0) lets 5 of the 60 validation items share an instruction with a
+    # pool item; the strict split none
+    former = ss.make_splits(full, pool=40, validation=60, group_by="content", balance_neutral=False)
+    loose = ss.split_report(full, former, "content")
     strict = ss.split_report(full, ss.make_splits(full, pool=40, validation=60), "context")
     key = "validation items sharing a context with a pool item"
     assert set(loose.loc[loose.measure == key, "count"]) == {5}
     assert set(strict.loc[strict.measure == key, "count"]) == {0}
     assert strict.set_index("measure").loc["leakage groups (group_by context)", "count"].max() == 170
+
+
+def test_balanced_order_interleaves_groups_by_neutral_labels():
+    # groups a-f in seeded order; a, b all neutral (3 labels each), the rest none: 6 of 18
+    # labels neutral (1/3). Each step takes the kind that keeps the running neutral share closest
+    # to 1/3: c (0 of 3: off by 1), then a (3 of 6: off by 1, vs 0 of 6: off by 2), d, e, b, f
+    neutral = {"a": 3, "b": 3, "c": 0, "d": 0, "e": 0, "f": 0}
+    labels = dict.fromkeys(neutral, 3)
+    assert ss.balanced_order(list("abcdef"), neutral, labels) == list("cadebf")
+    assert ss.balanced_order(list("cdef"), neutral, labels) == list("cdef")  # no neutral label: as is
+
+
+def test_the_strict_paper_split_keeps_neutral_labels_in_every_pool(shared_data):
+    full = sd.load_records(shared_data / "pandalm" / "testset-v1.json", "pandalm")
+    # the plain seeded order of whole instructions left all three pools without a neutral label
+    # (every annotator direction-only); interleaved by neutral labels each pool has 4 or more,
+    # enough to balance the 8-shot round 1 (4 + 4)
+    plain = ss.evaluator_summary(full, ss.make_splits(full, pool=40, validation=60, balance_neutral=False), 2)
+    assert (plain["pool_N"] == 0).all() and plain["direction_only"].all()
+    s = ss.evaluator_summary(full, ss.make_splits(full, pool=40, validation=60), 2)
+    assert (s["pool_N"] >= 4).all() and (s["validation_N"] >= 4).all() and not s["direction_only"].any()

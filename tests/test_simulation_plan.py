@@ -100,6 +100,7 @@ def test_default_config_cells_params_and_targets():
         "validation": 10,
         "split": "coordinated",
         "group_by": "context",
+        "balance_neutral": True,
         "seed": 0,
         "min_neutral": 2,
         "task": "helpfulness",

@@ -17,6 +17,7 @@ with script_logging(snakemake.log[0]):
         seed=sel["seed"],
         split=sel["split"],
         group_by=sel["group_by"],
+        balance_neutral=sel["balance_neutral"],
         min_neutral=sel["min_neutral"],
         evaluators=sel["evaluators"],
         task=sel["task"],

@@ -148,6 +148,7 @@ def prepare_job(
     seed: int,
     split: str = "coordinated",
     group_by: str = "context",
+    balance_neutral: bool = True,
     min_neutral: int = 2,
     evaluators: Sequence[str] | None = None,
     task: str | None = None,
@@ -155,7 +156,8 @@ def prepare_job(
 ) -> pd.DataFrame:
     """Load and check the records (only ``evaluators`` if given; only the records of ``task``
     where the file's records name their task), split each evaluator's items into whole leakage
-    groups (``group_by``), and write the normalised records, the split table, the per-evaluator
+    groups (``group_by``; the order interleaved by neutral labels with ``balance_neutral``), and
+    write the normalised records, the split table, the per-evaluator
     summary and the split report (:func:`~.splits.split_report`). ``name``: the evaluator set,
     so that a config error names its full key."""
     try:
@@ -171,7 +173,13 @@ def prepare_job(
             keep = set(evaluators)
             records = [r for r in records if r.evaluator in keep]
         splits = make_splits(
-            records, pool=int(pool), validation=int(validation), seed=int(seed), mode=split, group_by=group_by
+            records,
+            pool=int(pool),
+            validation=int(validation),
+            seed=int(seed),
+            mode=split,
+            group_by=group_by,
+            balance_neutral=bool(balance_neutral),
         )
     except InputError as exc:
         raise _dataset_key(exc, name) from None

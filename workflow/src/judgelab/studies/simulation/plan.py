@@ -111,6 +111,7 @@ class Plan(StudyPlan):
             "validation": int(s["validation"]),
             "split": s["split"],
             "group_by": s["group_by"],
+            "balance_neutral": bool(s["balance_neutral"]),
             "seed": int(s["seed"]),
             "min_neutral": int(self.section["min_neutral"]),
         }
@@ -347,6 +348,7 @@ class Plan(StudyPlan):
             seed=int(s["seed"]),
             mode=s["split"],
             group_by=s["group_by"],
+            balance_neutral=bool(s["balance_neutral"]),
         )
         if exact:
             ctx.notes.append(f"simulation {d}: {len(records):,} records from {how}")
