@@ -152,7 +152,13 @@ def test_metrics_stats_report_on_a_factorial_design(tmp_path):
     assert len(acc) == (7 + 4) * 4 and (acc["n"] == 8).all()
     # the oracle has no label for items without a consensus; every other predictor answers all
     assert (acc.loc[acc.method != "oracle_consensus", "coverage"] == 1).all()
-    assert (acc.loc[acc.method == "oracle_consensus", "coverage"] < 1).any()
+    from judgelab.studies.simulation.baselines import consensus
+
+    cons = consensus(recs)
+    val = splits[splits.role == "validation"]
+    want = val["item"].isin(list(cons)).groupby(val["evaluator"]).mean()
+    oracle = acc[acc.method == "oracle_consensus"].set_index("evaluator")["coverage"]
+    assert oracle.to_dict() == pytest.approx(want.to_dict())  # answers only where there is a consensus
     cell = acc[(acc.demo_type == "J+RR") & (acc.shots == 4)].set_index("evaluator")["accuracy"]
     pred = pd.read_csv(paths[cells.index({"model": "m", "demo_type": "J+RR", "shots": 4})], sep="\t")
     assert cell.to_dict() == pytest.approx((pred.pred == pred.gold).groupby(pred.evaluator).mean().to_dict())
