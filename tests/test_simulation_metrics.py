@@ -334,6 +334,12 @@ def test_annotator_table_by_hand_and_against_sklearn_and_statsmodels():
     codes = {"A": 1, "N": 2, "B": 3}
     alpha = krippendorff_alpha_raters([[codes[c] for c in LABELS[e]] for e in LABELS], level="nominal")
     assert s.loc["Krippendorff's alpha (nominal)", "value"] == pytest.approx(alpha)
+    # consensus on i0 (A), i2 (B), i4 (N), 5 judgments each; deviating: en on i0 and i2, ex on
+    # i0, i2 and i4 - 5 of 15
+    assert (
+        s.loc["human deviation rate", "value"] == pytest.approx(5 / 15)
+        and s.loc["human deviation rate", "n"] == 15
+    )
     ev = t[t.scope == "evaluator"].set_index(["evaluator_x", "measure"])["value"]
     assert ev[("en", "neutral rate")] == 1.0 and ev[("e1", "neutral rate")] == pytest.approx(1 / 6)
     assert ev[("e1", "deviation rate")] == 0.0  # as evaluator_traits: the others' majority on i4 is N
@@ -359,6 +365,7 @@ def test_annotators_of_the_full_pandalm_file(shared_data):
     assert len(kappa) == 3 and kappa.between(0.85, 0.88).all()
     s = t[t.scope == "set"].set_index("measure")["value"]
     assert s["Fleiss' kappa"] == pytest.approx(0.864, abs=5e-4)
+    assert 0.03 < s["human deviation rate"] < 0.05  # the seed's: 0.202 / 0.233
     dev = t.loc[(t.scope == "evaluator") & (t.measure == "deviation rate"), "value"]
     assert dev.between(0.03, 0.06).all()  # the seed's annotators: 0.20-0.23
     v = t[(t.scope == "validation") & (t.evaluator_x == "all")].set_index("measure")["value"]

@@ -14,9 +14,11 @@ One row per measure (:data:`COLUMNS`), ``scope``:
   (:func:`judgelab.agreement.cohen_kappa` over the labels coded as the seed codes them, 1 =
   prefer A, 2 = no preference, 3 = prefer B - unweighted, so the coding does not matter);
 * ``set`` - over the evaluator set: Fleiss' kappa (statsmodels, over the items judged by the
-  most common number of annotators, which it needs to be the same for every item) and
+  most common number of annotators, which it needs to be the same for every item),
   Krippendorff's alpha, nominal (:func:`judgelab.agreement.krippendorff_alpha_raters`, every
-  item judged by at least two; a missing judgment is missing data);
+  item judged by at least two; a missing judgment is missing data), and the human deviation
+  rate of section 15.2 (the judgments that differ from their item's consensus, over the items
+  that have one);
 * ``evaluator`` - per evaluator, over all its judgments: the neutral rate and the deviation rate
   (its label differs from the strict majority of the other annotators of the item, the seed's
   footnote 2; over the items that have one);
@@ -100,6 +102,20 @@ def annotator_table(records: Sequence[Record], splits: pd.DataFrame) -> pd.DataF
     rows.append(
         ("set", "all", "-", "Krippendorff's alpha (nominal)", alpha, n_pairable, "items judged by 2 or more")
     )
+    cons = consensus(records)
+    eligible = [r for r in records if r.item in cons]
+    deviating = sum(r.label != cons[r.item] for r in eligible)
+    rows.append(
+        (
+            "set",
+            "all",
+            "-",
+            "human deviation rate",
+            deviating / len(eligible) if eligible else math.nan,
+            len(eligible),
+            "judgments that differ from their item's consensus (seed 001 section 15.2: 20.2% / 23.3%)",
+        )
+    )
     traits = evaluator_traits(records).set_index("evaluator")
     for ev in evaluators:
         t = traits.loc[ev]
@@ -117,7 +133,6 @@ def annotator_table(records: Sequence[Record], splits: pd.DataFrame) -> pd.DataF
                 "label differs from the other annotators' strict majority",
             )
         )
-    cons = consensus(records)
     val = splits[splits["role"] == "validation"]
     totals = Counter()
     for ev, part in val.groupby("evaluator", sort=True):
