@@ -32,6 +32,7 @@ def test_end_to_end_on_the_pandalm_sample(tmp_path):
         d / "records.jsonl",
         d / "splits.tsv",
         d / "evaluators.tsv",
+        d / "split_report.tsv",
         pool=20,
         validation=4,
         seed=1,
@@ -138,7 +139,7 @@ def test_end_to_end_on_the_pandalm_sample(tmp_path):
         str(tmp_path / "tables"),
         data_dirs={"pandalm": str(d)},
     )
-    assert (tmp_path / "tables" / "annotators.md").read_text().count("Cohen's kappa") == 3
+    assert (tmp_path / "tables" / "annotators.md").read_text().count("| Cohen's kappa |") == 3  # three pairs
     assert (tmp_path / "tables" / "baselines.md").read_text().count("| pandalm |") >= 6
     sj.figures_job(str(d / "metrics"), str(tmp_path / "figures"), dataset="pandalm")
     assert (tmp_path / "figures" / "accuracy_by_shots.png").exists()

@@ -6,15 +6,19 @@ Per evaluator set (a dataset of evaluator judgments, ``{dataset}`` of the paths;
 
 1. :func:`download_job` - fetch the public file (PandaLM's ``testset-v1.json``).
 2. :func:`prepare_job` - load and check the records, split every evaluator's items into a
-   demonstration pool and a validation set: ``records.jsonl``, ``splits.tsv``, ``evaluators.tsv``.
+   demonstration pool and a validation set of whole leakage groups: ``records.jsonl``,
+   ``splits.tsv``, ``evaluators.tsv``, ``split_report.tsv``; :func:`annotators_job` - what the
+   data can support (``annotators.tsv``).
 3. :func:`predict_job` - one per cell (evaluator set x model x demonstration type x shot count;
    the Base Judge is type ``base`` with 0 shots): the two-round cascade on every validation
    item: ``predictions/{model}/{demo_type}/{shots}.tsv`` and the demonstrations drawn.
 4. :func:`baselines_job` - random, oracle consensus, global and per-evaluator majority.
 5. :func:`metrics_job` - accuracy, deviation metrics, confusion matrices, per-class P/R/F1,
    label distributions, the cross-evaluator control, evaluator traits, correlations, the design.
-6. :func:`stats_job` - Friedman, RM-ANOVA, Wilcoxon with Holm, Benjamini-Hochberg, t tests.
-7. :func:`figures_job` - the figures of one evaluator set (PNG + PDF).
+6. :func:`stats_job` - Friedman, RM-ANOVA, Wilcoxon with Holm, Benjamini-Hochberg, t tests over
+   evaluators, beside the item-level tests; the count of configurations above the Base Judge.
+7. :func:`figures_job` - the figures of one evaluator set (PNG + PDF); :func:`cross_task_figure_job`
+   - Figure 3 over the evaluator sets of two tasks.
 8. :func:`tables_job` - the seed-shaped tables (TSV + Markdown) over all evaluator sets.
 
 The tables these jobs hand on are the study's own (readers and writers in
@@ -669,9 +673,12 @@ def tables_job(
 
     for d, mdir in metrics_dirs.items():
         m, s = Path(mdir), Path(stats_dirs[d])
-        if d in data_dirs:
-            add("annotators", d, rp.annotators_report(_read(Path(data_dirs[d]) / "annotators.tsv")))
-            add("splits", d, _read(Path(data_dirs[d]) / "split_report.tsv"))
+        for name, file, shape in (
+            ("annotators", "annotators.tsv", rp.annotators_report),
+            ("splits", "split_report.tsv", lambda df: df),
+        ):
+            if d in data_dirs and (Path(data_dirs[d]) / file).exists():
+                add(name, d, shape(_read(Path(data_dirs[d]) / file)))
         acc = accs[d]
         draws = _read(m / "random_draws.tsv")
         long = _read_numeric(m / "predictions.tsv")

@@ -285,6 +285,11 @@ def partial_correlation(
     return r, float(2 * sps.t.sf(abs(t), df)), n
 
 
+def _min_p(p: float) -> float:
+    """The smallest p a correlation test can give: 0 (|r| = 1) where it gives one at all."""
+    return 0.0 if math.isfinite(p) else math.nan
+
+
 def _note(r: float, p: float, n: int) -> str:
     if n < 3:
         return f"{n} points: no correlation"
@@ -303,7 +308,16 @@ def correlation_table(accuracy: pd.Series, traits: pd.DataFrame) -> pd.DataFrame
     for trait in ("neutral_rate", "deviation_rate"):
         r, p, n = pearson(acc, t[trait])
         rows.append(
-            {"x": "accuracy", "y": trait, "control": "-", "r": r, "p": p, "n": n, "note": _note(r, p, n)}
+            {
+                "x": "accuracy",
+                "y": trait,
+                "control": "-",
+                "r": r,
+                "p": p,
+                "min_p": _min_p(p),
+                "n": n,
+                "note": _note(r, p, n),
+            }
         )
     r, p, n = partial_correlation(acc, t["deviation_rate"], t["neutral_rate"])
     note = _note(r, p, n) if n >= 4 or n < 3 else f"{n} points: no partial correlation (fewer than 4)"
@@ -314,6 +328,7 @@ def correlation_table(accuracy: pd.Series, traits: pd.DataFrame) -> pd.DataFrame
             "control": "neutral_rate",
             "r": r,
             "p": p,
+            "min_p": _min_p(p),
             "n": n,
             "note": note,
         }
@@ -363,6 +378,7 @@ def cross_task(sets: dict[str, tuple[str, pd.DataFrame, pd.Series]]) -> tuple[pd
                     "evaluators": len(shared),
                     "r": r,
                     "p": p,
+                    "min_p": _min_p(p),
                     "n": n,
                     "note": _note(r, p, n),
                 }
