@@ -309,7 +309,7 @@ def test_cross_task_analysis_on_the_two_task_fixture(tmp_path):
         paths = []
         for i, c in enumerate(cells):
             p = d / "predictions" / c["demo_type"] / f"{c['shots']}.tsv"
-            write_tsv(fake_predictions(recs, splits, 0.5 + 0.1 * i, i + len(name)), p)
+            write_tsv(fake_predictions(recs, splits, 0.5 + 0.1 * i, i + 10 * (name == "harm")), p)
             paths.append(str(p))
         sj.baselines_job(str(d / "records.jsonl"), str(d / "splits.tsv"), str(d / "baselines.tsv"))
         sj.metrics_job(str(d / "records.jsonl"), paths, cells, str(d / "baselines.tsv"), str(d / "metrics"))
