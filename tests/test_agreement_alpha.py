@@ -134,3 +134,22 @@ def test_bad_input():
         krippendorff_alpha([1, 2], [1, 2], values=[1, 1, 2])
     with pytest.raises(ValueError, match="unknown level"):
         krippendorff_alpha([1, 2], [1, 2], level="circular")
+
+
+def test_alpha_of_more_raters_against_the_coincidence_matrix_by_hand():
+    from judgelab.agreement import krippendorff_alpha_raters
+
+    # three raters, four items, rater 3 missing item 4 (nominal). Coincidences o_ck (sum over
+    # items of ordered pairs / (m_u - 1)): item 1 (0,0,0): o_00 += 6/2; item 2 (1,1,0): o_11 += 2/2,
+    # o_10 = o_01 += 2/2 each; item 3 (1,1,1): o_11 += 6/2; item 4 (0,1): o_01 = o_10 += 1.
+    # o = [[3, 2], [2, 4]], n_0 = 5, n_1 = 6, n = 11; D_o = 4/11, D_e = 2*5*6/(11*10) = 6/11;
+    # alpha = 1 - D_o/D_e = 1 - 4/6 = 1/3
+    raters = [[0, 1, 1, 0], [0, 1, 1, 1], [0, 0, 1, None]]
+    assert krippendorff_alpha_raters(raters, level="nominal") == pytest.approx(1 / 3, abs=1e-12)
+    # two raters: the same as krippendorff_alpha
+    assert krippendorff_alpha_raters([A8, B8], level="nominal") == krippendorff_alpha(A8, B8, level="nominal")
+    assert math.isnan(krippendorff_alpha_raters([[1, 1, None], [1, 1, 2], [None, 1, None]], level="nominal"))
+    with pytest.raises(InputError, match="at least two raters"):
+        krippendorff_alpha_raters([[0, 1]])
+    with pytest.raises(InputError, match="different numbers of items"):
+        krippendorff_alpha_raters([[0, 1], [0, 1], [1]])

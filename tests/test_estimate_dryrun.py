@@ -38,7 +38,13 @@ def simulation_calls(project, dataset) -> int:
     records = load_records(plan.source_file(dataset), sel["format"])
     records = [r for r in records if not sel["evaluators"] or r.evaluator in sel["evaluators"]]
     splits = make_splits(
-        records, pool=sel["pool"], validation=sel["validation"], seed=sel["seed"], mode=sel["split"]
+        records,
+        pool=sel["pool"],
+        validation=sel["validation"],
+        seed=sel["seed"],
+        mode=sel["split"],
+        group_by=sel["group_by"],
+        balance_neutral=sel["balance_neutral"],
     )
     summary = evaluator_summary(records, splits, sel["min_neutral"])
     return int((summary["n_validation"] * (~summary["direction_only"])).sum() + summary["n_validation"].sum())

@@ -81,12 +81,12 @@ def test_prompt_rounds_tasks_base_judge_and_answer_modes():
     )
     assert p2.endswith("Provide your simulated judgment as the rating number only (1 or 2).")
 
-    base = PROMPT.build(q, [], round_=1, task="helpfulness", demo_type="J", answer="parse")
+    base = PROMPT.build(q, [], round_=1, task="helpfulness", demo_type="base", answer="parse")
     assert "Individual's Examples" not in base and "<demonstration_" not in base
-    assert (
-        "how well your ratings match the patterns in the provided demonstrations.\n\n"
-        "Current Task:\n<current_task>" in base
-    )
+    with pytest.raises(ValueError, match="needs at least one demonstration"):
+        PROMPT.build(q, [], round_=1, task="helpfulness", demo_type="J", answer="parse")
+    with pytest.raises(ValueError, match="shows no demonstrations"):
+        PROMPT.build(q, demos, round_=1, task="helpfulness", demo_type="base", answer="parse")
 
     with pytest.raises(InputError, match="config key 'simulation.task'"):
         PROMPT.build(q, demos, round_=1, task="honesty", demo_type="J", answer="parse")
@@ -94,9 +94,76 @@ def test_prompt_rounds_tasks_base_judge_and_answer_modes():
         PROMPT.build(q, demos, round_=1, task="helpfulness", demo_type="J", answer="guess")
 
 
+#: words of the section 10 prompt that belong to the simulation agent (its persona) or to its
+#: demonstrations, none of which the Base Judge has (seed 001 sections 4.5 and 12)
+SIMULATION_AGENT_TEXT = (
+    "simulat",  # simulation agent, simulate, simulated judgment
+    "replicate",
+    "individual",
+    "example",  # example judgments, <examples>, Individual's Examples, example patterns
+    "demonstration",
+    "persona",
+    "your own biases",
+    "pattern",
+    "<examples>",
+)
+
+
+@pytest.mark.parametrize("answer", ["parse", "logits"])
+@pytest.mark.parametrize("task", ["helpfulness", "harmlessness"])
+def test_base_judge_prompt_is_the_task_instruction_and_the_instance_only(task, answer):
+    q = r("q", "A")
+    for round_ in (1, 2):
+        base = PROMPT.build(q, [], round_=round_, task=task, demo_type="base", answer=answer)
+        low = base.lower()
+        assert [w for w in SIMULATION_AGENT_TEXT if w in low] == []
+        assert "{" not in base  # every slot filled
+        instruction, rest = base.split("\n\n", 1)
+        assert instruction == (
+            "Your task is to analyze a pair of responses in a preference judgment task involving "
+            "model-generated responses and provide a judgment."
+        )
+        # the round's scale block and the query instance, verbatim from section 10
+        assert rest.startswith("Judgment Scale:\n" + PROMPT.scale(task, round_) + "\n\nCurrent Task:\n")
+        assert (
+            "<current_task>\n<context>\ncontext of q\n</context>\n<option_a>\nanswer A to q\n"
+            "</option_a>\n<option_b>\nanswer B to q\n</option_b>\n</current_task>\n\n" in rest
+        )
+        assert base.endswith(
+            "Provide your judgment in the format:\n<judgment>X</judgment>\n"
+            "where X is the rating number (1 or 2)."
+            if answer == "parse"
+            else "Provide your judgment as the rating number only (1 or 2)."
+        )
+    # the section 10 prompt of a PersonaJudge cell does hold those words
+    pj = PROMPT.build(q, [r("d", "N")], round_=1, task=task, demo_type="J", answer=answer).lower()
+    assert "simulation agent" in pj and "<examples>" in pj
+
+
+def test_each_cell_parameter_holds_only_the_texts_it_uses():
+    base = PROMPT.texts_for("helpfulness", "base")
+    assert base["template"] == "" and base["demonstration"] == "" and base["base_judge"]["template"]
+    assert base["scales"] == {"helpfulness": dict(PROMPT.scales["helpfulness"])}
+    j = PROMPT.texts_for("helpfulness", "J")
+    assert j["base_judge"]["template"] == "" and j["template"] == PROMPT.template
+    assert j["telemetry"] == "" and j["reasoning"] == ""
+    q = r("q", "A")
+    for demo_type, demos, cell in (("base", [], base), ("J", [r("d", "N")], j)):
+        part = SimulationPrompt.from_mapping(cell, "<param>", partial=True)
+        assert part.build(q, demos, round_=1, task="helpfulness", demo_type=demo_type, answer="parse") == (
+            PROMPT.build(q, demos, round_=1, task="helpfulness", demo_type=demo_type, answer="parse")
+        )
+    with pytest.raises(InputError, match="no base_judge template"):
+        SimulationPrompt.from_mapping(j, "<param>", partial=True).build(
+            q, [], round_=1, task="helpfulness", demo_type="base", answer="parse"
+        )
+    with pytest.raises(InputError, match=r"the template must contain \{scale\} exactly once"):
+        SimulationPrompt.from_mapping(base, "<param>")  # not partial: every piece is checked
+
+
 def test_item_text_with_braces_is_left_alone():
     q = Record("e", "q", "use {scale} and {examples} literally", "{label}", "x", "A")
-    p = PROMPT.build(q, [], round_=1, task="helpfulness", demo_type="J", answer="parse")
+    p = PROMPT.build(q, [], round_=1, task="helpfulness", demo_type="base", answer="parse")
     assert "use {scale} and {examples} literally" in p and "<option_a>\n{label}\n</option_a>" in p
     assert render("{a}{b}{c}", {"a": "{b}", "b": "2"}) == "{b}2{c}"
 
@@ -143,6 +210,14 @@ def test_prompt_yaml_errors(tmp_path):
         SimulationPrompt.from_mapping(bad, "x.yaml")
     bad = dict(data, logit_answer={"replace": "not in the template", "with": "1 or 2"})
     with pytest.raises(InputError, match="logit_answer.replace must occur exactly once"):
+        SimulationPrompt.from_mapping(bad, "x.yaml")
+    bad = dict(
+        data, base_judge={**data["base_judge"], "template": data["base_judge"]["template"] + "{examples}"}
+    )
+    with pytest.raises(InputError, match=r"the base_judge.template must not contain \{examples\}"):
+        SimulationPrompt.from_mapping(bad, "x.yaml")
+    bad = dict(data, base_judge={"template": data["base_judge"]["template"]})
+    with pytest.raises(InputError, match="'base_judge' needs exactly 'template' and 'logit_answer'"):
         SimulationPrompt.from_mapping(bad, "x.yaml")
     p = tmp_path / "p.yaml"
     p.write_text("template: [unclosed\n")

@@ -319,3 +319,122 @@ def test_split_table_round_trip_and_bad_role(tmp_path):
     Path(tmp_path / "bad.tsv").write_text("\n".join(text) + "\n")
     with pytest.raises(InputError, match=r"bad\.tsv:4: role 'train'"):
         ss.read_splits(tmp_path / "bad.tsv")
+
+
+# --------------------------------------------------------------------------------------------
+# Leakage groups
+
+
+def grouped_records(tmp_path):
+    """Eight items: i1/i2 swapped twins, i3 identical to i0 under another id, i4-i6 share one
+    context with i0 (other responses), i7 alone."""
+    objs = [rec(item=f"i{k}", label="ANB"[k % 3]) for k in range(8)]
+    objs[1] = dict(objs[1], context="shared", response_a="x", response_b="y")
+    objs[2] = dict(objs[2], context="shared", response_a="y", response_b="x")
+    objs[3] = dict(
+        objs[3],
+        context=objs[0]["context"],
+        response_a=objs[0]["response_a"],
+        response_b=objs[0]["response_b"],
+    )
+    for k in (4, 5, 6):
+        objs[k] = dict(objs[k], context=objs[0]["context"])
+    return sd.read_jsonl(write_jsonl(tmp_path, objs))
+
+
+def test_leakage_groups_by_content_twins_and_context(tmp_path):
+    recs = grouped_records(tmp_path)
+    assert ss.twin_pairs(recs) == [("i1", "i2")]
+    groups = {by: ss.leakage_groups(recs, by) for by in ss.GROUPINGS}
+    assert groups["content"]["i3"] == groups["content"]["i0"] == "i0"
+    assert groups["content"]["i1"] != groups["content"]["i2"]
+    assert groups["twins"]["i1"] == groups["twins"]["i2"] == "i1"
+    assert groups["twins"]["i4"] == "i4"
+    assert {groups["context"][i] for i in ("i0", "i3", "i4", "i5", "i6")} == {"i0"}
+    assert len(set(groups["context"].values())) == 3  # {i0, i3-i6}, {i1, i2}, {i7}
+    with pytest.raises(InputError, match="config key 'simulation.group_by': unknown grouping 'instruction'"):
+        ss.leakage_groups(recs, "instruction")
+
+
+def test_strict_split_keeps_each_group_on_one_side_and_the_report_counts_it(tmp_path):
+    recs = grouped_records(tmp_path)
+    for seed in range(20):
+        s = ss.make_splits(recs, pool=5, validation=3, seed=seed)  # the default: group_by context
+        assert set(s.loc[s.role == "validation", "group"]).isdisjoint(s.loc[s.role == "pool", "group"])
+        role = dict(zip(s["item"], s["role"]))
+        assert role["i1"] == role["i2"] and len({role[i] for i in ("i0", "i3", "i4", "i5", "i6")}) == 1
+    rep = ss.split_report(recs, s, "context").set_index("measure")
+    assert rep.loc["identical-content groups", "count"] == 1
+    assert rep.loc["swapped-response twin pairs", "count"] == 1
+    assert rep.loc["contexts shared by several items", "count"] == 2
+    assert rep.loc["contexts shared by several items", "note"] == "7 items"
+    assert rep.loc["leakage groups (group_by context)", "count"] == 3
+    assert rep.loc["largest leakage group", "count"] == 5
+    assert rep.loc["validation items sharing a context with a pool item", "count"] == 0
+    # under content grouping the same data can leave twins and shared contexts across the split
+    leaks = {"twin": 0, "context": 0}
+    for seed in range(20):
+        s = ss.make_splits(recs, pool=3, validation=3, seed=seed, group_by="content")
+        r = ss.split_report(recs, s, "content").set_index("measure")["count"]
+        assert r["validation items with an identical item in the pool"] == 0  # always grouped
+        leaks["twin"] += int(r["validation items with a swapped twin in the pool"] > 0)
+        leaks["context"] += int(r["validation items sharing a context with a pool item"] > 0)
+    assert leaks["twin"] > 0 and leaks["context"] > 0
+
+
+def test_the_fill_looks_ahead_where_the_plain_walk_would_get_stuck():
+    # the plain walk puts the 2-group in validation (2 <= 3) and then cannot fill the last
+    # validation item with the 2-group left; the look-ahead takes the 1- and 2-group instead
+    assert ss._fill([2, 2, 1, 2], validation=3, pool=4) == ["validation", "pool", "validation", "pool"]
+    assert ss._fill([2, 2], validation=3, pool=1) is None
+    # the plain walk would put the 3-group in the pool and be left with 1 pool item to fill
+    assert ss._fill([1, 3, 2, 4], validation=3, pool=4) == ["validation", None, "validation", "pool"]
+    # the plain walk's answer wherever it works
+    assert ss._fill([1, 3, 2, 1, 5], validation=3, pool=4) == [
+        "validation",
+        "pool",
+        "validation",
+        "pool",
+        None,
+    ]
+
+
+def test_the_bundled_sample_splits_into_whole_contexts_and_the_full_file_as_the_issue_counts(shared_data):
+    recs = sd.load_records(SAMPLE, "pandalm")
+    s = ss.make_splits(recs, pool=20, validation=10, seed=0)
+    counts = s.groupby(["evaluator", "role"]).size().unstack()
+    assert (counts["pool"] == 20).all() and (counts["validation"] == 10).all()  # all 30 items
+    assert set(s.loc[s.role == "validation", "group"]).isdisjoint(s.loc[s.role == "pool", "group"])
+    full = sd.load_records(shared_data / "pandalm" / "testset-v1.json", "pandalm")
+    assert len(ss.twin_pairs(full)) == 70
+    # the former split of the paper config (identical items grouped, the plain seeded order; pool
+    # 40 / validation 60, seed 0) lets 5 of the 60 validation items share an instruction with a
+    # pool item; the strict split none
+    former = ss.make_splits(full, pool=40, validation=60, group_by="content", balance_neutral=False)
+    loose = ss.split_report(full, former, "content")
+    strict = ss.split_report(full, ss.make_splits(full, pool=40, validation=60), "context")
+    key = "validation items sharing a context with a pool item"
+    assert set(loose.loc[loose.measure == key, "count"]) == {5}
+    assert set(strict.loc[strict.measure == key, "count"]) == {0}
+    assert strict.set_index("measure").loc["leakage groups (group_by context)", "count"].max() == 170
+
+
+def test_balanced_order_interleaves_groups_by_neutral_labels():
+    # groups a-f in seeded order; a, b all neutral (3 labels each), the rest none: 6 of 18
+    # labels neutral (1/3). Each step takes the kind that keeps the running neutral share closest
+    # to 1/3: c (0 of 3: off by 1), then a (3 of 6: off by 1, vs 0 of 6: off by 2), d, e, b, f
+    neutral = {"a": 3, "b": 3, "c": 0, "d": 0, "e": 0, "f": 0}
+    labels = dict.fromkeys(neutral, 3)
+    assert ss.balanced_order(list("abcdef"), neutral, labels) == list("cadebf")
+    assert ss.balanced_order(list("cdef"), neutral, labels) == list("cdef")  # no neutral label: as is
+
+
+def test_the_strict_paper_split_keeps_neutral_labels_in_every_pool(shared_data):
+    full = sd.load_records(shared_data / "pandalm" / "testset-v1.json", "pandalm")
+    # the plain seeded order of whole instructions left all three pools without a neutral label
+    # (every annotator direction-only); interleaved by neutral labels each pool has 4 or more,
+    # enough to balance the 8-shot round 1 (4 + 4)
+    plain = ss.evaluator_summary(full, ss.make_splits(full, pool=40, validation=60, balance_neutral=False), 2)
+    assert (plain["pool_N"] == 0).all() and plain["direction_only"].all()
+    s = ss.evaluator_summary(full, ss.make_splits(full, pool=40, validation=60), 2)
+    assert (s["pool_N"] >= 4).all() and (s["validation_N"] >= 4).all() and not s["direction_only"].any()

@@ -23,18 +23,20 @@ MODEL = {"name": "smollm2", "backend": "local", "n_ctx": 2048, "threads": 2}
 def test_end_to_end_on_the_pandalm_sample(tmp_path):
     d = tmp_path / "simulation" / "pandalm"
     cache = tmp_path / "cache.sqlite"
-    # pool 20 / validation 4; annotators 1 and 3 have 4 neutral labels in their pool, annotator 2
-    # has 5: with min_neutral 5 two evaluators are simulated direction-only, so both rounds run
+    # pool 20 / validation 4 (split seed 1: whole instructions, interleaved by neutral labels);
+    # annotators 1 and 3 have 8 neutral labels in their pool, annotator 2 has 9: with min_neutral
+    # 9 two evaluators are simulated direction-only, so both rounds run
     summary = sj.prepare_job(
         str(SAMPLE),
         "pandalm",
         d / "records.jsonl",
         d / "splits.tsv",
         d / "evaluators.tsv",
+        d / "split_report.tsv",
         pool=20,
         validation=4,
-        seed=0,
-        min_neutral=5,
+        seed=1,
+        min_neutral=9,
     )
     assert summary.set_index("evaluator")["direction_only"].to_dict() == {
         "annotator1": True,
@@ -45,7 +47,7 @@ def test_end_to_end_on_the_pandalm_sample(tmp_path):
         {"model": "smollm2", "demo_type": "base", "shots": 0},
         {"model": "smollm2", "demo_type": "J", "shots": 1},
     ]
-    settings = {"task": "helpfulness", "answer": "auto", "max_tokens": 8, "seed": 0, "min_neutral": 5}
+    settings = {"task": "helpfulness", "answer": "auto", "max_tokens": 8, "seed": 0, "min_neutral": 9}
 
     def predict(cell, cfg=settings, tag="", splits=d / "splits.tsv"):
         p = d / f"predictions{tag}" / cell["model"] / cell["demo_type"] / f"{cell['shots']}.tsv"
@@ -108,7 +110,12 @@ def test_end_to_end_on_the_pandalm_sample(tmp_path):
 
     sj.baselines_job(str(d / "records.jsonl"), str(d / "splits.tsv"), str(d / "baselines.tsv"))
     metrics = sj.metrics_job(
-        str(d / "records.jsonl"), [str(p) for p in paths], cells, str(d / "baselines.tsv"), str(d / "metrics")
+        str(d / "records.jsonl"),
+        [str(p) for p in paths],
+        cells,
+        str(d / "baselines.tsv"),
+        str(d / "metrics"),
+        splits=str(d / "splits.tsv"),
     )
     acc = metrics["accuracy"]
     assert set(acc["method"]) == {
@@ -121,8 +128,18 @@ def test_end_to_end_on_the_pandalm_sample(tmp_path):
     }
     pj = acc[acc.method == "personajudge"].set_index("evaluator")["accuracy"]
     assert pj.to_dict() == pytest.approx((one["pred"] == one["gold"]).groupby(level=0).mean().to_dict())
-    sj.stats_job(str(d / "metrics"), str(d / "stats"))
-    sj.tables_job({"pandalm": str(d / "metrics")}, {"pandalm": str(d / "stats")}, str(tmp_path / "tables"))
+    stats = sj.stats_job(str(d / "metrics"), str(d / "stats"), permutations=1000)
+    # three evaluators: the evaluator-level Wilcoxon cannot reject, and the tables say so
+    w = stats["versus_base"].query("test == 'Wilcoxon signed-rank'").iloc[0]
+    assert w["reading"] == "no test" or w["reading"].startswith("cannot reject at n = 3")
+    sj.annotators_job(str(d / "records.jsonl"), str(d / "splits.tsv"), str(d / "annotators.tsv"))
+    sj.tables_job(
+        {"pandalm": str(d / "metrics")},
+        {"pandalm": str(d / "stats")},
+        str(tmp_path / "tables"),
+        data_dirs={"pandalm": str(d)},
+    )
+    assert (tmp_path / "tables" / "annotators.md").read_text().count("| Cohen's kappa |") == 3  # three pairs
     assert (tmp_path / "tables" / "baselines.md").read_text().count("| pandalm |") >= 6
     sj.figures_job(str(d / "metrics"), str(tmp_path / "figures"), dataset="pandalm")
     assert (tmp_path / "figures" / "accuracy_by_shots.png").exists()

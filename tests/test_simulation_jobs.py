@@ -4,6 +4,7 @@ jobs run in tests/test_simulation_e2e.py)."""
 
 import json
 import random
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -118,6 +119,7 @@ def test_metrics_stats_report_on_a_factorial_design(tmp_path):
         d / "records.jsonl",
         d / "splits.tsv",
         d / "evaluators.tsv",
+        d / "split_report.tsv",
         pool=6,
         validation=8,
         seed=0,
@@ -150,27 +152,66 @@ def test_metrics_stats_report_on_a_factorial_design(tmp_path):
     assert len(acc) == (7 + 4) * 4 and (acc["n"] == 8).all()
     # the oracle has no label for items without a consensus; every other predictor answers all
     assert (acc.loc[acc.method != "oracle_consensus", "coverage"] == 1).all()
-    assert (acc.loc[acc.method == "oracle_consensus", "coverage"] < 1).any()
+    from judgelab.studies.simulation.baselines import consensus
+
+    cons = consensus(recs)
+    val = splits[splits.role == "validation"]
+    want = val["item"].isin(list(cons)).groupby(val["evaluator"]).mean()
+    oracle = acc[acc.method == "oracle_consensus"].set_index("evaluator")["coverage"]
+    assert oracle.to_dict() == pytest.approx(want.to_dict())  # answers only where there is a consensus
     cell = acc[(acc.demo_type == "J+RR") & (acc.shots == 4)].set_index("evaluator")["accuracy"]
     pred = pd.read_csv(paths[cells.index({"model": "m", "demo_type": "J+RR", "shots": 4})], sep="\t")
     assert cell.to_dict() == pytest.approx((pred.pred == pred.gold).groupby(pred.evaluator).mean().to_dict())
     # the control exists for every PersonaJudge cell and evaluator (coordinated splits share items)
     assert len(out["control"]) == 6 * 4 and (out["control"]["n_matched"] == 8).all()
+    assert len(out["control_items"]) == 6 * 32
+    draws = out["random_draws"]
+    assert draws["draw"].nunique() == 200 and set(draws["items"]) == {"validation", "consensus-eligible"}
     conf = out["confusion"]
     assert set(conf["group"]) >= {
         "PersonaJudge | m | J+RR | 4-shot",
         "PersonaJudge | m | all cells",
+        "PersonaJudge | all models | all cells",
         "Base Judge | m",
         "Oracle consensus",
     }
+    assert "Random Selection" not in set(conf["group"])  # one draw is no confusion matrix
     assert conf[conf.group == "PersonaJudge | m | all cells"]["count"].sum() == 6 * 32
 
     stats = sj.stats_job(str(d / "metrics"), str(d / "stats"))
     for name in sj.STATS_FILES:
         assert (d / "stats" / name).exists()
     vb = stats["versus_base"]
-    assert len(vb) == 6 and {"p_bh", "p_holm", "significant_bh"} <= set(vb.columns)
-    assert stats["factors"].set_index(["family", "factor"]).loc[("omnibus", "cells"), "k"] == 6
+    # every cell against the Base Judge by four tests: Wilcoxon and paired t over the four
+    # evaluators, the stratified permutation and McNemar over their 32 judgments
+    assert len(vb) == 6 * 4 and {"p_bh", "p_holm", "significant_bh", "min_p", "reading"} <= set(vb.columns)
+    assert vb.groupby("test").size().to_dict() == {
+        "Wilcoxon signed-rank": 6,
+        "paired t": 6,
+        "stratified permutation": 6,
+        "McNemar exact": 6,
+    }
+    w = vb[vb.test == "Wilcoxon signed-rank"]
+    # four evaluators: at best 2 / 2^4 (fewer where an evaluator's difference is 0) > alpha
+    assert (w["min_p"] == [2 / 2**k for k in w["n_discordant"]]).all() and (w["min_p"] >= 0.125).all()
+    assert w["reading"].str.startswith("cannot reject at n = 4").all()
+    assert (vb.loc[vb.test == "stratified permutation", "n"] == 32).all()
+    f = stats["factors"]
+    omnibus = f[(f.family == "omnibus") & (f.factor == "cells")].set_index("unit")
+    assert omnibus.loc["evaluator", "k"] == 6 and omnibus.loc["item", "n"] == 32
+    imp = stats["improvements"].set_index(["factor", "level"])
+    assert imp.loc[("all", "all"), "configurations"] == 6
+    assert imp.loc[("all", "all"), "improve"] == int((w["delta"] > 0).sum())
+    chance = stats["chance"]
+    assert set(chance.loc[chance.method == "personajudge", "level"]) == {
+        "all",
+        "J",
+        "J+RR",
+        "m",
+        "1",
+        "2",
+        "4",
+    }
 
     design = out["design"]
     assert list(design["status"]) == ["run"] * 7 + ["skipped"] and design["reason"].iloc[0] == "-"
@@ -182,16 +223,34 @@ def test_metrics_stats_report_on_a_factorial_design(tmp_path):
         "reason": "no telemetry",
     }
 
+    sj.annotators_job(str(d / "records.jsonl"), str(d / "splits.tsv"), str(d / "annotators.tsv"))
     sj.tables_job(
         json.dumps({"toy": str(d / "metrics")}),
         json.dumps({"toy": str(d / "stats")}),
         str(d / "report" / "tables"),
+        data_dirs=json.dumps({"toy": str(d)}),
+        tasks=json.dumps({"toy": "helpfulness"}),
     )
+    assert sj.REPORT_TABLES == tuple(CAPTIONS)
     for t in sj.REPORT_TABLES:
         md = (d / "report" / "tables" / f"{t}.md").read_text()
         assert md.startswith(CAPTIONS[t] + "\n\n| ")
-        assert t == "factors" or md.split("\n")[2].startswith("| dataset |")
+        assert t in ("factors", "cross_task") or md.split("\n")[2].startswith("| dataset |"), t
         assert (d / "report" / "tables" / f"{t}.tsv").exists()
+    assert "no evaluator judged two tasks" in (d / "report" / "tables" / "cross_task.md").read_text()
+    core = pd.read_csv(d / "report" / "tables" / "core.tsv", sep="\t", dtype=str, keep_default_na=False)
+    assert list(core.columns) == [
+        "dataset",
+        "method",
+        "configuration",
+        "accuracy",
+        "coverage",
+        "gain_vs_base",
+    ]
+    rnd = core[core.method == "Random Selection"]
+    assert rnd.iloc[0]["accuracy"] == "0.333" and "expected accuracy 1/3" in rnd.iloc[0]["configuration"]
+    assert rnd.iloc[1]["configuration"].startswith("200 seeded draws")
+    assert "mean over 1 model" in set(core["configuration"])
     factors = pd.read_csv(d / "report" / "tables" / "factors.tsv", sep="\t")
     assert list(factors["level"]) == ["J", "J+RR", "m", "1-shot", "2-shot", "4-shot"]
     sj.figures_job(str(d / "metrics"), str(d / "report" / "figures" / "toy"), dataset="toy")
@@ -212,3 +271,85 @@ def test_download_job_via_file_url(tmp_path):
     with pytest.raises(InputError, match=r"copy2\.jsonl:1: invalid JSON"):
         sj.download_job(sample.resolve().as_uri(), str(tmp_path / "copy2.jsonl"), "jsonl")
     assert not (tmp_path / "copy2.jsonl").exists()
+
+
+TWO_TASKS = Path(__file__).parent / "fixtures" / "simulation" / "two_tasks.jsonl"
+
+
+def test_cross_task_analysis_on_the_two_task_fixture(tmp_path):
+    """Two evaluator sets on one jsonl file, one per task: the evaluators who judged both are
+    compared across the tasks (seed 001 Figure 3)."""
+    from scipy import stats as sps
+
+    metrics_dirs, stats_dirs, data_dirs = {}, {}, {}
+    tasks = {"help": "helpfulness", "harm": "harmlessness"}
+    for name, task in tasks.items():
+        d = tmp_path / name
+        sj.prepare_job(
+            str(TWO_TASKS),
+            "jsonl",
+            d / "records.jsonl",
+            d / "splits.tsv",
+            d / "evaluators.tsv",
+            d / "split_report.tsv",
+            pool=6,
+            validation=8,
+            seed=0,
+            task=task,
+            name=name,
+        )
+        recs = read_jsonl(d / "records.jsonl")
+        assert {r.task for r in recs} == {task} and len(recs) == 70  # 14 items x 5 evaluators
+        assert plan_types(["J", "J+IT", "J+RR", "J+IT+RR"], recs) == (["J", "J+IT", "J+RR", "J+IT+RR"], {})
+        from judgelab.studies.simulation.splits import read_splits
+
+        splits = read_splits(d / "splits.tsv")
+        cells = [{"model": "m", "demo_type": "base", "shots": 0}]
+        cells += [{"model": "m", "demo_type": t, "shots": 2} for t in ("J", "J+RR")]
+        paths = []
+        for i, c in enumerate(cells):
+            p = d / "predictions" / c["demo_type"] / f"{c['shots']}.tsv"
+            write_tsv(fake_predictions(recs, splits, 0.5 + 0.1 * i, i + 10 * (name == "harm")), p)
+            paths.append(str(p))
+        sj.baselines_job(str(d / "records.jsonl"), str(d / "splits.tsv"), str(d / "baselines.tsv"))
+        sj.metrics_job(str(d / "records.jsonl"), paths, cells, str(d / "baselines.tsv"), str(d / "metrics"))
+        sj.stats_job(str(d / "metrics"), str(d / "stats"), permutations=500)
+        sj.annotators_job(str(d / "records.jsonl"), str(d / "splits.tsv"), str(d / "annotators.tsv"))
+        metrics_dirs[name], stats_dirs[name], data_dirs[name] = str(d / "metrics"), str(d / "stats"), str(d)
+    out = tmp_path / "tables"
+    sj.tables_job(metrics_dirs, stats_dirs, str(out), data_dirs=data_dirs, tasks=tasks)
+    corr = pd.read_csv(out / "cross_task.tsv", sep="\t").set_index("measure")
+    # ann1-ann4 judged both tasks; ann5 and ann6 one each
+    assert (corr["evaluators"] == 4).all() and (corr["n"] == 4).all()
+    recs = read_jsonl(TWO_TASKS)
+
+    def neutral(task):
+        return [
+            sum(r.label == "N" for r in recs if r.task == task and r.evaluator == ev) / 14
+            for ev in ("ann1", "ann2", "ann3", "ann4")
+        ]
+
+    ref = sps.pearsonr(neutral("helpfulness"), neutral("harmlessness"))
+    assert corr.loc["neutral_rate", "r"] == pytest.approx(ref.statistic)
+    assert corr.loc["neutral_rate", "p"] == pytest.approx(ref.pvalue)  # 4 evaluators: p is given
+    points = sj.cross_task_figure_job(metrics_dirs, tasks, str(tmp_path / "f.png"), str(tmp_path / "f.pdf"))
+    assert sorted(points["evaluator"]) == ["ann1", "ann2", "ann3", "ann4"]
+    assert (tmp_path / "f.png").stat().st_size > 1000 and (tmp_path / "f.pdf").exists()
+    ann = pd.read_csv(out / "annotators.tsv", sep="\t")
+    assert set(ann["dataset"]) == {"help", "harm"}
+    # a task no record names is an error naming the key
+    with pytest.raises(
+        InputError, match=r"config key 'simulation.datasets.x.task': no record of task 'honesty'"
+    ):
+        sj.prepare_job(
+            str(TWO_TASKS),
+            "jsonl",
+            tmp_path / "r.jsonl",
+            tmp_path / "s.tsv",
+            tmp_path / "e.tsv",
+            pool=6,
+            validation=8,
+            seed=0,
+            task="honesty",
+            name="x",
+        )

@@ -100,11 +100,23 @@ def test_cross_evaluator_control_by_hand():
         ],
         columns=["evaluator", "item", "gold", "pred"],
     )
-    c = bl.cross_evaluator_control(preds)
     cols = ["evaluator", "item", "own_correct", "control_accuracy", "n_others"]
+    # every judgment (the seed's scoring), a missing prediction wrong: e1/x1: others say B, B vs
+    # gold A -> 0; e2/x1: A, B vs A -> 1/2; e3/x1: A, B vs B -> 1/2; e1/x2: e2 missing, e3 N vs
+    # N -> 1/2; e2/x2: own missing (wrong), others N, N vs N -> 1; e3/x2: N, missing vs A -> 0
+    c = bl.cross_evaluator_control(preds)
+    assert [tuple(r) for r in c[cols].itertuples(index=False)] == [
+        ("e1", "x1", 1.0, 0.0, 2),
+        ("e2", "x1", 0.0, 0.5, 2),
+        ("e3", "x1", 1.0, 0.5, 2),
+        ("e1", "x2", 1.0, 0.5, 2),
+        ("e2", "x2", 0.0, 1.0, 2),
+        ("e3", "x2", 0.0, 0.0, 2),
+    ]
+    # answered only: e1/x2: only e3 answered (N) vs N -> 1; e2/x2 has no own prediction;
+    # e3/x2: e1 says N vs A -> 0
+    c = bl.cross_evaluator_control(preds, answered_only=True)
     rows = [tuple(r) for r in c[cols].itertuples(index=False)]
-    # e1/x1: others say B, B vs gold A -> 0; e2/x1: A, B vs A -> 1/2; e3/x1: A, B vs B -> 1/2;
-    # e1/x2: only e3 answered (N) vs N -> 1; e2/x2 has no own prediction; e3/x2: e1 says N vs A -> 0
     assert rows == [
         ("e1", "x1", 1.0, 0.0, 2),
         ("e2", "x1", 0.0, 0.5, 2),
@@ -140,6 +152,13 @@ def test_deviation_metrics_by_hand():
     assert m["n_eligible"] == 6 and m["n_deviation"] == 3 and m["human_deviation_rate"] == 0.5
     assert (m["n_deviation_answered"], m["n_conform_answered"]) == (3, 2)
     assert m["deviation_accuracy"] == pytest.approx(1 / 3)  # only row 3 of rows 3-5
+    assert m["deviation_accuracy_answered"] == pytest.approx(1 / 3)  # all three answered
+    # an unanswered deviation pair is wrong for deviation accuracy, left out of the rest
+    df = constructed()
+    df.loc[4, "pred"] = None
+    m2 = sm.deviation_metrics(df)
+    assert m2["deviation_accuracy"] == pytest.approx(1 / 3) and m2["deviation_accuracy_answered"] == 0.5
+    assert m2["n_deviation_answered"] == 2 and m2["p_model_deviates_given_deviation"] == 1.0
     assert m["p_model_deviates_given_deviation"] == pytest.approx(2 / 3)  # rows 3, 4
     assert m["p_model_deviates_given_conform"] == pytest.approx(1 / 2)  # row 2 of rows 1-2
     assert m["alignment_lift"] == pytest.approx(1 / 6)
@@ -155,8 +174,8 @@ def test_deviation_metrics_undefined_without_deviations():
 def test_accuracy_confusion_prf_by_hand():
     df = constructed()
     acc = sm.accuracy_row(df)
-    # answered rows 1-5 and 7, right: rows 1, 3, 7
-    assert acc == {"n": 7, "n_answered": 6, "coverage": 6 / 7, "accuracy": 0.5, "accuracy_all": 3 / 7}
+    # answered rows 1-5 and 7, right: rows 1, 3, 7; over every judgment (the default) 3 of 7
+    assert acc == {"n": 7, "n_answered": 6, "coverage": 6 / 7, "accuracy": 3 / 7, "accuracy_answered": 0.5}
     cm = sm.confusion(df)
     assert cm.tolist() == [[2, 0, 1], [0, 1, 0], [0, 2, 0]]
     norm = sm.row_normalise(cm)
@@ -233,3 +252,121 @@ def test_correlations_undefined_cases():
     assert math.isnan(sm.pearson([1, 2], [3, 4])[0])
     assert math.isnan(sm.pearson([1, 1, 1], [1, 2, 3])[0])
     assert math.isnan(sm.partial_correlation([1, 2, 3], [1, 3, 2], [0, 1, 1])[0])  # n = 3
+    # three points (PandaLM's three annotators): r is given, its p is not
+    r, p, n = sm.pearson([0.41, 0.55, 0.62], [0.30, 0.16, 0.08])
+    assert r == pytest.approx(sps.pearsonr([0.41, 0.55, 0.62], [0.30, 0.16, 0.08]).statistic) and n == 3
+    assert math.isnan(p)
+    table = sm.correlation_table(
+        pd.Series([0.41, 0.55, 0.62], index=["a", "b", "c"]),
+        pd.DataFrame(
+            {
+                "evaluator": ["a", "b", "c"],
+                "neutral_rate": [0.3, 0.16, 0.08],
+                "deviation_rate": [0.1, 0, 0.05],
+            }
+        ),
+    )
+    assert table["p"].isna().all() and table.loc[0, "note"] == "3 points: no p-value (fewer than 4)"
+    r4, p4, _ = sm.pearson([0.41, 0.55, 0.62, 0.5], [0.30, 0.16, 0.08, 0.2])
+    assert p4 == pytest.approx(sps.pearsonr([0.41, 0.55, 0.62, 0.5], [0.30, 0.16, 0.08, 0.2]).pvalue)
+
+
+# --------------------------------------------------------------------------------------------
+# Random Selection: the expectation and the distribution over draws
+
+
+def test_random_draws_are_seeded_and_centre_on_one_third():
+    pairs = pd.DataFrame(
+        [
+            (ev, f"i{k}", "ANB"[k % 3] if ev != "e3" else "N", "A" if k % 4 else None)
+            for ev in ("e1", "e2", "e3")
+            for k in range(30)
+        ],
+        columns=["evaluator", "item", "gold", "consensus"],
+    )
+    d = bl.random_draws(pairs, draws=400, seed=5)
+    assert d.equals(bl.random_draws(pairs, draws=400, seed=5)) and not d.equals(
+        bl.random_draws(pairs, draws=400, seed=6)
+    )
+    val = d[d["items"] == "validation"]
+    assert len(val) == 400 * 3 and (val["n"] == 30).all()
+    per_draw = val.groupby("draw")["accuracy"].mean()
+    # the mean of a draw is a mean of 90 Bernoulli(1/3): SD sqrt(2/9/90) = 0.0497; 400 draws
+    assert per_draw.mean() == pytest.approx(1 / 3, abs=3 * 0.0497 / 20)
+    assert per_draw.std() == pytest.approx(math.sqrt(2 / 9 / 90), rel=0.15)
+    elig = d[d["items"] == "consensus-eligible"]
+    assert (elig["n"] == 22).all()  # items with a consensus: k % 4 != 0, 22 of 30
+
+
+def test_random_selection_expected_per_class_structure():
+    # gold shares A 1/2, N 1/3, B 1/6: recall 1/3 each; precision = the share (a guess of A is
+    # right when the gold is A); F1 = 2 p / (3 p + 1)
+    prf = bl.random_expected_prf(list("AAAAAANNNNBB")).set_index("label")
+    assert prf["recall"].tolist() == pytest.approx([1 / 3] * 3)
+    assert prf["precision"].tolist() == pytest.approx([1 / 2, 1 / 3, 1 / 6])
+    assert prf.loc["A", "f1"] == pytest.approx(2 * 0.5 / 2.5)
+    assert prf["support"].tolist() == [6, 4, 2]
+    # accuracy = sum over classes of share x 1/3 = 1/3 whatever the shares
+    assert (prf["precision"] * prf["recall"]).sum() == pytest.approx(1 / 3)
+
+
+# --------------------------------------------------------------------------------------------
+# The annotators table
+
+
+def test_annotator_table_by_hand_and_against_sklearn_and_statsmodels():
+    from sklearn.metrics import cohen_kappa_score
+    from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
+
+    from judgelab.agreement import krippendorff_alpha_raters
+    from judgelab.studies.simulation.annotators import annotator_table
+
+    t = annotator_table(records(), all_validation())
+    pair = t[(t.scope == "pair") & (t.evaluator_x == "e1") & (t.evaluator_y == "e2")].set_index("measure")
+    # e1 AABBNA, e2 AABBNB: 5 of 6 agree
+    assert pair.loc["raw agreement", "value"] == pytest.approx(5 / 6) and pair.loc["raw agreement", "n"] == 6
+    assert pair.loc["Cohen's kappa", "value"] == pytest.approx(
+        cohen_kappa_score(list(LABELS["e1"]), list(LABELS["e2"]))
+    )
+    s = t[t.scope == "set"].set_index("measure")
+    table, _ = aggregate_raters(np.array([[("ANB").index(LABELS[e][k]) for e in LABELS] for k in range(6)]))
+    assert s.loc["Fleiss' kappa", "value"] == pytest.approx(fleiss_kappa(table))
+    codes = {"A": 1, "N": 2, "B": 3}
+    alpha = krippendorff_alpha_raters([[codes[c] for c in LABELS[e]] for e in LABELS], level="nominal")
+    assert s.loc["Krippendorff's alpha (nominal)", "value"] == pytest.approx(alpha)
+    # consensus on i0 (A), i2 (B), i4 (N), 5 judgments each; deviating: en on i0 and i2, ex on
+    # i0, i2 and i4 - 5 of 15
+    assert (
+        s.loc["human deviation rate", "value"] == pytest.approx(5 / 15)
+        and s.loc["human deviation rate", "n"] == 15
+    )
+    ev = t[t.scope == "evaluator"].set_index(["evaluator_x", "measure"])["value"]
+    assert ev[("en", "neutral rate")] == 1.0 and ev[("e1", "neutral rate")] == pytest.approx(1 / 6)
+    assert ev[("e1", "deviation rate")] == 0.0  # as evaluator_traits: the others' majority on i4 is N
+    # validation: consensus on i0 (A), i2 (B), i4 (N); e1 AABBNA deviates on none, ex BBAAAB on all three
+    val = t[t.scope == "validation"].set_index(["evaluator_x", "measure"])["value"]
+    assert val[("e1", "deviating validation pairs")] == 0 and val[("ex", "deviating validation pairs")] == 3
+    assert val[("en", "deviating validation pairs")] == 2  # N on i0 and i2
+    assert val[("all", "consensus-eligible validation pairs")] == 15
+    assert val[("all", "deviating validation pairs")] == sum(
+        LABELS[e][k] != {0: "A", 2: "B", 4: "N"}[k] for e in LABELS for k in (0, 2, 4)
+    )
+
+
+def test_annotators_of_the_full_pandalm_file(shared_data):
+    from judgelab.studies.simulation.annotators import annotator_table
+    from judgelab.studies.simulation.data import load_records
+    from judgelab.studies.simulation.splits import make_splits
+
+    recs = load_records(shared_data / "pandalm" / "testset-v1.json", "pandalm")
+    t = annotator_table(recs, make_splits(recs, pool=40, validation=60))
+    kappa = t.loc[t.measure == "Cohen's kappa", "value"]
+    # PandaLM removed divergent items: its annotators agree far more than the seed's
+    assert len(kappa) == 3 and kappa.between(0.85, 0.88).all()
+    s = t[t.scope == "set"].set_index("measure")["value"]
+    assert s["Fleiss' kappa"] == pytest.approx(0.864, abs=5e-4)
+    assert 0.03 < s["human deviation rate"] < 0.05  # the seed's: 0.202 / 0.233
+    dev = t.loc[(t.scope == "evaluator") & (t.measure == "deviation rate"), "value"]
+    assert dev.between(0.03, 0.06).all()  # the seed's annotators: 0.20-0.23
+    v = t[(t.scope == "validation") & (t.evaluator_x == "all")].set_index("measure")["value"]
+    assert v["validation pairs"] == 180 and v["deviating validation pairs"] <= 10

@@ -84,8 +84,14 @@ def test_default_config_cells_params_and_targets():
     assert list(base["scales"]) == ["helpfulness"]  # only the set's task
     assert base["demonstration"] == "" and j["demonstration"].startswith("<demonstration_{n}>")
     assert j["telemetry"] == j["reasoning"] == ""  # type J shows neither
-    assert base["template"] == j["template"] == SimulationPrompt.load().template
-    assert len(plan.targets()) == 15 * 2 + 4 * 2
+    full = SimulationPrompt.load()
+    assert j["template"] == full.template and base["template"] == ""  # the Base Judge has its own
+    assert base["base_judge"]["template"] == full.base_judge["template"]
+    assert j["base_judge"]["template"] == ""
+    assert (
+        len(plan.targets()) == 23 * 2 + 5 * 2
+    )  # tables (.tsv, .md), figures (.png, .pdf); one task: no cross-task figure
+    assert not plan.cross_task and plan.tasks() == {"pandalm": "helpfulness"}
     assert "results/simulation/tables/baselines.md" in plan.targets()
     assert plan.selection("pandalm") == {
         "format": "pandalm",
@@ -93,8 +99,11 @@ def test_default_config_cells_params_and_targets():
         "pool": 20,
         "validation": 10,
         "split": "coordinated",
+        "group_by": "context",
+        "balance_neutral": True,
         "seed": 0,
         "min_neutral": 2,
+        "task": "helpfulness",
     }
 
 
@@ -140,6 +149,43 @@ def test_types_the_data_cannot_support_are_skipped_with_the_reason(tmp_path):
     # the J+RR cell's prompt param holds the reasoning block, not the telemetry block
     p = json.loads(plan.prompt_param("mine", "J+RR"))
     assert p["reasoning"].startswith("<retrospective_reasoning>") and p["telemetry"] == ""
+
+
+TWO_TASKS = ROOT / "tests" / "fixtures" / "simulation" / "two_tasks.jsonl"
+
+
+def test_two_evaluator_sets_of_one_two_task_file_run_every_type_and_the_cross_task_figure(tmp_path):
+    sets = {
+        name: {
+            "source": "files",
+            "format": "jsonl",
+            "path": str(TWO_TASKS),
+            "task": task,
+            "pool": 6,
+            "validation": 8,
+        }
+        for name, task in (("help", "helpfulness"), ("harm", "harmlessness"))
+    }
+    write_config(tmp_path, {"datasets": sets, "demo_types": ["J", "J+IT", "J+RR", "J+IT+RR"], "shots": [1]})
+    project = Project.load([], tmp_path)
+    plan = project.plan("simulation")
+    assert plan.types("help") == plan.types("harm") == ["J", "J+IT", "J+RR", "J+IT+RR"]
+    assert plan.tasks() == {"help": "helpfulness", "harm": "harmlessness"} and plan.cross_task
+    assert {"results/simulation/figures/cross_task.png", "results/simulation/figures/cross_task.pdf"} <= set(
+        plan.targets()
+    )
+    assert plan.selection("harm")["task"] == "harmlessness"
+    table, notes = estimate(project, directory=tmp_path)
+    assert any("simulation harm: 70 records" in n for n in notes)  # only the harmlessness records
+    # a task no record of the file names fails before any job, naming the key
+    only_help = tmp_path / "help.jsonl"
+    only_help.write_text("".join(line for line in TWO_TASKS.open() if '"task": "helpfulness"' in line))
+    sets["harm"]["path"] = str(only_help)
+    write_config(tmp_path, {"datasets": sets})
+    with pytest.raises(
+        InputError, match=r"config key 'simulation.datasets.harm.task': no record of task 'harmlessness'"
+    ):
+        Project.load([], tmp_path).llm_jobs()
 
 
 def test_pandalm_sets_skip_signal_types_without_reading_the_file(tmp_path):
@@ -222,9 +268,13 @@ def sample_requests(plan, demo_type: str, shots: int, round_: int, only=None):
     records = load_records(SAMPLE, "pandalm")
     splits = make_splits(records, pool=20, validation=10, seed=0)
     settings = CascadeSettings(**plan.settings("pandalm", "gpt"))
-    prompt = SimulationPrompt.from_mapping(json.loads(plan.prompt_param("pandalm", demo_type)))
+    prompt = SimulationPrompt.from_mapping(json.loads(plan.prompt_param("pandalm", demo_type)), partial=True)
     plans, _ = plan_evaluators(records, splits, shots=shots, demo_type=demo_type, settings=settings)
     return build_requests(plans, prompt, round_, demo_type, settings, only)
+
+
+#: every (evaluator, item) of the sample's validation sets (round 2 asked everywhere: the bound)
+ALL = {(f"annotator{k}", str(i)) for k in (1, 2, 3) for i in range(1000)}
 
 
 def test_estimate_counts_round_two_from_cached_round_one_answers(tmp_path):
@@ -239,11 +289,16 @@ def test_estimate_counts_round_two_from_cached_round_one_answers(tmp_path):
     plan = project.plan("simulation")
     # nothing cached. Base Judge: round 1 for 3 evaluators x 10 items, one prompt per item (the
     # evaluators share their validation items), round 2 counted for all 30 (upper bound);
-    # J 1-shot: 30 + 30, every prompt distinct
+    # J 1-shot: 30 + 30, a prompt repeated where two evaluators drew the same demonstration
+    # with the same label (they share their pool) - asked once
+    j_prompts = [req for round_ in (1, 2) for _, req in sample_requests(plan, "J", 1, round_, ALL)]
+    j_repeats = len(j_prompts) - len(set(j_prompts))
+    assert 0 < j_repeats < 30
     table, notes = estimate(project, directory=tmp_path)
     row = table.set_index("stage").loc["simulation"]
-    assert (row.jobs, row.calls, row.cached, row.to_send, row.exact) == (2, 120, 40, 80, True)
-    assert row.output_tokens_max == 80 * 64  # parse path: max_tokens per request sent
+    assert (row.jobs, row.calls, row.cached, row.exact) == (2, 120, 40 + j_repeats, True)
+    assert row.to_send == 120 - 40 - j_repeats
+    assert row.output_tokens_max == row.to_send * 64  # parse path: max_tokens per request sent
     assert any("simulation pandalm: 90 records from sample file" in n for n in notes)
 
     # an earlier run answered the Base Judge's round 1: "no preference" (1) for 4 items, a
@@ -268,7 +323,7 @@ def test_estimate_counts_round_two_from_cached_round_one_answers(tmp_path):
     table, _ = estimate(project, directory=tmp_path)
     row = table.set_index("stage").loc["simulation"]
     base_calls, base_cached = 30 + 15, 30 + 15 - 3  # 3 round-2 prompts not cached (items 6-8)
-    assert (row.calls, row.cached) == (base_calls + 60, base_cached + 0)
+    assert (row.calls, row.cached) == (base_calls + 60, base_cached + j_repeats)
 
 
 def test_paper_config_runs_only_bedrock_models_and_counts_pandalm_by_its_known_size(monkeypatch, tmp_path):

@@ -76,9 +76,19 @@ def test_run_writes_cells_tables_and_statistics(workdir):
     assert len(baselines) == 4 * 4  # four reference predictors x 4 validation pairs
     for name in ("deviation", "control", "confusion", "prf"):
         assert (res / "pandalm" / "metrics" / f"{name}.tsv").exists()
-    for name in ("factors", "pairwise", "versus_base", "alignment", "control"):
+    for name in ("factors", "pairwise", "versus_base", "chance", "improvements", "alignment", "control"):
         assert (res / "pandalm" / "stats" / f"{name}.tsv").exists()
     assert (res / "tables" / "baselines.md").read_text().startswith("Predictors scored against")
+    # what the data can support: the annotators table, and the split's leakage groups
+    ann = pd.read_csv(res / "pandalm" / "annotators.tsv", sep="\t")
+    assert set(ann["scope"]) == {"pair", "set", "evaluator", "validation"}
+    assert len(ann[ann.measure == "Cohen's kappa"]) == 1  # two annotators: one pair
+    report = pd.read_csv(res / "pandalm" / "split_report.tsv", sep="\t").set_index("measure")
+    assert report.loc["validation items sharing a context with a pool item", "count"].max() == 0
+    # Table 2: Random Selection as its expectation, with the draws beside it; coverage
+    core = pd.read_csv(res / "tables" / "core.tsv", sep="\t", dtype=str, keep_default_na=False)
+    assert core.loc[0, "accuracy"] == "0.333" and "coverage" in core.columns
+    assert (res / "figures" / "pandalm" / "label_distribution.png").stat().st_size > 1000
     assert (res / "figures" / "pandalm" / "accuracy_by_shots.png").stat().st_size > 1000
     log = (
         workdir / "results" / "logs" / "simulation" / "pandalm" / "predict" / "smollm2" / "J" / "1.log"
@@ -130,6 +140,22 @@ def test_prompt_edits_rerun_exactly_the_cells_using_them(workdir):
         assert (
             jobs(snakemake(workdir, "-n", "simulation"))
             == {("simulation_predict", ("smollm2", "J", "1"))} | AGGREGATIONS
+        )
+        # the section 10 template's persona: the J cell again, not the Base Judge (it has its own)
+        edited = original.replace("You are a simulation agent", "You are a simulation model", 1)
+        assert edited != original
+        prompt.write_text(edited, encoding="utf-8")
+        assert (
+            jobs(snakemake(workdir, "-n", "simulation"))
+            == {("simulation_predict", ("smollm2", "J", "1"))} | AGGREGATIONS
+        )
+        # the Base Judge's own template: the Base Judge cell only
+        edited = original.replace("and provide a judgment.\n", "and provide your judgment.\n", 1)
+        assert edited != original
+        prompt.write_text(edited, encoding="utf-8")
+        assert (
+            jobs(snakemake(workdir, "-n", "simulation"))
+            == {("simulation_predict", ("smollm2", "base", "0"))} | AGGREGATIONS
         )
     finally:
         prompt.write_text(original, encoding="utf-8")

@@ -4,15 +4,18 @@
 # `snakemake simulation`; library judgelab.studies.simulation, jobs judgelab.studies.simulation.jobs, plan
 # judgelab.studies.simulation; prompt resources/prompts/simulation/; captions
 # workflow/report/simulation_*.rst.
-# Stages per evaluator set: download -> prepare (records, splits) -> predict (one job per cell:
-# model x demonstration type x shot count, and the Base Judge) + baselines -> metrics -> stats,
-# figures; then the tables over all evaluator sets.
+# Stages per evaluator set: download -> prepare (records, splits in leakage groups, the split
+# report) -> annotators (what the data can support) + predict (one job per cell: model x
+# demonstration type x shot count, and the Base Judge) + baselines -> metrics -> stats, figures;
+# then the tables over all evaluator sets (and the cross-task figure where sets of two tasks
+# share evaluators).
 
 
 # cheap steps run on the submitting host on a cluster (profiles/slurm); downloads need the network
 localrules:
     simulation,
     simulation_download,
+    simulation_annotators,
     simulation_baselines,
     simulation_metrics,
     simulation_tables,

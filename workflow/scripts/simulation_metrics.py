@@ -13,4 +13,8 @@ with script_logging(snakemake.log[0]):
         snakemake.input.baselines,
         os.path.dirname(snakemake.output.accuracy),
         skipped=snakemake.params.skipped,
+        splits=snakemake.input.splits,
+        metric=snakemake.params.metric,
+        random_draws=snakemake.params.random_draws,
+        seed=snakemake.params.seed,
     )

@@ -11,4 +11,7 @@ with script_logging(snakemake.log[0]):
         os.path.dirname(snakemake.output.factors),
         metric=snakemake.params.metric,
         alpha=snakemake.params.alpha,
+        permutations=snakemake.params.permutations,
+        seed=snakemake.params.seed,
+        cluster_by=snakemake.params.cluster_by,
     )

@@ -11,4 +11,7 @@ with script_logging(snakemake.log[0]):
         snakemake.params.stats_dirs,
         os.path.dirname(snakemake.output.factors),
         metric=snakemake.params.metric,
+        alpha=snakemake.params.alpha,
+        data_dirs=snakemake.params.data_dirs,
+        tasks=snakemake.params.tasks,
     )

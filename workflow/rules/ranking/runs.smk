@@ -22,8 +22,8 @@ rule ranking_system:
         "../../../envs/judgelab.yaml"
     params:
         system=lambda wc: json.dumps(RANKING.system(wc.run), sort_keys=True),
-        candidates=RANKING.section["candidates"],
-        depth=RANKING.section["depth"],
+        candidates=RANKING.candidates,
+        depth=RANKING.depth,
     script:
         "../../scripts/ranking_system.py"
 

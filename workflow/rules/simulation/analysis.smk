@@ -1,7 +1,25 @@
-# Simulation stage 3 - analysis per evaluator set: the reference predictors (random, oracle
-# consensus, global and per-evaluator majority), the metrics of every cell (accuracy, deviation
-# metrics, confusion matrices, P/R/F1, the cross-evaluator control, evaluator traits,
-# correlations, the design), and the statistics with the evaluator as the unit.
+# Simulation stage 3 - analysis per evaluator set: what the data can support (the agreement of
+# its annotators, the deviating validation pairs), the reference predictors (random, oracle
+# consensus, global and per-evaluator majority), the metrics of every cell (accuracy over every
+# judgment, coverage, deviation metrics, confusion matrices, P/R/F1, the cross-evaluator control,
+# Random Selection's seeded draws, evaluator traits, correlations, the design), and the
+# statistics over evaluators (the seed's) and over judgments (the evaluator a stratum).
+
+
+rule simulation_annotators:
+    input:
+        records=path("simulation_records"),
+        splits=path("simulation_splits"),
+    output:
+        annotators=path("simulation_annotators"),
+    log:
+        PROJECT.log("simulation/{dataset}/annotators"),
+    wildcard_constraints:
+        dataset=SIM_SETS_RE,
+    conda:
+        "../../../envs/judgelab.yaml"
+    script:
+        "../../scripts/simulation_annotators.py"
 
 
 rule simulation_baselines:
@@ -26,6 +44,7 @@ rule simulation_baselines:
 rule simulation_metrics:
     input:
         records=path("simulation_records"),
+        splits=path("simulation_splits"),
         predictions=sim_predictions,
         baselines=path("simulation_baselines"),
     output:
@@ -39,6 +58,9 @@ rule simulation_metrics:
     params:
         cells=lambda wc: json.dumps(SIMULATION.cells(wc.dataset)),
         skipped=lambda wc: json.dumps(SIMULATION.skipped(wc.dataset), sort_keys=True),
+        metric=SIMULATION.metric,
+        random_draws=SIMULATION.random_draws,
+        seed=SIMULATION.seed,
     script:
         "../../scripts/simulation_metrics.py"
 
@@ -59,5 +81,8 @@ rule simulation_stats:
     params:
         metric=SIMULATION.metric,
         alpha=SIMULATION.alpha,
+        permutations=SIMULATION.permutations,
+        seed=SIMULATION.seed,
+        cluster_by=SIMULATION.cluster_by,
     script:
         "../../scripts/simulation_stats.py"

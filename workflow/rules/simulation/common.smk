@@ -2,7 +2,13 @@
 # paths) comes from the study's plan (judgelab.studies.simulation.Plan).
 import os
 
-from judgelab.studies.simulation.plan import METRIC_FILES, REPORT_FIGURES, REPORT_TABLES, STATS_FILES
+from judgelab.studies.simulation.plan import (
+    DATA_TABLES,
+    METRIC_FILES,
+    REPORT_FIGURES,
+    REPORT_TABLES,
+    STATS_FILES,
+)
 
 SIMULATION = PROJECT.plan("simulation")
 
@@ -31,7 +37,8 @@ def sim_predictions(wildcards):
 
 
 def sim_dirs(which):
-    """Evaluator set -> the folder of its `which` (simulation_metrics / simulation_stats) files."""
+    """Evaluator set -> the folder of its `which` (simulation_metrics / simulation_stats /
+    simulation_annotators) files."""
     return {d: os.path.dirname(path(which, dataset=d, name="x")) for d in SIMULATION.datasets}
 
 

@@ -1,6 +1,7 @@
 # Simulation stage 1 - data: download an evaluator set (source: download), then load and check
 # its records and split every evaluator's items into a demonstration pool and a disjoint
-# validation set (checked for leakage in code).
+# validation set, keeping each leakage group (items sharing a context, swapped-response twins,
+# identical items) on one side (checked in code; split_report.tsv counts what was grouped).
 
 
 rule simulation_download:
@@ -27,6 +28,7 @@ rule simulation_prepare:
         records=path("simulation_records"),
         splits=path("simulation_splits"),
         evaluators=path("simulation_evaluators"),
+        report=path("simulation_split_report"),
     log:
         PROJECT.log("simulation/{dataset}/prepare"),
     wildcard_constraints:

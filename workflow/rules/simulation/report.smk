@@ -1,6 +1,8 @@
-# Simulation stage 4 - report: the figures of every evaluator set (PNG and PDF) and the
-# seed-shaped tables over all evaluator sets (TSV and Markdown with the caption above), attached
-# to `snakemake --report` with the captions in workflow/report/simulation_*.rst.
+# Simulation stage 4 - report: the figures of every evaluator set (PNG and PDF), the cross-task
+# figure where two evaluator sets of different tasks share evaluators, and the seed-shaped
+# tables over all evaluator sets (TSV and Markdown with the caption above), attached to
+# `snakemake --report` with the captions in workflow/report/simulation_*.rst - what the data can
+# support (annotators, splits) in the first subcategory.
 
 
 rule simulation_figures:
@@ -32,16 +34,42 @@ rule simulation_figures:
         "../../scripts/simulation_figures.py"
 
 
+rule simulation_cross_task:
+    input:
+        metrics=sim_all_files("simulation_metrics", METRIC_FILES),
+    output:
+        png=report(
+            path("simulation_cross_figure", ext="png"),
+            category="Simulation (seed 001)",
+            subcategory="Cross-task",
+            caption="../../report/simulation_fig_cross_task.rst",
+            labels={"figure": "cross_task"},
+        ),
+        pdf=path("simulation_cross_figure", ext="pdf"),
+    log:
+        PROJECT.log("simulation/cross_task"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    params:
+        metrics_dirs=json.dumps(sim_dirs("simulation_metrics")),
+        tasks=json.dumps(SIMULATION.tasks(), sort_keys=True),
+        metric=SIMULATION.metric,
+    script:
+        "../../scripts/simulation_cross_task.py"
+
+
 rule simulation_tables:
     input:
         metrics=sim_all_files("simulation_metrics", METRIC_FILES),
         stats=sim_all_files("simulation_stats", STATS_FILES),
+        annotators=[path("simulation_annotators", dataset=d) for d in SIMULATION.datasets],
+        split_reports=[path("simulation_split_report", dataset=d) for d in SIMULATION.datasets],
     output:
         **{
             t: report(
                 path("simulation_table", name=t, ext="tsv"),
                 category="Simulation (seed 001)",
-                subcategory="Tables",
+                subcategory=("1. What the data can support" if t in DATA_TABLES else "Tables"),
                 caption=f"../../report/simulation_{t}.rst",
                 labels={"table": t},
             )
@@ -55,6 +83,9 @@ rule simulation_tables:
     params:
         metrics_dirs=json.dumps(sim_dirs("simulation_metrics")),
         stats_dirs=json.dumps(sim_dirs("simulation_stats")),
+        data_dirs=json.dumps(sim_dirs("simulation_annotators")),
+        tasks=json.dumps(SIMULATION.tasks(), sort_keys=True),
         metric=SIMULATION.metric,
+        alpha=SIMULATION.alpha,
     script:
         "../../scripts/simulation_tables.py"

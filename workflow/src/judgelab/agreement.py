@@ -11,7 +11,7 @@
   (scikit-learn's ``zero_division=0``); NaN for an empty matrix.
 * :func:`cohen_kappa`, :func:`macro_f1`, :func:`agreement` - the same from two label sequences.
 * :func:`krippendorff_alpha` - Krippendorff's alpha (ordinal by default) through the
-  ``krippendorff`` package.
+  ``krippendorff`` package; :func:`krippendorff_alpha_raters` the same for any number of raters.
 
 :func:`krippendorff_alpha` computes Krippendorff's alpha through the ``krippendorff`` package
 (``krippendorff.alpha``): alpha = 1 - D_o / D_e, with the coincidence matrix
@@ -150,11 +150,32 @@ def krippendorff_alpha(
 
     Returns NaN when alpha is undefined: fewer than two distinct labels among the pairable items
     (D_e = 0, e.g. everyone used one label), or no item labelled by both raters."""
-    if level not in LEVELS:
-        raise ValueError(f"unknown level {level!r} (known: {', '.join(LEVELS)})")
     if len(a) != len(b):
         raise InputError(f"the two raters label different numbers of items ({len(a)} and {len(b)})")
-    data = np.vstack([_as_float_labels(a, "first rater's"), _as_float_labels(b, "second rater's")])
+    return krippendorff_alpha_raters([a, b], level, values, names=("first rater's", "second rater's"))
+
+
+def krippendorff_alpha_raters(
+    raters: Sequence[Sequence],
+    level: str = "ordinal",
+    values: Sequence[float] | None = None,
+    names: Sequence[str] | None = None,
+) -> float:
+    """Krippendorff's alpha of any number of raters: ``raters[r][i]`` is rater r's label of item
+    i, missing (None, NaN, pd.NA) where r did not label i - every rater's list has one entry per
+    item. The same computation and conventions as :func:`krippendorff_alpha` (which is this with
+    two raters): an item labelled by fewer than two raters is not pairable; NaN when alpha is
+    undefined (no pairable item, or fewer than two distinct labels among the pairable items).
+    ``names``: how an error names each rater (default "rater 1's", ...)."""
+    if level not in LEVELS:
+        raise ValueError(f"unknown level {level!r} (known: {', '.join(LEVELS)})")
+    if len(raters) < 2:
+        raise InputError(f"Krippendorff's alpha needs at least two raters, got {len(raters)}")
+    sizes = {len(r) for r in raters}
+    if len(sizes) != 1:
+        raise InputError(f"the raters label different numbers of items ({sorted(sizes)})")
+    names = list(names) if names is not None else [f"rater {k + 1}'s" for k in range(len(raters))]
+    data = np.vstack([_as_float_labels(r, names[k]) for k, r in enumerate(raters)])
     domain = None
     if values is not None:
         domain = _as_float_labels(list(values), "values'")
@@ -164,7 +185,8 @@ def krippendorff_alpha(
         outside = sorted(set(used.tolist()) - set(domain.tolist()))
         if outside:
             raise InputError(f"label(s) {outside} are not in values {list(values)}")
-    pairable = data[:, ~np.isnan(data).any(axis=0)]
-    if pairable.shape[1] == 0 or np.unique(pairable).size < 2:
+    pairable = data[:, (~np.isnan(data)).sum(axis=0) >= 2]
+    labels = pairable[~np.isnan(pairable)]
+    if pairable.shape[1] == 0 or np.unique(labels).size < 2:
         return float("nan")
     return float(krippendorff.alpha(reliability_data=data, value_domain=domain, level_of_measurement=level))

@@ -111,6 +111,16 @@ class Plan(StudyPlan):
         return int(self.section["pool_depth"])
 
     @property
+    def candidates(self) -> str:
+        """What a system ranks per topic: ``judged`` or ``all`` passages of the table."""
+        return self.section["candidates"]
+
+    @property
+    def depth(self) -> int:
+        """Documents a system returns per topic."""
+        return int(self.section["depth"])
+
+    @property
     def fill(self) -> bool:
         return self.section["unjudged"] == "fill"
 

@@ -5,16 +5,21 @@ telemetry and retrospective reasoning, through a two-round cascade.
 Modules:
 
 * :mod:`.data` - the record schema, the JSONL and PandaLM loaders, download and the sample cut.
-* :mod:`.splits` - per-evaluator demonstration pool and validation set, the leakage check.
+* :mod:`.splits` - per-evaluator demonstration pool and validation set in whole leakage groups
+  (shared contexts, swapped twins, identical items), the split report, the leakage check.
+* :mod:`.annotators` - what the data can support: the annotators' agreement, the deviating
+  validation pairs.
 * :mod:`.prompt` - the seed's simulation prompt (section 10) and the demonstration format (section 9).
 * :mod:`.cascade` - balanced demonstration sampling, request building, answer reading, the cascade.
-* :mod:`.baselines` - random, oracle consensus, global and per-evaluator majority; the
-  cross-evaluator control.
-* :mod:`.metrics` - accuracy, deviation metrics, confusion matrices, per-class P/R/F1,
-  evaluator-level correlations.
+* :mod:`.baselines` - random (its expectation and seeded draws), oracle consensus, global and
+  per-evaluator majority; the cross-evaluator control.
+* :mod:`.metrics` - accuracy over every judgment and coverage, deviation metrics, confusion
+  matrices, per-class P/R/F1, evaluator-level and cross-task correlations.
 * :mod:`.stats` - Friedman, Wilcoxon with Holm, Benjamini-Hochberg, paired and one-sample t,
-  repeated-measures ANOVA, with the evaluator as the unit.
-* :mod:`.report` - tables shaped like the seed's; :mod:`.figures` - its figures.
+  repeated-measures ANOVA with the evaluator as the unit, beside item-level tests (stratified
+  permutation, McNemar, uniform guesses) with the evaluator as a stratum; every row with its n
+  and smallest attainable p.
+* :mod:`.report` - tables shaped like the seed's; :mod:`.figures` - the figures.
 * :mod:`.plan` - the config section ``simulation`` resolved (evaluator sets, cells, settings,
   paths, jobs, targets); :mod:`.jobs` - one function per workflow job; :mod:`.estimate` - the
   requests ``judgelab estimate`` counts.

@@ -15,8 +15,8 @@ For one cell (evaluator set x model x demonstration type x shot count) and every
 4. **Direction-only** (section 10): an evaluator with fewer than ``min_neutral`` neutral labels
    in its pool skips round 1; its composed labels are A or B only.
 
-The Base Judge is the same cascade with no demonstrations (shots 0): its prompt does not depend
-on the evaluator, so identical requests are asked once; a direction-only evaluator gets the Base
+The Base Judge is the same cascade with no demonstrations (shots 0) and its own prompt (the task
+instruction and the query instance, :mod:`.prompt`): its prompt does not depend on the evaluator, so identical requests are asked once; a direction-only evaluator gets the Base
 Judge's round-2 answer (the same protocol as its PersonaJudge cells).
 
 Answers: ``answer="parse"`` (the seed's path) parses ``<judgment>X</judgment>`` (X 1 or 2; the
@@ -43,12 +43,11 @@ import pandas as pd
 from ...backends.base import CachedClient, Completion, Request
 from ...errors import InputError
 from .data import DEMO_TYPES, Record
-from .prompt import ANSWER_MODES, SimulationPrompt
+from .prompt import ANSWER_MODES, BASE, SimulationPrompt
 from .splits import check_demonstrations, content_groups, stable_seed
 
 log = logging.getLogger(__name__)
 
-BASE = "base"  #: demonstration type of the Base Judge cells (shots 0)
 RATING_TOKENS = ("1", "2")
 PREDICTION_COLUMNS = [
     "evaluator",
@@ -196,7 +195,9 @@ def plan_evaluators(
             "the Base Judge (type 'base') has 0 shots, every other type at least 1", key="simulation.shots"
         )
     by_key = {(r.evaluator, r.item): r for r in records}
-    group_of = content_groups(records)
+    group_of = content_groups(records)  # identical items, and the split's leakage groups below
+    if "group" in splits.columns:
+        group_of = {**group_of, **dict(zip(splits["item"], splits["group"]))}
     plans, demo_rows = [], []
     for ev, part in splits.sort_values(["evaluator", "order"]).groupby("evaluator", sort=True):
         val = [by_key[(ev, i)] for i in part.loc[part["role"] == "validation", "item"]]
@@ -206,6 +207,13 @@ def plan_evaluators(
         if shots:
             for round_ in (2,) if direction_only else (1, 2):
                 drawn, note = draw_demos(pool, evaluator=ev, shots=shots, round_=round_, seed=settings.seed)
+                if not drawn:
+                    raise InputError(
+                        f"evaluator {ev!r}: its pool of {len(pool)} items has no "
+                        f"{'labels' if round_ == 1 else 'directional labels (A or B)'} to draw "
+                        f"round {round_}'s demonstrations from",
+                        key="simulation.pool",
+                    )
                 demos[round_] = drawn
                 if note:
                     log.warning("%s round %d, %d shots: %s", ev, round_, shots, note)
@@ -232,7 +240,7 @@ def _request(
         demos,
         round_=round_,
         task=settings.task,
-        demo_type="J" if demo_type == BASE else demo_type,
+        demo_type=demo_type,
         answer=settings.answer,
     )
     return Request.from_messages(

@@ -14,7 +14,10 @@ response_a     yes       candidate response A (shown first)
 response_b     yes       candidate response B
 label          yes       the evaluator's three-class judgment: ``A`` (prefer A), ``N`` (neutral,
                          no preference) or ``B`` (prefer B)
-task           no        task name (e.g. ``helpfulness``), informational
+task           no        task name (e.g. ``helpfulness``): a file whose records name their task
+                         can hold several tasks (seed 001: helpfulness and harmlessness,
+                         judged by partly the same evaluators); an evaluator set keeps the
+                         records of its own ``task`` (:func:`select_task`)
 telemetry      no        interface telemetry: a list of typed events, in time order (below)
 reasoning      no        retrospective reasoning: an ordered list of sections (below)
 =============  ========  ======================================================================
@@ -434,6 +437,22 @@ def load_records(path: str | Path, fmt: str) -> list[Record]:
     if fmt == "pandalm":
         return read_pandalm(path)
     raise InputError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}", key="simulation.format")
+
+
+def select_task(records: Sequence[Record], task: str | None, source: str | Path = "") -> list[Record]:
+    """The records of ``task``: where records name their task, those of another task are left
+    out (records that name none are kept); all records when none names a task or ``task`` is
+    None. An error (naming ``simulation.task``) when no record is left."""
+    named = {r.task for r in records if r.task is not None}
+    if task is None or not named:
+        return list(records)
+    out = [r for r in records if r.task is None or r.task == task]
+    if not out:
+        raise InputError(
+            f"no record of task {task!r} in {source} (its records name the tasks {sorted(named)})",
+            key="simulation.task",
+        )
+    return out
 
 
 def write_jsonl(records: Iterable[Record], path: str | Path) -> None:

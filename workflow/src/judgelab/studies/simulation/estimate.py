@@ -15,7 +15,7 @@ from ...backends.base import Completion, Request
 from ...errors import InputError
 from . import cascade
 from .cascade import CascadeSettings, build_requests, plan_evaluators, read_rating
-from .data import Record, load_records
+from .data import Record, load_records, select_task
 from .prompt import SimulationPrompt
 from .splits import make_splits
 
@@ -86,6 +86,7 @@ def estimate_data(plan, d: str, ctx) -> tuple[list, object, bool]:
             f"{source} is not downloaded yet; download it or pass --table {d}=PATH",
             key=f"simulation.datasets.{d}",
         )
+    records = select_task(records, s["task"], how)
     keep = set(s["evaluators"] or [])
     if keep:
         records = [r for r in records if r.evaluator in keep]
@@ -95,6 +96,8 @@ def estimate_data(plan, d: str, ctx) -> tuple[list, object, bool]:
         validation=int(s["validation"]),
         seed=int(s["seed"]),
         mode=s["split"],
+        group_by=s["group_by"],
+        balance_neutral=bool(s["balance_neutral"]),
     )
     if exact:
         ctx.notes.append(f"simulation {d}: {len(records):,} records from {how}")
@@ -114,7 +117,9 @@ def requests(plan, job, ctx) -> Iterator[tuple[str, Request, bool]]:
     d, model, demo_type, shots = w["dataset"], job.model, w["demo_type"], int(w["shots"])
     records, splits, exact = estimate_data(plan, d, ctx)
     settings = CascadeSettings(**plan.settings(d, model))
-    prompt = SimulationPrompt.from_mapping(json.loads(plan.prompt_param(d, demo_type)), "<prompt>")
+    prompt = SimulationPrompt.from_mapping(
+        json.loads(plan.prompt_param(d, demo_type)), "<prompt>", partial=True
+    )
     quiet = logging.getLogger(cascade.__name__)  # draw imbalances go to the job's log, not here
     level = quiet.level
     quiet.setLevel(logging.ERROR)

@@ -1,8 +1,9 @@
 """Figures of the evaluator simulation (seed 001), PNG and PDF: accuracy by shot count per
 demonstration type (with the Base Judge and the per-evaluator majority as reference lines), the
 personalization advantage over the cross-evaluator control by shot count (Figure 12),
-per-evaluator accuracy against neutral rate and deviation rate (section 5.1.3), and the
-row-normalised confusion matrices (Table 15).
+per-evaluator accuracy against neutral rate and deviation rate (section 5.1.3), the
+row-normalised confusion matrices (Table 15), each evaluator's label distribution (Figure 9),
+and the cross-task comparison of the evaluators who judged two tasks (Figure 3).
 """
 
 from __future__ import annotations
@@ -122,5 +123,67 @@ def fig_confusion(confusion: pd.DataFrame, groups: Sequence[str], title: str, ou
         ax.set_xlabel("predicted")
         ax.set_ylabel("gold")
         ax.set_title(grp, fontsize=8)
+    fig.suptitle(title)
+    save(fig, out_png, out_pdf)
+
+
+LABEL_COLOURS = {"A": "#4c72b0", "N": "#bbbbbb", "B": "#dd8452"}
+LABEL_NAMES = {"A": "Prefer A", "N": "Neutral", "B": "Prefer B"}
+
+
+def fig_label_distribution(traits: pd.DataFrame, title: str, out_png, out_pdf=None) -> None:
+    """Figure 9: each evaluator's preference distribution over Prefer A, Neutral and Prefer B
+    (stacked shares of all its judgments), evaluators ordered by their neutral rate."""
+    t = traits.sort_values(["rate_N", "evaluator"]).reset_index(drop=True)
+    fig, ax = plt.subplots(figsize=(6, 0.35 * max(len(t), 3) + 1.2))
+    left = np.zeros(len(t))
+    for lab in LABELS:
+        vals = t[f"rate_{lab}"].to_numpy(dtype=float)
+        ax.barh(t["evaluator"], vals, left=left, color=LABEL_COLOURS[lab], label=LABEL_NAMES[lab])
+        for y, (x0, v) in enumerate(zip(left, vals)):
+            if v >= 0.06:
+                ax.text(x0 + v / 2, y, fmt(v, 2), ha="center", va="center", fontsize=7)
+        left += vals
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("share of the evaluator's judgments")
+    ax.legend(fontsize=7, ncol=3, loc="lower center", bbox_to_anchor=(0.5, 1.0))
+    ax.set_title(title, fontsize=9, pad=22)
+    save(fig, out_png, out_pdf)
+
+
+def fig_cross_task(points: pd.DataFrame, corr: pd.DataFrame, title: str, out_png, out_pdf=None) -> None:
+    """Figure 3: for the evaluators who judged two tasks, their neutral rate (left) and their
+    PersonaJudge accuracy (right) in one task against the other; r (and p from 4 evaluators) in
+    the panel titles."""
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3.6))
+    if not len(points):
+        for ax in axes:
+            ax.text(
+                0.5, 0.5, "no evaluator judged two tasks", ha="center", va="center", transform=ax.transAxes
+            )
+            ax.set_axis_off()
+    else:
+        first = points.iloc[0]
+        pair = points[(points["set_x"] == first["set_x"]) & (points["set_y"] == first["set_y"])]
+        for ax, what, label in ((axes[0], "neutral_rate", "neutral rate"), (axes[1], "accuracy", "accuracy")):
+            x, y = pair[f"{what}_x"].to_numpy(dtype=float), pair[f"{what}_y"].to_numpy(dtype=float)
+            ax.scatter(x, y, color="#4c72b0")
+            for ev, a, b in zip(pair["evaluator"], x, y):
+                ax.annotate(str(ev), (a, b), fontsize=7, xytext=(3, 3), textcoords="offset points")
+            lims = [0, 1]
+            ax.plot(lims, lims, ls=":", color="grey", lw=0.8)
+            ax.set_xlim(lims)
+            ax.set_ylim(lims)
+            ax.set_xlabel(f"{label}: {first['task_x']} ({first['set_x']})")
+            ax.set_ylabel(f"{label}: {first['task_y']} ({first['set_y']})")
+            c = corr[
+                (corr["set_x"] == first["set_x"])
+                & (corr["set_y"] == first["set_y"])
+                & (corr["measure"] == what)
+            ]
+            if len(c):
+                r = c.iloc[0]
+                p = "" if not np.isfinite(r["p"]) else f", p = {fmt(r['p'])}"
+                ax.set_title(f"r = {fmt(r['r'])}{p} (n = {int(r['n'])})", fontsize=8)
     fig.suptitle(title)
     save(fig, out_png, out_pdf)

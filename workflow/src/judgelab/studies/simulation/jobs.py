@@ -6,15 +6,19 @@ Per evaluator set (a dataset of evaluator judgments, ``{dataset}`` of the paths;
 
 1. :func:`download_job` - fetch the public file (PandaLM's ``testset-v1.json``).
 2. :func:`prepare_job` - load and check the records, split every evaluator's items into a
-   demonstration pool and a validation set: ``records.jsonl``, ``splits.tsv``, ``evaluators.tsv``.
+   demonstration pool and a validation set of whole leakage groups: ``records.jsonl``,
+   ``splits.tsv``, ``evaluators.tsv``, ``split_report.tsv``; :func:`annotators_job` - what the
+   data can support (``annotators.tsv``).
 3. :func:`predict_job` - one per cell (evaluator set x model x demonstration type x shot count;
    the Base Judge is type ``base`` with 0 shots): the two-round cascade on every validation
    item: ``predictions/{model}/{demo_type}/{shots}.tsv`` and the demonstrations drawn.
 4. :func:`baselines_job` - random, oracle consensus, global and per-evaluator majority.
 5. :func:`metrics_job` - accuracy, deviation metrics, confusion matrices, per-class P/R/F1,
    label distributions, the cross-evaluator control, evaluator traits, correlations, the design.
-6. :func:`stats_job` - Friedman, RM-ANOVA, Wilcoxon with Holm, Benjamini-Hochberg, t tests.
-7. :func:`figures_job` - the figures of one evaluator set (PNG + PDF).
+6. :func:`stats_job` - Friedman, RM-ANOVA, Wilcoxon with Holm, Benjamini-Hochberg, t tests over
+   evaluators, beside the item-level tests; the count of configurations above the Base Judge.
+7. :func:`figures_job` - the figures of one evaluator set (PNG + PDF); :func:`cross_task_figure_job`
+   - Figure 3 over the evaluator sets of two tasks.
 8. :func:`tables_job` - the seed-shaped tables (TSV + Markdown) over all evaluator sets.
 
 The tables these jobs hand on are the study's own (readers and writers in
@@ -36,16 +40,16 @@ from ...jobs import LLMSession, as_value
 from ...tables import write_tsv
 from . import baselines as bl
 from .cascade import BASE, CascadeSettings, read_predictions, simulate
-from .data import download_records, load_records, read_jsonl, unsupported_reason, write_jsonl
+from .data import download_records, load_records, read_jsonl, select_task, unsupported_reason, write_jsonl
 from .plan import METRIC_FILES, REPORT_FIGURES, REPORT_TABLES, STATS_FILES
 from .prompt import SimulationPrompt
-from .splits import evaluator_summary, make_splits, read_splits, write_splits
+from .splits import evaluator_summary, make_splits, read_splits, split_report, write_splits
 
 log = logging.getLogger("judgelab")
 
 #: keys of an evaluator set's config entry (``simulation.datasets.<name>.<key>``) that the
 #: library's errors name by their short key ``simulation.<key>``
-DATASET_KEYS = ("format", "evaluators", "pool", "validation", "split", "seed", "task")
+DATASET_KEYS = ("format", "evaluators", "pool", "validation", "split", "group_by", "seed", "task")
 DESIGN_COLUMNS = ["model", "demo_type", "shots", "status", "reason"]
 
 
@@ -75,20 +79,27 @@ def prepare_job(
     out_records: str,
     out_splits: str,
     out_evaluators: str,
+    out_report: str | None = None,
     *,
     pool: int,
     validation: int,
     seed: int,
     split: str = "coordinated",
+    group_by: str = "context",
+    balance_neutral: bool = True,
     min_neutral: int = 2,
     evaluators: Sequence[str] | None = None,
+    task: str | None = None,
     name: str | None = None,
 ) -> pd.DataFrame:
-    """Load and check the records (only ``evaluators`` if given), split each evaluator's items,
-    and write the normalised records, the split table and the per-evaluator summary. ``name``:
-    the evaluator set, so that a config error names its full key."""
+    """Load and check the records (only ``evaluators`` if given; only the records of ``task``
+    where the file's records name their task), split each evaluator's items into whole leakage
+    groups (``group_by``; the order interleaved by neutral labels with ``balance_neutral``), and
+    write the normalised records, the split table, the per-evaluator
+    summary and the split report (:func:`~.splits.split_report`). ``name``: the evaluator set,
+    so that a config error names its full key."""
     try:
-        records = load_records(source, fmt)
+        records = select_task(load_records(source, fmt), task, source)
         if evaluators:
             known = {r.evaluator for r in records}
             unknown = sorted(set(evaluators) - known)
@@ -99,13 +110,35 @@ def prepare_job(
                 )
             keep = set(evaluators)
             records = [r for r in records if r.evaluator in keep]
-        splits = make_splits(records, pool=int(pool), validation=int(validation), seed=int(seed), mode=split)
+        splits = make_splits(
+            records,
+            pool=int(pool),
+            validation=int(validation),
+            seed=int(seed),
+            mode=split,
+            group_by=group_by,
+            balance_neutral=bool(balance_neutral),
+        )
     except InputError as exc:
         raise _dataset_key(exc, name) from None
     summary = evaluator_summary(records, splits, int(min_neutral))
     write_jsonl(records, out_records)
     write_splits(splits, out_splits)
     write_tsv(summary, out_evaluators)
+    report = split_report(records, splits, group_by)
+    if out_report:
+        write_tsv(report, out_report)
+    grouped = report.set_index("measure")["count"]
+    log.info(
+        "leakage groups (group_by %s): %d groups for %d items; %d identical-content groups, %d "
+        "swapped-twin pairs, %d shared contexts",
+        group_by,
+        grouped[f"leakage groups (group_by {group_by})"],
+        grouped["items"],
+        grouped["identical-content groups"],
+        grouped["swapped-response twin pairs"],
+        grouped["contexts shared by several items"],
+    )
     log.info(
         "%s: %d records, %d evaluators, %d items; pool %d / validation %d per evaluator; direction-only: %s",
         source,
@@ -153,7 +186,7 @@ def predict_job(
     desc = desc or f"{demo_type} {shots}-shot"
     session = LLMSession(model, cache, threads, desc)
     cfg = CascadeSettings.resolve(as_value(settings), session.spec)
-    pr = SimulationPrompt.from_mapping(as_value(prompt), "<prompt parameter>")
+    pr = SimulationPrompt.from_mapping(as_value(prompt), "<prompt parameter>", partial=True)
     with session as client:
         preds, demos = simulate(
             recs,
@@ -251,18 +284,35 @@ def metrics_job(
     baselines: str,
     out_dir: str,
     skipped: str | Mapping[str, str] | None = None,
+    *,
+    splits: str | None = None,
+    metric: str = "accuracy",
+    random_draws: int = bl.RANDOM_DRAWS,
+    seed: int = 0,
 ) -> dict[str, pd.DataFrame]:
     """All metric tables of one evaluator set (:data:`METRIC_FILES` in ``out_dir``).
     ``cells[i]`` (model, demo_type, shots) describes ``predictions[i]``; ``skipped``: the
-    demonstration types the data cannot support, with the reason (the design table)."""
+    demonstration types the data cannot support, with the reason (the design table); ``metric``
+    decides the correlations and the control's scoring (``accuracy``: every judgment, a missing
+    prediction wrong); ``random_draws`` seeded draws of Random Selection (``seed``); ``splits``:
+    the split table, whose leakage groups go into the long table (``group``, the clusters of the
+    item-level tests)."""
     from . import metrics as sm
     from .report import NAMES
 
+    if metric not in sm.METRICS:
+        raise InputError(
+            f"unknown metric {metric!r}; known: {', '.join(sm.METRICS)}", key="simulation.metric"
+        )
     cells, skipped = as_value(cells), as_value(skipped) or {}
     for t, why in skipped.items():
         log.warning("demonstration type %s skipped: %s", t, why)
     recs = read_jsonl(records)
     long = sm.with_consensus(_long(predictions, cells, baselines), recs)
+    if splits is not None:
+        sp = read_splits(splits)
+        group = dict(zip(sp["item"], sp["group"])) if "group" in sp.columns else {}
+        long["group"] = long["item"].map(group)
     out: dict[str, pd.DataFrame] = {"predictions": long}
     out["accuracy"] = sm.accuracy_table(long)
     out["accuracy_eligible"] = sm.accuracy_table(long[long["consensus"].notna()])
@@ -273,18 +323,25 @@ def metrics_job(
         pooled.append(sm.deviation_table(pj, ["method", "model"]))
         pooled.append(sm.deviation_table(pj.assign(model="all"), ["method", "model"]))
     out["deviation_pooled"] = pd.concat(pooled, ignore_index=True)
-    labelled = long.assign(
-        group=[_group_label(*k) for k in zip(long["method"], long["model"], long["demo_type"], long["shots"])]
+    labelled = long[long["method"] != "random"]
+    labelled = labelled.assign(
+        group=[
+            _group_label(*k)
+            for k in zip(labelled["method"], labelled["model"], labelled["demo_type"], labelled["shots"])
+        ]
     )
     pooled_pj = pj.assign(group=[f"{NAMES[sm.PJ]} | {m} | all cells" for m in pj["model"]])
-    both = pd.concat([labelled, pooled_pj], ignore_index=True)
+    all_models = pj.assign(group=f"{NAMES[sm.PJ]} | all models | all cells")
+    both = pd.concat([labelled, pooled_pj, all_models], ignore_index=True)
     out["confusion"] = sm.confusion_table(both, ["group"])
     out["prf"] = sm.prf_table(both, ["group"])
     dist_src = pd.concat([long[long["method"] != sm.PJ], pj.assign(demo_type="all", shots=0)])
     out["distribution"] = sm.label_distribution(dist_src, ["method", "model"])
-    control_rows = []
+    answered_only = metric == "accuracy_answered"
+    control_rows, control_items = [], []
     for (model, dt, shots), g in pj.groupby(["model", "demo_type", "shots"], sort=True):
-        c = bl.cross_evaluator_control(g)
+        c = bl.cross_evaluator_control(g, answered_only=answered_only)
+        control_items.append(c.assign(model=model, demo_type=dt, shots=int(shots)))
         for ev, ge in c.groupby("evaluator", sort=True):
             control_rows.append(
                 {
@@ -301,8 +358,16 @@ def metrics_job(
         control_rows,
         columns=["model", "demo_type", "shots", "evaluator", "n_matched", "own_accuracy", "control_accuracy"],
     )
+    item_cols = ["model", "demo_type", "shots", *bl.CONTROL_COLUMNS]
+    out["control_items"] = (
+        pd.concat(control_items, ignore_index=True)[item_cols]
+        if control_items
+        else pd.DataFrame(columns=item_cols)
+    )
+    pairs = long[long["method"] == "random"][["evaluator", "item", "gold", "consensus"]]
+    out["random_draws"] = bl.random_draws(pairs, draws=int(random_draws), seed=int(seed))
     out["traits"] = sm.evaluator_traits(recs)
-    acc_pj = out["accuracy"][out["accuracy"]["method"] == sm.PJ].groupby("evaluator")["accuracy"].mean()
+    acc_pj = out["accuracy"][out["accuracy"]["method"] == sm.PJ].groupby("evaluator")[metric].mean()
     acc_pj = acc_pj.reindex(out["traits"]["evaluator"])
     out["correlations"] = sm.correlation_table(acc_pj, out["traits"])
     out["design"] = design_table(cells, skipped)
@@ -310,7 +375,13 @@ def metrics_job(
     for name in METRIC_FILES:
         write_tsv(out[name[:-4]], Path(out_dir) / name)
     acc = out["accuracy"]
-    log.info("mean accuracy by method: %s", acc.groupby("method")["accuracy"].mean().round(3).to_dict())
+    log.info(
+        "mean %s by method: %s (Random Selection: one draw; expected 1/3, %d draws: mean %.3f)",
+        metric,
+        acc.groupby("method")[metric].mean().round(3).to_dict(),
+        int(random_draws),
+        out["random_draws"].query("items == 'validation'").groupby("draw")["accuracy"].mean().mean(),
+    )
     return out
 
 
@@ -322,11 +393,22 @@ def _read(path: str | Path) -> pd.DataFrame:
             sep="\t",
             dtype={
                 "evaluator": str,
+                "item": str,
                 "model": str,
                 "demo_type": str,
                 "method": str,
                 "shots": str,
                 "reason": str,
+                "gold": str,
+                "pred": str,
+                "consensus": str,
+                "group": str,
+                "level": str,
+                "level_x": str,
+                "level_y": str,
+                "note": str,
+                "reading": str,
+                "configuration": str,
             },
             keep_default_na=False,
             na_values=[""],
@@ -344,40 +426,61 @@ def _read_numeric(path: str | Path) -> pd.DataFrame:
 
 
 def stats_job(
-    metrics_dir: str, out_dir: str, *, metric: str = "accuracy", alpha: float = 0.05
+    metrics_dir: str,
+    out_dir: str,
+    *,
+    metric: str = "accuracy",
+    alpha: float = 0.05,
+    permutations: int = 10_000,
+    seed: int = 0,
+    cluster_by: str = "group",
 ) -> dict[str, pd.DataFrame]:
-    """The section 14 tests of one evaluator set (:data:`STATS_FILES` in ``out_dir``)."""
+    """The section 14 tests of one evaluator set (:data:`STATS_FILES` in ``out_dir``), each at the
+    evaluator level (the seed's) and at the item level (judgments, the evaluator a stratum, the
+    ``cluster_by`` units kept together; ``permutations`` seeded random permutations where a test
+    is not exact); every row with its n, the smallest p it could reach and what it can say at
+    ``alpha``."""
     from . import stats as st
 
     m = Path(metrics_dir)
     acc, elig = _read_numeric(m / "accuracy.tsv"), _read_numeric(m / "accuracy_eligible.tsv")
     control = _read_numeric(m / "control.tsv")
+    control_items = _read_numeric(m / "control_items.tsv")
+    items = st.item_scores(_read_numeric(m / "predictions.tsv"), metric, cluster_by)
+    kw = {"permutations": int(permutations), "seed": int(seed)}
     out = {
-        "factors": st.factor_tests(acc, metric),
-        "pairwise": st.pairwise_tests(acc, metric),
-        "versus_base": st.versus_base(acc, metric, alpha),
-        "all_pairs": st.all_pairs(acc, metric, alpha),
-        "alignment": st.alignment_tests(acc, elig, metric),
-        "control": st.control_tests(control) if len(control) else pd.DataFrame(),
+        "factors": st.factor_tests(acc, items, metric, **kw),
+        "pairwise": st.pairwise_tests(acc, items, metric, alpha=alpha, **kw),
+        "versus_base": st.versus_base(acc, items, metric, alpha, **kw),
+        "all_pairs": st.all_pairs(acc, items, metric, alpha),
+        "chance": st.chance_tests(acc, items, metric, alpha, **kw),
+        "alignment": st.alignment_tests(acc, elig, items, metric, **kw),
+        "control": (
+            st.control_tests(control, control_items, st.clusters_of(items), **kw)
+            if len(control)
+            else pd.DataFrame()
+        ),
     }
+    out["improvements"] = st.improvements(out["versus_base"], alpha)
+    out = {k: st.add_reading(v, alpha) if "test" in v.columns else v for k, v in out.items()}
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     for name in STATS_FILES:
         write_tsv(out[name[:-4]], Path(out_dir) / name)
+    imp = out["improvements"]
+    if len(imp):
+        top = imp.iloc[0]
+        log.info("configurations above their Base Judge: %d of %d", top["improve"], top["configurations"])
     vb = out["versus_base"]
-    if len(vb):
-        log.info(
-            "cells above their Base Judge: %d of %d; BH-significant: %d",
-            int((vb["delta"] > 0).sum()),
-            len(vb),
-            int(vb["significant_bh"].sum()),
-        )
+    for test, g in vb.groupby("test", sort=False) if len(vb) else []:
+        log.info("vs the Base Judge, %s: %s", test, "; ".join(sorted(set(g["reading"]))))
     return out
 
 
 def figures_job(metrics_dir: str, out_dir: str, *, dataset: str, metric: str = "accuracy") -> None:
     """The figures of one evaluator set (:data:`REPORT_FIGURES`, .png + .pdf, in ``out_dir``):
     accuracy by shot count, the advantage over the cross-evaluator control, per-evaluator
-    accuracy against the evaluator traits, the row-normalised confusion matrices."""
+    accuracy against the evaluator traits, the row-normalised confusion matrices, each
+    evaluator's label distribution (Figure 9)."""
     from . import figures as fg
     from . import metrics as sm
     from .report import NAMES
@@ -417,7 +520,61 @@ def figures_job(metrics_dir: str, out_dir: str, *, dataset: str, metric: str = "
         fig_dir / "confusion.png",
         fig_dir / "confusion.pdf",
     )
+    fg.fig_label_distribution(
+        traits,
+        f"{dataset}: each evaluator's preference distribution",
+        fig_dir / "label_distribution.png",
+        fig_dir / "label_distribution.pdf",
+    )
     log.info("%s: %d figures in %s", dataset, len(REPORT_FIGURES), fig_dir)
+
+
+def annotators_job(records: str, splits: str, out: str) -> pd.DataFrame:
+    """What the evaluator set can support (:mod:`.annotators`): agreement of its annotators,
+    their neutral and deviation rates, the deviating validation pairs."""
+    from .annotators import annotator_table
+
+    table = annotator_table(read_jsonl(records), read_splits(splits))
+    write_tsv(table, out)
+    get = table.set_index(["scope", "evaluator_x", "measure"])["value"]
+    kappas = table.loc[table["measure"] == "Cohen's kappa", "value"]
+    log.info(
+        "annotators: Cohen's kappa %s; Fleiss' kappa %.3f; deviating validation pairs %d of %d",
+        "n/a" if kappas.empty else f"{kappas.min():.3f}-{kappas.max():.3f}",
+        get[("set", "all", "Fleiss' kappa")],
+        get[("validation", "all", "deviating validation pairs")],
+        get[("validation", "all", "validation pairs")],
+    )
+    return table
+
+
+def _cross_task_inputs(metrics_dirs: Mapping[str, str], tasks: Mapping[str, str], metric: str) -> dict:
+    from . import metrics as sm
+
+    out = {}
+    for d, mdir in metrics_dirs.items():
+        acc = _read_numeric(Path(mdir) / "accuracy.tsv")
+        per = acc[acc["method"] == sm.PJ].groupby(["evaluator", "model", "demo_type", "shots"])[metric].mean()
+        out[d] = (tasks[d], _read(Path(mdir) / "traits.tsv"), per.groupby("evaluator").mean())
+    return out
+
+
+def cross_task_figure_job(
+    metrics_dirs: Mapping[str, str] | str,
+    tasks: Mapping[str, str] | str,
+    out_png: str,
+    out_pdf: str,
+    *,
+    metric: str = "accuracy",
+) -> pd.DataFrame:
+    """Figure 3: for the evaluators who judged two tasks, the neutral rate and the PersonaJudge
+    accuracy in one task against the other."""
+    from . import figures as fg
+    from . import metrics as sm
+
+    points, corr = sm.cross_task(_cross_task_inputs(as_value(metrics_dirs), as_value(tasks), metric))
+    fg.fig_cross_task(points, corr, "Evaluators who judged two tasks (seed 001 Figure 3)", out_png, out_pdf)
+    return points
 
 
 def tables_job(
@@ -426,12 +583,20 @@ def tables_job(
     out_dir: str,
     *,
     metric: str = "accuracy",
+    alpha: float = 0.05,
+    data_dirs: Mapping[str, str] | str | None = None,
+    tasks: Mapping[str, str] | str | None = None,
 ) -> None:
     """The tables (:data:`REPORT_TABLES`, .tsv + .md with the caption above, in ``out_dir``) over
-    all evaluator sets, one block of rows per set (Table 1 ``factors``: one column per set)."""
+    all evaluator sets, one block of rows per set (Table 1 ``factors``: one column per set).
+    ``data_dirs``: set -> the folder of its ``annotators.tsv`` and ``split_report.tsv``;
+    ``tasks``: set -> its task (the cross-task table)."""
+    from . import metrics as sm
     from . import report as rp
 
     metrics_dirs, stats_dirs = as_value(metrics_dirs), as_value(stats_dirs)
+    data_dirs = as_value(data_dirs) or {}
+    tasks = as_value(tasks) or {}
     out = Path(out_dir)
     accs = {d: _read_numeric(Path(p) / "accuracy.tsv") for d, p in metrics_dirs.items()}
     tables: dict[str, list[pd.DataFrame]] = {t: [] for t in REPORT_TABLES}
@@ -442,29 +607,56 @@ def tables_job(
 
     for d, mdir in metrics_dirs.items():
         m, s = Path(mdir), Path(stats_dirs[d])
+        for name, file, shape in (
+            ("annotators", "annotators.tsv", rp.annotators_report),
+            ("splits", "split_report.tsv", lambda df: df),
+        ):
+            if d in data_dirs and (Path(data_dirs[d]) / file).exists():
+                add(name, d, shape(_read(Path(data_dirs[d]) / file)))
         acc = accs[d]
-        add("core", d, rp.core_table(acc, metric))
+        draws = _read(m / "random_draws.tsv")
+        long = _read_numeric(m / "predictions.tsv")
+        add("core", d, rp.core_table(acc, draws, metric))
+        add("improvements", d, _read(s / "improvements.tsv"))
         add("evaluators", d, rp.evaluators_table(acc, metric))
         add(
             "baselines",
             d,
             rp.baselines_table(
-                _read_numeric(m / "accuracy_eligible.tsv"), _read_numeric(m / "control.tsv"), metric
+                _read_numeric(m / "accuracy_eligible.tsv"), _read_numeric(m / "control.tsv"), draws, metric
             ),
         )
         add("deviation", d, rp.deviation_report(_read(m / "deviation.tsv")))
-        for name in ("confusion", "prf", "distribution", "correlations", "design"):
+        add("confusion", d, rp.pooled_confusion(long))
+        add("prf", d, rp.pooled_prf(long))
+        add("confusion_cells", d, _read(m / "confusion.tsv"))
+        add("prf_cells", d, _read(m / "prf.tsv"))
+        add("distribution", d, rp.distribution_report(_read(m / "distribution.tsv")))
+        for name in ("correlations", "design"):
             add(name, d, _read(m / f"{name}.tsv"))
-        for name in ("factors", "pairwise", "versus_base", "alignment", "control"):
-            add(f"stats_{name}", d, _read(s / f"{name}.tsv"))
+        for name in ("factors", "pairwise", "versus_base", "chance", "alignment", "control"):
+            add(f"stats_{name}", d, rp.stats_report(_read(s / f"{name}.tsv"), alpha))
+        all_pairs = _read(s / "all_pairs.tsv")
+        if len(all_pairs):
+            add("stats_all_pairs", d, rp.all_pairs_summary(all_pairs, alpha))
+    if tasks:
+        _, corr = sm.cross_task(_cross_task_inputs(metrics_dirs, tasks, metric))
+        tables["cross_task"] = [corr] if len(corr) else []
     factors = rp.factors_table(accs, metric)
     tables["factors"] = [factors] if len(factors) else []
     for name in REPORT_TABLES:
-        df = (
-            pd.concat(tables[name], ignore_index=True)
-            if tables[name]
-            else pd.DataFrame({"note": ["no rows"]})
-        )
+        if tables[name]:
+            df = pd.concat(tables[name], ignore_index=True)
+        elif name == "cross_task":
+            df = pd.DataFrame(
+                {
+                    "note": [
+                        "no evaluator judged two tasks (no two evaluator sets of different tasks share evaluators)"
+                    ]
+                }
+            )
+        else:
+            df = pd.DataFrame({"note": ["no rows"]})
         rp.write_table(df, out / name, rp.CAPTIONS[name])
     log.info("%d tables over %d evaluator sets in %s", len(REPORT_TABLES), len(metrics_dirs), out)
 

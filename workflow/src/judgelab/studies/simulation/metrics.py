@@ -2,17 +2,21 @@
 
 Prediction tables are long: one row per method cell, evaluator and validation item with the
 columns of :data:`CELL` plus ``evaluator``, ``item``, ``gold`` (A/N/B) and ``pred`` (A/N/B or
-missing). A missing prediction (an unparsable answer) is counted in ``coverage``; the metrics
-are computed over the answered items (the project's convention), and ``accuracy_all`` counts a
-missing prediction as wrong.
+missing). A missing prediction (an unparsable answer) is counted in ``coverage`` (answered / all).
 
-* **Accuracy**: three-class accuracy against the evaluator's own gold labels.
+* **Accuracy**: three-class accuracy against the evaluator's own gold labels over every judgment,
+  a missing prediction counting as wrong, as the seed scores (section 4.5: "comparing each
+  simulated judgment ... with the corresponding evaluator's original human judgment"), so that
+  cells with different parse failures are scored on the same items; ``accuracy_answered`` is the
+  share right among the answered items (``simulation.metric: accuracy_answered``).
 * **Deviation metrics** (section 15.2), over validation pairs whose item has a consensus (the
   label of a strict majority of all its annotators, :func:`.baselines.consensus`); a pair is a
   *deviation* when the evaluator's label differs from the consensus:
 
-  - deviation accuracy = P(pred = gold | deviation);
-  - alignment lift = P(pred != consensus | deviation) - P(pred != consensus | conform);
+  - deviation accuracy = P(pred = gold | deviation), over every deviation pair (missing = wrong;
+    ``deviation_accuracy_answered`` over the answered ones);
+  - alignment lift = P(pred != consensus | deviation) - P(pred != consensus | conform), over the
+    answered pairs (a missing prediction neither deviates nor conforms);
   - captured direction = P(pred = gold | deviation, pred != consensus) (chance 0.5).
 * **Confusion matrices** (section 15.3): rows gold, columns prediction, order A, N, B; the
   row-normalised form has the recall on the diagonal. Per-class precision, recall and F1 (0
@@ -22,11 +26,17 @@ missing prediction as wrong.
   that differs from the evaluator's (footnote 2: "the majority of the other annotators").
 * **Correlations**: Pearson r (and p) of per-evaluator accuracy with neutral rate and with
   deviation rate, and the partial correlation of accuracy and deviation rate controlling for
-  neutral rate (p from a t distribution with n - 3 degrees of freedom).
+  neutral rate (p from a t distribution with n - 3 degrees of freedom). No p-value over fewer
+  than :data:`MIN_POINTS` points (a mock run on PandaLM's three annotators gave r = -0.9998,
+  p = 0.011: a "significant" line through three points); r is still given.
+* **Cross-task** (section 5.1.3, Figure 3): for evaluators who judged two tasks (two evaluator
+  sets with different tasks and shared evaluator ids), the correlation across the tasks of their
+  neutral rates and of their simulation accuracies.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -39,7 +49,11 @@ from .baselines import consensus
 from .data import LABELS, Record
 
 CELL = ["method", "model", "demo_type", "shots"]
-ACCURACY_COLUMNS = CELL + ["evaluator", "n", "n_answered", "coverage", "accuracy", "accuracy_all"]
+#: the fewest points a correlation's p-value is given for
+MIN_POINTS = 4
+ACCURACY_COLUMNS = CELL + ["evaluator", "n", "n_answered", "coverage", "accuracy", "accuracy_answered"]
+#: the metrics a config may choose (``simulation.metric``)
+METRICS = ("accuracy", "accuracy_answered")
 PJ = "personajudge"
 BASE_JUDGE = "base_judge"
 
@@ -68,13 +82,14 @@ def accuracy_row(df: pd.DataFrame) -> dict:
         "n": n,
         "n_answered": len(ans),
         "coverage": len(ans) / n if n else math.nan,
-        "accuracy": correct / len(ans) if len(ans) else math.nan,
-        "accuracy_all": correct / n if n else math.nan,
+        "accuracy": correct / n if n else math.nan,
+        "accuracy_answered": correct / len(ans) if len(ans) else math.nan,
     }
 
 
 def accuracy_table(preds: pd.DataFrame) -> pd.DataFrame:
-    """One row per cell and evaluator: n, n_answered, coverage, accuracy, accuracy_all."""
+    """One row per cell and evaluator: n, n_answered, coverage, accuracy (every judgment),
+    accuracy_answered."""
     rows = [
         {**dict(zip(CELL + ["evaluator"], key)), **accuracy_row(g)}
         for key, g in preds.groupby(CELL + ["evaluator"], sort=True)
@@ -86,6 +101,7 @@ def deviation_metrics(df: pd.DataFrame) -> dict:
     """Section 15.2 metrics of a prediction table that has ``consensus`` and ``deviation``."""
     elig = df[df["consensus"].notna()]
     n_dev_all = int(elig["deviation"].sum())
+    dev_all = elig[elig["deviation"].astype(bool)]
     ans = elig[elig["pred"].notna()]
     dev = ans[ans["deviation"].astype(bool)]
     conf = ans[~ans["deviation"].astype(bool)]
@@ -103,7 +119,8 @@ def deviation_metrics(df: pd.DataFrame) -> dict:
         "human_deviation_rate": n_dev_all / len(elig) if len(elig) else math.nan,
         "n_deviation_answered": len(dev),
         "n_conform_answered": len(conf),
-        "deviation_accuracy": rate(dev["pred"] == dev["gold"]),
+        "deviation_accuracy": rate(dev_all["pred"].notna() & (dev_all["pred"] == dev_all["gold"])),
+        "deviation_accuracy_answered": rate(dev["pred"] == dev["gold"]),
         "p_model_deviates_given_deviation": p_d,
         "p_model_deviates_given_conform": p_c,
         "alignment_lift": p_d - p_c,
@@ -233,8 +250,8 @@ def evaluator_traits(records: Sequence[Record]) -> pd.DataFrame:
 
 
 def pearson(x: Sequence[float], y: Sequence[float]) -> tuple[float, float, int]:
-    """Pearson r and two-sided p over the pairs where both are finite; NaN when undefined
-    (fewer than 3 pairs or a constant variable)."""
+    """Pearson r and two-sided p over the pairs where both are finite; NaN r when undefined
+    (fewer than 3 pairs or a constant variable), NaN p with fewer than :data:`MIN_POINTS` pairs."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     ok = np.isfinite(x) & np.isfinite(y)
     x, y = x[ok], y[ok]
@@ -242,7 +259,7 @@ def pearson(x: Sequence[float], y: Sequence[float]) -> tuple[float, float, int]:
     if n < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return math.nan, math.nan, n
     res = sps.pearsonr(x, y)
-    return float(res.statistic), float(res.pvalue), n
+    return float(res.statistic), float(res.pvalue) if n >= MIN_POINTS else math.nan, n
 
 
 def partial_correlation(
@@ -254,7 +271,7 @@ def partial_correlation(
     ok = np.isfinite(x) & np.isfinite(y) & np.isfinite(z)
     x, y, z = x[ok], y[ok], z[ok]
     n = len(x)
-    if n < 4 or min(np.ptp(x), np.ptp(y), np.ptp(z)) == 0:
+    if n < max(4, MIN_POINTS) or min(np.ptp(x), np.ptp(y), np.ptp(z)) == 0:
         return math.nan, math.nan, n
     rxy, rxz, ryz = (float(np.corrcoef(a, b)[0, 1]) for a, b in ((x, y), (x, z), (y, z)))
     den = math.sqrt((1 - rxz**2) * (1 - ryz**2))
@@ -268,6 +285,21 @@ def partial_correlation(
     return r, float(2 * sps.t.sf(abs(t), df)), n
 
 
+def _min_p(p: float) -> float:
+    """The smallest p a correlation test can give: 0 (|r| = 1) where it gives one at all."""
+    return 0.0 if math.isfinite(p) else math.nan
+
+
+def _note(r: float, p: float, n: int) -> str:
+    if n < 3:
+        return f"{n} points: no correlation"
+    if math.isnan(r):
+        return "undefined (a constant variable)"
+    if n < MIN_POINTS:
+        return f"{n} points: no p-value (fewer than {MIN_POINTS})"
+    return ""
+
+
 def correlation_table(accuracy: pd.Series, traits: pd.DataFrame) -> pd.DataFrame:
     """Correlations of per-evaluator accuracy (indexed by evaluator) with its traits."""
     t = traits.set_index("evaluator").reindex(accuracy.index)
@@ -275,7 +307,80 @@ def correlation_table(accuracy: pd.Series, traits: pd.DataFrame) -> pd.DataFrame
     rows = []
     for trait in ("neutral_rate", "deviation_rate"):
         r, p, n = pearson(acc, t[trait])
-        rows.append({"x": "accuracy", "y": trait, "control": "-", "r": r, "p": p, "n": n})
+        rows.append(
+            {
+                "x": "accuracy",
+                "y": trait,
+                "control": "-",
+                "r": r,
+                "p": p,
+                "min_p": _min_p(p),
+                "n": n,
+                "note": _note(r, p, n),
+            }
+        )
     r, p, n = partial_correlation(acc, t["deviation_rate"], t["neutral_rate"])
-    rows.append({"x": "accuracy", "y": "deviation_rate", "control": "neutral_rate", "r": r, "p": p, "n": n})
+    note = _note(r, p, n) if n >= 4 or n < 3 else f"{n} points: no partial correlation (fewer than 4)"
+    rows.append(
+        {
+            "x": "accuracy",
+            "y": "deviation_rate",
+            "control": "neutral_rate",
+            "r": r,
+            "p": p,
+            "min_p": _min_p(p),
+            "n": n,
+            "note": note,
+        }
+    )
     return pd.DataFrame(rows)
+
+
+def cross_task(sets: dict[str, tuple[str, pd.DataFrame, pd.Series]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The cross-task analysis of section 5.1.3 (Figure 3). ``sets``: evaluator set -> (its task,
+    its evaluator traits, its per-evaluator PersonaJudge accuracy). For every pair of sets with
+    different tasks and shared evaluators: per shared evaluator its neutral rate and accuracy in
+    both (the points of Figure 3), and the Pearson r across the tasks of the neutral rates and of
+    the accuracies (p from :data:`MIN_POINTS` evaluators). Returns (points, correlations)."""
+    points, corr = [], []
+    for (a, (task_a, tr_a, acc_a)), (b, (task_b, tr_b, acc_b)) in itertools.combinations(sets.items(), 2):
+        if task_a == task_b:
+            continue
+        shared = sorted(set(tr_a["evaluator"]) & set(tr_b["evaluator"]))
+        if not shared:
+            continue
+        na = tr_a.set_index("evaluator")["neutral_rate"].reindex(shared)
+        nb = tr_b.set_index("evaluator")["neutral_rate"].reindex(shared)
+        xa, xb = acc_a.reindex(shared), acc_b.reindex(shared)
+        for ev in shared:
+            points.append(
+                {
+                    "set_x": a,
+                    "task_x": task_a,
+                    "set_y": b,
+                    "task_y": task_b,
+                    "evaluator": ev,
+                    "neutral_rate_x": na[ev],
+                    "neutral_rate_y": nb[ev],
+                    "accuracy_x": xa[ev],
+                    "accuracy_y": xb[ev],
+                }
+            )
+        for what, x, y in (("neutral_rate", na, nb), ("accuracy", xa, xb)):
+            r, p, n = pearson(x.to_numpy(), y.to_numpy())
+            corr.append(
+                {
+                    "set_x": a,
+                    "task_x": task_a,
+                    "set_y": b,
+                    "task_y": task_b,
+                    "measure": what,
+                    "evaluators": len(shared),
+                    "r": r,
+                    "p": p,
+                    "min_p": _min_p(p),
+                    "n": n,
+                    "note": _note(r, p, n),
+                }
+            )
+    return pd.DataFrame(points), pd.DataFrame(corr)

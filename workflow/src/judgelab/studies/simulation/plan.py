@@ -28,7 +28,7 @@ from ...errors import InputError
 from .. import LLMJob, StudyPlan
 from . import estimate
 from .cascade import BASE, CascadeSettings
-from .data import DEMO_TYPES, PANDALM_URL, load_records, plan_types
+from .data import DEMO_TYPES, PANDALM_URL, load_records, plan_types, select_task
 from .prompt import SimulationPrompt
 
 log = logging.getLogger("judgelab")
@@ -49,6 +49,8 @@ METRIC_FILES = (
     "prf.tsv",
     "distribution.tsv",
     "control.tsv",
+    "control_items.tsv",
+    "random_draws.tsv",
     "traits.tsv",
     "correlations.tsv",
     "design.tsv",
@@ -58,31 +60,51 @@ STATS_FILES = (
     "factors.tsv",
     "pairwise.tsv",
     "versus_base.tsv",
+    "improvements.tsv",
     "all_pairs.tsv",
+    "chance.tsv",
     "alignment.tsv",
     "control.tsv",
 )
-#: tables written by :func:`tables_job` (each as .tsv and .md)
+#: tables written by :func:`tables_job` (each as .tsv and .md), in the report's order (the keys
+#: of :data:`.report.CAPTIONS`; named here, in the plan, so the rules and the jobs read them from one place)
 REPORT_TABLES = (
+    "annotators",
+    "splits",
     "factors",
     "core",
+    "improvements",
     "evaluators",
     "baselines",
     "deviation",
     "confusion",
     "prf",
+    "confusion_cells",
+    "prf_cells",
     "distribution",
     "correlations",
+    "cross_task",
     "stats_factors",
     "stats_pairwise",
     "stats_versus_base",
+    "stats_all_pairs",
+    "stats_chance",
     "stats_alignment",
     "stats_control",
     "design",
 )
-
+#: the report tables that say what the data can support (shown first)
+DATA_TABLES = ("annotators", "splits")
 #: figures written by :func:`figures_job` per evaluator set (each as .png and .pdf)
-REPORT_FIGURES = ("accuracy_by_shots", "control_advantage", "evaluator_traits", "confusion")
+REPORT_FIGURES = (
+    "accuracy_by_shots",
+    "control_advantage",
+    "evaluator_traits",
+    "confusion",
+    "label_distribution",
+)
+#: the cross-task figure (seed 001 Figure 3), written where two evaluator sets have different tasks
+CROSS_TASK_FIGURE = "cross_task"
 
 
 class Plan(StudyPlan):
@@ -92,12 +114,15 @@ class Plan(StudyPlan):
         "simulation_records": "{results}/simulation/{dataset}/records.jsonl",
         "simulation_splits": "{results}/simulation/{dataset}/splits.tsv",
         "simulation_evaluators": "{results}/simulation/{dataset}/evaluators.tsv",
+        "simulation_split_report": "{results}/simulation/{dataset}/split_report.tsv",
+        "simulation_annotators": "{results}/simulation/{dataset}/annotators.tsv",
         "simulation_predictions": "{results}/simulation/{dataset}/predictions/{model}/{demo_type}/{shots}.tsv",
         "simulation_demos": "{results}/simulation/{dataset}/demos/{model}/{demo_type}/{shots}.tsv",
         "simulation_baselines": "{results}/simulation/{dataset}/baselines.tsv",
         "simulation_metrics": "{results}/simulation/{dataset}/metrics/{name}.tsv",
         "simulation_stats": "{results}/simulation/{dataset}/stats/{name}.tsv",
         "simulation_figure": "{results}/simulation/figures/{dataset}/{name}.{ext}",
+        "simulation_cross_figure": "{results}/simulation/figures/cross_task.{ext}",
         "simulation_table": "{results}/simulation/tables/{name}.{ext}",
     }
 
@@ -138,9 +163,12 @@ class Plan(StudyPlan):
         return {
             "format": s["format"],
             "evaluators": list(s["evaluators"] or []),
+            "task": s["task"],
             "pool": int(s["pool"]),
             "validation": int(s["validation"]),
             "split": s["split"],
+            "group_by": s["group_by"],
+            "balance_neutral": bool(s["balance_neutral"]),
             "seed": int(s["seed"]),
             "min_neutral": int(self.section["min_neutral"]),
         }
@@ -163,6 +191,21 @@ class Plan(StudyPlan):
     @property
     def alpha(self) -> float:
         return float(self.section["alpha"])
+
+    @property
+    def permutations(self) -> int:
+        """Random permutations of the item-level tests."""
+        return int(self.section["permutations"])
+
+    @property
+    def random_draws(self) -> int:
+        """Seeded draws of Random Selection shown beside its expectation."""
+        return int(self.section["random_draws"])
+
+    @property
+    def cluster_by(self) -> str:
+        """What the item-level tests keep together (``group``, ``item``, ``judgment``)."""
+        return self.section["cluster_by"]
 
     @property
     def demo_types(self) -> list[str]:
@@ -201,7 +244,15 @@ class Plan(StudyPlan):
                         "working directory of the run)",
                         key=f"simulation.datasets.{d}.path",
                     )
-                records = load_records(path, "jsonl")
+                try:
+                    records = select_task(load_records(path, "jsonl"), s["task"], path)
+                except InputError as exc:
+                    if exc.key != "simulation.task":
+                        raise
+                    raise InputError(
+                        str(exc).removeprefix(f"config key '{exc.key}': "),
+                        key=f"simulation.datasets.{d}.task",
+                    ) from None
                 keep = set(s["evaluators"] or [])
                 if keep:
                     records = [r for r in records if r.evaluator in keep]
@@ -304,6 +355,16 @@ class Plan(StudyPlan):
             for c in self.cells(d)
         ]
 
+    def tasks(self) -> dict[str, str]:
+        """Evaluator set -> its task (the prompt's scale block)."""
+        return {d: s["task"] for d, s in self.sets.items()}
+
+    @property
+    def cross_task(self) -> bool:
+        """Whether two evaluator sets have different tasks (the cross-task figure, seed 001
+        Figure 3, compares the evaluators they share)."""
+        return len(set(self.tasks().values())) > 1
+
     def targets(self) -> list[str]:
         path = self.project.path
         out = [path("simulation_table", name=t, ext=e) for t in REPORT_TABLES for e in ("tsv", "md")]
@@ -313,6 +374,8 @@ class Plan(StudyPlan):
             for f in REPORT_FIGURES
             for e in ("png", "pdf")
         ]
+        if self.cross_task:
+            out += [path("simulation_cross_figure", ext=e) for e in ("png", "pdf")]
         return out
 
     # -- the estimate -------------------------------------------------------------------------

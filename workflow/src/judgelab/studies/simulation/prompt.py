@@ -5,6 +5,14 @@ query instance.
 Round labels (seed 001 section 3.1 and 10): in round 1 a neutral judgment is rating 1 ("no
 preference") and a directional one (A or B) rating 2 ("has a preference"); in round 2 prefer A is
 rating 1 and prefer B rating 2.
+
+The Base Judge (demonstration type ``base``, 0 shots) has its own template, ``base_judge`` of the
+YAML: only the task instruction, the round's scale block and the query instance (seed 001
+sections 4.5 and 12), no simulation-agent text and no examples block.
+
+A job's prompt parameter (:meth:`SimulationPrompt.texts_for`) holds only the texts its cell uses;
+the others are blank there, and :meth:`SimulationPrompt.from_mapping` with ``partial=True``
+accepts blank pieces (a cell that needs one fails when it builds a prompt).
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from ...resources import resources_dir
 from .data import DEMO_TYPES, Record
 
 DEFAULT_PROMPT = "simulation/personajudge"
+BASE = "base"  #: demonstration type of the Base Judge cells (shots 0)
 ANSWER_MODES = ("parse", "logits")
 #: rating number of a stored label in each round (round 2 has no neutral)
 ROUND_RATING = {1: {"N": "1", "A": "2", "B": "2"}, 2: {"A": "1", "B": "2"}}
@@ -29,8 +38,8 @@ _SLOT = re.compile(r"\{([a-z_]+)\}")
 _KEYS = (
     "template",
     "scales",
-    "base_judge_remove",
     "logit_answer",
+    "base_judge",
     "demonstration",
     "current_task",
     "telemetry",
@@ -50,8 +59,8 @@ class SimulationPrompt:
 
     template: str
     scales: Mapping[str, Mapping[str, str]]
-    base_judge_remove: str
     logit_answer: Mapping[str, str]
+    base_judge: Mapping[str, object]
     demonstration: str
     current_task: str
     telemetry: str
@@ -79,11 +88,15 @@ class SimulationPrompt:
         return cls.from_mapping(data, str(path))
 
     @classmethod
-    def from_mapping(cls, data: Mapping, source: str = "<prompt>") -> SimulationPrompt:
+    def from_mapping(
+        cls, data: Mapping, source: str = "<prompt>", *, partial: bool = False
+    ) -> SimulationPrompt:
+        """The prompt from its YAML mapping, checked. ``partial``: a job's parameter, where the
+        pieces its cell does not use are blank ("" - not checked)."""
         missing = [k for k in _KEYS if k not in data]
         if missing:
             raise InputError(f"missing keys {missing}", path=source)
-        for k in ("template", "base_judge_remove", "demonstration", "current_task", "telemetry", "reasoning"):
+        for k in ("template", "demonstration", "current_task", "telemetry", "reasoning"):
             if not isinstance(data[k], str):
                 raise InputError(f"{k!r} must be a string", path=source)
         scales = data["scales"]
@@ -98,28 +111,52 @@ class SimulationPrompt:
             )
         ):
             raise InputError("'scales' must map each task to its round1 and round2 texts", path=source)
-        la = data["logit_answer"]
-        if (
-            not isinstance(la, dict)
-            or not isinstance(la.get("replace"), str)
-            or not isinstance(la.get("with"), str)
-        ):
-            raise InputError("'logit_answer' needs 'replace' and 'with' strings", path=source)
-        tpl = data["template"]
-        for slot in ("{scale}", "{examples}", "{current_task}"):
-            if tpl.count(slot) != 1:
-                raise InputError(f"the template must contain {slot} exactly once", path=source)
-        for what, text in (
-            ("base_judge_remove", data["base_judge_remove"]),
-            ("logit_answer.replace", la["replace"]),
-        ):
-            if tpl.count(text) != 1:
-                raise InputError(f"{what} must occur exactly once in the template", path=source)
+        base = data["base_judge"]
+        if not isinstance(base, dict) or set(base) != {"template", "logit_answer"}:
+            raise InputError("'base_judge' needs exactly 'template' and 'logit_answer'", path=source)
+        if not isinstance(base["template"], str):
+            raise InputError("'base_judge.template' must be a string", path=source)
+        frames = (
+            # (name, template, its slots, slots it must not have, its logit_answer, key of that)
+            (
+                "template",
+                data["template"],
+                ("{scale}", "{examples}", "{current_task}"),
+                (),
+                data["logit_answer"],
+                "logit_answer",
+            ),
+            (
+                "base_judge.template",
+                base["template"],
+                ("{scale}", "{current_task}"),
+                ("{examples}",),
+                base["logit_answer"],
+                "base_judge.logit_answer",
+            ),
+        )
+        for name, tpl, slots, banned, la, la_key in frames:
+            if (
+                not isinstance(la, dict)
+                or not isinstance(la.get("replace"), str)
+                or not isinstance(la.get("with"), str)
+            ):
+                raise InputError(f"{la_key!r} needs 'replace' and 'with' strings", path=source)
+            if partial and not tpl:
+                continue  # not used by the cell whose parameter this is
+            for slot in slots:
+                if tpl.count(slot) != 1:
+                    raise InputError(f"the {name} must contain {slot} exactly once", path=source)
+            for slot in banned:
+                if slot in tpl:
+                    raise InputError(f"the {name} must not contain {slot}", path=source)
+            if tpl.count(la["replace"]) != 1:
+                raise InputError(f"{la_key}.replace must occur exactly once in the {name}", path=source)
         return cls(
-            tpl,
+            data["template"],
             scales,
-            data["base_judge_remove"],
-            la,
+            data["logit_answer"],
+            {"template": base["template"], "logit_answer": dict(base["logit_answer"])},
             data["demonstration"],
             data["current_task"],
             data["telemetry"],
@@ -137,17 +174,25 @@ class SimulationPrompt:
         return self.scales[task][f"round{round_}"]
 
     def frame(self, *, base_judge: bool, answer: str) -> str:
-        """The template for a prompt kind: the examples section cut for the Base Judge, the
-        answer-format sentence swapped for ``answer='logits'``."""
+        """The template for a prompt kind: the Base Judge's own template or the section 10 one,
+        the answer-format sentence swapped for ``answer='logits'``."""
         if answer not in ANSWER_MODES:
             raise InputError(
                 f"unknown answer mode {answer!r}; known: {', '.join(ANSWER_MODES)}", key="simulation.answer"
             )
-        tpl = self.template
-        if base_judge:
-            tpl = tpl.replace(self.base_judge_remove, "", 1)
+        tpl, la = (
+            (self.base_judge["template"], self.base_judge["logit_answer"])
+            if base_judge
+            else (self.template, self.logit_answer)
+        )
+        if not tpl:
+            raise InputError(
+                f"the prompt parameter has no {'base_judge template' if base_judge else 'template'} "
+                "(a cell's parameter holds only the texts its cell uses)",
+                path=self.source,
+            )
         if answer == "logits":
-            tpl = tpl.replace(self.logit_answer["replace"], self.logit_answer["with"], 1)
+            tpl = tpl.replace(la["replace"], la["with"], 1)
         return tpl
 
     def instance(self, rec: Record) -> dict[str, str]:
@@ -176,24 +221,33 @@ class SimulationPrompt:
         self, query: Record, demos: Sequence[Record], *, round_: int, task: str, demo_type: str, answer: str
     ) -> str:
         """The prompt P^r(e, x) of section 3.1: instruction header with the round's scale block,
-        the demonstrations, the query instance. No demonstrations = the Base Judge prompt."""
-        examples = "\n".join(self.demo(i, d, round_, demo_type) for i, d in enumerate(demos, start=1))
-        return render(
-            self.frame(base_judge=not demos, answer=answer),
-            {
-                "scale": self.scale(task, round_),
-                "examples": examples,
-                "current_task": render(self.current_task, self.instance(query)),
-            },
-        )
+        the demonstrations, the query instance; for ``demo_type`` ``base`` (no demonstrations)
+        the Base Judge's prompt: the task instruction, the scale block and the query instance."""
+        base = demo_type == BASE
+        if base and demos:
+            raise ValueError("the Base Judge shows no demonstrations")
+        if not base and not demos:
+            raise ValueError(f"a {demo_type} prompt needs at least one demonstration")
+        values = {
+            "scale": self.scale(task, round_),
+            "current_task": render(self.current_task, self.instance(query)),
+        }
+        if not base:
+            values["examples"] = "\n".join(
+                self.demo(i, d, round_, demo_type) for i, d in enumerate(demos, start=1)
+            )
+        return render(self.frame(base_judge=base, answer=answer), values)
 
     def texts(self) -> dict:
         """Everything that shapes a prompt (for a job's tracked params)."""
         return {
             "template": self.template,
-            "scales": dict(self.scales),
-            "base_judge_remove": self.base_judge_remove,
+            "scales": {k: dict(v) for k, v in self.scales.items()},
             "logit_answer": dict(self.logit_answer),
+            "base_judge": {
+                "template": self.base_judge["template"],
+                "logit_answer": dict(self.base_judge["logit_answer"]),
+            },
             "demonstration": self.demonstration,
             "current_task": self.current_task,
             "telemetry": self.telemetry,
@@ -202,15 +256,20 @@ class SimulationPrompt:
 
     def texts_for(self, task: str, demo_type: str) -> dict:
         """The texts one cell's prompts use (a tracked parameter of its job, so that editing a
-        piece reruns exactly the cells using it): only ``task``'s scale block; the demonstration
-        format blank for the Base Judge (type ``base``, no demonstrations); the telemetry and
-        reasoning blocks blank where the type shows none."""
+        piece reruns exactly the cells using it): only ``task``'s scale block; for the Base Judge
+        (type ``base``) its own template and no section 10 template or demonstration format, for
+        the other types the section 10 template and no Base Judge template; the telemetry and
+        reasoning blocks blank where the type shows none. Read back with
+        ``from_mapping(..., partial=True)``."""
         self.scale(task, 1)  # the task must have a scale block
         out = self.texts()
         out["scales"] = {task: dict(self.scales[task])}
+        blank = {"replace": "", "with": ""}
+        if demo_type == BASE:
+            out["template"], out["logit_answer"], out["demonstration"] = "", dict(blank), ""
+        else:
+            out["base_judge"] = {"template": "", "logit_answer": dict(blank)}
         needs = DEMO_TYPES.get(demo_type, ())
-        if demo_type not in DEMO_TYPES:
-            out["demonstration"] = ""
         for signal in ("telemetry", "reasoning"):
             if signal not in needs:
                 out[signal] = ""
