@@ -36,6 +36,7 @@ from .backends.api import api_key_envvars
 from .backends.base import Backend, Request, cache_request, make_backend
 from .cache import RequestCache, request_key
 from .errors import InputError
+from .jobs import CacheConfig
 from .personas import persona_instruction_request, persona_keywords_request
 from .pricing import Prices
 from .project import Project
@@ -234,7 +235,8 @@ def estimate(
     if unknown:
         raise InputError(f"--table names datasets not in the config: {unknown}", key="datasets")
     cache_file = Path(cache_path) if cache_path else directory / project.cache
-    cache = RequestCache(cache_file) if cache_file.exists() else None
+    cache_config = CacheConfig(cache_file, project.config["cache_mode"], project.config["cache_lease"])
+    cache = cache_config.open() if cache_file.exists() else None
     notes = [TOKEN_NOTE, f"cache: {cache_file}" + ("" if cache else " (absent: nothing is cached)")]
     notes += [f"model {m}: no job of this configuration calls it" for m in chosen if m not in used]
     backends: dict[str, Backend] = {}
