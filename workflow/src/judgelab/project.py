@@ -201,6 +201,12 @@ class Project:
 
         return api_key_envvars({"models": {m: self.config["models"][m] for m in self.used_models}})
 
+    def api_key_envvars_set(self) -> list[str]:
+        """:meth:`api_key_envvars` that are set in this environment (the workflow's ``envvars:``:
+        passed on to the jobs by executors that do not inherit the environment; registering
+        only the set ones never fails, so a dry run needs no key)."""
+        return [v for v in self.api_key_envvars() if os.environ.get(v, "").strip()]
+
     def check_credentials(self) -> None:
         """Bedrock models take region and credentials from the AWS chain: check it before any job
         (one InputError naming what is missing) when a model this run calls uses it."""
@@ -208,6 +214,17 @@ class Project:
 
         if any(self.config["models"][m]["backend"] == "bedrock" for m in self.used_models):
             check_aws_chain({"models": {m: self.config["models"][m] for m in self.used_models}})
+
+    def check_secrets(self) -> None:
+        """The secrets of the models this run calls: every API key variable set, the AWS chain of
+        Bedrock models complete; one InputError naming the variable (and the model's key) or what
+        the chain lacks. The Snakefile runs it when a run starts (``onstart:``: before any job,
+        never in a dry run, so ``snakemake -n`` of a paper config needs no key); each job checks
+        its own model again when it builds the backend, before its first call."""
+        from .backends.api import check_api_keys  # the API clients load only when a run asks
+
+        check_api_keys({"models": {m: self.config["models"][m] for m in self.used_models}})
+        self.check_credentials()
 
     # -- datasets -----------------------------------------------------------------------------
 
