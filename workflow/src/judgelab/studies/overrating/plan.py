@@ -196,11 +196,17 @@ class Plan(StudyPlan):
         if self.pairwise_cells:
             _ = self.pairwise_prompt
         if not self.pointwise_cells and not self.pairwise_cells:
+            others = sorted(set(self.project.imported) - set(self.imported))
+            hint = (
+                f" (name the config's imported judges {others} in overrating.imported_judges)"
+                if others
+                else ""
+            )
             raise InputError(
                 "the study is enabled but judges nothing: no dataset x judge x scale "
-                f"(overrating.datasets {self.datasets}, overrating.judges {self.judges}, "
-                f"overrating.pointwise.scales {self.scales}), no pairwise run and no "
-                "imported judge; set overrating.enabled: false to skip it",
+                f"(overrating.datasets {self.datasets}, overrating.judges {self.judges}; null = the "
+                f"top-level `judges`; overrating.pointwise.scales {self.scales}), no pairwise run and "
+                f"no imported judge{hint}; set overrating.enabled: false to skip it",
                 key="overrating",
             )
 

@@ -266,6 +266,13 @@ class Plan(StudyPlan):
                 raise InputError(
                     f"{m!r} is not a key of `models` (known: {sorted(models)})", key=f"simulation.judges[{i}]"
                 )
+        if not self.judges:
+            raise InputError(
+                "the study is enabled but has no live judge (simulation.judges; null = the top-level "
+                f"`judges`: {self.project.judges}): every cell asks a model; set simulation.enabled: "
+                "false to skip it",
+                key="simulation",
+            )
         for d, s in self.sets.items():
             key = f"simulation.datasets.{d}"
             if s["source"] == "sample" and not Path(self.source_file(d)).exists():
