@@ -28,6 +28,7 @@ class Plan(StudyPlan):
     name = "overrating"
     paths = {
         "overrating_pointwise": "{results}/overrating/pointwise/{dataset}/{model}/{scale}.tsv",
+        "overrating_import_summary": "{results}/overrating/imported/{dataset}/{model}/{scale}.tsv",
         "overrating_pairs": "{results}/overrating/pairs/{dataset}.tsv",
         "overrating_pairwise": "{results}/overrating/pairwise/{dataset}/{model}.tsv",
         "overrating_pointwise_metrics": "{results}/overrating/metrics/pointwise/{dataset}/{model}/{scale}.tsv",

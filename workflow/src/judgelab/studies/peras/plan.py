@@ -34,6 +34,7 @@ class Plan(StudyPlan):
     paths = {
         "judgments": "{results}/judgments/{dataset}/{model}/{template}/{persona}.tsv",
         "confidence": "{results}/confidence/{dataset}/{model}/{template}/{persona}.tsv",
+        "import_summary": "{results}/imported/{dataset}/{model}/{template}/{persona}.tsv",
         "group_metrics": "{results}/metrics/groups/{dataset}/{model}/{template}.tsv",
         "metrics": "{results}/metrics/metrics.tsv",
         "group_significance": "{results}/significance/{dataset}/{model}/{template}.tsv",
