@@ -233,3 +233,24 @@ def test_a_table_without_a_record_of_its_making_is_not_trusted(tmp_path, monkeyp
     assert result.set_index("stage").loc["judge", "calls"] == 2 * 24
     note = next(n for n in notes if n.startswith("dl19: "))
     assert "not used: no record of how it was made" in note
+
+
+@pytest.mark.slow
+def test_the_simulations_prepared_records_count_only_for_their_own_selection(tmp_path, monkeypatch):
+    from snakerun import make_workdir, output, snakemake
+
+    wd = make_workdir(tmp_path / "run", "simulation")
+    res = snakemake(wd, "results/simulation/pandalm/records.jsonl", timeout=900)
+    assert res.returncode == 0, output(res)[-3000:]
+    monkeypatch.chdir(wd)
+    _, notes = estimate(Project.load([], "."), directory=".")
+    assert any(n.startswith("simulation pandalm: ") and "from prepared records" in n for n in notes)
+    other = wd / "other.yaml"  # the same set with one evaluator more than the records were made for
+    other.write_text(yaml.safe_dump({"simulation": {"datasets": {"pandalm": {"evaluators": []}}}}))
+    _, notes = estimate(Project.load([str(other)], "."), directory=".")
+    note = next(n for n in notes if n.startswith("simulation pandalm: "))
+    assert "from sample file" in note and "prepared records" in note
+    assert (
+        "not used: made with another selection (evaluators ['annotator1', 'annotator2'] there, [] here)"
+        in note
+    )
