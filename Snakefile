@@ -23,15 +23,21 @@ PROJECT = Project(config, workflow.basedir)
 report: "workflow/report/workflow.rst"
 
 
-# API keys: only the variables of the API models this run calls (none for the local default).
-# Snakemake stops before any job when one is unset, naming it; jobs read the key from their
-# environment, so it is never a param, an input or a log line.
+# Secrets (API keys, the AWS chain of Bedrock models) are never needed to parse or dry-run the
+# workflow: `snakemake -n` of a paper config works without them. The variables of the API models
+# this run calls that are set are passed on to the jobs (envvars: executors that do not inherit
+# the environment); jobs read the key from their environment, so it is never a param, an input or
+# a log line.
 envvars:
-    *PROJECT.api_key_envvars(),
+    *PROJECT.api_key_envvars_set(),
 
 
-# Bedrock models: region and credentials from the AWS chain, checked before any job.
-PROJECT.check_credentials()
+# A run that has jobs to do stops here, before any job, naming a missing key variable or what the
+# AWS chain lacks (onstart: not run by a dry run, by --touch or with --no-hooks; every job that
+# calls a provider checks its own model's key again before its first call).
+onstart:
+    if not workflow.touch:
+        PROJECT.check_secrets()
 
 
 wildcard_constraints:

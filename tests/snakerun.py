@@ -29,6 +29,25 @@ def make_workdir(dest: Path, name: str) -> Path:
     return dest
 
 
+def copy_checkout(dest: Path) -> Path:
+    """The workflow at ``dest``: the tracked and untracked-but-not-ignored files of this checkout
+    (no results, no caches), with their modification times."""
+    listed = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-files", "-co", "--exclude-standard", "-z"],
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    for rel in filter(None, listed.split("\0")):
+        src = ROOT / rel
+        if src.is_symlink():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            (dest / rel).symlink_to(os.readlink(src))
+        elif src.is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+    return dest
+
+
 def snakemake(
     workdir: Path,
     *args: str,

@@ -1,17 +1,20 @@
-"""API keys in the Snakemake workflow: declared with ``envvars:`` for exactly the API models a
-config uses; a missing one stops the run before any job, naming the variable; a judge job against
-a local OpenAI-compatible server sends the key and writes it nowhere (params, logs, results,
-cache, Snakemake's metadata)."""
+"""API keys in the Snakemake workflow: a dry run needs none (of a config with API models, of the
+paper configs); a real run with a key missing stops before any job, naming the variable (and with
+--no-hooks the job itself stops before its first call, naming it); a judge job against a local
+OpenAI-compatible server sends the key and writes it nowhere (params, logs, results, cache,
+Snakemake's metadata)."""
 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 import yaml
+from conftest import ROOT
 from fake_openai import FakeOpenAI, ServerThread
-from snakerun import make_workdir, snakemake
+from snakerun import dry_run_jobs, make_workdir, output, snakemake
 
 pytestmark = pytest.mark.slow
 
@@ -50,8 +53,36 @@ def test_local_only_config_needs_no_key_and_a_missing_key_stops_the_run_before_a
     api = workdir(tmp_path / "api")
     res = run(api, clean_env(), "results/judgments/fx/gpt/wo_cot/default.tsv")
     assert res.returncode != 0
-    assert "JL_WF_KEY" in res.stderr and "undefined" in res.stderr
+    assert "config key 'models.gpt.api_key_env': the environment variable JL_WF_KEY is not set" in res.stderr
     assert not (api / "results").exists()  # nothing ran
+
+
+def test_a_dry_run_needs_no_key_and_a_real_run_stops_before_any_call(tmp_path):
+    fake = FakeOpenAI()
+    with ServerThread(fake.app()) as srv:
+        wd = workdir(tmp_path, srv.base_url)
+        target = "results/judgments/fx/gpt/wo_cot/default.tsv"
+        res = run(wd, clean_env(), "-n", target)
+        assert res.returncode == 0, res.stderr[-3000:]
+        assert [r for r, _ in dry_run_jobs(output(res))] == ["prepare_dataset", "judge"]
+        # the onstart check is skipped with --no-hooks: the job checks its own model's key
+        # before its first call, naming the variable
+        res = run(wd, clean_env(), "--no-hooks", target)
+        assert res.returncode != 0
+        log = (wd / "results" / "logs" / "judge" / "fx" / "gpt" / "wo_cot" / "default.log").read_text()
+        assert "config key 'models.gpt.api_key_env': the environment variable JL_WF_KEY is not set" in log
+    assert fake.arrivals == 0 and not (wd / target).exists()
+
+
+@pytest.mark.parametrize("paper", ["paper-scale", "paper-simulation"])
+def test_a_paper_config_dry_runs_without_keys_or_aws_credentials(tmp_path, paper):
+    env = {k: v for k, v in clean_env().items() if not k.startswith("AWS_")}
+    env["AWS_CONFIG_FILE"] = env["AWS_SHARED_CREDENTIALS_FILE"] = str(tmp_path / "none")
+    shutil.copytree(ROOT / "config", tmp_path / "config")  # a run folder with the default config
+    res = snakemake(tmp_path, "-n", "--configfile", f"config/{paper}.yaml", cores=1, env=env, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    llm = {"judge", "confidence", "simulation_predict"}
+    assert any(rule in llm for rule, _ in dry_run_jobs(output(res)))
 
 
 def test_judge_job_through_the_workflow_never_writes_the_key(tmp_path):

@@ -64,7 +64,10 @@ CONFIG_CASES = {
         "config key 'peras.significance.reference': persona 'HA' is not run",
     ),
     "significance reference missing from an imported judge": (
-        {"imported_judges": {"ext": {**IMPORTED, "personas": ["LA", "HN"]}}},
+        {
+            "peras": {"significance": {"reference": "default"}},
+            "imported_judges": {"ext": {**IMPORTED, "personas": ["LA", "HN"]}},
+        },
         "config key 'peras.significance.reference': persona 'default' is not among the personas of "
         "imported judge 'ext'",
     ),

@@ -3,6 +3,9 @@ with token and cost estimates; datasets not downloaded yet are counted by their 
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 import yaml
 from conftest import ROOT
@@ -154,3 +157,100 @@ def test_configfiles_merge_like_snakemake_and_bad_keys_are_named(tmp_path, capsy
         Project.load([over], tmp_path)
     assert cli.main(["estimate", "-d", str(tmp_path), "--configfile", str(over)]) == 2
     assert "models.gpt.concurrency" in capsys.readouterr().err
+
+
+# -- prepared tables made by another config ------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def default_run_tables(tmp_path_factory):
+    """A run folder of the default config where the workflow prepared its dataset tables (the
+    bundled samples, 2 pairs per grade of DL19 and DL20, DL21 whole): Snakemake's records too."""
+    from snakerun import output, snakemake
+
+    wd = tmp_path_factory.mktemp("default-run")
+    shutil.copytree(ROOT / "config", wd / "config")
+    targets = [f"results/datasets/{d}.tsv" for d in ("dl19", "dl20", "dl21")]
+    res = snakemake(wd, *targets, timeout=900)
+    assert res.returncode == 0, output(res)[-3000:]
+    return wd
+
+
+def load_in(wd, monkeypatch, *configfiles):
+    monkeypatch.chdir(wd)
+    return Project.load([str(ROOT / "config" / f) for f in configfiles], ".", ROOT)
+
+
+@pytest.mark.slow
+def test_a_prepared_table_counts_only_for_the_config_that_made_it(default_run_tables, monkeypatch):
+    wd = default_run_tables
+    _, notes = estimate(load_in(wd, monkeypatch), directory=".")
+    assert f"dl19: 8 pairs from prepared table {Path('results/datasets/dl19.tsv')}" in notes
+    # config/sample-full.yaml judges all 24 pairs: counted from the raw files, saying why
+    table, notes = estimate(load_in(wd, monkeypatch, "sample-full.yaml"), directory=".")
+    assert table.set_index(["dataset", "stage"]).loc[("dl19", "judge"), "calls"] == 24 * 11 * 2
+    assert table["exact"].all()
+    note = next(n for n in notes if n.startswith("dl19: "))
+    assert note.startswith("dl19: 24 pairs from raw files (sample), prepared in memory (prepared table ")
+    assert "not used: made with another selection (per_grade 2 there, None here)" in note
+
+
+@pytest.mark.slow
+def test_the_paper_config_is_not_estimated_on_the_default_runs_tables(
+    default_run_tables, tmp_path, monkeypatch
+):
+    narrow = tmp_path / "narrow.yaml"  # the paper config on two personas and datasets: quicker
+    narrow.write_text(
+        yaml.safe_dump({"personas": {"include": ["default", "LA"]}, "peras": {"datasets": ["dl19", "dl21"]}})
+    )
+
+    def run(wd):
+        monkeypatch.chdir(wd)
+        project = Project.load([str(ROOT / "config" / "paper-scale.yaml"), str(narrow)], ".", ROOT)
+        return estimate(project, directory=".")
+
+    fresh = tmp_path / "fresh"
+    shutil.copytree(ROOT / "config", fresh / "config")
+    want, _ = run(fresh)
+    got, notes = run(default_run_tables)
+    assert got.drop(columns="exact").equals(want.drop(columns="exact"))
+    assert not got["exact"].any()
+    calls = got.set_index(["dataset", "stage"])["calls"]
+    assert calls[("dl19", "judge")] == 9260 * 2 * 2  # pairs x personas x templates
+    note = next(n for n in notes if n.startswith("dl19: "))
+    assert "dl19: 9,260 pairs from not downloaded yet" in note
+    assert "not used: made with another selection (per_grade 2 there, None here)" in note
+
+
+def test_a_table_without_a_record_of_its_making_is_not_trusted(tmp_path, monkeypatch):
+    write_config(tmp_path)
+    table = tmp_path / "results" / "datasets" / "dl19.tsv"
+    table.parent.mkdir(parents=True)
+    first = build_trec_table("dl19", SAMPLE / "qrels.txt", SAMPLE / "topics.txt", SAMPLE / "texts.tsv")
+    write_dataset(first.iloc[:3], table)  # e.g. written by `judgelab prepare`, with another subset
+    monkeypatch.chdir(tmp_path)
+    result, notes = estimate(Project.load([], "."), directory=".")
+    assert result.set_index("stage").loc["judge", "calls"] == 2 * 24
+    note = next(n for n in notes if n.startswith("dl19: "))
+    assert "not used: no record of how it was made" in note
+
+
+@pytest.mark.slow
+def test_the_simulations_prepared_records_count_only_for_their_own_selection(tmp_path, monkeypatch):
+    from snakerun import make_workdir, output, snakemake
+
+    wd = make_workdir(tmp_path / "run", "simulation")
+    res = snakemake(wd, "results/simulation/pandalm/records.jsonl", timeout=900)
+    assert res.returncode == 0, output(res)[-3000:]
+    monkeypatch.chdir(wd)
+    _, notes = estimate(Project.load([], "."), directory=".")
+    assert any(n.startswith("simulation pandalm: ") and "from prepared records" in n for n in notes)
+    other = wd / "other.yaml"  # the same set with one evaluator more than the records were made for
+    other.write_text(yaml.safe_dump({"simulation": {"datasets": {"pandalm": {"evaluators": []}}}}))
+    _, notes = estimate(Project.load([str(other)], "."), directory=".")
+    note = next(n for n in notes if n.startswith("simulation pandalm: "))
+    assert "from sample file" in note and "prepared records" in note
+    assert (
+        "not used: made with another selection (evaluators ['annotator1', 'annotator2'] there, [] here)"
+        in note
+    )

@@ -3,15 +3,17 @@ metrics equal scikit-learn's on the same pairs, and bad lines fail naming file a
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import write_lines
+from conftest import ROOT, write_lines
 from sklearn.metrics import cohen_kappa_score, f1_score
 
 from judgelab import datasets as ds
 from judgelab.errors import InputError
-from judgelab.imported import import_judgments, read_judge_file, resolve_imported
+from judgelab.imported import SourcePairs, import_judgments, read_judge, read_judge_file, resolve_imported
 from judgelab.studies.peras.jobs import import_job, job_metrics_job
 from judgelab.tables import read_dataset, write_dataset
 
@@ -115,3 +117,106 @@ def test_config_resolution_and_errors():
     cfg["imported_judges"]["smollm2"] = cfg["imported_judges"].pop("ext")
     with pytest.raises(InputError, match="imported_judges.smollm2"):
         resolve_imported(cfg)
+
+
+# -- a file that labels more than the dataset's selection -------------------------------------
+
+SAMPLE = ROOT / "resources" / "sample" / "dl19"
+
+
+@pytest.fixture
+def sample_selection(tmp_path):
+    """The default config's DL19: the bundled sample (24 pairs), 2 pairs per grade (8)."""
+    sel = {"format": "trec", "encoding": "utf-8", "per_grade": 2, "seed": 42}
+    full, subset = ds.prepare_table(
+        "dl19", sel, SAMPLE / "qrels.txt", SAMPLE / "topics.txt", SAMPLE / "texts.tsv"
+    )
+    path = tmp_path / "dl19.tsv"
+    write_dataset(subset, path)
+    return full, read_dataset(path), path
+
+
+def test_pairs_outside_the_selection_are_skipped_and_counted(sample_selection, tmp_path, caplog):
+    full, subset, table_path = sample_selection
+    assert (len(full), len(subset)) == (24, 8)
+    judge = tmp_path / "full.qrels"  # a judge that labelled the whole dataset: its qrels, grade - 1
+    judge.write_text(
+        "".join(f"{r.qid} Q0 {r.docid} {max(int(r.grade) - 1, 0)} 80\n" for r in full.itertuples()),
+        encoding="utf-8",
+    )
+    with pytest.raises(InputError, match=r"full.qrels:9: unknown query id '1114819': not in the dataset$"):
+        read_judge_file(judge, subset)  # the selection alone: how it failed before
+    source = SourcePairs.read(SAMPLE / "qrels.txt", SAMPLE / "topics.txt")
+    read = read_judge(judge, subset, source=source)
+    assert vars(read.counts) == {
+        "labelled": 24,
+        "in_selection": 8,
+        "outside_selection": 16,
+        "selection": 8,
+        "unlabelled": 0,
+    }
+    out = {k: tmp_path / f"{k}.tsv" for k in ("j", "c", "s")}
+    with caplog.at_level("INFO"):
+        import_job(
+            str(table_path),
+            str(judge),
+            str(out["j"]),
+            str(out["c"]),
+            source={"qrels": str(SAMPLE / "qrels.txt"), "topics": str(SAMPLE / "topics.txt")},
+            out_summary=str(out["s"]),
+            ids={"dataset": "dl19", "model": "mine"},
+        )
+    assert "24 pairs labelled, 8 of them in the dataset's selection, 16 outside it (skipped" in caplog.text
+    summary = pd.read_csv(out["s"], sep="\t")
+    assert summary.to_dict("records") == [
+        {
+            "dataset": "dl19",
+            "model": "mine",
+            "file": str(judge),
+            "labelled": 24,
+            "in_selection": 8,
+            "outside_selection": 16,
+            "selection": 8,
+            "unlabelled": 0,
+        }
+    ]
+    j = pd.read_csv(out["j"], sep="\t", dtype={"qid": str, "docid": str})
+    grade = subset.set_index(["qid", "docid"])["grade"]
+    assert len(j) == 8 and j["parsed"].all()
+    assert [int(v) for v in j["label"]] == [
+        max(int(grade[(q, d)]) - 1, 0) for q, d in zip(j["qid"], j["docid"])
+    ]
+
+
+@pytest.mark.parametrize(
+    "line, message, no",
+    [
+        ("999999 Q0 3484458 2", "unknown query id '999999': not in the dataset (qrels ", 3),
+        ("1114819 Q0 no_such 2", "unknown passage id 'no_such' for query 1114819: not a judged pair", 3),
+    ],
+)
+def test_only_what_the_dataset_files_lack_is_an_error(sample_selection, tmp_path, line, message, no):
+    full, subset, _ = sample_selection
+    inside = subset.iloc[0]
+    judge = write_lines(tmp_path, [f"{inside.qid} Q0 {inside.docid} 1", "", line])
+    source = SourcePairs.read(SAMPLE / "qrels.txt", SAMPLE / "topics.txt")
+    with pytest.raises(InputError, match=re.escape(message)) as exc:
+        read_judge(judge, subset, source=source)
+    assert exc.value.path == str(judge) and exc.value.line == no
+    assert str(SAMPLE / "qrels.txt") in str(exc.value)
+
+
+def test_a_file_that_shares_no_pair_with_the_selection_fails_naming_file_and_line(sample_selection, tmp_path):
+    full, subset, _ = sample_selection
+    chosen = set(zip(subset["qid"], subset["docid"]))
+    outside = [r for r in full.itertuples() if (r.qid, r.docid) not in chosen][:3]
+    judge = write_lines(
+        tmp_path, ["# none of these is in the sample", *(f"{r.qid} Q0 {r.docid} 2" for r in outside)]
+    )
+    source = SourcePairs.read(SAMPLE / "qrels.txt", SAMPLE / "topics.txt")
+    with pytest.raises(InputError, match=r"none of the 3 pairs this file labels is among the 8 pairs") as exc:
+        read_judge(judge, subset, source=source)
+    assert exc.value.line == 2 and "datasets.dl19" in str(exc.value)
+    # a file with no label line is a judge that labelled nothing: every pair missing, counted
+    empty = read_judge(write_lines(tmp_path, ["# nothing"], name="empty.qrels"), subset, source=source)
+    assert (empty.counts.labelled, empty.counts.unlabelled) == (0, 8) and empty.labels.empty

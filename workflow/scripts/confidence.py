@@ -1,6 +1,6 @@
 """Snakemake adapter: one confidence job (seed 000 Appendix A)."""
 
-from judgelab.jobs import script_logging
+from judgelab.jobs import CacheConfig, script_logging
 from judgelab.studies.peras.jobs import confidence_job
 
 w = snakemake.wildcards
@@ -15,7 +15,7 @@ with script_logging(snakemake.log[0]):
         model=snakemake.params.model,
         max_tokens=snakemake.params.max_tokens,
         placement=snakemake.params.placement,
-        cache=snakemake.config["cache"],
+        cache=CacheConfig.of(snakemake.config),
         threads=snakemake.threads,
         desc=f"confidence {w.dataset}/{w.model}/{w.template}/{w.persona}",
         model_name=w.model,

@@ -1,6 +1,6 @@
 """Snakemake adapter: two-step persona generation (seed 000 section 4.1)."""
 
-from judgelab.jobs import script_logging
+from judgelab.jobs import CacheConfig, script_logging
 from judgelab.personas import generate_persona_job
 
 with script_logging(snakemake.log[0]):
@@ -11,7 +11,7 @@ with script_logging(snakemake.log[0]):
         instruction_template=snakemake.params.instruction_template,
         model=snakemake.params.model,
         max_tokens=snakemake.params.max_tokens,
-        cache=snakemake.config["cache"],
+        cache=CacheConfig.of(snakemake.config),
         threads=snakemake.threads,
         model_name=snakemake.wildcards.model,
     )

@@ -11,4 +11,8 @@ with script_logging(snakemake.log[0]):
         snakemake.output.confidence,
         scale=snakemake.params.scale or None,
         confidence_scale=snakemake.params.confidence_scale or None,
+        source={"qrels": snakemake.input.qrels, "topics": snakemake.input.topics},
+        encoding=snakemake.params.encoding,
+        out_summary=snakemake.output.summary,
+        ids={k: snakemake.wildcards[k] for k in ("dataset", "model", "template", "persona")},
     )

@@ -1,6 +1,6 @@
 """Snakemake adapter: one judgment job (dataset x model x template x persona)."""
 
-from judgelab.jobs import script_logging
+from judgelab.jobs import CacheConfig, script_logging
 from judgelab.studies.peras.jobs import judge_job
 
 w = snakemake.wildcards
@@ -15,7 +15,7 @@ with script_logging(snakemake.log[0]):
         max_tokens=snakemake.params.max_tokens,
         labels=snakemake.params.labels,
         placement=snakemake.params.placement,
-        cache=snakemake.config["cache"],
+        cache=CacheConfig.of(snakemake.config),
         threads=snakemake.threads,
         desc=f"judge {w.dataset}/{w.model}/{w.template}/{w.persona}",
         model_name=w.model,

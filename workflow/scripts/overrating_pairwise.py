@@ -1,6 +1,6 @@
 """Snakemake adapter: one pairwise judgment job (dataset x model), every sampled pair in both orders."""
 
-from judgelab.jobs import script_logging
+from judgelab.jobs import CacheConfig, script_logging
 from judgelab.studies.overrating.jobs import pairwise_judge_job
 
 w = snakemake.wildcards
@@ -13,7 +13,7 @@ with script_logging(snakemake.log[0]):
         labels=snakemake.params.labels,
         model=snakemake.params.model,
         max_tokens=snakemake.params.max_tokens,
-        cache=snakemake.config["cache"],
+        cache=CacheConfig.of(snakemake.config),
         threads=snakemake.threads,
         desc=f"overrating pairwise {w.dataset}/{w.model}",
         model_name=w.model,

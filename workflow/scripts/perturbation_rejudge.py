@@ -1,6 +1,6 @@
 """Snakemake adapter: one judge re-judging one variant (dataset x variant x judge)."""
 
-from judgelab.jobs import script_logging
+from judgelab.jobs import CacheConfig, script_logging
 from judgelab.studies.perturbations.jobs import rejudge_job
 
 p = snakemake.params
@@ -16,6 +16,6 @@ with script_logging(snakemake.log[0]):
         model=p.model,
         max_tokens=p.max_tokens,
         placement=p.placement,
-        cache=snakemake.config["cache"],
+        cache=CacheConfig.of(snakemake.config),
         threads=snakemake.threads,
     )

@@ -1,6 +1,6 @@
 """Snakemake adapter: the rewrites of one variant with their meaning check (dataset x variant)."""
 
-from judgelab.jobs import script_logging
+from judgelab.jobs import CacheConfig, script_logging
 from judgelab.studies.perturbations.jobs import rewrite_job
 
 p = snakemake.params
@@ -15,6 +15,6 @@ with script_logging(snakemake.log[0]):
         checker=p.checker,
         max_tokens=p.max_tokens,
         check_max_tokens=p.check_max_tokens,
-        cache=snakemake.config["cache"],
+        cache=CacheConfig.of(snakemake.config),
         threads=snakemake.threads,
     )

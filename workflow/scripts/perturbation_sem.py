@@ -1,6 +1,6 @@
 """Snakemake adapter: the SEM sentences and insertions of one dataset."""
 
-from judgelab.jobs import script_logging
+from judgelab.jobs import CacheConfig, script_logging
 from judgelab.studies.perturbations.jobs import insertion_job
 
 p = snakemake.params
@@ -14,6 +14,6 @@ with script_logging(snakemake.log[0]):
         rewriter=p.rewriter,
         max_tokens=p.max_tokens,
         max_attempts=p.max_attempts,
-        cache=snakemake.config["cache"],
+        cache=CacheConfig.of(snakemake.config),
         threads=snakemake.threads,
     )

@@ -1,6 +1,6 @@
 """Snakemake adapter: one simulation cell (evaluator set x model x demonstration type x shots)."""
 
-from judgelab.jobs import script_logging
+from judgelab.jobs import CacheConfig, script_logging
 from judgelab.studies.simulation.jobs import predict_job
 
 w = snakemake.wildcards
@@ -15,7 +15,7 @@ with script_logging(snakemake.log[0]):
         shots=int(w.shots),
         settings=snakemake.params.settings,
         prompt=snakemake.params.prompt,
-        cache=snakemake.config["cache"],
+        cache=CacheConfig.of(snakemake.config),
         threads=snakemake.threads,
         desc=f"simulate {w.dataset}/{w.model}/{w.demo_type}/{w.shots}",
     )

@@ -31,10 +31,12 @@ rule overrating_pointwise:
 
 rule overrating_import:
     input:
+        unpack(lambda wc: PROJECT.source_inputs(wc.dataset)),
         pairs=path("dataset"),
         judge=lambda wc: OVERRATING.imported_file(wc.model, wc.dataset),
     output:
         judgments=path("overrating_pointwise"),
+        summary=path("overrating_import_summary"),
     log:
         PROJECT.log("overrating/import/{dataset}/{model}/{scale}"),
     wildcard_constraints:
@@ -46,6 +48,7 @@ rule overrating_import:
         # the declared scales ("" = not declared): 0/1 labels and 0-1 confidences are never guessed
         scale=lambda wc: OVERRATING.imported_scale(wc.model, wc.scale)[0],
         confidence_scale=lambda wc: OVERRATING.imported_scale(wc.model, wc.scale)[1],
+        encoding=lambda wc: PROJECT.dataset(wc.dataset)["encoding"],
     script:
         "../../scripts/overrating_import.py"
 

@@ -1,16 +1,20 @@
 # Imported judges: labels (and optional confidences) from TREC-qrels-format files, written as the
 # judgment and confidence tables of a pseudo model named after the judge, so the metrics,
 # significance, figure and classifier stages use them exactly like a live judge. The wildcard
-# constraints keep them apart from the judge and confidence rules.
+# constraints keep them apart from the judge and confidence rules. The dataset's raw qrels and
+# topics tell a labelled pair outside the selection (skipped, counted in the import's table) from
+# one the dataset does not have (an error naming the file and line).
 
 
 rule import_judge:
     input:
+        unpack(lambda wc: PROJECT.source_inputs(wc.dataset)),
         pairs=path("dataset"),
         judge=lambda wc: PROJECT.imported_file(wc.model, wc.dataset, wc.template, wc.persona),
     output:
         judgments=path("judgments"),
         confidence=path("confidence"),
+        summary=path("import_summary"),
     log:
         PROJECT.log("import/{dataset}/{model}/{template}/{persona}"),
     wildcard_constraints:
@@ -21,5 +25,6 @@ rule import_judge:
         # the declared scales ("" = not declared): 0/1 labels and 0-1 confidences are never guessed
         scale=lambda wc: PROJECT.imported[wc.model].scale or "",
         confidence_scale=lambda wc: PROJECT.imported[wc.model].confidence_scale or "",
+        encoding=lambda wc: PROJECT.dataset(wc.dataset)["encoding"],
     script:
         "../../scripts/import_judge.py"

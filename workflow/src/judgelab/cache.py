@@ -214,10 +214,11 @@ def resolve_mode(path: str | Path, mode: str | None = None, mounts: str | None =
     raise CacheError(
         f"the request cache is on a network filesystem ({fstype}, mounted at {point}); SQLite's WAL "
         "mode must not be used there by processes on different hosts (answers can be lost or the file "
-        "damaged). Choose: JUDGELAB_CACHE_MODE=shards (jobs on several nodes share this cache; each job "
-        "writes its own shard beside it, merged with `python -m judgelab.cache_tools merge "
-        f"{path}`), or JUDGELAB_CACHE_MODE=wal if every job runs on this one host, or put the cache on "
-        "a local disk (config key `cache`, or JUDGELAB_CACHE)",
+        "damaged). Choose: config key `cache_mode: shards` or JUDGELAB_CACHE_MODE=shards (jobs on "
+        "several nodes share this cache; each job writes its own shard beside it, merged with "
+        f"`judgelab cache merge --cache {path}`), or `cache_mode: wal` / JUDGELAB_CACHE_MODE=wal if "
+        "every job runs on this one host, or put the cache on a local disk (config key `cache`, or "
+        "JUDGELAB_CACHE)",
         path=str(path),
     )
 

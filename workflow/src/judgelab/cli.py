@@ -7,7 +7,9 @@ judgelab confidence dl19.tsv j.tsv --persona LA --out c.tsv
 judgelab metrics dl19.tsv j.tsv c.tsv
 judgelab personas                                  # the Table 1 conditions
 judgelab cut-sample ../shared/data/trec-dl --out resources/sample
-judgelab cache                                     # request-cache statistics
+judgelab cache [stats]                             # request-cache statistics
+judgelab cache merge                               # fold a shards-mode cache's shards into its file
+judgelab cache salvage BROKEN NEW                  # copy the readable answers of a damaged cache
 judgelab estimate --configfile config/paper-scale.yaml   # calls, tokens, cost: nothing sent
 judgelab endpoints --url-dir endpoints --model NAME=SERVED --out config/endpoints.yaml
 """
@@ -33,10 +35,36 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model-path", default=None, help="GGUF file (default: the embedded SmolLM2)")
     p.add_argument("--n-ctx", type=int, default=2048)
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--cache", default=".judgelab-cache/requests.sqlite")
+    _add_cache_args(p)
     p.add_argument("--placement", choices=["user", "system"], default="user")
     p.add_argument("--persona", default="default", help="persona id of the persona file")
     p.add_argument("--persona-file", default="peras_table1")
+
+
+DEFAULT_CACHE = ".judgelab-cache/requests.sqlite"
+
+
+def _add_cache_args(p: argparse.ArgumentParser, default=DEFAULT_CACHE) -> None:
+    """--cache, --cache-mode, --cache-lease: the config keys cache, cache_mode, cache_lease."""
+    p.add_argument("--cache", default=default, help=f"the request cache file (default {DEFAULT_CACHE})")
+    p.add_argument(
+        "--cache-mode",
+        choices=["auto", "wal", "shards"],
+        default=None if default is not argparse.SUPPRESS else default,
+        help="how the cache opens (config key cache_mode; default JUDGELAB_CACHE_MODE, else auto)",
+    )
+    p.add_argument(
+        "--cache-lease",
+        type=float,
+        default=None if default is not argparse.SUPPRESS else default,
+        help="seconds a claim on a request in flight stays valid (config key cache_lease; default 60)",
+    )
+
+
+def _cache_config(args):
+    from .jobs import CacheConfig
+
+    return CacheConfig(args.cache, args.cache_mode, args.cache_lease)
 
 
 def _persona_text(args) -> str:
@@ -124,8 +152,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--per-grade", type=int, default=2)
     p.add_argument("--seed", type=int, default=13)
 
-    p = sub.add_parser("cache", help="request-cache statistics")
-    p.add_argument("--cache", default=".judgelab-cache/requests.sqlite")
+    p = sub.add_parser(
+        "cache",
+        help="request-cache statistics and maintenance",
+        description="Without a command: the cache's statistics. `merge` folds the shards of a "
+        "shards-mode cache (<cache>.d/) into its main file (run it when no job runs); `salvage` "
+        "copies every answer that can still be read from a damaged cache file into another.",
+    )
+    _add_cache_args(p)
+    cache_sub = p.add_subparsers(dest="cache_cmd")
+    q = cache_sub.add_parser("stats", help="answers, size and mode of the cache (the default)")
+    _add_cache_args(q, argparse.SUPPRESS)
+    q = cache_sub.add_parser("merge", help="fold the shards <cache>.d/*.sqlite into the cache file")
+    _add_cache_args(q, argparse.SUPPRESS)
+    q = cache_sub.add_parser("salvage", help="copy the readable answers of a damaged cache file")
+    q.add_argument("damaged", help="the damaged cache file (move it aside first)")
+    q.add_argument("dest", help="the cache file to copy them into (e.g. the config's `cache`)")
 
     p = sub.add_parser(
         "estimate",
@@ -228,7 +270,7 @@ def _run(args) -> int:
                 model=_model_spec(args),
                 max_tokens=args.max_tokens,
                 placement=args.placement,
-                cache=args.cache,
+                cache=_cache_config(args),
             )
     elif args.cmd == "confidence":
         with script_logging(None):
@@ -241,7 +283,7 @@ def _run(args) -> int:
                 model=_model_spec(args),
                 max_tokens=args.max_tokens,
                 placement=args.placement,
-                cache=args.cache,
+                cache=_cache_config(args),
             )
     elif args.cmd == "metrics":
         import tempfile
@@ -269,10 +311,19 @@ def _run(args) -> int:
                 )
             )
     elif args.cmd == "cache":
-        from .cache import RequestCache
+        if args.cache_cmd == "merge":
+            from .cache_shards import merge_shards
 
-        with RequestCache(args.cache) as cache:
-            print(json.dumps(cache.stats(), indent=1))
+            with script_logging(None):
+                print(json.dumps(merge_shards(args.cache), indent=1))
+        elif args.cache_cmd == "salvage":
+            from .cache_tools import salvage
+
+            with script_logging(None):
+                print(json.dumps(salvage(args.damaged, args.dest), indent=1))
+        else:
+            with _cache_config(args).open() as cache:
+                print(json.dumps(cache.stats(), indent=1))
     elif args.cmd == "endpoints":
         from .endpoints import write_overlay
 

@@ -6,12 +6,16 @@ persona-generation requests) and the same dataset tables, computes their cache k
 configured backends and looks them up in the request cache: a cached request is free.
 
 * **Datasets.** In order: a table given on the command line (``--table dl19=path``); the prepared
-  table ``{results}/datasets/{name}.tsv``; the raw files, when they are local (``sample``,
-  ``files``, or already downloaded), prepared in memory exactly as the prepare rule would; else,
-  for the public datasets not downloaded yet, their known size with typical text lengths. The
-  last case is flagged ``approx``: texts are unknown, so no cache look-up is possible. A study
-  with datasets of its own (the evaluator sets of ``simulation.datasets``) reads them likewise
-  (``--table NAME=PATH`` names a file in the set's format) and flags a stand-in the same way.
+  table ``{results}/datasets/{name}.tsv``, only when it was made for this config - Snakemake's
+  record of the job that wrote it (``.snakemake/metadata``) holds the config's own selection and
+  raw files, none newer than the table: what the workflow checks before reusing it -; the raw
+  files, when they are local (``sample``, ``files``, or already downloaded), prepared in memory
+  exactly as the prepare rule would; else, for the public datasets not downloaded yet, their
+  known size with typical text lengths. The notes say which, and why a prepared table was passed
+  over. The last case is flagged not ``exact``: texts are unknown, so no cache look-up is
+  possible. A study with datasets of its own (the evaluator sets of ``simulation.datasets``)
+  reads them likewise (``--table NAME=PATH`` names a file in the set's format) and flags a
+  stand-in the same way.
 * **Confidence** calls depend on the judged labels. Where the judgment is cached its label is
   known, and the confidence request is built exactly (and looked up); an unparsable cached label
   asks nothing. Where it is not, the pair is counted as asked (an upper bound).
@@ -22,6 +26,9 @@ configured backends and looks them up in the request cache: a cached request is 
 
 from __future__ import annotations
 
+import ast
+import base64
+import json
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -36,6 +43,7 @@ from .backends.api import api_key_envvars
 from .backends.base import Backend, Request, cache_request, make_backend
 from .cache import RequestCache, request_key
 from .errors import InputError
+from .jobs import CacheConfig
 from .personas import persona_instruction_request, persona_keywords_request
 from .pricing import Prices
 from .project import Project
@@ -61,6 +69,70 @@ TOKEN_NOTE = (
 # -- datasets -----------------------------------------------------------------------------------
 
 
+def snakemake_record(directory: Path, output: str) -> dict | None:
+    """Snakemake's metadata record of the job that wrote ``output`` (a path relative to the run's
+    working directory ``directory``, as the rule names it): its rule, params and input as the
+    workflow tracks them; None when there is none or it cannot be read."""
+    folder = directory / ".snakemake" / "metadata"
+    if not folder.is_dir():
+        return None
+    try:
+        max_len = os.pathconf(folder, "PC_NAME_MAX") or 255
+    except (OSError, ValueError):
+        max_len = 255
+    b64 = base64.urlsafe_b64encode(output.encode()).decode()
+    parts = [b64[i : i + max_len - 1] for i in range(0, len(b64), max_len - 1)]
+    path = folder.joinpath(*(["@" + p for p in parts[:-1]] + parts[-1:]))
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _param_values(record: dict) -> list:
+    """The recorded params of a job as values (Snakemake stores each as its repr; a JSON string
+    param is decoded)."""
+    out = []
+    for p in record.get("params") or []:
+        try:
+            v = ast.literal_eval(p) if isinstance(p, str) else p
+        except (ValueError, SyntaxError):
+            v = p
+        if isinstance(v, str):
+            try:
+                v = json.loads(v)
+            except ValueError:
+                pass
+        out.append(v)
+    return out
+
+
+def made_for(directory: Path, output: str, selection: Mapping, inputs: Iterable[str]) -> str | None:
+    """Why the workflow file ``output`` cannot stand for what this config's job would write, or
+    None when it can: Snakemake's record of the job that wrote it has exactly ``selection`` among
+    its params and ``inputs`` as its input files, and no input is newer than it (the checks the
+    workflow makes before reusing a file)."""
+    record = snakemake_record(directory, output)
+    if record is None:
+        return "no record of how it was made (Snakemake's .snakemake/metadata), so maybe by another config"
+    values = _param_values(record)
+    if dict(selection) not in values:
+        made = next((v for v in values if isinstance(v, dict)), None)
+        if made is None:
+            return "its recorded selection cannot be read"
+        diff = {k: (made.get(k), v) for k, v in selection.items() if made.get(k) != v}
+        shown = ", ".join(f"{k} {a!r} there, {b!r} here" for k, (a, b) in sorted(diff.items()))
+        return f"made with another selection ({shown})"
+    wanted = sorted(str(p) for p in inputs)
+    if sorted(record.get("input") or []) != wanted:
+        return f"made from other files ({sorted(record.get('input') or [])}; this config reads {wanted})"
+    made_at = (directory / output).stat().st_mtime
+    newer = [p for p in wanted if (directory / p).exists() and (directory / p).stat().st_mtime > made_at]
+    if newer:
+        return f"its input files changed since ({newer})"
+    return None
+
+
 @dataclass
 class PairSource:
     """The pairs of one dataset for an estimate, and where they came from."""
@@ -79,16 +151,21 @@ def dataset_pairs(
     if table is not None:
         return PairSource(name, read_dataset(table), f"table {table}", True)
     prepared = directory / project.table(name)
+    files = project.raw_files(name)
+    passed = ""
     if prepared.exists():
-        return PairSource(name, read_dataset(prepared), f"prepared table {prepared}", True)
-    raw = {k: Path(p) if Path(p).is_absolute() else directory / p for k, p in project.raw_files(name).items()}
+        why = made_for(directory, project.table(name), project.selection(name), files.values())
+        if why is None:
+            return PairSource(name, read_dataset(prepared), f"prepared table {prepared}", True)
+        passed = f" (prepared table {prepared} not used: {why})"
+    raw = {k: Path(p) if Path(p).is_absolute() else directory / p for k, p in files.items()}
     if all(p.exists() for p in raw.values()):
         _, pairs = ds.prepare_table(name, project.selection(name), raw["qrels"], raw["topics"], raw["texts"])
-        return PairSource(name, pairs, f"raw files ({d['source']}), prepared in memory", True)
+        return PairSource(name, pairs, f"raw files ({d['source']}), prepared in memory{passed}", True)
     if name not in KNOWN_DATASETS:
         raise InputError(
-            f"dataset {name!r} is neither prepared ({prepared}) nor are its raw files "
-            "here; prepare it first or pass --table",
+            f"dataset {name!r} is neither prepared for this config ({prepared}{passed}) nor are "
+            "its raw files here; prepare it first or pass --table",
             key=f"datasets.{name}",
         )
     n, q_chars, p_chars = KNOWN_DATASETS[name]
@@ -105,7 +182,9 @@ def dataset_pairs(
     )
     how = (
         f"not downloaded yet: known size {n:,} pairs, typical lengths (query {q_chars:g}, "
-        f"passage {p_chars:g} chars)" + ("; its subset keys are not applied (upper bound)" if subset else "")
+        f"passage {p_chars:g} chars)"
+        + ("; its subset keys are not applied (upper bound)" if subset else "")
+        + passed
     )
     return PairSource(name, pairs, how, False)
 
@@ -234,7 +313,8 @@ def estimate(
     if unknown:
         raise InputError(f"--table names datasets not in the config: {unknown}", key="datasets")
     cache_file = Path(cache_path) if cache_path else directory / project.cache
-    cache = RequestCache(cache_file) if cache_file.exists() else None
+    cache_config = CacheConfig(cache_file, project.config["cache_mode"], project.config["cache_lease"])
+    cache = cache_config.open() if cache_file.exists() else None
     notes = [TOKEN_NOTE, f"cache: {cache_file}" + ("" if cache else " (absent: nothing is cached)")]
     notes += [f"model {m}: no job of this configuration calls it" for m in chosen if m not in used]
     backends: dict[str, Backend] = {}

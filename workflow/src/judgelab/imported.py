@@ -24,8 +24,14 @@ metrics, significance, figures and classifier stages treat it exactly like a liv
 of the dataset that the file does not label gets a missing label (``parsed`` false): it is
 counted in ``coverage`` like an unparsable answer, never turned into a grade.
 
-Errors name the file and line: unknown query, unknown passage for a known query, a label outside
-0-3, a confidence outside 0-100, a wrong number of fields, a pair labelled twice differently.
+A file may label more than the dataset's selection (``queries``, ``max_queries``, ``per_grade``:
+the default config samples 2 pairs per grade): a pair of the dataset's source files outside the
+selection is skipped and counted (``outside_selection`` in the import's table, and a log line).
+
+Errors name the file and line: a query or passage unknown to the dataset's source files (its
+qrels and topics, not only the selection), a file whose pairs are all outside the selection, a label
+outside 0-3, a confidence outside 0-100, a wrong number of fields, a pair labelled twice
+differently.
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .datasets import parse_grade
+from .datasets import parse_grade, read_qrels, read_topics
 from .errors import InputError
 from .labels import SCALE_VALUES
 from .tables import CONFIDENCE_COLUMNS, JUDGMENT_COLUMNS
@@ -157,18 +163,102 @@ def judge_groups(
     return groups
 
 
-def read_judge_file(
-    path: str | Path, pairs: pd.DataFrame, *, scale: str | None = None, confidence_scale: str | None = None
-) -> pd.DataFrame:
-    """Read a qrels-format judge file against the dataset table ``pairs`` (qid, docid).
+@dataclass(frozen=True)
+class SourcePairs:
+    """What a dataset's source files know, before its selection (``queries``, ``max_queries``,
+    ``per_grade``): the judged pairs of its qrels and the queries of its qrels and topics. An
+    imported judge file may label any of these pairs; pairs outside the selection are skipped
+    and counted, anything else is an error."""
 
-    ``scale`` / ``confidence_scale``: as declared for the judge (None: not declared; see the
-    module docstring). Returns qid, docid, label (Int64, on ``scale``), confidence (Float64 on
-    ``confidence_scale``, as in the file; missing without a 5th column), line."""
+    pairs: frozenset[tuple[str, str]]
+    queries: frozenset[str]
+    #: the files, for messages ("qrels X, topics Y")
+    files: str = ""
+
+    @classmethod
+    def read(cls, qrels: str | Path, topics: str | Path, encoding: str | None = None) -> SourcePairs:
+        judged = read_qrels(qrels, encoding)
+        pairs = frozenset((q.qid, q.docid) for q in judged)
+        queries = frozenset(q.qid for q in judged) | frozenset(read_topics(topics, encoding))
+        return cls(pairs, queries, f"qrels {qrels}, topics {topics}")
+
+    @classmethod
+    def of_table(cls, pairs: pd.DataFrame) -> SourcePairs:
+        """A table that is all there is (no source files given): its pairs and queries."""
+        return cls(frozenset(zip(pairs["qid"], pairs["docid"])), frozenset(pairs["qid"]), "")
+
+
+@dataclass(frozen=True)
+class ImportCounts:
+    """How an imported judge file meets a dataset's selection."""
+
+    labelled: int  # distinct pairs the file labels (all known to the dataset's source)
+    in_selection: int  # of them, pairs of the selection: the labels used
+    outside_selection: int  # of them, pairs of the source outside the selection: skipped
+    selection: int  # pairs of the selection
+    unlabelled: int  # pairs of the selection the file does not label: missing, counted in coverage
+
+
+#: The import's table (one row per import job): how the file met the selection.
+IMPORT_SUMMARY_COLUMNS = [
+    "file",
+    "labelled",
+    "in_selection",
+    "outside_selection",
+    "selection",
+    "unlabelled",
+]
+
+
+@dataclass(frozen=True)
+class JudgeFile:
+    """An imported judge file read against a dataset's selection: ``labels`` (qid, docid, label,
+    confidence, line: the pairs of the selection it labels, in file order) and the counts."""
+
+    path: str
+    labels: pd.DataFrame
+    counts: ImportCounts
+    scale: str | None = None
+    confidence_scale: str | None = None
+
+    def summary(self, **ids: str) -> pd.DataFrame:
+        """The import's table: ``ids`` (e.g. dataset, judge, template, persona), then
+        :data:`IMPORT_SUMMARY_COLUMNS`."""
+        row = {**ids, "file": self.path, **vars(self.counts)}
+        return pd.DataFrame([row], columns=[*ids, *IMPORT_SUMMARY_COLUMNS])
+
+    def log_line(self) -> str:
+        c = self.counts
+        return (
+            f"{self.path}: {c.labelled} pairs labelled, {c.in_selection} of them in the dataset's "
+            f"selection, {c.outside_selection} outside it (skipped, counted in outside_selection); "
+            f"{c.unlabelled} of the {c.selection} selected pairs not labelled (missing)"
+        )
+
+
+def read_judge(
+    path: str | Path,
+    pairs: pd.DataFrame,
+    *,
+    source: SourcePairs | None = None,
+    scale: str | None = None,
+    confidence_scale: str | None = None,
+) -> JudgeFile:
+    """Read a qrels-format judge file against the dataset's selection ``pairs`` (qid, docid).
+
+    ``source``: the pairs and queries of the dataset's source files (:meth:`SourcePairs.read`;
+    None: the selection is all there is). A pair of the source outside the selection is skipped
+    and counted (``outside_selection``); a query or pair unknown to the source, or a file that
+    labels pairs but none of the selection, is an error naming the file and line (a file with no
+    label line at all is a judge that labelled nothing: every pair missing). ``scale`` /
+    ``confidence_scale``: as declared for the judge (None: not declared; see the module
+    docstring). The labels are Int64 on ``scale``, the confidences Float64 on
+    ``confidence_scale`` as in the file (missing without a 5th column)."""
     labels_ok = SCALE_VALUES[scale or "graded"]
     conf_max = CONFIDENCE_SCALES[confidence_scale or "percent"]
-    known_q = set(pairs["qid"])
-    known = set(zip(pairs["qid"], pairs["docid"]))
+    src = source or SourcePairs.of_table(pairs)
+    where = f" ({src.files})" if src.files else ""
+    selected = set(zip(pairs["qid"], pairs["docid"]))
     seen: dict[tuple[str, str], tuple[int, int, float | None]] = {}
     rows = []
     for no, line in text_lines(path):
@@ -204,11 +294,11 @@ def read_judge_file(
                 raise InputError(
                     f"confidence {parts[4]} is outside 0-{conf_max:g}{why}", path=str(path), line=no
                 )
-        if qid not in known_q:
-            raise InputError(f"unknown query id {qid!r}: not in the dataset", path=str(path), line=no)
-        if (qid, docid) not in known:
+        if qid not in src.queries:
+            raise InputError(f"unknown query id {qid!r}: not in the dataset{where}", path=str(path), line=no)
+        if (qid, docid) not in src.pairs:
             raise InputError(
-                f"unknown passage id {docid!r} for query {qid}: not a judged pair of the dataset",
+                f"unknown passage id {docid!r} for query {qid}: not a judged pair of the dataset{where}",
                 path=str(path),
                 line=no,
             )
@@ -224,11 +314,42 @@ def read_judge_file(
             continue
         seen[(qid, docid)] = (no, lab, conf)
         rows.append((qid, docid, lab, conf, no))
-    df = pd.DataFrame(rows, columns=["qid", "docid", "label", "confidence", "line"])
-    df["label"] = df["label"].astype("Int64")
-    df["confidence"] = df["confidence"].astype("Float64")
-    _refuse_ambiguous(df, path, scale, confidence_scale)
-    return df
+    every = pd.DataFrame(rows, columns=["qid", "docid", "label", "confidence", "line"])
+    every["label"] = every["label"].astype("Int64")
+    every["confidence"] = every["confidence"].astype("Float64")
+    _refuse_ambiguous(every, path, scale, confidence_scale)
+    inside = pd.Series([(q, d) in selected for q, d in zip(every["qid"], every["docid"])], dtype=bool)
+    labels = every[inside.to_numpy()].reset_index(drop=True)
+    dataset = str(pairs["dataset"].iloc[0]) if "dataset" in pairs and len(pairs) else None
+    key = f"datasets.{dataset}" if dataset else "the dataset's selection"
+    if labels.empty and not every.empty:
+        raise InputError(
+            f"none of the {len(every)} pairs this file labels is among the {len(selected)} pairs "
+            f"of the dataset's selection ({key}: queries, max_queries, per_grade); this line "
+            "labels the first of them",
+            path=str(path),
+            line=int(every["line"].iloc[0]),
+        )
+    counts = ImportCounts(
+        labelled=len(every),
+        in_selection=len(labels),
+        outside_selection=len(every) - len(labels),
+        selection=len(selected),
+        unlabelled=len(selected) - len(labels),
+    )
+    return JudgeFile(str(path), labels, counts, scale, confidence_scale)
+
+
+def read_judge_file(
+    path: str | Path,
+    pairs: pd.DataFrame,
+    *,
+    source: SourcePairs | None = None,
+    scale: str | None = None,
+    confidence_scale: str | None = None,
+) -> pd.DataFrame:
+    """The labels of :func:`read_judge` (qid, docid, label, confidence, line)."""
+    return read_judge(path, pairs, source=source, scale=scale, confidence_scale=confidence_scale).labels
 
 
 def _refuse_ambiguous(
@@ -258,16 +379,27 @@ def confidence_as_probability(conf: pd.Series, confidence_scale: str | None) -> 
 
 
 def import_judgments(
-    pairs: pd.DataFrame, path: str | Path, *, scale: str | None = None, confidence_scale: str | None = None
+    pairs: pd.DataFrame,
+    path: str | Path | JudgeFile,
+    *,
+    scale: str | None = None,
+    confidence_scale: str | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The judgment and confidence tables (judgelab's columns: graded labels, confidence 0-100)
-    of an imported judge file. A binary judge has no grades for them and is refused."""
+    of an imported judge file, or of one already read (:func:`read_judge`: its scales are used).
+    A binary judge has no grades for them and is refused."""
+    if isinstance(path, JudgeFile):
+        scale, confidence_scale = path.scale, path.confidence_scale
     if scale == "binary":
         raise InputError(
             "a binary judge (0/1 labels) is not scored on grades 0-3: it goes to the overrating study only",
-            path=str(path),
+            path=str(path.path if isinstance(path, JudgeFile) else path),
         )
-    read = read_judge_file(path, pairs, scale=scale, confidence_scale=confidence_scale)
+    read = (
+        path.labels.copy()
+        if isinstance(path, JudgeFile)
+        else read_judge_file(path, pairs, scale=scale, confidence_scale=confidence_scale)
+    )
     if confidence_scale == "probability":
         read["confidence"] = read["confidence"] * 100.0  # the confidence tables hold percent
     merged = pairs[["dataset", "qid", "docid"]].merge(

@@ -12,8 +12,9 @@ so every stage can also run and be tested without Snakemake. Modules:
 * :mod:`.perturbations` - perturbations (seed 004, section 3): samples, rewrites with the
   meaning check, insertions, re-judging, transitions, distributions and figures.
 
-This module holds what every job shares: logging into the job's log file, building a backend
-from a model entry, and the usage line (calls, cache hits, tokens, cost) of an LLM job.
+This module holds what every job shares: logging into the job's log file, the request cache of
+a job (:class:`CacheConfig`: config keys ``cache``, ``cache_mode``, ``cache_lease``), building a
+backend from a model entry, and the usage line (calls, cache hits, tokens, cost) of an LLM job.
 """
 
 from __future__ import annotations
@@ -21,9 +22,11 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from .backends.base import CachedClient, make_backend
@@ -65,6 +68,36 @@ def as_value(v):
     return json.loads(v) if isinstance(v, str) else v
 
 
+@dataclass(frozen=True)
+class CacheConfig:
+    """Where a job's request cache is and how it opens: the config keys ``cache`` (the file),
+    ``cache_mode`` (auto | wal | shards) and ``cache_lease`` (seconds a claim of a request in
+    flight stays valid without renewal). The environment variables ``JUDGELAB_CACHE_MODE`` and
+    ``JUDGELAB_CACHE_LEASE``, when set, override the two keys (one run on a cluster, without
+    editing the config). None: the variable, else the cache's default (auto, 60 s)."""
+
+    path: str | Path | None = None
+    mode: str | None = None
+    lease: float | None = None
+
+    @classmethod
+    def of(cls, config: Mapping) -> CacheConfig:
+        """The request cache of a workflow job: ``snakemake.config``'s cache keys."""
+        return cls(config.get("cache"), config.get("cache_mode"), config.get("cache_lease"))
+
+    def open(self) -> RequestCache:
+        mode = os.environ.get("JUDGELAB_CACHE_MODE") or self.mode
+        # a set variable wins; RequestCache reads (and checks) it when no lease is given
+        lease = None if os.environ.get("JUDGELAB_CACHE_LEASE") else self.lease
+        return RequestCache(self.path, mode=mode, lease=lease)
+
+
+def open_cache(cache: str | Path | CacheConfig | None) -> RequestCache:
+    """A job's request cache: a :class:`CacheConfig`, or a path (None: ``JUDGELAB_CACHE``, else
+    the default path) opened with the environment's mode and lease."""
+    return (cache if isinstance(cache, CacheConfig) else CacheConfig(cache)).open()
+
+
 def model_spec(model: str | dict) -> dict:
     return dict(as_value(model))
 
@@ -79,12 +112,13 @@ def _named(exc: InputError, name: str) -> InputError:
 
 class LLMSession:
     """A backend and its cached client for one job; logs the usage line when it closes.
-    ``name``: the model's key in ``models`` (errors name ``models.<name>.…`` with it)."""
+    ``cache``: a :class:`CacheConfig` (the workflow's scripts pass ``CacheConfig.of(snakemake.config)``)
+    or a path. ``name``: the model's key in ``models`` (errors name ``models.<name>.…`` with it)."""
 
     def __init__(
         self,
         model: str | dict,
-        cache: str | Path | None,
+        cache: str | Path | CacheConfig | None,
         threads: int | None = None,
         desc: str = "job",
         name: str | None = None,
@@ -98,7 +132,7 @@ class LLMSession:
             self.backend = make_backend(self.spec, self.name)
         except InputError as exc:
             raise _named(exc, self.name) from None
-        self.client = CachedClient(self.backend, RequestCache(cache))
+        self.client = CachedClient(self.backend, open_cache(cache))
         self.t0 = time.perf_counter()
 
     def __enter__(self) -> CachedClient:

@@ -14,7 +14,7 @@ import yaml
 
 from .backends.base import CachedClient, Request
 from .errors import InputError
-from .jobs import LLMSession, as_value
+from .jobs import CacheConfig, LLMSession, as_value
 from .prompts import fill
 from .resources import resources_dir
 from .tables import write_tsv
@@ -160,7 +160,7 @@ def generate_persona_job(
     instruction_template: str,
     model: str | dict,
     max_tokens: int,
-    cache: str,
+    cache: str | CacheConfig,
     threads: int | None = None,
     model_name: str | None = None,
 ) -> dict:

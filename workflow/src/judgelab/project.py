@@ -81,8 +81,17 @@ class Project:
     working directory of the run, as the config writes them.
     """
 
-    def __init__(self, config: dict, root: str | Path | None = None, *, validated: bool = False):
+    def __init__(
+        self,
+        config: dict,
+        root: str | Path | None = None,
+        *,
+        validated: bool = False,
+        workdir: str | Path | None = None,
+    ):
         self.root = Path(root or PACKAGE_ROOT).resolve()
+        #: the run's working directory (default: this process's): relative paths are relative to it
+        self.workdir = Path(workdir).resolve() if workdir is not None else Path.cwd()
         self.config = config if validated else validate(config, self.root)
         self.results = self.config["results"]
         self.cache = self.config["cache"]
@@ -106,7 +115,7 @@ class Project:
         folder (default: DIRECTORY when it holds the workflow, else this package's checkout)."""
         if root is None:
             root = directory if (Path(directory) / SCHEMA).exists() else PACKAGE_ROOT
-        return cls(load_config(configfiles, directory, root), root, validated=True)
+        return cls(load_config(configfiles, directory, root), root, validated=True, workdir=directory)
 
     def path(self, which: str, **fields: str) -> str:
         """The result path ``which`` of :data:`PATHS` with ``fields`` filled in; fields not given stay
@@ -120,6 +129,24 @@ class Project:
     @property
     def resources(self) -> Path:
         return self.root / "resources"
+
+    def run_path(self, path: str | Path) -> str:
+        """An input path as the rules give it to Snakemake (which records it): an absolute path inside
+        the run's working directory or inside this workflow's folder becomes relative to the working
+        directory, so that a finished run moved or copied elsewhere (with its workflow where it was
+        relative to it, e.g. the run folder being the checkout) finds the same inputs and has
+        nothing to do; a relative path stays as written, any other absolute path as it is."""
+        p = Path(path)
+        if not p.is_absolute():
+            return str(path)
+        if p.is_relative_to(self.workdir) or p.is_relative_to(self.root):
+            return os.path.relpath(p, self.workdir)
+        return str(p)
+
+    def local(self, path: str | Path) -> Path:
+        """A path the project gives (relative to the run's working directory) as this process
+        opens it."""
+        return self.workdir / path
 
     # -- studies ------------------------------------------------------------------------------
 
@@ -201,6 +228,12 @@ class Project:
 
         return api_key_envvars({"models": {m: self.config["models"][m] for m in self.used_models}})
 
+    def api_key_envvars_set(self) -> list[str]:
+        """:meth:`api_key_envvars` that are set in this environment (the workflow's ``envvars:``:
+        passed on to the jobs by executors that do not inherit the environment; registering
+        only the set ones never fails, so a dry run needs no key)."""
+        return [v for v in self.api_key_envvars() if os.environ.get(v, "").strip()]
+
     def check_credentials(self) -> None:
         """Bedrock models take region and credentials from the AWS chain: check it before any job
         (one InputError naming what is missing) when a model this run calls uses it."""
@@ -208,6 +241,17 @@ class Project:
 
         if any(self.config["models"][m]["backend"] == "bedrock" for m in self.used_models):
             check_aws_chain({"models": {m: self.config["models"][m] for m in self.used_models}})
+
+    def check_secrets(self) -> None:
+        """The secrets of the models this run calls: every API key variable set, the AWS chain of
+        Bedrock models complete; one InputError naming the variable (and the model's key) or what
+        the chain lacks. The Snakefile runs it when a run starts (``onstart:``: before any job,
+        never in a dry run, so ``snakemake -n`` of a paper config needs no key); each job checks
+        its own model again when it builds the backend, before its first call."""
+        from .backends.api import check_api_keys  # the API clients load only when a run asks
+
+        check_api_keys({"models": {m: self.config["models"][m] for m in self.used_models}})
+        self.check_credentials()
 
     # -- datasets -----------------------------------------------------------------------------
 
@@ -228,14 +272,11 @@ class Project:
         if d["source"] == "sample":
             folder = self.resources / "sample" / name
             ext = "jsonl" if d["format"] == "llmjudge" else "tsv"
-            return {
-                "qrels": str(folder / "qrels.txt"),
-                "topics": str(folder / "topics.txt"),
-                "texts": str(folder / f"texts.{ext}"),
-            }
+            files = {"qrels": "qrels.txt", "topics": "topics.txt", "texts": f"texts.{ext}"}
+            return {k: self.run_path(folder / f) for k, f in files.items()}
         if d["source"] == "download":
             return {k: self.path("raw", dataset=name, kind=k) for k in ("qrels", "topics", "texts")}
-        return {k: d[k] for k in ("qrels", "topics", "texts")}
+        return {k: self.run_path(d[k]) for k in ("qrels", "topics", "texts")}
 
     def raw_inputs(self, name: str) -> dict[str, str]:
         """:meth:`raw_files` for the prepare rule (paths relative to the working directory): a
@@ -244,19 +285,29 @@ class Project:
         source = self.dataset(name)["source"]
         if source != "download":
             for kind, f in files.items():
-                if not Path(f).is_file():
+                if not self.local(f).is_file():
                     key = f"datasets.{name}.{kind}" if source == "files" else f"datasets.{name}.source"
                     raise InputError(f"{kind} file {f} does not exist", key=key)
         docid_map = self.dataset(name).get("docid_map")
-        if docid_map and not Path(docid_map).is_file():
+        if docid_map and not self.local(docid_map).is_file():
             raise InputError(f"file {docid_map} does not exist", key=f"datasets.{name}.docid_map")
         return files
+
+    def source_inputs(self, name: str) -> dict[str, str]:
+        """The raw qrels and topics of a dataset (:meth:`raw_inputs`): the import rules read them
+        to tell a pair outside the selection (skipped, counted) from one the dataset does not
+        have (an error)."""
+        files = self.raw_inputs(name)
+        return {"qrels": files["qrels"], "topics": files["topics"]}
 
     def selection(self, name: str) -> dict:
         """What the prepare job does with the raw files (format, subset keys), as plain values."""
         d = self.dataset(name)
         keys = ("format", "encoding", "queries", "max_queries", "per_grade", "seed", "docid_map")
-        return {k: d.get(k) for k in keys}
+        out = {k: d.get(k) for k in keys}
+        if out["docid_map"]:
+            out["docid_map"] = self.run_path(out["docid_map"])
+        return out
 
     def download_urls(self, name: str) -> dict[str, str]:
         return source_urls(name, self.dataset(name).get("urls"))
@@ -311,7 +362,7 @@ class Project:
         that file does not exist yet)."""
         if not self.uses_generated(persona):
             return self.personas[persona].instruction
-        f = Path(self.generated_file(persona))
+        f = self.local(self.generated_file(persona))
         return read_generated(f)["instruction"] if f.exists() else None
 
     # -- templates ----------------------------------------------------------------------------
@@ -335,8 +386,8 @@ class Project:
     def imported_file(self, name: str, dataset: str, template: str, persona: str) -> str:
         """An imported judge's file (the import rule's input): an error naming the judge's key when
         it does not exist (relative to the working directory)."""
-        f = self.imported[name].file(dataset, template, persona)
-        if not Path(f).is_file():
+        f = self.run_path(self.imported[name].file(dataset, template, persona))
+        if not self.local(f).is_file():
             raise InputError(
                 f"imported judge file {f} does not exist (dataset {dataset}, template "
                 f"{template}, persona {persona})",
@@ -461,7 +512,7 @@ class Project:
         if spec["backend"] != "local":
             return
         if spec.get("model_path"):
-            if not Path(spec["model_path"]).is_file():
+            if not self.local(spec["model_path"]).is_file():
                 raise InputError(
                     f"GGUF file {spec['model_path']} does not exist", key=f"models.{name}.model_path"
                 )

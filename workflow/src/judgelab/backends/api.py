@@ -149,21 +149,38 @@ def read_api_key(settings: ApiSettings) -> str | None:
         return None
     value = os.environ.get(env, "").strip()
     if not value:
-        raise InputError(
-            f"the environment variable {env} is not set; it must hold the API key of "
-            f"model {settings.name!r} ({settings.kind}, {settings.model}). "
-            f"Export it before running (export {env}=...), or set api_key_env: null "
-            f"for a server that needs no key",
-            key=f"models.{settings.name}.api_key_env",
-        )
+        raise _missing_key(env, settings.name, settings.kind, settings.model)
     return value
+
+
+def _missing_key(env: str, name: str, kind: str, model: str) -> InputError:
+    return InputError(
+        f"the environment variable {env} is not set; it must hold the API key of "
+        f"model {name!r} ({kind}, {model}). "
+        f"Export it before running (export {env}=...), or set api_key_env: null "
+        f"for a server that needs no key",
+        key=f"models.{name}.api_key_env",
+    )
+
+
+def check_api_keys(config: Mapping[str, Any]) -> None:
+    """Every API key variable of the models of ``config`` is set (the workflow checks this when a
+    run starts, never in a dry run); the first one missing is an :class:`InputError` naming the
+    variable and the model's ``api_key_env`` key, as :func:`read_api_key` would in the job."""
+    for name, spec in (config.get("models") or {}).items():
+        kind = (spec or {}).get("backend")
+        if kind in DEFAULT_KEY_ENV:
+            env = spec.get("api_key_env", DEFAULT_KEY_ENV[kind])
+            if env and not os.environ.get(env, "").strip():
+                raise _missing_key(env, str(name), kind, str(spec.get("model")))
 
 
 def api_key_envvars(config: Mapping[str, Any]) -> list[str]:
     """The environment variables holding the API keys of the models a config uses (sorted, unique).
 
-    The workflow declares exactly these with ``envvars:``; a config with only local models (the
-    default) needs none."""
+    The workflow passes those of them that are set on to its jobs (``envvars:``) and checks them all
+    when a run starts (:func:`check_api_keys`); a config with only local models (the default) needs
+    none."""
     names = set()
     for spec in (config.get("models") or {}).values():
         kind = (spec or {}).get("backend")

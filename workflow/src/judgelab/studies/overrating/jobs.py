@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ...imported import SourcePairs, read_judge
 from ...jobs import LLMSession, as_value
 from ...tables import read_dataset, write_tsv
 from .pairwise import SETTINGS, pair_outcomes, pairwise_metrics, run_pairwise, sample_pairs
@@ -107,11 +108,29 @@ def pointwise_judge_job(
 
 
 def imported_pointwise_job(
-    pairs: str, judge_file: str, out: str, *, scale: str | None, confidence_scale: str | None = None
+    pairs: str,
+    judge_file: str,
+    out: str,
+    *,
+    scale: str | None,
+    confidence_scale: str | None = None,
+    source: Mapping[str, str] | None = None,
+    encoding: str | None = None,
+    out_summary: str | None = None,
+    ids: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
-    """The pointwise judgments table of an imported judge (a qrels file; no LLM call)."""
-    result = imported_pointwise(read_dataset(pairs), judge_file, scale, confidence_scale)
+    """The pointwise judgments table of an imported judge (a qrels file; no LLM call).
+    ``source``: the dataset's raw ``qrels`` and ``topics`` (read with ``encoding``): the file may
+    label their pairs outside the selection (skipped, counted in the import's table
+    ``out_summary``, one row: ``ids``, then :data:`judgelab.imported.IMPORT_SUMMARY_COLUMNS`)."""
+    table = read_dataset(pairs)
+    known = SourcePairs.read(source["qrels"], source["topics"], encoding) if source else None
+    judge = read_judge(judge_file, table, source=known, scale=scale, confidence_scale=confidence_scale)
+    log.info("%s", judge.log_line())
+    result = imported_pointwise(table, judge, scale, confidence_scale)
     write_tsv(result, out)
+    if out_summary:
+        write_tsv(judge.summary(**dict(ids or {})), out_summary)
     log.info(
         "%s: %d of %d pairs labelled (scale %s), %d with a confidence",
         judge_file,

@@ -28,6 +28,7 @@ class Plan(StudyPlan):
     name = "overrating"
     paths = {
         "overrating_pointwise": "{results}/overrating/pointwise/{dataset}/{model}/{scale}.tsv",
+        "overrating_import_summary": "{results}/overrating/imported/{dataset}/{model}/{scale}.tsv",
         "overrating_pairs": "{results}/overrating/pairs/{dataset}.tsv",
         "overrating_pairwise": "{results}/overrating/pairwise/{dataset}/{model}.tsv",
         "overrating_pointwise_metrics": "{results}/overrating/metrics/pointwise/{dataset}/{model}/{scale}.tsv",
@@ -196,11 +197,17 @@ class Plan(StudyPlan):
         if self.pairwise_cells:
             _ = self.pairwise_prompt
         if not self.pointwise_cells and not self.pairwise_cells:
+            others = sorted(set(self.project.imported) - set(self.imported))
+            hint = (
+                f" (name the config's imported judges {others} in overrating.imported_judges)"
+                if others
+                else ""
+            )
             raise InputError(
                 "the study is enabled but judges nothing: no dataset x judge x scale "
-                f"(overrating.datasets {self.datasets}, overrating.judges {self.judges}, "
-                f"overrating.pointwise.scales {self.scales}), no pairwise run and no "
-                "imported judge; set overrating.enabled: false to skip it",
+                f"(overrating.datasets {self.datasets}, overrating.judges {self.judges}; null = the "
+                f"top-level `judges`; overrating.pointwise.scales {self.scales}), no pairwise run and "
+                f"no imported judge{hint}; set overrating.enabled: false to skip it",
                 key="overrating",
             )
 

@@ -15,7 +15,7 @@ import pandas as pd
 from ...agreement import cohen_kappa
 from ...backends.base import CachedClient, Request
 from ...errors import InputError
-from ...imported import confidence_as_probability, read_judge_file
+from ...imported import JudgeFile, confidence_as_probability, read_judge_file
 from ...labels import GRADES, SCALES, binarise
 from ...prompts import build_messages, fill
 from .prompts import Prompt, effective_scale, prob_columns, reading_cells, typed_readings
@@ -84,14 +84,22 @@ def run_pointwise(
 
 
 def imported_pointwise(
-    pairs: pd.DataFrame, path: str | Path, scale: str | None, confidence_scale: str | None = None
+    pairs: pd.DataFrame,
+    path: str | Path | JudgeFile,
+    scale: str | None,
+    confidence_scale: str | None = None,
 ) -> pd.DataFrame:
-    """The pointwise judgments table of an imported judge file (no LLM call): labels on the
-    judge's declared ``scale`` (None: not declared, read as graded unless every label is 0/1,
-    which fails; see :mod:`judgelab.imported`), the file's confidences as probabilities 0-1, no
-    label distribution. Pairs the file does not label are missing."""
+    """The pointwise judgments table of an imported judge file, or of one already read
+    (:func:`judgelab.imported.read_judge`) - no LLM call: labels on the judge's declared ``scale``
+    (None: not declared, read as graded unless every label is 0/1, which fails; see
+    :mod:`judgelab.imported`), the file's confidences as probabilities 0-1, no label
+    distribution. Pairs of the selection the file does not label are missing."""
     labels = SCALES[effective_scale(scale)]
-    read = read_judge_file(path, pairs, scale=scale, confidence_scale=confidence_scale)
+    read = (
+        path.labels
+        if isinstance(path, JudgeFile)
+        else read_judge_file(path, pairs, scale=scale, confidence_scale=confidence_scale)
+    )
     merged = pairs[["dataset", "qid", "docid"]].merge(
         read, on=["qid", "docid"], how="left", validate="one_to_one"
     )

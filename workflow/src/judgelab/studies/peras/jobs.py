@@ -175,16 +175,28 @@ def import_job(
     *,
     scale: str | None = None,
     confidence_scale: str | None = None,
+    source: Mapping[str, str] | None = None,
+    encoding: str | None = None,
+    out_summary: str | None = None,
+    ids: Mapping[str, str] | None = None,
 ) -> None:
     """An imported judge's qrels-format file -> the judgment and confidence tables of a live judge.
     ``scale`` / ``confidence_scale``: as the judge declares them (None: not declared; see
-    :mod:`judgelab.imported`)."""
-    from ...imported import import_judgments
+    :mod:`judgelab.imported`). ``source``: the dataset's raw ``qrels`` and ``topics`` (read with
+    ``encoding``): the file may label their pairs outside the selection (skipped, counted in the
+    import's table ``out_summary``, one row: ``ids``, then
+    :data:`judgelab.imported.IMPORT_SUMMARY_COLUMNS`)."""
+    from ...imported import SourcePairs, import_judgments, read_judge
 
     table = read_dataset(pairs)
-    j, c = import_judgments(table, judge_file, scale=scale, confidence_scale=confidence_scale)
+    known = SourcePairs.read(source["qrels"], source["topics"], encoding) if source else None
+    judge = read_judge(judge_file, table, source=known, scale=scale, confidence_scale=confidence_scale)
+    log.info("%s", judge.log_line())
+    j, c = import_judgments(table, judge)
     write_tsv(j, out_judgments)
     write_tsv(c, out_confidence)
+    if out_summary:
+        write_tsv(judge.summary(**dict(ids or {})), out_summary)
     log.info(
         "%s: %d of %d pairs labelled, %d with a confidence",
         judge_file,

@@ -22,12 +22,19 @@ from . import estimate
 #: The figures per dataset x model x template (seed 000 Figures 2-5).
 FIGURE_KINDS = ("radar_agreement", "radar_calibration", "interpersona_kappa", "confidence_by_grade")
 
+#: What the persona-naming keys mean when left null (their schema default), applied to the
+#: personas that run: the significance reference (``default``, the seed's no-persona condition)
+#: and the confidence-by-grade chart's personas (seed 000 Figure 3's HN and LC).
+DEFAULT_REFERENCE = "default"
+FIGURE3_PERSONAS = ("HN", "LC")
+
 
 class Plan(StudyPlan):
     name = "peras"
     paths = {
         "judgments": "{results}/judgments/{dataset}/{model}/{template}/{persona}.tsv",
         "confidence": "{results}/confidence/{dataset}/{model}/{template}/{persona}.tsv",
+        "import_summary": "{results}/imported/{dataset}/{model}/{template}/{persona}.tsv",
         "group_metrics": "{results}/metrics/groups/{dataset}/{model}/{template}.tsv",
         "metrics": "{results}/metrics/metrics.tsv",
         "group_significance": "{results}/significance/{dataset}/{model}/{template}.tsv",
@@ -96,7 +103,24 @@ class Plan(StudyPlan):
 
     @property
     def reference(self) -> str:
-        return self.section["significance"]["reference"]
+        """The persona the others are compared with: ``peras.significance.reference``, or where it
+        is null (the default) :data:`DEFAULT_REFERENCE`, tested only for the groups that run it."""
+        return self.section["significance"]["reference"] or DEFAULT_REFERENCE
+
+    @property
+    def run_personas(self) -> list[str]:
+        """Every persona some group runs (live judges' personas, then the imported judges')."""
+        return list(dict.fromkeys(p for ps in self.groups.values() for p in ps))
+
+    @property
+    def confidence_personas(self) -> list[str]:
+        """The confidence-by-grade chart's personas: ``peras.figures.confidence_personas``, or where
+        it is null (the default) those of :data:`FIGURE3_PERSONAS` some judge runs. The figure job
+        keeps those its group has (none: the group's first two)."""
+        chosen = self.section["figures"]["confidence_personas"]
+        if chosen is not None:
+            return list(chosen)
+        return [p for p in FIGURE3_PERSONAS if p in self.run_personas]
 
     def significance_groups(self) -> list[tuple[str, str, str]]:
         """Groups with the reference persona and at least one other to compare with it."""
@@ -109,7 +133,8 @@ class Plan(StudyPlan):
     def significance_settings(self) -> str:
         """The significance job's settings (a tracked param, JSON)."""
         sig = self.section["significance"]
-        return json.dumps({k: sig[k] for k in ("reference", "n_boot", "seed", "alpha")}, sort_keys=True)
+        values = {k: sig[k] for k in ("n_boot", "seed", "alpha")}
+        return json.dumps({**values, "reference": self.reference}, sort_keys=True)
 
     def figure_settings(self) -> str:
         """The figure job's settings (a tracked param, JSON)."""
@@ -117,7 +142,7 @@ class Plan(StudyPlan):
         return json.dumps(
             {
                 "reference": self.reference,
-                "confidence_personas": fig["confidence_personas"],
+                "confidence_personas": self.confidence_personas,
                 "confidence_label": fig["confidence_label"],
             },
             sort_keys=True,
@@ -145,8 +170,8 @@ class Plan(StudyPlan):
         if not self.groups:
             raise InputError(
                 "the study is enabled but judges nothing: no dataset x judge (peras.datasets "
-                f"{self.datasets}, peras.judges {self.judges}) and no graded imported judge; "
-                "set peras.enabled: false to skip it",
+                f"{self.datasets}, peras.judges {self.judges}; null = the top-level `judges`) and "
+                "no graded imported judge; set peras.enabled: false to skip it",
                 key="peras",
             )
         clf = self.classifier_dataset
@@ -155,6 +180,18 @@ class Plan(StudyPlan):
                 f"dataset {clf!r} is not among the datasets PERAS judges ({self.datasets})",
                 key="peras.classifier.dataset",
             )
+        # a persona the user names must run; the defaults (null) apply to the personas that run
+        if self.section["significance"]["reference"] is not None:
+            self._check_reference()
+        shown = self.run_personas
+        for i, p in enumerate(self.section["figures"]["confidence_personas"] or []):
+            if p not in shown:
+                raise InputError(
+                    f"persona {p!r} is not run by any judge (the run's personas: {sorted(shown)})",
+                    key=f"peras.figures.confidence_personas[{i}]",
+                )
+
+    def _check_reference(self) -> None:
         live = list(self.project.personas) if self.judges else []
         ref = self.reference
         if len(live) > 1 and ref not in live:
@@ -170,13 +207,6 @@ class Plan(StudyPlan):
                     f"persona {ref!r} is not among the personas of imported judge {name!r} "
                     f"(imported_judges.{name}.personas: {list(judge.personas)})",
                     key="peras.significance.reference",
-                )
-        shown = set(live).union(*(j.personas for j in imported.values()))
-        for i, p in enumerate(self.section["figures"]["confidence_personas"] or []):
-            if p not in shown:
-                raise InputError(
-                    f"persona {p!r} is not run by any judge (the run's personas: {sorted(shown)})",
-                    key=f"peras.figures.confidence_personas[{i}]",
                 )
 
     def llm_jobs(self):

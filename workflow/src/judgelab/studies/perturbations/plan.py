@@ -90,7 +90,13 @@ class Plan(StudyPlan):
 
     @property
     def persona(self) -> str:
-        return self.section["persona"]
+        """``perturbations.persona``, or where it is null (the default) ``default`` when the run has
+        it, else the run's first persona."""
+        chosen = self.section["persona"]
+        if chosen is not None:
+            return chosen
+        run = list(self.project.personas)
+        return "default" if "default" in run or not run else run[0]
 
     @property
     def rewriter(self) -> str:
@@ -199,6 +205,13 @@ class Plan(StudyPlan):
                 f"{self.template!r} is not a PERAS template (keys of peras.templates: "
                 f"{sorted(peras.section['templates'])})",
                 key=f"{key}.template",
+            )
+        if not self.judges:
+            raise InputError(
+                "the study is enabled but has no live judge (perturbations.judges; null = the "
+                f"top-level `judges`: {self.project.judges}): its judges re-judge the perturbed "
+                "passages, which an imported judge cannot; set perturbations.enabled: false to skip it",
+                key=key,
             )
         if self.persona not in self.project.personas:
             raise InputError(

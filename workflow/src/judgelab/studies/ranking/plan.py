@@ -164,7 +164,13 @@ class Plan(StudyPlan):
 
     @property
     def persona(self) -> str:
-        return self.section["persona"]
+        """``ranking.persona``, or where it is null (the default) ``default`` when the run has it,
+        else the run's first persona (as the perturbation study's)."""
+        chosen = self.section["persona"]
+        if chosen is not None:
+            return chosen
+        run = list(self.project.personas)
+        return "default" if "default" in run or not run else run[0]
 
     @property
     def judge_template_text(self) -> str:

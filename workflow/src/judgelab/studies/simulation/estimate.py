@@ -69,17 +69,26 @@ def estimate_data(plan, d: str, ctx) -> tuple[list, object, bool]:
     source = Path(plan.source_file(d))
     source = source if source.is_absolute() else ctx.directory / source
     exact = True
+    from ...estimate import made_for  # the core estimate (it loads the project's plans)
+
+    records_path = plan.project.path("simulation_records", dataset=d)
+    why = (
+        made_for(ctx.directory, records_path, plan.selection(d), [plan.source_file(d)])
+        if prepared.exists()
+        else None
+    )
+    passed = f" (prepared records {prepared} not used: {why})" if why else ""
     if given is not None:
         records, how = load_records(given, s["format"]), f"file {given}"
-    elif prepared.exists():
+    elif prepared.exists() and why is None:
         records, how = load_records(prepared, "jsonl"), f"prepared records {prepared}"
     elif source.exists():
-        records, how = load_records(source, s["format"]), f"{s['source']} file {source}"
+        records, how = load_records(source, s["format"]), f"{s['source']} file {source}{passed}"
     elif s["format"] == "pandalm":
         records, exact = pandalm_stand_in(), False
         how = (
             f"not downloaded yet: PandaLM's known size ({PANDALM_SIZE['items']} items x "
-            f"{PANDALM_SIZE['annotators']} annotators, typical lengths and label shares)"
+            f"{PANDALM_SIZE['annotators']} annotators, typical lengths and label shares){passed}"
         )
     else:
         raise InputError(

@@ -21,7 +21,6 @@ import logging
 from collections.abc import Iterator
 from dataclasses import asdict
 from functools import cached_property
-from pathlib import Path
 
 from ...backends.base import Request
 from ...errors import InputError
@@ -149,9 +148,9 @@ class Plan(StudyPlan):
         """The file the prepare job reads: the bundled sample, the configured path or the download."""
         s = self.sets[d]
         if s["source"] == "sample":
-            return str(self.project.resources / "sample" / d / SAMPLE_FILES[s["format"]])
+            return self.project.run_path(self.project.resources / "sample" / d / SAMPLE_FILES[s["format"]])
         if s["source"] == "files":
-            return s["path"]
+            return self.project.run_path(s["path"])
         return self.raw_file(d)
 
     def download_url(self, d: str) -> str:
@@ -231,21 +230,21 @@ class Plan(StudyPlan):
                     log.warning("simulation %s: skipping demonstration type %s: %s", d, t, why)
             else:
                 path = self.source_file(d)
-                if not Path(path).exists() and s["source"] == "download":
+                if not self.project.local(path).exists() and s["source"] == "download":
                     raise InputError(
                         f"the demonstration types it supports depend on the file's telemetry "
                         f"and reasoning, and {path} is not downloaded yet: run "
                         f"`snakemake {path}` first",
                         key=f"simulation.datasets.{d}.source",
                     )
-                if not Path(path).exists():
+                if not self.project.local(path).exists():
                     raise InputError(
                         f"file {path} does not exist (a relative path is relative to the "
                         "working directory of the run)",
                         key=f"simulation.datasets.{d}.path",
                     )
                 try:
-                    records = select_task(load_records(path, "jsonl"), s["task"], path)
+                    records = select_task(load_records(self.project.local(path), "jsonl"), s["task"], path)
                 except InputError as exc:
                     if exc.key != "simulation.task":
                         raise
@@ -317,9 +316,16 @@ class Plan(StudyPlan):
                 raise InputError(
                     f"{m!r} is not a key of `models` (known: {sorted(models)})", key=f"simulation.judges[{i}]"
                 )
+        if not self.judges:
+            raise InputError(
+                "the study is enabled but has no live judge (simulation.judges; null = the top-level "
+                f"`judges`: {self.project.judges}): every cell asks a model; set simulation.enabled: "
+                "false to skip it",
+                key="simulation",
+            )
         for d, s in self.sets.items():
             key = f"simulation.datasets.{d}"
-            if s["source"] == "sample" and not Path(self.source_file(d)).exists():
+            if s["source"] == "sample" and not self.project.local(self.source_file(d)).exists():
                 raise InputError(
                     f"no bundled sample {self.source_file(d)} for format {s['format']!r}", key=f"{key}.source"
                 )
