@@ -124,3 +124,20 @@ def test_the_core_imports_no_study():
             elif isinstance(node, ast.Import):
                 offenders += [f"{rel}: import {a.name}" for a in node.names if "judgelab.studies" in a.name]
     assert not offenders, offenders
+
+
+def test_every_agreement_row_has_krippendorffs_alpha():
+    """The one agreement row (PERAS metrics, imported judges, ranking's pool, the classifiers'
+    trials) carries Krippendorff's ordinal alpha beside kappa: the krippendorff package's value."""
+    import krippendorff
+
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        y, yhat = _pairs(rng, 30)
+        want = krippendorff.alpha(
+            reliability_data=np.vstack([y, yhat]).astype(float),
+            value_domain=[0.0, 1.0, 2.0, 3.0],
+            level_of_measurement="ordinal",
+        )
+        assert agreement(y, yhat)["alpha"] == pytest.approx(want, abs=1e-12)
+    assert math.isnan(agreement([1, 1, 1], [1, 1, 1])["alpha"])  # one label: alpha undefined

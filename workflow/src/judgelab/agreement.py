@@ -104,16 +104,19 @@ def macro_f1(first: Sequence[int], second: Sequence[int], labels: Sequence[int] 
 def agreement(
     human: Sequence[int], predicted: Sequence[int], labels: Sequence[int] = GRADES
 ) -> dict[str, float]:
-    """Cohen's kappa, quadratic weighted kappa and macro F1 of a judge against the human labels;
-    NaN where undefined (e.g. no pairs)."""
+    """Cohen's kappa, quadratic weighted kappa, macro F1 and Krippendorff's ordinal alpha (the
+    label agreement LLMJudge reports beside kappa) of a judge against the human labels over
+    ``labels``; NaN where undefined (e.g. no pairs). The one agreement row of every study's
+    tables."""
     y, yhat = [int(v) for v in human], [int(v) for v in predicted]
     if not y:
-        return {"kappa": math.nan, "qwk": math.nan, "macro_f1": math.nan}
+        return {"kappa": math.nan, "qwk": math.nan, "macro_f1": math.nan, "alpha": math.nan}
     cm = confusion(y, yhat, labels)
     return {
         "kappa": float(kappa_from_confusion(cm)),
         "qwk": float(kappa_from_confusion(cm, "quadratic")),
         "macro_f1": float(macro_f1_from_confusion(cm)),
+        "alpha": krippendorff_alpha(y, yhat, "ordinal", list(labels)),
     }
 
 

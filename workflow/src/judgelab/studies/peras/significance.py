@@ -203,7 +203,7 @@ def render_html(joined: pd.DataFrame) -> str:
     """The metrics table for the report: one row per job, values to 3 decimals; a tested metric
     shows its delta to the reference persona and ``*`` when the Holm-adjusted p is below alpha."""
     keys = ["dataset", "model", "template", "persona", "coverage"]
-    shown = ["kappa", "qwk", "macro_f1", "RO", "RU", "HMR"]
+    shown = ["kappa", "qwk", "macro_f1", "alpha", "RO", "RU", "HMR"]
     df = joined[[c for c in keys if c in joined]].copy()
     if "coverage" in df:
         df["coverage"] = df["coverage"].map(lambda v: render.fmt(v, 2))

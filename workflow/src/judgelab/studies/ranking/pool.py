@@ -32,7 +32,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from ...agreement import agreement, krippendorff_alpha
+from ...agreement import agreement
 from ...labels import GRADES
 from .runs import pool
 from .scores import QRELS_COLUMNS, check_qrels, qrels_from_labels
@@ -109,8 +109,7 @@ def label_agreement(pool_: pd.DataFrame, labels: pd.Series) -> dict[str, float |
     h = np.asarray(human[both], dtype=int)
     j = np.asarray(judge[both], dtype=int)
     n_pairs, n_both = int(graded.sum()), int(both.sum())
-    scores = agreement(h, j) if n_both else {"kappa": math.nan, "qwk": math.nan, "macro_f1": math.nan}
-    alpha = krippendorff_alpha(h, j, "ordinal", GRADES) if n_both else math.nan
+    scores = agreement(h, j, GRADES)
     return {
         "n_pool": len(human),
         "n_pairs": n_pairs,
@@ -119,7 +118,7 @@ def label_agreement(pool_: pd.DataFrame, labels: pd.Series) -> dict[str, float |
         "kappa": scores["kappa"],
         "qwk": scores["qwk"],
         "macro_f1": scores["macro_f1"],
-        "alpha": alpha,
+        "alpha": scores["alpha"],
     }
 
 
