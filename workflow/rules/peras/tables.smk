@@ -4,12 +4,6 @@
 # each as tsv, md, tex and html (the html in the report).
 
 
-def peras_table(table, caption):
-    out = {ext: path("peras_table", table=table, ext=ext) for ext in ("tsv", "md", "tex", "html")}
-    out["html"] = report(out["html"], caption=f"../../report/{caption}.rst", category="Tables")
-    return out
-
-
 rule peras_table4:
     input:
         pairs=[path("dataset", dataset=d) for d in PERAS.datasets],
