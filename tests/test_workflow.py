@@ -38,6 +38,32 @@ def test_full_run_writes_every_table(workdir):
     assert sorted(metrics["persona"]) == sorted(PERSONAS)
     assert {"kappa", "qwk", "macro_f1", "RO", "RU", "HMR", "coverage"} <= set(metrics.columns)
     assert (workdir / "results" / "logs" / "judge" / "fx" / "smollm2" / "wo_cot" / "LA.log").exists()
+    # seed 000 Tables 4, 7 and 8 beside the long table
+    t4 = pd.read_csv(res / "metrics" / "table4.tsv", sep="\t", dtype={"topic_ids": str})
+    assert t4.to_dict("records") == [
+        {
+            "dataset": "fx",
+            "topics": 2,
+            "pairs": 8,
+            "qrel_0": 3,
+            "qrel_1": 2,
+            "qrel_2": 1,
+            "qrel_3": 2,
+            "topic_ids": "101 102",
+        }
+    ]
+    t7 = pd.read_csv(res / "metrics" / "table7.tsv", sep="\t")
+    assert list(t7["persona"]) == PERSONAS and list(t7["model"]) == ["smollm2"] * 3
+    m = metrics.set_index("persona")
+    for p in PERSONAS:
+        row = t7.set_index("persona").loc[p]
+        assert row["fx/wo_cot/coverage"] == pytest.approx(m.loc[p, "coverage"])
+        assert pd.isna(row["fx/wo_cot/kappa"]) == pd.isna(m.loc[p, "kappa"])
+    t8 = pd.read_csv(res / "metrics" / "table8.tsv", sep="\t").set_index("persona")
+    assert list(t8.columns[-4:]) == [f"fx/wo_cot/{c}" for c in ("RO", "RU", "HMR", "calibration_coverage")]
+    for ext in ("md", "tex", "html"):
+        for t in ("table4", "table7", "table8"):
+            assert (res / "metrics" / f"{t}.{ext}").stat().st_size > 0
 
 
 def test_second_run_has_nothing_to_do(workdir):
@@ -64,6 +90,7 @@ def test_editing_one_persona_reruns_only_its_jobs(workdir):
         ("confidence", "LA"),
         ("group_metrics", ""),
         ("aggregate_metrics", ""),
+        ("peras_wide_tables", ""),
         ("persona_table", ""),
         ("significance", ""),
         ("aggregate_significance", ""),

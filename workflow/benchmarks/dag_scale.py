@@ -131,12 +131,21 @@ def paper_dry_runs(configfiles: list[Path], repeat: int) -> list[dict]:
 
 
 def cut_judges(config: dict, n: int | None) -> None:
-    """Every ``judges`` list (top level and in each study section) cut to its first ``n``."""
+    """Every ``judges`` list (top level and in each study section) cut to its first ``n``; the
+    blocks of ``peras.cells`` keep the judges left (a block left with none is dropped)."""
     if not n:
         return
+    kept: set[str] = set()
     for section in [config] + [v for v in config.values() if isinstance(v, dict)]:
         if isinstance(section.get("judges"), list):
             section["judges"] = section["judges"][:n]
+            kept.update(section["judges"])
+    cells = (config.get("peras") or {}).get("cells")
+    if cells:
+        for block in cells:
+            if block.get("judges") is not None:
+                block["judges"] = [j for j in block["judges"] if j in kept]
+        config["peras"]["cells"] = [b for b in cells if b.get("judges") is None or b["judges"]] or None
 
 
 def run_config(

@@ -12,6 +12,8 @@ localrules:
     aggregate_metrics,
     aggregate_significance,
     classifier_table,
+    peras_table4,
+    peras_wide_tables,
 
 
 include: "peras/common.smk"
@@ -20,6 +22,7 @@ include: "peras/confidence.smk"
 include: "peras/imported.smk"
 include: "peras/metrics.smk"
 include: "peras/significance.smk"
+include: "peras/tables.smk"
 include: "peras/figures.smk"
 include: "peras/classifier.smk"
 

@@ -54,3 +54,10 @@ def figure_report(kind, category, caption):
         caption=f"../../report/{caption}.rst",
         labels={"dataset": "{dataset}", "model": "{model}", "template": "{template}"},
     )
+
+
+def peras_table(table, caption):
+    """The tsv, md, tex and html files of one of the seed's tables (the html in the report)."""
+    out = {ext: path("peras_table", table=table, ext=ext) for ext in ("tsv", "md", "tex", "html")}
+    out["html"] = report(out["html"], caption=f"../../report/{caption}.rst", category="Tables")
+    return out

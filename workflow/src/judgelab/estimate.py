@@ -59,6 +59,10 @@ KNOWN_DATASETS: dict[str, tuple[int, float, float]] = {
     "dl21": (10828, 49.0, 295.7),
     "llmjudge": (4423, 37.2, 295.7),
 }
+#: The same for the other qrels of a source (``datasets.<name>.split``): LLMJudge's dev qrels.
+KNOWN_SPLITS: dict[tuple[str, str], tuple[int, float, float]] = {
+    ("llmjudge", "dev"): (7263, 37.2, 295.7),
+}
 
 TOKEN_NOTE = (
     "input tokens ~ characters/4 + 4 per message + 3 per request (no provider "
@@ -162,14 +166,15 @@ def dataset_pairs(
     if all(p.exists() for p in raw.values()):
         _, pairs = ds.prepare_table(name, project.selection(name), raw["qrels"], raw["topics"], raw["texts"])
         return PairSource(name, pairs, f"raw files ({d['source']}), prepared in memory{passed}", True)
-    if name not in KNOWN_DATASETS:
+    known = KNOWN_SPLITS.get((name, d["split"])) if d.get("split") else KNOWN_DATASETS.get(name)
+    if known is None:
         raise InputError(
             f"dataset {name!r} is neither prepared for this config ({prepared}{passed}) nor are "
             "its raw files here; prepare it first or pass --table",
             key=f"datasets.{name}",
         )
-    n, q_chars, p_chars = KNOWN_DATASETS[name]
-    subset = any(d.get(k) for k in ("queries", "max_queries", "per_grade"))
+    n, q_chars, p_chars = known
+    subset = any(d.get(k) for k in ("queries", "exclude_queries", "match_counts", "max_queries", "per_grade"))
     pairs = pd.DataFrame(
         {
             "dataset": name,

@@ -301,16 +301,19 @@ class Project:
         return {"qrels": files["qrels"], "topics": files["topics"]}
 
     def selection(self, name: str) -> dict:
-        """What the prepare job does with the raw files (format, subset keys), as plain values."""
+        """What the prepare job does with the raw files (format, subset keys), as plain values.
+        ``exclude_queries`` and ``match_counts`` appear only when set, so the param of a dataset
+        that uses neither stays as it was (its prepare job does not rerun)."""
         d = self.dataset(name)
         keys = ("format", "encoding", "queries", "max_queries", "per_grade", "seed", "docid_map")
         out = {k: d.get(k) for k in keys}
         if out["docid_map"]:
             out["docid_map"] = self.run_path(out["docid_map"])
+        out.update({k: d[k] for k in ("exclude_queries", "match_counts") if d.get(k)})
         return out
 
     def download_urls(self, name: str) -> dict[str, str]:
-        return source_urls(name, self.dataset(name).get("urls"))
+        return source_urls(name, self.dataset(name).get("urls"), self.dataset(name).get("split"))
 
     # -- personas -----------------------------------------------------------------------------
 
@@ -483,10 +486,11 @@ class Project:
                     f"only read with source 'files' (this dataset's source is {d['source']!r})",
                     key=f"{key}.{k}",
                 )
-        if d.get("urls") and d["source"] != "download":
-            raise InputError(
-                f"only read with source 'download' (source is {d['source']!r})", key=f"{key}.urls"
-            )
+        for k in ("urls", "split"):
+            if d.get(k) and d["source"] != "download":
+                raise InputError(
+                    f"only read with source 'download' (source is {d['source']!r})", key=f"{key}.{k}"
+                )
         if d.get("docid_map") and d["format"] != "llmjudge":
             raise InputError(
                 f"only read with format 'llmjudge' (format is {d['format']!r})", key=f"{key}.docid_map"

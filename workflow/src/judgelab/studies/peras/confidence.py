@@ -91,6 +91,15 @@ def run_confidence(
     out = pd.DataFrame(rows, columns=CONFIDENCE_COLUMNS)
     out["label"] = out["label"].astype("Int64")
     out["confidence"] = out["confidence"].astype("Float64")
+    cut = sum(1 for comp, _ in answers.values() if (comp.completion_tokens or 0) >= max_tokens)
+    if cut:
+        log.warning(
+            "%s: %d of %d answers reached the bound of %d tokens (cut; unparsable ones count as missing)",
+            desc,
+            cut,
+            len(answers),
+            max_tokens,
+        )
     log.info(
         "%s: %d pairs, %d asked (label parsed), %d confidences parsed",
         desc,

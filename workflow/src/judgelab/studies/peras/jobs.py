@@ -68,8 +68,28 @@ def judge_job(
             desc=desc,
             labels=as_value(labels) if labels else GRADE_LABELS,
         )
+    log_cut_answers(desc, result["completion_tokens"], int(max_tokens))
     write_tsv(result, out)
     return result
+
+
+def log_cut_answers(desc: str, completion_tokens, max_tokens: int) -> int:
+    """Log how many answers used the whole ``max_tokens`` bound (cut where the model would have
+    gone on: a label read from such an answer stands, one that never came is missing). Returns
+    the count."""
+    used = pd.to_numeric(pd.Series(completion_tokens, dtype="object"), errors="coerce")
+    cut = int((used >= max_tokens).sum())
+    if cut:
+        log.warning(
+            "%s: %d of %d answers reached the bound of %d tokens (cut; unparsable ones count as missing)",
+            desc,
+            cut,
+            len(used),
+            max_tokens,
+        )
+    else:
+        log.info("%s: no answer reached the bound of %d tokens", desc, max_tokens)
+    return cut
 
 
 def confidence_job(
@@ -452,3 +472,57 @@ def figures_job(
     )
     n_nan = int(met[fg.AGREEMENT + fg.CALIBRATION].isna().sum().sum())
     log.info("%s: figures written; %d undefined metric values shown as n/a", name, n_nan)
+
+
+# --------------------------------------------------------------------------------------------
+# Tables 4, 7 and 8
+
+
+def _write_table(df: pd.DataFrame, render, out: Mapping[str, str]) -> None:
+    """``df`` as the tsv, ``render(fmt)`` as the md, tex and html files of ``out``."""
+    write_tsv(df, out["tsv"])
+    for fmt in ("md", "tex", "html"):
+        Path(out[fmt]).write_text(render(fmt), encoding="utf-8")
+
+
+def table4_job(pairs: Sequence[str], out: Mapping[str, str]) -> pd.DataFrame:
+    """Seed 000 Table 4 of the prepared datasets ``pairs`` (in that order): ``out`` maps tsv, md,
+    tex, html."""
+    from . import tables as tb
+
+    frames = {}
+    for p in pairs:
+        t = read_dataset(p)
+        frames[str(t["dataset"].iloc[0]) if len(t) else Path(p).stem] = t
+    t4 = tb.table4(frames)
+    _write_table(t4, lambda fmt: tb.render_table4(t4, fmt), out)
+    for r in t4.itertuples(index=False):
+        log.info(
+            "%s: %d topics, %d pairs, by grade %s",
+            r.dataset,
+            r.topics,
+            r.pairs,
+            [getattr(r, f"qrel_{g}") for g in GRADE_LABELS],
+        )
+    return t4
+
+
+def wide_tables_job(metrics: str, reference: str, out: Mapping[str, Mapping[str, str]]) -> None:
+    """Seed 000 Tables 7 and 8 (wide) from the long metrics table: ``out`` maps table7 and table8
+    to their tsv, md, tex, html paths; ``reference`` is the persona the ``↑`` marks compare with."""
+    from . import tables as tb
+
+    m = read_ids_table(metrics)
+    for table, paths in out.items():
+        w = tb.wide_table(m, table, reference)
+        _write_table(
+            tb.flat_wide(w), lambda fmt, w=w, table=table: tb.render_wide(w, fmt, tb.CAPTIONS[table]), paths
+        )
+        log.info(
+            "%s: %d model x persona rows, %d columns, %d values above %s",
+            table,
+            len(w.rows),
+            len(w.columns),
+            len(w.better),
+            reference,
+        )

@@ -21,6 +21,9 @@ from . import estimate
 
 #: The figures per dataset x model x template (seed 000 Figures 2-5).
 FIGURE_KINDS = ("radar_agreement", "radar_calibration", "interpersona_kappa", "confidence_by_grade")
+#: The seed's tables besides Table 5 (``{results}/metrics/<table>.{tsv,md,tex,html}``): Table 4
+#: (dataset statistics), Tables 7 and 8 (agreement and calibration, wide).
+TABLES = ("table4", "table7", "table8")
 
 #: What the persona-naming keys mean when left null (their schema default), applied to the
 #: personas that run: the significance reference (``default``, the seed's no-persona condition)
@@ -45,6 +48,7 @@ class Plan(StudyPlan):
         "figure": "{results}/figures/{kind}/{dataset}/{model}/{template}.{ext}",
         "classifier": "{results}/classifier/{dataset}/{model}/{template}/{kind}.tsv",
         "classifier_table": "{results}/classifier/table5.{ext}",
+        "peras_table": "{results}/metrics/{table}.{ext}",
     }
 
     # -- templates ----------------------------------------------------------------------------
@@ -89,17 +93,52 @@ class Plan(StudyPlan):
     def max_tokens(self, template: str) -> int:
         return int(self.section["templates"][template]["max_tokens"])
 
-    # -- groups -------------------------------------------------------------------------------
+    # -- cells and groups ---------------------------------------------------------------------
+
+    @cached_property
+    def cells(self) -> list[tuple[str, str, str]]:
+        """The dataset x judge x template cells the live judges run, in the order dataset, judge,
+        template of the study's lists: every combination (``peras.cells`` null), or the union of
+        the blocks of ``peras.cells`` (a block's null key: all of them). A name a block uses
+        that the study does not run is an error naming the block's key."""
+        blocks = self.section.get("cells")
+        every = [(d, m, t) for d in self.datasets for m in self.judges for t in self.templates]
+        if blocks is None:
+            return every
+        chosen: set[tuple[str, str, str]] = set()
+        for i, block in enumerate(blocks):
+            picked = []
+            for k, known, what in (
+                ("datasets", self.datasets, "the study's datasets (peras.datasets)"),
+                ("judges", self.judges, "the study's judges (peras.judges, or the top-level judges)"),
+                ("templates", self.templates, "the keys of peras.templates"),
+            ):
+                names = block.get(k)
+                for j, v in enumerate(names or []):
+                    if v not in known:
+                        raise InputError(
+                            f"{v!r} is not among {what}: {known}", key=f"peras.cells[{i}].{k}[{j}]"
+                        )
+                picked.append(set(known if names is None else names))
+            chosen.update((d, m, t) for d in picked[0] for m in picked[1] for t in picked[2])
+        return [c for c in every if c in chosen]
 
     @cached_property
     def groups(self) -> dict[tuple[str, str, str], list[str]]:
-        """Every dataset x model x template (live judges, then imported judges) with its persona
-        conditions in order: the unit of the metrics, significance, figure and classifier stages.
-        Binary imported judges (``scale: binary``) are not among them: their 0/1 labels are not
-        grades (the overrating study diagnoses them)."""
-        return judge_groups(
+        """Every dataset x model x template (the live judges' :attr:`cells`, then imported judges)
+        with its persona conditions in order: the unit of the metrics, significance, figure and
+        classifier stages. Binary imported judges (``scale: binary``) are not among them: their
+        0/1 labels are not grades (the overrating study diagnoses them)."""
+        groups = judge_groups(
             self.datasets, self.judges, self.templates, list(self.project.personas), self.project.imported
         )
+        cells, live = set(self.cells), set(self.judges)
+        return {g: ps for g, ps in groups.items() if g[1] not in live or g in cells}
+
+    def models(self) -> list[str]:
+        """The judges that run in some cell."""
+        used = {m for _, m, _ in self.cells}
+        return [m for m in self.judges if m in used]
 
     @property
     def reference(self) -> str:
@@ -212,9 +251,7 @@ class Plan(StudyPlan):
     def llm_jobs(self):
         return [
             LLMJob(rule, m, (("dataset", d), ("model", m), ("template", t), ("persona", p)), self.name)
-            for d in self.datasets
-            for m in self.judges
-            for t in self.templates
+            for d, m, t in self.cells
             for p in self.project.personas
             for rule in ("judge", "confidence")
         ]
@@ -223,6 +260,7 @@ class Plan(StudyPlan):
         path = self.project.path
         targets = [path("metrics"), path("significance")]
         targets += [path("metrics_significance", ext=e) for e in ("tsv", "html")]
+        targets += [path("peras_table", table=t, ext=e) for t in TABLES for e in ("tsv", "md", "tex", "html")]
         for kind in FIGURE_KINDS:
             for ext in ("png", "pdf"):
                 targets += [
