@@ -142,3 +142,22 @@ def test_real_llmjudge_qrels_and_queries(shared_data):
     topics = ds.read_topics(d / "llm4eval_query_2024.txt")
     assert all(q.qid in topics for q in qrels)
     assert {q.grade for q in qrels} == {0, 1, 2, 3}
+
+
+def test_the_stratified_sample_draws_each_grade_on_its_own():
+    """per_grade draws every grade from one seeded generator: a fresh generator per grade drew
+    the same positions in each grade (rows sorted by query), so the default run's 8 DL19 pairs
+    had all come from one query."""
+    import pandas as pd
+
+    rows = [
+        {"dataset": "x", "qid": f"q{q}", "query": "", "docid": f"d{q}{g}{k}", "passage": "", "grade": g}
+        for q in range(3)
+        for g in range(4)
+        for k in range(2)
+    ]
+    table = pd.DataFrame(rows)
+    spans = [ds.select(table, per_grade=2, seed=seed)["qid"].nunique() for seed in range(20)]
+    assert all(n > 1 for n in spans) and max(spans) == 3, spans  # the old draw: 1 or 2, never 3
+    a, b = ds.select(table, per_grade=2, seed=7), ds.select(table, per_grade=2, seed=7)
+    assert a.equals(b) and (a["grade"].value_counts() == 2).all()
