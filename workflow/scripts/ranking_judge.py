@@ -1,6 +1,6 @@
 """Snakemake adapter: one live judge labels a dataset's pool (dataset x model)."""
 
-from judgelab.jobs import script_logging
+from judgelab.jobs import CacheConfig, script_logging
 from judgelab.studies.ranking.jobs import judge_pool_job
 
 w = snakemake.wildcards
@@ -18,7 +18,7 @@ with script_logging(snakemake.log[0]):
         model=snakemake.params.model,
         max_tokens=snakemake.params.max_tokens,
         placement=snakemake.params.placement,
-        cache=snakemake.config["cache"],
+        cache=CacheConfig.of(snakemake.config),
         threads=snakemake.threads,
         desc=f"ranking judge {w.dataset}/{w.model}",
         model_name=w.model,
