@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from ...jobs import LLMSession, as_value
-from ...judging import run_judgments
+from ...judging import require_coverage, run_judgments
 from ...labels import GRADE_LABELS
 from ...personas import read_persona
 from ...tables import (
@@ -51,13 +51,18 @@ def judge_job(
     desc: str = "judge",
     labels: str | Sequence[str] | None = None,
     model_name: str | None = None,
+    answer: str = "parse",
+    coverage: str | dict | None = None,
 ) -> pd.DataFrame:
     """One dataset x model x template x persona: every pair judged (seed 000 section 4.2).
     ``persona``: the instruction, or "" with ``persona_file`` (a generated persona); ``labels``:
     the template's label set (JSON or a list; default the grades 0-3); ``model_name``: the key of
-    the model in ``models`` (named in errors)."""
+    the model in ``models`` (named in errors); ``answer``: ``parse`` (the answer text) or
+    ``logits`` (the first answer position's label distribution); ``coverage``: the job's
+    coverage check (:class:`judgelab.judging.Coverage`; None: none)."""
     table = read_dataset(pairs)
-    with LLMSession(model, cache, threads, desc, name=model_name) as client:
+    session = LLMSession(model, cache, threads, desc, name=model_name)
+    with session as client:
         result = run_judgments(
             table,
             read_persona(persona, persona_file),
@@ -67,7 +72,17 @@ def judge_job(
             placement=placement,
             desc=desc,
             labels=as_value(labels) if labels else GRADE_LABELS,
+            answer=answer,
         )
+    require_coverage(
+        result["parsed"],
+        result["answer"],
+        coverage=coverage,
+        model=session.name,
+        backend=session.spec.get("backend"),
+        bound=int(max_tokens) if answer == "parse" else 1,
+        what=desc,
+    )
     write_tsv(result, out)
     return result
 

@@ -13,8 +13,8 @@ from ...backends.base import Request
 from ...config import check_name
 from ...errors import InputError
 from ...imported import judge_groups
-from ...judging import judgment_requests
-from ...labels import GRADE_LABELS, parse_label
+from ...judging import Coverage, judgment_requests, read_judgment, resolve_answer
+from ...labels import GRADE_LABELS
 from ...prompts import Template
 from .. import LLMJob, StudyPlan
 from .confidence import confidence_requests
@@ -81,6 +81,20 @@ class Plan(StudyPlan):
 
     def max_tokens(self, template: str) -> int:
         return int(self.section["templates"][template]["max_tokens"])
+
+    def answer(self, model: str) -> str:
+        """How the judge jobs of ``model`` read the label (``peras.answer``, ``auto`` resolved by
+        the model's backend: ``logits`` for the embedded model, ``parse`` for API models)."""
+        return resolve_answer(self.section["answer"], self.project.config["models"][model]["backend"])
+
+    def coverage(self, template: str) -> Coverage:
+        """The coverage check of the judge jobs of ``template`` (a tracked param)."""
+        return Coverage(
+            min_coverage=float(self.project.config["min_coverage"]),
+            template=f"{template} ({self.section['templates'][template]['template']})",
+            bound_key=f"peras.templates.{template}.max_tokens",
+            answer_key="peras.answer",
+        )
 
     # -- groups -------------------------------------------------------------------------------
 
@@ -183,12 +197,14 @@ class Plan(StudyPlan):
         src = ctx.pairs(w["dataset"])
         text = ctx.persona_text(w["persona"])
         placement = self.project.placement
+        answer = self.answer(job.model)
         reqs = judgment_requests(
             src.pairs,
             text,
             self.template_texts[w["template"]],
             max_tokens=self.max_tokens(w["template"]),
             placement=placement,
+            answer=answer,
         )
         if job.rule == "judge":
             for req in reqs:
@@ -201,7 +217,9 @@ class Plan(StudyPlan):
             if hit is None:
                 upper.append(i)  # label unknown: counted as asked
             else:
-                label = parse_label(hit["text"], self.template_specs[w["template"]].labels)
+                label = read_judgment(
+                    hit["text"], hit.get("label_probs"), self.template_specs[w["template"]].labels, answer
+                )
                 if label is not None:
                     asked_rows.append(i)
                     labels.append(label)
