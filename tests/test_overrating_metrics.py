@@ -424,7 +424,10 @@ def test_rendered_tables(tmp_path):
     assert r"\multicolumn{2}{c}{Overrated (\%)}" in tex and r"Cohen's $\kappa$" in tex
     assert tex.count(r"\\") == 4 and "n/a" in tex  # 2 header rows, 2 data rows
     t2 = (tmp_path / "tables" / "table2.md").read_text()
-    assert "| dl19 | m | 33.33 | 66.67 | 50.00 | 16.67 | 0.900 | 0.650 | 50.00 | n/a | n/a | n/a | 6 | 0.857 |" in t2
+    assert (
+        "| dl19 | m | 33.33 | 66.67 | 50.00 | 16.67 | 0.900 | 0.650 | 50.00 | n/a | n/a | n/a | 6 | 0.857 |"
+        in t2
+    )
     by = pd.read_csv(tmp_path / "tables" / "table2_by_setting.tsv", sep="\t")
     assert list(by["setting"]) == ["B-A", "A-U", "B-U", "overall"]
     assert "n/a" in (tmp_path / "tables" / "table2_by_setting.md").read_text()

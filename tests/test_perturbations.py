@@ -101,12 +101,21 @@ def test_qry_is_the_query_string_inserted_at_the_start():
 def test_query_terms_drop_the_configured_stopwords():
     for words in (NLTK, SKLEARN):
         assert query_terms("do goldfish grow", words) == ["goldfish", "grow"]
-        assert query_terms("what is the daily life of thai people", words) == ["daily", "life", "thai", "people"]
+        assert query_terms("what is the daily life of thai people", words) == [
+            "daily",
+            "life",
+            "thai",
+            "people",
+        ]
         # case-insensitive de-duplication, surface form of the first occurrence kept
         assert query_terms("Goldfish goldfish GROW", words) == ["Goldfish", "GROW"]
     # scikit-learn's list drops real query terms of judged DL19 / DL20 queries; NLTK's keeps them
     assert query_terms("how to find the midsegment of a trapezoid", SKLEARN) == ["midsegment", "trapezoid"]
-    assert query_terms("how to find the midsegment of a trapezoid", NLTK) == ["find", "midsegment", "trapezoid"]
+    assert query_terms("how to find the midsegment of a trapezoid", NLTK) == [
+        "find",
+        "midsegment",
+        "trapezoid",
+    ]
     for query, term in (
         ("why did the us volunterilay enter ww1", "us"),  # DL19 1063750
         ("what are the three percenters?", "three"),  # DL20 1121709
@@ -128,7 +137,9 @@ def test_a_stopword_list_file_is_read_or_fails_naming_the_file_and_line(tmp_path
     f.write_text("the\nin on\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"mine.txt:2: one word per line"):
         load_stopwords(str(f))
-    with pytest.raises(InputError, match=r"perturbations.stopwords.*built in: sklearn, bundled: \['nltk_english'\]"):
+    with pytest.raises(
+        InputError, match=r"perturbations.stopwords.*built in: sklearn, bundled: \['nltk_english'\]"
+    ):
         load_stopwords("nosuch", RESOURCES)
 
 

@@ -231,12 +231,12 @@ def require_coverage(
     else:
         tries.append(
             "the model's chat-template switch (a thinking model spends the bound in its think "
-            "block first: Qwen3 served by vLLM needs models.<name>.extra_body: "
+            f"block first: Qwen3 served by vLLM needs models.{model}.extra_body: "
             "{chat_template_kwargs: {enable_thinking: false}})"
         )
     tries.append(f"a lower min_coverage (now {cov.min_coverage:g}; 0 keeps only the all-unparsed check)")
-    shown = [a for a, ok in zip(answers, flags) if not ok][:3]
-    examples = "; ".join(repr(_short(a)) for a in shown)
+    shown = list(dict.fromkeys(_short(a) for a, ok in zip(answers, flags) if not ok))[:3]
+    examples = "; ".join(repr(a) for a in shown)
     raise CoverageError(
         f"{what}: {k} of {n} answers of model {model!r} with template {cov.template} parsed "
         f"(coverage {share:.1%}, min_coverage {cov.min_coverage:g}); nothing is measured on "
