@@ -70,7 +70,9 @@ def run_all(fx_table: str, out, cache: str) -> dict:
         str(out / "tm_imp.tsv"),
         ids={"dataset": "fx", "model": "imported", "scale": "binary"},
     )
-    got["sampled"] = oj.pair_sampling_job(fx_table, str(out / "pairs.tsv"), per_setting=1, seed=0)
+    got["sampled"] = oj.pair_sampling_job(
+        fx_table, str(out / "pairs.tsv"), per_setting=1, seed=0, relevant_min=2
+    )
     p = load_prompt("overrating/pairwise")
     got["pairwise"] = oj.pairwise_judge_job(
         fx_table,

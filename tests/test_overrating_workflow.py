@@ -82,7 +82,7 @@ def test_schema_default_leaves_the_study_off_and_the_default_config_turns_it_on(
     default = Project.load([], ROOT)
     assert default.studies == ["peras", "overrating", "perturbations", "simulation"]
     assert default.plan("overrating").datasets == ["dl19"]
-    assert default.plan("overrating").sampling == {"per_setting": 2, "seed": 0, "relevant_min": 1}
+    assert default.plan("overrating").sampling == {"per_setting": 2, "seed": 0, "relevant_min": 2}
 
 
 @pytest.mark.parametrize(

@@ -29,7 +29,6 @@ from judgelab.studies.perturbations.insertions import (
     load_stopwords,
     qry_sentence,
     query_terms,
-    read_reviewed_sem,
     sem_failure,
     sem_violations,
 )

@@ -178,7 +178,7 @@ def pointwise_metrics_job(
 
 
 def pair_sampling_job(
-    pairs: str, out: str, *, per_setting: int, seed: int, relevant_min: int = 1
+    pairs: str, out: str, *, per_setting: int, seed: int, relevant_min: int
 ) -> pd.DataFrame:
     """The sampled pairs of a dataset (see :func:`judgelab.overrating.sample_pairs`)."""
     table = read_dataset(pairs)
