@@ -286,3 +286,21 @@ def test_paper_simulation_judge_jobs_resolve(monkeypatch):
         settings = sim.settings(job.wc["dataset"], job.model)
         assert settings["answer"] == "parse"  # Bedrock gives no token probabilities
         assert sim.coverage().param()
+
+
+@pytest.mark.slow
+def test_the_pair_mix_of_the_full_dl19_and_dl20_by_relevance_threshold(shared_data):
+    """The pairs paper-overrating judges (its comment): relevant = grade >= 2 gives 2,233 (DL19) and
+    2,677 (DL20) pairs at 20 per setting and seed 0; grade >= 1 would give 2,563 and 3,078."""
+    from judgelab import datasets as ds
+    from judgelab.studies.overrating.pairwise import sample_pairs
+
+    d = shared_data / "trec-dl"
+    got = {}
+    for name, topics in (("dl19", "topics.dl19-passage.txt"), ("dl20", "topics.dl20.txt")):
+        table = ds.build_trec_table(
+            name, d / f"qrels.{name}-passage.txt", d / topics, d / f"qrels_text.{name}.tsv"
+        )
+        assert len(table) == {"dl19": 9260, "dl20": 11386}[name]  # shared/data/README.md
+        got[name] = {rm: len(sample_pairs(table, 20, 0, rm)) for rm in (1, 2)}
+    assert got == {"dl19": {1: 2563, 2: 2233}, "dl20": {1: 3078, 2: 2677}}
