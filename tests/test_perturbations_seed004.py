@@ -233,3 +233,18 @@ def test_pooled_targets_only_with_several_datasets(tmp_path):
     assert not any(
         "perturbations-pooled" in t for t in Project.load([], tmp_path).plan("perturbations").targets()
     )
+
+
+@pytest.mark.slow
+def test_a_workflow_with_reviewed_sentences_and_no_rewriter_schedules_sem_without_a_model(tmp_path):
+    import yaml
+    from snakerun import dry_run_jobs, make_workdir, output, snakemake
+
+    wd = make_workdir(tmp_path / "wf", "perturbations")
+    (wd / "sem.tsv").write_text("qid\tsentence\n101\tThese orange pet carp keep getting bigger.\n")
+    extra = {"perturbations": {"variants": [], "rewriter": None, "sem_sentences": "sem.tsv"}}
+    (wd / "extra.yaml").write_text(yaml.safe_dump(extra))
+    dry = snakemake(wd, "-n", "perturbations", "--configfile", str(wd / "extra.yaml"), cores=1, timeout=600)
+    assert dry.returncode == 0, output(dry)[-3000:]
+    rules = [rule for rule, _ in dry_run_jobs(output(dry))]
+    assert "perturbation_sem" in rules and "perturbation_rewrite" not in rules

@@ -20,7 +20,7 @@ def models_api_jobs(backend, models):
 
 
 def models_threads(models):
-    return lambda wildcards: reserved_threads(models())
+    return lambda wildcards: reserved_threads(models()) if models() else 1
 
 
 def rewrite_models():
@@ -28,7 +28,8 @@ def rewrite_models():
 
 
 def sem_models():
-    return [PERTURBATIONS.rewriter]
+    """The SEM job's model: the rewriter (none when every sentence comes from sem_sentences)."""
+    return [PERTURBATIONS.rewriter] if PERTURBATIONS.rewriter else []
 
 
 def perturbation_rejudged(variants):
