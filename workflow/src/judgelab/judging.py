@@ -151,12 +151,13 @@ def run_judgments(
         out[col] = out[col].astype("Float64")
     n_missing = int((~out["parsed"]).sum())
     log.info(
-        "%s: %d pairs, %d %s, %d missing",
+        "%s: %d pairs, %d %s, %d missing (%s)",
         desc,
         len(out),
         len(out) - n_missing,
         "read from the logits" if answer == "logits" else "parsed",
         n_missing,
+        "no label distribution" if answer == "logits" else "unparsable answers",
     )
     return out
 
