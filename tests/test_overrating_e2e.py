@@ -70,7 +70,9 @@ def run_all(fx_table: str, out, cache: str) -> dict:
         str(out / "tm_imp.tsv"),
         ids={"dataset": "fx", "model": "imported", "scale": "binary"},
     )
-    got["sampled"] = oj.pair_sampling_job(fx_table, str(out / "pairs.tsv"), per_setting=1, seed=0)
+    got["sampled"] = oj.pair_sampling_job(
+        fx_table, str(out / "pairs.tsv"), per_setting=1, seed=0, relevant_min=2
+    )
     p = load_prompt("overrating/pairwise")
     got["pairwise"] = oj.pairwise_judge_job(
         fx_table,
@@ -113,7 +115,12 @@ def test_overrating_jobs_end_to_end_and_rerun_from_cache(fixtures, tmp_path):
         probs = parsed[labels].astype(float)
         assert probs.sum(axis=1).tolist() == pytest.approx([1.0] * len(parsed))
         chosen = [row[f"p{int(row['label'])}"] for _, row in parsed.iterrows()]
-        assert parsed["confidence"].tolist() == pytest.approx(chosen)
+        # the renormalised confidence is the chosen label's p<label>; seed 004's (the full
+        # distribution's) is that times the labels' mass: lower wherever other tokens had mass
+        assert parsed["confidence_renorm"].tolist() == pytest.approx(chosen)
+        full = [c * m for c, m in zip(chosen, parsed["label_mass"].astype(float))]
+        assert parsed["confidence"].tolist() == pytest.approx(full)
+        assert (parsed["confidence"] <= parsed["confidence_renorm"]).all()
         m = pd.read_csv(tmp_path / "run1" / f"m_{scale}.tsv", sep="\t").iloc[0]
         assert m["n_pairs"] == 4 and m["n_parsed"] == len(parsed)
     s = first["sampled"]

@@ -200,7 +200,10 @@ def test_openai_label_steps_with_and_without_a_prefix(tmp_path):
     p = out.loc["prefixed"]
     assert (p["label"], p["label_pos"]) == (2, 5)
     assert [p.p0, p.p1, p.p2, p.p3] == pytest.approx([0.05 / 0.95, 0.1 / 0.95, 0.6 / 0.95, 0.2 / 0.95])
-    assert p["label_mass"] == pytest.approx(0.95) and p["confidence"] == pytest.approx(0.6 / 0.95)
+    assert p["label_mass"] == pytest.approx(0.95)
+    # seed 004's token confidence: the label token's probability in the full distribution (0.6);
+    # renormalised over the label tokens it is 0.6 / 0.95
+    assert p["confidence"] == pytest.approx(0.6) and p["confidence_renorm"] == pytest.approx(0.6 / 0.95)
 
     s = out.loc["spaced"]  # " 2" against " 1", " 3" (the bare "2" is another form)
     assert (s["label"], s["label_pos"]) == (2, 3)
@@ -347,6 +350,7 @@ def test_an_old_entry_without_steps_never_gives_a_first_position_confidence():
         "probs": [None] * 4,
         "label_mass": None,
         "confidence": None,
+        "confidence_renorm": None,
     }
     assert Completion.from_json(comp.to_json()) == comp
     assert comp.to_json() == old  # an answer without steps is stored as before steps existed
@@ -400,9 +404,10 @@ def test_local_label_step_of_a_prefixed_answer_equals_evaluating_the_prefix(loca
     # read where "2" was generated, not at the first answer position
     assert np.max(np.abs(np.array(step["probs"]) - np.array(comp.label_probs))) > 1e-3
     reading = label_reading(comp, GRADED, label, start)
-    assert reading["label_pos"] == step["pos"] and reading["confidence"] == pytest.approx(
+    assert reading["label_pos"] == step["pos"] and reading["confidence_renorm"] == pytest.approx(
         expected[2], abs=1e-6
     )
+    assert reading["confidence"] == pytest.approx(expected[2] * step["mass"], abs=1e-6)
 
 
 @pytest.mark.slow
@@ -454,7 +459,11 @@ def test_local_pairwise_choice_token(local_backend):
     logits = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),)).astype(np.float64)
     ids = local_backend.label_token_ids(prompt.labels)
     p = np.exp(logits[ids] - logits[ids].max())
-    assert reading["confidence"] == pytest.approx(p[1] / p.sum(), abs=1e-6)
+    assert reading["confidence_renorm"] == pytest.approx(p[1] / p.sum(), abs=1e-6)
+    # the seed's confidence: the softmax over the whole vocabulary at that step
+    full = np.exp(logits - logits.max())
+    assert reading["confidence"] == pytest.approx(full[ids[1]] / full.sum(), abs=1e-6)
+    assert reading["confidence"] < reading["confidence_renorm"]
 
 
 # -- a real OpenAI-compatible server: llama-cpp-python's, running the embedded GGUF --------------

@@ -415,13 +415,24 @@ def test_rendered_tables(tmp_path):
     md = (tmp_path / "tables" / "table1.md").read_text()
     lines = md.splitlines()
     assert lines[0].startswith("| Dataset | Model | Overrated (%) Bin. |") and len(lines) == 4
-    assert "| dl19 | m | 14.29 | 42.86 | 14.29 |" in md
+    # the seed's columns first (Overrated, Underrated, Mean Bias, kappa: Bin. Grad.; Avg Confidence
+    # TP FP TN FN), then Grad.->Bin., Krippendorff's alpha (Bin., Grad., Grad.->Bin.: the binary
+    # run and the binarised graded run agree here), the renormalised confidences (none here) and
+    # the coverage
+    assert "| dl19 | m | 14.29 | 42.86 | 0.00 | 28.57 | 0.143 | 0.286 | 0.720 | 0.054 | 0.550 |" in md
+    assert (
+        "| 14.29 | 0.00 | 0.143 | 0.720 | 0.735 | 0.574 | 0.735 | n/a | n/a | n/a | n/a | 0.875 | 0.875 |"
+        in md
+    )
     assert "|  | imp | 14.29 | n/a |" in md  # the dataset shown once; no graded run: n/a
     tex = (tmp_path / "tables" / "table1.tex").read_text()
-    assert r"\multicolumn{3}{c}{Overrated (\%)}" in tex and r"Cohen's $\kappa$" in tex
+    assert r"\multicolumn{2}{c}{Overrated (\%)}" in tex and r"Cohen's $\kappa$" in tex
     assert tex.count(r"\\") == 4 and "n/a" in tex  # 2 header rows, 2 data rows
     t2 = (tmp_path / "tables" / "table2.md").read_text()
-    assert "| dl19 | m | 33.33 | 66.67 | 50.00 | 16.67 | 0.900 | 0.650 | 50.00 | 6 | 0.857 |" in t2
+    assert (
+        "| dl19 | m | 33.33 | 66.67 | 50.00 | 16.67 | 0.900 | 0.650 | 50.00 | n/a | n/a | n/a | 6 | 0.857 |"
+        in t2
+    )
     by = pd.read_csv(tmp_path / "tables" / "table2_by_setting.tsv", sep="\t")
     assert list(by["setting"]) == ["B-A", "A-U", "B-U", "overall"]
     assert "n/a" in (tmp_path / "tables" / "table2_by_setting.md").read_text()

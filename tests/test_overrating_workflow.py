@@ -82,7 +82,7 @@ def test_schema_default_leaves_the_study_off_and_the_default_config_turns_it_on(
     default = Project.load([], ROOT)
     assert default.studies == ["peras", "overrating", "perturbations", "simulation", "ranking"]
     assert default.plan("overrating").datasets == ["dl19"]
-    assert default.plan("overrating").sampling == {"per_setting": 2, "seed": 0, "relevant_min": 1}
+    assert default.plan("overrating").sampling == {"per_setting": 2, "seed": 0, "relevant_min": 2}
 
 
 @pytest.mark.parametrize(
@@ -276,13 +276,16 @@ def test_the_study_writes_tables_and_figures(workdir):
         assert (parsed["label_pos"] == 0).all()  # max_tokens 1: the label is the first token
         assert (parsed[labels].sum(axis=1) - 1).abs().max() < 1e-6
     sampled = pd.read_csv(out / "pairs" / "fx.tsv", sep="\t", dtype=str)
-    assert len(sampled) == 6 and sampled.groupby(["qid", "setting"]).size().max() == 1  # per_setting 1
+    # relevant = grade >= 2 (the default): 101 (3, 2, 1, 0) has B-A, A-U, B-U; 102 (3, 0, 0, 1) has
+    # no Acceptable passage (its grade-1 one is Unacceptable), so B-U only
+    assert len(sampled) == 4 and sampled.groupby(["qid", "setting"]).size().max() == 1  # per_setting 1
+    assert sorted(sampled.loc[sampled["qid"] == "102", "setting"]) == ["B-U"]
     pj = pd.read_csv(out / "pairwise" / "fx" / "smollm2.tsv", sep="\t")
-    assert len(pj) == 12 and sorted(set(pj["order"])) == ["hi_first", "lo_first"]
+    assert len(pj) == 8 and sorted(set(pj["order"])) == ["hi_first", "lo_first"]
     t2 = pd.read_csv(out / "tables" / "table2_by_setting.tsv", sep="\t")
     assert list(t2["setting"]) == ["B-A", "A-U", "B-U", "overall"]
     pm = pd.read_csv(out / "tables" / "pairwise_metrics.tsv", sep="\t").set_index("setting")
-    assert pm.loc["overall", "n_pairs"] == 6 and pm.loc["overall", "n_judged"] == t2.iloc[-1]["n_judged"]
+    assert pm.loc["overall", "n_pairs"] == 4 and pm.loc["overall", "n_judged"] == t2.iloc[-1]["n_judged"]
     for name in ("table1", "table2", "table2_by_setting"):
         for ext in ("tsv", "md", "tex", "html"):
             assert (out / "tables" / f"{name}.{ext}").stat().st_size > 100
@@ -380,4 +383,9 @@ def test_imported_judges_are_diagnosed_with_no_llm_call(tmp_path):
     assert list(t1.index) == ["ext", "bin"]
     check_imported_rows(t1)
     md = (wd / "results" / "overrating" / "tables" / "table1.md").read_text()
-    assert "| fx | ext | n/a | 42.86 | 14.29 | n/a | 14.29 | 0.00 | n/a | 0.286 | 0.143 |" in md
+    # the seed's columns first (Bin. n/a: no binary run), then Grad.->Bin.
+    assert (
+        "| fx | ext | n/a | 42.86 | n/a | 14.29 | n/a | 0.286 | n/a | 0.222 | 0.733 | 0.700 | 0.433 | n/a |"
+        in md
+    )
+    assert "| 0.433 | n/a | 14.29 | 0.00 | 0.143 | 0.720 |" in md

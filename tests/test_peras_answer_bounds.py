@@ -8,8 +8,9 @@ from fake_openai import FakeOpenAI, ServerThread
 from test_api_backends import openai_spec, sample_pairs
 
 from judgelab.jobs import script_logging
+from judgelab.judging import log_cut_answers
 from judgelab.prompts import load_template
-from judgelab.studies.peras.jobs import confidence_job, judge_job, log_cut_answers
+from judgelab.studies.peras.jobs import confidence_job, judge_job
 from judgelab.tables import read_judgments, write_dataset
 
 

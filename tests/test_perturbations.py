@@ -26,6 +26,7 @@ from judgelab.studies.perturbations.insertions import (
     insert,
     insertion_candidates,
     lex_sentence,
+    load_stopwords,
     qry_sentence,
     query_terms,
     sem_failure,
@@ -34,6 +35,7 @@ from judgelab.studies.perturbations.insertions import (
 from judgelab.studies.perturbations.outcomes import (
     distribution_table,
     insertion_table,
+    kept_by_all,
     kept_table,
     rejudge_pairs,
     shift_table,
@@ -52,7 +54,11 @@ from judgelab.studies.perturbations.rewrites import (
 from judgelab.studies.perturbations.sampling import SAMPLE_COLUMNS, pool_samples, read_sample, sample_judged
 
 SEED_004 = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "004_e51b999c1f5f88d3.txt"
+RESOURCES = Path(__file__).resolve().parents[1] / "resources"
 LEX = load_template("perturbations/lex")
+#: the default list of the config (perturbations.stopwords) and scikit-learn's
+NLTK = load_stopwords("nltk_english", RESOURCES)
+SKLEARN = load_stopwords("sklearn")
 
 
 # -- LEX and QRY ------------------------------------------------------------------------------
@@ -60,9 +66,9 @@ LEX = load_template("perturbations/lex")
 
 def test_lex_sentence_is_the_seed_template_with_the_query_terms():
     expected = "The terms goldfish, grow are shown together as an example of word grouping in text data."
-    assert lex_sentence("do goldfish grow", LEX) == expected
-    assert lex_sentence("do goldfish grow", LEX) == expected  # deterministic
-    assert lex_sentence("what is durable medical equipment consist of", LEX) == (
+    assert lex_sentence("do goldfish grow", LEX, NLTK) == expected
+    assert lex_sentence("do goldfish grow", LEX, NLTK) == expected  # deterministic
+    assert lex_sentence("what is durable medical equipment consist of", LEX, NLTK) == (
         "The terms durable, medical, equipment, consist are shown together as an example of word "
         "grouping in text data."
     )
@@ -87,19 +93,53 @@ def test_qry_is_the_query_string_inserted_at_the_start():
         insert(qry_sentence("do goldfish grow"), "Bananas are rich in potassium.")
         == "do goldfish grow Bananas are rich in potassium."
     )
-    table = fixed_sentences({"101": "do goldfish grow"}, "QRY", dataset="t")
+    table = fixed_sentences({"101": "do goldfish grow"}, "QRY", dataset="t", stopwords=NLTK)
     assert table.loc[0, "sentence"] == "do goldfish grow" and bool(table.loc[0, "ok"])
 
 
-def test_query_terms_drop_scikit_learn_stopwords():
-    assert query_terms("do goldfish grow") == ["goldfish", "grow"]
-    assert query_terms("what is the daily life of thai people") == ["daily", "life", "thai", "people"]
-    assert query_terms("how to find the midsegment of a trapezoid") == ["midsegment", "trapezoid"]
-    # case-insensitive de-duplication, surface form of the first occurrence kept
-    assert query_terms("Goldfish goldfish GROW") == ["Goldfish", "GROW"]
+def test_query_terms_drop_the_configured_stopwords():
+    for words in (NLTK, SKLEARN):
+        assert query_terms("do goldfish grow", words) == ["goldfish", "grow"]
+        assert query_terms("what is the daily life of thai people", words) == [
+            "daily",
+            "life",
+            "thai",
+            "people",
+        ]
+        # case-insensitive de-duplication, surface form of the first occurrence kept
+        assert query_terms("Goldfish goldfish GROW", words) == ["Goldfish", "GROW"]
+    # scikit-learn's list drops real query terms of judged DL19 / DL20 queries; NLTK's keeps them
+    assert query_terms("how to find the midsegment of a trapezoid", SKLEARN) == ["midsegment", "trapezoid"]
+    assert query_terms("how to find the midsegment of a trapezoid", NLTK) == [
+        "find",
+        "midsegment",
+        "trapezoid",
+    ]
+    for query, term in (
+        ("why did the us volunterilay enter ww1", "us"),  # DL19 1063750
+        ("what are the three percenters?", "three"),  # DL20 1121709
+        ("where is the show shameless filmed", "show"),  # DL20 997622
+        ("what metal are hip replacements made of", "made"),  # DL20 877809
+    ):
+        assert term not in query_terms(query, SKLEARN) and term in query_terms(query, NLTK), query
+    assert len(NLTK) == 179 and len(SKLEARN) == 318
     # a query of stopwords only has no term: its LEX sentence is not usable
-    t = fixed_sentences({"1": "what is it"}, "LEX", LEX)
+    t = fixed_sentences({"1": "what is it"}, "LEX", LEX, stopwords=NLTK)
     assert not bool(t.loc[0, "ok"]) and t.loc[0, "reason"] == "no query terms"
+
+
+def test_a_stopword_list_file_is_read_or_fails_naming_the_file_and_line(tmp_path):
+    f = tmp_path / "mine.txt"
+    f.write_text("# my list\nThe\n\nof\n", encoding="utf-8")
+    assert load_stopwords(str(f)) == {"the", "of"}
+    assert query_terms("The Cost of Us", load_stopwords(str(f))) == ["Cost", "Us"]
+    f.write_text("the\nin on\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"mine.txt:2: one word per line"):
+        load_stopwords(str(f))
+    with pytest.raises(
+        InputError, match=r"perturbations.stopwords.*built in: sklearn, bundled: \['nltk_english'\]"
+    ):
+        load_stopwords("nosuch", RESOURCES)
 
 
 # -- SEM check --------------------------------------------------------------------------------
@@ -119,8 +159,8 @@ def test_query_terms_drop_scikit_learn_stopwords():
     ],
 )
 def test_sem_validator_catches_query_terms_in_any_case_and_claimed_inflection(sentence, found):
-    assert sem_violations(sentence, "do goldfish grow") == found
-    assert sem_failure(sentence, "do goldfish grow") == "query terms: " + ", ".join(found)
+    assert sem_violations(sentence, "do goldfish grow", NLTK) == found
+    assert sem_failure(sentence, "do goldfish grow", NLTK) == "query terms: " + ", ".join(found)
 
 
 @pytest.mark.parametrize(
@@ -146,12 +186,12 @@ def test_inflections_claimed_in_the_docstring_match(word, term):
 
 def test_sem_validator_accepts_a_sentence_without_query_terms():
     ok = "These orange pet carp keep getting bigger throughout their lives."
-    assert sem_violations(ok, "do goldfish grow") == []
-    assert sem_failure(ok, "do goldfish grow") == ""
+    assert sem_violations(ok, "do goldfish grow", NLTK) == []
+    assert sem_failure(ok, "do goldfish grow", NLTK) == ""
     # documented limits: irregular forms and derivations are not caught
-    assert sem_violations("The pet carp grew; its growth never stops.", "do goldfish grow") == []
-    assert sem_failure("Sure!", "do goldfish grow") == "too short"
-    assert sem_failure("", "do goldfish grow") == "empty"
+    assert sem_violations("The pet carp grew; its growth never stops.", "do goldfish grow", NLTK) == []
+    assert sem_failure("Sure!", "do goldfish grow", NLTK) == "too short"
+    assert sem_failure("", "do goldfish grow", NLTK) == "empty"
 
 
 def test_first_sentence_keeps_one_sentence_of_the_answer():
@@ -186,7 +226,13 @@ def test_generate_sem_retries_with_a_different_request_up_to_the_bound(tmp_path)
     backend = ScriptedSem({1: "Goldfish grow.", 2: "They get bigger over the years.", 3: "unused"})
     client = CachedClient(backend, RequestCache(tmp_path / "c.sqlite"))
     out = generate_sem(
-        {"101": "do goldfish grow"}, template, client, max_tokens=16, max_attempts=3, progress=False
+        {"101": "do goldfish grow"},
+        template,
+        client,
+        max_tokens=16,
+        max_attempts=3,
+        stopwords=NLTK,
+        progress=False,
     )
     row = out.iloc[0]
     assert bool(row["ok"]) and row["sentence"] == "They get bigger over the years." and row["attempts"] == 2
@@ -198,14 +244,20 @@ def test_generate_sem_retries_with_a_different_request_up_to_the_bound(tmp_path)
     failing = ScriptedSem({1: "Goldfish grow.", 2: "Growing goldfish.", 3: "A goldfish."})
     client = CachedClient(failing, RequestCache(tmp_path / "d.sqlite"))
     out = generate_sem(
-        {"101": "do goldfish grow"}, template, client, max_tokens=16, max_attempts=3, progress=False
+        {"101": "do goldfish grow"},
+        template,
+        client,
+        max_tokens=16,
+        max_attempts=3,
+        stopwords=NLTK,
+        progress=False,
     )
     row = out.iloc[0]
     assert not bool(row["ok"]) and row["sentence"] == "" and row["attempts"] == 3
     assert row["reason"] == "query terms: goldfish"
     assert len(failing.seen) == 3
     with pytest.raises(InputError, match="sem_max_attempts"):
-        generate_sem({"101": "q"}, template, client, max_tokens=16, max_attempts=0)
+        generate_sem({"101": "q"}, template, client, max_tokens=16, max_attempts=0, stopwords=NLTK)
 
 
 # -- meaning check ----------------------------------------------------------------------------
@@ -263,16 +315,26 @@ def test_clean_rewrite_trims_a_truncated_rewrite_to_its_last_sentence():
     assert clean_rewrite("no sentence end", True) == "no sentence end"
 
 
-def test_kept_table_counts_reasons_and_fraction():
-    t = pd.DataFrame(
+def _rewrites(variant: str, kept: list[bool], reasons: list[str]) -> pd.DataFrame:
+    return pd.DataFrame(
         {
-            "variant": ["SUM"] * 4,
-            "kept": [True, False, False, True],
-            "reason": ["", "changed", "unparsable", ""],
+            "dataset": "t",
+            "qid": "1",
+            "docid": [f"d{i}" for i in range(1, 5)],
+            "variant": variant,
+            "kept": kept,
+            "reason": reasons,
             "truncated": [False, True, False, False],
+            "text": [f"{variant} text {i}" for i in range(1, 5)],
         }
     )
-    row = kept_table([t]).iloc[0]
+
+
+def test_kept_table_counts_reasons_fraction_and_the_passages_kept_by_every_variant():
+    sum_ = _rewrites("SUM", [True, False, False, True], ["", "changed", "unparsable", ""])
+    exp = _rewrites("EXP", [True, True, False, True], ["", "", "changed", ""])
+    per = kept_table([sum_, exp]).set_index("variant")
+    row = per.loc["SUM"]
     assert (row["n"], row["kept"], row["changed"], row["unparsable"], row["empty"], row["truncated"]) == (
         4,
         2,
@@ -282,6 +344,27 @@ def test_kept_table_counts_reasons_and_fraction():
         1,
     )
     assert row["kept_fraction"] == 0.5
+    # d1 and d4 are kept by both variants, d2 by EXP only: reported with either filter
+    assert list(per["kept_all_variants"]) == [2, 2]
+    assert list(per["rejudged"]) == [2, 3] and set(per["rewrite_filter"]) == {"per_variant"}
+    every = kept_table([sum_, exp], "all_variants").set_index("variant")
+    assert list(every["rejudged"]) == [2, 2] and list(every["kept_all_variants"]) == [2, 2]
+    common = kept_by_all([sum_, exp], ["SUM", "EXP"])
+    assert sorted(common["docid"]) == ["d1", "d4"]
+    sample = pd.DataFrame(
+        {
+            "dataset": "t",
+            "judge": "m",
+            "qid": "1",
+            "query": "q",
+            "docid": [f"d{i}" for i in range(1, 5)],
+            "passage": "p",
+            "grade": pd.array([0, 1, 2, 3], "Int64"),
+            "label": pd.array([0, 1, 2, 3], "Int64"),
+        }
+    )
+    assert list(rejudge_pairs(sample, exp, "EXP")["docid"]) == ["d1", "d2", "d4"]  # per variant
+    assert list(rejudge_pairs(sample, exp, "EXP", common)["docid"]) == ["d1", "d4"]  # all variants
 
 
 # -- sampling and pooling ---------------------------------------------------------------------
@@ -388,7 +471,7 @@ def test_insertions_go_to_grade_0_label_0_passages_only():
     cand = insertion_candidates([s])
     # grade 0 and label 0: d00-d04 (q1), d09 (q2); d10 is grade 0 but label 1
     assert list(cand["docid"]) == ["d00", "d01", "d02", "d03", "d04", "d09"]
-    sent = fixed_sentences(dict(zip(cand["qid"], cand["query"])), "LEX", LEX, dataset="t")
+    sent = fixed_sentences(dict(zip(cand["qid"], cand["query"])), "LEX", LEX, dataset="t", stopwords=NLTK)
     ins = build_insertions(cand, sent, "LEX")
     assert ins.loc[0, "text"] == (
         "The terms goldfish, pond are shown together as an example of word grouping in text data. passage 0"

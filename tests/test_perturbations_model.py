@@ -12,7 +12,13 @@ from conftest import FIXTURES, needs_model
 from judgelab import datasets as ds
 from judgelab.prompts import load_template
 from judgelab.studies.perturbations import jobs as pj
-from judgelab.studies.perturbations.insertions import INSERTION_VARIANTS, lex_sentence, sem_failure
+from judgelab.studies.perturbations.insertions import (
+    INSERTION_VARIANTS,
+    lex_sentence,
+    load_stopwords,
+    sem_failure,
+    stopwords_param,
+)
 from judgelab.studies.perturbations.outcomes import VARIANTS
 from judgelab.studies.perturbations.rewrites import (
     REASONS,
@@ -23,6 +29,7 @@ from judgelab.studies.perturbations.rewrites import (
 from judgelab.tables import write_dataset, write_tsv
 
 MODEL = {"backend": "local", "n_ctx": 2048, "threads": 1, "name": "smollm2"}
+WORDS = load_stopwords("nltk_english", FIXTURES.parents[1] / "resources")
 
 
 @pytest.mark.slow
@@ -48,6 +55,9 @@ def test_perturbation_jobs_end_to_end(tmp_path, tmp_cache):
     judgments = tmp_path / "judgments.tsv"
     write_tsv(judged, judgments)
     judge_settings = {
+        "original": "peras",
+        "labels": ["0", "1", "2", "3"],
+        "answer": "logits",
         "persona": "",
         "template": load_template("peras/wo_cot"),
         "model": MODEL,
@@ -102,16 +112,24 @@ def test_perturbation_jobs_end_to_end(tmp_path, tmp_cache):
     }.items():
         path = out / "insertions" / f"{v.lower()}.tsv"
         sentences = out / "insertions" / f"{v.lower()}_sentences.tsv"
-        t = pj.insertion_job([str(sample)], str(path), str(sentences), variant=v, progress=False, **kwargs)
+        t = pj.insertion_job(
+            [str(sample)],
+            str(path),
+            str(sentences),
+            variant=v,
+            stopwords=stopwords_param(WORDS),
+            progress=False,
+            **kwargs,
+        )
         assert list(t["docid"]) == ["d4", "d6"]  # grade 0 and label 0
         sent = pd.read_csv(sentences, sep="\t", dtype={"qid": str}, keep_default_na=False)
         for row in t.itertuples():
             if v == "LEX":
-                assert row.text == lex_sentence(row.query, lex) + " " + row.original
+                assert row.text == lex_sentence(row.query, lex, WORDS) + " " + row.original
             elif v == "QRY":
                 assert row.text == row.query + " " + row.original
             elif row.ok:
-                assert sem_failure(row.sentence, row.query) == "" and row.text.endswith(row.original)
+                assert sem_failure(row.sentence, row.query, WORDS) == "" and row.text.endswith(row.original)
             else:
                 assert row.text == "" and row.reason
         if v == "SEM":
@@ -131,6 +149,7 @@ def test_perturbation_jobs_end_to_end(tmp_path, tmp_cache):
         orig = s.set_index("docid")["label"]
         assert (rj["original_label"].to_numpy() == orig.loc[rj["docid"]].to_numpy()).all()
         assert (rj["label"].isna() == ~rj["parsed"]).all()
+        assert rj["parsed"].all() and (rj["completion_tokens"] == 1).all()  # read from the logits
         rejudged[v] = path
 
     tables = out / "tables"

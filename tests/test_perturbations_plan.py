@@ -222,8 +222,12 @@ def test_estimate_upper_bound_then_exact_from_cached_answers(tmp_path):
     put(judgment_requests(d2, "", judge_tpl, max_tokens=8)[0], "2")
     # SEM for query 101: attempt 1 uses a query term, attempt 2 passes the check
     sem = load_template("perturbations/sem")
-    put(sem_request("do goldfish grow", sem, 1, max_tokens=16), "Goldfish get bigger.")
-    put(sem_request("do goldfish grow", sem, 2, max_tokens=16), "They do get bigger over the years.")
+    words = project.plan("perturbations").stopwords
+    put(sem_request("do goldfish grow", sem, 1, max_tokens=16, stopwords=words), "Goldfish get bigger.")
+    put(
+        sem_request("do goldfish grow", sem, 2, max_tokens=16, stopwords=words),
+        "They do get bigger over the years.",
+    )
     cache.close()
 
     table, _ = estimate(project, directory=tmp_path)

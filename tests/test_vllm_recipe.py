@@ -139,18 +139,22 @@ def test_a_judgment_job_runs_against_the_served_model(server, tmp_path, capsys):
         == 0
     )
     env = {**os.environ, "JL_WF_KEY": "unused-by-llama-cpp"}
+    # SmolLM2 answers wo_cot in words: parsed, the job would stop (min_coverage); the served
+    # model's logprobs give the label distribution, so the label is read from it
+    (wd / "logits.yaml").write_text("peras:\n  answer: logits\n", encoding="utf-8")
     run = snakemake(
         wd,
         "results/judgments/fx/gpt/wo_cot/default.tsv",
         "--configfile",
         str(wd / "endpoints.yaml"),
+        str(wd / "logits.yaml"),
         cores=1,
         env=env,
         timeout=900,
     )
     assert run.returncode == 0, run.stderr[-4000:]
     j = pd.read_csv(wd / "results" / "judgments" / "fx" / "gpt" / "wo_cot" / "default.tsv", sep="\t")
-    assert len(j) == 8 and j["answer"].notna().all()
+    assert len(j) == 8 and j["answer"].notna().all() and j["parsed"].all()
     log = (wd / "results" / "logs" / "judge" / "fx" / "gpt" / "wo_cot" / "default.log").read_text()
     assert "8 new calls" in log
     assert Path(url_file).exists()

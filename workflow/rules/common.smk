@@ -45,7 +45,7 @@ def model_threads(models=None):
     """``threads:`` of a job that calls a model: the model's own `threads` (Project.job_threads).
     ``models``: a function of the wildcards giving the job's models (default: its `model`)."""
     of = _job_models(models)
-    return lambda wildcards: reserved_threads(of(wildcards))
+    return lambda wildcards: reserved_threads(of(wildcards)) if of(wildcards) else 1
 
 
 def model_job(runtime, models=None):

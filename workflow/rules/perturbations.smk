@@ -14,6 +14,7 @@ localrules:
     perturbation_insertion,
     perturbation_transitions,
     perturbation_distributions,
+    perturbation_pooled,
 
 
 include: "perturbations/common.smk"

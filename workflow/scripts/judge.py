@@ -19,4 +19,6 @@ with script_logging(snakemake.log[0]):
         threads=snakemake.threads,
         desc=f"judge {w.dataset}/{w.model}/{w.template}/{w.persona}",
         model_name=w.model,
+        answer=snakemake.params.answer,
+        coverage=snakemake.params.coverage,
     )

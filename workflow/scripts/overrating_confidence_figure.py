@@ -9,5 +9,6 @@ with script_logging(snakemake.log[0]):
         list(snakemake.input.metrics),
         snakemake.output.png,
         snakemake.output.pdf,
-        title=f"Token confidence by outcome - {w.dataset} / {w.model}",
+        title=f"Token confidence by outcome - {w.dataset} / {snakemake.params.display}",
+        confidence=snakemake.params.confidence,
     )

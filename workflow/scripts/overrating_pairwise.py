@@ -17,4 +17,5 @@ with script_logging(snakemake.log[0]):
         threads=snakemake.threads,
         desc=f"overrating pairwise {w.dataset}/{w.model}",
         model_name=w.model,
+        coverage=snakemake.params.coverage,
     )

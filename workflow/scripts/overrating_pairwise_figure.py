@@ -9,5 +9,5 @@ with script_logging(snakemake.log[0]):
         snakemake.input.metrics,
         snakemake.output.png,
         snakemake.output.pdf,
-        title=f"Pairwise judging by setting - {w.dataset} / {w.model}",
+        title=f"Pairwise judging by setting - {w.dataset} / {snakemake.params.display}",
     )

@@ -4,4 +4,9 @@ from judgelab.jobs import script_logging
 from judgelab.studies.overrating.jobs import table1_job
 
 with script_logging(snakemake.log[0]):
-    table1_job(list(snakemake.input.metrics), dict(snakemake.output.items()))
+    table1_job(
+        list(snakemake.input.metrics),
+        dict(snakemake.output.items()),
+        confidence=snakemake.params.confidence,
+        names=snakemake.params.names,
+    )

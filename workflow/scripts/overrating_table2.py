@@ -9,4 +9,6 @@ with script_logging(snakemake.log[0]):
         list(snakemake.input.metrics),
         {k: v for k, v in out.items() if not k.startswith("by_setting_")},
         {k.removeprefix("by_setting_"): v for k, v in out.items() if k.startswith("by_setting_")},
+        confidence=snakemake.params.confidence,
+        names=snakemake.params.names,
     )

@@ -9,5 +9,5 @@ with script_logging(snakemake.log[0]):
         snakemake.input.transition,
         snakemake.output.png,
         snakemake.output.pdf,
-        title=f"Human -> judge labels - {w.dataset} / {w.model} / {w.scale}",
+        title=f"Human -> judge labels - {w.dataset} / {snakemake.params.display} / {w.scale}",
     )

@@ -9,5 +9,6 @@ with script_logging(snakemake.log[0]):
         snakemake.output.insertions,
         snakemake.output.sentences,
         variant=snakemake.wildcards.variant,
+        stopwords=snakemake.params.stopwords,
         template=snakemake.params.template or None,
     )

@@ -10,10 +10,12 @@ with script_logging(snakemake.log[0]):
         snakemake.output.insertions,
         snakemake.output.sentences,
         variant="SEM",
+        stopwords=p.stopwords,
         template=p.template,
-        rewriter=p.rewriter,
+        rewriter=p.rewriter or None,
         max_tokens=p.max_tokens,
         max_attempts=p.max_attempts,
         cache=CacheConfig.of(snakemake.config),
         threads=snakemake.threads,
+        reviewed=snakemake.input.reviewed or None,
     )

@@ -6,5 +6,10 @@ from judgelab.studies.perturbations.jobs import transitions_job
 o = snakemake.output
 with script_logging(snakemake.log[0]):
     transitions_job(
-        list(snakemake.input.rejudged), list(snakemake.input.rewrites), o.transitions, o.shifts, o.kept
+        list(snakemake.input.rejudged),
+        list(snakemake.input.rewrites),
+        o.transitions,
+        o.shifts,
+        o.kept,
+        rewrite_filter=snakemake.params.rewrite_filter,
     )

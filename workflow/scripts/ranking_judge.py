@@ -22,4 +22,6 @@ with script_logging(snakemake.log[0]):
         threads=snakemake.threads,
         desc=f"ranking judge {w.dataset}/{w.model}",
         model_name=w.model,
+        answer=snakemake.params.answer,
+        coverage=snakemake.params.coverage,
     )

@@ -18,4 +18,6 @@ with script_logging(snakemake.log[0]):
         cache=CacheConfig.of(snakemake.config),
         threads=snakemake.threads,
         desc=f"simulate {w.dataset}/{w.model}/{w.demo_type}/{w.shots}",
+        coverage=snakemake.params.coverage,
+        model_name=w.model,
     )

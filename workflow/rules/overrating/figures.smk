@@ -20,6 +20,8 @@ rule overrating_transition_figure:
         scale=OVR_ALL_SCALES_RE,
     conda:
         "../../../envs/judgelab.yaml"
+    params:
+        display=lambda wc: PROJECT.display_name(wc.model),
     script:
         "../../scripts/overrating_transition_figure.py"
 
@@ -34,6 +36,8 @@ rule overrating_pairwise_figure:
         PROJECT.log("overrating/figures/pairwise/{dataset}/{model}"),
     conda:
         "../../../envs/judgelab.yaml"
+    params:
+        display=lambda wc: PROJECT.display_name(wc.model),
     script:
         "../../scripts/overrating_pairwise_figure.py"
 
@@ -53,5 +57,8 @@ rule overrating_confidence_figure:
         PROJECT.log("overrating/figures/confidence/{dataset}/{model}"),
     conda:
         "../../../envs/judgelab.yaml"
+    params:
+        display=lambda wc: PROJECT.display_name(wc.model),
+        confidence=OVERRATING.confidence,
     script:
         "../../scripts/overrating_confidence_figure.py"

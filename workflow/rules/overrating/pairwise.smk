@@ -38,6 +38,7 @@ rule overrating_pairwise:
         template=lambda wc: OVERRATING.pairwise_prompt.template,
         labels=lambda wc: json.dumps(list(OVERRATING.pairwise_prompt.labels)),
         max_tokens=OVERRATING.pairwise["max_tokens"],
+        coverage=lambda wc: OVERRATING.coverage("pairwise").param(),
         model=model_param,
     script:
         "../../scripts/overrating_pairwise.py"

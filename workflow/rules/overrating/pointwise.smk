@@ -24,6 +24,7 @@ rule overrating_pointwise:
         template=lambda wc: OVERRATING.prompts[wc.scale].template,
         labels=lambda wc: json.dumps(list(OVERRATING.prompts[wc.scale].labels)),
         max_tokens=OVERRATING.pointwise["max_tokens"],
+        coverage=lambda wc: OVERRATING.coverage("pointwise", wc.scale).param(),
         model=model_param,
     script:
         "../../scripts/overrating_pointwise.py"

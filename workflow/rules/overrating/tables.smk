@@ -1,5 +1,7 @@
 # Overrating stage 3 - tables shaped like seed 004 Tables 1 (pointwise, every dataset x judge) and
-# 2 (pairwise, all settings pooled, and per setting), as tsv, md, tex and html (in the report).
+# 2 (pairwise, all settings pooled, and per setting), as tsv, md, tex and html (in the report): the
+# seed's columns first (Avg Confidence of `overrating.confidence`), the extra columns after, the
+# judges by their display names.
 
 
 rule overrating_table1:
@@ -15,6 +17,9 @@ rule overrating_table1:
         PROJECT.log("overrating/tables/table1"),
     conda:
         "../../../envs/judgelab.yaml"
+    params:
+        confidence=OVERRATING.confidence,
+        names=json.dumps(OVERRATING.display_names(), sort_keys=True),
     script:
         "../../scripts/overrating_table1.py"
 
@@ -32,5 +37,8 @@ rule overrating_table2:
         PROJECT.log("overrating/tables/table2"),
     conda:
         "../../../envs/judgelab.yaml"
+    params:
+        confidence=OVERRATING.confidence,
+        names=json.dumps(OVERRATING.display_names(), sort_keys=True),
     script:
         "../../scripts/overrating_table2.py"

@@ -20,7 +20,8 @@ def rewrite_models(wildcards):
 
 
 def sem_models(wildcards):
-    return [PERTURBATIONS.rewriter]
+    """The SEM job's model: the rewriter (none when every sentence comes from sem_sentences)."""
+    return [PERTURBATIONS.rewriter] if PERTURBATIONS.rewriter else []
 
 
 def perturbation_rejudged(variants):

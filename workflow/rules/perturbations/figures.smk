@@ -1,5 +1,6 @@
 # Perturbations stage 5 - figures (PNG and PDF): seed 004 Figure 1 (one judge's transition
-# heatmaps, one per rewrite variant) and Figure 3 (label distributions after each insertion).
+# heatmaps, one per rewrite variant) and Figure 3 (label distributions after each insertion), per
+# dataset and, with several datasets, pooled over them (as the seed shows them: DL19 + DL20).
 
 
 rule perturbation_transition_figure:
@@ -24,6 +25,8 @@ rule perturbation_transition_figure:
         **cpu_job(30, 4000),
     params:
         variants=lambda wc: PERTURBATIONS.rewrite_variants,
+        display=lambda wc: PROJECT.display_name(wc.model),
+        title=lambda wc: wc.dataset,
     script:
         "../../scripts/perturbation_transition_figure.py"
 
@@ -48,5 +51,57 @@ rule perturbation_insertion_figure:
         **cpu_job(30, 4000),
     params:
         variants=lambda wc: PERTURBATIONS.insertions,
+        names=json.dumps(PERTURBATIONS.display_names(), sort_keys=True),
+        title=lambda wc: wc.dataset,
+    script:
+        "../../scripts/perturbation_insertion_figure.py"
+
+
+rule perturbation_pooled_transition_figure:
+    input:
+        transitions=path("perturbation_pooled_transitions"),
+    output:
+        png=report(
+            path("perturbation_pooled_transition_figure", ext="png"),
+            category="Perturbations (seed 004)",
+            subcategory="pooled",
+            caption="../../report/perturbations_pooled_transitions.rst",
+            labels={"figure": "Fig. 1 - transitions", "dataset": "pooled", "judge": "{model}"},
+        ),
+        pdf=path("perturbation_pooled_transition_figure", ext="pdf"),
+    log:
+        PROJECT.log("perturbations-pooled/figures/transitions/{model}"),
+    wildcard_constraints:
+        model=PERTURBATION_JUDGES_RE,
+    conda:
+        "../../../envs/judgelab.yaml"
+    params:
+        variants=lambda wc: PERTURBATIONS.rewrite_variants,
+        display=lambda wc: PROJECT.display_name(wc.model),
+        title=" + ".join(PERTURBATIONS.datasets),
+    script:
+        "../../scripts/perturbation_transition_figure.py"
+
+
+rule perturbation_pooled_insertion_figure:
+    input:
+        distributions=path("perturbation_pooled_distributions"),
+    output:
+        png=report(
+            path("perturbation_pooled_insertion_figure", ext="png"),
+            category="Perturbations (seed 004)",
+            subcategory="pooled",
+            caption="../../report/perturbations_pooled_insertions.rst",
+            labels={"figure": "Fig. 3 - insertions", "dataset": "pooled"},
+        ),
+        pdf=path("perturbation_pooled_insertion_figure", ext="pdf"),
+    log:
+        PROJECT.log("perturbations-pooled/figures/insertions"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    params:
+        variants=lambda wc: PERTURBATIONS.insertions,
+        names=json.dumps(PERTURBATIONS.display_names(), sort_keys=True),
+        title=" + ".join(PERTURBATIONS.datasets),
     script:
         "../../scripts/perturbation_insertion_figure.py"

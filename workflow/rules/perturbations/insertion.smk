@@ -1,13 +1,15 @@
 # Perturbations stage 2b - insertions (seed 004 section 3.2) at the start of the pooled sampled
-# passages that the human (grade 0) and their judge (label 0) call non-relevant: SEM asks the
-# rewriter for a sentence answering the query without its non-stopword terms (checked in code,
-# asked again up to `sem_max_attempts` times); LEX (seed 004's fixed sentence listing the query
-# terms) and QRY (the query itself) need no model.
+# passages that the human (grade 0) and their judge (label 0) call non-relevant: SEM takes a
+# query's reviewed sentence (perturbations.sem_sentences) or asks the rewriter for a sentence
+# answering the query without its non-stopword terms (checked in code, asked again up to
+# `sem_max_attempts` times); LEX (seed 004's fixed sentence listing the query terms) and QRY (the
+# query itself) need no model. The stopword list (perturbations.stopwords) is a param of each.
 
 
 rule perturbation_sem:
     input:
         samples=perturbation_samples,
+        reviewed=lambda wc: PERTURBATIONS.sem_file or [],
     output:
         insertions=path("perturbation_insertions", variant="sem"),
         sentences=path("perturbation_sentences", variant="sem"),
@@ -20,9 +22,10 @@ rule perturbation_sem:
         **model_job(120, sem_models),
     params:
         template=lambda wc: PERTURBATIONS.prompt("SEM"),
-        rewriter=lambda wc: PROJECT.model_param(PERTURBATIONS.rewriter),
+        rewriter=lambda wc: PROJECT.model_param(PERTURBATIONS.rewriter) if PERTURBATIONS.rewriter else "",
         max_tokens=PERTURBATIONS.sem_max_tokens,
         max_attempts=PERTURBATIONS.sem_max_attempts,
+        stopwords=lambda wc: PERTURBATIONS.stopwords_param,
     script:
         "../../scripts/perturbation_sem.py"
 
@@ -42,5 +45,6 @@ rule perturbation_insertion:
     params:
         # LEX: the seed's sentence; QRY: none (the query is the sentence)
         template=lambda wc: PERTURBATIONS.prompt("LEX") if wc.variant == "lex" else "",
+        stopwords=lambda wc: PERTURBATIONS.stopwords_param,
     script:
         "../../scripts/perturbation_insertion.py"

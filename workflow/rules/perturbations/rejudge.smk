@@ -1,13 +1,17 @@
 # Perturbations stage 3 - re-judging: one job per dataset x variant x judge, the judge's own
-# sampled pairs with a kept rewrite / valid insertion, judged with the template, persona and
-# settings of its original PERAS judgment.
+# sampled pairs with a kept rewrite / valid insertion (rewrite_filter all_variants: kept by every
+# rewrite variant), judged exactly like its original judgment (original: peras - the PERAS
+# template, persona and answer reading; overrating - the graded pointwise run's template and bound).
 
 
 rule perturbation_rejudge:
     input:
         sample=path("perturbation_sample"),
         variants=lambda wc: PERTURBATIONS.variant_table(wc.dataset, wc.variant),
-        persona=lambda wc: PROJECT.persona_input(PERTURBATIONS.persona),
+        rewrites=lambda wc: PERTURBATIONS.filter_inputs(wc.dataset, wc.variant),
+        persona=lambda wc: (
+            PROJECT.persona_input(PERTURBATIONS.persona) if PERTURBATIONS.original == "peras" else []
+        ),
     output:
         rejudged=path("perturbation_rejudged"),
     log:
@@ -21,10 +25,17 @@ rule perturbation_rejudge:
     resources:
         **model_job(720),
     params:
-        persona=lambda wc: PROJECT.persona_param(PERTURBATIONS.persona),
+        original=PERTURBATIONS.original,
+        persona=lambda wc: (
+            PROJECT.persona_param(PERTURBATIONS.persona) if PERTURBATIONS.original == "peras" else ""
+        ),
         template=lambda wc: PERTURBATIONS.judge_template_text,
+        labels=lambda wc: json.dumps(PERTURBATIONS.judge_labels),
         max_tokens=lambda wc: PERTURBATIONS.judge_max_tokens,
+        answer=lambda wc: PERTURBATIONS.judge_answer(wc.model),
         placement=PROJECT.placement,
+        rewrite_filter=PERTURBATIONS.rewrite_filter,
+        coverage=lambda wc: PERTURBATIONS.coverage().param(),
         model=model_param,
     script:
         "../../scripts/perturbation_rejudge.py"

@@ -1,5 +1,7 @@
-# Perturbations stage 4 - tables per dataset: transition matrices (tidy), label shifts and the
-# kept fraction per rewrite variant; label distributions and insertion counts per insertion.
+# Perturbations stage 4 - tables per dataset: transition matrices (tidy), label shifts (with the
+# coverage) and the kept fraction (and the passages kept by every variant) per rewrite variant;
+# label distributions and insertion counts per insertion. With several datasets, the transitions
+# and distributions pooled over them (perturbations-pooled/).
 
 
 rule perturbation_transitions:
@@ -19,6 +21,8 @@ rule perturbation_transitions:
         PROJECT.log("perturbations/{dataset}/transitions"),
     conda:
         "../../../envs/judgelab.yaml"
+    params:
+        rewrite_filter=PERTURBATIONS.rewrite_filter,
     script:
         "../../scripts/perturbation_transitions.py"
 
@@ -36,3 +40,26 @@ rule perturbation_distributions:
         "../../../envs/judgelab.yaml"
     script:
         "../../scripts/perturbation_distributions.py"
+
+
+rule perturbation_pooled:
+    input:
+        transitions=lambda wc: (
+            [path("perturbation_transitions", dataset=d) for d in PERTURBATIONS.datasets]
+            if PERTURBATIONS.rewrite_variants
+            else []
+        ),
+        distributions=lambda wc: (
+            [path("perturbation_distributions", dataset=d) for d in PERTURBATIONS.datasets]
+            if PERTURBATIONS.insertions
+            else []
+        ),
+    output:
+        transitions=path("perturbation_pooled_transitions"),
+        distributions=path("perturbation_pooled_distributions"),
+    log:
+        PROJECT.log("perturbations-pooled/tables"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    script:
+        "../../scripts/perturbation_pooled.py"

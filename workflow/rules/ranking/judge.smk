@@ -31,6 +31,8 @@ rule ranking_judge:
         max_tokens=lambda wc: RANKING.judge_max_tokens,
         placement=PROJECT.placement,
         model=model_param,
+        answer=lambda wc: RANKING.judge_answer(wc.model),
+        coverage=lambda wc: RANKING.coverage().param(),
     script:
         "../../scripts/ranking_judge.py"
 

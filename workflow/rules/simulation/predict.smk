@@ -26,6 +26,7 @@ rule simulation_predict:
     params:
         prompt=lambda wc: SIMULATION.prompt_param(wc.dataset, wc.demo_type),
         settings=lambda wc: SIMULATION.settings_param(wc.dataset, wc.model),
+        coverage=lambda wc: SIMULATION.coverage().param(),
         model=model_param,
     script:
         "../../scripts/simulation_predict.py"

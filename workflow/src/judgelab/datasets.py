@@ -428,7 +428,9 @@ def select(
         # one seeded generator for every grade: each grade's draw is its own (a fresh
         # random_state=seed per grade drew the same positions in each, e.g. one query's pairs)
         rng = np.random.default_rng(seed)
-        parts = [g.sample(n=min(per_grade, len(g)), random_state=rng) for _, g in out.groupby("grade", sort=True)]
+        parts = [
+            g.sample(n=min(per_grade, len(g)), random_state=rng) for _, g in out.groupby("grade", sort=True)
+        ]
         out = pd.concat(parts) if parts else out.iloc[0:0]
     return out.sort_values(["qid", "docid"], kind="stable").reset_index(drop=True)
 

@@ -54,6 +54,11 @@ BACKEND_KEYS = {
 }
 
 
+#: Model keys that change no request or answer, only how the judge is shown (kept out of the
+#: model param of the jobs).
+DISPLAY_KEYS = ("display_name",)
+
+
 #: The shared result paths, named once (each study adds its own: ``Plan.paths``). ``{results}`` is
 #: the configured folder; the other fields are the jobs' wildcards (see :meth:`Project.path`).
 PATHS = {
@@ -170,8 +175,21 @@ class Project:
         return list(self.config["judges"])
 
     def model_param(self, name: str) -> str:
-        """The model entry as a deterministic string (a tracked param of the jobs using it)."""
-        return json.dumps(self.config["models"][name], sort_keys=True)
+        """The model entry as a deterministic string (a tracked param of the jobs using it),
+        without the keys that change no answer (:data:`DISPLAY_KEYS`: renaming a judge reruns
+        only its tables and figures)."""
+        entry = {k: v for k, v in self.config["models"][name].items() if k not in DISPLAY_KEYS}
+        return json.dumps(entry, sort_keys=True)
+
+    def display_name(self, name: str) -> str:
+        """A judge's name in tables and figures: its entry's ``display_name``, else its key (an
+        imported judge, not an entry of ``models``: its name)."""
+        entry = self.config["models"].get(name) or {}
+        return str(entry.get("display_name") or name)
+
+    def display_names(self, names: Sequence[str]) -> dict[str, str]:
+        """:meth:`display_name` of each of ``names`` (a tracked param of the table and figure jobs)."""
+        return {n: self.display_name(n) for n in names}
 
     def model_threads(self, name: str) -> int:
         return int(self.config["models"][name].get("threads", 1))

@@ -19,9 +19,11 @@ Pairwise (section 2.1; groups after Arabzadeh and Clarke 2025, as the seed descr
 
 * Groups per query: **Best** = the passages at the highest grade present, if that grade is
   relevant; **Acceptable** = the relevant passages below it; **Unacceptable** = the non-relevant
-  ones. Relevant means grade >= ``relevant_min`` (default 1: the seed's graded scale names only 0
-  "Non-relevant", 1 is "Related"; 2 applies the TREC binarisation instead, so grade-1 passages are
-  Unacceptable). A query whose highest grade is not relevant has neither Best nor Acceptable.
+  ones. Relevant means grade >= ``relevant_min`` (``overrating.pairwise.relevant_min``, default 2:
+  the TREC binarisation the seed applies everywhere else in section 2, so grade-1 passages are
+  Unacceptable; 1: only grade 0, the seed's "Non-relevant", is Unacceptable - the library
+  functions' default argument). A query whose highest grade is not relevant has neither Best nor
+  Acceptable.
 * Settings B-A, A-U, B-U: every cross pair of the two groups of a query (never two passages of
   one group, never two queries), of which at most ``per_setting`` are drawn without replacement
   by a generator seeded with (seed, query id, setting) - the draw of a query does not depend on
@@ -36,8 +38,10 @@ Pairwise (section 2.1; groups after Arabzadeh and Clarke 2025, as the seed descr
   (both orders pooled; ties excluded, as seed Table 2), and the share of ties whose two judgments
   both have confidence > 0.95 (among ties with both confidences known).
 
-Token confidence = the probability of the chosen label at the decoding step that generated it,
-renormalised over the label tokens (see :func:`label_reading`).
+Token confidence (see :func:`label_reading`): ``confidence`` = seed 004's, the probability of the
+chosen label at the decoding step that generated it, in the full distribution (the softmax over
+the vocabulary); ``confidence_renorm`` = the same renormalised over the label tokens. Tables 1 and
+2 show the one ``overrating.confidence`` names (default ``full``) first, the other after it.
 
 Modules (config section ``overrating``, target ``overrating``, rules
 ``workflow/rules/overrating.smk`` and ``workflow/rules/overrating/``, prompts

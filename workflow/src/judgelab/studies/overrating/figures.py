@@ -100,8 +100,21 @@ def pairwise_rates(metrics: pd.DataFrame, title: str, out_png, out_pdf=None) -> 
     save(fig, out_png, out_pdf)
 
 
-def confidence_by_outcome(metrics: pd.DataFrame, title: str, out_png, out_pdf=None) -> None:
-    """``metrics``: pointwise metric rows (scale, conf_TP.., n_TP..), one per scale."""
+def confidence_by_outcome(
+    metrics: pd.DataFrame, title: str, out_png, out_pdf=None, *, confidence: str = "full"
+) -> None:
+    """``metrics``: pointwise metric rows (scale, conf_TP.., conf_renorm_TP.., n_TP..), one per
+    scale; ``confidence``: the definition drawn (``full``: conf_*, ``renormalised``:
+    conf_renorm_*)."""
+    from .tables import CONFIDENCE_SUFFIX, CONFIDENCE_TITLE
+
+    sfx = CONFIDENCE_SUFFIX[confidence]
+    metrics = metrics.assign(
+        **{
+            f"conf_{o}": metrics.get(f"conf{sfx}_{o}", pd.Series(np.nan, index=metrics.index))
+            for o in OUTCOMES
+        }
+    )
     scales = list(metrics["scale"])
     x = np.arange(len(OUTCOMES))
     width = 0.8 / max(len(scales), 1)
@@ -115,7 +128,7 @@ def confidence_by_outcome(metrics: pd.DataFrame, title: str, out_png, out_pdf=No
     ax.set_xticks(x)
     ax.set_xticklabels(list(OUTCOMES))
     ax.set_xlabel("binarised outcome (TREC: grade >= 2 relevant)")
-    ax.set_ylabel("mean token confidence")
+    ax.set_ylabel(f"mean token confidence ({CONFIDENCE_TITLE[confidence]})")
     ax.set_ylim(0, 1.18)
     ax.legend(
         title="scale", fontsize=8, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False

@@ -25,11 +25,12 @@ import pandas as pd
 
 from ...imported import SourcePairs, read_judge
 from ...jobs import LLMSession, as_value
+from ...judging import require_coverage
 from ...tables import read_dataset, write_tsv
 from .pairwise import SETTINGS, pair_outcomes, pairwise_metrics, run_pairwise, sample_pairs
 from .pointwise import imported_pointwise, pointwise_metrics, run_pointwise, transition_matrix
 from .prompts import PAIRWISE_KIND, Prompt, check_labels, effective_scale
-from .tables import TABLE1_COLUMNS, TABLE2_COLUMNS, flat_table1, render_table1, render_table2, table1, table2
+from .tables import flat_table1, render_table1, render_table2, table1, table2
 
 log = logging.getLogger("judgelab")
 
@@ -52,7 +53,9 @@ def read_pointwise(path: str) -> pd.DataFrame:
     """A pointwise judgments table (judge job or imported judge)."""
     df = _read(path)
     df["label"] = df["label"].astype("Int64")
-    df["confidence"] = df["confidence"].astype("Float64")
+    for col in ("confidence", "confidence_renorm"):
+        if col in df:
+            df[col] = df[col].astype("Float64")
     return df
 
 
@@ -64,7 +67,9 @@ def read_sampled(path: str) -> pd.DataFrame:
 def read_pairwise(path: str) -> pd.DataFrame:
     """A pairwise judgments table (both orders of every sampled pair)."""
     df = _read(path, hi_docid=str, lo_docid=str, passage_1=str, passage_2=str, preferred=str)
-    df["confidence"] = df["confidence"].astype("Float64")
+    for col in ("confidence", "confidence_renorm"):
+        if col in df:
+            df[col] = df[col].astype("Float64")
     return df
 
 
@@ -94,17 +99,33 @@ def pointwise_judge_job(
     threads: int | None = None,
     desc: str = "overrating pointwise",
     model_name: str | None = None,
+    coverage: str | dict | None = None,
 ) -> pd.DataFrame:
     """Judge every pair of a dataset table on ``scale`` with ``template`` (its ``labels``, JSON
-    or a list): label, parsed, answer, label_pos, p<label>..., label_mass, confidence per pair.
-    ``model_name``: the model's key in ``models`` (named in errors)."""
+    or a list): label, parsed, answer, label_pos, p<label>..., label_mass, confidence,
+    confidence_renorm per pair. ``model_name``: the model's key in ``models`` (named in errors);
+    ``coverage``: the job's coverage check (:class:`judgelab.judging.Coverage`)."""
     prompt = _prompt(template, labels, "judgment")
     check_labels(prompt.labels, scale)
     table = read_dataset(pairs)
-    with LLMSession(model, cache, threads, desc, name=model_name) as client:
+    session = LLMSession(model, cache, threads, desc, name=model_name)
+    with session as client:
         result = run_pointwise(table, prompt, client, max_tokens=int(max_tokens), desc=desc)
+    _require_coverage(result, session, coverage, int(max_tokens), desc)
     write_tsv(result, out)
     return result
+
+
+def _require_coverage(result: pd.DataFrame, session: LLMSession, coverage, bound: int, desc: str) -> None:
+    require_coverage(
+        result["parsed"],
+        result["answer"],
+        coverage=coverage,
+        model=session.name,
+        backend=session.spec.get("backend"),
+        bound=bound,
+        what=desc,
+    )
 
 
 def imported_pointwise_job(
@@ -149,7 +170,8 @@ def pointwise_metrics_job(
     and its transition matrix (tidy)."""
     scale = ids["scale"]
     table = read_dataset(pairs)[["qid", "docid", "grade"]]
-    judged = read_pointwise(judgments)[["qid", "docid", "label", "confidence"]]
+    judged = read_pointwise(judgments)
+    judged = judged[[c for c in ("qid", "docid", "label", "confidence", "confidence_renorm") if c in judged]]
     merged = table.merge(judged, on=["qid", "docid"], how="left", validate="one_to_one")
     if len(judged) != len(table) or merged["qid"].isna().any():
         raise ValueError(f"{judgments} does not judge the pairs of {pairs}")
@@ -175,7 +197,7 @@ def pointwise_metrics_job(
 
 
 def pair_sampling_job(
-    pairs: str, out: str, *, per_setting: int, seed: int, relevant_min: int = 1
+    pairs: str, out: str, *, per_setting: int, seed: int, relevant_min: int
 ) -> pd.DataFrame:
     """The sampled pairs of a dataset (see :func:`judgelab.studies.overrating.pairwise.sample_pairs`)."""
     table = read_dataset(pairs)
@@ -205,14 +227,18 @@ def pairwise_judge_job(
     threads: int | None = None,
     desc: str = "overrating pairwise",
     model_name: str | None = None,
+    coverage: str | dict | None = None,
 ) -> pd.DataFrame:
-    """Judge every sampled pair in both orders with the forced-choice ``template``."""
+    """Judge every sampled pair in both orders with the forced-choice ``template``; its coverage
+    check (``coverage``) counts the judgments (a pair in one order) that parsed."""
     prompt = _prompt(template, labels, PAIRWISE_KIND)
     table = read_dataset(pairs)
-    with LLMSession(model, cache, threads, desc, name=model_name) as client:
+    session = LLMSession(model, cache, threads, desc, name=model_name)
+    with session as client:
         result = run_pairwise(
             table, read_sampled(sampled), prompt, client, max_tokens=int(max_tokens), desc=desc
         )
+    _require_coverage(result, session, coverage, int(max_tokens), desc)
     write_tsv(result, out)
     return result
 
@@ -251,37 +277,58 @@ def _write_table(df: pd.DataFrame, render, out: Mapping[str, str]) -> None:
         Path(out[fmt]).write_text(render(fmt), encoding="utf-8")
 
 
-def table1_job(metrics: Sequence[str], out: Mapping[str, str]) -> pd.DataFrame:
+def table1_job(
+    metrics: Sequence[str],
+    out: Mapping[str, str],
+    *,
+    confidence: str = "full",
+    names: str | Mapping[str, str] | None = None,
+) -> pd.DataFrame:
     """Seed 004 Table 1 from the pointwise metrics files: ``out`` maps ``metrics`` (the metrics
-    concatenated, tsv) and tsv, md, tex, html (the table)."""
+    concatenated, tsv) and tsv, md, tex, html (the table). ``confidence``: the token-confidence
+    definition of its "Avg Confidence" (full or renormalised; the other follows); ``names``: the
+    judges' display names by model key (JSON or a mapping)."""
     point = read_metrics(metrics)
     write_tsv(point, out["metrics"])
-    t1 = (
-        table1(point)
-        if len(point)
-        else pd.DataFrame(
-            columns=["dataset", "model", "confidence_scale"] + [(g, c) for g, c, *_ in TABLE1_COLUMNS]
-        )
+    empty = pd.DataFrame(columns=["dataset", "model", "scale"])
+    t1 = table1(point if len(point) else empty, confidence, as_value(names) if names else None)
+    _write_table(flat_table1(t1), lambda fmt: render_table1(t1, fmt, confidence), out)
+    log.info(
+        "Table 1: %d dataset x judge rows from %d pointwise runs (Avg Confidence: %s)",
+        len(t1),
+        len(point),
+        confidence,
     )
-    _write_table(flat_table1(t1), lambda fmt: render_table1(t1, fmt), out)
-    log.info("Table 1: %d dataset x judge rows from %d pointwise runs", len(t1), len(point))
     return t1
 
 
 def table2_job(
-    metrics: Sequence[str], out: Mapping[str, str], out_by_setting: Mapping[str, str]
+    metrics: Sequence[str],
+    out: Mapping[str, str],
+    out_by_setting: Mapping[str, str],
+    *,
+    confidence: str = "full",
+    names: str | Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Seed 004 Table 2 (all settings pooled) and its per-setting variant from the pairwise
     metrics files: ``out`` maps ``metrics`` (the metrics concatenated) and tsv, md, tex, html;
-    ``out_by_setting`` the per-setting table's tsv, md, tex, html."""
+    ``out_by_setting`` the per-setting table's tsv, md, tex, html. ``confidence`` and ``names``
+    as :func:`table1_job`."""
     pair = read_metrics(metrics)
     write_tsv(pair, out["metrics"])
-    cols = ["dataset", "model", "setting"] + [m for _, m, _ in TABLE2_COLUMNS]
-    t2 = table2(pair) if len(pair) else pd.DataFrame(columns=cols)
-    _write_table(t2, lambda fmt: render_table2(t2, fmt), out)
-    by = pair[cols] if len(pair) else pd.DataFrame(columns=cols)
-    _write_table(by, lambda fmt: render_table2(by, fmt, ids=("dataset", "model", "setting")), out_by_setting)
-    log.info("Table 2: %d dataset x judge rows, %d per setting", len(t2), len(by))
+    src = pair if len(pair) else pd.DataFrame(columns=["dataset", "model", "setting"])
+    display = as_value(names) if names else None
+    t2 = table2(src, "overall", confidence, display)
+    _write_table(t2, lambda fmt: render_table2(t2, fmt, confidence=confidence), out)
+    by = table2(src, None, confidence, display)
+    _write_table(
+        by,
+        lambda fmt: render_table2(by, fmt, ids=("dataset", "model", "setting"), confidence=confidence),
+        out_by_setting,
+    )
+    log.info(
+        "Table 2: %d dataset x judge rows, %d per setting (Avg Confidence: %s)", len(t2), len(by), confidence
+    )
     return t2
 
 
@@ -297,8 +344,11 @@ def pairwise_figure_job(metrics: str, out_png: str, out_pdf: str, *, title: str)
     of.pairwise_rates(pd.read_csv(metrics, sep="\t", dtype={"setting": str}), title, out_png, out_pdf)
 
 
-def confidence_figure_job(metrics: Sequence[str], out_png: str, out_pdf: str, *, title: str) -> None:
-    """``metrics``: the pointwise metrics files of one dataset x model (one per scale)."""
+def confidence_figure_job(
+    metrics: Sequence[str], out_png: str, out_pdf: str, *, title: str, confidence: str = "full"
+) -> None:
+    """``metrics``: the pointwise metrics files of one dataset x model (one per scale);
+    ``confidence``: the token-confidence definition shown (full or renormalised)."""
     from . import figures as of
 
-    of.confidence_by_outcome(read_metrics(metrics), title, out_png, out_pdf)
+    of.confidence_by_outcome(read_metrics(metrics), title, out_png, out_pdf, confidence=confidence)

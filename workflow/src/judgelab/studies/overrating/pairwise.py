@@ -54,7 +54,15 @@ def pairwise_columns(labels: Sequence[str]) -> list[str]:
     return (
         PAIRWISE_COLUMNS
         + prob_columns(labels)
-        + ["label_mass", "confidence", "prompt_tokens", "completion_tokens", "latency_s", "cache_hit"]
+        + [
+            "label_mass",
+            "confidence",
+            "confidence_renorm",
+            "prompt_tokens",
+            "completion_tokens",
+            "latency_s",
+            "cache_hit",
+        ]
     )
 
 
@@ -213,10 +221,12 @@ def sample_pairs(
 def pair_outcomes(judged: pd.DataFrame) -> pd.DataFrame:
     """One row per pair from its two judgments. ``judged``: one row per pair and order with
     qid, setting, hi_docid, lo_docid, order (``hi_first`` / ``lo_first``), ``preferred``
-    (``hi``, ``lo``, or missing) and ``confidence`` (nullable).
+    (``hi``, ``lo``, or missing), ``confidence`` (the full-distribution token confidence,
+    nullable) and optionally ``confidence_renorm`` (the renormalised one; NaN without it).
 
     ``outcome``: ``correct`` (both orders prefer hi), ``wrong_win`` (both prefer lo), ``tie``
-    (the orders contradict each other), ``missing`` (an order did not parse)."""
+    (the orders contradict each other), ``missing`` (an order did not parse). Columns: the keys,
+    ``pref_<order>``, ``conf_<order>``, ``conf_renorm_<order>``, ``outcome``."""
     keys = ["qid", "setting", "hi_docid", "lo_docid"]
     wide = {}
     for order in ORDERS:
@@ -233,10 +243,11 @@ def pair_outcomes(judged: pd.DataFrame) -> pd.DataFrame:
             part = wide[order]
             has = key in part.index
             pref = part.at[key, "preferred"] if has else None
-            conf = part.at[key, "confidence"] if has else None
             pref = None if pref is None or pd.isna(pref) else str(pref)
             row[f"pref_{order}"] = pref
-            row[f"conf_{order}"] = math.nan if conf is None or pd.isna(conf) else float(conf)
+            for column, name in (("confidence", "conf"), ("confidence_renorm", "conf_renorm")):
+                conf = part.at[key, column] if has and column in part.columns else None
+                row[f"{name}_{order}"] = math.nan if conf is None or pd.isna(conf) else float(conf)
             prefs.append(pref)
         if None in prefs:
             row["outcome"] = "missing"
@@ -247,8 +258,16 @@ def pair_outcomes(judged: pd.DataFrame) -> pd.DataFrame:
         else:
             row["outcome"] = "tie"
         rows.append(row)
-    cols = keys + [f"{w}_{o}" for o in ORDERS for w in ("pref", "conf")] + ["outcome"]
+    cols = keys + [f"{w}_{o}" for o in ORDERS for w in ("pref", "conf", "conf_renorm")] + ["outcome"]
     return pd.DataFrame(rows, columns=cols)
+
+
+def _mean_conf(o: pd.DataFrame, outcome: str, hi: str, lo: str) -> tuple[float, int]:
+    """The mean confidence of both orders' judgments of the pairs with ``outcome``, and how many."""
+    sel = o[o["outcome"] == outcome]
+    v = pd.concat([sel[hi], sel[lo]]).astype(float)
+    v = v[np.isfinite(v)]
+    return (float(v.mean()) if len(v) else math.nan), len(v)
 
 
 def _pairwise_row(o: pd.DataFrame) -> dict[str, float]:
@@ -260,20 +279,7 @@ def _pairwise_row(o: pd.DataFrame) -> dict[str, float]:
     def pct(k: int, d: int) -> float:
         return 100.0 * k / d if d else math.nan
 
-    def mean_conf(outcome: str) -> tuple[float, int]:
-        sel = o[o["outcome"] == outcome]
-        v = pd.concat([sel["conf_hi_first"], sel["conf_lo_first"]]).astype(float)
-        v = v[np.isfinite(v)]
-        return (float(v.mean()) if len(v) else math.nan), len(v)
-
-    conf_c, n_c = mean_conf("correct")
-    conf_w, n_w = mean_conf("wrong_win")
-    ties = o[o["outcome"] == "tie"]
-    both = ties[
-        np.isfinite(ties["conf_hi_first"].astype(float)) & np.isfinite(ties["conf_lo_first"].astype(float))
-    ]
-    high = int(((both["conf_hi_first"] > HIGH_CONFIDENCE) & (both["conf_lo_first"] > HIGH_CONFIDENCE)).sum())
-    return {
+    out = {
         "n_pairs": n,
         "n_judged": judged,
         "coverage": judged / n if n else math.nan,
@@ -285,13 +291,27 @@ def _pairwise_row(o: pd.DataFrame) -> dict[str, float]:
         "accuracy_no_ties_pct": pct(counts["correct"], decided),
         "tie_rate_pct": pct(counts["tie"], judged),
         "wrong_win_pct": pct(counts["wrong_win"], judged),
-        "conf_correct": conf_c,
-        "n_conf_correct": n_c,
-        "conf_incorrect": conf_w,
-        "n_conf_incorrect": n_w,
-        "n_ties_conf_known": len(both),
-        "ties_confident_pct": pct(high, len(both)),
     }
+    # the confidence metrics, of the full-distribution confidence (conf_*) and of the
+    # renormalised one (conf_renorm_*; suffix _renorm)
+    for name, suffix in (("conf", ""), ("conf_renorm", "_renorm")):
+        hi, lo = f"{name}_hi_first", f"{name}_lo_first"
+        if hi not in o:
+            o = o.assign(**{hi: math.nan, lo: math.nan})
+        conf_c, n_c = _mean_conf(o, "correct", hi, lo)
+        conf_w, n_w = _mean_conf(o, "wrong_win", hi, lo)
+        ties = o[o["outcome"] == "tie"]
+        both = ties[np.isfinite(ties[hi].astype(float)) & np.isfinite(ties[lo].astype(float))]
+        high = int(((both[hi] > HIGH_CONFIDENCE) & (both[lo] > HIGH_CONFIDENCE)).sum())
+        out |= {
+            f"conf_correct{suffix}": conf_c,
+            f"n_conf_correct{suffix}": n_c,
+            f"conf_incorrect{suffix}": conf_w,
+            f"n_conf_incorrect{suffix}": n_w,
+            f"n_ties_conf_known{suffix}": len(both),
+            f"ties_confident{suffix}_pct": pct(high, len(both)),
+        }
+    return out
 
 
 def pairwise_metrics(outcomes: pd.DataFrame) -> pd.DataFrame:

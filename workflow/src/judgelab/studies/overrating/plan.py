@@ -18,6 +18,7 @@ from functools import cached_property
 
 from ...backends.base import Request
 from ...errors import InputError
+from ...judging import Coverage
 from .. import LLMJob, StudyPlan
 from . import estimate
 from .prompts import PAIRWISE_KIND, Prompt, check_labels, effective_scale, load_prompt
@@ -87,6 +88,33 @@ class Plan(StudyPlan):
                 key=key,
             )
         return prompt
+
+    @property
+    def confidence(self) -> str:
+        """The token-confidence definition of the tables' "Avg Confidence" (``full``, the seed's,
+        or ``renormalised``)."""
+        return self.section["confidence"]
+
+    def coverage(self, kind: str, scale: str | None = None) -> Coverage:
+        """The coverage check of a pointwise (``kind`` pointwise, with its ``scale``) or pairwise
+        judge job (a tracked param)."""
+        if kind == "pointwise":
+            ref = self.pointwise["templates"][scale]
+            return Coverage(
+                float(self.project.config["min_coverage"]),
+                f"{ref} (overrating.pointwise.templates.{scale})",
+                "overrating.pointwise.max_tokens",
+            )
+        return Coverage(
+            float(self.project.config["min_coverage"]),
+            f"{self.pairwise['template']} (overrating.pairwise.template)",
+            "overrating.pairwise.max_tokens",
+        )
+
+    def display_names(self) -> dict[str, str]:
+        """Every judge of the study (live and imported) by its display name (the tables' and
+        figures' param)."""
+        return self.project.display_names(list(self.judges) + list(self.imported))
 
     @property
     def sampling(self) -> dict:

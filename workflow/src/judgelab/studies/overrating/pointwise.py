@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...agreement import cohen_kappa
+from ...agreement import cohen_kappa, krippendorff_alpha
 from ...backends.base import CachedClient, Request
 from ...errors import InputError
 from ...imported import JudgeFile, confidence_as_probability, read_judge_file
@@ -30,7 +30,15 @@ def pointwise_columns(labels: Sequence[str]) -> list[str]:
     return (
         ["dataset", "qid", "docid", "label", "parsed", "answer", "label_pos"]
         + prob_columns(labels)
-        + ["label_mass", "confidence", "prompt_tokens", "completion_tokens", "latency_s", "cache_hit"]
+        + [
+            "label_mass",
+            "confidence",
+            "confidence_renorm",
+            "prompt_tokens",
+            "completion_tokens",
+            "latency_s",
+            "cache_hit",
+        ]
     )
 
 
@@ -93,7 +101,9 @@ def imported_pointwise(
     (:func:`judgelab.imported.read_judge`) - no LLM call: labels on the judge's declared ``scale``
     (None: not declared, read as graded unless every label is 0/1, which fails; see
     :mod:`judgelab.imported`), the file's confidences as probabilities 0-1, no label
-    distribution. Pairs of the selection the file does not label are missing."""
+    distribution (its one confidence is both ``confidence`` and ``confidence_renorm``: there is
+    no distribution to renormalise over). Pairs of the selection the file does not label are
+    missing."""
     labels = SCALES[effective_scale(scale)]
     read = (
         path.labels
@@ -103,6 +113,7 @@ def imported_pointwise(
     merged = pairs[["dataset", "qid", "docid"]].merge(
         read, on=["qid", "docid"], how="left", validate="one_to_one"
     )
+    confidence = confidence_as_probability(merged["confidence"], confidence_scale)
     out = pd.DataFrame(
         {
             "dataset": merged["dataset"],
@@ -111,7 +122,8 @@ def imported_pointwise(
             "label": merged["label"],
             "parsed": merged["label"].notna(),
             "answer": merged["label"].astype("string"),
-            "confidence": confidence_as_probability(merged["confidence"], confidence_scale),
+            "confidence": confidence,
+            "confidence_renorm": confidence,
         },
         columns=pointwise_columns(labels),
     )
@@ -121,12 +133,19 @@ def imported_pointwise(
 def _rates(human: np.ndarray, llm: np.ndarray, labels: Sequence[int]) -> dict[str, float]:
     n = len(human)
     if not n:
-        return {"overrate_pct": math.nan, "underrate_pct": math.nan, "mean_bias": math.nan, "kappa": math.nan}
+        return {
+            "overrate_pct": math.nan,
+            "underrate_pct": math.nan,
+            "mean_bias": math.nan,
+            "kappa": math.nan,
+            "alpha": math.nan,
+        }
     return {
         "overrate_pct": 100.0 * float((llm > human).mean()),
         "underrate_pct": 100.0 * float((llm < human).mean()),
         "mean_bias": float((llm - human).mean()),
         "kappa": cohen_kappa(list(human), list(llm), list(labels)),
+        "alpha": krippendorff_alpha(list(human), list(llm), "ordinal", list(labels)),
     }
 
 
@@ -138,7 +157,10 @@ def confusion_outcome(human_bin: np.ndarray, llm_bin: np.ndarray) -> np.ndarray:
 def pointwise_metrics(pairs: pd.DataFrame, scale: str) -> dict[str, float]:
     """Metrics of one pointwise run. ``pairs``: one row per judged pair with ``grade`` (human
     0-3), ``label`` (LLM label on ``scale``, nullable: missing) and ``confidence`` (token
-    confidence 0-1, nullable)."""
+    confidence 0-1 in the full distribution, nullable), optionally ``confidence_renorm`` (the
+    renormalised one). Confidence metrics: ``conf_TP``.. and ``mean_confidence`` of
+    ``confidence``, ``conf_renorm_TP``.. and ``mean_confidence_renorm`` of ``confidence_renorm``
+    (NaN without the column)."""
     if scale not in SCALES:
         raise InputError(f"unknown scale {scale!r} (binary or graded)", key="overrating.pointwise.scales")
     n = len(pairs)
@@ -156,19 +178,17 @@ def pointwise_metrics(pairs: pd.DataFrame, scale: str) -> dict[str, float]:
     out.update(_rates(human_native, llm, [int(x) for x in SCALES[scale]]))
     hb, lb = binarise(human), (llm if scale == "binary" else binarise(llm))
     out.update({f"bin_{k}": v for k, v in _rates(hb, lb, [0, 1]).items()})
-    conf = (
-        parsed["confidence"].astype(float).to_numpy()
-        if "confidence" in parsed
-        else np.full(len(parsed), np.nan)
-    )
     outcome = confusion_outcome(hb, lb)
-    known = np.isfinite(conf)
-    out["n_confidence"] = int(known.sum())
-    out["mean_confidence"] = float(conf[known].mean()) if known.any() else math.nan
     for o in OUTCOMES:
-        sel = outcome == o
-        out[f"n_{o}"] = int(sel.sum())
-        out[f"conf_{o}"] = float(conf[sel & known].mean()) if (sel & known).any() else math.nan
+        out[f"n_{o}"] = int((outcome == o).sum())
+    for column, suffix in (("confidence", ""), ("confidence_renorm", "_renorm")):
+        conf = parsed[column].astype(float).to_numpy() if column in parsed else np.full(len(parsed), np.nan)
+        known = np.isfinite(conf)
+        out[f"n_confidence{suffix}"] = int(known.sum())
+        out[f"mean_confidence{suffix}"] = float(conf[known].mean()) if known.any() else math.nan
+        for o in OUTCOMES:
+            sel = (outcome == o) & known
+            out[f"conf{suffix}_{o}"] = float(conf[sel].mean()) if sel.any() else math.nan
     return out
 
 

@@ -89,25 +89,47 @@ def label_reading(
     label from (:func:`judgelab.backends.base.label_step_at`): after ``"##final score: "`` it is
     the step of the ``"2"``, and for an answer that is only the label it is the first step, whose
     reading is the first-position one. Returns ``label_pos`` (the token index), ``probs`` (one per
-    label, renormalised over the label tokens), ``label_mass`` and ``confidence`` = the
-    probability of the parsed label; all None when the answer is missing or no step matches
-    (no logprobs, or the label merged into a longer token)."""
-    out = {"label_pos": None, "probs": [None] * len(labels), "label_mass": None, "confidence": None}
+    label, renormalised over the label tokens), ``label_mass`` (the label tokens' total
+    probability before renormalising), and the two token confidences of the parsed label:
+
+    * ``confidence`` - seed 004's: the label token's probability in the FULL distribution of that
+      step (the softmax over the whole vocabulary; for an API backend, exp of the token's
+      logprob), i.e. ``probs[label] x label_mass``;
+    * ``confidence_renorm`` - that probability renormalised over the label tokens,
+      ``probs[label]`` (never below 1 / number of labels: 0.5 binary and pairwise, 0.25 graded).
+
+    All None when the answer is missing or no step matches (no logprobs, or the label merged
+    into a longer token)."""
+    out = {
+        "label_pos": None,
+        "probs": [None] * len(labels),
+        "label_mass": None,
+        "confidence": None,
+        "confidence_renorm": None,
+    }
     if label is None or start is None:
         return out
     step = label_step_at(completion, start)
     if step is None or step["probs"] is None:
         return out
+    renorm = float(step["probs"][list(labels).index(label)])
+    mass = step["mass"]
     return {
         "label_pos": int(step["pos"]),
         "probs": list(step["probs"]),
-        "label_mass": step["mass"],
-        "confidence": float(step["probs"][list(labels).index(label)]),
+        "label_mass": mass,
+        "confidence": None if mass is None else renorm * float(mass),
+        "confidence_renorm": renorm,
     }
 
 
 def prob_columns(labels: Sequence[str]) -> list[str]:
     return [f"p{x}" for x in labels]
+
+
+#: The two token confidences of a judgment (see :func:`label_reading`), by their names in the
+#: config (``overrating.confidence``) and the tables' columns.
+CONFIDENCE_DEFINITIONS = {"full": "confidence", "renormalised": "confidence_renorm"}
 
 
 def reading_cells(comp: Completion, labels: Sequence[str], *, pairwise: bool = False) -> dict:
@@ -121,6 +143,7 @@ def reading_cells(comp: Completion, labels: Sequence[str], *, pairwise: bool = F
         **dict(zip(prob_columns(labels), r["probs"])),
         "label_mass": r["label_mass"],
         "confidence": r["confidence"],
+        "confidence_renorm": r["confidence_renorm"],
         "prompt_tokens": comp.prompt_tokens,
         "completion_tokens": comp.completion_tokens,
         "latency_s": comp.latency_s,
@@ -130,6 +153,6 @@ def reading_cells(comp: Completion, labels: Sequence[str], *, pairwise: bool = F
 def typed_readings(df: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:
     df["label"] = df["label"].astype("Int64")
     df["label_pos"] = df["label_pos"].astype("Int64")
-    for col in prob_columns(labels) + ["label_mass", "confidence"]:
+    for col in prob_columns(labels) + ["label_mass", "confidence", "confidence_renorm"]:
         df[col] = df[col].astype("Float64")
     return df

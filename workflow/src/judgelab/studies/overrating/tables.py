@@ -1,96 +1,206 @@
-"""Seed 004 Tables 1 (pointwise) and 2 (pairwise) from the pooled metrics, and their rendering."""
+"""Seed 004 Tables 1 (pointwise) and 2 (pairwise) from the pooled metrics, and their rendering.
+
+Both tables are shaped like the seed's: a row per dataset x judge (the judge shown by its display
+name, ``models.<name>.display_name``), the seed's columns first, in its order, then the columns
+the seed does not print (the graded run binarised, the other token-confidence definition, the
+coverage). Which token confidence is the seed's "Avg Confidence" is a choice
+(``overrating.confidence``): ``full`` (the label token's probability in the full distribution,
+the seed's softmax probability; the default) or ``renormalised`` (over the label tokens); the
+other definition follows as extra columns, so both are always shown.
+"""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
 from ... import render
+from ...errors import InputError
+from .pointwise import OUTCOMES
 
 #: the formats every table of the study is written in
 TABLE_FORMATS = ("tsv", "md", "tex", "html")
 
-
-#: (group title, column title, source scale, metric, digits) of Table 1
-TABLE1_COLUMNS = [
-    ("Overrated (%)", "Bin.", "binary", "overrate_pct", 2),
-    ("Overrated (%)", "Grad.", "graded", "overrate_pct", 2),
-    ("Overrated (%)", "Grad.→Bin.", "graded", "bin_overrate_pct", 2),
-    ("Underrated (%)", "Bin.", "binary", "underrate_pct", 2),
-    ("Underrated (%)", "Grad.", "graded", "underrate_pct", 2),
-    ("Underrated (%)", "Grad.→Bin.", "graded", "bin_underrate_pct", 2),
-    ("Mean Bias", "Bin.", "binary", "mean_bias", 3),
-    ("Mean Bias", "Grad.", "graded", "mean_bias", 3),
-    ("Mean Bias", "Grad.→Bin.", "graded", "bin_mean_bias", 3),
-    ("Cohen's κ", "Bin.", "binary", "kappa", 3),
-    ("Cohen's κ", "Grad.", "graded", "kappa", 3),
-    ("Cohen's κ", "Grad.→Bin.", "graded", "bin_kappa", 3),
-    ("Avg Confidence", "TP", "confidence", "conf_TP", 3),
-    ("Avg Confidence", "FP", "confidence", "conf_FP", 3),
-    ("Avg Confidence", "TN", "confidence", "conf_TN", 3),
-    ("Avg Confidence", "FN", "confidence", "conf_FN", 3),
-    ("Coverage", "Bin.", "binary", "coverage", 3),
-    ("Coverage", "Grad.", "graded", "coverage", 3),
-]
+#: the token-confidence definitions (``overrating.confidence``): the metric-name suffix of each
+#: and its title in the tables
+CONFIDENCE_SUFFIX = {"full": "", "renormalised": "_renorm"}
+CONFIDENCE_TITLE = {"full": "full distribution", "renormalised": "renormalised"}
 
 
-#: (column title, metric, digits) of Table 2
-TABLE2_COLUMNS = [
-    ("Acc.", "accuracy_pct", 2),
-    ("Acc. (No Ties)", "accuracy_no_ties_pct", 2),
-    ("Tie Rate", "tie_rate_pct", 2),
-    ("Wrong Wins", "wrong_win_pct", 2),
-    ("Corr.", "conf_correct", 3),
-    ("Incorr.", "conf_incorrect", 3),
-    ("Ties conf. > 0.95 (%)", "ties_confident_pct", 2),
-    ("Pairs judged", "n_judged", 0),
-    ("Coverage", "coverage", 3),
-]
+def _check_definition(confidence: str) -> str:
+    if confidence not in CONFIDENCE_SUFFIX:
+        raise InputError(
+            f"unknown token-confidence definition {confidence!r} (full or renormalised)",
+            key="overrating.confidence",
+        )
+    return confidence
 
 
-def table1(pointwise: pd.DataFrame) -> pd.DataFrame:
+def _other(confidence: str) -> str:
+    return "renormalised" if confidence == "full" else "full"
+
+
+def table1_columns(confidence: str = "full") -> list[tuple[str, str, str, str, int]]:
+    """(group title, column title, source scale, metric, digits) of Table 1: the seed's columns
+    (Overrated, Underrated, Mean Bias, Cohen's kappa on Bin. and Grad.; Avg Confidence TP FP TN
+    FN of ``confidence``), then the graded run binarised (Grad.→Bin.), Krippendorff's ordinal
+    alpha of each run (LLMJudge reports it beside kappa), the other confidence definition, and the
+    coverage of each run."""
+    main = CONFIDENCE_SUFFIX[_check_definition(confidence)]
+    other = _other(confidence)
+    metrics = [
+        ("Overrated (%)", "overrate_pct", 2),
+        ("Underrated (%)", "underrate_pct", 2),
+        ("Mean Bias", "mean_bias", 3),
+        ("Cohen's κ", "kappa", 3),
+    ]
+    cols = []
+    for group, metric, digits in metrics:
+        cols += [(group, "Bin.", "binary", metric, digits), (group, "Grad.", "graded", metric, digits)]
+    cols += [("Avg Confidence", o, "confidence", f"conf{main}_{o}", 3) for o in OUTCOMES]
+    cols += [(group, "Grad.→Bin.", "graded", f"bin_{metric}", digits) for group, metric, digits in metrics]
+    cols += [
+        ("Krippendorff's α", "Bin.", "binary", "alpha", 3),
+        ("Krippendorff's α", "Grad.", "graded", "alpha", 3),
+        ("Krippendorff's α", "Grad.→Bin.", "graded", "bin_alpha", 3),
+    ]
+    cols += [
+        (
+            f"Avg Confidence ({CONFIDENCE_TITLE[other]})",
+            o,
+            "confidence",
+            f"conf{CONFIDENCE_SUFFIX[other]}_{o}",
+            3,
+        )
+        for o in OUTCOMES
+    ]
+    cols += [("Coverage", "Bin.", "binary", "coverage", 3), ("Coverage", "Grad.", "graded", "coverage", 3)]
+    return cols
+
+
+#: Table 1's columns with the default definition (the seed's: full distribution)
+TABLE1_COLUMNS = table1_columns()
+
+#: how many of Table 1's columns are the seed's own (the rest follow them)
+TABLE1_SEED_COLUMNS = 12
+
+
+def table2_columns(confidence: str = "full") -> list[tuple[str, str, str, int]]:
+    """(group title, column title, metric, digits) of Table 2: the seed's columns (Acc., Acc. (No
+    Ties), Tie Rate, Wrong Wins; Avg Confidence Corr., Incorr. of ``confidence``), then the share
+    of ties confident in both orders, the same three of the other definition, the pairs judged
+    and the coverage."""
+    main = CONFIDENCE_SUFFIX[_check_definition(confidence)]
+    other = _other(confidence)
+    osfx = CONFIDENCE_SUFFIX[other]
+    return [
+        ("Pairwise Metrics (%)", "Acc.", "accuracy_pct", 2),
+        ("Pairwise Metrics (%)", "Acc. (No Ties)", "accuracy_no_ties_pct", 2),
+        ("Pairwise Metrics (%)", "Tie Rate", "tie_rate_pct", 2),
+        ("Pairwise Metrics (%)", "Wrong Wins", "wrong_win_pct", 2),
+        ("Avg Confidence", "Corr.", f"conf_correct{main}", 3),
+        ("Avg Confidence", "Incorr.", f"conf_incorrect{main}", 3),
+        ("", "Ties conf. > 0.95 (%)", f"ties_confident{main}_pct", 2),
+        (f"Avg Confidence ({CONFIDENCE_TITLE[other]})", "Corr.", f"conf_correct{osfx}", 3),
+        (f"Avg Confidence ({CONFIDENCE_TITLE[other]})", "Incorr.", f"conf_incorrect{osfx}", 3),
+        (
+            f"Avg Confidence ({CONFIDENCE_TITLE[other]})",
+            "Ties conf. > 0.95 (%)",
+            f"ties_confident{osfx}_pct",
+            2,
+        ),
+        ("", "Pairs judged", "n_judged", 0),
+        ("", "Coverage", "coverage", 3),
+    ]
+
+
+#: Table 2's columns with the default definition
+TABLE2_COLUMNS = table2_columns()
+
+
+def _display(models: pd.Series, names: Mapping[str, str] | None) -> pd.Series:
+    names = dict(names or {})
+    return models.map(lambda m: names.get(m, m))
+
+
+def table1(
+    pointwise: pd.DataFrame, confidence: str = "full", names: Mapping[str, str] | None = None
+) -> pd.DataFrame:
     """Seed 004 Table 1 from the pointwise metrics (rows dataset, model, scale, metrics): one row
     per dataset x model; ``Bin.`` from the binary run, ``Grad.`` from the graded run,
     ``Grad.→Bin.`` the graded run binarised; the confidence columns from the graded run (as the
     seed), or from the binary run when there is no graded one (``confidence_scale`` says which).
-    Columns are (group, column) tuples, plus dataset, model, confidence_scale."""
+    Columns: dataset, model (the display name of ``names``, default the key), the (group, column)
+    tuples of :func:`table1_columns` in order, then confidence (the definition of "Avg
+    Confidence"), confidence_scale and model_key."""
     rows = []
+    cols = table1_columns(confidence)
     for (d, m), g in pointwise.groupby(["dataset", "model"], sort=False):
         by = {r["scale"]: r for _, r in g.iterrows()}
         conf_scale = "graded" if "graded" in by else "binary"
-        row = {"dataset": d, "model": m, "confidence_scale": conf_scale}
-        for group, col, src, metric, _ in TABLE1_COLUMNS:
+        row = {"dataset": d, "model": m}
+        for group, col, src, metric, _ in cols:
             src = conf_scale if src == "confidence" else src
-            row[(group, col)] = by[src][metric] if src in by else math.nan
+            row[(group, col)] = by[src].get(metric, math.nan) if src in by else math.nan
+        row |= {"confidence": confidence, "confidence_scale": conf_scale, "model_key": m}
         rows.append(row)
-    return pd.DataFrame(rows)
+    columns = (
+        ["dataset", "model"] + [(g, c) for g, c, *_ in cols] + ["confidence", "confidence_scale", "model_key"]
+    )
+    out = pd.DataFrame(rows, columns=columns)
+    out["model"] = _display(out["model_key"], names)
+    return out
 
 
-def table2(pairwise: pd.DataFrame, setting: str = "overall") -> pd.DataFrame:
+def table2(
+    pairwise: pd.DataFrame,
+    setting: str | None = "overall",
+    confidence: str = "full",
+    names: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
     """Seed 004 Table 2 from the pairwise metrics (rows dataset, model, setting, metrics): one row
-    per dataset x model, for ``setting`` (``overall`` = all pairs pooled)."""
-    sel = pairwise[pairwise["setting"] == setting]
-    return sel[["dataset", "model", "setting"] + [m for _, m, _ in TABLE2_COLUMNS]].reset_index(drop=True)
+    per dataset x model for ``setting`` (``overall`` = all pairs pooled; None: every row, the
+    per-setting table). Columns: dataset, model (display name), setting, the metrics of
+    :func:`table2_columns` in order, then confidence and model_key."""
+    sel = pairwise if setting is None else pairwise[pairwise["setting"] == setting]
+    metrics = [m for _, _, m, _ in table2_columns(confidence)]
+    out = sel.reindex(columns=["dataset", "model", "setting"] + metrics).reset_index(drop=True)
+    out["confidence"] = confidence
+    out["model_key"] = out["model"]
+    out["model"] = _display(out["model_key"], names)
+    return out
 
 
-def render_table1(wide: pd.DataFrame, fmt: str) -> str:
+def render_table1(wide: pd.DataFrame, fmt: str, confidence: str = "full") -> str:
     """Table 1 as ``md``, ``tex`` or ``html``."""
-    cols = [(g, c, digits) for g, c, _, _, digits in TABLE1_COLUMNS]
+    cols = [(g, c, digits) for g, c, _, _, digits in table1_columns(confidence)]
     return _render(wide, ["dataset", "model"], ["Dataset", "Model"], cols, fmt, lambda r, g, c: r[(g, c)])
 
 
-def render_table2(wide: pd.DataFrame, fmt: str, ids: Sequence[str] = ("dataset", "model")) -> str:
+def render_table2(
+    wide: pd.DataFrame, fmt: str, ids: Sequence[str] = ("dataset", "model"), confidence: str = "full"
+) -> str:
     """Table 2 (or its per-setting variant, ``ids`` with ``setting``) as ``md``, ``tex`` or
     ``html``."""
-    cols = (
-        [("Pairwise Metrics (%)", t, d) for t, m, d in TABLE2_COLUMNS[:4]]
-        + [("Avg Confidence", t, d) for t, m, d in TABLE2_COLUMNS[4:6]]
-        + [("", t, d) for t, m, d in TABLE2_COLUMNS[6:]]
+    spec = table2_columns(confidence)
+    cols = [(g, t, d) for g, t, _, d in spec]
+    metric = {(g, t): m for g, t, m, _ in spec}
+    return _render(
+        wide, list(ids), [i.capitalize() for i in ids], cols, fmt, lambda r, g, c: r[metric[(g, c)]]
     )
-    metric = {t: m for t, m, _ in TABLE2_COLUMNS}
-    return _render(wide, list(ids), [i.capitalize() for i in ids], cols, fmt, lambda r, g, c: r[metric[c]])
+
+
+def _spans(groups: Sequence[str]) -> list[tuple[str, int]]:
+    """Runs of equal group titles, in order (a group may come back later: another run)."""
+    out: list[tuple[str, int]] = []
+    for g in groups:
+        if out and out[-1][0] == g:
+            out[-1] = (g, out[-1][1] + 1)
+        else:
+            out.append((g, 1))
+    return out
 
 
 def _render(
@@ -109,8 +219,7 @@ def _render(
     if fmt == "md":
         return render.markdown_table(titles, [s + v for s, v in rows], ["l"] * len(ids) + ["r"] * len(cols))
     if fmt == "tex":
-        groups = list(dict.fromkeys(g for g, _, _ in cols))
-        spans = [(g, sum(1 for gg, _, _ in cols if gg == g)) for g in groups]
+        spans = _spans([g for g, _, _ in cols])
         esc = render.tex_escape
         head = [
             " & ".join([""] * len(ids) + [render.multicolumn(n, esc(g)) for g, n in spans]),

@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ...backends.base import Request
-from ...judging import judgment_requests
-from ...labels import parse_label
+from ...judging import judgment_requests, read_judgment
 from .confidence import confidence_requests
 
 
@@ -19,25 +18,29 @@ def requests(plan, job, ctx) -> Iterator[tuple[str, Request, bool]]:
     src = ctx.pairs(w["dataset"])
     text = ctx.persona_text(w["persona"])
     placement = plan.project.placement
+    answer = plan.answer(job.model)
     reqs = judgment_requests(
         src.pairs,
         text,
         plan.template_texts[w["template"]],
         max_tokens=plan.max_tokens(w["template"]),
         placement=placement,
+        answer=answer,
     )
     if job.rule == "judge":
         for req in reqs:
             yield "judge", req, src.exact and ctx.cached(job.model, req) is not None
         return
-    conf_max = int(plan.section["confidence"]["max_tokens"])
+    conf_max = plan.confidence_max_tokens
     asked_rows, labels, upper = [], [], []
     for i, req in enumerate(reqs):
         hit = ctx.cached(job.model, req) if src.exact else None
         if hit is None:
             upper.append(i)  # label unknown: counted as asked
         else:
-            label = parse_label(hit["text"], plan.template_specs[w["template"]].labels)
+            label = read_judgment(
+                hit["text"], hit.get("label_probs"), plan.template_specs[w["template"]].labels, answer
+            )
             if label is not None:
                 asked_rows.append(i)
                 labels.append(label)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from ...jobs import LLMSession, as_value
-from ...judging import run_judgments
+from ...judging import judge_table
 from ...labels import GRADE_LABELS
 from ...personas import read_persona
 from ...tables import (
@@ -51,45 +51,32 @@ def judge_job(
     desc: str = "judge",
     labels: str | Sequence[str] | None = None,
     model_name: str | None = None,
+    answer: str = "parse",
+    coverage: str | dict | None = None,
 ) -> pd.DataFrame:
     """One dataset x model x template x persona: every pair judged (seed 000 section 4.2).
     ``persona``: the instruction, or "" with ``persona_file`` (a generated persona); ``labels``:
     the template's label set (JSON or a list; default the grades 0-3); ``model_name``: the key of
-    the model in ``models`` (named in errors)."""
-    table = read_dataset(pairs)
-    with LLMSession(model, cache, threads, desc, name=model_name) as client:
-        result = run_judgments(
-            table,
-            read_persona(persona, persona_file),
-            template,
-            client,
-            max_tokens=int(max_tokens),
-            placement=placement,
-            desc=desc,
-            labels=as_value(labels) if labels else GRADE_LABELS,
-        )
-    log_cut_answers(desc, result["completion_tokens"], int(max_tokens))
+    the model in ``models`` (named in errors); ``answer``: ``parse`` (the answer text) or
+    ``logits`` (the first answer position's label distribution); ``coverage``: the job's
+    coverage check (:class:`judgelab.judging.Coverage`; None: none)."""
+    result = judge_table(
+        read_dataset(pairs),
+        persona=read_persona(persona, persona_file),
+        template=template,
+        labels=as_value(labels) if labels else GRADE_LABELS,
+        model=model,
+        max_tokens=max_tokens,
+        placement=placement,
+        cache=cache,
+        threads=threads,
+        desc=desc,
+        model_name=model_name,
+        answer=answer,
+        coverage=coverage,
+    )
     write_tsv(result, out)
     return result
-
-
-def log_cut_answers(desc: str, completion_tokens, max_tokens: int) -> int:
-    """Log how many answers used the whole ``max_tokens`` bound (cut where the model would have
-    gone on: a label read from such an answer stands, one that never came is missing). Returns
-    the count."""
-    used = pd.to_numeric(pd.Series(completion_tokens, dtype="object"), errors="coerce")
-    cut = int((used >= max_tokens).sum())
-    if cut:
-        log.warning(
-            "%s: %d of %d answers reached the bound of %d tokens (cut; unparsable ones count as missing)",
-            desc,
-            cut,
-            len(used),
-            max_tokens,
-        )
-    else:
-        log.info("%s: no answer reached the bound of %d tokens", desc, max_tokens)
-    return cut
 
 
 def confidence_job(

@@ -14,6 +14,7 @@ from ...backends.base import Request
 from ...config import check_name
 from ...errors import InputError
 from ...imported import judge_groups
+from ...judging import Coverage, resolve_answer
 from ...labels import GRADE_LABELS
 from ...prompts import Template
 from .. import LLMJob, StudyPlan
@@ -122,6 +123,20 @@ class Plan(StudyPlan):
                 picked.append(set(known if names is None else names))
             chosen.update((d, m, t) for d in picked[0] for m in picked[1] for t in picked[2])
         return [c for c in every if c in chosen]
+
+    def answer(self, model: str) -> str:
+        """How the judge jobs of ``model`` read the label (``peras.answer``, ``auto`` resolved by
+        the model's backend: ``logits`` for the embedded model, ``parse`` for API models)."""
+        return resolve_answer(self.section["answer"], self.project.config["models"][model]["backend"])
+
+    def coverage(self, template: str) -> Coverage:
+        """The coverage check of the judge jobs of ``template`` (a tracked param)."""
+        return Coverage(
+            min_coverage=float(self.project.config["min_coverage"]),
+            template=f"{template} ({self.section['templates'][template]['template']})",
+            bound_key=f"peras.templates.{template}.max_tokens",
+            answer_key="peras.answer",
+        )
 
     @cached_property
     def groups(self) -> dict[tuple[str, str, str], list[str]]:

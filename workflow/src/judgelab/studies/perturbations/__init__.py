@@ -32,8 +32,17 @@ that labelled them, with the same template and persona, and the label changes ar
 
 Query terms (:func:`query_terms`): the query is split into words (runs of letters and digits,
 an inner apostrophe kept: ``don't``, ``goldfish's``); a word is a stopword if its lower-cased
-form, or that form without a possessive ``'s``, is in scikit-learn's ``ENGLISH_STOP_WORDS``;
-the other words, de-duplicated case-insensitively, in query order, are the query terms.
+form, or that form without a possessive ``'s``, is in the configured stopword list
+(``perturbations.stopwords``, :func:`load_stopwords`: NLTK's 179 English stopwords by default,
+function words only; scikit-learn's ``ENGLISH_STOP_WORDS`` drops real query terms such as "us",
+"three", "show"); the other words, de-duplicated case-insensitively, in query order, are the
+query terms. SEM sentences may come from a reviewed file (:func:`read_reviewed_sem`) instead of
+the rewriter, checked the same way.
+
+Original labels (:mod:`.originals`): the PERAS judgment of ``template`` x ``persona``, or (as in
+the seed) the overrating study's graded run; the re-judging is made exactly like the original.
+The rewrite filter (``rewrite_filter``): each variant's own kept rewrites, or only the passages
+kept by every variant (:func:`kept_by_all`, reported either way).
 
 SEM verification (:func:`sem_violations`): the sentence is split into words the same way; a
 word matches a query term when their :func:`inflection_forms` intersect. A word's forms are the

@@ -15,20 +15,20 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ...backends.base import Completion, Request
-from ...judging import judgment_requests
-from ...labels import parse_label
+from ...backends.base import Request
 from .insertions import (
     build_insertions,
     first_sentence,
     fixed_sentences,
     insertion_candidates,
+    read_reviewed_sem,
     sem_failure,
     sem_request,
 )
-from .outcomes import rejudge_pairs
+from .originals import label_of
+from .outcomes import kept_by_all, rejudge_pairs
 from .rewrites import clean_rewrite, meaning_check_requests, parse_meaning_verdict, rewrite_requests
-from .sampling import SAMPLE_COLUMNS, pool_samples, sample_judged
+from .sampling import pool_samples
 
 
 @dataclass
@@ -54,8 +54,8 @@ def requests(plan, job, ctx) -> Iterator[tuple[str, Request, bool]]:
     dataset not downloaded yet is a stand-in of one pair per query (its known size): then
     every pair is sampled and every pair is a query for SEM - a loose upper bound."""
     w = job.wc
-    if job.rule == "judge":
-        yield from plan.project.plan("peras").requests(job, ctx)
+    if job.rule in ("judge", "overrating_pointwise"):
+        yield from plan.project.plan(plan.original).requests(job, ctx)
         return
     est = _estimate(plan, ctx, w["dataset"])
     if job.rule == "perturbation_rewrite":
@@ -83,22 +83,22 @@ def _sample(plan, ctx, dataset: str, judge: str) -> _Sample:
     """The judge's sample from its cached original labels; an upper bound when any is unknown:
     per query up to ``per_label`` grade-0 pairs (labelled 0: the insertion candidates it
     could have), then other pairs up to ``4 x per_label`` (label -1)."""
+    from .sampling import SAMPLE_COLUMNS, sample_judged
+
     src = ctx.pairs(dataset)
     per_label, seed = plan.sampling["per_label"], plan.sampling["seed"]
     labels = []
     if src.exact:
-        reqs = judgment_requests(
-            src.pairs,
-            ctx.persona_text(plan.persona),
-            plan.judge_template_text,
-            max_tokens=plan.judge_max_tokens,
-            placement=plan.project.placement,
-        )
+        reqs = plan.judge_requests(src.pairs, judge, plan._persona_text(ctx))
         for req in reqs:
             hit = _cached(ctx, judge, req)
             if hit is None:
                 break
-            labels.append(parse_label(hit["text"]))
+            labels.append(
+                label_of(
+                    hit, original=plan.original, labels=plan.judge_labels, answer=plan.judge_answer(judge)
+                )
+            )
     if src.exact and len(labels) == len(src.pairs):
         judged = src.pairs[["qid", "docid"]].assign(
             label=pd.array(labels, dtype="Int64"), parsed=[lab is not None for lab in labels]
@@ -115,6 +115,8 @@ def _sample(plan, ctx, dataset: str, judge: str) -> _Sample:
 
 
 def _build_estimate(plan, ctx, dataset: str) -> dict:
+    from ...backends.base import Completion
+
     samples = {m: _sample(plan, ctx, dataset, m) for m in plan.judges}
     exact = all(x.exact for x in samples.values())
     pool = pool_samples(x.table for x in samples.values())
@@ -164,25 +166,26 @@ def _build_estimate(plan, ctx, dataset: str) -> dict:
             sentences = _sem(plan, ctx, queries, exact, out["sem"])
         else:
             sentences = fixed_sentences(
-                queries, v, plan.prompt("LEX") if v == "LEX" else None, dataset=dataset
+                queries,
+                v,
+                plan.prompt("LEX") if v == "LEX" else None,
+                dataset=dataset,
+                stopwords=plan.stopwords,
             ).assign(known=True)
         table = build_insertions(candidates, sentences, v)
         tables[v] = table.merge(sentences[["qid", "known"]], on="qid", how="left")
-    persona = ctx.persona_text(plan.persona)
+    common = None
+    if plan.rewrite_filter == "all_variants" and plan.rewrite_variants:
+        common = kept_by_all([tables[v] for v in plan.rewrite_variants], plan.rewrite_variants)
+    persona = plan._persona_text(ctx)
     for v in plan.variants:
         table = tables[v]
         for m, sample in samples.items():
-            pairs = rejudge_pairs(sample.table, table, v)
+            pairs = rejudge_pairs(sample.table, table, v, common)
             known = pairs.merge(
                 table[["dataset", "qid", "docid", "known"]], on=["dataset", "qid", "docid"], how="left"
             )["known"].fillna(False)
-            reqs = judgment_requests(
-                pairs,
-                persona,
-                plan.judge_template_text,
-                max_tokens=plan.judge_max_tokens,
-                placement=plan.project.placement,
-            )
+            reqs = plan.judge_requests(pairs, m, persona)
             out["rejudge"][(v, m)] = [
                 (req, bool(k) and sample.exact and _cached(ctx, m, req) is not None)
                 for req, k in zip(reqs, known)
@@ -196,18 +199,21 @@ def _sem(plan, ctx, queries: dict[str, str], exact: bool, requests: list) -> pd.
     attempt is counted (an upper bound) and a sentence of ``sem_max_tokens`` stands in."""
 
     max_tokens, attempts = plan.sem_max_tokens, plan.sem_max_attempts
+    words = plan.stopwords
+    reviewed = read_reviewed_sem(plan.sem_file, queries, words) if plan.sem_file else {}
     rows = []
     for qid, query in queries.items():
-        sentence, known = "", True
-        for a in range(1, attempts + 1):
-            req = sem_request(query, plan.prompt("SEM"), a, max_tokens=max_tokens)
+        sentence, known = reviewed.get(qid, ("", True))[0], True
+        # a reviewed sentence asks nothing; without a rewriter nothing can be asked
+        for a in range(1, attempts + 1 if not sentence and plan.rewriter else 1):
+            req = sem_request(query, plan.prompt("SEM"), a, max_tokens=max_tokens, stopwords=words)
             hit = _cached(ctx, plan.rewriter, req) if exact and known else None
             requests.append((req, hit is not None))
             if hit is None:
                 known, sentence = False, "x" * (4 * max_tokens)
                 continue
             candidate = first_sentence(hit["text"])
-            if not sem_failure(candidate, query):
+            if not sem_failure(candidate, query, words):
                 sentence = candidate
                 break
         rows.append(

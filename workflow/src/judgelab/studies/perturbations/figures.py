@@ -33,7 +33,10 @@ def transition_heatmaps(
     image = None
     for ax, variant in zip(axes[0], variants):
         t = tidy[tidy["variant"] == variant]
-        ax.set_title(variant, fontsize=11)
+        rows_of = t.drop_duplicates("original_label")
+        judged = int(rows_of["row_parsed"].sum() + rows_of["row_missing"].sum())
+        cov = f" (coverage {rows_of['row_parsed'].sum() / judged:.2f})" if judged else ""
+        ax.set_title(variant + cov, fontsize=11 if not cov else 9.5)
         ax.set_xticks(range(len(GRADES)))
         ax.set_xticklabels(GRADES)
         ax.set_xlabel("label on the rewrite")
@@ -96,10 +99,18 @@ def transition_heatmaps(
 
 
 def insertion_distributions(
-    tidy: pd.DataFrame, variants: Sequence[str], title: str, out_png, out_pdf=None
+    tidy: pd.DataFrame,
+    variants: Sequence[str],
+    title: str,
+    out_png,
+    out_pdf=None,
+    *,
+    names: dict[str, str] | None = None,
 ) -> None:
-    """``tidy``: rows of :func:`judgelab.studies.perturbations.outcomes.distribution_table` (every judge)."""
+    """``tidy``: rows of :func:`.outcomes.distribution_table` (every judge);
+    ``names``: the judges' display names by key (default the keys)."""
     judges = list(dict.fromkeys(tidy["judge"])) if len(tidy) else []
+    names = names or {}
     fig, axes = plt.subplots(
         1,
         len(variants),
@@ -113,7 +124,7 @@ def insertion_distributions(
         ax.set_ylim(0, 1.12)
         ax.spines[["top", "right"]].set_visible(False)
         ax.set_xticks(range(len(judges)))
-        ax.set_xticklabels(judges, rotation=30, ha="right", fontsize=8)
+        ax.set_xticklabels([names.get(j, j) for j in judges], rotation=30, ha="right", fontsize=8)
         for k, judge in enumerate(judges):
             rows = t[t["judge"] == judge]
             n_parsed = int(rows["n_parsed"].iloc[0]) if len(rows) else 0

@@ -33,7 +33,7 @@ import pandas as pd
 
 from ...errors import InputError
 from ...jobs import LLMSession, as_value
-from ...judging import run_judgments
+from ...judging import require_coverage
 from ...personas import read_persona
 from ...render import MISSING
 from ...tables import JUDGMENT_COLUMNS, read_dataset, read_judgments, write_tsv
@@ -43,11 +43,15 @@ from .insertions import (
     fixed_sentences,
     generate_sem,
     insertion_candidates,
+    read_reviewed_sem,
+    stopwords_from_param,
 )
+from .originals import ORIGINALS, judge_variant
 from .outcomes import (
     VARIANTS,
     distribution_table,
     insertion_table,
+    kept_by_all,
     kept_table,
     rejudge_pairs,
     shift_table,
@@ -144,6 +148,7 @@ def insertion_job(
     out_sentences: str,
     *,
     variant: str,
+    stopwords: str,
     template: str | None = None,
     rewriter: str | dict | None = None,
     max_tokens: int | None = None,
@@ -151,38 +156,51 @@ def insertion_job(
     cache: str | None = None,
     threads: int | None = None,
     progress: bool = True,
+    reviewed: str | None = None,
 ) -> pd.DataFrame:
     """Insert the variant's sentence at the start of every pooled grade-0, label-0 passage.
 
-    SEM needs ``template`` (the SEM prompt), ``rewriter``, ``max_tokens``, ``max_attempts`` and
-    ``cache``; LEX needs ``template`` (the seed's template sentence); QRY needs nothing. Writes
-    the inserted passages (``out``) and one sentence row per query (``out_sentences``)."""
+    ``stopwords``: the stopword list (:func:`~.insertions.stopwords_param`) that picks the query
+    terms. SEM needs ``template`` (the SEM prompt), ``max_tokens``, ``max_attempts``, and
+    ``rewriter`` and ``cache`` for the queries without a ``reviewed`` sentence (a file of
+    :func:`~.insertions.read_reviewed_sem`); LEX needs ``template`` (the seed's template
+    sentence); QRY nothing else. Writes the inserted passages (``out``) and one sentence row per
+    query (``out_sentences``)."""
     v = _variant(variant, INSERTION_VARIANTS)
+    words = stopwords_from_param(stopwords)
     sample_tables = [read_sample(s) for s in samples]
     candidates = insertion_candidates(sample_tables)
     dataset = str(candidates["dataset"].iloc[0]) if len(candidates) else ""
     queries = dict(zip(candidates["qid"], candidates["query"]))
     log.info(
-        "%s: %d passages judged non-relevant by the human and their judge, %d queries",
+        "%s: %d passages judged non-relevant by the human and their judge, %d queries; %d stopwords",
         v,
         len(candidates),
         len(queries),
+        len(words),
     )
     if v == "SEM":
-        if template is None or rewriter is None or max_tokens is None or max_attempts is None:
-            raise ValueError("SEM needs template, rewriter, max_tokens and max_attempts")
-        with LLMSession(rewriter, cache, threads, "SEM") as client:
-            sentences = generate_sem(
-                queries,
-                template,
-                client,
-                max_tokens=int(max_tokens),
-                max_attempts=int(max_attempts),
-                dataset=dataset,
-                progress=progress,
-            )
+        if template is None or max_tokens is None or max_attempts is None:
+            raise ValueError("SEM needs template, max_tokens and max_attempts")
+        given = read_reviewed_sem(reviewed, queries, words, dataset=dataset) if reviewed else {}
+        generate = [q for q in queries if q not in given]
+        if generate and not rewriter:
+            log.info("SEM: %d queries without a reviewed sentence and no rewriter", len(generate))
+        kwargs = dict(
+            max_tokens=int(max_tokens),
+            max_attempts=int(max_attempts),
+            stopwords=words,
+            dataset=dataset,
+            progress=progress,
+            reviewed=given,
+        )
+        if generate and rewriter:
+            with LLMSession(rewriter, cache, threads, "SEM") as client:
+                sentences = generate_sem(queries, template, client, **kwargs)
+        else:
+            sentences = generate_sem(queries, template, None, **kwargs)
     else:
-        sentences = fixed_sentences(queries, v, template, dataset=dataset)
+        sentences = fixed_sentences(queries, v, template, dataset=dataset, stopwords=words)
     table = build_insertions(candidates, sentences, v)
     write_tsv(sentences, out_sentences)
     write_tsv(table, out)
@@ -201,43 +219,85 @@ def rejudge_job(
     out: str,
     *,
     variant: str,
-    persona: str,
+    original: str,
     template: str,
+    labels: str | Sequence[str],
     model: str | dict,
     max_tokens: int,
-    placement: str,
     cache: str,
+    persona: str = "",
+    placement: str = "user",
+    answer: str = "parse",
     threads: int | None = None,
     persona_file: str | None = None,
     progress: bool = True,
+    coverage: str | dict | None = None,
+    rewrites: Sequence[str] = (),
+    rewrite_filter: str = "per_variant",
+    model_name: str | None = None,
 ) -> pd.DataFrame:
     """Re-judge one judge's own sampled pairs on one variant (kept rewrites, or valid
-    insertions), with the template, persona and settings of its original judgment."""
+    insertions) exactly as its original judgment was made: ``original`` ``peras`` - the PERAS
+    judgment (``persona``, ``placement``, the label read by ``answer``); ``overrating`` - the
+    overrating study's graded pointwise judgment (no persona, the label parsed where it is
+    generated, token confidence beside it). ``rewrites``: every rewrite variant's table, with
+    ``rewrite_filter`` ``all_variants`` (a rewrite variant re-judges only the passages kept in
+    all of them). Ends with the coverage check (``coverage``) unless there is nothing to judge."""
     v = _variant(variant, VARIANTS)
+    if original not in ORIGINALS:
+        raise InputError(
+            f"unknown source {original!r} ({', '.join(ORIGINALS)})", key="perturbations.original"
+        )
     own = read_sample(sample)
     judges = set(own["judge"])
     if len(judges) > 1:
         raise InputError(f"a sample table holds one judge, found {sorted(judges)}", path=str(sample))
-    pairs = rejudge_pairs(own, read_variant_table(variants), v)
+    common = None
+    if rewrite_filter == "all_variants" and v not in INSERTION_VARIANTS:
+        tables = [read_variant_table(p) for p in rewrites]
+        common = kept_by_all(tables, list(dict.fromkeys(x for t in tables for x in t["variant"])))
+    pairs = rejudge_pairs(own, read_variant_table(variants), v, common)
     judge = next(iter(judges), "")
-    log.info("%s on %s: %d of its %d sampled pairs have a usable variant", judge, v, len(pairs), len(own))
-    with LLMSession(model, cache, threads, f"rejudge {v} {judge}") as client:
-        judged = run_judgments(
+    log.info(
+        "%s on %s: %d of its %d sampled pairs have a usable variant%s",
+        judge,
+        v,
+        len(pairs),
+        len(own),
+        f" (kept by all {len(common)} rewrite variants' filter)" if common is not None else "",
+    )
+    desc = f"rejudge {v} {judge}"
+    session = LLMSession(model, cache, threads, desc, name=model_name)
+    with session as client:
+        judged = judge_variant(
             pairs,
-            read_persona(persona, persona_file),
-            template,
             client,
+            original=original,
+            template=template,
+            labels=[str(x) for x in as_value(labels)],
             max_tokens=int(max_tokens),
+            persona=read_persona(persona, persona_file) if original == "peras" else "",
             placement=placement,
-            desc=f"rejudge {v} {judge}",
+            answer=answer,
+            desc=desc,
             progress=progress,
         )
+    require_coverage(
+        judged["parsed"],
+        judged["answer"],
+        coverage=coverage,
+        model=session.name,
+        backend=session.spec.get("backend"),
+        bound=int(max_tokens) if answer == "parse" else 1,
+        what=desc,
+    )
     result = judged.assign(
         judge=judge,
         variant=v,
         grade=pairs["grade"].to_numpy(),
         original_label=pairs["original_label"].to_numpy(),
-    )[REJUDGE_COLUMNS]
+    )
+    result = result[["judge", "variant", "grade", "original_label"] + [c for c in judged.columns]]
     result["grade"] = result["grade"].astype("Int64")
     result["original_label"] = result["original_label"].astype("Int64")
     write_tsv(result, out)
@@ -257,14 +317,21 @@ def _concat(frames: list[pd.DataFrame], columns: Sequence[str]) -> pd.DataFrame:
 
 
 def transitions_job(
-    rejudged: Sequence[str], rewrites: Sequence[str], out_transitions: str, out_shifts: str, out_kept: str
+    rejudged: Sequence[str],
+    rewrites: Sequence[str],
+    out_transitions: str,
+    out_shifts: str,
+    out_kept: str,
+    *,
+    rewrite_filter: str = "per_variant",
 ) -> pd.DataFrame:
-    """Transition matrices (tidy) and label shifts per judge x rewrite variant, and the kept
-    fraction per variant."""
+    """Transition matrices (tidy) and label shifts (with the re-judging's coverage) per judge x
+    rewrite variant, and per variant the kept fraction and the passages kept by every variant
+    (``rewrite_filter``: which of them were re-judged)."""
     judged = _concat([read_rejudged(p) for p in rejudged], REJUDGE_COLUMNS)
     trans = transition_table(judged)
     shifts = shift_table(judged)
-    kept = kept_table(read_variant_table(p) for p in rewrites)
+    kept = kept_table([read_variant_table(p) for p in rewrites], rewrite_filter)
     write_tsv(trans, out_transitions)
     write_tsv(shifts, out_shifts)
     write_tsv(kept, out_kept)
@@ -321,15 +388,18 @@ def transition_figure_job(
     dataset: str,
     judge: str,
     variants: Sequence[str] = REWRITE_VARIANTS,
+    display: str | None = None,
 ) -> None:
-    """Seed 004 Figure 1: one judge's transition heatmaps, one panel per rewrite variant."""
+    """Seed 004 Figure 1: one judge's transition heatmaps, one panel per rewrite variant (its
+    re-judging coverage in the panel title). ``dataset``: the dataset named in the title (the
+    pooled figure: the datasets pooled); ``display``: the judge's display name."""
     from .figures import transition_heatmaps
 
     tidy = pd.read_csv(transitions, sep="\t", dtype={"judge": str, "variant": str})
     transition_heatmaps(
         tidy[tidy["judge"] == judge],
         [v.upper() for v in variants],
-        f"Label transitions under passage rewrites - {judge}, {dataset}",
+        f"Label transitions under passage rewrites - {display or judge}, {dataset}",
         out_png,
         out_pdf,
     )
@@ -343,8 +413,10 @@ def insertion_figure_job(
     *,
     dataset: str,
     variants: Sequence[str] = INSERTION_VARIANTS,
+    names: str | dict | None = None,
 ) -> None:
-    """Seed 004 Figure 3: label distributions on non-relevant passages after each insertion."""
+    """Seed 004 Figure 3: label distributions on non-relevant passages after each insertion, one
+    bar per judge (``names``: display names by judge key, JSON or a mapping)."""
     from .figures import insertion_distributions
 
     tidy = pd.read_csv(distributions, sep="\t", dtype={"judge": str, "variant": str})
@@ -354,5 +426,30 @@ def insertion_figure_job(
         f"Labels of non-relevant passages after insertions - {dataset}",
         out_png,
         out_pdf,
+        names=as_value(names) if names else None,
     )
     log.info("insertion figure written (%d judges)", tidy["judge"].nunique())
+
+
+def pooled_job(
+    transitions: Sequence[str], distributions: Sequence[str], out_transitions: str, out_distributions: str
+) -> None:
+    """The transition and distribution tables of every dataset pooled (counts summed, shares
+    recomputed): the tables of the pooled Figures 1 and 3 (the seed pools DL19 and DL20)."""
+    from .outcomes import pool_distributions, pool_transitions
+
+    def read(paths):
+        frames = [pd.read_csv(p, sep="\t", dtype={"judge": str, "variant": str}) for p in paths]
+        return [f for f in frames if len(f)]
+
+    trans = pool_transitions(read(transitions))
+    dist = pool_distributions(read(distributions))
+    write_tsv(trans, out_transitions)
+    write_tsv(dist, out_distributions)
+    log.info(
+        "pooled %d transition and %d distribution tables: %d and %d rows",
+        len(transitions),
+        len(distributions),
+        len(trans),
+        len(dist),
+    )

@@ -4,22 +4,35 @@ Config section ``perturbations``; target ``perturbations``; rules ``workflow/rul
 and ``workflow/rules/perturbations/``; jobs :mod:`judgelab.studies.perturbations.jobs`; science
 :mod:`judgelab.studies.perturbations`; prompts ``resources/prompts/perturbations/``.
 
-Per dataset: each judge's sample of its original PERAS judgment (the ``judge`` rule's table of the
-study's ``template`` and ``persona``; requiring it schedules that PERAS judge job even when PERAS
-is disabled), one rewrite job per rewrite variant over the pooled samples (rewriter + meaning
-check), one insertion job per insertion variant (SEM calls the rewriter), one re-judge job per
-variant x judge, the transition / distribution tables and the figures.
+Per dataset: each judge's sample of its original judgment (``original: peras`` - the PERAS
+``judge`` rule's table of the study's ``template`` and ``persona``; ``original: overrating`` -
+the overrating study's graded pointwise table, as in the seed; requiring it schedules that job
+even when its study is disabled), one rewrite job per rewrite variant over the pooled samples
+(rewriter + meaning check), one insertion job per insertion variant (SEM calls the rewriter for
+the queries without a reviewed sentence), one re-judge job per variant x judge made exactly like
+the original judgment, the transition / distribution tables and the figures; with more than one
+dataset, the tables and Figures 1 and 3 pooled over them (as the seed shows them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import cached_property
+from pathlib import Path
+
+import pandas as pd
 
 from ...backends.base import Request
 from ...errors import InputError
+from ...judging import Coverage
 from .. import LLMJob, StudyPlan
 from . import estimate
+from .insertions import (
+    load_stopwords,
+    stopwords_param,
+)
+from .originals import variant_requests
+from .outcomes import REWRITE_FILTERS
 
 #: The template kind each prompt key needs (the rewrite variants: ``rewrite``).
 PROMPT_KINDS = {"meaning_check": "meaning_check", "SEM": "sem_sentence", "LEX": "lex_sentence"}
@@ -54,6 +67,11 @@ class Plan(StudyPlan):
         "perturbation_insertion_counts": "{results}/perturbations/{dataset}/insertion_counts.tsv",
         "perturbation_transition_figure": "{results}/perturbations/{dataset}/figures/transitions/{model}.{ext}",
         "perturbation_insertion_figure": "{results}/perturbations/{dataset}/figures/insertions.{ext}",
+        # every dataset pooled (a folder of its own: no dataset wildcard matches it)
+        "perturbation_pooled_transitions": "{results}/perturbations-pooled/transitions.tsv",
+        "perturbation_pooled_distributions": "{results}/perturbations-pooled/distributions.tsv",
+        "perturbation_pooled_transition_figure": "{results}/perturbations-pooled/figures/transitions/{model}.{ext}",
+        "perturbation_pooled_insertion_figure": "{results}/perturbations-pooled/figures/insertions.{ext}",
     }
 
     def __init__(self, project):
@@ -84,28 +102,27 @@ class Plan(StudyPlan):
         return wildcard.upper()
 
     @property
+    def original(self) -> str:
+        """Where the original labels come from, and so how the re-judging is made: ``peras`` or
+        ``overrating`` (its graded pointwise run)."""
+        return self.section["original"]
+
+    @property
     def template(self) -> str:
-        """The PERAS template of the original judgment and of the re-judging."""
+        """The PERAS template of the original judgment and of the re-judging (``original:
+        peras``)."""
         return self.section["template"]
 
     @property
     def persona(self) -> str:
-        """``perturbations.persona``, or where it is null (the default) ``default`` when the run has
-        it, else the run's first persona."""
+        """The persona of the original judgment and the re-judging (``original: peras``; the
+        overrating judgment has none): ``perturbations.persona``, or where it is null (the
+        default) ``default`` when the run has it, else the run's first persona."""
         chosen = self.section["persona"]
         if chosen is not None:
             return chosen
         run = list(self.project.personas)
         return "default" if "default" in run or not run else run[0]
-
-    @property
-    def rewriter(self) -> str:
-        return self.section["rewriter"]
-
-    @property
-    def checker(self) -> str:
-        """The meaning checker (null: the rewriter)."""
-        return self.section["checker"] or self.rewriter
 
     @property
     def sampling(self) -> dict[str, int]:
@@ -129,6 +146,38 @@ class Plan(StudyPlan):
         return int(self.section["sem_max_attempts"])
 
     @property
+    def rewrite_filter(self) -> str:
+        return self.section["rewrite_filter"]
+
+    @cached_property
+    def stopwords(self) -> frozenset[str]:
+        """The stopword list of LEX and SEM (``perturbations.stopwords``)."""
+        return load_stopwords(self.section["stopwords"], self.project.resources)
+
+    @property
+    def stopwords_param(self) -> str:
+        return stopwords_param(self.stopwords)
+
+    @property
+    def sem_file(self) -> str | None:
+        """The file of reviewed SEM sentences (``perturbations.sem_sentences``), or None."""
+        return self.section.get("sem_sentences")
+
+    @property
+    def pooled(self) -> bool:
+        """Whether the tables and figures are also pooled over the datasets (more than one)."""
+        return len(self.datasets) > 1
+
+    @property
+    def rewriter(self) -> str:
+        return self.section["rewriter"]
+
+    @property
+    def checker(self) -> str:
+        """The meaning checker (null: the rewriter)."""
+        return self.section["checker"] or self.rewriter
+
+    @property
     def rewrite_models(self) -> list[str]:
         """The models a rewrite job calls: the rewriter, then the checker if it differs."""
         return list(dict.fromkeys([self.rewriter, self.checker]))
@@ -137,7 +186,7 @@ class Plan(StudyPlan):
         used = list(self.judges)
         if self.rewrite_variants:
             used += self.rewrite_models
-        if any(v in LLM_INSERTIONS for v in self.insertions):
+        if any(v in LLM_INSERTIONS for v in self.insertions) and self.rewriter:
             used.append(self.rewriter)
         return list(dict.fromkeys(used))
 
@@ -162,21 +211,90 @@ class Plan(StudyPlan):
             for k in self._prompt_keys
         }
 
+    # -- how the original judgment (and so the re-judging) is made ----------------------------
+
     @property
     def judge_template_text(self) -> str:
+        if self.original == "overrating":
+            return self.project.plan("overrating").prompts["graded"].template
         return self.project.plan("peras").template_texts[self.template]
 
     @property
+    def judge_labels(self) -> list[str]:
+        if self.original == "overrating":
+            return list(self.project.plan("overrating").prompts["graded"].labels)
+        return list(self.project.plan("peras").template_labels[self.template])
+
+    @property
     def judge_max_tokens(self) -> int:
+        if self.original == "overrating":
+            return int(self.project.plan("overrating").pointwise["max_tokens"])
         return self.project.plan("peras").max_tokens(self.template)
+
+    def judge_answer(self, model: str) -> str:
+        """How the label of ``model`` is read: the PERAS ``answer`` mode (``original: peras``), or
+        the overrating reading (``parse``: parsed where it is generated)."""
+        return self.project.plan("peras").answer(model) if self.original == "peras" else "parse"
+
+    @property
+    def judge_persona(self) -> str | None:
+        """The persona of the original judgment and the re-judging (None for the overrating
+        judgment: it has none)."""
+        return self.persona if self.original == "peras" else None
+
+    def _persona_text(self, ctx) -> str | None:
+        return ctx.persona_text(self.judge_persona) if self.judge_persona else ""
+
+    def coverage(self) -> Coverage:
+        """The coverage check of the re-judge jobs (a tracked param)."""
+        if self.original == "overrating":
+            ref = self.project.plan("overrating").pointwise["templates"]["graded"]
+            return Coverage(
+                float(self.project.config["min_coverage"]),
+                f"{ref} (overrating.pointwise.templates.graded)",
+                "overrating.pointwise.max_tokens",
+            )
+        peras = self.project.plan("peras").coverage(self.template)
+        return Coverage(
+            float(self.project.config["min_coverage"]), peras.template, peras.bound_key, peras.answer_key
+        )
+
+    def judge_requests(self, pairs: pd.DataFrame, model: str, persona_text: str | None) -> list[Request]:
+        """The requests judging ``pairs`` as the original judgment does (the estimate)."""
+        return variant_requests(
+            pairs,
+            original=self.original,
+            template=self.judge_template_text,
+            labels=self.judge_labels,
+            max_tokens=self.judge_max_tokens,
+            persona=persona_text or "",
+            placement=self.project.placement,
+            answer=self.judge_answer(model),
+        )
+
+    def display_names(self) -> dict[str, str]:
+        return self.project.display_names(self.judges)
 
     # -- files ----------------------------------------------------------------------------------
 
     def judgments(self, dataset: str, judge: str) -> str:
-        """The original judgment a sample is drawn from: the PERAS judge rule's table."""
+        """The original judgment a sample is drawn from: the PERAS judge rule's table, or the
+        overrating study's graded pointwise table."""
+        if self.original == "overrating":
+            return self.project.path("overrating_pointwise", dataset=dataset, model=judge, scale="graded")
         return self.project.path(
             "judgments", dataset=dataset, model=judge, template=self.template, persona=self.persona
         )
+
+    def rewrite_tables(self, dataset: str) -> list[str]:
+        return [self.variant_table(dataset, v) for v in self.rewrite_variants]
+
+    def filter_inputs(self, dataset: str, variant: str) -> list[str]:
+        """The rewrite tables a re-judge job of ``variant`` also reads: all of them with
+        ``rewrite_filter: all_variants`` (the passages kept by every variant), else none."""
+        if self.rewrite_filter == "all_variants" and self.variant(variant) in self.rewrite_variants:
+            return self.rewrite_tables(dataset)
+        return []
 
     def samples(self, dataset: str) -> list[str]:
         return [self.project.path("perturbation_sample", dataset=dataset, model=m) for m in self.judges]
@@ -199,13 +317,6 @@ class Plan(StudyPlan):
     def check(self) -> None:
         super().check()
         s, key = self.section, self.name
-        peras = self.project.plan("peras")
-        if self.template not in peras.section["templates"]:
-            raise InputError(
-                f"{self.template!r} is not a PERAS template (keys of peras.templates: "
-                f"{sorted(peras.section['templates'])})",
-                key=f"{key}.template",
-            )
         if not self.judges:
             raise InputError(
                 "the study is enabled but has no live judge (perturbations.judges; null = the "
@@ -213,29 +324,26 @@ class Plan(StudyPlan):
                 "passages, which an imported judge cannot; set perturbations.enabled: false to skip it",
                 key=key,
             )
-        if self.persona not in self.project.personas:
-            raise InputError(
-                f"{self.persona!r} is not a persona of the run (personas.include and "
-                f"personas.custom: {list(self.project.personas)})",
-                key=f"{key}.persona",
-            )
-        for i, m in enumerate(self.judges):
-            if m not in peras.judges:
-                where = f"{key}.judges[{i}]" if s.get("judges") is not None else f"{key}.judges"
-                raise InputError(
-                    f"judge {m!r}: its original judgments come from the PERAS judge rule, which "
-                    f"runs the PERAS judges {peras.judges} (peras.judges, null = the top-level "
-                    "`judges`); add it there",
-                    key=where,
-                )
+        if self.original == "overrating":
+            self._check_overrating_original()
+        else:
+            self._check_peras_original()
+        if self.rewrite_filter not in REWRITE_FILTERS:
+            raise InputError(f"unknown filter {self.rewrite_filter!r}", key=f"{key}.rewrite_filter")
+        _ = self.stopwords  # loaded here: a missing or malformed list fails before any job
+        if self.sem_file is not None and not Path(self.sem_file).is_file():
+            raise InputError(f"file {self.sem_file} does not exist", key=f"{key}.sem_sentences")
         models = self.project.config["models"]
         uses = {
-            "rewriter": bool(self.rewrite_variants) or any(v in LLM_INSERTIONS for v in self.insertions),
+            "rewriter": bool(self.rewrite_variants)
+            or (any(v in LLM_INSERTIONS for v in self.insertions) and self.sem_file is None),
             "checker": bool(self.rewrite_variants),
         }
         if uses["rewriter"] and s.get("rewriter") is None:
             raise InputError(
-                "the rewrites and SEM sentences need a rewriter (a key of `models`)", key=f"{key}.rewriter"
+                "the rewrites and SEM sentences need a rewriter (a key of `models`; SEM without one "
+                "needs perturbations.sem_sentences)",
+                key=f"{key}.rewriter",
             )
         for name, used in uses.items():
             if used and s.get(name) is not None and s[name] not in models:
@@ -251,18 +359,68 @@ class Plan(StudyPlan):
                     key=f"{key}.prompts.{k}",
                 )
 
-    def _peras_jobs(self) -> set:
+    def _check_peras_original(self) -> None:
+        key = self.name
         peras = self.project.plan("peras")
-        return set(peras.llm_jobs()) if peras.enabled else set()
+        if self.template not in peras.section["templates"]:
+            raise InputError(
+                f"{self.template!r} is not a PERAS template (keys of peras.templates: "
+                f"{sorted(peras.section['templates'])})",
+                key=f"{key}.template",
+            )
+        if self.persona not in self.project.personas:
+            raise InputError(
+                f"{self.persona!r} is not a persona of the run (personas.include and "
+                f"personas.custom: {list(self.project.personas)})",
+                key=f"{key}.persona",
+            )
+        self._check_judges_among(peras.judges, "the PERAS judge rule", "peras.judges")
+
+    def _check_overrating_original(self) -> None:
+        ovr = self.project.plan("overrating")
+        if "graded" not in ovr.scales:
+            raise InputError(
+                "the original labels are the overrating study's graded run (original: overrating), "
+                f"but overrating.pointwise.scales is {ovr.scales}: add graded",
+                key=f"{self.name}.original",
+            )
+        _ = ovr.prompts["graded"]  # the graded template, checked
+        self._check_judges_among(ovr.judges, "the overrating pointwise rule", "overrating.judges")
+
+    def _check_judges_among(self, allowed: list[str], rule: str, key: str) -> None:
+        for i, m in enumerate(self.judges):
+            if m not in allowed:
+                where = (
+                    f"{self.name}.judges[{i}]"
+                    if self.section.get("judges") is not None
+                    else f"{self.name}.judges"
+                )
+                raise InputError(
+                    f"judge {m!r}: its original judgments come from {rule}, which runs the judges "
+                    f"{allowed} ({key}, null = the top-level `judges`); add it there",
+                    key=where,
+                )
+
+    def _original_jobs(self) -> set:
+        """The (rule, wildcards) of the original judgments the original study runs anyway."""
+        study = self.project.plan(self.original)
+        return {(j.rule, j.wildcards) for j in study.llm_jobs()} if study.enabled else set()
+
+    def _original_job(self, dataset: str, judge: str) -> LLMJob:
+        if self.original == "overrating":
+            wc = (("dataset", dataset), ("model", judge), ("scale", "graded"))
+            return LLMJob("overrating_pointwise", judge, wc, self.name)
+        wc = (("dataset", dataset), ("model", judge), ("template", self.template), ("persona", self.persona))
+        return LLMJob("judge", judge, wc, self.name)
 
     def llm_jobs(self):
         jobs = []
-        covered = {(j.rule, j.wildcards) for j in self._peras_jobs()}
+        covered = self._original_jobs()
         for d in self.datasets:
-            for m in self.judges:  # the original judgments, unless PERAS runs them anyway
-                wc = (("dataset", d), ("model", m), ("template", self.template), ("persona", self.persona))
-                if ("judge", wc) not in covered:
-                    jobs.append(LLMJob("judge", m, wc, self.name))
+            for m in self.judges:  # the original judgments, unless their study runs them anyway
+                job = self._original_job(d, m)
+                if (job.rule, job.wildcards) not in covered:
+                    jobs.append(job)
             for v in self.rewrite_variants:  # one job; a separate checker is a second model of it
                 for model in self.rewrite_models:
                     jobs.append(
@@ -273,7 +431,7 @@ class Plan(StudyPlan):
                             self.name,
                         )
                     )
-            if "SEM" in self.insertions:
+            if "SEM" in self.insertions and self.rewriter:
                 jobs.append(LLMJob("perturbation_sem", self.rewriter, (("dataset", d),), self.name))
             for v in self.variants:
                 for m in self.judges:
@@ -307,7 +465,19 @@ class Plan(StudyPlan):
                     for k in ("perturbation_distributions", "perturbation_insertion_counts")
                 ]
                 out += [path("perturbation_insertion_figure", dataset=d, ext=e) for e in ("png", "pdf")]
+        if self.pooled and self.rewrite_variants:
+            out.append(path("perturbation_pooled_transitions"))
+            out += [
+                path("perturbation_pooled_transition_figure", model=m, ext=e)
+                for m in self.judges
+                for e in ("png", "pdf")
+            ]
+        if self.pooled and self.insertions:
+            out.append(path("perturbation_pooled_distributions"))
+            out += [path("perturbation_pooled_insertion_figure", ext=e) for e in ("png", "pdf")]
         return out
+
+    # -- the estimate -------------------------------------------------------------------------
 
     # -- the estimate -------------------------------------------------------------------------
 

@@ -123,14 +123,17 @@ def judge_pool_job(
     threads: int | None = None,
     desc: str = "ranking judge",
     model_name: str | None = None,
+    answer: str = "parse",
+    coverage: str | dict | None = None,
 ) -> pd.DataFrame:
     """Label the dataset's pool (every run's top ``pool_depth`` over the table's topics) where the
     passage text is known, with the PERAS judgment of ``template`` and ``persona``
     (:func:`judgelab.judging.run_judgments`: the same requests as the PERAS judge job for the same
-    pair, so pairs it asked are cache hits). Writes the judgment table (PERAS's columns), one row
-    per pool pair whose text is known; a pair whose answer does not parse has a missing label."""
-    from ...jobs import LLMSession
-    from ...judging import run_judgments
+    pair, read the same way - ``answer`` -, so pairs it asked are cache hits with PERAS's labels;
+    :func:`judgelab.judging.judge_table`, coverage check included). Writes the judgment table
+    (PERAS's columns), one row per pool pair whose text is known; a pair whose answer does not
+    parse has a missing label."""
+    from ...judging import judge_table
     from ...personas import read_persona
     from .pool import judge_pairs, pool_table
 
@@ -146,17 +149,21 @@ def judge_pool_job(
         int(pool_["human"].notna().sum()),
         len(to_judge),
     )
-    with LLMSession(model, cache, threads, desc, name=model_name) as client:
-        result = run_judgments(
-            to_judge,
-            read_persona(persona, persona_file),
-            template,
-            client,
-            max_tokens=int(max_tokens),
-            placement=placement,
-            desc=desc,
-            labels=tuple(str(x) for x in as_value(labels)),
-        )
+    result = judge_table(
+        to_judge,
+        persona=read_persona(persona, persona_file),
+        template=template,
+        labels=as_value(labels),
+        model=model,
+        max_tokens=max_tokens,
+        placement=placement,
+        cache=cache,
+        threads=threads,
+        desc=desc,
+        model_name=model_name,
+        answer=answer,
+        coverage=coverage,
+    )
     write_tsv(result, out)
     return result
 

@@ -180,6 +180,16 @@ class Plan(StudyPlan):
     def judge_labels(self) -> list[str]:
         return self.project.plan("peras").template_labels[self.template]
 
+    def judge_answer(self, model: str) -> str:
+        """How the judge of ``model`` reads its label: PERAS's reading (``peras.answer``), so its
+        labels of a pair PERAS judged are PERAS's."""
+        return self.project.plan("peras").answer(model)
+
+    def coverage(self):
+        """The coverage check of the ranking judge jobs (PERAS's for the template; a tracked
+        param)."""
+        return self.project.plan("peras").coverage(self.template)
+
     @property
     def judge_max_tokens(self) -> int:
         return self.project.plan("peras").max_tokens(self.template)
@@ -516,6 +526,7 @@ class Plan(StudyPlan):
             self.judge_template_text,
             max_tokens=self.judge_max_tokens,
             placement=self.project.placement,
+            answer=self.judge_answer(job.model),
         )
         for req in reqs:
             cached = exact and job.model in ctx.backends and ctx.cached(job.model, req) is not None

@@ -37,6 +37,7 @@ import pandas as pd
 
 from ...errors import InputError
 from ...jobs import LLMSession, as_value
+from ...judging import require_coverage
 from ...tables import write_tsv
 from . import baselines as bl
 from .cascade import BASE, CascadeSettings, read_predictions, simulate
@@ -170,11 +171,14 @@ def predict_job(
     cache: str,
     threads: int | None = None,
     desc: str | None = None,
+    coverage: str | dict | None = None,
+    model_name: str | None = None,
 ) -> pd.DataFrame:
     """One cell: the cascade on every evaluator's validation items. ``settings`` holds task,
     answer (auto, parse or logits), max_tokens, seed, min_neutral (:meth:`CascadeSettings.resolve`);
     ``prompt`` is the prompt's texts (:meth:`SimulationPrompt.texts_for`, a tracked parameter;
-    a JSON string or the mapping)."""
+    a JSON string or the mapping); ``coverage``: the cell's coverage check
+    (:func:`judgelab.judging.require_coverage` on the answered items)."""
     recs = read_jsonl(records)
     if demo_type != BASE:
         reason = unsupported_reason(demo_type, recs)
@@ -184,7 +188,7 @@ def predict_job(
                 key="simulation.demo_types",
             )
     desc = desc or f"{demo_type} {shots}-shot"
-    session = LLMSession(model, cache, threads, desc)
+    session = LLMSession(model, cache, threads, desc, name=model_name)
     cfg = CascadeSettings.resolve(as_value(settings), session.spec)
     pr = SimulationPrompt.from_mapping(as_value(prompt), "<prompt parameter>", partial=True)
     with session as client:
@@ -197,6 +201,16 @@ def predict_job(
             settings=cfg,
             prompt=pr,
             desc=desc,
+        )
+    if len(preds):
+        require_coverage(
+            preds["answered"],
+            preds["r2_answer"].where(preds["r2_answer"].notna(), preds["r1_answer"]),
+            coverage=coverage,
+            model=session.name,
+            backend=session.spec.get("backend"),
+            bound=cfg.request_max_tokens(),
+            what=desc,
         )
     write_tsv(preds, out_predictions)
     write_tsv(demos, out_demos)

@@ -307,6 +307,18 @@ class Plan(StudyPlan):
     def settings_param(self, d: str, model: str) -> str:
         return json.dumps(self.settings(d, model), sort_keys=True)
 
+    def coverage(self):
+        """The coverage check of the predict jobs (:class:`judgelab.judging.Coverage`, a tracked
+        param): the share of validation items with an answered (composed) label."""
+        from ...judging import Coverage
+
+        return Coverage(
+            float(self.project.config["min_coverage"]),
+            f"{self.section['prompt']} (simulation.prompt)",
+            "simulation.max_tokens",
+            "simulation.answer",
+        )
+
     # -- the study's contract -----------------------------------------------------------------
 
     def check(self) -> None:

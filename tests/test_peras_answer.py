@@ -1,0 +1,161 @@
+"""PERAS reads the label from the logits for local models (issue 18, item 6): ``peras.answer``
+``logits`` takes the template's label with the largest probability at the first answer position
+(one answer token is generated), as the simulation study's ``answer: logits``; ``auto`` (the
+default) does so for the embedded backend and parses the text of API models; the paper configs
+parse. The default run's confidence, classifier and significance stages then work on real labels."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from conftest import ROOT, needs_model
+
+from judgelab.backends.base import Backend, CachedClient, Completion, Request
+from judgelab.cache import RequestCache
+from judgelab.errors import InputError
+from judgelab.judging import judgment_requests, label_from_probs, read_judgment, resolve_answer, run_judgments
+from judgelab.project import Project
+from judgelab.prompts import load_template
+
+
+def test_label_from_probs_by_hand():
+    assert label_from_probs([0.1, 0.2, 0.6, 0.1]) == 2
+    assert label_from_probs([0.1, 0.2, 0.6, 0.1], ("0", "1")) == 1  # a template with fewer labels
+    assert label_from_probs([0.4, 0.4, 0.1, 0.1]) is None  # a tie is no label
+    assert label_from_probs(None) is None and label_from_probs([]) is None
+    assert (
+        read_judgment("The passage is highly relevant", [0.1, 0.2, 0.6, 0.1], ("0", "1", "2", "3"), "logits")
+        == 2
+    )
+    assert (
+        read_judgment("The passage is highly relevant", [0.1, 0.2, 0.6, 0.1], ("0", "1", "2", "3"), "parse")
+        is None
+    )
+
+
+def test_auto_is_logits_for_the_embedded_model_and_parse_for_api_models():
+    assert resolve_answer("auto", "local") == "logits"
+    assert {resolve_answer("auto", b) for b in ("openai", "anthropic", "bedrock")} == {"parse"}
+    assert resolve_answer("parse", "local") == "parse" and resolve_answer("logits", "openai") == "logits"
+    with pytest.raises(InputError, match="peras.answer"):
+        resolve_answer("guess", "local")
+
+
+def test_the_default_config_reads_the_embedded_model_from_the_logits(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    project = Project.load([], ROOT)
+    peras = project.plan("peras")
+    assert peras.section["answer"] == "auto" and peras.answer("smollm2") == "logits"
+    assert peras.datasets == ["dl19", "dl21"]  # dl20 is left to the perturbations study (budget)
+    scale = Project.load(["config/paper-scale.yaml"], ROOT)
+    assert {scale.plan("peras").answer(m) for m in scale.plan("peras").judges} == {"parse"}
+
+
+class Talkative(Backend):
+    """Answers in words (no label to parse), with the label distribution at the first position."""
+
+    def __init__(self):
+        self.max_tokens: list[int] = []
+
+    def identity(self) -> dict:
+        return {"kind": "talkative"}
+
+    def complete(self, request: Request) -> Completion:
+        self.max_tokens.append(request.max_tokens)
+        grade = len(request.messages[-1][1]) % 4
+        probs = [0.7 if k == grade else 0.1 for k in range(4)]
+        return Completion(
+            text="The passage is highly", label_probs=probs, label_mass=0.9, completion_tokens=1
+        )
+
+
+def test_logits_reading_labels_what_parsing_leaves_missing(tmp_path):
+    pairs = pd.DataFrame(
+        {
+            "dataset": "fx",
+            "qid": "1",
+            "query": "q",
+            "docid": ["a", "b", "c"],
+            "passage": ["p", "pp", "ppp"],
+            "grade": 0,
+        }
+    )
+    template = load_template("peras/wo_cot")
+    backend = Talkative()
+    client = CachedClient(backend, RequestCache(tmp_path / "c.sqlite"))
+    parsed = run_judgments(pairs, "", template, client, max_tokens=8, progress=False)
+    logits = run_judgments(pairs, "", template, client, max_tokens=8, progress=False, answer="logits")
+    assert not parsed["parsed"].any()
+    assert logits["parsed"].all()
+    expected = [max(range(4), key=lambda k, r=r: [r.p0, r.p1, r.p2, r.p3][k]) for r in logits.itertuples()]
+    assert logits["label"].tolist() == expected
+    assert backend.max_tokens == [8, 8, 8, 1, 1, 1]  # logits: one answer token
+    assert judgment_requests(pairs, "", template, max_tokens=8, answer="logits")[0].max_tokens == 1
+
+
+def test_the_estimate_reads_cached_labels_as_the_job_does(tmp_path, monkeypatch):
+    """Cached wo_cot answers that say no number: read from the logits they have a label (their
+    confidence requests are exact, 8 of them); parsed they are missing (no confidence asked)."""
+    import yaml
+
+    from judgelab.backends.base import cache_request, make_backend
+    from judgelab.cache import request_key
+    from judgelab.estimate import dataset_pairs, estimate
+
+    monkeypatch.chdir(ROOT)
+    (tmp_path / "parse.yaml").write_text(yaml.safe_dump({"peras": {"answer": "parse"}}))
+    counts = {}
+    for answer, files in (("logits", []), ("parse", [str(tmp_path / "parse.yaml")])):
+        project = Project.load(files, ROOT)
+        backend = make_backend(project.config["models"]["smollm2"], "smollm2")
+        src = dataset_pairs(project, "dl19", directory=ROOT)
+        text = project.plan("peras").template_texts["wo_cot"]
+        cache_path = tmp_path / f"{answer}.sqlite"
+        cache = RequestCache(cache_path)
+        for req in judgment_requests(src.pairs, "", text, max_tokens=8, answer=answer):
+            cache.put(
+                request_key(cache_request(backend, req)),
+                cache_request(backend, req),
+                Completion(text="The", label_probs=[0.1, 0.6, 0.2, 0.1], label_mass=0.5).to_json(),
+            )
+        cache.close()
+        table, _ = estimate(project, directory=ROOT, cache_path=cache_path)
+        at = table[table["dataset"] == "dl19"].set_index("stage")
+        counts[answer] = (int(at.loc["judge", "cached"]), int(at.loc["confidence", "calls"]))
+    # 8 cached default-persona judgments; confidence: 22 jobs x 8 pairs, minus the 8 unparsed
+    assert counts == {"logits": (8, 176), "parse": (8, 168)}
+
+
+@pytest.mark.slow
+@needs_model
+def test_the_embedded_model_is_labelled_from_its_logits_in_a_judge_job(tmp_path):
+    from judgelab.studies.peras.jobs import judge_job
+    from judgelab.tables import write_dataset
+
+    pairs = pd.DataFrame(
+        {
+            "dataset": "fx",
+            "qid": "1",
+            "query": "do goldfish grow",
+            "docid": ["a", "b"],
+            "passage": ["Goldfish keep growing all their lives.", "The stock market closed higher."],
+            "grade": pd.array([3, 0], dtype="Int64"),
+        }
+    )
+    write_dataset(pairs, tmp_path / "pairs.tsv")
+    out = judge_job(
+        str(tmp_path / "pairs.tsv"),
+        str(tmp_path / "j.tsv"),
+        persona="",
+        template=load_template("peras/wo_cot"),
+        model='{"backend": "local", "n_ctx": 2048, "threads": 1}',
+        max_tokens=8,
+        placement="user",
+        cache=str(tmp_path / "c.sqlite"),
+        answer="logits",
+        model_name="smollm2",
+    )
+    assert out["parsed"].all() and (out["completion_tokens"] == 1).all()
+    probs = out[["p0", "p1", "p2", "p3"]].astype(float).to_numpy()
+    assert out["label"].tolist() == probs.argmax(axis=1).tolist()
+    assert abs(probs.sum(axis=1) - 1).max() < 1e-6
