@@ -144,8 +144,16 @@ def test_pairs_outside_the_selection_are_skipped_and_counted(sample_selection, t
         "".join(f"{r.qid} Q0 {r.docid} {max(int(r.grade) - 1, 0)} 80\n" for r in full.itertuples()),
         encoding="utf-8",
     )
-    with pytest.raises(InputError, match=r"full.qrels:9: unknown query id '1114819': not in the dataset$"):
-        read_judge_file(judge, subset)  # the selection alone: how it failed before
+    # the selection alone (how it failed before): the first line whose pair is not selected
+    chosen, qids = set(zip(subset.qid, subset.docid)), set(subset.qid)
+    no, row = next((n, r) for n, r in enumerate(full.itertuples(), 1) if (r.qid, r.docid) not in chosen)
+    why = (
+        f"unknown query id '{row.qid}': not in the dataset"
+        if row.qid not in qids
+        else f"unknown passage id '{row.docid}' for query {row.qid}: not a judged pair of the dataset"
+    )
+    with pytest.raises(InputError, match=rf"full.qrels:{no}: {re.escape(why)}$"):
+        read_judge_file(judge, subset)
     source = SourcePairs.read(SAMPLE / "qrels.txt", SAMPLE / "topics.txt")
     read = read_judge(judge, subset, source=source)
     assert vars(read.counts) == {

@@ -105,7 +105,7 @@ def test_schema_default_leaves_the_study_off_and_the_default_config_turns_it_on(
         (
             {"datasets": ["fy"], "imported_judges": ["ext"]},
             "overrating.imported_judges[0]",
-            "none of the datasets this study judges",
+            "none of the datasets of this study",
         ),
         (
             {"pointwise": {"scales": ["binary"], "templates": {"binary": "overrating/graded"}}},

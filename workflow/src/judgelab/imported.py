@@ -436,3 +436,52 @@ def import_judgments(
     c["label"] = c["label"].astype("Int64")
     c["confidence"] = c["confidence"].astype("Float64")
     return j, c
+
+
+def study_imports(
+    entries: Sequence[str | Mapping],
+    known: Mapping[str, ImportedJudge],
+    datasets: Sequence[str],
+    *,
+    key: str,
+    datasets_key: str,
+) -> dict[str, tuple[ImportedJudge, str, str]]:
+    """The imported judges a study names (``<study>.imported_judges``, at config key ``key``):
+    name -> (the judge, the template and persona choosing its file). An entry is a judge's name
+    (its first template, and its persona ``default``, else its first) or ``{name, template,
+    persona}``. Errors name the entry's key: a name not in ``imported_judges``, one listed twice,
+    a template or persona the judge does not have, a judge that labelled none of the study's
+    ``datasets`` (``datasets_key`` says where they come from)."""
+    out: dict[str, tuple[ImportedJudge, str, str]] = {}
+    for i, entry in enumerate(entries):
+        where = f"{key}[{i}]"
+        spec = {"name": entry} if isinstance(entry, str) else dict(entry)
+        name = spec["name"]
+        if name not in known:
+            raise InputError(
+                f"{name!r} is not a key of `imported_judges` (known: {sorted(known)})",
+                key=where if isinstance(entry, str) else f"{where}.name",
+            )
+        if name in out:
+            raise InputError(f"imported judge {name!r} is listed twice", key=where)
+        judge = known[name]
+        template = spec.get("template") or judge.templates[0]
+        persona = spec.get("persona") or ("default" if "default" in judge.personas else judge.personas[0])
+        for what, value, among in (
+            ("template", template, judge.templates),
+            ("persona", persona, judge.personas),
+        ):
+            if value not in among:
+                raise InputError(
+                    f"{value!r} is not among the {what}s of imported judge {name!r} "
+                    f"(imported_judges.{name}.{what}s: {list(among)})",
+                    key=f"{where}.{what}",
+                )
+        if not set(judge.datasets) & set(datasets):
+            raise InputError(
+                f"imported judge {name!r} labelled {list(judge.datasets)}, none of the datasets of "
+                f"this study ({datasets_key}: {list(datasets)})",
+                key=where,
+            )
+        out[name] = (judge, template, persona)
+    return out

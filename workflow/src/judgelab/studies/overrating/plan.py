@@ -18,6 +18,7 @@ from functools import cached_property
 
 from ...backends.base import Request
 from ...errors import InputError
+from ...imported import study_imports
 from ...judging import Coverage
 from .. import LLMJob, StudyPlan
 from . import estimate
@@ -129,40 +130,17 @@ class Plan(StudyPlan):
         ``overrating.imported_judges`` is a judge's name (its first template, and its persona
         ``default``, else its first persona) or ``{name, template, persona}``, choosing the file
         of the judge's path pattern explicitly."""
-        out = {}
-        known = self.project.imported
-        for i, entry in enumerate(self.section["imported_judges"]):
-            key = f"overrating.imported_judges[{i}]"
-            spec = {"name": entry} if isinstance(entry, str) else dict(entry)
-            name = spec["name"]
-            if name not in known:
-                raise InputError(
-                    f"{name!r} is not a key of `imported_judges` (known: {sorted(known)})",
-                    key=key if isinstance(entry, str) else f"{key}.name",
-                )
-            if name in out:
-                raise InputError(f"imported judge {name!r} is listed twice", key=key)
-            judge = known[name]
-            template = spec.get("template") or judge.templates[0]
-            persona = spec.get("persona") or ("default" if "default" in judge.personas else judge.personas[0])
-            for what, value, among in (
-                ("template", template, judge.templates),
-                ("persona", persona, judge.personas),
-            ):
-                if value not in among:
-                    raise InputError(
-                        f"{value!r} is not among the {what}s of imported judge {name!r} "
-                        f"(imported_judges.{name}.{what}s: {list(among)})",
-                        key=f"{key}.{what}",
-                    )
-            if not set(judge.datasets) & set(self.datasets):
-                raise InputError(
-                    f"imported judge {name!r} labelled {list(judge.datasets)}, none of the "
-                    f"datasets this study judges (overrating.datasets: {self.datasets})",
-                    key=key,
-                )
-            out[name] = (template, persona, effective_scale(judge.scale))
-        return out
+        chosen = study_imports(
+            self.section["imported_judges"],
+            self.project.imported,
+            self.datasets,
+            key="overrating.imported_judges",
+            datasets_key="overrating.datasets",
+        )
+        return {
+            name: (template, persona, effective_scale(judge.scale))
+            for name, (judge, template, persona) in chosen.items()
+        }
 
     def imported_file(self, name: str, dataset: str) -> str:
         """The qrels file of an imported judge on a dataset (the import rule's input)."""

@@ -33,6 +33,7 @@ import pandas as pd
 from ...backends.base import Request
 from ...config import check_name
 from ...errors import InputError
+from ...imported import study_imports
 from ...judging import judgment_requests
 from .. import LLMJob, StudyPlan
 from .runs import DL21_RUNS_BASE, dl21_run_names, read_run, run_name, run_urls
@@ -216,47 +217,22 @@ class Plan(StudyPlan):
         """The imported judges of the study: name -> (template, persona) choosing the judge's
         file. An entry of ``ranking.imported_judges`` is a name (its first template, and the
         persona ``default``, else its first) or ``{name, template, persona}``."""
-        out = {}
-        known = self.project.imported
-        for i, entry in enumerate(self.section["imported_judges"]):
-            key = f"ranking.imported_judges[{i}]"
-            spec = {"name": entry} if isinstance(entry, str) else dict(entry)
-            name = spec["name"]
-            if name not in known:
-                raise InputError(
-                    f"{name!r} is not a key of `imported_judges` (known: {sorted(known)})",
-                    key=key if isinstance(entry, str) else f"{key}.name",
-                )
-            if name in out:
-                raise InputError(f"imported judge {name!r} is listed twice", key=key)
-            judge = known[name]
+        chosen = study_imports(
+            self.section["imported_judges"],
+            self.project.imported,
+            self.datasets,
+            key="ranking.imported_judges",
+            datasets_key="the keys of ranking.runs",
+        )
+        for i, (name, (judge, _, _)) in enumerate(chosen.items()):
             if judge.scale == "binary":
                 raise InputError(
                     f"imported judge {name!r} labels on the binary scale: its 0/1 labels are not "
                     "grades, so its nDCG gains and its agreement with the human grades 0-3 would "
                     "not compare (imported_judges.<name>.scale: graded, or leave it out here)",
-                    key=key,
+                    key=f"ranking.imported_judges[{i}]",
                 )
-            template = spec.get("template") or judge.templates[0]
-            persona = spec.get("persona") or ("default" if "default" in judge.personas else judge.personas[0])
-            for what, value, among in (
-                ("template", template, judge.templates),
-                ("persona", persona, judge.personas),
-            ):
-                if value not in among:
-                    raise InputError(
-                        f"{value!r} is not among the {what}s of imported judge {name!r} "
-                        f"(imported_judges.{name}.{what}s: {list(among)})",
-                        key=f"{key}.{what}",
-                    )
-            if not set(judge.datasets) & set(self.datasets):
-                raise InputError(
-                    f"imported judge {name!r} labelled {list(judge.datasets)}, none of the datasets "
-                    f"this study ranks (the keys of ranking.runs: {self.datasets})",
-                    key=key,
-                )
-            out[name] = (template, persona)
-        return out
+        return {name: (template, persona) for name, (_, template, persona) in chosen.items()}
 
     def imported_file(self, name: str, dataset: str) -> str:
         template, persona = self.imported[name]
