@@ -58,7 +58,9 @@ def test_the_default_run_resolves_the_defaults_to_its_old_explicit_values(tmp_pa
     assert peras.significance_settings() == json.dumps(
         {"reference": "default", "n_boot": 1000, "seed": 42, "alpha": 0.05}, sort_keys=True
     )
-    assert len(peras.significance_groups()) == len(peras.groups) == 6
+    # DL19 and DL21 (the seed's Table 1) x the two templates
+    assert sorted(peras.groups) == [(d, "smollm2", t) for d in ("dl19", "dl21") for t in ("w_cot", "wo_cot")]
+    assert len(peras.significance_groups()) == len(peras.groups) == 4
 
 
 def test_one_persona_runs_without_an_error_on_a_default_you_never_set(tmp_path, monkeypatch):

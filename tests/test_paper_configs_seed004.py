@@ -28,7 +28,13 @@ SEEDS = ROOT.parent / "shared" / "seeds"
 SEED_000 = SEEDS / "000_43f052d8f685e3d2.txt"
 SEED_004_TEXT = SEEDS / "004_e51b999c1f5f88d3.txt"
 
-PAPER_CONFIGS = ("paper-overrating", "paper-perturbations", "paper-scale", "paper-simulation")
+PAPER_CONFIGS = (
+    "paper-overrating",
+    "paper-perturbations",
+    "paper-ranking",
+    "paper-scale",
+    "paper-simulation",
+)
 
 # -- what seed 004 states ------------------------------------------------------------------------
 
@@ -127,7 +133,13 @@ def test_every_model_that_thinks_first_carries_its_switch(name, monkeypatch):
         if re.search(r"(?i)deepseek.*r1", str(entry.get("model", ""))):
             # no switch: the reasoning is spent from the answer bound of the study that calls it
             assert project.config["simulation"]["max_tokens"] >= 1024, name
-    expected = {"paper-overrating": 1, "paper-perturbations": 2, "paper-scale": 0, "paper-simulation": 0}
+    expected = {
+        "paper-overrating": 1,
+        "paper-perturbations": 2,
+        "paper-ranking": 0,
+        "paper-scale": 0,
+        "paper-simulation": 0,
+    }
     assert checked == expected[name]
 
 

@@ -40,7 +40,12 @@ def load(tmp_path, monkeypatch, peras: dict) -> Project:
         "models": {m: {"backend": "openai", "model": m, "api_key_env": None} for m in ("a", "b", "c")},
         "judges": ["a", "b", "c"],
         "personas": {"include": ["default", "LA"], "generation": {"enabled": False}},
-        "peras": {"classifier": {"dataset": "dl21"}, "figures": {"confidence_personas": ["LA"]}, **peras},
+        "peras": {
+            "datasets": ["dl19", "dl20", "dl21"],  # the three TREC DL years (the default is DL19, DL21)
+            "classifier": {"dataset": "dl21"},
+            "figures": {"confidence_personas": ["LA"]},
+            **peras,
+        },
         "overrating": {"enabled": False},
         "perturbations": {"enabled": False},
         "simulation": {"enabled": False},
