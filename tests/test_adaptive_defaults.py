@@ -21,11 +21,12 @@ from judgelab.project import Project
 
 TABLE1 = ["default", "HA", "LA", "HC", "LC", "HE", "LE", "HN", "LN", "HO", "LO"]
 #: an imported judge with one file, persona `default` (the defaults of imported_judges.<name>)
-IMPORTED = {"mine": {"path": "imports/{dataset}.qrels", "datasets": ["dl19"]}}
+#: (it labels DL19, the overrating study's default dataset, and DL21, PERAS's)
+IMPORTED = {"mine": {"path": "imports/{dataset}.qrels", "datasets": ["dl19", "dl21"]}}
 NO_LIVE_STUDIES = {
     "perturbations": {"enabled": False},
     "simulation": {"enabled": False},
-    "ranking": {"enabled": False},  # its default ranks DL21, which the imported judge does not label
+    "ranking": {"enabled": False},  # its imported_judges are [] by default: no judge of its own
 }
 WITH_IMPORTED = {"imported_judges": IMPORTED, "overrating": {"imported_judges": ["mine"]}}
 
@@ -58,9 +59,9 @@ def test_the_default_run_resolves_the_defaults_to_its_old_explicit_values(tmp_pa
     assert peras.significance_settings() == json.dumps(
         {"reference": "default", "n_boot": 1000, "seed": 42, "alpha": 0.05}, sort_keys=True
     )
-    # DL19 and DL21 (the seed's Table 1) x the two templates
-    assert sorted(peras.groups) == [(d, "smollm2", t) for d in ("dl19", "dl21") for t in ("w_cot", "wo_cot")]
-    assert len(peras.significance_groups()) == len(peras.groups) == 4
+    # the DL21 sample x the two templates
+    assert sorted(peras.groups) == [("dl21", "smollm2", t) for t in ("w_cot", "wo_cot")]
+    assert len(peras.significance_groups()) == len(peras.groups) == 2
 
 
 def test_one_persona_runs_without_an_error_on_a_default_you_never_set(tmp_path, monkeypatch):
@@ -73,16 +74,16 @@ def test_one_persona_runs_without_an_error_on_a_default_you_never_set(tmp_path, 
 def test_an_imported_judge_with_persona_default_beside_the_live_judge(tmp_path, monkeypatch):
     p = load(tmp_path, monkeypatch, {"imported_judges": IMPORTED})
     peras = p.plan("peras")
-    assert peras.groups[("dl19", "mine", "imported")] == ["default"]
+    assert peras.groups[("dl21", "mine", "imported")] == ["default"]
     assert peras.confidence_personas == ["HN", "LC"]  # the live judge runs them
-    assert ("dl19", "mine", "imported") not in peras.significance_groups()
+    assert ("dl21", "mine", "imported") not in peras.significance_groups()
 
 
 def test_an_imported_judge_and_no_live_judge(tmp_path, monkeypatch):
     overlay = {"judges": [], "imported_judges": IMPORTED, "overrating": {"enabled": False}, **NO_LIVE_STUDIES}
     p = load(tmp_path, monkeypatch, overlay)
     peras = p.plan("peras")
-    assert peras.groups == {("dl19", "mine", "imported"): ["default"]}
+    assert peras.groups == {("dl21", "mine", "imported"): ["default"]}
     assert peras.confidence_personas == [] and peras.significance_groups() == []
     assert peras.llm_jobs() == []
 
