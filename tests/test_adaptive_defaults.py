@@ -21,12 +21,11 @@ from judgelab.project import Project
 
 TABLE1 = ["default", "HA", "LA", "HC", "LC", "HE", "LE", "HN", "LN", "HO", "LO"]
 #: an imported judge with one file, persona `default` (the defaults of imported_judges.<name>)
-#: (it labels DL19, the overrating study's default dataset, and DL21, PERAS's)
-IMPORTED = {"mine": {"path": "imports/{dataset}.qrels", "datasets": ["dl19", "dl21"]}}
+IMPORTED = {"mine": {"path": "imports/{dataset}.qrels", "datasets": ["dl19"]}}
 NO_LIVE_STUDIES = {
     "perturbations": {"enabled": False},
     "simulation": {"enabled": False},
-    "ranking": {"enabled": False},  # its imported_judges are [] by default: no judge of its own
+    "ranking": {"enabled": False},  # its default ranks DL21, which the imported judge does not label
 }
 WITH_IMPORTED = {"imported_judges": IMPORTED, "overrating": {"imported_judges": ["mine"]}}
 
@@ -74,16 +73,17 @@ def test_one_persona_runs_without_an_error_on_a_default_you_never_set(tmp_path, 
 def test_an_imported_judge_with_persona_default_beside_the_live_judge(tmp_path, monkeypatch):
     p = load(tmp_path, monkeypatch, {"imported_judges": IMPORTED})
     peras = p.plan("peras")
-    assert peras.groups[("dl21", "mine", "imported")] == ["default"]
+    # an imported judge is scored on every dataset it labels, beside the live judges' peras.datasets
+    assert peras.groups[("dl19", "mine", "imported")] == ["default"]
     assert peras.confidence_personas == ["HN", "LC"]  # the live judge runs them
-    assert ("dl21", "mine", "imported") not in peras.significance_groups()
+    assert ("dl19", "mine", "imported") not in peras.significance_groups()
 
 
 def test_an_imported_judge_and_no_live_judge(tmp_path, monkeypatch):
     overlay = {"judges": [], "imported_judges": IMPORTED, "overrating": {"enabled": False}, **NO_LIVE_STUDIES}
     p = load(tmp_path, monkeypatch, overlay)
     peras = p.plan("peras")
-    assert peras.groups == {("dl21", "mine", "imported"): ["default"]}
+    assert peras.groups == {("dl19", "mine", "imported"): ["default"]}
     assert peras.confidence_personas == [] and peras.significance_groups() == []
     assert peras.llm_jobs() == []
 
