@@ -46,7 +46,7 @@ def test_the_default_config_reads_the_embedded_model_from_the_logits(monkeypatch
     project = Project.load([], ROOT)
     peras = project.plan("peras")
     assert peras.section["answer"] == "auto" and peras.answer("smollm2") == "logits"
-    assert peras.datasets == ["dl19", "dl21"]  # dl20 is left to the perturbations study (budget)
+    assert peras.datasets == ["dl21"]  # the DL21 sample alone: the default run's budget
     scale = Project.load(["config/paper-scale.yaml"], ROOT)
     assert {scale.plan("peras").answer(m) for m in scale.plan("peras").judges} == {"parse"}
 
@@ -108,7 +108,7 @@ def test_the_estimate_reads_cached_labels_as_the_job_does(tmp_path, monkeypatch)
     for answer, files in (("logits", []), ("parse", [str(tmp_path / "parse.yaml")])):
         project = Project.load(files, ROOT)
         backend = make_backend(project.config["models"]["smollm2"], "smollm2")
-        src = dataset_pairs(project, "dl19", directory=ROOT)
+        src = dataset_pairs(project, "dl21", directory=ROOT)
         text = project.plan("peras").template_texts["wo_cot"]
         cache_path = tmp_path / f"{answer}.sqlite"
         cache = RequestCache(cache_path)
@@ -120,10 +120,11 @@ def test_the_estimate_reads_cached_labels_as_the_job_does(tmp_path, monkeypatch)
             )
         cache.close()
         table, _ = estimate(project, directory=ROOT, cache_path=cache_path)
-        at = table[table["dataset"] == "dl19"].set_index("stage")
+        at = table[table["dataset"] == "dl21"].set_index("stage")
         counts[answer] = (int(at.loc["judge", "cached"]), int(at.loc["confidence", "calls"]))
-    # 8 cached default-persona judgments; confidence: 22 jobs x 8 pairs, minus the 8 unparsed
-    assert counts == {"logits": (8, 176), "parse": (8, 168)}
+    # 12 cached default-persona judgments (the DL21 sample); confidence: 22 jobs x 12 pairs, minus
+    # the 12 unparsed
+    assert counts == {"logits": (12, 264), "parse": (12, 252)}
 
 
 @pytest.mark.slow
