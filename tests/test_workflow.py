@@ -3,11 +3,16 @@ editing one persona's instruction reruns exactly that persona's jobs and the agg
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pandas as pd
 import pytest
 import yaml
 from conftest import have_model
 from snakerun import make_workdir, output, planned_jobs, snakemake
+
+from judgelab.cache import RequestCache
 
 pytestmark = [
     pytest.mark.slow,
@@ -64,6 +69,16 @@ def test_full_run_writes_every_table(workdir):
     for ext in ("md", "tex", "html"):
         for t in ("table4", "table7", "table8"):
             assert (res / "metrics" / f"{t}.{ext}").stat().st_size > 0
+
+
+def test_the_named_cache_file_alone_holds_every_answer_after_the_run(workdir, tmp_path):
+    cache = workdir / "cache" / "requests.sqlite"
+    assert not Path(f"{cache}-wal").exists(), "every job closed the cache: the WAL was folded in"
+    copy = tmp_path / "backup" / "requests.sqlite"
+    copy.parent.mkdir()
+    shutil.copy(cache, copy)  # the named file alone, as a user backs it up
+    with RequestCache(cache) as full, RequestCache(copy) as backup:
+        assert len(full) > 0 and len(backup) == len(full)
 
 
 def test_second_run_has_nothing_to_do(workdir):

@@ -47,7 +47,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from .cache_claims import Claimed, LeaseKeeper
 from .cache_pending import PendingFile, Row
@@ -139,15 +139,18 @@ def explain(path: str | Path, exc: sqlite3.Error, doing: str, pending: Path | No
     )
 
 
-def connect_db(path: str | Path, timeout: float = 120.0, *, wal: bool = True) -> sqlite3.Connection:
+def connect_db(
+    path: str | Path, timeout: float = 120.0, *, wal: bool = True, any_thread: bool = False
+) -> sqlite3.Connection:
     """An autocommit connection, in WAL mode if ``wal`` (else SQLite's rollback journal), safe to
-    open while other processes open it too.
+    open while other processes open it too. ``any_thread``: usable (and closable) from a thread
+    other than the one that opened it (the caller serialises its use).
 
     Switching a fresh database to WAL needs an exclusive lock and SQLite's busy handler does not
     always wait for it, so two connections opening a new file at once can get "database is
     locked"; the switch is retried until ``timeout``. SQLite errors are raised as they are (the
     callers turn them into :class:`CacheError`)."""
-    conn = sqlite3.connect(str(path), timeout=timeout, isolation_level=None)
+    conn = sqlite3.connect(str(path), timeout=timeout, isolation_level=None, check_same_thread=not any_thread)
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -237,6 +240,110 @@ def side_file_wal(path: str | Path) -> bool:
     return resolve_mode(path, _LAST_MODE if same_folder else None) == "wal"
 
 
+def _header(path: Path, size: int = 108) -> bytes:
+    """The first ``size`` bytes of ``path`` (fewer for a shorter file; empty if unreadable)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(size)
+    except OSError:
+        return b""
+
+
+def is_wal_database(path: Path) -> bool:
+    """Whether ``path`` is a SQLite database whose header says WAL mode (read and write version 2)."""
+    head = _header(path, 20)
+    return len(head) == 20 and head.startswith(b"SQLite format 3\x00") and head[18] == 2
+
+
+def _page_size(head: bytes) -> int:
+    value = int.from_bytes(head[16:18], "big")
+    return 65536 if value == 1 else value
+
+
+def schema_is_empty(path: Path) -> bool:
+    """Whether the database file ``path`` alone (without its WAL) has no table at all: one page whose
+    schema b-tree (a leaf at offset 100 of page 1) holds no cell."""
+    head = _header(path)
+    if len(head) < 108 or not head.startswith(b"SQLite format 3\x00"):
+        return False
+    size = path.stat().st_size
+    return size <= _page_size(head) and head[100] == 0x0D and int.from_bytes(head[103:105], "big") == 0
+
+
+def _wal_checksum(data: bytes, big_endian: bool) -> tuple[int, int]:
+    """SQLite's WAL checksum of ``data`` (a multiple of 8 bytes), as its file format states."""
+    s0 = s1 = 0
+    order: Literal["big", "little"] = "big" if big_endian else "little"
+    for i in range(0, len(data), 8):
+        s0 = (s0 + int.from_bytes(data[i : i + 4], order) + s1) & 0xFFFFFFFF
+        s1 = (s1 + int.from_bytes(data[i + 4 : i + 8], order) + s0) & 0xFFFFFFFF
+    return s0, s1
+
+
+def wal_header_problem(db: Path, wal: Path) -> str | None:
+    """Why SQLite would ignore the WAL file ``wal`` of the database ``db`` (and, at the next write,
+    overwrite it, answers and all), or None if its header is one SQLite reads: the magic number,
+    format version 3007000, the database's page size and the header's checksum."""
+    head = _header(wal, 32)
+    if len(head) < 32:
+        return f"it is {len(head)} bytes, shorter than a WAL header"
+    magic = int.from_bytes(head[0:4], "big")
+    if magic not in (0x377F0682, 0x377F0683):
+        return "it does not start with SQLite's WAL magic number"
+    if int.from_bytes(head[4:8], "big") != 3007000:
+        return "its format version is not SQLite's"
+    db_head = _header(db, 20)
+    if len(db_head) == 20 and int.from_bytes(head[8:12], "big") != _page_size(db_head):
+        return "its page size is not the database's"
+    if _wal_checksum(head[:24], magic & 1 == 1) != (
+        int.from_bytes(head[24:28], "big"),
+        int.from_bytes(head[28:32], "big"),
+    ):
+        return "its header checksum is wrong (damaged or cut)"
+    return None
+
+
+def check_wal_pair(path: Path, settle: float = 1.0) -> None:
+    """Refuse to open a cache file that would open with fewer answers than it has, silently.
+
+    Two cases, each only when no process has the file open (no ``-shm`` beside it): the named file
+    is a WAL-mode database with no table at all and no WAL beside it (it was copied or backed up
+    without its ``-wal``, or the ``-wal`` was deleted: the answers were there), or a WAL beside it
+    that SQLite would ignore (:func:`wal_header_problem`). A file that a process is creating right
+    now looks like the first case for a moment: the check looks again for ``settle`` seconds."""
+    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+    deadline = time.monotonic() + settle
+    while True:
+        if not path.exists() or shm.exists():
+            return
+        wal_size = wal.stat().st_size if wal.exists() else 0
+        if wal_size:
+            why = wal_header_problem(path, wal)
+            if why is None:
+                return
+            problem = (
+                f"the WAL file beside it ({wal.name}, {wal_size} bytes) cannot be read: {why}. SQLite "
+                "would ignore it and overwrite it at the next write, losing the answers it holds. If it "
+                f"belongs to another copy of the cache, put it back there; if it is damaged, move it "
+                f"aside (`mv {wal} {wal}.broken`) and open again (its answers are then computed again)"
+            )
+        elif is_wal_database(path) and schema_is_empty(path):
+            problem = (
+                f"the file has no table of answers, but it is a WAL-mode database: its answers were "
+                f"in {wal.name}, which is not beside it (the file was copied or backed up without "
+                f"it, or {wal.name} was deleted). Put {wal.name} back beside it, or copy the cache "
+                "again after `judgelab cache check` says the named file alone is complete; if this "
+                "file never held answers, delete it"
+            )
+        else:
+            return
+        if time.monotonic() >= deadline:
+            raise CacheError(
+                f"the request cache would open with fewer answers than it has: {problem}", path=str(path)
+            )
+        time.sleep(0.1)
+
+
 class _WalStore:
     """The cache file in WAL mode (one host): responses and claims in the same file."""
 
@@ -244,11 +351,15 @@ class _WalStore:
 
     def __init__(self, path: Path, timeout: float):
         self.path = path
+        check_wal_pair(path)
         self._conn = connect_db(path, timeout, wal=True)
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute(_SCHEMA)
         self._conn.execute(_CLAIMS_SCHEMA)
         self._timeout = timeout
+        #: the lease thread's connection (see :meth:`renewer`)
+        self._renew_conn: sqlite3.Connection | None = None
+        self._renew_lock = threading.Lock()
         #: the file this store writes (named in the errors of a failed write)
         self.write_path = path
 
@@ -325,14 +436,17 @@ class _WalStore:
                 )
 
     def renewer(self, owner: str, lease: float) -> Callable[[list[str]], None]:
-        """A function renewing the claims of ``owner`` (called by the lease thread: it opens its own
-        connection there)."""
-        local = threading.local()
+        """A function renewing the claims of ``owner``, called by the lease thread. It uses a
+        connection of its own (opened at its first call, closed by :meth:`close`: a connection left
+        open keeps SQLite from folding the WAL into the cache file)."""
 
         def renew(keys: list[str]) -> None:
-            if not hasattr(local, "conn"):
-                local.conn = connect_db(self.path, self._timeout, wal=True)
-            local.conn.execute("UPDATE claims SET expires = ? WHERE owner = ?", (time.time() + lease, owner))
+            with self._renew_lock:
+                if self._renew_conn is None:
+                    self._renew_conn = connect_db(self.path, self._timeout, wal=True, any_thread=True)
+                self._renew_conn.execute(
+                    "UPDATE claims SET expires = ? WHERE owner = ?", (time.time() + lease, owner)
+                )
 
         return renew
 
@@ -354,6 +468,22 @@ class _WalStore:
         return [Path(f"{self.path}.pending.jsonl")]
 
     def close(self) -> None:
+        """Close both connections, folding the WAL into the cache file first.
+
+        A passive checkpoint copies every answer the WAL holds into the named file unless a reader
+        of another process pins part of it (it never waits); when this is the last connection to
+        the file, SQLite's own checkpoint on closing it copies the rest and deletes the WAL. So once
+        the last job using a cache ends, the named file alone holds every answer."""
+        with self._renew_lock:
+            if self._renew_conn is not None:
+                self._renew_conn.close()
+                self._renew_conn = None
+        try:
+            self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        except sqlite3.Error as exc:  # the answers stay in the WAL, which the next open reads
+            log.warning(
+                "%s: could not fold the WAL into the cache file (%s); it stays beside it", self.path, exc
+            )
         self._conn.close()
 
 
@@ -401,6 +531,7 @@ class RequestCache:
         _SIDE_DIR, _LAST_MODE = self.path.parent, requested_mode(mode)
         self._held: set[str] = set()
         self._held_lock = threading.Lock()
+        self._closed = False
         self._keeper: LeaseKeeper | None = None
         self._renew_fn: Callable[[list[str]], None] | None = None
         try:
@@ -547,6 +678,12 @@ class RequestCache:
         return {"path": str(self.path), "mode": self.mode, **body}
 
     def close(self) -> None:
+        """Stop renewing, release this process's claims, write what is still unsaved and close the
+        store (in ``wal`` mode: the WAL folded into the named file; see :meth:`_WalStore.close`).
+        Closing twice is harmless."""
+        if self._closed:
+            return
+        self._closed = True
         if self._keeper is not None:
             self._keeper.stop()
             self._keeper = None

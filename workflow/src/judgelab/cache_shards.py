@@ -39,7 +39,7 @@ import urllib.parse
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .cache import _CLAIMS_SCHEMA, _SCHEMA, CacheError, connect_db, explain
+from .cache import _CLAIMS_SCHEMA, _SCHEMA, CacheError, connect_db, explain, is_wal_database
 from .cache_claims import Claimed, FileClaims
 from .cache_pending import PendingFile, Row
 
@@ -58,16 +58,6 @@ _LIVE_SHARDS: set[Path] = set()
 def shard_folder(path: str | Path) -> Path:
     """The folder of the shards of the cache ``path``: ``<cache>.d``."""
     return Path(f"{path}.d")
-
-
-def _is_wal_file(path: Path) -> bool:
-    """Whether ``path`` is a SQLite database whose header says WAL mode (read and write version 2)."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(20)
-    except OSError:
-        return False
-    return len(head) == 20 and head.startswith(b"SQLite format 3\x00") and head[18] == 2
 
 
 def _open_ro(path: Path, timeout: float) -> sqlite3.Connection:
@@ -128,7 +118,7 @@ class ShardStore:
             return
         self._listed = time.monotonic()
         if self._main is None and self.path.exists():
-            if _is_wal_file(self.path):
+            if is_wal_database(self.path):
                 raise CacheError(
                     "the main cache file is in WAL mode (it was made in wal mode); shards mode reads it "
                     "read-only from several hosts, which WAL does not allow. Convert it once, with no "

@@ -1,4 +1,10 @@
-"""Maintenance of the request cache: merge shards, salvage a damaged file.
+"""Maintenance of the request cache: check what a copy of the file holds, merge shards, salvage a
+damaged file.
+
+``python -m judgelab.cache_tools check <cache>``
+    the answers the cache holds, how many of them the named file holds alone (without its
+    ``-wal``), the WAL's size, shards and pending answers (:func:`check`); exit status 0 when the
+    named file alone is complete (safe to copy on its own), else 1. It writes nothing.
 
 ``python -m judgelab.cache_tools merge <cache>``
     fold the shards of a ``shards``-mode cache into its main file
@@ -16,11 +22,13 @@ import argparse
 import json
 import logging
 import sqlite3
+import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
 
-from .cache import CacheError, RequestCache, explain
+from .cache import CacheError, RequestCache, check_wal_pair, explain
 from .cache_pending import Row
+from .cache_shards import shard_folder
 from .errors import InputError
 
 log = logging.getLogger(__name__)
@@ -95,12 +103,94 @@ def salvage(damaged: str | Path, dest: str | Path) -> dict:
     return {"copied": copied, "unreadable": unreadable, "dest": str(dest)}
 
 
+def _count(uri: str) -> int:
+    """Rows of ``responses`` in the database at ``uri`` (0: no such table)."""
+    conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+    try:
+        found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'responses'")
+        if not found.fetchall():
+            return 0
+        return int(conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def check(path: str | Path) -> dict:
+    """What the cache file ``path`` holds, and whether the named file alone holds all of it.
+
+    ``entries``: answers readable with the WAL beside it (what a job opening the cache sees);
+    ``named_file_entries``: answers in the named file alone (what a copy of just that file would
+    open with; read with SQLite's ``immutable`` flag, which ignores the WAL); ``wal_bytes``,
+    ``shards`` (``shards``-mode files not yet merged), ``pending_answers`` (answers a failed write
+    left in ``<cache>.pending.jsonl``, imported at the next open); ``complete``: the named file alone
+    holds every answer; ``problem``: why the cache would not open as it is (see
+    :func:`judgelab.cache.check_wal_pair`), else None; ``advice``: what to do before copying it.
+    Writes nothing; a cache another job is writing right now is counted as it is at that moment."""
+    path = Path(path)
+    if not path.is_file():
+        raise CacheError("no such cache file", path=str(path))
+    wal = Path(f"{path}-wal")
+    quoted = urllib.parse.quote(str(path.resolve()))
+    problem = None
+    try:
+        check_wal_pair(path, settle=0.0)
+    except CacheError as exc:
+        problem = exc.message
+    try:
+        alone = _count(f"file:{quoted}?immutable=1")
+        entries = alone if problem else _count(f"file:{quoted}?mode=ro")
+    except sqlite3.Error as exc:
+        raise explain(path, exc, "reading the request cache") from None
+    folder = shard_folder(path)
+    shards = sorted(folder.glob("*.sqlite")) if folder.is_dir() else []
+    pending = [
+        Path(f"{path}.pending.jsonl"),
+        *(sorted(folder.glob("*.pending.jsonl")) if folder.is_dir() else []),
+    ]
+    pending_answers = 0
+    for p in pending:
+        if p.is_file():
+            with open(p, encoding="utf-8", errors="replace") as fh:
+                pending_answers += sum(1 for line in fh if line.strip())
+    complete = problem is None and alone == entries and not shards and not pending_answers
+    if complete:
+        advice = f"the named file alone holds every answer: copying {path.name} is enough"
+    elif problem:
+        advice = problem
+    elif shards:
+        advice = f"merge the shards first (no job running): judgelab cache merge --cache {path}"
+    elif pending_answers:
+        advice = (
+            f"{pending_answers} answers wait in a pending file: open the cache once (any job, or "
+            f"`judgelab cache --cache {path}`) to import them"
+        )
+    else:
+        advice = (
+            f"{entries - alone} answers are only in {wal.name}: copy it with the file, or let the jobs "
+            "using the cache end (the last one to close it folds the WAL into the file; after a crash, "
+            f"`judgelab cache --cache {path}` with no job running does the same) and check again"
+        )
+    return {
+        "path": str(path),
+        "entries": entries,
+        "named_file_entries": alone,
+        "wal_bytes": wal.stat().st_size if wal.exists() else 0,
+        "shards": len(shards),
+        "pending_answers": pending_answers,
+        "complete": complete,
+        "problem": problem,
+        "advice": advice,
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line (module docstring)."""
     parser = argparse.ArgumentParser(
         prog="python -m judgelab.cache_tools", description="maintenance of the request cache"
     )
     sub = parser.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("check", help="whether the named cache file alone holds every answer")
+    p.add_argument("cache", help="the cache file (config key `cache`)")
     p = sub.add_parser("merge", help="fold the shards <cache>.d/*.sqlite into the main cache file")
     p.add_argument("cache", help="the main cache file (config key `cache`)")
     p = sub.add_parser("salvage", help="copy the readable answers of a damaged cache file")
@@ -109,6 +199,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
     try:
+        if args.cmd == "check":
+            summary = check(args.cache)
+            print(json.dumps(summary, indent=1))
+            return 0 if summary["complete"] else 1
         if args.cmd == "merge":
             from .cache_shards import merge_shards
 

@@ -8,6 +8,7 @@ judgelab metrics dl19.tsv j.tsv c.tsv
 judgelab personas                                  # the Table 1 conditions
 judgelab cut-sample ../shared/data/trec-dl --out resources/sample
 judgelab cache [stats]                             # request-cache statistics
+judgelab cache check                               # does the named file alone hold every answer?
 judgelab cache merge                               # fold a shards-mode cache's shards into its file
 judgelab cache salvage BROKEN NEW                  # copy the readable answers of a damaged cache
 judgelab estimate --configfile config/paper-scale.yaml   # calls, tokens, cost: nothing sent
@@ -163,6 +164,11 @@ def main(argv: list[str] | None = None) -> int:
     cache_sub = p.add_subparsers(dest="cache_cmd")
     q = cache_sub.add_parser("stats", help="answers, size and mode of the cache (the default)")
     _add_cache_args(q, argparse.SUPPRESS)
+    q = cache_sub.add_parser(
+        "check",
+        help="whether the named cache file alone holds every answer (exit 0) or not (1); writes nothing",
+    )
+    _add_cache_args(q, argparse.SUPPRESS)
     q = cache_sub.add_parser("merge", help="fold the shards <cache>.d/*.sqlite into the cache file")
     _add_cache_args(q, argparse.SUPPRESS)
     q = cache_sub.add_parser("salvage", help="copy the readable answers of a damaged cache file")
@@ -311,6 +317,12 @@ def _run(args) -> int:
                 )
             )
     elif args.cmd == "cache":
+        if args.cache_cmd == "check":
+            from .cache_tools import check
+
+            summary = check(args.cache)
+            print(json.dumps(summary, indent=1))
+            return 0 if summary["complete"] else 1
         if args.cache_cmd == "merge":
             from .cache_shards import merge_shards
 

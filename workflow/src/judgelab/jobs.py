@@ -139,7 +139,11 @@ class LLMSession:
         return self.client
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        self.backend.close()
+        try:
+            self.backend.close()
+        finally:
+            # the cache too: its WAL is folded into the named file (the file a user copies)
+            self.client.cache.close()
         if exc_type is None:
             self.log_usage()
         elif isinstance(exc, InputError) and _named(exc, self.name) is not exc:
