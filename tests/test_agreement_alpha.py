@@ -1,4 +1,4 @@
-"""judgelab.agreement.krippendorff_alpha against Krippendorff's coincidence-matrix formula computed
+"""judgelab.analysis.agreement.krippendorff_alpha against Krippendorff's coincidence-matrix formula computed
 here by hand, and its degenerate cases."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgelab.agreement import krippendorff_alpha
+from judgelab.analysis.agreement import krippendorff_alpha
 from judgelab.errors import InputError
 
 
@@ -137,7 +137,7 @@ def test_bad_input():
 
 
 def test_alpha_of_more_raters_against_the_coincidence_matrix_by_hand():
-    from judgelab.agreement import krippendorff_alpha_raters
+    from judgelab.analysis.agreement import krippendorff_alpha_raters
 
     # three raters, four items, rater 3 missing item 4 (nominal). Coincidences o_ck (sum over
     # items of ordered pairs / (m_u - 1)): item 1 (0,0,0): o_00 += 6/2; item 2 (1,1,0): o_11 += 2/2,

@@ -11,12 +11,14 @@ from collections import Counter
 import httpx2
 import pytest
 
-from judgelab.backends.anthropic_api import AnthropicBackend
-from judgelab.backends.api import BatchItemFailed
-from judgelab.backends.base import CachedClient, Request, cache_request
-from judgelab.backends.batch import BatchStore
-from judgelab.cache import RequestCache, request_key
-from judgelab.prompts import build_messages
+from judgelab.cache.keys import request_key
+from judgelab.cache.store import RequestCache
+from judgelab.llm.backends.anthropic_api import AnthropicBackend
+from judgelab.llm.backends.api import BatchItemFailed
+from judgelab.llm.backends.base import Request
+from judgelab.llm.backends.batch import BatchStore
+from judgelab.llm.client import CachedClient, cache_request
+from judgelab.llm.prompts import build_messages
 
 KEY = "sk-ant-test-key"
 
@@ -255,7 +257,7 @@ def test_message_batches_submit_poll_download_and_resubmit_only_failed_items(tmp
         assert [c.text for c, _ in out] == [str(len(f"passage {'x' * i}") % 4) for i in range(5)]
         assert [hit for _, hit in out] == [True, True, True, False, True]
         assert out[3][0].extra["batch_id"] == "msgbatch_2"
-    store = BatchStore(tmp_path / "batches.sqlite")
+    store = BatchStore(tmp_path / "batches.sqlite", wal=True)
     assert [b_["batch_id"] for b_ in store.batches()] == ["msgbatch_1", "msgbatch_2"]
     assert store.states("msgbatch_1") == {"done": 4, "failed": 1}
     store.close()

@@ -14,17 +14,20 @@ import pytest
 from conftest import ROOT
 from fake_openai import FakeOpenAI, ServerThread, expected_label, expected_probs
 
-from judgelab.backends.api import api_key_envvars, backoff_delay, label_distribution, retry_after_seconds
-from judgelab.backends.base import CachedClient, Request, cache_request, make_backend
-from judgelab.backends.openai_compat import OpenAIBackend
-from judgelab.cache import RequestCache, request_key
-from judgelab.datasets import build_trec_table
+from judgelab.cache.keys import request_key
+from judgelab.cache.store import RequestCache
+from judgelab.data.prepare import build_trec_table
+from judgelab.data.tables import write_dataset
 from judgelab.errors import InputError
-from judgelab.jobs import script_logging
-from judgelab.judging import judgment_requests, run_judgments
-from judgelab.prompts import load_template
+from judgelab.llm.backends import make_backend
+from judgelab.llm.backends.api import api_key_envvars, backoff_delay, label_distribution, retry_after_seconds
+from judgelab.llm.backends.base import Request
+from judgelab.llm.backends.openai_compat import OpenAIBackend
+from judgelab.llm.client import CachedClient, cache_request
+from judgelab.llm.judging import judgment_requests, run_judgments
+from judgelab.llm.prompts import load_template
+from judgelab.project.runner import script_logging
 from judgelab.studies.peras.jobs import judge_job
-from judgelab.tables import write_dataset
 
 SAMPLE = ROOT / "resources" / "sample" / "dl19"
 

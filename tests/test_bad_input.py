@@ -25,9 +25,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from judgelab.cache import RequestCache, file_sha256
+from judgelab.cache.filehash import file_sha256
+from judgelab.cache.store import RequestCache
 from judgelab.cli import main as cli
-from judgelab.labels import parse_label
+from judgelab.llm.answers import parse_label
 
 FX = ROOT / "tests" / "fixtures" / "trec"
 WO_COT = (ROOT / "resources" / "prompts" / "peras" / "wo_cot.yaml").read_text(encoding="utf-8")
@@ -560,11 +561,17 @@ def test_a_second_clone_runs_its_own_edited_prompt(tmp_path):
 
 
 def test_file_hash_memo_lives_beside_the_cache(tmp_path, monkeypatch):
+    from judgelab.llm.backends.local import LocalBackend
+    from judgelab.llm.client import CachedClient
+
     monkeypatch.chdir(tmp_path)
     model = tmp_path / "m.bin"
     model.write_bytes(b"weights")
-    with RequestCache(tmp_path / "elsewhere" / "requests.sqlite"):
-        digest = file_sha256(model)
+    with RequestCache(tmp_path / "elsewhere" / "requests.sqlite") as cache:
+        backend = LocalBackend(model)  # the model loads at its first call: none here
+        CachedClient(backend, cache)  # binds the backend to the cache: its state goes beside it
+        digest = backend.identity()["model_sha256"]
+    assert digest == file_sha256(model, None)
     memo = json.loads((tmp_path / "elsewhere" / "file-hashes.json").read_text())
     assert list(memo.values()) == [digest]
     assert not (tmp_path / ".judgelab-cache").exists()

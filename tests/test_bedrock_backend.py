@@ -15,12 +15,15 @@ import pytest
 from botocore.awsrequest import AWSResponse
 from botocore.stub import Stubber
 
-from judgelab.backends.base import CachedClient, Request, cache_request, make_backend
-from judgelab.backends.bedrock import BedrockBackend, BedrockError, check_aws_chain
-from judgelab.cache import RequestCache, request_key
+from judgelab.cache.keys import request_key
+from judgelab.cache.store import RequestCache
 from judgelab.errors import InputError
-from judgelab.pricing import Prices
-from judgelab.prompts import build_messages
+from judgelab.llm.backends import make_backend
+from judgelab.llm.backends.base import Request
+from judgelab.llm.backends.bedrock import BedrockBackend, BedrockError, check_aws_chain
+from judgelab.llm.client import CachedClient, cache_request
+from judgelab.llm.pricing import Prices
+from judgelab.llm.prompts import build_messages
 
 KEY_ID = "AKIAJUDGELABFAKE0001"
 SECRET = "judgelab/fake/secret/DoNotUse0000000000000"

@@ -1,7 +1,9 @@
 import multiprocessing as mp
 
-from judgelab.backends.base import Backend, CachedClient, Completion, Request, cache_request
-from judgelab.cache import RequestCache, request_key
+from judgelab.cache.keys import request_key
+from judgelab.cache.store import RequestCache
+from judgelab.llm.backends.base import Backend, Completion, Request
+from judgelab.llm.client import CachedClient, cache_request
 
 
 def _writer(path, start, n):

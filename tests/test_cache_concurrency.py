@@ -19,10 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from judgelab import cache as cache_mod
-from judgelab.backends.base import Backend, CachedClient, Completion, Request
-from judgelab.cache import RequestCache
-from judgelab.cache_shards import merge_shards, shard_folder
+from judgelab.cache import filehash as cache_mod
+from judgelab.cache.shards import merge_shards, shard_folder
+from judgelab.cache.store import RequestCache
+from judgelab.llm.backends.base import Backend, Completion, Request
+from judgelab.llm.client import CachedClient
 
 CTX = mp.get_context("spawn")
 
@@ -299,11 +300,11 @@ def test_merge_keeps_a_shard_whose_writer_still_runs(tmp_path):
         live.put("k2", {"q": 2}, {"text": "two"})  # the live shard still takes answers
     # its writer closed it: merged and removed (the command the SLURM README gives)
     done = subprocess.run(
-        [sys.executable, "-m", "judgelab.cache_tools", "merge", str(main)],
+        [sys.executable, "-m", "judgelab.cache.tools", "merge", str(main)],
         capture_output=True,
         text=True,
         timeout=120,
-        env={**os.environ, "PYTHONPATH": str(Path(cache_mod.__file__).parents[1])},
+        env={**os.environ, "PYTHONPATH": str(Path(cache_mod.__file__).parents[2])},
     )
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
@@ -321,9 +322,9 @@ def test_shards_mode_refuses_a_main_file_in_wal_mode_until_merged(tmp_path):
     main = tmp_path / "requests.sqlite"
     with RequestCache(main, mode="wal") as cache:
         cache.put("k", {"q": 1}, {"text": "old"})
-    from judgelab.cache import CacheError
+    from judgelab.cache.sqlite import CacheError
 
-    with pytest.raises(CacheError, match=r"in WAL mode.*python -m judgelab.cache_tools merge"):
+    with pytest.raises(CacheError, match=r"in WAL mode.*python -m judgelab.cache.tools merge"):
         RequestCache(main, mode="shards")
     merge_shards(main)
     with RequestCache(main, mode="shards") as cache:

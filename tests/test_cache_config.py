@@ -17,11 +17,11 @@ from conftest import ROOT
 from fake_openai import FakeOpenAI, ServerThread
 from snakerun import make_workdir, snakemake
 
-from judgelab.cache import RequestCache
-from judgelab.cache_shards import shard_folder
+from judgelab.cache.shards import shard_folder
+from judgelab.cache.store import CacheConfig, RequestCache
 from judgelab.cli import main
-from judgelab.jobs import CacheConfig, LLMSession
-from judgelab.project import Project
+from judgelab.llm.session import LLMSession
+from judgelab.project.facade import Project
 
 API_MODEL = {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None}
 
@@ -125,8 +125,8 @@ def test_cli_cache_stats_merge_and_salvage(tmp_path, capsys):
 
 
 def test_estimate_opens_the_cache_in_the_configured_mode(tmp_path, monkeypatch):
-    from judgelab.cache_shards import merge_shards
-    from judgelab.estimate import estimate
+    from judgelab.cache.shards import merge_shards
+    from judgelab.project.estimate import estimate
 
     wd = make_workdir(tmp_path / "run", "api")
     cache = wd / "cache" / "requests.sqlite"

@@ -19,14 +19,17 @@ from pathlib import Path
 
 import pytest
 
-from judgelab import cache as cache_mod
-from judgelab import fsdetect
-from judgelab.backends.base import Backend, CachedClient, Completion, Request
-from judgelab.backends.batch import BatchStore
-from judgelab.cache import CacheError, RequestCache, file_sha256, resolve_mode
-from judgelab.cache_pending import PendingFile
+from judgelab.cache import filehash as cache_mod
+from judgelab.cache import fsdetect
+from judgelab.cache.filehash import file_sha256
+from judgelab.cache.pending import PendingFile
+from judgelab.cache.sqlite import CacheError
+from judgelab.cache.store import RequestCache, resolve_mode
+from judgelab.llm.backends import make_backend
+from judgelab.llm.backends.base import Backend, Completion, Request
+from judgelab.llm.client import CachedClient
 
-SRC = Path(cache_mod.__file__).resolve().parents[1]
+SRC = Path(cache_mod.__file__).resolve().parents[2]
 
 
 class Counting(Backend):
@@ -52,7 +55,7 @@ def test_a_file_that_is_not_a_database_gets_one_error_naming_it(tmp_path):
         RequestCache(path)
     msg = str(err.value)
     assert msg.startswith(f"{path}: opening the request cache failed: file is not a database")
-    assert f"mv {path} {path}.broken && python -m judgelab.cache_tools salvage" in msg
+    assert f"mv {path} {path}.broken && python -m judgelab.cache.tools salvage" in msg
 
 
 def _damaged_cache(tmp_path: Path, n: int = 3000) -> Path:
@@ -76,7 +79,7 @@ def test_a_damaged_cache_names_the_file_and_how_to_recover(tmp_path):
                 cache.get(f"k{i:05d}")
     msg = str(err.value)
     assert msg.startswith(f"{path}: reading the request cache failed: database disk image is malformed")
-    advice = f"mv {path} {path}.broken && python -m judgelab.cache_tools salvage {path}.broken {path}"
+    advice = f"mv {path} {path}.broken && python -m judgelab.cache.tools salvage {path}.broken {path}"
     assert advice in msg
     # follow the advice (a real shell, the module's command line)
     done = subprocess.run(
@@ -97,7 +100,7 @@ def test_a_damaged_cache_names_the_file_and_how_to_recover(tmp_path):
 
 
 def test_salvaging_a_file_that_is_not_a_database_says_nothing_can_be_read(tmp_path):
-    from judgelab.cache_tools import salvage
+    from judgelab.cache.tools import salvage
 
     bad = tmp_path / "broken.sqlite"
     bad.write_bytes(b"\0" * 8192)
@@ -127,7 +130,7 @@ def test_an_unwritable_cache_names_the_file_and_what_to_do(tmp_path):
         path.parent.chmod(0o555)
         script = (
             "import sys; sys.path.insert(0, sys.argv[1])\n"
-            "from judgelab.cache import RequestCache, CacheError\n"
+            "from judgelab.cache.store import RequestCache, CacheError\n"
             "try:\n    RequestCache(sys.argv[2])\nexcept CacheError as exc:\n    print(exc)"
         )
         out = subprocess.run(
@@ -209,7 +212,7 @@ def test_a_torn_pending_line_is_set_aside_and_the_rest_imported(tmp_path, caplog
     pending.append([("k1", '{"q":1}', '{"text":"one"}', 1.0), ("k2", '{"q":2}', '{"text":"two"}', 2.0)])
     with open(pending.path, "a") as fh:
         fh.write('{"key": "k3", "request": "{}", "resp')  # a crash in the middle of an append
-    with caplog.at_level(logging.WARNING, logger="judgelab.cache_pending"), RequestCache(path) as cache:
+    with caplog.at_level(logging.WARNING, logger="judgelab.cache.pending"), RequestCache(path) as cache:
         assert cache.get("k1") == {"text": "one"} and cache.get("k2") == {"text": "two"}
         assert len(cache) == 2
     assert any(f"{pending.path}:3: not a pending answer" in r.getMessage() for r in caplog.records)
@@ -292,15 +295,21 @@ def test_wal_is_refused_on_a_network_filesystem(tmp_path, monkeypatch, caplog):
     )
     assert "JUDGELAB_CACHE_MODE=shards" in msg and "JUDGELAB_CACHE_MODE=wal" in msg
     assert not path.exists()
+    # an API backend's batch state beside a cache it is not bound to opens as that cache would
+    monkeypatch.setenv("JUDGELAB_CACHE", str(path))
+    api = make_backend(
+        {"backend": "openai", "model": "m", "api_key_env": None, "base_url": "http://127.0.0.1:9/v1"}
+    )
     with pytest.raises(CacheError, match="on a network filesystem"):
-        BatchStore(tmp_path / "cache" / "batches.sqlite")
+        api._batch_store()
 
     monkeypatch.setenv("JUDGELAB_CACHE_MODE", "shards")
     with RequestCache(path) as cache:
         assert cache.mode == "shards"
         cache.put("k", {"q": 1}, {"text": "x"})
         assert cache.get("k") == {"text": "x"}
-        store = BatchStore(tmp_path / "cache" / "batches.sqlite")  # beside a shards cache: no WAL
+        api.bind_cache(cache)
+        store = api._batch_store()  # beside a shards cache: no WAL
         assert store._conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
         store.close()
     assert len(list(Path(f"{path}.d").glob("*.sqlite"))) == 1 and not path.exists()
@@ -321,7 +330,7 @@ def test_a_damaged_shard_of_another_process_is_skipped_not_fatal(tmp_path, caplo
         cache.put("k1", {"q": 1}, {"text": "one"})
     (Path(f"{path}.d") / "otherhost-1-deadbeef.sqlite").write_text("garbage, not a database\n" * 100)
     with (
-        caplog.at_level(logging.WARNING, logger="judgelab.cache_shards"),
+        caplog.at_level(logging.WARNING, logger="judgelab.cache.shards"),
         RequestCache(path, mode="shards") as cache,
     ):
         assert cache.get("k1") == {"text": "one"}

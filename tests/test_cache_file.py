@@ -15,11 +15,12 @@ from pathlib import Path
 import pytest
 from fake_openai import FakeOpenAI, ServerThread
 
-from judgelab.backends.base import Request
-from judgelab.cache import CacheError, RequestCache
-from judgelab.cache_tools import check
+from judgelab.cache.sqlite import CacheError
+from judgelab.cache.store import RequestCache
+from judgelab.cache.tools import check
 from judgelab.cli import main
-from judgelab.jobs import LLMSession
+from judgelab.llm.backends.base import Request
+from judgelab.llm.session import LLMSession
 
 
 def alone(path: Path, tmp: Path) -> int:
@@ -63,7 +64,7 @@ def _crashed_writer(path: Path, n: int) -> None:
     the WAL beside the file."""
     code = (
         "import os, sys\n"
-        "from judgelab.cache import RequestCache\n"
+        "from judgelab.cache.store import RequestCache\n"
         "c = RequestCache(sys.argv[1])\n"
         f"[c.put(f'k{{i}}', {{'i': i}}, {{'text': str(i)}}) for i in range({n})]\n"
         "os._exit(0)\n"

@@ -1,5 +1,5 @@
 """One source for each key's documentation: the key tables of config/README.md are generated from
-the schema's descriptions and defaults (python -m judgelab.schema_docs); the committed file must
+the schema's descriptions and defaults (python -m judgelab.project.schema_docs); the committed file must
 be current, and every key of the schema must be in some table."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from judgelab import schema_docs
+from judgelab.project import schema_docs
 
 
 def _schema() -> dict:
@@ -17,7 +17,7 @@ def _schema() -> dict:
 
 def test_readme_key_tables_are_generated_from_the_schema():
     text = (ROOT / "config" / "README.md").read_text(encoding="utf-8")
-    assert schema_docs.render(text, _schema()) == text, "run: python -m judgelab.schema_docs"
+    assert schema_docs.render(text, _schema()) == text, "run: python -m judgelab.project.schema_docs"
     assert schema_docs.main(["--check", "--root", str(ROOT)]) == 0
 
 

@@ -2,11 +2,12 @@
 
 import pytest
 
-from judgelab.backends.base import Backend, CachedClient
-from judgelab.cache import RequestCache
-from judgelab.datasets import build_trec_table
-from judgelab.judging import run_judgments
-from judgelab.prompts import load_template
+from judgelab.cache.store import RequestCache
+from judgelab.data.prepare import build_trec_table
+from judgelab.llm.backends.base import Backend
+from judgelab.llm.client import CachedClient
+from judgelab.llm.judging import run_judgments
+from judgelab.llm.prompts import load_template
 
 pytestmark = pytest.mark.slow
 

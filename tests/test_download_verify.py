@@ -14,7 +14,18 @@ from pathlib import Path
 import pytest
 from conftest import free_port
 
-from judgelab import datasets as ds
+from judgelab.data.prepare import prepare_table
+from judgelab.data.sources import (
+    DOWNLOAD_RULE,
+    KNOWN_FILES,
+    SOURCES,
+    DownloadError,
+    download,
+    download_dataset,
+    known_file,
+    refetch_hint,
+    source_urls,
+)
 from judgelab.errors import InputError
 from judgelab.studies.simulation.data import PANDALM_URL, download_records
 
@@ -70,10 +81,10 @@ def test_server_sending_half_of_what_it_announces_fails_and_leaves_nothing(tmp_p
     cut = body.index(b"\n", len(body) // 2) + 1  # at a line boundary: 45-ish complete records
     with Server({"/set.jsonl": (body, cut, 200)}) as srv:
         url = srv.url("/set.jsonl")
-        with pytest.raises(ds.DownloadError) as err:
-            ds.download(url, tmp_path / "set.jsonl")
+        with pytest.raises(DownloadError) as err:
+            download(url, tmp_path / "set.jsonl")
         # the simulation's download of an evaluator set fails the same way, loading nothing
-        with pytest.raises(ds.DownloadError):
+        with pytest.raises(DownloadError):
             download_records(tmp_path / "records.jsonl", url, "jsonl")
     e = err.value
     assert (e.url, e.received, e.expected) == (url, cut, len(body))
@@ -84,7 +95,7 @@ def test_server_sending_half_of_what_it_announces_fails_and_leaves_nothing(tmp_p
 def test_complete_http_download_is_kept_with_its_record(tmp_path):
     body = jsonl_records(90)
     with Server({"/set.jsonl": (body, len(body), 200)}) as srv:
-        dest = ds.download(
+        dest = download(
             srv.url("/set.jsonl"),
             tmp_path / "set.jsonl",
             size=len(body),
@@ -100,10 +111,10 @@ def test_complete_http_download_is_kept_with_its_record(tmp_path):
 def test_wrong_checksum_or_http_error_leaves_nothing(tmp_path):
     body = b"x" * 1000
     with Server({"/f": (body, len(body), 200)}) as srv:
-        with pytest.raises(ds.DownloadError, match="has SHA-256"):
-            ds.download(srv.url("/f"), tmp_path / "f", sha256="0" * 64)
-        with pytest.raises(ds.DownloadError, match=r"failed \(HTTP Error 404") as err:
-            ds.download(srv.url("/missing"), tmp_path / "g")
+        with pytest.raises(DownloadError, match="has SHA-256"):
+            download(srv.url("/f"), tmp_path / "f", sha256="0" * 64)
+        with pytest.raises(DownloadError, match=r"failed \(HTTP Error 404") as err:
+            download(srv.url("/missing"), tmp_path / "g")
     assert srv.url("/missing") in str(err.value)
     assert leftovers(tmp_path) == []
 
@@ -112,8 +123,8 @@ def test_failed_redownload_keeps_the_earlier_complete_file(tmp_path):
     dest = tmp_path / "qrels.raw"
     dest.write_bytes(b"101 Q0 d1 3\n")
     body = b"y" * 4000
-    with Server({"/q": (body, 100, 200)}) as srv, pytest.raises(ds.DownloadError, match="ended early"):
-        ds.download(srv.url("/q"), dest)
+    with Server({"/q": (body, 100, 200)}) as srv, pytest.raises(DownloadError, match="ended early"):
+        download(srv.url("/q"), dest)
     assert dest.read_bytes() == b"101 Q0 d1 3\n"
     assert leftovers(tmp_path) == ["qrels.raw"]
 
@@ -125,8 +136,8 @@ def test_file_url_cut_halfway_with_known_size_fails(tmp_path, fixtures):
     cut.write_bytes(full[: len(full) // 2])
     out = tmp_path / "out"
     out.mkdir()
-    with pytest.raises(ds.DownloadError) as err:
-        ds.download(cut.as_uri(), out / "texts.raw", size=len(full))
+    with pytest.raises(DownloadError) as err:
+        download(cut.as_uri(), out / "texts.raw", size=len(full))
     assert (err.value.received, err.value.expected) == (len(full) // 2, len(full))
     assert cut.as_uri() in str(err.value)
     assert leftovers(out) == []
@@ -138,30 +149,30 @@ def test_file_url_with_a_recorded_size_is_checked_by_download_dataset(tmp_path, 
     File names alone are not matched (the bundled samples carry the public names)."""
     mirror = tmp_path / "qrels.dl19-passage.txt"
     mirror.write_bytes(b"19335 0 1017759 0\n" * 5000)  # 90,000 bytes: about half
-    assert ds.known_file(mirror.as_uri()) is None
-    monkeypatch.setitem(ds.KNOWN_FILES, mirror.as_uri(), ds.KNOWN_FILES[ds.SOURCES["dl19"]["qrels"]])
-    urls = ds.source_urls("dl19", {"qrels": mirror.as_uri()})
+    assert known_file(mirror.as_uri()) is None
+    monkeypatch.setitem(KNOWN_FILES, mirror.as_uri(), KNOWN_FILES[SOURCES["dl19"]["qrels"]])
+    urls = source_urls("dl19", {"qrels": mirror.as_uri()})
     dest = {k: tmp_path / "raw" / f"{k}.raw" for k in ("qrels", "topics", "texts")}
-    with pytest.raises(ds.DownloadError, match="does not have the expected size") as err:
-        ds.download_dataset(urls, dest)
+    with pytest.raises(DownloadError, match="does not have the expected size") as err:
+        download_dataset(urls, dest)
     assert (err.value.received, err.value.expected) == (90_000, 187_092)
     assert "KNOWN_FILES" in str(err.value)
     assert not dest["qrels"].exists()
 
 
 def test_every_public_source_has_a_record_except_the_llmjudge_passages():
-    urls = [u for src in ds.SOURCES.values() for k, u in src.items() if k != "format"]
-    missing = [u for u in urls if u not in ds.KNOWN_FILES]
-    assert missing == [ds.SOURCES["llmjudge"]["texts"]]
-    assert PANDALM_URL in ds.KNOWN_FILES
-    for url, known in ds.KNOWN_FILES.items():
+    urls = [u for src in SOURCES.values() for k, u in src.items() if k != "format"]
+    missing = [u for u in urls if u not in KNOWN_FILES]
+    assert missing == [SOURCES["llmjudge"]["texts"]]
+    assert PANDALM_URL in KNOWN_FILES
+    for url, known in KNOWN_FILES.items():
         assert known.size > 0 and len(known.sha256) == 64, url
 
 
 def test_recorded_sizes_and_checksums_match_the_shared_copies(shared_data):
     local = {f"qrels_text.{d}": f"trec-dl/qrels_text.{d}.tsv" for d in ("dl19", "dl20", "dl21")}
     local["testset-v1.json"] = "pandalm/testset-v1.json"
-    for url, known in ds.KNOWN_FILES.items():
+    for url, known in KNOWN_FILES.items():
         name = url.rsplit("/", 1)[-1]
         rel = local.get(name) or (f"llmjudge/{name}" if "LLMJudge" in url else f"trec-dl/{name}")
         data = (shared_data / rel).read_bytes()
@@ -171,9 +182,9 @@ def test_recorded_sizes_and_checksums_match_the_shared_copies(shared_data):
 def test_verified_download_of_a_shared_copy(shared_data, tmp_path):
     """The shared copy served by a real HTTP server passes the checks recorded for its public URL."""
     data = (shared_data / "trec-dl" / "topics.dl20.txt").read_bytes()
-    known = ds.KNOWN_FILES[ds.SOURCES["dl20"]["topics"]]
+    known = KNOWN_FILES[SOURCES["dl20"]["topics"]]
     with Server({"/topics.dl20.txt": (data, len(data), 200)}) as srv:
-        dest = ds.download(
+        dest = download(
             srv.url("/topics.dl20.txt"), tmp_path / "topics.raw", size=known.size, sha256=known.sha256
         )
     assert json.loads((tmp_path / "topics.raw.download.json").read_text())["verified"] is True
@@ -193,7 +204,7 @@ def _downloaded_trec(tmp_path: Path, fixtures: Path, qrels_bytes: bytes | None =
         "texts": (src / "texts.tsv").as_uri(),
     }
     dest = {k: tmp_path / "raw" / "fx" / f"{k}.raw" for k in urls}
-    ds.download_dataset(urls, dest)
+    download_dataset(urls, dest)
     return dest
 
 
@@ -213,18 +224,18 @@ def test_downloaded_file_cut_after_download_names_the_command_that_refetches_it(
     full = dest["texts"].read_bytes()
     dest["texts"].write_bytes(full[: full.index(b"\n") + 1])  # cut after the download
     with pytest.raises(InputError) as err:
-        ds.prepare_table("fx", SELECTION, dest["qrels"], dest["topics"], dest["texts"])
+        prepare_table("fx", SELECTION, dest["qrels"], dest["topics"], dest["texts"])
     msg = str(err.value)
     assert msg.startswith(f"{dest['texts']}: has 1 lines")
     assert "changed since it was downloaded" in msg
-    assert f"rm {dest['texts']}" in msg and f"rule {ds.DOWNLOAD_RULE}" in msg
+    assert f"rm {dest['texts']}" in msg and f"rule {DOWNLOAD_RULE}" in msg
 
 
 def test_bad_downloaded_file_names_its_url_and_line(tmp_path, fixtures):
     good = (fixtures / "trec" / "qrels.txt").read_bytes()
     dest = _downloaded_trec(tmp_path, fixtures, good + b"101 Q0 d9\n")
     with pytest.raises(InputError) as err:
-        ds.prepare_table("fx", SELECTION, dest["qrels"], dest["topics"], dest["texts"])
+        prepare_table("fx", SELECTION, dest["qrels"], dest["topics"], dest["texts"])
     msg = str(err.value)
     line = good.count(b"\n") + 1
     assert msg.startswith(f"{dest['qrels']}:{line}: expected 4 fields")
@@ -236,14 +247,14 @@ def test_files_not_downloaded_get_no_refetch_hint(tmp_path, fixtures):
     bad.write_text("101 Q0 d1\n")
     d = fixtures / "trec"
     with pytest.raises(InputError) as err:
-        ds.prepare_table("fx", SELECTION, bad, d / "topics.txt", d / "texts.tsv")
+        prepare_table("fx", SELECTION, bad, d / "topics.txt", d / "texts.tsv")
     assert str(err.value) == f"{bad}:1: expected 4 fields 'qid Q0 docid grade', got 3: '101 Q0 d1'"
-    assert ds.refetch_hint(bad) is None
+    assert refetch_hint(bad) is None
 
 
 def test_refetch_hint_of_an_intact_verified_file_says_refetching_will_not_help(tmp_path, fixtures):
     data = (fixtures / "trec" / "topics.txt").read_bytes()
     src = tmp_path / "topics.txt"
     src.write_bytes(data)
-    dest = ds.download(src.as_uri(), tmp_path / "t.raw", size=len(data))
-    assert "will not change it" in ds.refetch_hint(dest)
+    dest = download(src.as_uri(), tmp_path / "t.raw", size=len(data))
+    assert "will not change it" in refetch_hint(dest)

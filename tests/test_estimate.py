@@ -11,17 +11,20 @@ import yaml
 from conftest import ROOT
 
 from judgelab import cli
-from judgelab.backends.base import Completion, cache_request, make_backend
-from judgelab.cache import RequestCache, request_key
-from judgelab.datasets import build_trec_table
+from judgelab.cache.keys import request_key
+from judgelab.cache.store import RequestCache
+from judgelab.data.prepare import build_trec_table
+from judgelab.data.tables import write_dataset
 from judgelab.errors import InputError
-from judgelab.estimate import approx_tokens, estimate
-from judgelab.judging import judgment_requests
-from judgelab.personas import load_persona_file
-from judgelab.project import Project
-from judgelab.prompts import load_template
+from judgelab.llm.backends import make_backend
+from judgelab.llm.backends.base import Completion
+from judgelab.llm.client import cache_request
+from judgelab.llm.judging import judgment_requests
+from judgelab.llm.personas import load_persona_file
+from judgelab.llm.prompts import load_template
+from judgelab.project.estimate import approx_tokens, estimate
+from judgelab.project.facade import Project
 from judgelab.studies.peras.confidence import confidence_requests
-from judgelab.tables import write_dataset
 
 SAMPLE = ROOT / "resources" / "sample" / "dl19"
 GPT = {"backend": "openai", "model": "gpt-4o-mini", "prices": {"input": 0.15, "output": 0.60}}

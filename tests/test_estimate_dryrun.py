@@ -11,8 +11,8 @@ import pytest
 from conftest import ROOT
 from snakerun import dry_run_jobs, make_workdir, output, snakemake
 
-from judgelab.estimate import dataset_pairs, estimate
-from judgelab.project import Project
+from judgelab.project.estimate import dataset_pairs, estimate
+from judgelab.project.facade import Project
 from judgelab.studies.overrating.pairwise import sample_pairs
 
 pytestmark = pytest.mark.slow

@@ -7,11 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgelab import datasets as ds
+from judgelab.data.prepare import build_trec_table
+from judgelab.data.tables import read_dataset, write_dataset
 from judgelab.studies.peras import figures as fg
 from judgelab.studies.peras import jobs as stages
 from judgelab.studies.peras.jobs import group_metrics_job
-from judgelab.tables import read_dataset, write_dataset
 
 PERSONAS = ["default", "LA", "HN", "LC", "HE"]
 KINDS = ["radar_agreement", "radar_calibration", "heatmap", "confidence"]
@@ -21,7 +21,7 @@ def fabricate(fixtures, tmp_path, seed=0):
     """Imported-judge files for PERSONAS on the fixture dataset: HE never parses, LC always says 0."""
     fx = fixtures / "trec"
     pairs = tmp_path / "fx.tsv"
-    write_dataset(ds.build_trec_table("fx", fx / "qrels.txt", fx / "topics.txt", fx / "texts.tsv"), pairs)
+    write_dataset(build_trec_table("fx", fx / "qrels.txt", fx / "topics.txt", fx / "texts.tsv"), pairs)
     table = read_dataset(pairs)
     rng = np.random.default_rng(seed)
     files = {"judgments": [], "confidence": []}

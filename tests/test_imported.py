@@ -11,17 +11,23 @@ import pytest
 from conftest import ROOT, write_lines
 from sklearn.metrics import cohen_kappa_score, f1_score
 
-from judgelab import datasets as ds
+from judgelab.data.imported import (
+    SourcePairs,
+    import_judgments,
+    read_judge,
+    read_judge_file,
+    resolve_imported,
+)
+from judgelab.data.prepare import build_trec_table, prepare_table
+from judgelab.data.tables import read_dataset, write_dataset
 from judgelab.errors import InputError
-from judgelab.imported import SourcePairs, import_judgments, read_judge, read_judge_file, resolve_imported
 from judgelab.studies.peras.jobs import import_job, job_metrics_job
-from judgelab.tables import read_dataset, write_dataset
 
 
 @pytest.fixture
 def table(fixtures, tmp_path):
     fx = fixtures / "trec"
-    t = ds.build_trec_table("fx", fx / "qrels.txt", fx / "topics.txt", fx / "texts.tsv")
+    t = build_trec_table("fx", fx / "qrels.txt", fx / "topics.txt", fx / "texts.tsv")
     path = tmp_path / "fx.tsv"
     write_dataset(t, path)
     return read_dataset(path), path
@@ -128,7 +134,7 @@ SAMPLE = ROOT / "resources" / "sample" / "dl19"
 def sample_selection(tmp_path):
     """The default config's DL19: the bundled sample (24 pairs), 2 pairs per grade (8)."""
     sel = {"format": "trec", "encoding": "utf-8", "per_grade": 2, "seed": 42}
-    full, subset = ds.prepare_table(
+    full, subset = prepare_table(
         "dl19", sel, SAMPLE / "qrels.txt", SAMPLE / "topics.txt", SAMPLE / "texts.tsv"
     )
     path = tmp_path / "dl19.tsv"

@@ -13,14 +13,14 @@ import pandas as pd
 import pytest
 from conftest import free_port, have_model
 
-from judgelab.backends.base import CachedClient
-from judgelab.backends.openai_compat import OpenAIBackend
-from judgelab.cache import RequestCache
-from judgelab.datasets import build_trec_table
-from judgelab.judging import judgment_requests, run_judgments
-from judgelab.labels import parse_label
-from judgelab.personas import load_persona_file
-from judgelab.prompts import load_template
+from judgelab.cache.store import RequestCache
+from judgelab.data.prepare import build_trec_table
+from judgelab.llm.answers import parse_label
+from judgelab.llm.backends.openai_compat import OpenAIBackend
+from judgelab.llm.client import CachedClient
+from judgelab.llm.judging import judgment_requests, run_judgments
+from judgelab.llm.personas import load_persona_file
+from judgelab.llm.prompts import load_template
 
 pytestmark = [
     pytest.mark.slow,
@@ -31,7 +31,7 @@ pytestmark = [
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory):
     pytest.importorskip("llama_cpp.server.app", reason="needs pip install 'llama-cpp-python[server]'")
-    from judgelab.backends.local import default_model_path
+    from judgelab.llm.backends.local import default_model_path
 
     port = free_port()
     log = tmp_path_factory.mktemp("llama") / "server.log"

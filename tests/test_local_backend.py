@@ -2,11 +2,11 @@
 
 import pytest
 
-from judgelab.backends.base import Request
-from judgelab.backends.local import LocalBackend, default_model_path
-from judgelab.labels import GRADE_LABELS
-from judgelab.personas import load_persona_file
-from judgelab.prompts import build_messages, fill, load_template
+from judgelab.data.labels import GRADE_LABELS
+from judgelab.llm.backends.base import Request
+from judgelab.llm.backends.local import LocalBackend, default_model_path
+from judgelab.llm.personas import load_persona_file
+from judgelab.llm.prompts import build_messages, fill, load_template
 
 pytestmark = pytest.mark.slow
 

@@ -1,5 +1,5 @@
 """A judge whose answers never parse stops its job (issue 18): every judge job of every study ends
-with :func:`judgelab.judging.require_coverage`, which fails naming the model, the template and the
+with :func:`judgelab.llm.judging.require_coverage`, which fails naming the model, the template and the
 share of parsed answers, and says what to try.
 
 The judge is an OpenAI-compatible server that behaves like Qwen3 served by vLLM: unless the
@@ -22,15 +22,15 @@ from starlette.requests import Request as HttpRequest
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from judgelab.judging import Coverage, CoverageError, require_coverage
-from judgelab.prompts import load_template
+from judgelab.data.tables import write_dataset, write_tsv
+from judgelab.llm.judging import Coverage, CoverageError, require_coverage
+from judgelab.llm.prompts import load_template
 from judgelab.studies.overrating import jobs as oj
 from judgelab.studies.peras.jobs import judge_job
 from judgelab.studies.perturbations.jobs import rejudge_job
 from judgelab.studies.perturbations.sampling import SAMPLE_COLUMNS
 from judgelab.studies.simulation import jobs as sj
 from judgelab.studies.simulation.prompt import SimulationPrompt
-from judgelab.tables import write_dataset, write_tsv
 
 ROOT = Path(__file__).resolve().parents[1]
 THINK = "<think>\nOkay, let me see. The user asks"

@@ -15,13 +15,14 @@ import pytest
 from conftest import ROOT
 from fake_openai import expected_label, expected_probs
 
-from judgelab.backends.base import CachedClient, cache_request
-from judgelab.backends.batch import BatchStore
-from judgelab.backends.openai_compat import OpenAIBackend
-from judgelab.cache import RequestCache, request_key
-from judgelab.datasets import build_trec_table
-from judgelab.judging import judgment_requests, run_judgments
-from judgelab.prompts import load_template
+from judgelab.cache.keys import request_key
+from judgelab.cache.store import RequestCache
+from judgelab.data.prepare import build_trec_table
+from judgelab.llm.backends.batch import BatchStore
+from judgelab.llm.backends.openai_compat import OpenAIBackend
+from judgelab.llm.client import CachedClient, cache_request
+from judgelab.llm.judging import judgment_requests, run_judgments
+from judgelab.llm.prompts import load_template
 
 SAMPLE = ROOT / "resources" / "sample" / "dl20"
 
@@ -180,7 +181,7 @@ def test_batch_killed_after_submission_resumes_and_never_resubmits(tmp_path, mon
         )
     monkeypatch.undo()
     assert api.calls == Counter({"POST /v1/files": 1, "POST /v1/batches": 1})
-    store = BatchStore(cache_path.parent / "batches.sqlite")
+    store = BatchStore(cache_path.parent / "batches.sqlite", wal=True)
     (saved,) = store.batches()
     assert saved["batch_id"] == "batch_1" and saved["n_requests"] == len(pairs)
     assert store.states("batch_1") == {"pending": len(pairs)}

@@ -28,7 +28,7 @@ import math
 import pandas as pd
 import pytest
 
-from judgelab.backends.base import Completion
+from judgelab.llm.backends.base import Completion
 from judgelab.studies.overrating import jobs as oj
 from judgelab.studies.overrating.pairwise import pair_outcomes, pairwise_metrics
 from judgelab.studies.overrating.pointwise import pointwise_columns, pointwise_metrics

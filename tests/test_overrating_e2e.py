@@ -11,11 +11,11 @@ import pytest
 from conftest import have_model
 from test_overrating_metrics import write_tables
 
-from judgelab import datasets as ds
+from judgelab.data.prepare import build_trec_table
+from judgelab.data.tables import read_dataset, write_dataset
 from judgelab.studies.overrating import jobs as oj
 from judgelab.studies.overrating.pairwise import SETTINGS
 from judgelab.studies.overrating.prompts import load_prompt
-from judgelab.tables import read_dataset, write_dataset
 
 pytestmark = [
     pytest.mark.slow,
@@ -100,7 +100,7 @@ def run_all(fx_table: str, out, cache: str) -> dict:
 def test_overrating_jobs_end_to_end_and_rerun_from_cache(fixtures, tmp_path):
     fx = fixtures / "trec"
     table = tmp_path / "fx.tsv"
-    full = ds.build_trec_table("fx", fx / "qrels.txt", fx / "topics.txt", fx / "texts.tsv")
+    full = build_trec_table("fx", fx / "qrels.txt", fx / "topics.txt", fx / "texts.tsv")
     write_dataset(full[full["qid"] == "101"], table)  # one query, grades 3, 2, 1, 0: every setting
     cache = str(tmp_path / "cache.sqlite")
     first = run_all(str(table), tmp_path / "run1", cache)

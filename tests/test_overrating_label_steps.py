@@ -28,11 +28,13 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from test_llama_server import llama_server  # noqa: F401 - the module-scoped server fixture
 
-from judgelab.backends.base import CachedClient, Completion, Request, cache_request, label_step_at
-from judgelab.backends.openai_compat import OpenAIBackend, completion_from_chat
-from judgelab.cache import RequestCache, request_key
-from judgelab.labels import GRADE_LABELS
-from judgelab.prompts import build_messages, fill, load_template
+from judgelab.cache.keys import request_key
+from judgelab.cache.store import RequestCache
+from judgelab.data.labels import GRADE_LABELS
+from judgelab.llm.backends.base import Completion, Request, label_step_at
+from judgelab.llm.backends.openai_compat import OpenAIBackend, completion_from_chat
+from judgelab.llm.client import CachedClient, cache_request
+from judgelab.llm.prompts import build_messages, fill, load_template
 from judgelab.studies.overrating.pairwise import pair_outcomes, run_pairwise
 from judgelab.studies.overrating.pointwise import run_pointwise
 from judgelab.studies.overrating.prompts import (

@@ -13,10 +13,11 @@ import pytest
 from conftest import write_lines
 from sklearn.metrics import cohen_kappa_score
 
-from judgelab import datasets as ds
+from judgelab.data.imported import import_judgments, judge_groups, read_judge_file, resolve_imported
+from judgelab.data.prepare import build_trec_table
+from judgelab.data.tables import read_dataset, write_dataset
 from judgelab.errors import InputError
-from judgelab.imported import import_judgments, judge_groups, read_judge_file, resolve_imported
-from judgelab.labels import parse_label
+from judgelab.llm.answers import parse_label
 from judgelab.studies.overrating import figures as of
 from judgelab.studies.overrating import jobs as oj
 from judgelab.studies.overrating.pairwise import (
@@ -28,7 +29,6 @@ from judgelab.studies.overrating.pairwise import (
 from judgelab.studies.overrating.pointwise import imported_pointwise, pointwise_metrics, transition_matrix
 from judgelab.studies.overrating.prompts import PAIRWISE_KIND, check_labels, load_prompt, parse_answer
 from judgelab.studies.overrating.tables import TABLE_FORMATS, table1
-from judgelab.tables import read_dataset, write_dataset
 
 NA = None
 GRADED = ("0", "1", "2", "3")
@@ -209,7 +209,7 @@ def test_transition_matrix_by_hand():
 @pytest.fixture
 def fixture_table(fixtures):
     fx = fixtures / "trec"
-    return ds.build_trec_table("fx", fx / "qrels.txt", fx / "topics.txt", fx / "texts.tsv")
+    return build_trec_table("fx", fx / "qrels.txt", fx / "topics.txt", fx / "texts.tsv")
 
 
 def test_groups_on_fixture_qrels(fixture_table):

@@ -18,8 +18,8 @@ from snakerun import dry_run_jobs, make_workdir, output, snakemake
 
 from judgelab.cli import main as cli
 from judgelab.errors import InputError
-from judgelab.estimate import estimate
-from judgelab.project import Project
+from judgelab.project.estimate import estimate
+from judgelab.project.facade import Project
 
 API = {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None}
 TEST_CONFIG = yaml.safe_load((ROOT / ".test" / "overrating" / "config" / "config.yaml").read_text())

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from conftest import ROOT
 
-from judgelab.project import Project
+from judgelab.project.facade import Project
 
 PAPER = {
     "paper-scale": "peras",

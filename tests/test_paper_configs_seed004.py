@@ -20,8 +20,8 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from judgelab.project import Project
-from judgelab.prompts import load_template
+from judgelab.llm.prompts import load_template
+from judgelab.project.facade import Project
 from judgelab.studies.overrating.pointwise import pointwise_requests
 
 SEEDS = ROOT.parent / "shared" / "seeds"
@@ -268,7 +268,7 @@ def test_paper_perturbations_is_section_3_with_section_2s_graded_labels(monkeypa
 
 
 def test_paper_scale_judge_jobs_resolve(monkeypatch):
-    from judgelab.judging import judgment_requests
+    from judgelab.llm.judging import judgment_requests
 
     project = load("paper-scale", monkeypatch)
     peras = project.plan("peras")
@@ -304,13 +304,13 @@ def test_paper_simulation_judge_jobs_resolve(monkeypatch):
 def test_the_pair_mix_of_the_full_dl19_and_dl20_by_relevance_threshold(shared_data):
     """The pairs paper-overrating judges (its comment): relevant = grade >= 2 gives 2,233 (DL19) and
     2,677 (DL20) pairs at 20 per setting and seed 0; grade >= 1 would give 2,563 and 3,078."""
-    from judgelab import datasets as ds
+    from judgelab.data.prepare import build_trec_table
     from judgelab.studies.overrating.pairwise import sample_pairs
 
     d = shared_data / "trec-dl"
     got = {}
     for name, topics in (("dl19", "topics.dl19-passage.txt"), ("dl20", "topics.dl20.txt")):
-        table = ds.build_trec_table(
+        table = build_trec_table(
             name, d / f"qrels.{name}-passage.txt", d / topics, d / f"qrels_text.{name}.tsv"
         )
         assert len(table) == {"dl19": 9260, "dl20": 11386}[name]  # shared/data/README.md

@@ -10,12 +10,19 @@ import pandas as pd
 import pytest
 from conftest import ROOT, needs_model
 
-from judgelab.backends.base import Backend, CachedClient, Completion, Request
-from judgelab.cache import RequestCache
+from judgelab.cache.store import RequestCache
 from judgelab.errors import InputError
-from judgelab.judging import judgment_requests, label_from_probs, read_judgment, resolve_answer, run_judgments
-from judgelab.project import Project
-from judgelab.prompts import load_template
+from judgelab.llm.backends.base import Backend, Completion, Request
+from judgelab.llm.client import CachedClient
+from judgelab.llm.judging import (
+    judgment_requests,
+    label_from_probs,
+    read_judgment,
+    resolve_answer,
+    run_judgments,
+)
+from judgelab.llm.prompts import load_template
+from judgelab.project.facade import Project
 
 
 def test_label_from_probs_by_hand():
@@ -98,9 +105,10 @@ def test_the_estimate_reads_cached_labels_as_the_job_does(tmp_path, monkeypatch)
     confidence requests are exact, 8 of them); parsed they are missing (no confidence asked)."""
     import yaml
 
-    from judgelab.backends.base import cache_request, make_backend
-    from judgelab.cache import request_key
-    from judgelab.estimate import dataset_pairs, estimate
+    from judgelab.cache.keys import request_key
+    from judgelab.llm.backends import make_backend
+    from judgelab.llm.client import cache_request
+    from judgelab.project.estimate import dataset_pairs, estimate
 
     monkeypatch.chdir(ROOT)
     (tmp_path / "parse.yaml").write_text(yaml.safe_dump({"peras": {"answer": "parse"}}))
@@ -130,8 +138,8 @@ def test_the_estimate_reads_cached_labels_as_the_job_does(tmp_path, monkeypatch)
 @pytest.mark.slow
 @needs_model
 def test_the_embedded_model_is_labelled_from_its_logits_in_a_judge_job(tmp_path):
+    from judgelab.data.tables import write_dataset
     from judgelab.studies.peras.jobs import judge_job
-    from judgelab.tables import write_dataset
 
     pairs = pd.DataFrame(
         {

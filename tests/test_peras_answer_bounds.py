@@ -7,11 +7,11 @@ from __future__ import annotations
 from fake_openai import FakeOpenAI, ServerThread
 from test_api_backends import openai_spec, sample_pairs
 
-from judgelab.jobs import script_logging
-from judgelab.judging import log_cut_answers
-from judgelab.prompts import load_template
+from judgelab.data.tables import read_judgments, write_dataset
+from judgelab.llm.judging import log_cut_answers
+from judgelab.llm.prompts import load_template
+from judgelab.project.runner import script_logging
 from judgelab.studies.peras.jobs import confidence_job, judge_job
-from judgelab.tables import read_judgments, write_dataset
 
 
 def test_log_cut_answers_counts_answers_at_the_bound(caplog):

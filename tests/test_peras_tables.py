@@ -7,9 +7,10 @@ import math
 
 import pandas as pd
 
-from judgelab import datasets as ds
+from judgelab.data.readers import read_qrels
+from judgelab.data.selection import select
+from judgelab.data.tables import read_ids_table
 from judgelab.studies.peras import tables as tb
-from judgelab.tables import read_ids_table
 
 
 def metrics_row(
@@ -98,8 +99,8 @@ def test_wide_tables_render_in_every_format_and_flatten_for_tsv():
 
 
 def test_wide_tables_job_reads_the_long_table(tmp_path):
+    from judgelab.data.tables import write_tsv
     from judgelab.studies.peras.jobs import wide_tables_job
-    from judgelab.tables import write_tsv
 
     write_tsv(metrics(), tmp_path / "metrics.tsv")
     out = {
@@ -140,8 +141,8 @@ def test_table4_counts_and_the_seed_layout():
 
 def test_table4_of_the_seed_llmjudge_set(shared_data):
     """The shared dev qrels without q20, q21, q42, q48 print as the seed's Table 4 row."""
-    q = ds.read_qrels(shared_data / "llmjudge" / "llm4eval_dev_qrel_2024.txt")
+    q = read_qrels(shared_data / "llmjudge" / "llm4eval_dev_qrel_2024.txt")
     t = pd.DataFrame([(x.qid, x.docid, x.grade) for x in q], columns=["qid", "docid", "grade"])
-    t = ds.select(t, exclude_queries=["q20", "q21", "q42", "q48"])
+    t = select(t, exclude_queries=["q20", "q21", "q42", "q48"])
     md = tb.render_table4(tb.table4({"llmjudge": t}), "md")
     assert "| LLMJudge | 21 | 6,169 | 3,834 | 1,277 | 588 | 470 |" in md

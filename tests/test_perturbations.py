@@ -11,10 +11,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from judgelab.backends.base import Backend, CachedClient, Completion, Request
-from judgelab.cache import RequestCache
+from judgelab.cache.store import RequestCache
 from judgelab.errors import InputError
-from judgelab.prompts import load_template
+from judgelab.llm.backends.base import Backend, Completion, Request
+from judgelab.llm.client import CachedClient
+from judgelab.llm.prompts import load_template
 from judgelab.studies.perturbations.figures import insertion_distributions, transition_heatmaps
 from judgelab.studies.perturbations.insertions import (
     INSERTION_VARIANTS,

@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 from conftest import FIXTURES, needs_model
 
-from judgelab import datasets as ds
-from judgelab.prompts import load_template
+from judgelab.data.prepare import build_trec_table
+from judgelab.data.tables import write_dataset, write_tsv
+from judgelab.llm.prompts import load_template
 from judgelab.studies.perturbations import jobs as pj
 from judgelab.studies.perturbations.insertions import (
     INSERTION_VARIANTS,
@@ -26,7 +27,6 @@ from judgelab.studies.perturbations.rewrites import (
     parse_meaning_verdict,
     read_variant_table,
 )
-from judgelab.tables import write_dataset, write_tsv
 
 MODEL = {"backend": "local", "n_ctx": 2048, "threads": 1, "name": "smollm2"}
 WORDS = load_stopwords("nltk_english", FIXTURES.parents[1] / "resources")
@@ -37,7 +37,7 @@ WORDS = load_stopwords("nltk_english", FIXTURES.parents[1] / "resources")
 def test_perturbation_jobs_end_to_end(tmp_path, tmp_cache):
     trec = FIXTURES / "trec"
     pairs = tmp_path / "pairs.tsv"
-    table = ds.build_trec_table("t", trec / "qrels.txt", trec / "topics.txt", trec / "texts.tsv")
+    table = build_trec_table("t", trec / "qrels.txt", trec / "topics.txt", trec / "texts.tsv")
     write_dataset(table, pairs)
     # The original judgment is input data here (constructed labels, so that every stage has
     # pairs: two grade-0 passages labelled 0 get the insertions); the model runs from the sample on.

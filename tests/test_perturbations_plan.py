@@ -9,13 +9,16 @@ import pytest
 import yaml
 from conftest import FIXTURES
 
-from judgelab.backends.base import Completion, cache_request, make_backend
-from judgelab.cache import RequestCache, request_key
+from judgelab.cache.keys import request_key
+from judgelab.cache.store import RequestCache
 from judgelab.errors import InputError
-from judgelab.estimate import dataset_pairs, estimate
-from judgelab.judging import judgment_requests
-from judgelab.project import Project
-from judgelab.prompts import load_template
+from judgelab.llm.backends import make_backend
+from judgelab.llm.backends.base import Completion
+from judgelab.llm.client import cache_request
+from judgelab.llm.judging import judgment_requests
+from judgelab.llm.prompts import load_template
+from judgelab.project.estimate import dataset_pairs, estimate
+from judgelab.project.facade import Project
 from judgelab.studies.perturbations.insertions import sem_request
 from judgelab.studies.perturbations.rewrites import meaning_check_requests, rewrite_requests
 

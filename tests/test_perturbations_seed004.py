@@ -11,11 +11,14 @@ import pandas as pd
 import pytest
 from test_perturbations_plan import write_config
 
-from judgelab.backends.base import Completion, cache_request, make_backend
-from judgelab.cache import RequestCache, request_key
+from judgelab.cache.keys import request_key
+from judgelab.cache.store import RequestCache
 from judgelab.errors import InputError
-from judgelab.estimate import dataset_pairs, estimate
-from judgelab.project import Project
+from judgelab.llm.backends import make_backend
+from judgelab.llm.backends.base import Completion
+from judgelab.llm.client import cache_request
+from judgelab.project.estimate import dataset_pairs, estimate
+from judgelab.project.facade import Project
 from judgelab.studies.overrating.pointwise import pointwise_requests
 from judgelab.studies.perturbations.insertions import generate_sem, load_stopwords, read_reviewed_sem
 from judgelab.studies.perturbations.outcomes import pool_distributions, pool_transitions

@@ -1,10 +1,10 @@
 import pytest
 
-from judgelab.config import validate
 from judgelab.errors import InputError
-from judgelab.labels import parse_confidence, parse_label
-from judgelab.personas import PAPER_ORDER, load_persona_file, resolve_personas
-from judgelab.prompts import KINDS, build_messages, fill, load_template, load_template_spec, register_kind
+from judgelab.llm.answers import parse_confidence, parse_label
+from judgelab.llm.personas import PAPER_ORDER, load_persona_file, resolve_personas
+from judgelab.llm.prompts import KINDS, build_messages, fill, load_template, load_template_spec, register_kind
+from judgelab.project.config import validate
 
 
 @pytest.mark.parametrize(

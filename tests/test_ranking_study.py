@@ -21,9 +21,10 @@ from conftest import ROOT
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
+from judgelab.data.tables import write_dataset
 from judgelab.errors import InputError
-from judgelab.estimate import estimate
-from judgelab.project import Project
+from judgelab.project.estimate import estimate
+from judgelab.project.facade import Project
 from judgelab.studies.ranking import jobs
 from judgelab.studies.ranking.plan import Plan, measure_slug
 from judgelab.studies.ranking.pool import (
@@ -43,7 +44,6 @@ from judgelab.studies.ranking.tables import (
     render_leaderboard,
     topic_table,
 )
-from judgelab.tables import write_dataset
 
 TEST_CONFIG = yaml.safe_load((ROOT / ".test" / "ranking" / "config" / "config.yaml").read_text())
 API = {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None}
@@ -717,8 +717,8 @@ def test_estimate_default_counts_the_pool_as_peras_requests(tmp_path):
     row = table_[(table_["stage"] == "ranking_judge")].iloc[0]
     assert (row["dataset"], row["jobs"], row["calls"]) == ("dl21", 1, 12) and bool(row["exact"])
     assert any("pool of 7 runs at depth 10: 12 pairs, 12 with a known passage text" in n for n in notes)
-    from judgelab.estimate import EstimateContext
-    from judgelab.studies import LLMJob
+    from judgelab.project.estimate import EstimateContext
+    from judgelab.project.plan import LLMJob
 
     ctx = EstimateContext(p, wd, {}, None, {}, [])
     ranking = [

@@ -19,9 +19,9 @@ from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 from snakerun import dry_run_jobs, make_workdir, output, snakemake
 
-from judgelab.project import Project
+from judgelab.data.tables import read_dataset
+from judgelab.project.facade import Project
 from judgelab.studies.ranking.runs import read_run
-from judgelab.tables import read_dataset
 
 pytestmark = pytest.mark.slow
 
@@ -155,7 +155,7 @@ def test_pairs_peras_judged_are_cache_hits_for_the_ranking_judge(tmp_path):
     p = Project.load([], wd)
     peras, plan = p.plan("peras"), p.plan("ranking")
     pairs = tmp_path / "fx.tsv"
-    from judgelab.datasets import prepare_table
+    from judgelab.data.prepare import prepare_table
 
     files = {k: wd / v for k, v in p.raw_files("fx").items()}
     _, t = prepare_table("fx", p.selection("fx"), files["qrels"], files["topics"], files["texts"])

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgelab.agreement import agreement
+from judgelab.analysis.agreement import agreement
 from judgelab.studies.peras import significance as sg
 from judgelab.studies.peras.metrics import job_metrics, sakai
 
@@ -35,7 +35,7 @@ def _judge(pairs, p_right, seed, missing=0.0, conf_right=85.0, conf_wrong=60.0):
     return out
 
 
-# judgelab.agreement.agreement lets scikit-learn's UndefinedMetricWarning through for the undefined
+# judgelab.analysis.agreement.agreement lets scikit-learn's UndefinedMetricWarning through for the undefined
 # kappa case below (it only silences RuntimeWarning); the NaN is what is tested
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.UndefinedMetricWarning")
 def test_vectorised_metrics_equal_sklearn_and_sakai():

@@ -12,10 +12,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from judgelab.backends.base import Backend, CachedClient, Completion
-from judgelab.cache import RequestCache
+from judgelab.cache.store import RequestCache
+from judgelab.data.resources import resources_dir
 from judgelab.errors import InputError
-from judgelab.resources import resources_dir
+from judgelab.llm.backends.base import Backend, Completion
+from judgelab.llm.client import CachedClient
 from judgelab.studies.simulation import cascade as sc
 from judgelab.studies.simulation.data import ReasoningSection, Record, TelemetryEvent
 from judgelab.studies.simulation.prompt import SimulationPrompt, render

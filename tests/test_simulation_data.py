@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from judgelab.data.resources import resources_dir
 from judgelab.errors import InputError
-from judgelab.resources import resources_dir
 from judgelab.studies.simulation import data as sd
 from judgelab.studies.simulation import splits as ss
 

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from conftest import needs_model
 
-from judgelab.cache import RequestCache
-from judgelab.resources import resources_dir
+from judgelab.cache.store import RequestCache
+from judgelab.data.resources import resources_dir
 from judgelab.studies.simulation import jobs as sj
 from judgelab.studies.simulation.cascade import read_predictions
 

@@ -9,12 +9,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from judgelab.data.tables import write_tsv
 from judgelab.errors import InputError
 from judgelab.studies.simulation import jobs as sj
 from judgelab.studies.simulation.cascade import PREDICTION_COLUMNS
 from judgelab.studies.simulation.data import plan_types, read_jsonl
 from judgelab.studies.simulation.report import CAPTIONS
-from judgelab.tables import write_tsv
 
 EVALUATORS = ["e1", "e2", "e3", "e4"]
 
@@ -260,7 +260,7 @@ def test_metrics_stats_report_on_a_factorial_design(tmp_path):
 
 
 def test_download_job_via_file_url(tmp_path):
-    from judgelab.resources import resources_dir
+    from judgelab.data.resources import resources_dir
 
     sample = resources_dir() / "sample" / "pandalm" / "testset-v1.json"
     out = tmp_path / "raw" / "testset-v1.json"

@@ -318,7 +318,7 @@ def test_annotator_table_by_hand_and_against_sklearn_and_statsmodels():
     from sklearn.metrics import cohen_kappa_score
     from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
-    from judgelab.agreement import krippendorff_alpha_raters
+    from judgelab.analysis.agreement import krippendorff_alpha_raters
     from judgelab.studies.simulation.annotators import annotator_table
 
     t = annotator_table(records(), all_validation())

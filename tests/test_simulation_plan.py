@@ -11,11 +11,14 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from judgelab.backends.base import Completion, cache_request, make_backend
-from judgelab.cache import RequestCache, request_key
+from judgelab.cache.keys import request_key
+from judgelab.cache.store import RequestCache
 from judgelab.errors import InputError
-from judgelab.estimate import estimate
-from judgelab.project import Project
+from judgelab.llm.backends import make_backend
+from judgelab.llm.backends.base import Completion
+from judgelab.llm.client import cache_request
+from judgelab.project.estimate import estimate
+from judgelab.project.facade import Project
 from judgelab.studies.simulation.cascade import CascadeSettings, build_requests, plan_evaluators
 from judgelab.studies.simulation.data import load_records
 from judgelab.studies.simulation.prompt import SimulationPrompt

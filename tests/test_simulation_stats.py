@@ -9,7 +9,7 @@ import pytest
 from scipy import stats as sps
 from statsmodels.stats.anova import AnovaRM
 
-from judgelab.stats import adjust_pvalues
+from judgelab.analysis.stats import adjust_pvalues
 from judgelab.studies.simulation import stats as st
 
 

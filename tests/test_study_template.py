@@ -76,7 +76,7 @@ def test_the_made_study_is_complete_and_clean(made):
     )
     assert run.returncode == 0
     docs = subprocess.run(
-        [sys.executable, "-m", "judgelab.schema_docs", "--check", "--root", str(root)],
+        [sys.executable, "-m", "judgelab.project.schema_docs", "--check", "--root", str(root)],
         env=env,
         capture_output=True,
     )

@@ -27,7 +27,7 @@ pytestmark = [
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     pytest.importorskip("llama_cpp.server.app", reason="needs pip install 'llama-cpp-python[server]'")
-    from judgelab.backends.local import default_model_path
+    from judgelab.llm.backends.local import default_model_path
 
     folder = tmp_path_factory.mktemp("vllm")
     url_file = folder / "endpoints" / "gpt.url"

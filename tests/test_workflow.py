@@ -12,7 +12,7 @@ import yaml
 from conftest import have_model
 from snakerun import make_workdir, output, planned_jobs, snakemake
 
-from judgelab.cache import RequestCache
+from judgelab.cache.store import RequestCache
 
 pytestmark = [
     pytest.mark.slow,

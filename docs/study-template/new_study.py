@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         + f"\n\n## `{name}` (study: {title})\n\n<!-- keys: {name} -->\n<!-- /keys -->\n",
         encoding="utf-8",
     )
-    subprocess.run([sys.executable, "-m", "judgelab.schema_docs", "--root", str(root)], check=True)
+    subprocess.run([sys.executable, "-m", "judgelab.project.schema_docs", "--root", str(root)], check=True)
     print(f"study {name!r}: wrote {len(targets)} files, the schema section, the README table, STUDIES:")
     for dest in targets.values():
         print(f"  {dest.relative_to(root)}")

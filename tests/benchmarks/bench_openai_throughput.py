@@ -22,11 +22,11 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from judgelab.backends.openai_compat import OpenAIBackend
-from judgelab.datasets import build_trec_table
-from judgelab.judging import judgment_requests
-from judgelab.personas import load_persona_file
-from judgelab.prompts import load_template
+from judgelab.data.prepare import build_trec_table
+from judgelab.llm.backends.openai_compat import OpenAIBackend
+from judgelab.llm.judging import judgment_requests
+from judgelab.llm.personas import load_persona_file
+from judgelab.llm.prompts import load_template
 
 ROOT = Path(__file__).resolve().parents[2]
 

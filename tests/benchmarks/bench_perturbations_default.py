@@ -22,16 +22,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from judgelab import datasets as ds
-from judgelab.prompts import load_template
-from judgelab.resources import resources_dir
+from judgelab.data.prepare import build_trec_table
+from judgelab.data.resources import resources_dir
+from judgelab.data.tables import write_dataset
+from judgelab.llm.prompts import load_template
 from judgelab.studies.peras.jobs import judge_job
 from judgelab.studies.perturbations import jobs as pj
 from judgelab.studies.perturbations.insertions import INSERTION_VARIANTS
 from judgelab.studies.perturbations.outcomes import VARIANTS
 from judgelab.studies.perturbations.rewrites import REWRITE_VARIANTS
 from judgelab.studies.perturbations.sampling import read_sample
-from judgelab.tables import write_dataset
 
 MODEL = {"backend": "local", "n_ctx": 2048, "threads": 1, "name": "smollm2"}
 
@@ -72,7 +72,7 @@ def main() -> None:
     sample_dir = resources_dir() / "sample" / args.dataset
     pairs = out / f"{args.dataset}.tsv"
     write_dataset(
-        ds.build_trec_table(
+        build_trec_table(
             args.dataset, sample_dir / "qrels.txt", sample_dir / "topics.txt", sample_dir / "texts.tsv"
         ),
         pairs,

@@ -5,7 +5,7 @@ Measured components (CPU = user + system seconds, beside wall seconds):
 a. interpreter start (``python -c pass``); parts a and b run every snippet in a fresh interpreter,
    in rounds, and report the median of the round-by-round differences;
 b. imports: Snakemake's script-job preamble, the imports of a judge job script
-   (``judgelab.jobs``, ``judgelab.studies.peras.jobs``), the same with ``jobs/peras.py`` as it was at
+   (``judgelab.llm.session``, ``judgelab.studies.peras.jobs``), the same with ``jobs/peras.py`` as it was at
    765f5c1 (before the analysis imports became lazy), what each analysis library (sklearn,
    xgboost, lightgbm, matplotlib, statsmodels) would add if a judge job imported it eagerly,
    and what the API backends' modules add to a judge job of an API model;
@@ -64,7 +64,7 @@ BEFORE_COMMIT = "765f5c1"
 BEFORE_FILE = "workflow/src/judgelab/jobs/peras.py"
 
 #: What a judge job script imports (workflow/scripts/judge.py).
-JUDGE_IMPORTS = "import judgelab.jobs, judgelab.studies.peras.jobs"
+JUDGE_IMPORTS = "import judgelab.llm.session, judgelab.studies.peras.jobs"
 #: What Snakemake's preamble of a script job imports to unpickle its `snakemake` object.
 PREAMBLE_IMPORTS = "import pickle, snakemake.io, snakemake.iocontainers, snakemake.logging"
 #: The analysis libraries, as the judgelab modules import them.
@@ -78,9 +78,9 @@ HEAVY = {
 
 #: The API backends' modules (a job imports its model's backend when it builds it).
 API_BACKENDS = {
-    "openai": "judgelab.backends.openai_compat",
-    "anthropic": "judgelab.backends.anthropic_api",
-    "bedrock": "judgelab.backends.bedrock",
+    "openai": "judgelab.llm.backends.openai_compat",
+    "anthropic": "judgelab.llm.backends.anthropic_api",
+    "bedrock": "judgelab.llm.backends.bedrock",
 }
 
 
@@ -128,7 +128,7 @@ def before_module_code(tmp: Path) -> str:
     old = tmp / "peras_before.py"
     old.write_text(src, encoding="utf-8")
     return (
-        "import importlib.util, sys, judgelab.jobs; "
+        "import importlib.util, sys, judgelab.llm.session; "
         f"s = importlib.util.spec_from_file_location('judgelab.jobs.peras', {str(old)!r}); "
         "m = importlib.util.module_from_spec(s); sys.modules['judgelab.jobs.peras'] = m; "
         "s.loader.exec_module(m); assert hasattr(m, 'clf') and hasattr(m, 'fg')"
@@ -203,11 +203,11 @@ def interpreter_and_imports(repeat: int) -> list[dict]:
 def probe() -> None:
     """Runs in a fresh interpreter: the default config's dl19 judge job (persona LA, wo_cot) on
     the embedded model, each phase timed in this process; prints JSON."""
-    from judgelab import cache as cache_mod
-    from judgelab.backends.local import LocalBackend
-    from judgelab.datasets import prepare_table
-    from judgelab.judging import judgment_requests
-    from judgelab.project import Project
+    from judgelab.cache import filehash as cache_mod
+    from judgelab.data.prepare import prepare_table
+    from judgelab.llm.backends.local import LocalBackend
+    from judgelab.llm.judging import judgment_requests
+    from judgelab.project.facade import Project
 
     project = Project.load(directory=ROOT, root=ROOT)
     plan = project.plan("peras")

@@ -37,12 +37,12 @@ from benchlib import (  # first: puts this checkout's judgelab on the path
     write_tsv,
 )
 
-from judgelab.backends.local import LocalBackend
-from judgelab.datasets import build_trec_table
-from judgelab.judging import judgment_requests
-from judgelab.labels import parse_label
-from judgelab.personas import load_persona_file
-from judgelab.prompts import load_template
+from judgelab.data.prepare import build_trec_table
+from judgelab.llm.answers import parse_label
+from judgelab.llm.backends.local import LocalBackend
+from judgelab.llm.judging import judgment_requests
+from judgelab.llm.personas import load_persona_file
+from judgelab.llm.prompts import load_template
 
 COLUMNS = [
     "template",

@@ -1,6 +1,6 @@
 """Snakemake adapter: one tidy metrics table over all jobs."""
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.peras.jobs import aggregate_metrics_job
 
 with script_logging(snakemake.log[0]):

@@ -1,6 +1,6 @@
 """Snakemake adapter: one significance table, and the metrics table joined with it."""
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.peras.jobs import aggregate_significance_job
 
 with script_logging(snakemake.log[0]):

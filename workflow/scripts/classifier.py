@@ -1,6 +1,6 @@
 """Snakemake adapter: classifiers on persona features of one model x template (seed 000 RQ3)."""
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.peras.jobs import classifier_job
 
 with script_logging(snakemake.log[0]):

@@ -1,6 +1,6 @@
 """Snakemake adapter: the Table 5 shaped classifier table over every judge (TSV, MD, TeX, HTML)."""
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.peras.jobs import classifier_table_job
 
 with script_logging(snakemake.log[0]):

@@ -1,6 +1,7 @@
 """Snakemake adapter: one confidence job (seed 000 Appendix A)."""
 
-from judgelab.jobs import CacheConfig, script_logging
+from judgelab.cache.store import CacheConfig
+from judgelab.project.runner import script_logging
 from judgelab.studies.peras.jobs import confidence_job
 
 w = snakemake.wildcards

@@ -1,6 +1,6 @@
 """Snakemake adapter: the figures of one dataset x model x template."""
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.peras.jobs import figures_job
 
 w = snakemake.wildcards

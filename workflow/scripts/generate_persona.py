@@ -1,7 +1,8 @@
 """Snakemake adapter: two-step persona generation (seed 000 section 4.1)."""
 
-from judgelab.jobs import CacheConfig, script_logging
-from judgelab.personas import generate_persona_job
+from judgelab.cache.store import CacheConfig
+from judgelab.project.runner import script_logging
+from judgelab.project.stages import generate_persona_job
 
 with script_logging(snakemake.log[0]):
     generate_persona_job(

@@ -1,6 +1,6 @@
 """Snakemake adapter: metrics of every persona's job of one dataset x model x template."""
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.peras.jobs import group_metrics_job
 
 w = snakemake.wildcards

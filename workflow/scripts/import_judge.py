@@ -1,6 +1,6 @@
 """Snakemake adapter: an imported judge's file -> judgment and confidence tables."""
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.peras.jobs import import_job
 
 with script_logging(snakemake.log[0]):

@@ -1,6 +1,7 @@
 """Snakemake adapter: one judgment job (dataset x model x template x persona)."""
 
-from judgelab.jobs import CacheConfig, script_logging
+from judgelab.cache.store import CacheConfig
+from judgelab.project.runner import script_logging
 from judgelab.studies.peras.jobs import judge_job
 
 w = snakemake.wildcards

@@ -1,6 +1,6 @@
 """Snakemake adapter: the token confidence by TP / FP / TN / FN of one dataset x judge."""
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.overrating.jobs import confidence_figure_job
 
 w = snakemake.wildcards

@@ -1,6 +1,6 @@
 """Snakemake adapter: an imported judge's qrels file -> the overrating pointwise table (no LLM call)."""
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.overrating.jobs import imported_pointwise_job
 
 with script_logging(snakemake.log[0]):

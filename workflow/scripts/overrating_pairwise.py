@@ -1,6 +1,7 @@
 """Snakemake adapter: one pairwise judgment job (dataset x model), every sampled pair in both orders."""
 
-from judgelab.jobs import CacheConfig, script_logging
+from judgelab.cache.store import CacheConfig
+from judgelab.project.runner import script_logging
 from judgelab.studies.overrating.jobs import pairwise_judge_job
 
 w = snakemake.wildcards

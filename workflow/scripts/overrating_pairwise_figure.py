@@ -1,6 +1,6 @@
 """Snakemake adapter: the pairwise rates by setting of one dataset x judge."""
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.overrating.jobs import pairwise_figure_job
 
 w = snakemake.wildcards

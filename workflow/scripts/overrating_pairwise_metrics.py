@@ -1,6 +1,6 @@
 """Snakemake adapter: the outcomes and rates of one pairwise run."""
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.overrating.jobs import pairwise_metrics_job
 
 w = snakemake.wildcards

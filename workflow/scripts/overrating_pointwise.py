@@ -1,6 +1,7 @@
 """Snakemake adapter: one pointwise judgment job (dataset x model x scale) of the overrating study."""
 
-from judgelab.jobs import CacheConfig, script_logging
+from judgelab.cache.store import CacheConfig
+from judgelab.project.runner import script_logging
 from judgelab.studies.overrating.jobs import pointwise_judge_job
 
 w = snakemake.wildcards

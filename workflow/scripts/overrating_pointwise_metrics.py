@@ -1,6 +1,6 @@
 """Snakemake adapter: the metrics and transition matrix of one pointwise run."""
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.overrating.jobs import pointwise_metrics_job
 
 w = snakemake.wildcards

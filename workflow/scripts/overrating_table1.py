@@ -1,6 +1,6 @@
 """Snakemake adapter: seed 004 Table 1 from every pointwise run's metrics."""
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.overrating.jobs import table1_job
 
 with script_logging(snakemake.log[0]):

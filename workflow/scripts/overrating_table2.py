@@ -1,6 +1,6 @@
 """Snakemake adapter: seed 004 Table 2 (pooled and per setting) from every pairwise run's metrics."""
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.overrating.jobs import table2_job
 
 out = dict(snakemake.output.items())

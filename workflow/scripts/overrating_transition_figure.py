@@ -1,6 +1,6 @@
 """Snakemake adapter: the transition-matrix heatmap of one pointwise run."""
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.overrating.jobs import transition_figure_job
 
 w = snakemake.wildcards

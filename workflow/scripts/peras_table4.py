@@ -1,6 +1,6 @@
 """Snakemake adapter: seed 000 Table 4 from the prepared datasets."""
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.peras.jobs import table4_job
 
 out = snakemake.output

@@ -1,6 +1,6 @@
 """Snakemake adapter: seed 000 Tables 7 and 8 (wide) from the long metrics table."""
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.peras.jobs import wide_tables_job
 
 out = snakemake.output

@@ -1,6 +1,6 @@
 """Snakemake adapter: label distributions and counts of one dataset's insertions."""
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.perturbations.jobs import distributions_job
 
 with script_logging(snakemake.log[0]):

@@ -1,6 +1,6 @@
 """Snakemake adapter: the LEX or QRY insertions of one dataset (no model)."""
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.perturbations.jobs import insertion_job
 
 with script_logging(snakemake.log[0]):

@@ -1,6 +1,6 @@
 """Snakemake adapter: the transition and distribution tables of every dataset pooled."""
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.perturbations.jobs import pooled_job
 
 with script_logging(snakemake.log[0]):

@@ -1,6 +1,7 @@
 """Snakemake adapter: one judge re-judging one variant (dataset x variant x judge)."""
 
-from judgelab.jobs import CacheConfig, script_logging
+from judgelab.cache.store import CacheConfig
+from judgelab.project.runner import script_logging
 from judgelab.studies.perturbations.jobs import rejudge_job
 
 p = snakemake.params

@@ -1,6 +1,7 @@
 """Snakemake adapter: the rewrites of one variant with their meaning check (dataset x variant)."""
 
-from judgelab.jobs import CacheConfig, script_logging
+from judgelab.cache.store import CacheConfig
+from judgelab.project.runner import script_logging
 from judgelab.studies.perturbations.jobs import rewrite_job
 
 p = snakemake.params

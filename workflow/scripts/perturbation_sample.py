@@ -1,6 +1,6 @@
 """Snakemake adapter: one judge's perturbation sample (dataset x judge)."""
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.perturbations.jobs import sample_job
 
 with script_logging(snakemake.log[0]):

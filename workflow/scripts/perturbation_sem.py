@@ -1,6 +1,7 @@
 """Snakemake adapter: the SEM sentences and insertions of one dataset."""
 
-from judgelab.jobs import CacheConfig, script_logging
+from judgelab.cache.store import CacheConfig
+from judgelab.project.runner import script_logging
 from judgelab.studies.perturbations.jobs import insertion_job
 
 p = snakemake.params

@@ -1,6 +1,6 @@
 """Snakemake adapter: seed 004 Figure 1 for one judge (one dataset, or every dataset pooled)."""
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.perturbations.jobs import transition_figure_job
 
 p = snakemake.params

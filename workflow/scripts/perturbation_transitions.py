@@ -1,6 +1,6 @@
 """Snakemake adapter: transitions, shifts and kept fractions of one dataset's rewrites."""
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.perturbations.jobs import transitions_job
 
 o = snakemake.output

@@ -1,7 +1,7 @@
 """Snakemake adapter: normalise a dataset into one table and apply the configured subset."""
 
-from judgelab.datasets import prepare_dataset_job
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
+from judgelab.project.stages import prepare_dataset_job
 
 with script_logging(snakemake.log[0]):
     prepare_dataset_job(

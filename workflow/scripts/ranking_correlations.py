@@ -1,6 +1,6 @@
 """Snakemake adapter: a dataset's scores, pool and correlations tables."""
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.ranking.jobs import correlations_job
 
 p = snakemake.params

@@ -1,6 +1,6 @@
 """Snakemake adapter: the score scatter and the rank-rank plot of a dataset x judge x measure."""
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.ranking.jobs import figures_job
 
 w = snakemake.wildcards

@@ -1,6 +1,6 @@
 """Snakemake adapter: an imported judge's qrels file -> its labels on the dataset (no LLM call)."""
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.ranking.jobs import import_labels_job
 
 with script_logging(snakemake.log[0]):

@@ -1,6 +1,7 @@
 """Snakemake adapter: one live judge labels a dataset's pool (dataset x model)."""
 
-from judgelab.jobs import CacheConfig, script_logging
+from judgelab.cache.store import CacheConfig
+from judgelab.project.runner import script_logging
 from judgelab.studies.ranking.jobs import judge_pool_job
 
 w = snakemake.wildcards

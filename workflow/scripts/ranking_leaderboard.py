@@ -1,6 +1,6 @@
 """Snakemake adapter: the leaderboard (LLMJudge Table 3) over every dataset's correlations."""
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.ranking.jobs import leaderboard_job
 
 with script_logging(snakemake.log[0]):

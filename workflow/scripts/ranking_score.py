@@ -1,6 +1,6 @@
 """Snakemake adapter: one run scored under every qrels of its dataset (dataset x run)."""
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.ranking.jobs import score_job
 
 w, i, p = snakemake.wildcards, snakemake.input, snakemake.params

@@ -1,6 +1,6 @@
 """Snakemake adapter: one system's run over a dataset table (source: systems)."""
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.ranking.jobs import system_run_job
 
 with script_logging(snakemake.log[0]):

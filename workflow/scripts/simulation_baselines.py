@@ -1,6 +1,6 @@
 """Snakemake adapter: the reference predictors of an evaluator set (simulation, seed 001)."""
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.simulation.jobs import baselines_job
 
 with script_logging(snakemake.log[0]):

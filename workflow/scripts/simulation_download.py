@@ -1,6 +1,6 @@
 """Snakemake adapter: download an evaluator set's file (simulation, seed 001)."""
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.simulation.jobs import download_job
 
 with script_logging(snakemake.log[0]):

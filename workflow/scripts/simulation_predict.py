@@ -1,6 +1,7 @@
 """Snakemake adapter: one simulation cell (evaluator set x model x demonstration type x shots)."""
 
-from judgelab.jobs import CacheConfig, script_logging
+from judgelab.cache.store import CacheConfig
+from judgelab.project.runner import script_logging
 from judgelab.studies.simulation.jobs import predict_job
 
 w = snakemake.wildcards

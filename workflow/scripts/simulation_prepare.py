@@ -1,6 +1,6 @@
 """Snakemake adapter: load, check and split an evaluator set (simulation, seed 001)."""
 
-from judgelab.jobs import as_value, script_logging
+from judgelab.project.runner import as_value, script_logging
 from judgelab.studies.simulation.jobs import prepare_job
 
 sel = as_value(snakemake.params.selection)

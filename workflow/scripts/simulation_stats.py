@@ -2,7 +2,7 @@
 
 import os
 
-from judgelab.jobs import script_logging
+from judgelab.project.runner import script_logging
 from judgelab.studies.simulation.jobs import stats_job
 
 with script_logging(snakemake.log[0]):

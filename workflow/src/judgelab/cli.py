@@ -24,7 +24,7 @@ import os
 import sys
 from pathlib import Path
 
-from .errors import InputError
+from judgelab.errors import InputError
 
 
 def _model_spec(args) -> dict:
@@ -63,13 +63,13 @@ def _add_cache_args(p: argparse.ArgumentParser, default=DEFAULT_CACHE) -> None:
 
 
 def _cache_config(args):
-    from .jobs import CacheConfig
+    from judgelab.cache.store import CacheConfig
 
     return CacheConfig(args.cache, args.cache_mode, args.cache_lease)
 
 
 def _persona_text(args) -> str:
-    from .personas import load_persona_file
+    from judgelab.llm.personas import load_persona_file
 
     personas = load_persona_file(args.persona_file)
     if args.persona not in personas:
@@ -241,13 +241,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args) -> int:
-    from .datasets import prepare_dataset_job
-    from .jobs import script_logging
-    from .prompts import load_template, load_template_spec
-    from .studies.peras.jobs import confidence_job, job_metrics_job, judge_job
+    from judgelab.llm.prompts import load_template, load_template_spec
+    from judgelab.project.runner import script_logging
+    from judgelab.project.stages import prepare_dataset_job
+    from judgelab.studies.peras.jobs import confidence_job, job_metrics_job, judge_job
 
     if args.cmd == "download":
-        from .datasets import download_dataset, source_urls
+        from judgelab.data.sources import download_dataset, source_urls
 
         dest = {k: f"{args.out}/{k}.raw" for k in ("qrels", "topics", "texts")}
         download_dataset(source_urls(args.dataset), dest)
@@ -298,12 +298,12 @@ def _run(args) -> int:
             df = job_metrics_job(args.pairs, args.judgments, args.confidence, tmp.name, ids={})
         print(df.T.to_string(header=False))
     elif args.cmd == "personas":
-        from .personas import load_persona_file
+        from judgelab.llm.personas import load_persona_file
 
         for pid, p in load_persona_file(args.persona_file).items():
             print(f"{pid}\t{p.personality_type}\t{p.instruction[:70]}")
     elif args.cmd == "cut-sample":
-        from .sample import cut_trec_sample
+        from judgelab.data.sample import cut_trec_sample
 
         for name in args.datasets:
             print(
@@ -318,18 +318,18 @@ def _run(args) -> int:
             )
     elif args.cmd == "cache":
         if args.cache_cmd == "check":
-            from .cache_tools import check
+            from judgelab.cache.tools import check
 
             summary = check(args.cache)
             print(json.dumps(summary, indent=1))
             return 0 if summary["complete"] else 1
         if args.cache_cmd == "merge":
-            from .cache_shards import merge_shards
+            from judgelab.cache.shards import merge_shards
 
             with script_logging(None):
                 print(json.dumps(merge_shards(args.cache), indent=1))
         elif args.cache_cmd == "salvage":
-            from .cache_tools import salvage
+            from judgelab.cache.tools import salvage
 
             with script_logging(None):
                 print(json.dumps(salvage(args.damaged, args.dest), indent=1))
@@ -337,15 +337,15 @@ def _run(args) -> int:
             with _cache_config(args).open() as cache:
                 print(json.dumps(cache.stats(), indent=1))
     elif args.cmd == "endpoints":
-        from .endpoints import write_overlay
+        from judgelab.llm.endpoints import write_overlay
 
         pairs = _assignments(args.model, "--model", "NAME=SERVED")
         data = write_overlay(pairs, args.out, url_file=args.url_file, url_dir=args.url_dir)
         for name, spec in data["models"].items():
             print(f"{name}: {spec['model']} at {spec['base_url']}")
     elif args.cmd == "estimate":
-        from .estimate import estimate, format_report
-        from .project import Project
+        from judgelab.project.estimate import estimate, format_report
+        from judgelab.project.facade import Project
 
         tables = {
             name: str(Path(path).resolve())

@@ -1,109 +1,19 @@
 """Studies: one package each, ``judgelab.studies.<study>``, holding everything of the study.
 
-* ``plan.py``: the study's :class:`StudyPlan` - how its config section resolves (datasets,
+* ``plan.py``: the study's :class:`~judgelab.project.plan.StudyPlan` - how its config section resolves (datasets,
   judges, prompts), its checks, its result paths, its LLM jobs and its targets - so the rules,
-  ``judgelab estimate`` and the jobs take the same answers from :class:`judgelab.project.Project`;
+  ``judgelab estimate`` and the jobs take the same answers from :class:`judgelab.project.facade.Project`;
 * ``jobs.py``: one function per workflow job (the ``workflow/scripts/`` adapters call them);
 * the science, one module per stage with a name that says what it holds, and ``figures.py``.
 
-A study imports the shared core (``judgelab.labels``, ``judgelab.agreement``, ``judgelab.render``,
-``judgelab.plotting``, ``judgelab.tables``, ``judgelab.prompts``, ``judgelab.judging``, the
-backends and the cache); the core imports no study.
+A study imports the shared core (:mod:`judgelab.cache`, :mod:`judgelab.data`, :mod:`judgelab.llm`,
+:mod:`judgelab.analysis`, :mod:`judgelab.project.plan`); the core imports no study.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-from ..errors import InputError
-
-if TYPE_CHECKING:
-    from ..backends.base import Request
-    from ..project import Project
-
 #: Studies in the order `all` runs them. Each has a config section with an `enabled` switch, a
 #: ``Plan`` in ``judgelab.studies.<study>.plan`` (its paths, jobs, targets), rules in
-#: ``workflow/rules/<study>.smk``, jobs in ``judgelab.jobs.<study>``, prompts under
+#: ``workflow/rules/<study>/``, jobs in ``judgelab.studies.<study>.jobs``, prompts under
 #: ``resources/prompts/<study>/`` and a target of its name.
 STUDIES = ("peras", "overrating", "perturbations", "simulation", "ranking")
-
-
-@dataclass(frozen=True)
-class LLMJob:
-    """One job that calls a model: its rule, the model, and its wildcards (what a dry-run lists)."""
-
-    rule: str
-    model: str
-    wildcards: tuple[tuple[str, str], ...]
-    study: str = ""  # "" for the shared persona generation
-
-    @property
-    def wc(self) -> dict[str, str]:
-        return dict(self.wildcards)
-
-
-class StudyPlan:
-    """The resolution questions of one study. Subclasses set ``name`` (the config section and the
-    target) and ``paths`` (result paths under ``{results}``, named once), and implement
-    :meth:`llm_jobs`, :meth:`targets` and :meth:`requests`."""
-
-    name: str = ""
-    paths: dict[str, str] = {}
-
-    def __init__(self, project: Project):
-        self.project = project
-        self.section: dict = project.config[self.name]
-
-    @property
-    def enabled(self) -> bool:
-        return bool(self.section["enabled"])
-
-    @property
-    def datasets(self) -> list[str]:
-        """The study's ``datasets`` (null: every dataset of the config)."""
-        chosen = self.section.get("datasets")
-        return list(self.project.datasets if chosen is None else chosen)
-
-    @property
-    def judges(self) -> list[str]:
-        """The study's ``judges`` (null: the top-level ``judges``)."""
-        chosen = self.section.get("judges")
-        return list(self.project.judges if chosen is None else chosen)
-
-    @property
-    def own_datasets(self) -> list[str]:
-        """Datasets the study defines in its own section (not keys of the top-level `datasets`);
-        ``judgelab estimate --table NAME=PATH`` may name them."""
-        return []
-
-    def models(self) -> list[str]:
-        """Every model the study's jobs call."""
-        return self.judges
-
-    def check(self) -> None:
-        """Every name of the section exists; errors name the full key."""
-        for key, known in (
-            ("datasets", self.project.config["datasets"]),
-            ("judges", self.project.config["models"]),
-        ):
-            for i, v in enumerate(self.section.get(key) or []):
-                if v not in known:
-                    what = "datasets" if key == "datasets" else "models"
-                    raise InputError(
-                        f"{v!r} is not a key of `{what}` (known: {sorted(known)})",
-                        key=f"{self.name}.{key}[{i}]",
-                    )
-
-    def llm_jobs(self) -> list[LLMJob]:
-        raise NotImplementedError
-
-    def targets(self) -> list[str]:
-        raise NotImplementedError
-
-    def requests(self, job: LLMJob, ctx) -> Iterator[tuple[str, Request, bool | None]]:
-        """For ``judgelab estimate``: the requests of ``job`` as (stage, request, exact) - exact
-        False where a request stands in for one that depends on earlier answers (counted, never
-        looked up). ``ctx`` gives the dataset pairs, persona texts and cache look-ups."""
-        raise NotImplementedError

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ...backends.base import Request
-from .pairwise import pairwise_jobs, pairwise_requests, sample_pairs
-from .pointwise import pointwise_requests
+from judgelab.llm.backends.base import Request
+from judgelab.studies.overrating.pairwise import pairwise_jobs, pairwise_requests, sample_pairs
+from judgelab.studies.overrating.pointwise import pointwise_requests
 
 #: Judged queries of the public datasets: the pairwise stand-in of ``judgelab estimate`` before a
 #: dataset is downloaded (at most 3 settings x ``per_setting`` pairs per query, an upper bound).

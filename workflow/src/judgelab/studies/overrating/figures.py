@@ -19,10 +19,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from ...labels import GRADES
-from ...plotting import plt, save
-from ...render import MISSING
-from .pointwise import OUTCOMES
+from judgelab.analysis.plotting import plt, save
+from judgelab.analysis.render import MISSING
+from judgelab.data.labels import GRADES
+from judgelab.studies.overrating.pointwise import OUTCOMES
 
 RATES = [
     ("accuracy_pct", "Acc."),
@@ -106,7 +106,7 @@ def confidence_by_outcome(
     """``metrics``: pointwise metric rows (scale, conf_TP.., conf_renorm_TP.., n_TP..), one per
     scale; ``confidence``: the definition drawn (``full``: conf_*, ``renormalised``:
     conf_renorm_*)."""
-    from .tables import CONFIDENCE_SUFFIX, CONFIDENCE_TITLE
+    from judgelab.studies.overrating.tables import CONFIDENCE_SUFFIX, CONFIDENCE_TITLE
 
     sfx = CONFIDENCE_SUFFIX[confidence]
     metrics = metrics.assign(

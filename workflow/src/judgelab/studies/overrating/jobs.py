@@ -23,14 +23,26 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...imported import SourcePairs, read_judge
-from ...jobs import LLMSession, as_value
-from ...judging import require_coverage
-from ...tables import read_dataset, write_tsv
-from .pairwise import SETTINGS, pair_outcomes, pairwise_metrics, run_pairwise, sample_pairs
-from .pointwise import imported_pointwise, pointwise_metrics, run_pointwise, transition_matrix
-from .prompts import PAIRWISE_KIND, Prompt, check_labels, effective_scale
-from .tables import flat_table1, render_table1, render_table2, table1, table2
+from judgelab.data.imported import SourcePairs, read_judge
+from judgelab.data.tables import read_dataset, write_tsv
+from judgelab.llm.judging import require_coverage
+from judgelab.llm.session import LLMSession
+from judgelab.project.runner import as_value
+from judgelab.studies.overrating.pairwise import (
+    SETTINGS,
+    pair_outcomes,
+    pairwise_metrics,
+    run_pairwise,
+    sample_pairs,
+)
+from judgelab.studies.overrating.pointwise import (
+    imported_pointwise,
+    pointwise_metrics,
+    run_pointwise,
+    transition_matrix,
+)
+from judgelab.studies.overrating.prompts import PAIRWISE_KIND, Prompt, check_labels, effective_scale
+from judgelab.studies.overrating.tables import flat_table1, render_table1, render_table2, table1, table2
 
 log = logging.getLogger("judgelab")
 
@@ -104,7 +116,7 @@ def pointwise_judge_job(
     """Judge every pair of a dataset table on ``scale`` with ``template`` (its ``labels``, JSON
     or a list): label, parsed, answer, label_pos, p<label>..., label_mass, confidence,
     confidence_renorm per pair. ``model_name``: the model's key in ``models`` (named in errors);
-    ``coverage``: the job's coverage check (:class:`judgelab.judging.Coverage`)."""
+    ``coverage``: the job's coverage check (:class:`judgelab.llm.judging.Coverage`)."""
     prompt = _prompt(template, labels, "judgment")
     check_labels(prompt.labels, scale)
     table = read_dataset(pairs)
@@ -143,7 +155,7 @@ def imported_pointwise_job(
     """The pointwise judgments table of an imported judge (a qrels file; no LLM call).
     ``source``: the dataset's raw ``qrels`` and ``topics`` (read with ``encoding``): the file may
     label their pairs outside the selection (skipped, counted in the import's table
-    ``out_summary``, one row: ``ids``, then :data:`judgelab.imported.IMPORT_SUMMARY_COLUMNS`)."""
+    ``out_summary``, one row: ``ids``, then :data:`judgelab.data.imported.IMPORT_SUMMARY_COLUMNS`)."""
     table = read_dataset(pairs)
     known = SourcePairs.read(source["qrels"], source["topics"], encoding) if source else None
     judge = read_judge(judge_file, table, source=known, scale=scale, confidence_scale=confidence_scale)
@@ -333,13 +345,13 @@ def table2_job(
 
 
 def transition_figure_job(transition: str, out_png: str, out_pdf: str, *, title: str) -> None:
-    from . import figures as of
+    from judgelab.studies.overrating import figures as of
 
     of.transition_heatmap(pd.read_csv(transition, sep="\t"), title, out_png, out_pdf)
 
 
 def pairwise_figure_job(metrics: str, out_png: str, out_pdf: str, *, title: str) -> None:
-    from . import figures as of
+    from judgelab.studies.overrating import figures as of
 
     of.pairwise_rates(pd.read_csv(metrics, sep="\t", dtype={"setting": str}), title, out_png, out_pdf)
 
@@ -349,6 +361,6 @@ def confidence_figure_job(
 ) -> None:
     """``metrics``: the pointwise metrics files of one dataset x model (one per scale);
     ``confidence``: the token-confidence definition shown (full or renormalised)."""
-    from . import figures as of
+    from judgelab.studies.overrating import figures as of
 
     of.confidence_by_outcome(read_metrics(metrics), title, out_png, out_pdf, confidence=confidence)

@@ -12,10 +12,11 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ...backends.base import CachedClient, Request
-from ...errors import InputError
-from ...prompts import build_messages, fill
-from .prompts import Prompt, prob_columns, reading_cells, typed_readings
+from judgelab.errors import InputError
+from judgelab.llm.backends.base import Request
+from judgelab.llm.client import CachedClient
+from judgelab.llm.prompts import build_messages, fill
+from judgelab.studies.overrating.prompts import Prompt, prob_columns, reading_cells, typed_readings
 
 log = logging.getLogger(__name__)
 

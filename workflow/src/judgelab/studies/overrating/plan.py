@@ -16,14 +16,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import cached_property
 
-from ...backends.base import Request
-from ...errors import InputError
-from ...imported import study_imports
-from ...judging import Coverage
-from .. import LLMJob, StudyPlan
-from . import estimate
-from .prompts import PAIRWISE_KIND, Prompt, check_labels, effective_scale, load_prompt
-from .tables import TABLE_FORMATS
+from judgelab.data.imported import study_imports
+from judgelab.errors import InputError
+from judgelab.llm.backends.base import Request
+from judgelab.llm.judging import Coverage
+from judgelab.project.plan import LLMJob, StudyPlan
+from judgelab.studies.overrating import estimate
+from judgelab.studies.overrating.prompts import (
+    PAIRWISE_KIND,
+    Prompt,
+    check_labels,
+    effective_scale,
+    load_prompt,
+)
+from judgelab.studies.overrating.tables import TABLE_FORMATS
 
 
 class Plan(StudyPlan):

@@ -12,13 +12,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...agreement import cohen_kappa, krippendorff_alpha
-from ...backends.base import CachedClient, Request
-from ...errors import InputError
-from ...imported import JudgeFile, confidence_as_probability, read_judge_file
-from ...labels import GRADES, SCALES, binarise
-from ...prompts import build_messages, fill
-from .prompts import Prompt, effective_scale, prob_columns, reading_cells, typed_readings
+from judgelab.analysis.agreement import cohen_kappa, krippendorff_alpha
+from judgelab.data.imported import JudgeFile, confidence_as_probability, read_judge_file
+from judgelab.data.labels import GRADES, SCALES, binarise
+from judgelab.errors import InputError
+from judgelab.llm.backends.base import Request
+from judgelab.llm.client import CachedClient
+from judgelab.llm.prompts import build_messages, fill
+from judgelab.studies.overrating.prompts import (
+    Prompt,
+    effective_scale,
+    prob_columns,
+    reading_cells,
+    typed_readings,
+)
 
 log = logging.getLogger(__name__)
 
@@ -98,9 +105,9 @@ def imported_pointwise(
     confidence_scale: str | None = None,
 ) -> pd.DataFrame:
     """The pointwise judgments table of an imported judge file, or of one already read
-    (:func:`judgelab.imported.read_judge`) - no LLM call: labels on the judge's declared ``scale``
+    (:func:`judgelab.data.imported.read_judge`) - no LLM call: labels on the judge's declared ``scale``
     (None: not declared, read as graded unless every label is 0/1, which fails; see
-    :mod:`judgelab.imported`), the file's confidences as probabilities 0-1, no label
+    :mod:`judgelab.data.imported`), the file's confidences as probabilities 0-1, no label
     distribution (its one confidence is both ``confidence`` and ``confidence_renorm``: there is
     no distribution to renormalise over). Pairs of the selection the file does not label are
     missing."""

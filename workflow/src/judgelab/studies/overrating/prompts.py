@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...backends.base import Completion, label_step_at
-from ...errors import InputError
-from ...labels import SCALES, locate_label
-from ...prompts import load_template_spec, register_kind
+from judgelab.data.labels import SCALES
+from judgelab.errors import InputError
+from judgelab.llm.answers import locate_label
+from judgelab.llm.backends.base import Completion, label_step_at
+from judgelab.llm.prompts import load_template_spec, register_kind
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +42,7 @@ class Prompt:
 def load_prompt(
     ref: str, resources: str | Path | None = None, kind: str | None = None, *, key: str | None = None
 ) -> Prompt:
-    """A checked prompt template (:func:`judgelab.prompts.load_template_spec`): ``ref`` is a path
+    """A checked prompt template (:func:`judgelab.llm.prompts.load_template_spec`): ``ref`` is a path
     or ``<study>/<name>`` under ``resources``/prompts (e.g. ``overrating/graded``); ``kind`` the
     kind needed (``judgment`` or :data:`PAIRWISE_KIND`); ``key`` the config key naming it."""
     spec = load_template_spec(ref, resources, kind, key=key)
@@ -73,8 +74,8 @@ def parse_answer(
     text: str, labels: Sequence[str], *, pairwise: bool = False
 ) -> tuple[str | None, int | None]:
     """The label of an answer (one of ``labels``) and the character offset of the label in it, or
-    ``(None, None)`` (missing): :func:`judgelab.prompts.locate_label`, the rules of
-    :func:`judgelab.prompts.parse_label` (only the template's labels parse; ``-1``, ``2.5``,
+    ``(None, None)`` (missing): :func:`judgelab.llm.prompts.locate_label`, the rules of
+    :func:`judgelab.llm.prompts.parse_label` (only the template's labels parse; ``-1``, ``2.5``,
     ``1st`` or a number outside the labels do not), with the offset. ``pairwise``: an explicit
     ``Answer: 1`` also counts as the final answer (the forced choice names an option)."""
     return locate_label(text, labels, answer_keys=pairwise)
@@ -86,7 +87,7 @@ def label_reading(
     """The label distribution where the parsed label was generated.
 
     The label step is the decoding step whose token spells the character the parser took the
-    label from (:func:`judgelab.backends.base.label_step_at`): after ``"##final score: "`` it is
+    label from (:func:`judgelab.llm.backends.base.label_step_at`): after ``"##final score: "`` it is
     the step of the ``"2"``, and for an answer that is only the label it is the first step, whose
     reading is the first-position one. Returns ``label_pos`` (the token index), ``probs`` (one per
     label, renormalised over the label tokens), ``label_mass`` (the label tokens' total

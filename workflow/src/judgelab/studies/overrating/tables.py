@@ -16,9 +16,9 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from ... import render
-from ...errors import InputError
-from .pointwise import OUTCOMES
+from judgelab.analysis import render
+from judgelab.errors import InputError
+from judgelab.studies.overrating.pointwise import OUTCOMES
 
 #: the formats every table of the study is written in
 TABLE_FORMATS = ("tsv", "md", "tex", "html")

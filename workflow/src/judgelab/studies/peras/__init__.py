@@ -11,11 +11,11 @@ Modules (config section ``peras``, target ``peras``, rules ``workflow/rules/pera
 * :mod:`.plan` - the section resolved: templates, the groups (dataset x model x template with
   their personas, imported judges included), settings, paths, LLM jobs, targets;
 * the judgment prompt, persona || template(query, passage), is assembled by
-  :func:`judgelab.judging.judgment_requests` (shared with the perturbations and ranking studies,
+  :func:`judgelab.llm.judging.judgment_requests` (shared with the perturbations and ranking studies,
   so their requests for the same pair are cache hits);
 * :mod:`.confidence` - the confidence follow-up (Table 6, Appendix A): where its prompt is
   assembled and its answer read;
-* :mod:`.metrics` - kappa, QWK, macro F1 (:mod:`judgelab.agreement`) and Sakai's RO, RU, HMR of
+* :mod:`.metrics` - kappa, QWK, macro F1 (:mod:`judgelab.analysis.agreement`) and Sakai's RO, RU, HMR of
   one job;
 * :mod:`.significance` - persona vs reference: paired bootstrap over queries, Holm;
 * :mod:`.classifiers` - the RQ3 features, splits, classifiers and Table 5;

@@ -5,7 +5,7 @@ For every pair of the held-out dataset the features are the label (0-3) and the 
 the PERAS set-up. The human grade is the target. Each of ``trials`` seeded trials draws a
 stratified train split (``train_fraction`` of the pairs, 10% in the paper) and tests on the rest;
 every classifier and every single persona are scored on the same test pairs with Cohen's kappa,
-QWK and macro F1 (:func:`judgelab.agreement.agreement`); the summary reports mean and SD over trials.
+QWK and macro F1 (:func:`judgelab.analysis.agreement.agreement`); the summary reports mean and SD over trials.
 
 Classifiers (seed 000 section 5.2.2): Random Forest (200 trees, max depth 6, bootstrap with
 ``max_samples=0.81``), XGBoost and LightGBM (200 estimators, max depth 5, learning rate 0.05,
@@ -49,9 +49,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ... import render
-from ...agreement import agreement
-from ...errors import InputError
+from judgelab.analysis import render
+from judgelab.analysis.agreement import agreement
+from judgelab.errors import InputError
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Confidence elicitation (seed 000, section 4.3 and Appendix A): for every pair whose label parsed,
 the follow-up turn with the Table 6 instruction, the persona, the task context (query and
 passage) and the predicted label; the answer is read as a 0-100 confidence
-(:func:`judgelab.labels.parse_confidence`), missing where it does not parse.
+(:func:`judgelab.llm.answers.parse_confidence`), missing where it does not parse.
 """
 
 from __future__ import annotations
@@ -10,10 +10,11 @@ import logging
 
 import pandas as pd
 
-from ...backends.base import CachedClient, Request
-from ...labels import parse_confidence
-from ...prompts import build_messages, fill
-from ...tables import CONFIDENCE_COLUMNS
+from judgelab.data.tables import CONFIDENCE_COLUMNS
+from judgelab.llm.answers import parse_confidence
+from judgelab.llm.backends.base import Request
+from judgelab.llm.client import CachedClient
+from judgelab.llm.prompts import build_messages, fill
 
 log = logging.getLogger(__name__)
 

@@ -1,14 +1,14 @@
 """PERAS's requests for ``judgelab estimate``: the judge and confidence jobs' requests, built with the
-jobs' own builders (:func:`judgelab.judging.judgment_requests`, :func:`.confidence.confidence_requests`).
+jobs' own builders (:func:`judgelab.llm.judging.judgment_requests`, :func:`.confidence.confidence_requests`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ...backends.base import Request
-from ...judging import judgment_requests, read_judgment
-from .confidence import confidence_requests
+from judgelab.llm.backends.base import Request
+from judgelab.llm.judging import judgment_requests, read_judgment
+from judgelab.studies.peras.confidence import confidence_requests
 
 
 def requests(plan, job, ctx) -> Iterator[tuple[str, Request, bool]]:

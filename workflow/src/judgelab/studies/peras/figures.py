@@ -20,10 +20,10 @@ import matplotlib.ticker
 import numpy as np
 import pandas as pd
 
-from ...agreement import cohen_kappa
-from ...labels import GRADES
-from ...plotting import plt, save
-from ...render import MISSING
+from judgelab.analysis.agreement import cohen_kappa
+from judgelab.analysis.plotting import plt, save
+from judgelab.analysis.render import MISSING
+from judgelab.data.labels import GRADES
 
 METRIC_LABELS = {
     "kappa": "Cohen's κ",

@@ -13,11 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...jobs import LLMSession, as_value
-from ...judging import judge_table
-from ...labels import GRADE_LABELS
-from ...personas import read_persona
-from ...tables import (
+from judgelab.data.labels import GRADE_LABELS
+from judgelab.data.tables import (
     concat_ids_tables,
     labels_with_confidence,
     read_confidence,
@@ -27,7 +24,11 @@ from ...tables import (
     read_labelled,
     write_tsv,
 )
-from .confidence import run_confidence
+from judgelab.llm.judging import judge_table
+from judgelab.llm.personas import read_persona
+from judgelab.llm.session import LLMSession
+from judgelab.project.runner import as_value
+from judgelab.studies.peras.confidence import run_confidence
 
 log = logging.getLogger("judgelab")
 
@@ -59,7 +60,7 @@ def judge_job(
     the template's label set (JSON or a list; default the grades 0-3); ``model_name``: the key of
     the model in ``models`` (named in errors); ``answer``: ``parse`` (the answer text) or
     ``logits`` (the first answer position's label distribution); ``coverage``: the job's
-    coverage check (:class:`judgelab.judging.Coverage`; None: none)."""
+    coverage check (:class:`judgelab.llm.judging.Coverage`; None: none)."""
     result = judge_table(
         read_dataset(pairs),
         persona=read_persona(persona, persona_file),
@@ -118,7 +119,7 @@ def confidence_job(
 
 
 def _metrics_row(grades: pd.DataFrame, judgments: str, confidence: str) -> dict:
-    from .metrics import job_metrics
+    from judgelab.studies.peras.metrics import job_metrics
 
     merged = grades.merge(
         read_labelled(judgments, confidence), on=["qid", "docid"], how="inner", validate="one_to_one"
@@ -189,11 +190,11 @@ def import_job(
 ) -> None:
     """An imported judge's qrels-format file -> the judgment and confidence tables of a live judge.
     ``scale`` / ``confidence_scale``: as the judge declares them (None: not declared; see
-    :mod:`judgelab.imported`). ``source``: the dataset's raw ``qrels`` and ``topics`` (read with
+    :mod:`judgelab.data.imported`). ``source``: the dataset's raw ``qrels`` and ``topics`` (read with
     ``encoding``): the file may label their pairs outside the selection (skipped, counted in the
     import's table ``out_summary``, one row: ``ids``, then
-    :data:`judgelab.imported.IMPORT_SUMMARY_COLUMNS`)."""
-    from ...imported import SourcePairs, import_judgments, read_judge
+    :data:`judgelab.data.imported.IMPORT_SUMMARY_COLUMNS`)."""
+    from judgelab.data.imported import SourcePairs, import_judgments, read_judge
 
     table = read_dataset(pairs)
     known = SourcePairs.read(source["qrels"], source["topics"], encoding) if source else None
@@ -242,7 +243,7 @@ def classifier_job(
     out_summary: str,
     out_missing: str,
 ) -> pd.DataFrame:
-    from . import classifiers as clf
+    from judgelab.studies.peras import classifiers as clf
 
     cfg = as_value(settings)
     table = read_dataset(pairs)
@@ -301,7 +302,7 @@ def classifier_table_job(
     out_tex: str,
     out_html: str,
 ) -> pd.DataFrame:
-    from . import classifiers as clf
+    from judgelab.studies.peras import classifiers as clf
 
     parts = []
     for path, idd in zip(summaries, ids):
@@ -338,7 +339,7 @@ def significance_job(
     out: str,
     ids: Mapping[str, str],
 ) -> pd.DataFrame:
-    from . import significance as sg
+    from judgelab.studies.peras import significance as sg
 
     cfg = as_value(settings)
     table = read_dataset(pairs)
@@ -368,7 +369,7 @@ def significance_job(
 def aggregate_significance_job(
     inputs: Sequence[str], metrics: str, out: str, out_joined: str, out_html: str | None = None
 ) -> None:
-    from . import significance as sg
+    from judgelab.studies.peras import significance as sg
 
     parts = [read_ids_table(p) for p in inputs]
     parts = [p for p in parts if len(p)]
@@ -409,7 +410,7 @@ def figures_job(
     the confidence-by-grade chart of one dataset x model x template. ``out`` maps
     radar_agreement, radar_calibration, heatmap, confidence (PNG) and *_pdf, plus
     interpersona and confidence_table (TSV)."""
-    from . import figures as fg
+    from judgelab.studies.peras import figures as fg
 
     cfg = as_value(settings)
     name = f"{ids['dataset']} / {ids['model']} / {ids['template']}"
@@ -475,7 +476,7 @@ def _write_table(df: pd.DataFrame, render, out: Mapping[str, str]) -> None:
 def table4_job(pairs: Sequence[str], out: Mapping[str, str]) -> pd.DataFrame:
     """Seed 000 Table 4 of the prepared datasets ``pairs`` (in that order): ``out`` maps tsv, md,
     tex, html."""
-    from . import tables as tb
+    from judgelab.studies.peras import tables as tb
 
     frames = {}
     for p in pairs:
@@ -497,7 +498,7 @@ def table4_job(pairs: Sequence[str], out: Mapping[str, str]) -> pd.DataFrame:
 def wide_tables_job(metrics: str, reference: str, out: Mapping[str, Mapping[str, str]]) -> None:
     """Seed 000 Tables 7 and 8 (wide) from the long metrics table: ``out`` maps table7 and table8
     to their tsv, md, tex, html paths; ``reference`` is the persona the ``↑`` marks compare with."""
-    from . import tables as tb
+    from judgelab.studies.peras import tables as tb
 
     m = read_ids_table(metrics)
     for table, paths in out.items():

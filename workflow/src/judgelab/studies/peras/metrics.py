@@ -1,6 +1,6 @@
 """The metrics of one PERAS judge job: agreement with the human grades and calibration.
 
-* Agreement: Cohen's kappa, quadratic weighted kappa, macro F1 (:mod:`judgelab.agreement`), over
+* Agreement: Cohen's kappa, quadratic weighted kappa, macro F1 (:mod:`judgelab.analysis.agreement`), over
   the pairs whose answer parsed; ``coverage`` says how many that is.
 * Calibration (seed 000, Eq. 1-3, after Sakai 2024): with I+ the correct and I- the incorrect
   instances and p(i) = confidence / 100,
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ...agreement import agreement
+from judgelab.analysis.agreement import agreement
 
 
 def calibration_from_sums(n_neg, o_sum, n_pos, u_sum) -> dict[str, np.ndarray]:

@@ -10,15 +10,15 @@ import json
 from collections.abc import Iterator
 from functools import cached_property
 
-from ...backends.base import Request
-from ...config import check_name
-from ...errors import InputError
-from ...imported import judge_groups
-from ...judging import Coverage, resolve_answer
-from ...labels import GRADE_LABELS
-from ...prompts import Template
-from .. import LLMJob, StudyPlan
-from . import estimate
+from judgelab.data.imported import judge_groups
+from judgelab.data.labels import GRADE_LABELS
+from judgelab.errors import InputError
+from judgelab.llm.backends.base import Request
+from judgelab.llm.judging import Coverage, resolve_answer
+from judgelab.llm.prompts import Template
+from judgelab.project.config import check_name
+from judgelab.project.plan import LLMJob, StudyPlan
+from judgelab.studies.peras import estimate
 
 #: The figures per dataset x model x template (seed 000 Figures 2-5).
 FIGURE_KINDS = ("radar_agreement", "radar_calibration", "interpersona_kappa", "confidence_by_grade")

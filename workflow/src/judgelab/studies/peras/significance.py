@@ -31,11 +31,11 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ... import render
-from ...agreement import kappa_from_confusion, macro_f1_from_confusion
-from ...labels import GRADES
-from ...stats import adjust_pvalues
-from .metrics import calibration_from_sums
+from judgelab.analysis import render
+from judgelab.analysis.agreement import kappa_from_confusion, macro_f1_from_confusion
+from judgelab.analysis.stats import adjust_pvalues
+from judgelab.data.labels import GRADES
+from judgelab.studies.peras.metrics import calibration_from_sums
 
 METRICS = ["kappa", "qwk", "macro_f1", "HMR"]
 K = len(GRADES)

@@ -1,6 +1,6 @@
 """Seed 000's Table 4 (dataset statistics) and Tables 7 and 8 (Appendix B: agreement and
 calibration of every model x persona, in the seed's wide layout), from the prepared dataset
-tables and the long metrics table (``metrics/metrics.tsv``), rendered with :mod:`judgelab.render`.
+tables and the long metrics table (``metrics/metrics.tsv``), rendered with :mod:`judgelab.analysis.render`.
 
 * Table 4: per dataset the topics, the judged pairs (the seed's ``#docs``) and the pairs of each
   grade; the tsv also lists the topic ids, so a subset drawn by ``datasets.<name>.match_counts``
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ... import render
-from ...labels import GRADES
+from judgelab.analysis import render
+from judgelab.data.labels import GRADES
 
 #: The seed's names of its datasets and templates (anything else is shown by its config name).
 DATASET_NAMES = {"llmjudge": "LLMJudge", "dl19": "TRDL19", "dl20": "TRDL20", "dl21": "TRDL21"}

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ...backends.base import Request
-from .insertions import (
+from judgelab.llm.backends.base import Request
+from judgelab.studies.perturbations.insertions import (
     build_insertions,
     first_sentence,
     fixed_sentences,
@@ -25,10 +25,15 @@ from .insertions import (
     sem_failure,
     sem_request,
 )
-from .originals import label_of
-from .outcomes import kept_by_all, rejudge_pairs
-from .rewrites import clean_rewrite, meaning_check_requests, parse_meaning_verdict, rewrite_requests
-from .sampling import pool_samples
+from judgelab.studies.perturbations.originals import label_of
+from judgelab.studies.perturbations.outcomes import kept_by_all, rejudge_pairs
+from judgelab.studies.perturbations.rewrites import (
+    clean_rewrite,
+    meaning_check_requests,
+    parse_meaning_verdict,
+    rewrite_requests,
+)
+from judgelab.studies.perturbations.sampling import pool_samples
 
 
 @dataclass
@@ -83,7 +88,7 @@ def _sample(plan, ctx, dataset: str, judge: str) -> _Sample:
     """The judge's sample from its cached original labels; an upper bound when any is unknown:
     per query up to ``per_label`` grade-0 pairs (labelled 0: the insertion candidates it
     could have), then other pairs up to ``4 x per_label`` (label -1)."""
-    from .sampling import SAMPLE_COLUMNS, sample_judged
+    from judgelab.studies.perturbations.sampling import SAMPLE_COLUMNS, sample_judged
 
     src = ctx.pairs(dataset)
     per_label, seed = plan.sampling["per_label"], plan.sampling["seed"]
@@ -115,7 +120,7 @@ def _sample(plan, ctx, dataset: str, judge: str) -> _Sample:
 
 
 def _build_estimate(plan, ctx, dataset: str) -> dict:
-    from ...backends.base import Completion
+    from judgelab.llm.backends.base import Completion
 
     samples = {m: _sample(plan, ctx, dataset, m) for m in plan.judges}
     exact = all(x.exact for x in samples.values())

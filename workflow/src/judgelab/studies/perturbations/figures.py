@@ -16,9 +16,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ...labels import GRADES
-from ...plotting import plt, save
-from ...render import MISSING
+from judgelab.analysis.plotting import plt, save
+from judgelab.analysis.render import MISSING
+from judgelab.data.labels import GRADES
 
 LABEL_COLORS = ["#d9d9d9", "#9ecae1", "#4292c6", "#08519c"]  # label 0 (light) .. 3 (dark)
 

@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...backends.base import CachedClient, Request
-from ...errors import InputError
-from ...prompts import fill, register_kind
-from ...textfiles import text_lines
-from .rewrites import SENTENCE_END
-from .sampling import pool_samples
+from judgelab.data.textfiles import text_lines
+from judgelab.errors import InputError
+from judgelab.llm.backends.base import Request
+from judgelab.llm.client import CachedClient
+from judgelab.llm.prompts import fill, register_kind
+from judgelab.studies.perturbations.rewrites import SENTENCE_END
+from judgelab.studies.perturbations.sampling import pool_samples
 
 log = logging.getLogger(__name__)
 

@@ -31,13 +31,14 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from ...errors import InputError
-from ...jobs import LLMSession, as_value
-from ...judging import require_coverage
-from ...personas import read_persona
-from ...render import MISSING
-from ...tables import JUDGMENT_COLUMNS, read_dataset, read_judgments, write_tsv
-from .insertions import (
+from judgelab.analysis.render import MISSING
+from judgelab.data.tables import JUDGMENT_COLUMNS, read_dataset, read_judgments, write_tsv
+from judgelab.errors import InputError
+from judgelab.llm.judging import require_coverage
+from judgelab.llm.personas import read_persona
+from judgelab.llm.session import LLMSession
+from judgelab.project.runner import as_value
+from judgelab.studies.perturbations.insertions import (
     INSERTION_VARIANTS,
     build_insertions,
     fixed_sentences,
@@ -46,8 +47,8 @@ from .insertions import (
     read_reviewed_sem,
     stopwords_from_param,
 )
-from .originals import ORIGINALS, judge_variant
-from .outcomes import (
+from judgelab.studies.perturbations.originals import ORIGINALS, judge_variant
+from judgelab.studies.perturbations.outcomes import (
     VARIANTS,
     distribution_table,
     insertion_table,
@@ -57,8 +58,8 @@ from .outcomes import (
     shift_table,
     transition_table,
 )
-from .rewrites import REWRITE_VARIANTS, read_variant_table, run_rewrites
-from .sampling import pool_samples, read_sample, sample_judged
+from judgelab.studies.perturbations.rewrites import REWRITE_VARIANTS, read_variant_table, run_rewrites
+from judgelab.studies.perturbations.sampling import pool_samples, read_sample, sample_judged
 
 log = logging.getLogger("judgelab")
 
@@ -393,7 +394,7 @@ def transition_figure_job(
     """Seed 004 Figure 1: one judge's transition heatmaps, one panel per rewrite variant (its
     re-judging coverage in the panel title). ``dataset``: the dataset named in the title (the
     pooled figure: the datasets pooled); ``display``: the judge's display name."""
-    from .figures import transition_heatmaps
+    from judgelab.studies.perturbations.figures import transition_heatmaps
 
     tidy = pd.read_csv(transitions, sep="\t", dtype={"judge": str, "variant": str})
     transition_heatmaps(
@@ -417,7 +418,7 @@ def insertion_figure_job(
 ) -> None:
     """Seed 004 Figure 3: label distributions on non-relevant passages after each insertion, one
     bar per judge (``names``: display names by judge key, JSON or a mapping)."""
-    from .figures import insertion_distributions
+    from judgelab.studies.perturbations.figures import insertion_distributions
 
     tidy = pd.read_csv(distributions, sep="\t", dtype={"judge": str, "variant": str})
     insertion_distributions(
@@ -436,7 +437,7 @@ def pooled_job(
 ) -> None:
     """The transition and distribution tables of every dataset pooled (counts summed, shares
     recomputed): the tables of the pooled Figures 1 and 3 (the seed pools DL19 and DL20)."""
-    from .outcomes import pool_distributions, pool_transitions
+    from judgelab.studies.perturbations.outcomes import pool_distributions, pool_transitions
 
     def read(paths):
         frames = [pd.read_csv(p, sep="\t", dtype={"judge": str, "variant": str}) for p in paths]

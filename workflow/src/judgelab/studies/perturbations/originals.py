@@ -4,7 +4,7 @@ section 3: the re-judging must be the original judgment with only the passage ch
 ``original`` (``perturbations.original``):
 
 * ``peras`` - the PERAS judge job of the study's ``template`` and ``persona``
-  (:func:`judgelab.judging.run_judgments`: persona || template, the label read by the PERAS
+  (:func:`judgelab.llm.judging.run_judgments`: persona || template, the label read by the PERAS
   ``answer`` mode);
 * ``overrating`` - the overrating study's graded pointwise run (its ``overrating/graded``
   UMBRELA template, no persona, the label parsed where it is generated, the token confidence
@@ -21,10 +21,11 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from ...backends.base import CachedClient, Completion, Request
-from ...judging import judgment_requests, read_judgment, run_judgments
-from ..overrating.pointwise import pointwise_requests, run_pointwise
-from ..overrating.prompts import Prompt, reading_cells
+from judgelab.llm.backends.base import Completion, Request
+from judgelab.llm.client import CachedClient
+from judgelab.llm.judging import judgment_requests, read_judgment, run_judgments
+from judgelab.studies.overrating.pointwise import pointwise_requests, run_pointwise
+from judgelab.studies.overrating.prompts import Prompt, reading_cells
 
 #: the sources of the original labels
 ORIGINALS = ("peras", "overrating")

@@ -9,10 +9,10 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from ...errors import InputError
-from ...labels import GRADES
-from .insertions import INSERTION_VARIANTS
-from .rewrites import REASONS, REWRITE_VARIANTS
+from judgelab.data.labels import GRADES
+from judgelab.errors import InputError
+from judgelab.studies.perturbations.insertions import INSERTION_VARIANTS
+from judgelab.studies.perturbations.rewrites import REASONS, REWRITE_VARIANTS
 
 #: the graded labels 0-3 (a judge's answer tokens)
 

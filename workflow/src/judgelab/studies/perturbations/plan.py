@@ -22,17 +22,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...backends.base import Request
-from ...errors import InputError
-from ...judging import Coverage
-from .. import LLMJob, StudyPlan
-from . import estimate
-from .insertions import (
-    load_stopwords,
-    stopwords_param,
-)
-from .originals import variant_requests
-from .outcomes import REWRITE_FILTERS
+from judgelab.errors import InputError
+from judgelab.llm.backends.base import Request
+from judgelab.llm.judging import Coverage
+from judgelab.project.plan import LLMJob, StudyPlan
+from judgelab.studies.perturbations import estimate
+from judgelab.studies.perturbations.insertions import load_stopwords, stopwords_param
+from judgelab.studies.perturbations.originals import variant_requests
+from judgelab.studies.perturbations.outcomes import REWRITE_FILTERS
 
 #: The template kind each prompt key needs (the rewrite variants: ``rewrite``).
 PROMPT_KINDS = {"meaning_check": "meaning_check", "SEM": "sem_sentence", "LEX": "lex_sentence"}

@@ -8,9 +8,10 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from ...backends.base import CachedClient, Request
-from ...errors import InputError
-from ...prompts import fill, register_kind
+from judgelab.errors import InputError
+from judgelab.llm.backends.base import Request
+from judgelab.llm.client import CachedClient
+from judgelab.llm.prompts import fill, register_kind
 
 # The kinds of the study's prompts (resources/prompts/perturbations/): their placeholders are
 # checked when a template is loaded.

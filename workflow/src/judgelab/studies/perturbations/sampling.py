@@ -11,8 +11,8 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from ...errors import InputError
-from ...labels import GRADES
+from judgelab.data.labels import GRADES
+from judgelab.errors import InputError
 
 log = logging.getLogger(__name__)
 

@@ -26,5 +26,5 @@ Modules (no Snakemake code; the science modules are functions of DataFrames and 
 * :mod:`judgelab.studies.ranking.plan` - the study's config section, checks, paths, jobs,
   targets and estimate; :mod:`judgelab.studies.ranking.jobs` - one function per workflow job.
 
-Label agreement per item (Krippendorff's alpha) is :func:`judgelab.agreement.krippendorff_alpha`.
+Label agreement per item (Krippendorff's alpha) is :func:`judgelab.analysis.agreement.krippendorff_alpha`.
 """

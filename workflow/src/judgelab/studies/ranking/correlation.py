@@ -28,7 +28,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from ...errors import InputError
+from judgelab.errors import InputError
 
 #: Keys of :func:`correlations` (the columns of ``correlations.tsv``), in order.
 CORRELATION_KEYS = [

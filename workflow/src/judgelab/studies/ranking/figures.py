@@ -1,5 +1,5 @@
 """Figures of the ranking study, per dataset x judge x measure, each written as PNG and PDF
-(:mod:`judgelab.plotting`).
+(:mod:`judgelab.analysis.plotting`).
 
 * :func:`score_scatter` - one point per system: its mean score under the reference qrels (x) and
   under the judge's labels (y), the diagonal y = x, Kendall's tau (with its topic-bootstrap
@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...plotting import plt, save
-from ...render import fmt
-from .tables import ranks
+from judgelab.analysis.plotting import plt, save
+from judgelab.analysis.render import fmt
+from judgelab.studies.ranking.tables import ranks
 
 #: Systems up to which every point carries its run name.
 MAX_LABELS = 20

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...errors import InputError
-from ...jobs import as_value
-from ...tables import read_dataset, read_judgments, write_tsv
-from .runs import check_topics, read_run
+from judgelab.data.tables import read_dataset, read_judgments, write_tsv
+from judgelab.errors import InputError
+from judgelab.project.runner import as_value
+from judgelab.studies.ranking.runs import check_topics, read_run
 
 # The libraries of one kind of job are imported by that job only (scipy.stats, scikit-learn,
 # bm25s, ir-measures, the backends), so the many small jobs start fast.
@@ -61,7 +61,7 @@ def system_run_job(
     pairs: str, out: str, *, system: str | dict, name: str, candidates: str, depth: int
 ) -> pd.DataFrame:
     """The run of one system over the dataset table (see :mod:`judgelab.studies.ranking.systems`)."""
-    from .systems import rank, write_run
+    from judgelab.studies.ranking.systems import rank, write_run
 
     spec = dict(as_value(system))
     run = rank(read_dataset(pairs), spec, candidates=candidates, depth=int(depth), tag=name)
@@ -80,7 +80,7 @@ def system_run_job(
 
 def download_run_job(url: str, out: str) -> None:
     """Fetch one run file (atomically; ``file://`` works) and check that it reads as a run."""
-    from ...datasets import download
+    from judgelab.data.sources import download
 
     download(url, out)
     run = read_run(out)
@@ -94,8 +94,8 @@ def import_labels_job(
     pairs: str, judge_file: str, out: str, *, scale: str | None = None, confidence_scale: str | None = None
 ) -> pd.DataFrame:
     """An imported judge's labels (qid, docid, label, confidence) read against the dataset table:
-    errors name the file and line (:func:`judgelab.imported.read_judge_file`)."""
-    from ...imported import read_judge_file
+    errors name the file and line (:func:`judgelab.data.imported.read_judge_file`)."""
+    from judgelab.data.imported import read_judge_file
 
     table = read_dataset(pairs)
     read = read_judge_file(judge_file, table, scale=scale or None, confidence_scale=confidence_scale or None)
@@ -128,14 +128,14 @@ def judge_pool_job(
 ) -> pd.DataFrame:
     """Label the dataset's pool (every run's top ``pool_depth`` over the table's topics) where the
     passage text is known, with the PERAS judgment of ``template`` and ``persona``
-    (:func:`judgelab.judging.run_judgments`: the same requests as the PERAS judge job for the same
+    (:func:`judgelab.llm.judging.run_judgments`: the same requests as the PERAS judge job for the same
     pair, read the same way - ``answer`` -, so pairs it asked are cache hits with PERAS's labels;
-    :func:`judgelab.judging.judge_table`, coverage check included). Writes the judgment table
+    :func:`judgelab.llm.judging.judge_table`, coverage check included). Writes the judgment table
     (PERAS's columns), one row per pool pair whose text is known; a pair whose answer does not
     parse has a missing label."""
-    from ...judging import judge_table
-    from ...personas import read_persona
-    from .pool import judge_pairs, pool_table
+    from judgelab.llm.judging import judge_table
+    from judgelab.llm.personas import read_persona
+    from judgelab.studies.ranking.pool import judge_pairs, pool_table
 
     table = read_dataset(pairs)
     files = _files(run_names, runs)
@@ -187,8 +187,8 @@ def score_job(
     unlabelled pair has no row) or ``filled`` (the human grades, holes filled with the judge's
     labels). ``labels``: the label files of ``judges``, in order. Rows: the columns of
     :data:`judgelab.studies.ranking.tables.SCORES_COLUMNS`."""
-    from .pool import fill_holes, human_qrels
-    from .scores import qrels_from_labels, score_runs
+    from judgelab.studies.ranking.pool import fill_holes, human_qrels
+    from judgelab.studies.ranking.scores import qrels_from_labels, score_runs
 
     table = read_dataset(pairs)
     judges = [str(j) for j in as_value(judges)]
@@ -250,8 +250,8 @@ def correlations_job(
     ``out["correlations"]`` (per judge x measure: its system ranking against its reference's and
     its label agreement on the pool). ``labels``: the label files of ``judges``, in order;
     ``comparisons``: (judge, reference) pairs."""
-    from .pool import AGREEMENT_KEYS, label_agreement, labels_on_pool, pool_table
-    from .tables import CORRELATION_COLUMNS, compare, mean_judged, read_scores
+    from judgelab.studies.ranking.pool import AGREEMENT_KEYS, label_agreement, labels_on_pool, pool_table
+    from judgelab.studies.ranking.tables import CORRELATION_COLUMNS, compare, mean_judged, read_scores
 
     table = read_dataset(pairs)
     files = _files(run_names, runs)
@@ -313,7 +313,12 @@ def correlations_job(
 
 def leaderboard_job(correlations: Sequence[str], out: Mapping[str, str]) -> pd.DataFrame:
     """LLMJudge Table 3 over every dataset's correlations: ``out`` maps tsv, md, tex, html."""
-    from .tables import TABLE_FORMATS, leaderboard, read_correlations, render_leaderboard
+    from judgelab.studies.ranking.tables import (
+        TABLE_FORMATS,
+        leaderboard,
+        read_correlations,
+        render_leaderboard,
+    )
 
     frames = [read_correlations(p) for p in correlations]
     board = leaderboard(pd.concat(frames, ignore_index=True) if frames else pd.DataFrame())
@@ -336,8 +341,8 @@ def figures_job(
 ) -> None:
     """The score scatter and the rank-rank plot of one dataset x judge x measure: ``out`` maps
     scores_png, scores_pdf, ranks_png, ranks_pdf."""
-    from . import figures
-    from .tables import read_correlations, read_scores, system_means
+    from judgelab.studies.ranking import figures
+    from judgelab.studies.ranking.tables import read_correlations, read_scores, system_means
 
     corr = read_correlations(correlations)
     sel = corr[(corr["judge"] == judge) & (corr["reference"] == reference) & (corr["measure"] == measure)]

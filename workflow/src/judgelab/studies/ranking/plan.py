@@ -30,15 +30,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...backends.base import Request
-from ...config import check_name
-from ...errors import InputError
-from ...imported import study_imports
-from ...judging import judgment_requests
-from .. import LLMJob, StudyPlan
-from .runs import DL21_RUNS_BASE, dl21_run_names, read_run, run_name, run_urls
-from .scores import parse_measures
-from .systems import check_system
+from judgelab.data.imported import study_imports
+from judgelab.errors import InputError
+from judgelab.llm.backends.base import Request
+from judgelab.llm.judging import judgment_requests
+from judgelab.project.config import check_name
+from judgelab.project.plan import LLMJob, StudyPlan
+from judgelab.studies.ranking.runs import DL21_RUNS_BASE, dl21_run_names, read_run, run_name, run_urls
+from judgelab.studies.ranking.scores import parse_measures
+from judgelab.studies.ranking.systems import check_system
 
 #: Where the public runs of a dataset are served by default: ``<base>/<dataset>/input.<run>.txt``.
 RUNS_BASE = DL21_RUNS_BASE.rsplit("/", 1)[0]
@@ -489,7 +489,7 @@ class Plan(StudyPlan):
 
     def requests(self, job, ctx) -> Iterator[tuple[str, Request, bool]]:
         """The judge job's requests: one per pool pair whose passage text is known, built by
-        :func:`judgelab.judging.judgment_requests` as the job builds them (so a pair PERAS asked
+        :func:`judgelab.llm.judging.judgment_requests` as the job builds them (so a pair PERAS asked
         is found in the cache). The pool is exact when the dataset table and every run are at
         hand (systems are ranked in memory); before the runs are downloaded, or before a public
         dataset is, at most ``pool_depth`` x runs pairs per topic stand in (an upper bound,
@@ -515,8 +515,8 @@ class Plan(StudyPlan):
         return self._estimates[key]
 
     def _build_pool(self, ctx, dataset: str) -> tuple[pd.DataFrame, bool]:
-        from .pool import judge_pairs, pool_table
-        from .systems import rank
+        from judgelab.studies.ranking.pool import judge_pairs, pool_table
+        from judgelab.studies.ranking.systems import rank
 
         src = ctx.pairs(dataset)
         runs = None

@@ -19,7 +19,7 @@
   Automatic Relevance Estimation", the autoqrels package) fill holes with predicted labels. A
   live judge labels every pool pair whose passage text is known, so it can fill the holes whose
   text is known; an imported judge's file labels only the dataset's judged pairs
-  (:func:`judgelab.imported.read_judge_file`), so it fills nothing.
+  (:func:`judgelab.data.imported.read_judge_file`), so it fills nothing.
 * **Label agreement on the pool** (:func:`label_agreement`): the judge against the human grades
   on the pool pairs both labelled.
 """
@@ -32,10 +32,10 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from ...agreement import agreement
-from ...labels import GRADES
-from .runs import pool
-from .scores import QRELS_COLUMNS, check_qrels, qrels_from_labels
+from judgelab.analysis.agreement import agreement
+from judgelab.data.labels import GRADES
+from judgelab.studies.ranking.runs import pool
+from judgelab.studies.ranking.scores import QRELS_COLUMNS, check_qrels, qrels_from_labels
 
 #: Columns of :func:`pool_table` (then ``query`` and ``passage``, empty where unknown).
 POOL_COLUMNS = ["qid", "docid", "n_runs", "human", "text_known"]
@@ -96,9 +96,9 @@ def label_agreement(pool_: pd.DataFrame, labels: pd.Series) -> dict[str, float |
     ``labels``: the judge's label of each pool pair, aligned with ``pool_`` (missing where the
     judge gave none). ``n_pool``: pool pairs; ``n_pairs``: those with a human grade;
     ``n_labelled``: of those, the pairs the judge labelled; ``coverage`` = n_labelled / n_pairs;
-    Cohen's kappa, quadratic weighted kappa and macro F1 (:func:`judgelab.agreement.agreement`)
+    Cohen's kappa, quadratic weighted kappa and macro F1 (:func:`judgelab.analysis.agreement.agreement`)
     and Krippendorff's ordinal alpha over the grades 0-3
-    (:func:`judgelab.agreement.krippendorff_alpha`) on the n_labelled pairs. NaN where undefined
+    (:func:`judgelab.analysis.agreement.krippendorff_alpha`) on the n_labelled pairs. NaN where undefined
     (no pair, or a single label)."""
     human = pd.array(pool_["human"], dtype="Int64")
     judge = pd.array(pd.Series(labels).to_numpy(), dtype="Int64")

@@ -3,7 +3,7 @@
 A run file has one retrieved document per line, ``qid Q0 docid rank score tag``, whitespace
 separated (the second field is ignored, as trec_eval ignores it). :func:`read_run` gives a table
 with the columns :data:`RUN_COLUMNS` (ids as ``str``, ``rank`` as ``int``, ``score`` as
-``float``), rows in file order. Blank lines are skipped (as :func:`judgelab.datasets.read_qrels`
+``float``), rows in file order. Blank lines are skipped (as :func:`judgelab.data.readers.read_qrels`
 skips them); every other malformed line is an :class:`~judgelab.errors.InputError` naming the file
 and its 1-based line.
 
@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...errors import InputError
-from ...resources import resources_dir
-from ...textfiles import text_lines
+from judgelab.data.resources import resources_dir
+from judgelab.data.textfiles import text_lines
+from judgelab.errors import InputError
 
 #: Columns of a run table, in order.
 RUN_COLUMNS = ["qid", "docid", "rank", "score", "tag"]
@@ -83,7 +83,7 @@ def read_run(path: str | Path, name: str | None = None, encoding: str | None = N
     Errors (:class:`~judgelab.errors.InputError` at ``path:line``): a line with other than 6
     fields, a rank that is not an integer, a score that is not a finite number, a docid listed
     twice for one topic (the message names both lines), a file without any run line. The file is
-    decoded by :func:`judgelab.textfiles.text_lines` (UTF-8 unless ``encoding``; bad bytes are an
+    decoded by :func:`judgelab.data.textfiles.text_lines` (UTF-8 unless ``encoding``; bad bytes are an
     error at their line). ``attrs`` of the table: ``name`` (:func:`run_name`), ``path`` and
     ``first_line`` (the line number of the first run line)."""
     path_s = str(path)
@@ -183,9 +183,9 @@ def run_urls(names: Iterable[str], base: str = DL21_RUNS_BASE) -> dict[str, str]
 
 def download_runs(urls: Mapping[str, str], dest_dir: str | Path) -> dict[str, Path]:
     """Download every run of ``urls`` (name -> URL) to ``dest_dir/input.<run>.txt`` with
-    :func:`judgelab.datasets.download` (atomic: a failed download leaves no partial file). Returns
+    :func:`judgelab.data.sources.download` (atomic: a failed download leaves no partial file). Returns
     name -> local path."""
-    from ...datasets import download  # ftfy and the dataset readers: only where runs are downloaded
+    from judgelab.data.sources import download
 
     dest = Path(dest_dir)
     return {name: download(url, dest / f"input.{name}.txt") for name, url in urls.items()}

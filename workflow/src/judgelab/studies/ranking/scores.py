@@ -36,8 +36,8 @@ import ir_measures
 import numpy as np
 import pandas as pd
 
-from ...errors import InputError
-from .runs import top_k, trec_order
+from judgelab.errors import InputError
+from judgelab.studies.ranking.runs import top_k, trec_order
 
 #: Columns of a qrels table.
 QRELS_COLUMNS = ["qid", "docid", "relevance"]
@@ -79,9 +79,9 @@ def measure_depth(measure) -> int:
 
 def read_qrels_table(path: str | Path, encoding: str | None = None) -> pd.DataFrame:
     """The qrels table of a TREC qrels file (``qid Q0 docid grade``, grades 0-3, read by
-    :func:`judgelab.datasets.read_qrels`). A pair listed twice with different grades is an error
+    :func:`judgelab.data.readers.read_qrels`). A pair listed twice with different grades is an error
     naming both lines; an exact repeat is kept once."""
-    from ...datasets import read_qrels
+    from judgelab.data.readers import read_qrels
 
     first: dict[tuple[str, str], tuple[int, int]] = {}
     for q in read_qrels(path, encoding):

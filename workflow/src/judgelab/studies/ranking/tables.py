@@ -19,10 +19,10 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from ... import render
-from .correlation import CORRELATION_KEYS, align, correlations, ranking_order
-from .pool import AGREEMENT_KEYS
-from .scores import ALL
+from judgelab.analysis import render
+from judgelab.studies.ranking.correlation import CORRELATION_KEYS, align, correlations, ranking_order
+from judgelab.studies.ranking.pool import AGREEMENT_KEYS
+from judgelab.studies.ranking.scores import ALL
 
 log = logging.getLogger("judgelab")
 

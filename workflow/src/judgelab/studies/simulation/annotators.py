@@ -11,11 +11,11 @@ before any accuracy is read.
 One row per measure (:data:`COLUMNS`), ``scope``:
 
 * ``pair`` - per evaluator pair, over the items both judged: n, raw agreement and Cohen's kappa
-  (:func:`judgelab.agreement.cohen_kappa` over the labels coded as the seed codes them, 1 =
+  (:func:`judgelab.analysis.agreement.cohen_kappa` over the labels coded as the seed codes them, 1 =
   prefer A, 2 = no preference, 3 = prefer B - unweighted, so the coding does not matter);
 * ``set`` - over the evaluator set: Fleiss' kappa (statsmodels, over the items judged by the
   most common number of annotators, which it needs to be the same for every item),
-  Krippendorff's alpha, nominal (:func:`judgelab.agreement.krippendorff_alpha_raters`, every
+  Krippendorff's alpha, nominal (:func:`judgelab.analysis.agreement.krippendorff_alpha_raters`, every
   item judged by at least two; a missing judgment is missing data), and the human deviation
   rate of section 15.2 (the judgments that differ from their item's consensus, over the items
   that have one);
@@ -40,10 +40,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ...agreement import cohen_kappa, krippendorff_alpha_raters
-from .baselines import consensus
-from .data import LABELS, Record
-from .metrics import evaluator_traits
+from judgelab.analysis.agreement import cohen_kappa, krippendorff_alpha_raters
+from judgelab.studies.simulation.baselines import consensus
+from judgelab.studies.simulation.data import LABELS, Record
+from judgelab.studies.simulation.metrics import evaluator_traits
 
 #: the seed's coding of a three-class judgment (section 14)
 CODES = {"A": 1, "N": 2, "B": 3}

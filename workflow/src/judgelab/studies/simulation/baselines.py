@@ -40,8 +40,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .data import LABELS, Record
-from .splits import stable_seed
+from judgelab.studies.simulation.data import LABELS, Record
+from judgelab.studies.simulation.splits import stable_seed
 
 MIN_CONSENSUS_ANNOTATORS = 3
 REFERENCE_METHODS = ("random", "oracle_consensus", "global_majority", "evaluator_majority")

@@ -40,11 +40,12 @@ from dataclasses import dataclass, fields
 
 import pandas as pd
 
-from ...backends.base import CachedClient, Completion, Request
-from ...errors import InputError
-from .data import DEMO_TYPES, Record
-from .prompt import ANSWER_MODES, BASE, SimulationPrompt
-from .splits import check_demonstrations, content_groups, stable_seed
+from judgelab.errors import InputError
+from judgelab.llm.backends.base import Completion, Request
+from judgelab.llm.client import CachedClient
+from judgelab.studies.simulation.data import DEMO_TYPES, Record
+from judgelab.studies.simulation.prompt import ANSWER_MODES, BASE, SimulationPrompt
+from judgelab.studies.simulation.splits import check_demonstrations, content_groups, stable_seed
 
 log = logging.getLogger(__name__)
 

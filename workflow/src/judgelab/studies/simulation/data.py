@@ -57,8 +57,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...datasets import KNOWN_FILES, KnownFile, download
-from ...errors import InputError
+from judgelab.data.sources import KNOWN_FILES, KnownFile, download
+from judgelab.errors import InputError
 
 log = logging.getLogger(__name__)
 

@@ -11,13 +11,13 @@ import random
 from collections.abc import Iterator
 from pathlib import Path
 
-from ...backends.base import Completion, Request
-from ...errors import InputError
-from . import cascade
-from .cascade import CascadeSettings, build_requests, plan_evaluators, read_rating
-from .data import Record, load_records, select_task
-from .prompt import SimulationPrompt
-from .splits import make_splits
+from judgelab.errors import InputError
+from judgelab.llm.backends.base import Completion, Request
+from judgelab.studies.simulation import cascade
+from judgelab.studies.simulation.cascade import CascadeSettings, build_requests, plan_evaluators, read_rating
+from judgelab.studies.simulation.data import Record, load_records, select_task
+from judgelab.studies.simulation.prompt import SimulationPrompt
+from judgelab.studies.simulation.splits import make_splits
 
 #: PandaLM's ``testset-v1.json`` measured on the full file: items, annotators, mean characters
 #: of the context (instruction + input), response 1 and response 2, and the label shares
@@ -69,7 +69,7 @@ def estimate_data(plan, d: str, ctx) -> tuple[list, object, bool]:
     source = Path(plan.source_file(d))
     source = source if source.is_absolute() else ctx.directory / source
     exact = True
-    from ...estimate import made_for  # the core estimate (it loads the project's plans)
+    from judgelab.project.estimate import made_for
 
     records_path = plan.project.path("simulation_records", dataset=d)
     why = (

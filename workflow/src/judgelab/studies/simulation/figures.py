@@ -13,10 +13,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ...plotting import plt, save
-from ...render import fmt
-from .data import LABELS
-from .metrics import BASE_JUDGE, PJ
+from judgelab.analysis.plotting import plt, save
+from judgelab.analysis.render import fmt
+from judgelab.studies.simulation.data import LABELS
+from judgelab.studies.simulation.metrics import BASE_JUDGE, PJ
 
 
 def fig_shots(acc: pd.DataFrame, title: str, out_png, out_pdf=None, metric: str = "accuracy") -> None:

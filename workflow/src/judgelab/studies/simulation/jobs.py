@@ -35,16 +35,30 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...errors import InputError
-from ...jobs import LLMSession, as_value
-from ...judging import require_coverage
-from ...tables import write_tsv
-from . import baselines as bl
-from .cascade import BASE, CascadeSettings, read_predictions, simulate
-from .data import download_records, load_records, read_jsonl, select_task, unsupported_reason, write_jsonl
-from .plan import METRIC_FILES, REPORT_FIGURES, REPORT_TABLES, STATS_FILES
-from .prompt import SimulationPrompt
-from .splits import evaluator_summary, make_splits, read_splits, split_report, write_splits
+from judgelab.data.tables import write_tsv
+from judgelab.errors import InputError
+from judgelab.llm.judging import require_coverage
+from judgelab.llm.session import LLMSession
+from judgelab.project.runner import as_value
+from judgelab.studies.simulation import baselines as bl
+from judgelab.studies.simulation.cascade import BASE, CascadeSettings, read_predictions, simulate
+from judgelab.studies.simulation.data import (
+    download_records,
+    load_records,
+    read_jsonl,
+    select_task,
+    unsupported_reason,
+    write_jsonl,
+)
+from judgelab.studies.simulation.plan import METRIC_FILES, REPORT_FIGURES, REPORT_TABLES, STATS_FILES
+from judgelab.studies.simulation.prompt import SimulationPrompt
+from judgelab.studies.simulation.splits import (
+    evaluator_summary,
+    make_splits,
+    read_splits,
+    split_report,
+    write_splits,
+)
 
 log = logging.getLogger("judgelab")
 
@@ -178,7 +192,7 @@ def predict_job(
     answer (auto, parse or logits), max_tokens, seed, min_neutral (:meth:`CascadeSettings.resolve`);
     ``prompt`` is the prompt's texts (:meth:`SimulationPrompt.texts_for`, a tracked parameter;
     a JSON string or the mapping); ``coverage``: the cell's coverage check
-    (:func:`judgelab.judging.require_coverage` on the answered items)."""
+    (:func:`judgelab.llm.judging.require_coverage` on the answered items)."""
     recs = read_jsonl(records)
     if demo_type != BASE:
         reason = unsupported_reason(demo_type, recs)
@@ -240,7 +254,7 @@ NONE = "-"  #: model / demonstration type of the reference predictors
 
 
 def _long(predictions: Sequence[str], cells: Sequence[Mapping], baselines: str) -> pd.DataFrame:
-    from . import metrics as sm
+    from judgelab.studies.simulation import metrics as sm
 
     if len(predictions) != len(cells):
         raise ValueError("one cell description per prediction table expected")
@@ -263,8 +277,8 @@ def _long(predictions: Sequence[str], cells: Sequence[Mapping], baselines: str) 
 
 
 def _group_label(method: str, model: str, demo_type: str, shots: int) -> str:
-    from . import metrics as sm
-    from .report import NAMES
+    from judgelab.studies.simulation import metrics as sm
+    from judgelab.studies.simulation.report import NAMES
 
     name = NAMES.get(method, method)
     if method == sm.PJ:
@@ -311,8 +325,8 @@ def metrics_job(
     prediction wrong); ``random_draws`` seeded draws of Random Selection (``seed``); ``splits``:
     the split table, whose leakage groups go into the long table (``group``, the clusters of the
     item-level tests)."""
-    from . import metrics as sm
-    from .report import NAMES
+    from judgelab.studies.simulation import metrics as sm
+    from judgelab.studies.simulation.report import NAMES
 
     if metric not in sm.METRICS:
         raise InputError(
@@ -454,7 +468,7 @@ def stats_job(
     ``cluster_by`` units kept together; ``permutations`` seeded random permutations where a test
     is not exact); every row with its n, the smallest p it could reach and what it can say at
     ``alpha``."""
-    from . import stats as st
+    from judgelab.studies.simulation import stats as st
 
     m = Path(metrics_dir)
     acc, elig = _read_numeric(m / "accuracy.tsv"), _read_numeric(m / "accuracy_eligible.tsv")
@@ -495,9 +509,9 @@ def figures_job(metrics_dir: str, out_dir: str, *, dataset: str, metric: str = "
     accuracy by shot count, the advantage over the cross-evaluator control, per-evaluator
     accuracy against the evaluator traits, the row-normalised confusion matrices, each
     evaluator's label distribution (Figure 9)."""
-    from . import figures as fg
-    from . import metrics as sm
-    from .report import NAMES
+    from judgelab.studies.simulation import figures as fg
+    from judgelab.studies.simulation import metrics as sm
+    from judgelab.studies.simulation.report import NAMES
 
     m, fig_dir = Path(metrics_dir), Path(out_dir)
     acc = _read_numeric(m / "accuracy.tsv")
@@ -546,7 +560,7 @@ def figures_job(metrics_dir: str, out_dir: str, *, dataset: str, metric: str = "
 def annotators_job(records: str, splits: str, out: str) -> pd.DataFrame:
     """What the evaluator set can support (:mod:`.annotators`): agreement of its annotators,
     their neutral and deviation rates, the deviating validation pairs."""
-    from .annotators import annotator_table
+    from judgelab.studies.simulation.annotators import annotator_table
 
     table = annotator_table(read_jsonl(records), read_splits(splits))
     write_tsv(table, out)
@@ -563,7 +577,7 @@ def annotators_job(records: str, splits: str, out: str) -> pd.DataFrame:
 
 
 def _cross_task_inputs(metrics_dirs: Mapping[str, str], tasks: Mapping[str, str], metric: str) -> dict:
-    from . import metrics as sm
+    from judgelab.studies.simulation import metrics as sm
 
     out = {}
     for d, mdir in metrics_dirs.items():
@@ -583,8 +597,8 @@ def cross_task_figure_job(
 ) -> pd.DataFrame:
     """Figure 3: for the evaluators who judged two tasks, the neutral rate and the PersonaJudge
     accuracy in one task against the other."""
-    from . import figures as fg
-    from . import metrics as sm
+    from judgelab.studies.simulation import figures as fg
+    from judgelab.studies.simulation import metrics as sm
 
     points, corr = sm.cross_task(_cross_task_inputs(as_value(metrics_dirs), as_value(tasks), metric))
     fg.fig_cross_task(points, corr, "Evaluators who judged two tasks (seed 001 Figure 3)", out_png, out_pdf)
@@ -605,8 +619,8 @@ def tables_job(
     all evaluator sets, one block of rows per set (Table 1 ``factors``: one column per set).
     ``data_dirs``: set -> the folder of its ``annotators.tsv`` and ``split_report.tsv``;
     ``tasks``: set -> its task (the cross-task table)."""
-    from . import metrics as sm
-    from . import report as rp
+    from judgelab.studies.simulation import metrics as sm
+    from judgelab.studies.simulation import report as rp
 
     metrics_dirs, stats_dirs = as_value(metrics_dirs), as_value(stats_dirs)
     data_dirs = as_value(data_dirs) or {}

@@ -45,8 +45,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from .baselines import consensus
-from .data import LABELS, Record
+from judgelab.studies.simulation.baselines import consensus
+from judgelab.studies.simulation.data import LABELS, Record
 
 CELL = ["method", "model", "demo_type", "shots"]
 #: the fewest points a correlation's p-value is given for

@@ -22,13 +22,13 @@ from collections.abc import Iterator
 from dataclasses import asdict
 from functools import cached_property
 
-from ...backends.base import Request
-from ...errors import InputError
-from .. import LLMJob, StudyPlan
-from . import estimate
-from .cascade import BASE, CascadeSettings
-from .data import DEMO_TYPES, PANDALM_URL, load_records, plan_types, select_task
-from .prompt import SimulationPrompt
+from judgelab.errors import InputError
+from judgelab.llm.backends.base import Request
+from judgelab.project.plan import LLMJob, StudyPlan
+from judgelab.studies.simulation import estimate
+from judgelab.studies.simulation.cascade import BASE, CascadeSettings
+from judgelab.studies.simulation.data import DEMO_TYPES, PANDALM_URL, load_records, plan_types, select_task
+from judgelab.studies.simulation.prompt import SimulationPrompt
 
 log = logging.getLogger("judgelab")
 
@@ -308,9 +308,9 @@ class Plan(StudyPlan):
         return json.dumps(self.settings(d, model), sort_keys=True)
 
     def coverage(self):
-        """The coverage check of the predict jobs (:class:`judgelab.judging.Coverage`, a tracked
+        """The coverage check of the predict jobs (:class:`judgelab.llm.judging.Coverage`, a tracked
         param): the share of validation items with an answered (composed) label."""
-        from ...judging import Coverage
+        from judgelab.llm.judging import Coverage
 
         return Coverage(
             float(self.project.config["min_coverage"]),

@@ -25,9 +25,9 @@ from pathlib import Path
 
 import yaml
 
-from ...errors import InputError
-from ...resources import resources_dir
-from .data import DEMO_TYPES, Record
+from judgelab.data.resources import resources_dir
+from judgelab.errors import InputError
+from judgelab.studies.simulation.data import DEMO_TYPES, Record
 
 DEFAULT_PROMPT = "simulation/personajudge"
 BASE = "base"  #: demonstration type of the Base Judge cells (shots 0)
@@ -70,7 +70,7 @@ class SimulationPrompt:
     @classmethod
     def load(cls, ref: str = DEFAULT_PROMPT, resources: str | Path | None = None) -> SimulationPrompt:
         """From a YAML path, or ``<study>/<name>`` under ``resources``/prompts (default: the
-        workflow's resources folder, :func:`~judgelab.resources.resources_dir`)."""
+        workflow's resources folder, :func:`~judgelab.data.resources.resources_dir`)."""
         path = Path(ref)
         if not path.exists():
             path = resources_dir(resources) / "prompts" / f"{ref}.yaml"

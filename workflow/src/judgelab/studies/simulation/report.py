@@ -43,11 +43,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...render import MISSING, fmt, markdown_frame
-from ...tables import write_tsv
-from .baselines import random_expected_prf
-from .data import LABELS
-from .metrics import BASE_JUDGE, PJ, confusion, per_class_prf, row_normalise
+from judgelab.analysis.render import MISSING, fmt, markdown_frame
+from judgelab.data.tables import write_tsv
+from judgelab.studies.simulation.baselines import random_expected_prf
+from judgelab.studies.simulation.data import LABELS
+from judgelab.studies.simulation.metrics import BASE_JUDGE, PJ, confusion, per_class_prf, row_normalise
 
 NAMES = {
     "random": "Random Selection",

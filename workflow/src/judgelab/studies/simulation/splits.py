@@ -56,9 +56,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...errors import InputError
-from ...tables import write_tsv
-from .data import Record
+from judgelab.data.tables import write_tsv
+from judgelab.errors import InputError
+from judgelab.studies.simulation.data import Record
 
 log = logging.getLogger(__name__)
 

@@ -33,7 +33,7 @@ bounds what a test can reject (the bundled sample's 10 validation items come fro
 
 The multiple-comparison corrections are the seed's, for each test separately: Holm within each
 pairwise family, Holm and Benjamini-Hochberg over the configuration family
-(:func:`judgelab.stats.adjust_pvalues`).
+(:func:`judgelab.analysis.stats.adjust_pvalues`).
 
 **What a test can say.** Every row carries its ``n`` and ``min_p``, the smallest p the test could
 give on data of this size (exact Wilcoxon with n non-zero differences: 2 / 2^n, so 0.25 at
@@ -58,9 +58,9 @@ import pandas as pd
 from scipy import stats as sps
 from statsmodels.stats.anova import AnovaRM
 
-from ...errors import InputError
-from ...stats import adjust_pvalues
-from .metrics import BASE_JUDGE, PJ
+from judgelab.analysis.stats import adjust_pvalues
+from judgelab.errors import InputError
+from judgelab.studies.simulation.metrics import BASE_JUDGE, PJ
 
 FACTORS = ("demo_type", "shots", "model")
 CHANCE = 1.0 / 3.0

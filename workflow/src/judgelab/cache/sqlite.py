@@ -1,0 +1,263 @@
+"""The SQLite layer of the request cache: connections, the schema, writing rows, the one error
+type (:class:`CacheError`, with what to do about each SQLite failure) and the checks of a cache
+file and its WAL that run before it is opened (a named file copied without its ``-wal``, a WAL
+SQLite would ignore)."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Literal
+
+from judgelab.errors import InputError
+
+#: The answers: one row per request key (the first answer stored wins).
+RESPONSES_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    request TEXT NOT NULL,
+    response TEXT NOT NULL,
+    created REAL NOT NULL
+)
+"""
+
+
+#: In-flight requests (see :mod:`judgelab.cache.claims`); rows live seconds to hours.
+CLAIMS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS claims (
+    key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    expires REAL NOT NULL
+)
+"""
+
+
+#: SQLite's limit of host parameters per statement is 999 on old versions: stay below it.
+CHUNK = 500
+
+
+class CacheError(InputError):
+    """The request cache cannot be used as it is: the message names the file and what to do."""
+
+
+def _advice(path: Path, exc: sqlite3.Error, pending: Path | None) -> str:
+    """What to do about ``exc`` on the cache file ``path``."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    text = str(exc)
+    if (
+        name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
+        or "malformed" in text
+        or "not a database" in text
+    ):
+        kept = (
+            (
+                f"; answers that could not be written are kept in {pending} and go into the new file "
+                "at its first open"
+            )
+            if pending is not None and pending.exists()
+            else ""
+        )
+        return (
+            f"the cache file is damaged. Move it aside (with {path.name}-wal and {path.name}-shm if "
+            f"present) and copy what is still readable into a new file: `mv {path} {path}.broken && "
+            f"python -m judgelab.cache.tools salvage {path}.broken {path}`; answers on damaged pages "
+            f"are computed (and paid for) again by the rerun{kept}. The tables the jobs already wrote "
+            "keep their answers"
+        )
+    if (
+        name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_AUTH"))
+        or "readonly" in text
+        or "unable to open" in text
+    ):
+        return (
+            f"make the file and its folder writable (SQLite also creates {path.name}-wal, "
+            f"{path.name}-shm and {path.name}-journal there), or point the cache elsewhere "
+            "(config key `cache`, or JUDGELAB_CACHE)"
+        )
+    if name.startswith(("SQLITE_FULL", "SQLITE_IOERR")) or "disk is full" in text or "I/O" in text:
+        return f"free space on the disk holding {path.parent}, or point the cache elsewhere"
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in text:
+        return (
+            "another process holds the file locked; if none is running, a stale lock of a "
+            "network filesystem may be the cause (see JUDGELAB_CACHE_MODE=shards)"
+        )
+    return "move the file aside if the problem persists"
+
+
+def explain(path: str | Path, exc: sqlite3.Error, doing: str, pending: Path | None = None) -> CacheError:
+    """One :class:`CacheError` naming the cache file, what failed and what to do."""
+    p = Path(path)
+    return CacheError(
+        f"{doing} failed: {exc} ({getattr(exc, 'sqlite_errorname', type(exc).__name__)}); "
+        f"{_advice(p, exc, pending)}",
+        path=str(p),
+    )
+
+
+def connect_db(
+    path: str | Path, timeout: float = 120.0, *, wal: bool = True, any_thread: bool = False
+) -> sqlite3.Connection:
+    """An autocommit connection, in WAL mode if ``wal`` (else SQLite's rollback journal), safe to
+    open while other processes open it too. ``any_thread``: usable (and closable) from a thread
+    other than the one that opened it (the caller serialises its use).
+
+    Switching a fresh database to WAL needs an exclusive lock and SQLite's busy handler does not
+    always wait for it, so two connections opening a new file at once can get "database is
+    locked"; the switch is retried until ``timeout``. SQLite errors are raised as they are (the
+    callers turn them into :class:`CacheError`)."""
+    conn = sqlite3.connect(str(path), timeout=timeout, isolation_level=None, check_same_thread=not any_thread)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            conn.execute(f"PRAGMA journal_mode={'WAL' if wal else 'DELETE'}")
+            return conn
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                conn.close()
+                raise
+            time.sleep(0.05)
+        except sqlite3.Error:
+            conn.close()
+            raise
+
+
+def connect_wal(path: str | Path, timeout: float = 120.0) -> sqlite3.Connection:
+    """:func:`connect_db` in WAL mode (the name the batch store has always used)."""
+    return connect_db(path, timeout, wal=True)
+
+
+def _header(path: Path, size: int = 108) -> bytes:
+    """The first ``size`` bytes of ``path`` (fewer for a shorter file; empty if unreadable)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(size)
+    except OSError:
+        return b""
+
+
+def is_wal_database(path: Path) -> bool:
+    """Whether ``path`` is a SQLite database whose header says WAL mode (read and write version 2)."""
+    head = _header(path, 20)
+    return len(head) == 20 and head.startswith(b"SQLite format 3\x00") and head[18] == 2
+
+
+def _page_size(head: bytes) -> int:
+    value = int.from_bytes(head[16:18], "big")
+    return 65536 if value == 1 else value
+
+
+def schema_is_empty(path: Path) -> bool:
+    """Whether the database file ``path`` alone (without its WAL) has no table at all: one page whose
+    schema b-tree (a leaf at offset 100 of page 1) holds no cell."""
+    head = _header(path)
+    if len(head) < 108 or not head.startswith(b"SQLite format 3\x00"):
+        return False
+    size = path.stat().st_size
+    return size <= _page_size(head) and head[100] == 0x0D and int.from_bytes(head[103:105], "big") == 0
+
+
+def _wal_checksum(data: bytes, big_endian: bool) -> tuple[int, int]:
+    """SQLite's WAL checksum of ``data`` (a multiple of 8 bytes), as its file format states."""
+    s0 = s1 = 0
+    order: Literal["big", "little"] = "big" if big_endian else "little"
+    for i in range(0, len(data), 8):
+        s0 = (s0 + int.from_bytes(data[i : i + 4], order) + s1) & 0xFFFFFFFF
+        s1 = (s1 + int.from_bytes(data[i + 4 : i + 8], order) + s0) & 0xFFFFFFFF
+    return s0, s1
+
+
+def wal_header_problem(db: Path, wal: Path) -> str | None:
+    """Why SQLite would ignore the WAL file ``wal`` of the database ``db`` (and, at the next write,
+    overwrite it, answers and all), or None if its header is one SQLite reads: the magic number,
+    format version 3007000, the database's page size and the header's checksum."""
+    head = _header(wal, 32)
+    if len(head) < 32:
+        return f"it is {len(head)} bytes, shorter than a WAL header"
+    magic = int.from_bytes(head[0:4], "big")
+    if magic not in (0x377F0682, 0x377F0683):
+        return "it does not start with SQLite's WAL magic number"
+    if int.from_bytes(head[4:8], "big") != 3007000:
+        return "its format version is not SQLite's"
+    db_head = _header(db, 20)
+    if len(db_head) == 20 and int.from_bytes(head[8:12], "big") != _page_size(db_head):
+        return "its page size is not the database's"
+    if _wal_checksum(head[:24], magic & 1 == 1) != (
+        int.from_bytes(head[24:28], "big"),
+        int.from_bytes(head[28:32], "big"),
+    ):
+        return "its header checksum is wrong (damaged or cut)"
+    return None
+
+
+def check_wal_pair(path: Path, settle: float = 1.0) -> None:
+    """Refuse to open a cache file that would open with fewer answers than it has, silently.
+
+    Two cases, each only when no process has the file open (no ``-shm`` beside it): the named file
+    is a WAL-mode database with no table at all and no WAL beside it (it was copied or backed up
+    without its ``-wal``, or the ``-wal`` was deleted: the answers were there), or a WAL beside it
+    that SQLite would ignore (:func:`wal_header_problem`). A file that a process is creating right
+    now looks like the first case for a moment: the check looks again for ``settle`` seconds."""
+    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+    deadline = time.monotonic() + settle
+    while True:
+        if not path.exists() or shm.exists():
+            return
+        wal_size = wal.stat().st_size if wal.exists() else 0
+        if wal_size:
+            why = wal_header_problem(path, wal)
+            if why is None:
+                return
+            problem = (
+                f"the WAL file beside it ({wal.name}, {wal_size} bytes) cannot be read: {why}. SQLite "
+                "would ignore it and overwrite it at the next write, losing the answers it holds. If it "
+                f"belongs to another copy of the cache, put it back there; if it is damaged, move it "
+                f"aside (`mv {wal} {wal}.broken`) and open again (its answers are then computed again)"
+            )
+        elif is_wal_database(path) and schema_is_empty(path):
+            problem = (
+                f"the file has no table of answers, but it is a WAL-mode database: its answers were "
+                f"in {wal.name}, which is not beside it (the file was copied or backed up without "
+                f"it, or {wal.name} was deleted). Put {wal.name} back beside it, or copy the cache "
+                "again after `judgelab cache check` says the named file alone is complete; if this "
+                "file never held answers, delete it"
+            )
+        else:
+            return
+        if time.monotonic() >= deadline:
+            raise CacheError(
+                f"the request cache would open with fewer answers than it has: {problem}", path=str(path)
+            )
+        time.sleep(0.1)
+
+
+#: a row of ``responses``: key, request JSON, response JSON, the time it was stored
+Row = tuple[str, str, str, float]
+
+_INSERT = "INSERT OR IGNORE INTO responses (key, request, response, created) VALUES (?, ?, ?, ?)"
+
+
+@contextlib.contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` on an autocommit connection; rolled back on any error."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def insert_row(conn: sqlite3.Connection, row: Row) -> None:
+    """Store one answer (``INSERT OR IGNORE``: two jobs answering the same request keep the first)."""
+    conn.execute(_INSERT, row)
+
+
+def insert_rows(conn: sqlite3.Connection, rows: Sequence[Row]) -> None:
+    """Store many answers in one transaction (``INSERT OR IGNORE``, as :func:`insert_row`)."""
+    with transaction(conn):
+        conn.executemany(_INSERT, rows)

@@ -1,0 +1,487 @@
+"""Imported judges: labels (and optional confidences) produced elsewhere, in TREC qrels format.
+
+A file has one line per judged pair, ``qid Q0 docid label [confidence]``, whitespace separated:
+``label`` an integer on the judge's scale, ``confidence`` an optional number on its confidence
+scale (the second field is ignored; LLMJudge writes ``0`` there). Blank lines and lines starting
+with ``#`` are skipped.
+
+Scales are declared, never guessed (``imported_judges.<name>``):
+
+* ``scale: graded`` (labels 0-3, the default) or ``scale: binary`` (0 non-relevant, 1 relevant).
+  A binary judge's 0/1 are not grades: it is left out of the graded (PERAS) metrics and stages
+  (:func:`judge_groups`, :func:`import_judgments` refuses it) and diagnosed by the overrating
+  study, which compares it with the binarised human grades.
+* ``confidence_scale: percent`` (0-100, the default) or ``probability`` (0-1); the PERAS
+  confidence tables hold percent, so probabilities are multiplied by 100 there, explicitly.
+* Without a declaration the defaults apply, but a file they would misread fails instead of being
+  reinterpreted silently: every label 0 or 1 (graded or binary?), or every confidence within 0-1
+  with fractions (probabilities read as percent?). Declaring the scale removes the error.
+
+An imported judge is configured under ``imported_judges.<name>``; ``<name>`` becomes the
+``model`` wildcard of the result paths, and :func:`import_judgments` writes the same judgment
+and confidence tables as a live judge (``parsed`` true for every pair the file labels), so the
+metrics, significance, figures and classifier stages treat it exactly like a live judge. A pair
+of the dataset that the file does not label gets a missing label (``parsed`` false): it is
+counted in ``coverage`` like an unparsable answer, never turned into a grade.
+
+A file may label more than the dataset's selection (``queries``, ``max_queries``, ``per_grade``:
+the default config samples 2 pairs per grade): a pair of the dataset's source files outside the
+selection is skipped and counted (``outside_selection`` in the import's table, and a log line).
+
+Errors name the file and line: a query or passage unknown to the dataset's source files (its
+qrels and topics, not only the selection), a file whose pairs are all outside the selection, a label
+outside 0-3, a confidence outside 0-100, a wrong number of fields, a pair labelled twice
+differently.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import string
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from judgelab.data.labels import SCALE_VALUES
+from judgelab.data.readers import parse_grade, read_qrels, read_topics
+from judgelab.data.tables import CONFIDENCE_COLUMNS, JUDGMENT_COLUMNS
+from judgelab.data.textfiles import text_lines
+from judgelab.errors import InputError
+
+DEFAULT_TEMPLATE = "imported"
+DEFAULT_PERSONAS = ["default"]
+_NAME = re.compile(r"^[^/\s]+$")
+#: confidence scales: the upper bound of each (the lower is 0)
+CONFIDENCE_SCALES = {"percent": 100.0, "probability": 1.0}
+
+
+@dataclass(frozen=True)
+class ImportedJudge:
+    name: str
+    path: str  # pattern with optional {dataset}, {template}, {persona}
+    datasets: tuple[str, ...]
+    templates: tuple[str, ...]
+    personas: tuple[str, ...]
+    #: "graded" or "binary"; None: not declared (graded, files with only 0/1 labels refused)
+    scale: str | None = None
+    #: "percent" or "probability"; None: not declared (percent, 0-1 fractions refused)
+    confidence_scale: str | None = None
+
+    def file(self, dataset: str, template: str, persona: str) -> str:
+        return self.path.format(dataset=dataset, template=template, persona=persona)
+
+    def combos(self) -> list[tuple[str, str, str]]:
+        return [(d, t, p) for d in self.datasets for t in self.templates for p in self.personas]
+
+
+def resolve_imported(cfg: dict) -> dict[str, ImportedJudge]:
+    """The ``imported_judges`` entries of a config, checked against its datasets and models."""
+    entries = cfg.get("imported_judges") or {}
+    datasets, models = set(cfg.get("datasets") or {}), set(cfg.get("models") or {})
+    out = {}
+    for name, e in entries.items():
+        key = f"imported_judges.{name}"
+        if name in models:
+            raise InputError("an imported judge cannot share its name with a model of `models`", key=key)
+        if not _NAME.match(str(name)):
+            raise InputError("the name becomes a path component: no '/' or white space", key=key)
+        path = e.get("path")
+        if not isinstance(path, str) or not path:
+            raise InputError(
+                "needs a `path` (a file, or a pattern with {dataset}, {template}, {persona})",
+                key=f"{key}.path",
+            )
+        try:
+            fields = {f for _, f, _, _ in string.Formatter().parse(path) if f is not None}
+        except ValueError as exc:
+            raise InputError(f"bad pattern {path!r}: {exc}", key=f"{key}.path") from None
+        unknown = fields - {"dataset", "template", "persona"}
+        if unknown:
+            raise InputError(
+                f"unknown placeholders {sorted(unknown)} (use {{dataset}}, {{template}}, {{persona}})",
+                key=f"{key}.path",
+            )
+        ds = [str(d) for d in e.get("datasets") or []]
+        if not ds:
+            raise InputError("needs at least one dataset", key=f"{key}.datasets")
+        for i, d in enumerate(ds):
+            if d not in datasets:
+                raise InputError(
+                    f"dataset {d!r} is not a key of `datasets` (known: {sorted(datasets)})",
+                    key=f"{key}.datasets[{i}]",
+                )
+        templates = [str(t) for t in e.get("templates") or [DEFAULT_TEMPLATE]]
+        personas = [str(p) for p in e.get("personas") or DEFAULT_PERSONAS]
+        for what, values in (("dataset", ds), ("template", templates), ("persona", personas)):
+            bad = [v for v in values if not _NAME.match(v)]
+            if bad:
+                raise InputError(f"{what} names {bad} cannot be path components", key=f"{key}.{what}s")
+            if len(set(values)) != len(values):
+                raise InputError(f"duplicate {what} names", key=f"{key}.{what}s")
+            if len(values) > 1 and what not in fields:
+                raise InputError(
+                    f"{len(values)} {what}s but no {{{what}}} placeholder in the path", key=f"{key}.path"
+                )
+        scale, conf_scale = e.get("scale"), e.get("confidence_scale")
+        if scale is not None and scale not in SCALE_VALUES:
+            raise InputError(f"expected one of {sorted(SCALE_VALUES)}, got {scale!r}", key=f"{key}.scale")
+        if conf_scale is not None and conf_scale not in CONFIDENCE_SCALES:
+            raise InputError(
+                f"expected one of {sorted(CONFIDENCE_SCALES)}, got {conf_scale!r}",
+                key=f"{key}.confidence_scale",
+            )
+        out[str(name)] = ImportedJudge(
+            str(name), path, tuple(ds), tuple(templates), tuple(personas), scale, conf_scale
+        )
+    return out
+
+
+def judge_groups(
+    datasets: Sequence[str],
+    models: Sequence[str],
+    templates: Sequence[str],
+    personas: Sequence[str],
+    imported: Mapping[str, ImportedJudge],
+) -> dict[tuple[str, str, str], list[str]]:
+    """Every dataset x model x template of a run (live models, then imported judges) with its
+    persona conditions in order: the unit of the significance, figure and classifier stages.
+    Binary imported judges are not among them (their 0/1 labels are not grades)."""
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for d in datasets:
+        for m in models:
+            for t in templates:
+                groups[(d, m, t)] = list(personas)
+    for name, judge in imported.items():
+        if judge.scale == "binary":
+            continue
+        for d in judge.datasets:
+            for t in judge.templates:
+                groups[(d, name, t)] = list(judge.personas)
+    return groups
+
+
+@dataclass(frozen=True)
+class SourcePairs:
+    """What a dataset's source files know, before its selection (``queries``, ``max_queries``,
+    ``per_grade``): the judged pairs of its qrels and the queries of its qrels and topics. An
+    imported judge file may label any of these pairs; pairs outside the selection are skipped
+    and counted, anything else is an error."""
+
+    pairs: frozenset[tuple[str, str]]
+    queries: frozenset[str]
+    #: the files, for messages ("qrels X, topics Y")
+    files: str = ""
+
+    @classmethod
+    def read(cls, qrels: str | Path, topics: str | Path, encoding: str | None = None) -> SourcePairs:
+        judged = read_qrels(qrels, encoding)
+        pairs = frozenset((q.qid, q.docid) for q in judged)
+        queries = frozenset(q.qid for q in judged) | frozenset(read_topics(topics, encoding))
+        return cls(pairs, queries, f"qrels {qrels}, topics {topics}")
+
+    @classmethod
+    def of_table(cls, pairs: pd.DataFrame) -> SourcePairs:
+        """A table that is all there is (no source files given): its pairs and queries."""
+        return cls(frozenset(zip(pairs["qid"], pairs["docid"])), frozenset(pairs["qid"]), "")
+
+
+@dataclass(frozen=True)
+class ImportCounts:
+    """How an imported judge file meets a dataset's selection."""
+
+    labelled: int  # distinct pairs the file labels (all known to the dataset's source)
+    in_selection: int  # of them, pairs of the selection: the labels used
+    outside_selection: int  # of them, pairs of the source outside the selection: skipped
+    selection: int  # pairs of the selection
+    unlabelled: int  # pairs of the selection the file does not label: missing, counted in coverage
+
+
+#: The import's table (one row per import job): how the file met the selection.
+IMPORT_SUMMARY_COLUMNS = [
+    "file",
+    "labelled",
+    "in_selection",
+    "outside_selection",
+    "selection",
+    "unlabelled",
+]
+
+
+@dataclass(frozen=True)
+class JudgeFile:
+    """An imported judge file read against a dataset's selection: ``labels`` (qid, docid, label,
+    confidence, line: the pairs of the selection it labels, in file order) and the counts."""
+
+    path: str
+    labels: pd.DataFrame
+    counts: ImportCounts
+    scale: str | None = None
+    confidence_scale: str | None = None
+
+    def summary(self, **ids: str) -> pd.DataFrame:
+        """The import's table: ``ids`` (e.g. dataset, judge, template, persona), then
+        :data:`IMPORT_SUMMARY_COLUMNS`."""
+        row = {**ids, "file": self.path, **vars(self.counts)}
+        return pd.DataFrame([row], columns=[*ids, *IMPORT_SUMMARY_COLUMNS])
+
+    def log_line(self) -> str:
+        c = self.counts
+        return (
+            f"{self.path}: {c.labelled} pairs labelled, {c.in_selection} of them in the dataset's "
+            f"selection, {c.outside_selection} outside it (skipped, counted in outside_selection); "
+            f"{c.unlabelled} of the {c.selection} selected pairs not labelled (missing)"
+        )
+
+
+def read_judge(
+    path: str | Path,
+    pairs: pd.DataFrame,
+    *,
+    source: SourcePairs | None = None,
+    scale: str | None = None,
+    confidence_scale: str | None = None,
+) -> JudgeFile:
+    """Read a qrels-format judge file against the dataset's selection ``pairs`` (qid, docid).
+
+    ``source``: the pairs and queries of the dataset's source files (:meth:`SourcePairs.read`;
+    None: the selection is all there is). A pair of the source outside the selection is skipped
+    and counted (``outside_selection``); a query or pair unknown to the source, or a file that
+    labels pairs but none of the selection, is an error naming the file and line (a file with no
+    label line at all is a judge that labelled nothing: every pair missing). ``scale`` /
+    ``confidence_scale``: as declared for the judge (None: not declared; see the module
+    docstring). The labels are Int64 on ``scale``, the confidences Float64 on
+    ``confidence_scale`` as in the file (missing without a 5th column)."""
+    labels_ok = SCALE_VALUES[scale or "graded"]
+    conf_max = CONFIDENCE_SCALES[confidence_scale or "percent"]
+    src = source or SourcePairs.of_table(pairs)
+    where = f" ({src.files})" if src.files else ""
+    selected = set(zip(pairs["qid"], pairs["docid"]))
+    seen: dict[tuple[str, str], tuple[int, int, float | None]] = {}
+    rows = []
+    for no, line in text_lines(path):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        parts = line.split()
+        if len(parts) not in (4, 5):
+            raise InputError(
+                f"expected 'qid Q0 docid label [confidence]', got {len(parts)} fields: {line[:120]!r}",
+                path=str(path),
+                line=no,
+            )
+        qid, _, docid, label = parts[:4]
+        lab = parse_grade(label, path, no, what="label")
+        if lab not in labels_ok:
+            raise InputError(
+                f"label {lab} is outside 0-1 (the judge declares scale: binary)", path=str(path), line=no
+            )
+        conf = None
+        if len(parts) == 5:
+            try:
+                conf = float(parts[4])
+            except ValueError:
+                raise InputError(
+                    f"confidence {parts[4]!r} is not a number", path=str(path), line=no
+                ) from None
+            if not (math.isfinite(conf) and 0 <= conf <= conf_max):
+                why = (
+                    " (the judge declares confidence_scale: probability)"
+                    if confidence_scale == "probability"
+                    else ""
+                )
+                raise InputError(
+                    f"confidence {parts[4]} is outside 0-{conf_max:g}{why}", path=str(path), line=no
+                )
+        if qid not in src.queries:
+            raise InputError(f"unknown query id {qid!r}: not in the dataset{where}", path=str(path), line=no)
+        if (qid, docid) not in src.pairs:
+            raise InputError(
+                f"unknown passage id {docid!r} for query {qid}: not a judged pair of the dataset{where}",
+                path=str(path),
+                line=no,
+            )
+        if (qid, docid) in seen:
+            first_no, first_lab, first_conf = seen[(qid, docid)]
+            if (first_lab, first_conf) != (lab, conf):
+                raise InputError(
+                    f"pair (qid {qid}, docid {docid}) is labelled twice differently "
+                    f"(line {first_no} and here)",
+                    path=str(path),
+                    line=no,
+                )
+            continue
+        seen[(qid, docid)] = (no, lab, conf)
+        rows.append((qid, docid, lab, conf, no))
+    every = pd.DataFrame(rows, columns=["qid", "docid", "label", "confidence", "line"])
+    every["label"] = every["label"].astype("Int64")
+    every["confidence"] = every["confidence"].astype("Float64")
+    _refuse_ambiguous(every, path, scale, confidence_scale)
+    inside = pd.Series([(q, d) in selected for q, d in zip(every["qid"], every["docid"])], dtype=bool)
+    labels = every[inside.to_numpy()].reset_index(drop=True)
+    dataset = str(pairs["dataset"].iloc[0]) if "dataset" in pairs and len(pairs) else None
+    key = f"datasets.{dataset}" if dataset else "the dataset's selection"
+    if labels.empty and not every.empty:
+        raise InputError(
+            f"none of the {len(every)} pairs this file labels is among the {len(selected)} pairs "
+            f"of the dataset's selection ({key}: queries, max_queries, per_grade); this line "
+            "labels the first of them",
+            path=str(path),
+            line=int(every["line"].iloc[0]),
+        )
+    counts = ImportCounts(
+        labelled=len(every),
+        in_selection=len(labels),
+        outside_selection=len(every) - len(labels),
+        selection=len(selected),
+        unlabelled=len(selected) - len(labels),
+    )
+    return JudgeFile(str(path), labels, counts, scale, confidence_scale)
+
+
+def read_judge_file(
+    path: str | Path,
+    pairs: pd.DataFrame,
+    *,
+    source: SourcePairs | None = None,
+    scale: str | None = None,
+    confidence_scale: str | None = None,
+) -> pd.DataFrame:
+    """The labels of :func:`read_judge` (qid, docid, label, confidence, line)."""
+    return read_judge(path, pairs, source=source, scale=scale, confidence_scale=confidence_scale).labels
+
+
+def _refuse_ambiguous(
+    df: pd.DataFrame, path: str | Path, scale: str | None, confidence_scale: str | None
+) -> None:
+    """Undeclared scales the file would be misread with fail, naming the key to declare."""
+    if scale is None and len(df) and df["label"].isin([0, 1]).all():
+        raise InputError(
+            "every label is 0 or 1: declare the judge's scale, `scale: binary` "
+            "(0 non-relevant / 1 relevant) or `scale: graded` (grades 0-3), in "
+            "imported_judges.<name>.scale",
+            path=str(path),
+        )
+    conf = df["confidence"].dropna().astype(float)
+    if confidence_scale is None and len(conf) and (conf <= 1).all() and (conf % 1 != 0).any():
+        raise InputError(
+            "every confidence lies within 0-1, with fractions: declare "
+            "`confidence_scale: probability` (0-1) or `confidence_scale: percent` "
+            "(0-100) in imported_judges.<name>.confidence_scale",
+            path=str(path),
+        )
+
+
+def confidence_as_probability(conf: pd.Series, confidence_scale: str | None) -> pd.Series:
+    """Confidences of a judge file on 0-1 (``percent`` values divided by 100)."""
+    return conf / CONFIDENCE_SCALES[confidence_scale or "percent"]
+
+
+def import_judgments(
+    pairs: pd.DataFrame,
+    path: str | Path | JudgeFile,
+    *,
+    scale: str | None = None,
+    confidence_scale: str | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The judgment and confidence tables (judgelab's columns: graded labels, confidence 0-100)
+    of an imported judge file, or of one already read (:func:`read_judge`: its scales are used).
+    A binary judge has no grades for them and is refused."""
+    if isinstance(path, JudgeFile):
+        scale, confidence_scale = path.scale, path.confidence_scale
+    if scale == "binary":
+        raise InputError(
+            "a binary judge (0/1 labels) is not scored on grades 0-3: it goes to the overrating study only",
+            path=str(path.path if isinstance(path, JudgeFile) else path),
+        )
+    read = (
+        path.labels.copy()
+        if isinstance(path, JudgeFile)
+        else read_judge_file(path, pairs, scale=scale, confidence_scale=confidence_scale)
+    )
+    if confidence_scale == "probability":
+        read["confidence"] = read["confidence"] * 100.0  # the confidence tables hold percent
+    merged = pairs[["dataset", "qid", "docid"]].merge(
+        read, on=["qid", "docid"], how="left", validate="one_to_one"
+    )
+    has = merged["label"].notna()
+    j = pd.DataFrame(
+        {
+            "dataset": merged["dataset"],
+            "qid": merged["qid"],
+            "docid": merged["docid"],
+            "label": merged["label"],
+            "parsed": has,
+            "answer": merged["label"].astype("string"),
+        },
+        columns=JUDGMENT_COLUMNS,
+    )
+    for col in ("p0", "p1", "p2", "p3", "label_mass", "expected_grade", "latency_s"):
+        j[col] = pd.array([pd.NA] * len(j), dtype="Float64")
+    j["label"] = j["label"].astype("Int64")
+    c = pd.DataFrame(
+        {
+            "dataset": merged["dataset"],
+            "qid": merged["qid"],
+            "docid": merged["docid"],
+            "label": merged["label"],
+            "asked": has,
+            "confidence": merged["confidence"],
+            "parsed": merged["confidence"].notna(),
+            "answer": merged["confidence"].astype("string"),
+        },
+        columns=CONFIDENCE_COLUMNS,
+    )
+    c["label"] = c["label"].astype("Int64")
+    c["confidence"] = c["confidence"].astype("Float64")
+    return j, c
+
+
+def study_imports(
+    entries: Sequence[str | Mapping],
+    known: Mapping[str, ImportedJudge],
+    datasets: Sequence[str],
+    *,
+    key: str,
+    datasets_key: str,
+) -> dict[str, tuple[ImportedJudge, str, str]]:
+    """The imported judges a study names (``<study>.imported_judges``, at config key ``key``):
+    name -> (the judge, the template and persona choosing its file). An entry is a judge's name
+    (its first template, and its persona ``default``, else its first) or ``{name, template,
+    persona}``. Errors name the entry's key: a name not in ``imported_judges``, one listed twice,
+    a template or persona the judge does not have, a judge that labelled none of the study's
+    ``datasets`` (``datasets_key`` says where they come from)."""
+    out: dict[str, tuple[ImportedJudge, str, str]] = {}
+    for i, entry in enumerate(entries):
+        where = f"{key}[{i}]"
+        spec = {"name": entry} if isinstance(entry, str) else dict(entry)
+        name = spec["name"]
+        if name not in known:
+            raise InputError(
+                f"{name!r} is not a key of `imported_judges` (known: {sorted(known)})",
+                key=where if isinstance(entry, str) else f"{where}.name",
+            )
+        if name in out:
+            raise InputError(f"imported judge {name!r} is listed twice", key=where)
+        judge = known[name]
+        template = spec.get("template") or judge.templates[0]
+        persona = spec.get("persona") or ("default" if "default" in judge.personas else judge.personas[0])
+        for what, value, among in (
+            ("template", template, judge.templates),
+            ("persona", persona, judge.personas),
+        ):
+            if value not in among:
+                raise InputError(
+                    f"{value!r} is not among the {what}s of imported judge {name!r} "
+                    f"(imported_judges.{name}.{what}s: {list(among)})",
+                    key=f"{where}.{what}",
+                )
+        if not set(judge.datasets) & set(datasets):
+            raise InputError(
+                f"imported judge {name!r} labelled {list(judge.datasets)}, none of the datasets of "
+                f"this study ({datasets_key}: {list(datasets)})",
+                key=where,
+            )
+        out[name] = (judge, template, persona)
+    return out

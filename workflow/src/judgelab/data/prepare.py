@@ -1,0 +1,185 @@
+"""The one normalised table of a relevance dataset (dataset, qid, query, docid, passage, grade)
+built from its raw files (TREC DL: qrels, topics, passage texts; LLMJudge: qrels and the
+passages JSONL), checked (known query, passage present, no conflicting duplicate pair) and cut
+to the configured selection (:mod:`judgelab.data.selection`). A pair listed twice must agree on
+grade and passage text; a dataset with no judged pair left is an error naming the dataset and its
+files. The columns are :data:`judgelab.data.tables.DATASET_COLUMNS`."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pandas as pd
+
+from judgelab.data.readers import (
+    QrelLine,
+    clean_text,
+    read_id_map,
+    read_jsonl_docs,
+    read_qrels,
+    read_qrels_text,
+    read_topics,
+)
+from judgelab.data.selection import select
+from judgelab.data.sources import with_refetch_hint
+from judgelab.data.tables import DATASET_COLUMNS
+from judgelab.errors import InputError
+
+log = logging.getLogger(__name__)
+
+
+def _check_and_build(
+    dataset: str, qrels: list[QrelLine], qrels_path: str, topics: dict[str, str], topics_path: str, text_of
+) -> pd.DataFrame:
+    """Shared checks: known query, passage present, no conflicting duplicate pairs (a pair listed
+    twice must agree on grade and passage text)."""
+    seen: dict[tuple[str, str], tuple[QrelLine, tuple[str, int], str]] = {}
+    rows = []
+    for q in qrels:
+        key = (q.qid, q.docid)
+        where, text = text_of(q)
+        text = clean_text(text or "")
+        if key in seen:
+            first, first_where, first_text = seen[key]
+            if first.grade != q.grade:
+                raise InputError(
+                    f"pair (qid {q.qid}, docid {q.docid}) is judged twice with different grades "
+                    f"({first.grade} at line {first.line}, {q.grade} here)",
+                    path=qrels_path,
+                    line=q.line,
+                )
+            if first_text != text:
+                raise InputError(
+                    f"pair (qid {q.qid}, docid {q.docid}) is listed twice with different passage "
+                    f"texts: {first_where[0]}:{first_where[1]} and {where[0]}:{where[1]}",
+                    path=where[0],
+                    line=where[1],
+                )
+            continue  # an exact duplicate line carries no new information
+        seen[key] = (q, where, text)
+        if q.qid not in topics:
+            raise InputError(f"query {q.qid} has no text in {topics_path}", path=qrels_path, line=q.line)
+        if not text:
+            raise InputError(
+                f"judged passage {q.docid} (query {q.qid}) has no text", path=where[0], line=where[1]
+            )
+        rows.append((dataset, q.qid, clean_text(topics[q.qid]), q.docid, text, q.grade))
+    return pd.DataFrame(rows, columns=DATASET_COLUMNS)
+
+
+def build_trec_table(
+    dataset: str,
+    qrels_path: str | Path,
+    topics_path: str | Path,
+    texts_path: str | Path,
+    encoding: str | None = None,
+) -> pd.DataFrame:
+    """Normalised table from qrels + topics + a judged-text file aligned line by line with the qrels."""
+    qrels = read_qrels(qrels_path, encoding)
+    topics = read_topics(topics_path, encoding)
+    texts = read_qrels_text(texts_path, encoding)
+    if len(texts) != len(qrels):
+        raise InputError(
+            f"has {len(texts)} lines but {qrels_path} has {len(qrels)} judged pairs; "
+            "the judged-text file must have one line per qrels line",
+            path=str(texts_path),
+        )
+    aligned = {}
+    for q, (no, docid, text) in zip(qrels, texts):
+        if docid != q.docid:
+            raise InputError(
+                f"docid {docid!r} does not match {q.docid!r} of {qrels_path}:{q.line}",
+                path=str(texts_path),
+                line=no,
+            )
+        aligned[q.line] = ((str(texts_path), no), text)
+    return _check_and_build(
+        dataset, qrels, str(qrels_path), topics, str(topics_path), lambda q: aligned[q.line]
+    )
+
+
+def build_llmjudge_table(
+    dataset: str,
+    qrels_path: str | Path,
+    topics_path: str | Path,
+    docs_path: str | Path,
+    docid_map: str | Path | None = None,
+    encoding: str | None = None,
+) -> pd.DataFrame:
+    """Normalised table for LLMJudge: qrels use short ids (``p123``); passages come from the JSONL.
+
+    If the JSONL is keyed by MS MARCO v2 ids, ``docid_map`` (``docid_to_docidx.txt``) translates them.
+    """
+    qrels = read_qrels(qrels_path, encoding)
+    topics = read_topics(topics_path, encoding)
+    docs = read_jsonl_docs(docs_path, encoding)
+    if docid_map is not None:
+        mapping = read_id_map(docid_map, encoding)
+        docs = {mapping.get(k, k): v for k, v in docs.items()}
+
+    def text_of(q: QrelLine):
+        if q.docid not in docs:
+            raise InputError(
+                f"judged passage {q.docid} (query {q.qid}) is not in {docs_path}",
+                path=str(qrels_path),
+                line=q.line,
+            )
+        no, text = docs[q.docid]
+        return (str(docs_path), no), text
+
+    return _check_and_build(dataset, qrels, str(qrels_path), topics, str(topics_path), text_of)
+
+
+def build_table(
+    name: str,
+    fmt: str,
+    qrels: str | Path,
+    topics: str | Path,
+    texts: str | Path,
+    docid_map: str | Path | None = None,
+    encoding: str | None = None,
+) -> pd.DataFrame:
+    if fmt == "trec":
+        return build_trec_table(name, qrels, topics, texts, encoding)
+    if fmt == "llmjudge":
+        return build_llmjudge_table(name, qrels, topics, texts, docid_map, encoding)
+    raise InputError(f"unknown format {fmt!r} (trec or llmjudge)", key=f"datasets.{name}.format")
+
+
+def prepare_table(
+    name: str, selection: dict, qrels: str | Path, topics: str | Path, texts: str | Path
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """What the prepare job does: the normalised table of the raw files and its configured subset
+    (``selection``: format, encoding, docid_map, queries, exclude_queries, match_counts,
+    max_queries, per_grade, seed). Returns (full table, subset). A dataset without a judged pair
+    is an error naming its key and files."""
+    sel = selection
+    try:
+        full = build_table(
+            name, sel["format"], qrels, topics, texts, sel.get("docid_map"), sel.get("encoding")
+        )
+    except InputError as exc:
+        raise with_refetch_hint(exc) from None
+    files = f"qrels {qrels}, topics {topics}, texts {texts}"
+    if full.empty:
+        raise InputError(
+            f"the dataset has no judged pair ({files}): nothing to judge", key=f"datasets.{name}"
+        )
+    subset = select(
+        full,
+        queries=[str(q) for q in sel.get("queries") or []],
+        exclude_queries=[str(q) for q in sel.get("exclude_queries") or []],
+        match_counts=sel.get("match_counts"),
+        max_queries=sel.get("max_queries"),
+        per_grade=sel.get("per_grade"),
+        seed=int(sel.get("seed") or 0),
+        name=name,
+    )
+    if subset.empty:
+        raise InputError(
+            f"the selection (queries, exclude_queries, max_queries, per_grade) keeps none of the "
+            f"{len(full)} judged pairs ({files})",
+            key=f"datasets.{name}",
+        )
+    return full, subset

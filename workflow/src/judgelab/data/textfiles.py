@@ -1,0 +1,59 @@
+"""Reading text files so that bad bytes never pass silently.
+
+Every reader of data and resource files (datasets, imported judges, prompts, personas, configs)
+decodes through :func:`read_text`: the encoding is explicit (UTF-8 unless a config key says
+otherwise), never guessed; a byte sequence that does not decode is an
+:class:`~judgelab.errors.InputError` naming the file and line; a leading byte-order mark is
+dropped (a UTF-8 BOM written by some editors would otherwise become part of the first id).
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+from collections.abc import Iterator
+from pathlib import Path
+
+from judgelab.errors import InputError
+
+DEFAULT_ENCODING = "utf-8"
+BOM = "\ufeff"
+
+
+def read_text(path: str | Path, encoding: str | None = None, *, key: str | None = None) -> str:
+    """The decoded text of ``path`` without a leading byte-order mark.
+
+    ``key``: the config key that chose the file or the encoding, named in the errors that cannot
+    name a line (a missing file, an unknown encoding)."""
+    encoding = encoding or DEFAULT_ENCODING
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise InputError(f"unknown encoding {encoding!r}", key=key, path=None if key else str(path)) from None
+    p = Path(path)
+    if not p.is_file():
+        what = "is not a file" if p.exists() else "does not exist"
+        raise InputError(f"file {path} {what}", key=key) if key else InputError(what, path=str(path))
+    raw = p.read_bytes()
+    try:
+        text = raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        bad = raw[exc.start : exc.end].hex(" ")
+        raise InputError(
+            f"not valid {encoding}: byte(s) {bad} at column {col} ({exc.reason}); "
+            "convert the file to UTF-8, or set the dataset's `encoding` to the one it "
+            "is written in",
+            path=str(path),
+            line=line,
+        ) from None
+    return text[1:] if text.startswith(BOM) else text
+
+
+def text_lines(path: str | Path, encoding: str | None = None) -> Iterator[tuple[int, str]]:
+    """(line number, line without its end) of every line of ``path``; lines end at ``\\n``,
+    ``\\r\\n`` or ``\\r`` (as ``open(..., newline="")`` splits them)."""
+    with io.StringIO(read_text(path, encoding), newline="") as fh:
+        for no, raw in enumerate(fh, start=1):
+            yield no, raw.rstrip("\r\n")

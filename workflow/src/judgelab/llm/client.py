@@ -1,0 +1,180 @@
+"""The request cache in front of any backend: :class:`CachedClient` answers from the cache where
+it can, claims and sends only the misses, and stores each answer the moment it arrives;
+:func:`cache_request` is what a cache key is made of."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from collections.abc import Iterator, Sequence
+
+from tqdm import tqdm
+
+from judgelab.cache.keys import request_key
+from judgelab.cache.store import RequestCache
+from judgelab.llm.backends.base import Backend, Completion, Request
+
+log = logging.getLogger(__name__)
+
+
+def cache_request(backend: Backend, request: Request) -> dict:
+    """What the cache key is made of. ``label_steps`` enters only when requested, so the keys (and
+    cached answers) of requests without it are those of earlier versions; a request with it never
+    hits an entry cached without the steps (an old entry cannot pass its first-position reading
+    off as the label token's), and its own entries carry the steps wherever the backend can read
+    them (None where it cannot: Anthropic, a server refusing logprobs), so a hit gives the same
+    numbers as the call."""
+    out = {
+        "backend": backend.identity(),
+        "sampling": backend.sampling(),
+        "max_tokens": request.max_tokens,
+        "label_tokens": list(request.label_tokens),
+        "messages": request.message_dicts(),
+    }
+    if request.label_steps:
+        out["label_steps"] = True
+    return out
+
+
+class CachedClient:
+    """Answers requests from the cache where it can and sends only the misses to the backend,
+    saving each answer the moment it arrives.
+
+    A miss is claimed in the cache before it is sent (:meth:`RequestCache.claim`, in chunks of
+    :meth:`Backend.claim_chunk`): a request that another process (another job, another run sharing
+    the cache) has claimed is not sent but waited for, polling the cache with a backoff from
+    :attr:`poll_min` to :attr:`poll_max` seconds, until its answer appears (a cache hit) or its
+    claim is released or runs out (then this client claims and sends it). Claims are released
+    after each chunk, also when the backend fails. A cache hit costs one lookup, as before claims."""
+
+    #: first and longest wait between two looks at requests claimed by another process (seconds)
+    poll_min: float = 0.05
+    poll_max: float = 2.0
+
+    def __init__(self, backend: Backend, cache: RequestCache):
+        self.backend, self.cache = backend, cache
+        self.calls = 0
+        self.hits = 0
+        #: answers that another process was computing when asked (counted in hits as well)
+        self.waited = 0
+        #: tokens of the calls this client made (cache hits cost nothing and are not counted)
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        backend.bind_cache(cache)
+
+    def run(
+        self, requests: Sequence[Request], desc: str = "requests", progress: bool = True
+    ) -> list[tuple[Completion, bool]]:
+        """Answers in request order, each with a flag telling whether it came from the cache
+        (including answers another process stored while this one waited for them)."""
+        out: list[tuple[Completion, bool] | None] = [None] * len(requests)
+        cache_requests = [cache_request(self.backend, r) for r in requests]
+        keyed = [(request_key(req), req) for req in cache_requests]
+        misses: dict[str, list[int]] = {}
+        for i, (key, _) in enumerate(keyed):
+            hit = self.cache.get(key)
+            if hit is not None:
+                out[i] = (Completion.from_json(hit), True)
+            else:
+                misses.setdefault(key, []).append(i)
+        self.hits += len(requests) - sum(len(v) for v in misses.values())
+        log.info(
+            "%s: %d requests, %d cached, %d to send",
+            desc,
+            len(requests),
+            len(requests) - sum(len(v) for v in misses.values()),
+            len(misses),
+        )
+        if misses:
+            bar = tqdm(total=len(misses), desc=desc, disable=not progress, mininterval=2.0, unit="call")
+            try:
+                for key, completion, paid in self._answer(list(misses), requests, keyed, misses):
+                    idxs = misses[key]
+                    if paid:
+                        self.calls += 1
+                        self.prompt_tokens += completion.prompt_tokens or 0
+                        self.completion_tokens += completion.completion_tokens or 0
+                    else:
+                        self.hits += len(idxs)
+                        self.waited += 1
+                    for i in idxs:
+                        out[i] = (completion, not paid or i != idxs[0])
+                    bar.update(1)
+            finally:
+                bar.close()
+                if self.cache.unsaved and self.cache.flush_unsaved():
+                    log.error(
+                        "%s: %d answers could not be written to the cache %s nor to %s; they "
+                        "are only in this job's output",
+                        desc,
+                        len(self.cache.unsaved),
+                        self.cache.path,
+                        self.cache.pending.path,
+                    )
+        missing = [i for i, o in enumerate(out) if o is None]
+        if missing:
+            raise RuntimeError(f"backend returned no answer for {len(missing)} requests")
+        return out  # type: ignore[return-value]
+
+    def _answer(
+        self,
+        keys: list[str],
+        requests: Sequence[Request],
+        keyed: list[tuple[str, dict]],
+        where: dict[str, list[int]],
+    ) -> Iterator[tuple[str, Completion, bool]]:
+        """``(key, completion, paid)`` for every key of ``keys`` (unique misses, in order): paid by
+        this client (sent after claiming it) or stored by another process meanwhile."""
+        chunk = max(1, self.backend.claim_chunk() or len(keys))
+        queue = deque(keys)
+        waiting: dict[str, str] = {}  # key -> the owner of its claim
+        delay, told = self.poll_min, 0.0
+        while queue or waiting:
+            if queue:
+                look = [queue.popleft() for _ in range(min(len(queue), max(chunk, 64)))]
+                got = self.cache.claim(look, limit=chunk)
+                queue.extendleft(reversed(got.rest))
+                waiting.update(got.busy)
+            else:
+                got = self.cache.claim(list(waiting), limit=chunk)
+                for k in [*got.answered, *got.mine]:
+                    waiting.pop(k, None)
+                waiting.update(got.busy)
+            for key, response in got.answered.items():
+                yield key, Completion.from_json(response), False
+            if got.mine:
+                delay = self.poll_min
+                yield from self._send(got.mine, requests, keyed, where)
+            elif got.answered:
+                delay = self.poll_min
+            elif not queue and waiting:
+                if time.monotonic() - told > 60.0:
+                    owners = sorted(set(waiting.values()))
+                    log.info(
+                        "waiting for %d requests that other processes are answering (%s%s)",
+                        len(waiting),
+                        ", ".join(owners[:3]),
+                        ", ..." if len(owners) > 3 else "",
+                    )
+                    told = time.monotonic()
+                time.sleep(delay)
+                delay = min(self.poll_max, delay * 1.5)
+
+    def _send(
+        self,
+        keys: list[str],
+        requests: Sequence[Request],
+        keyed: list[tuple[str, dict]],
+        where: dict[str, list[int]],
+    ) -> Iterator[tuple[str, Completion, bool]]:
+        """Send the claimed ``keys``, store each answer as it arrives; release the claims after (also
+        on error: the requests not answered are then free for another process)."""
+        firsts = [where[k][0] for k in keys]
+        try:
+            for j, completion in self.backend.complete_many([requests[i] for i in firsts]):
+                key, req = keyed[firsts[j]]
+                self.cache.put(key, req, completion.to_json())
+                yield key, completion, True
+        finally:
+            self.cache.release(keys)

@@ -1,0 +1,329 @@
+"""Pointwise judgment with a persona and a template (seed 000, section 4.2), shared by the studies
+that judge pairs this way (PERAS, the perturbations' original and re-judged labels, ranking), and
+the coverage check every judge job of every study ends with.
+
+For every pair the prompt is persona || template(query, passage), and the label-token
+probabilities are read at the answer position where the backend can. A request built here is the
+same for every study that judges the same pair with the same model, template and persona, so one
+study's answers are cache hits for the others. An answer that does not parse is kept as raw text
+with ``parsed = False`` and a missing label; it never becomes a grade.
+
+How the label is read (``answer``):
+
+* ``parse`` - from the answer text (:func:`judgelab.llm.answers.parse_label`, the template's labels);
+* ``logits`` - the template's label with the largest probability at the first answer position
+  (the label-token distribution the backend returns; one answer token is generated), as the
+  simulation study's ``answer: logits``; a backend that returns no distribution, or a tie
+  between the largest probabilities, gives a missing label;
+* ``auto`` (resolved by :func:`resolve_answer`) - ``logits`` for the embedded (``local``)
+  backend, ``parse`` for every API backend.
+
+:func:`require_coverage`: a judge job whose answers parse less than ``min_coverage`` of the time
+(or not at all) stops with an error naming the model, the template and the share, and what to try.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+
+import pandas as pd
+
+from judgelab.data.labels import GRADE_LABELS
+from judgelab.data.tables import JUDGMENT_COLUMNS
+from judgelab.errors import InputError
+from judgelab.llm.answers import parse_label
+from judgelab.llm.backends.base import Request
+from judgelab.llm.client import CachedClient
+from judgelab.llm.prompts import build_messages, fill
+
+log = logging.getLogger(__name__)
+
+#: How a pointwise judgment's label is read (``auto`` resolves to one of them).
+ANSWER_MODES = ("parse", "logits")
+
+
+def resolve_answer(answer: str, backend: str | None, key: str = "peras.answer") -> str:
+    """``auto`` -> ``logits`` for the embedded (``local``) backend, ``parse`` for the others;
+    ``parse`` and ``logits`` as given. ``key``: the config key naming the mode (errors)."""
+    if answer == "auto":
+        return "logits" if backend == "local" else "parse"
+    if answer not in ANSWER_MODES:
+        raise InputError(f"unknown answer mode {answer!r}; known: auto, {', '.join(ANSWER_MODES)}", key=key)
+    return answer
+
+
+def request_max_tokens(max_tokens: int, answer: str = "parse") -> int:
+    """The answer bound a request is sent with: 1 token when the label is read from the logits
+    (only the first answer position is read), the template's bound otherwise."""
+    return 1 if answer == "logits" else int(max_tokens)
+
+
+def judgment_requests(
+    pairs: pd.DataFrame,
+    persona: str,
+    template: str,
+    *,
+    max_tokens: int,
+    placement: str = "user",
+    answer: str = "parse",
+) -> list[Request]:
+    return [
+        Request.from_messages(
+            build_messages(persona, fill(template, query=row.query, document=row.passage), placement),
+            request_max_tokens(max_tokens, answer),
+            GRADE_LABELS,
+        )
+        for row in pairs.itertuples(index=False)
+    ]
+
+
+def label_from_probs(probs: Sequence[float] | None, labels: Sequence[str] = GRADE_LABELS) -> int | None:
+    """The label of ``labels`` with the largest probability in ``probs`` (one per grade 0-3, the
+    distribution of :data:`GRADE_LABELS` at the first answer position), or None: no
+    distribution, or a tie between the largest."""
+    if not probs:
+        return None
+    cand = [(float(probs[GRADE_LABELS.index(str(lab))]), int(lab)) for lab in labels]
+    best = max(p for p, _ in cand)
+    top = [lab for p, lab in cand if p == best]
+    return top[0] if len(top) == 1 and math.isfinite(best) else None
+
+
+def read_judgment(
+    text: str, probs: Sequence[float] | None, labels: Sequence[str], answer: str
+) -> int | str | None:
+    """The label of one answer under the reading ``answer`` (``parse`` or ``logits``)."""
+    if answer == "logits":
+        return label_from_probs(probs, labels)
+    return parse_label(text, labels)
+
+
+def run_judgments(
+    pairs: pd.DataFrame,
+    persona: str,
+    template: str,
+    client: CachedClient,
+    *,
+    max_tokens: int,
+    placement: str = "user",
+    progress: bool = True,
+    desc: str = "judge",
+    labels: Sequence[str] = GRADE_LABELS,
+    answer: str = "parse",
+) -> pd.DataFrame:
+    """Judge every pair; one output row per input row, in input order. ``labels``: the
+    template's label set; an answer outside it is missing (``parsed`` false). ``answer``:
+    ``parse`` or ``logits`` (see the module docstring)."""
+    if answer not in ANSWER_MODES:
+        raise ValueError(f"answer must be one of {ANSWER_MODES} here, got {answer!r}")
+    requests = judgment_requests(
+        pairs, persona, template, max_tokens=max_tokens, placement=placement, answer=answer
+    )
+    answers = client.run(requests, desc=desc, progress=progress)
+    rows = []
+    for row, (comp, hit) in zip(pairs.itertuples(index=False), answers):
+        label = read_judgment(comp.text, comp.label_probs, labels, answer)
+        probs: list[float | None] = list(comp.label_probs) if comp.label_probs else [None] * 4
+        expected = sum(k * p for k, p in enumerate(comp.label_probs)) if comp.label_probs else None
+        rows.append(
+            {
+                "dataset": row.dataset,
+                "qid": row.qid,
+                "docid": row.docid,
+                "label": label,
+                "parsed": label is not None,
+                "answer": comp.text,
+                "p0": probs[0],
+                "p1": probs[1],
+                "p2": probs[2],
+                "p3": probs[3],
+                "label_mass": comp.label_mass,
+                "expected_grade": expected,
+                "prompt_tokens": comp.prompt_tokens,
+                "completion_tokens": comp.completion_tokens,
+                "latency_s": comp.latency_s,
+                "cache_hit": hit,
+            }
+        )
+    out = pd.DataFrame(rows, columns=JUDGMENT_COLUMNS)
+    out["label"] = out["label"].astype("Int64")
+    for col in ("p0", "p1", "p2", "p3", "label_mass", "expected_grade"):
+        out[col] = out[col].astype("Float64")
+    n_missing = int((~out["parsed"]).sum())
+    log.info(
+        "%s: %d pairs, %d %s, %d missing (%s)",
+        desc,
+        len(out),
+        len(out) - n_missing,
+        "read from the logits" if answer == "logits" else "parsed",
+        n_missing,
+        "no label distribution" if answer == "logits" else "unparsable answers",
+    )
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Coverage: every judge job of every study ends with this check
+
+
+class CoverageError(InputError):
+    """A judge job whose answers parse too rarely to measure anything (see :func:`require_coverage`)."""
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """What a judge job's coverage check needs besides the answers (a tracked param of the job,
+    built by the study's plan from the config): the threshold, how the template is named, the
+    config key of the answer bound and, where the study has one, the key of its answer-reading
+    mode."""
+
+    min_coverage: float
+    template: str
+    bound_key: str
+    answer_key: str | None = None
+
+    def param(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_param(cls, value: str | Mapping | Coverage | None) -> Coverage | None:
+        if isinstance(value, Coverage):
+            return value
+        if value is None or value == "":
+            return None
+        return cls(**(json.loads(value) if isinstance(value, str) else dict(value)))
+
+
+def require_coverage(
+    parsed: Sequence[bool],
+    answers: Sequence[str | None],
+    *,
+    coverage: Coverage | str | Mapping | None,
+    model: str,
+    backend: str | None,
+    bound: int,
+    what: str,
+) -> float | None:
+    """Stop a judge job whose answers parse too rarely: nothing parsed of at least one answer, or
+    a parsed share below ``coverage.min_coverage``. The error (:class:`CoverageError`, naming the
+    key ``min_coverage``) names the job, the model, the template and the share, shows a few
+    unparsed answers and says what to try: a larger answer bound (``bound_key``, now ``bound``),
+    the model's chat-template switch (API models: e.g. Qwen3's ``enable_thinking: false``), the
+    logits reading where the study has one (local models), or a lower ``min_coverage``. Returns
+    the share (None for a job with nothing to judge, which never fails). The answers are in the
+    request cache: a rerun with only the threshold changed sends nothing."""
+    cov = Coverage.from_param(coverage)
+    flags = [bool(x) for x in parsed]
+    n, k = len(flags), sum(flags)
+    if not n:
+        log.info("%s: nothing to judge (coverage undefined)", what)
+        return None
+    share = k / n
+    if cov is None:
+        return share
+    if k and share >= cov.min_coverage:
+        log.info("%s: coverage %.3f (%d of %d; min_coverage %g)", what, share, k, n, cov.min_coverage)
+        return share
+    tries = [
+        f"a larger answer bound ({cov.bound_key}, now {bound}: a judge that writes a prefix, "
+        "or reasons first, needs room before its label)"
+    ]
+    if backend == "local":
+        if cov.answer_key:
+            tries.append(f"reading the label from the logits ({cov.answer_key}: logits, or auto)")
+    else:
+        tries.append(
+            "the model's chat-template switch (a thinking model spends the bound in its think "
+            f"block first: Qwen3 served by vLLM needs models.{model}.extra_body: "
+            "{chat_template_kwargs: {enable_thinking: false}})"
+        )
+    tries.append(f"a lower min_coverage (now {cov.min_coverage:g}; 0 keeps only the all-unparsed check)")
+    shown = list(dict.fromkeys(_short(a) for a, ok in zip(answers, flags) if not ok))[:3]
+    examples = "; ".join(repr(a) for a in shown)
+    raise CoverageError(
+        f"{what}: {k} of {n} answers of model {model!r} with template {cov.template} parsed "
+        f"(coverage {share:.1%}, min_coverage {cov.min_coverage:g}); nothing is measured on "
+        f"answers that do not parse. Unparsed answers, e.g.: {examples}. Try {'; '.join(tries)}. "
+        "The answers are in the request cache: a rerun sends only requests that changed",
+        key="min_coverage",
+    )
+
+
+def _short(text: str | None, limit: int = 80) -> str:
+    if text is None or (isinstance(text, float) and math.isnan(text)):
+        return ""
+    s = " ".join(str(text).split())
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+def log_cut_answers(desc: str, completion_tokens, max_tokens: int) -> int:
+    """Log how many answers used the whole ``max_tokens`` bound (cut where the model would have
+    gone on: a label read from such an answer stands, one that never came is missing). Returns
+    the count."""
+    used = pd.to_numeric(pd.Series(completion_tokens, dtype="object"), errors="coerce")
+    cut = int((used >= max_tokens).sum())
+    if cut:
+        log.warning(
+            "%s: %d of %d answers reached the bound of %d tokens (cut; unparsable ones count as missing)",
+            desc,
+            cut,
+            len(used),
+            max_tokens,
+        )
+    else:
+        log.info("%s: no answer reached the bound of %d tokens", desc, max_tokens)
+    return cut
+
+
+def judge_table(
+    table: pd.DataFrame,
+    *,
+    persona: str,
+    template: str,
+    labels: Sequence[str],
+    model: str | dict,
+    max_tokens: int,
+    placement: str,
+    cache,
+    threads: int | None = None,
+    desc: str = "judge",
+    model_name: str | None = None,
+    answer: str = "parse",
+    coverage: Coverage | str | Mapping | None = None,
+) -> pd.DataFrame:
+    """The judge job of every study that judges pairs with a persona and a template (PERAS's judge,
+    the ranking study's pool): a model session (:class:`judgelab.llm.session.LLMSession`, the request
+    cache under it), :func:`run_judgments` read by ``answer``, the answers that reached the bound
+    counted in the log (parse reading), and the coverage check (:func:`require_coverage`). The
+    same pair, template, persona, bound and reading make the same request in every study."""
+    from judgelab.llm.session import LLMSession
+
+    session = LLMSession(model, cache, threads, desc, name=model_name)
+    with session as client:
+        result = run_judgments(
+            table,
+            persona,
+            template,
+            client,
+            max_tokens=int(max_tokens),
+            placement=placement,
+            desc=desc,
+            labels=tuple(str(x) for x in labels),
+            answer=answer,
+        )
+    if answer == "parse":  # a logits reading sends one token: no answer is cut
+        log_cut_answers(desc, result["completion_tokens"], int(max_tokens))
+    require_coverage(
+        result["parsed"],
+        result["answer"],
+        coverage=coverage,
+        model=session.name,
+        backend=session.spec.get("backend"),
+        bound=int(max_tokens) if answer == "parse" else 1,
+        what=desc,
+    )
+    return result

@@ -1,0 +1,114 @@
+"""Configuration files: load, merge and validate them.
+
+* :func:`load_config` reads ``config/config.yaml`` of a workflow directory and merges each
+  ``--configfile`` over it, exactly as Snakemake does.
+* :func:`validate` checks a config against ``workflow/schemas/config.schema.yaml`` and fills the
+  schema's defaults in place (the defaults live only in the schema).
+* :func:`check_name` checks a name that becomes a path component (dataset, model, template,
+  persona ids).
+
+What a validated config means (which personas run, which files a dataset reads, where a result
+goes) is answered by :class:`judgelab.project.facade.Project`.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from judgelab.data.textfiles import read_text
+from judgelab.errors import InputError
+
+#: The workflow folder of this checkout (Snakefile, config/, resources/, workflow/).
+PACKAGE_ROOT = Path(__file__).resolve().parents[4]
+SCHEMA = Path("workflow") / "schemas" / "config.schema.yaml"
+
+
+def check_name(name: str, key: str) -> None:
+    """A name that becomes a path component and a wildcard value (a dataset, model, template or
+    persona id): no '/', no white space, not empty."""
+    if not name or "/" in name or any(c.isspace() for c in name):
+        raise InputError(
+            f"the name {name!r} becomes a path component of the results: no '/' or white space", key=key
+        )
+
+
+# -- loading and validation ---------------------------------------------------------------------
+
+
+def _merge(base: dict, over: Mapping) -> dict:
+    """Snakemake's merge of config files: mappings merge key by key, anything else replaces."""
+    out = copy.deepcopy(base)
+    for k, v in over.items():
+        out[k] = (
+            _merge(out[k], v) if isinstance(v, Mapping) and isinstance(out.get(k), dict) else copy.deepcopy(v)
+        )
+    return out
+
+
+def read_yaml(path: str | Path) -> Any:
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file does not exist", path=str(path))
+    try:
+        return yaml.safe_load(read_text(path))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise InputError(
+            f"invalid YAML: {exc}", path=str(path), line=(mark.line + 1) if mark else None
+        ) from None
+
+
+def load_config(
+    configfiles: Sequence[str | Path] = (), directory: str | Path = ".", root: str | Path | None = None
+) -> dict:
+    """The configuration a ``snakemake -d DIRECTORY --configfile F...`` run would see: the
+    Snakefile's ``configfile:`` (``config/config.yaml``, relative to DIRECTORY) with each file
+    merged over it, validated with the schema's defaults filled in."""
+    directory = Path(directory)
+    files = [p for p in [directory / "config" / "config.yaml"] if p.exists()]
+    files += [Path(f) if Path(f).is_absolute() or Path(f).exists() else directory / f for f in configfiles]
+    config: dict = {}
+    for f in files:
+        config = _merge(config, read_yaml(f) or {})
+    if not config:
+        raise InputError(
+            f"no configuration: neither {directory / 'config' / 'config.yaml'} nor a --configfile"
+        )
+    validate(config, root)
+    return config
+
+
+def _with_defaults(cls):
+    from jsonschema import validators
+
+    props = cls.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, schema):
+        if isinstance(instance, dict):
+            for name, sub in properties.items():
+                if isinstance(sub, dict) and "default" in sub and name not in instance:
+                    instance[name] = copy.deepcopy(sub["default"])
+        yield from props(validator, properties, instance, schema)
+
+    return validators.extend(cls, {"properties": set_defaults})
+
+
+def validate(config: dict, root: str | Path | None = None) -> dict:
+    """Check ``config`` against the workflow's schema and fill in the schema's defaults (in
+    place). The error names the offending key."""
+    import jsonschema
+
+    schema = read_yaml(Path(root or PACKAGE_ROOT) / SCHEMA)
+    errors = sorted(
+        _with_defaults(jsonschema.Draft202012Validator)(schema).iter_errors(config),
+        key=lambda e: list(e.absolute_path),
+    )
+    if errors:
+        e = errors[0]
+        raise InputError(e.message, key=".".join(str(p) for p in e.absolute_path) or "(top level)")
+    return config

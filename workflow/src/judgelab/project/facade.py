@@ -1,0 +1,565 @@
+"""The project facade: a validated configuration and the answer to every resolution question.
+
+The Snakefile, the rules' helpers (``workflow/rules/common.smk``), ``judgelab estimate``, the job
+functions and the CLI all ask a :class:`Project`; none of them re-derives which personas run and
+where each one's text comes from, which raw files a dataset reads, which models judge, or where a
+result goes. Each study answers its own questions in its plan (``judgelab.studies.<study>.plan``),
+which the project holds; this is the one module that knows the studies (by name, from
+:data:`judgelab.studies.STUDIES`).
+
+Every path the project gives is relative to the working directory of the run, and every resource
+(prompts, personas, bundled sample) resolves against the workflow's own folder (``root``), never
+against the checkout the package was installed from.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from functools import cached_property
+from importlib import import_module
+from pathlib import Path
+
+from judgelab.data.imported import resolve_imported
+from judgelab.data.sources import source_urls
+from judgelab.errors import InputError
+from judgelab.llm.personas import load_persona_file, read_generated, resolve_personas
+from judgelab.llm.prompts import load_template_spec
+from judgelab.project.config import PACKAGE_ROOT, SCHEMA, check_name, load_config, validate
+from judgelab.project.plan import LLMJob
+from judgelab.studies import STUDIES
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask; all CPUs where that is unknown)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # no sched_getaffinity (macOS)
+        return os.cpu_count() or 1
+
+
+#: Backends that call a provider's API (their jobs hold one `<backend>_jobs` resource token).
+API_BACKENDS = ("openai", "anthropic", "bedrock")
+
+#: Model keys that only some backends read (elsewhere they would be ignored silently): key ->
+#: the backends that read it. Keys not listed (backend, threads, prices) apply to every backend.
+BACKEND_KEYS = {
+    **dict.fromkeys(("model_path", "n_ctx", "n_batch", "reuse_prefix"), ("local",)),
+    **dict.fromkeys(
+        ("model", "concurrency", "timeout", "max_retries", "send_sampling", "extra_body"), API_BACKENDS
+    ),
+    **dict.fromkeys(("base_url", "api_key_env", "batch", "batch_poll_interval"), ("openai", "anthropic")),
+    **dict.fromkeys(("logprobs", "top_logprobs", "token_limit_param"), ("openai",)),
+    "anthropic_version": ("anthropic",),
+}
+
+
+#: Model keys that change no request or answer, only how the judge is shown (kept out of the
+#: model param of the jobs).
+DISPLAY_KEYS = ("display_name",)
+
+
+#: The shared result paths, named once (each study adds its own: ``Plan.paths``). ``{results}`` is
+#: the configured folder; the other fields are the jobs' wildcards (see :meth:`Project.path`).
+PATHS = {
+    "raw": "{results}/raw/{dataset}/{kind}.raw",
+    "dataset": "{results}/datasets/{dataset}.tsv",
+    "generated_persona": "{results}/personas/generated/{model}/{persona}.json",
+    "persona_table": "{results}/personas/personas.tsv",
+    "log": "{results}/logs/{name}.log",
+}
+
+
+class _KeepMissing(dict):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+# -- the project --------------------------------------------------------------------------------
+
+
+class Project:
+    """A validated configuration and the answers to every resolution question.
+
+    ``root`` is the workflow folder (``workflow.basedir`` of the Snakefile): prompts, personas and
+    the bundled sample are read from ``root/resources``. Result and cache paths are relative to the
+    working directory of the run, as the config writes them.
+    """
+
+    def __init__(
+        self,
+        config: dict,
+        root: str | Path | None = None,
+        *,
+        validated: bool = False,
+        workdir: str | Path | None = None,
+    ):
+        self.root = Path(root or PACKAGE_ROOT).resolve()
+        #: the run's working directory (default: this process's): relative paths are relative to it
+        self.workdir = Path(workdir).resolve() if workdir is not None else Path.cwd()
+        self.config = config if validated else validate(config, self.root)
+        self.results = self.config["results"]
+        self.cache = self.config["cache"]
+        self.plans = {s: import_module(f"judgelab.studies.{s}.plan").Plan(self) for s in STUDIES}
+        self.paths = dict(PATHS)
+        for plan in self.plans.values():
+            clash = sorted(set(plan.paths) & set(self.paths))
+            if clash:
+                raise ValueError(f"study {plan.name} redefines the result paths {clash}")
+            self.paths.update(plan.paths)
+        self._check_references()
+
+    @classmethod
+    def load(
+        cls,
+        configfiles: Sequence[str | Path] = (),
+        directory: str | Path = ".",
+        root: str | Path | None = None,
+    ) -> Project:
+        """The project a ``snakemake -d DIRECTORY --configfile F...`` run sees. ``root``: the workflow
+        folder (default: DIRECTORY when it holds the workflow, else this package's checkout)."""
+        if root is None:
+            root = directory if (Path(directory) / SCHEMA).exists() else PACKAGE_ROOT
+        return cls(load_config(configfiles, directory, root), root, validated=True, workdir=directory)
+
+    def path(self, which: str, **fields: str) -> str:
+        """The result path ``which`` of :data:`PATHS` with ``fields`` filled in; fields not given stay
+        ``{wildcards}`` (the rules' output patterns)."""
+        return self.paths[which].format_map(_KeepMissing(results=self.results, **fields))
+
+    def log(self, name: str) -> str:
+        """The log file of a job: ``name`` is a path under ``{results}/logs`` (may hold wildcards)."""
+        return self.path("log", name=name)
+
+    @property
+    def resources(self) -> Path:
+        return self.root / "resources"
+
+    def run_path(self, path: str | Path) -> str:
+        """An input path as the rules give it to Snakemake (which records it): an absolute path inside
+        the run's working directory or inside this workflow's folder becomes relative to the working
+        directory, so that a finished run moved or copied elsewhere (with its workflow where it was
+        relative to it, e.g. the run folder being the checkout) finds the same inputs and has
+        nothing to do; a relative path stays as written, any other absolute path as it is."""
+        p = Path(path)
+        if not p.is_absolute():
+            return str(path)
+        if p.is_relative_to(self.workdir) or p.is_relative_to(self.root):
+            return os.path.relpath(p, self.workdir)
+        return str(p)
+
+    def local(self, path: str | Path) -> Path:
+        """A path the project gives (relative to the run's working directory) as this process
+        opens it."""
+        return self.workdir / path
+
+    # -- studies ------------------------------------------------------------------------------
+
+    def plan(self, study: str):
+        """The study's :class:`judgelab.project.plan.StudyPlan`."""
+        return self.plans[study]
+
+    def enabled(self, study: str) -> bool:
+        return self.plans[study].enabled
+
+    @property
+    def studies(self) -> list[str]:
+        return [s for s in STUDIES if self.enabled(s)]
+
+    # -- models -------------------------------------------------------------------------------
+
+    @property
+    def judges(self) -> list[str]:
+        """The models that judge (``judges``), in order; the other entries of ``models`` run only
+        where a key names them (e.g. ``personas.generation.model``)."""
+        return list(self.config["judges"])
+
+    def model_param(self, name: str) -> str:
+        """The model entry as a deterministic string (a tracked param of the jobs using it),
+        without the keys that change no answer (:data:`DISPLAY_KEYS`: renaming a judge reruns
+        only its tables and figures)."""
+        entry = {k: v for k, v in self.config["models"][name].items() if k not in DISPLAY_KEYS}
+        return json.dumps(entry, sort_keys=True)
+
+    def display_name(self, name: str) -> str:
+        """A judge's name in tables and figures: its entry's ``display_name``, else its key (an
+        imported judge, not an entry of ``models``: its name)."""
+        entry = self.config["models"].get(name) or {}
+        return str(entry.get("display_name") or name)
+
+    def display_names(self, names: Sequence[str]) -> dict[str, str]:
+        """:meth:`display_name` of each of ``names`` (a tracked param of the table and figure jobs)."""
+        return {n: self.display_name(n) for n in names}
+
+    def model_threads(self, name: str) -> int:
+        return int(self.config["models"][name].get("threads", 1))
+
+    def job_threads(self, models: Sequence[str], local_cores: int | None = None) -> int:
+        """The threads a job of these models reserves from Snakemake's --cores: the largest
+        `threads` of the models. ``local_cores``: the --cores of a run on this machine (None for
+        a cluster run). Given more than this machine has CPUs (e.g. --cores 8 on 2), a job of a
+        local (llama.cpp) model reserves its share of the excess, so that at most CPUs / threads
+        such jobs run at once: time-sliced llama.cpp jobs cost 14-26% more CPU
+        (docs/performance.md section 4). The job still runs the model's own `threads`
+        (``jobs.LLMSession`` takes the smaller of the two)."""
+        threads = max(self.model_threads(m) for m in models)
+        local = any(self.config["models"][m]["backend"] == "local" for m in models)
+        cpus = usable_cpus()
+        if not local or local_cores is None or local_cores <= cpus:
+            return threads
+        return max(threads, local_cores // max(1, cpus // threads))
+
+    #: Memory of a job holding a local GGUF model (file + context and buffers: an 8B Q4_K_M model
+    #: needs ~6 GB), and of a job that only waits on a provider's API, in MB.
+    LOCAL_MODEL_MEM_MB = 8000
+    API_MODEL_MEM_MB = 2000
+    #: Minutes a job of a batch-API model may wait for the provider (OpenAI / Anthropic: 24 h).
+    BATCH_RUNTIME_MIN = 1440
+
+    def uses_backend(self, models: Sequence[str], backend: str) -> bool:
+        """Whether any of ``models`` is called through ``backend``."""
+        return any(self.config["models"][m]["backend"] == backend for m in models)
+
+    def job_memory_mb(self, models: Sequence[str]) -> int:
+        """The memory a job calling ``models`` needs (first attempt): a local model is held in the
+        job's memory, an API model is not."""
+        local = self.uses_backend(models, "local")
+        return self.LOCAL_MODEL_MEM_MB if local else self.API_MODEL_MEM_MB
+
+    def job_runtime_min(self, models: Sequence[str], runtime: int) -> int:
+        """The runtime of a job calling ``models`` (first attempt): the rule's ``runtime``, or a
+        day when a model answers through a batch API."""
+        batch = any(self.config["models"][m].get("batch") for m in models)
+        return max(runtime, self.BATCH_RUNTIME_MIN) if batch else runtime
+
+    @property
+    def used_models(self) -> list[str]:
+        """Every model some job of this run calls (judges of the enabled studies, generator)."""
+        used = [m for s in self.studies for m in self.plans[s].models()]
+        if self.generates_personas:
+            used.append(self.generation["model"])
+        return list(dict.fromkeys(used))
+
+    def api_key_envvars(self) -> list[str]:
+        """The environment variables holding the API keys of the models this run calls."""
+        from judgelab.llm.backends.api import api_key_envvars
+
+        return api_key_envvars({"models": {m: self.config["models"][m] for m in self.used_models}})
+
+    def api_key_envvars_set(self) -> list[str]:
+        """:meth:`api_key_envvars` that are set in this environment (the workflow's ``envvars:``:
+        passed on to the jobs by executors that do not inherit the environment; registering
+        only the set ones never fails, so a dry run needs no key)."""
+        return [v for v in self.api_key_envvars() if os.environ.get(v, "").strip()]
+
+    def check_credentials(self) -> None:
+        """Bedrock models take region and credentials from the AWS chain: check it before any job
+        (one InputError naming what is missing) when a model this run calls uses it."""
+        from judgelab.llm.backends.bedrock import check_aws_chain
+
+        if any(self.config["models"][m]["backend"] == "bedrock" for m in self.used_models):
+            check_aws_chain({"models": {m: self.config["models"][m] for m in self.used_models}})
+
+    def check_secrets(self) -> None:
+        """The secrets of the models this run calls: every API key variable set, the AWS chain of
+        Bedrock models complete; one InputError naming the variable (and the model's key) or what
+        the chain lacks. The Snakefile runs it when a run starts (``onstart:``: before any job,
+        never in a dry run, so ``snakemake -n`` of a paper config needs no key); each job checks
+        its own model again when it builds the backend, before its first call."""
+        from judgelab.llm.backends.api import check_api_keys
+
+        check_api_keys({"models": {m: self.config["models"][m] for m in self.used_models}})
+        self.check_credentials()
+
+    # -- datasets -----------------------------------------------------------------------------
+
+    @property
+    def datasets(self) -> list[str]:
+        return list(self.config["datasets"])
+
+    def dataset(self, name: str) -> dict:
+        return self.config["datasets"][name]
+
+    def table(self, name: str = "{dataset}") -> str:
+        """The prepared (normalised, subset) table of a dataset."""
+        return self.path("dataset", dataset=name)
+
+    def raw_files(self, name: str) -> dict[str, str]:
+        """The raw qrels/topics/texts a dataset's prepare job reads, by its ``source``."""
+        d = self.dataset(name)
+        if d["source"] == "sample":
+            folder = self.resources / "sample" / name
+            ext = "jsonl" if d["format"] == "llmjudge" else "tsv"
+            files = {"qrels": "qrels.txt", "topics": "topics.txt", "texts": f"texts.{ext}"}
+            return {k: self.run_path(folder / f) for k, f in files.items()}
+        if d["source"] == "download":
+            return {k: self.path("raw", dataset=name, kind=k) for k in ("qrels", "topics", "texts")}
+        return {k: self.run_path(d[k]) for k in ("qrels", "topics", "texts")}
+
+    def raw_inputs(self, name: str) -> dict[str, str]:
+        """:meth:`raw_files` for the prepare rule (paths relative to the working directory): a
+        configured or bundled file that does not exist is an error naming its key."""
+        files = self.raw_files(name)
+        source = self.dataset(name)["source"]
+        if source != "download":
+            for kind, f in files.items():
+                if not self.local(f).is_file():
+                    key = f"datasets.{name}.{kind}" if source == "files" else f"datasets.{name}.source"
+                    raise InputError(f"{kind} file {f} does not exist", key=key)
+        docid_map = self.dataset(name).get("docid_map")
+        if docid_map and not self.local(docid_map).is_file():
+            raise InputError(f"file {docid_map} does not exist", key=f"datasets.{name}.docid_map")
+        return files
+
+    def source_inputs(self, name: str) -> dict[str, str]:
+        """The raw qrels and topics of a dataset (:meth:`raw_inputs`): the import rules read them
+        to tell a pair outside the selection (skipped, counted) from one the dataset does not
+        have (an error)."""
+        files = self.raw_inputs(name)
+        return {"qrels": files["qrels"], "topics": files["topics"]}
+
+    def selection(self, name: str) -> dict:
+        """What the prepare job does with the raw files (format, subset keys), as plain values.
+        ``exclude_queries`` and ``match_counts`` appear only when set, so the param of a dataset
+        that uses neither stays as it was (its prepare job does not rerun)."""
+        d = self.dataset(name)
+        keys = ("format", "encoding", "queries", "max_queries", "per_grade", "seed", "docid_map")
+        out = {k: d.get(k) for k in keys}
+        if out["docid_map"]:
+            out["docid_map"] = self.run_path(out["docid_map"])
+        out.update({k: d[k] for k in ("exclude_queries", "match_counts") if d.get(k)})
+        return out
+
+    def download_urls(self, name: str) -> dict[str, str]:
+        return source_urls(name, self.dataset(name).get("urls"), self.dataset(name).get("split"))
+
+    # -- personas -----------------------------------------------------------------------------
+
+    @cached_property
+    def personas(self) -> dict:
+        """The persona conditions of the run, in order (persona file entries, then custom)."""
+        return resolve_personas(self.config, self.resources)
+
+    @property
+    def generation(self) -> dict:
+        return self.config["personas"]["generation"]
+
+    @property
+    def persona_source(self) -> str:
+        return self.config["personas"]["source"]
+
+    @property
+    def placement(self) -> str:
+        return self.config["personas"]["placement"]
+
+    @property
+    def generated_persona_ids(self) -> list[str]:
+        """Personas the generation writes: those of the persona file but the empty default."""
+        return [p for p, pers in self.personas.items() if pers.origin == "paper" and pers.instruction.strip()]
+
+    @property
+    def generates_personas(self) -> bool:
+        return bool(self.generation["enabled"]) or self.persona_source == "generated"
+
+    def generated_file(self, persona: str = "{persona}") -> str:
+        return self.path("generated_persona", model=self.generation["model"], persona=persona)
+
+    def generated_files(self) -> list[str]:
+        return [self.generated_file(p) for p in self.generated_persona_ids] if self.generates_personas else []
+
+    def uses_generated(self, persona: str) -> bool:
+        return self.persona_source == "generated" and persona in self.generated_persona_ids
+
+    def persona_param(self, persona: str) -> str:
+        """The instruction as a plain string, or "" when it comes from a generated file (the job
+        then reads :meth:`persona_input`)."""
+        return "" if self.uses_generated(persona) else self.personas[persona].instruction
+
+    def persona_input(self, persona: str) -> list[str]:
+        return [self.generated_file(persona)] if self.uses_generated(persona) else []
+
+    def persona_text(self, persona: str) -> str | None:
+        """The instruction a job sends: the configured text, or the generated file's (None when
+        that file does not exist yet)."""
+        if not self.uses_generated(persona):
+            return self.personas[persona].instruction
+        f = self.local(self.generated_file(persona))
+        return read_generated(f)["instruction"] if f.exists() else None
+
+    # -- templates ----------------------------------------------------------------------------
+
+    def template(self, ref: str, kind: str | None = None, key: str | None = None):
+        """A checked prompt template (:class:`judgelab.llm.prompts.Template`): ``<study>/<name>``
+        under this workflow's resources/prompts, or a path. ``kind``: the kind needed there;
+        ``key``: the config key naming it (both named in errors)."""
+        return load_template_spec(ref, self.resources, kind, key=key)
+
+    def load_template(self, ref: str, kind: str | None = None, key: str | None = None) -> str:
+        """A checked prompt template's text (see :meth:`template`)."""
+        return self.template(ref, kind, key).text
+
+    # -- imported judges ----------------------------------------------------------------------
+
+    @cached_property
+    def imported(self) -> dict:
+        return resolve_imported(self.config)
+
+    def imported_file(self, name: str, dataset: str, template: str, persona: str) -> str:
+        """An imported judge's file (the import rule's input): an error naming the judge's key when
+        it does not exist (relative to the working directory)."""
+        f = self.run_path(self.imported[name].file(dataset, template, persona))
+        if not self.local(f).is_file():
+            raise InputError(
+                f"imported judge file {f} does not exist (dataset {dataset}, template "
+                f"{template}, persona {persona})",
+                key=f"imported_judges.{name}.path",
+            )
+        return f
+
+    # -- jobs and targets ---------------------------------------------------------------------
+
+    def llm_jobs(self) -> list[LLMJob]:
+        """Every job of the run that calls a model, as the workflow schedules them."""
+        jobs = []
+        if self.generates_personas:
+            jobs += [
+                LLMJob(
+                    "generate_persona",
+                    self.generation["model"],
+                    (("model", self.generation["model"]), ("persona", p)),
+                )
+                for p in self.generated_persona_ids
+            ]
+        for s in self.studies:
+            jobs += self.plans[s].llm_jobs()
+        return jobs
+
+    def targets(self, study: str) -> list[str]:
+        """The files ``snakemake <study>`` makes (none when the study is off)."""
+        return self.plans[study].targets() if self.enabled(study) else []
+
+    def all_targets(self) -> list[str]:
+        """`all`: the persona table and the targets of every enabled study."""
+        out = [self.path("persona_table")]
+        for study in self.studies:
+            out += self.targets(study)
+        return out
+
+    def persona_rows(self) -> list[dict]:
+        """The personas of the run with their resolved source (the persona table's input)."""
+        return [{**vars(p), "uses_generated": self.uses_generated(pid)} for pid, p in self.personas.items()]
+
+    # -- references ---------------------------------------------------------------------------
+
+    def _check_references(self) -> None:
+        """Every name the config uses for another entity exists, every file it names (persona
+        file, templates, bundled samples, GGUF files) is there, and no key is set where it would
+        be ignored; errors name the full key. Runs before any job (a dry run fails)."""
+        models = self.config["models"]
+        for section in ("datasets", "models"):
+            for name in self.config[section]:
+                check_name(name, f"{section}.{name}")
+        for name in self.config["personas"]["custom"]:
+            check_name(name, f"personas.custom.{name}")
+        for i, m in enumerate(self.judges):
+            if m not in models:
+                raise InputError(
+                    f"model {m!r} is not a key of `models` (known: {sorted(models)})", key=f"judges[{i}]"
+                )
+        for name in self.datasets:
+            self._check_dataset(name)
+        for name, spec in models.items():
+            for k, backends in BACKEND_KEYS.items():
+                if spec.get(k) is not None and spec["backend"] not in backends:
+                    raise InputError(
+                        f"the {spec['backend']} backend does not read `{k}` (only {', '.join(backends)} do)",
+                        key=f"models.{name}.{k}",
+                    )
+        gen_model = self.generation["model"]
+        if self.generates_personas:
+            if gen_model not in models:
+                raise InputError(
+                    f"model {gen_model!r} is not a key of `models` (the persona generation "
+                    f"runs: personas.generation.enabled or personas.source generated)",
+                    key="personas.generation.model",
+                )
+            for step in ("keywords", "instruction"):
+                key = f"personas.generation.{step}_template"
+                self.template(self.generation[f"{step}_template"], f"persona_{step}", key)
+        self._check_imported()
+        for study in self.studies:
+            self.plans[study].check()
+        for m in self.used_models:
+            self._check_model_file(m)
+
+    def _check_dataset(self, name: str) -> None:
+        import codecs
+
+        d, key = self.dataset(name), f"datasets.{name}"
+        for k in ("qrels", "topics", "texts"):
+            if d["source"] == "files" and not d.get(k):
+                raise InputError(f"source 'files' needs the {k} file", key=f"{key}.{k}")
+            if d["source"] != "files" and d.get(k):
+                raise InputError(
+                    f"only read with source 'files' (this dataset's source is {d['source']!r})",
+                    key=f"{key}.{k}",
+                )
+        for k in ("urls", "split"):
+            if d.get(k) and d["source"] != "download":
+                raise InputError(
+                    f"only read with source 'download' (source is {d['source']!r})", key=f"{key}.{k}"
+                )
+        if d.get("docid_map") and d["format"] != "llmjudge":
+            raise InputError(
+                f"only read with format 'llmjudge' (format is {d['format']!r})", key=f"{key}.docid_map"
+            )
+        try:
+            codecs.lookup(d.get("encoding") or "utf-8")
+        except LookupError:
+            raise InputError(f"unknown encoding {d.get('encoding')!r}", key=f"{key}.encoding") from None
+        if d["source"] == "sample" and not (self.resources / "sample" / name).is_dir():
+            bundled = sorted(p.name for p in (self.resources / "sample").iterdir() if p.is_dir())
+            raise InputError(
+                f"no bundled sample {name!r} in {self.resources / 'sample'} (bundled: "
+                f"{bundled}); use source 'download' or 'files'",
+                key=f"{key}.source",
+            )
+        if d["source"] == "download":
+            self.download_urls(name)
+
+    def _check_model_file(self, name: str) -> None:
+        """A local model's GGUF file exists (relative to the working directory, as the backend
+        opens it); the default model's package is installed."""
+        spec = self.config["models"][name]
+        if spec["backend"] != "local":
+            return
+        if spec.get("model_path"):
+            if not self.local(spec["model_path"]).is_file():
+                raise InputError(
+                    f"GGUF file {spec['model_path']} does not exist", key=f"models.{name}.model_path"
+                )
+            return
+        from judgelab.llm.backends.local import default_model_path
+
+        try:
+            default_model_path()
+        except InputError as exc:
+            raise InputError(exc.message, key=f"models.{name}.model_path") from None
+
+    @cached_property
+    def known_persona_ids(self) -> list[str]:
+        """Every persona id the config can name: the persona file's and the custom ones."""
+        return list(load_persona_file(self.config["personas"]["file"], self.resources)) + [
+            str(p) for p in self.config["personas"]["custom"]
+        ]
+
+    def _check_imported(self) -> None:
+        for name, judge in self.imported.items():
+            for i, p in enumerate(judge.personas):
+                if p not in self.known_persona_ids:
+                    raise InputError(
+                        f"{p!r} is not a persona of the persona file or personas.custom "
+                        f"(known: {self.known_persona_ids})",
+                        key=f"imported_judges.{name}.personas[{i}]",
+                    )

@@ -1,0 +1,94 @@
+"""What a study's plan is: :class:`StudyPlan`, the base of every ``judgelab.studies.<study>.plan.Plan``
+(how its config section resolves, its checks, its result paths, its LLM jobs and targets), and
+:class:`LLMJob`, one job that calls a model. The project facade
+(:class:`judgelab.project.facade.Project`) builds one plan per study by module path and asks
+them; this module imports neither the facade nor any study."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from judgelab.errors import InputError
+from judgelab.llm.backends.base import Request
+
+
+@dataclass(frozen=True)
+class LLMJob:
+    """One job that calls a model: its rule, the model, and its wildcards (what a dry-run lists)."""
+
+    rule: str
+    model: str
+    wildcards: tuple[tuple[str, str], ...]
+    study: str = ""  # "" for the shared persona generation
+
+    @property
+    def wc(self) -> dict[str, str]:
+        return dict(self.wildcards)
+
+
+class StudyPlan:
+    """The resolution questions of one study. Subclasses set ``name`` (the config section and the
+    target) and ``paths`` (result paths under ``{results}``, named once), and implement
+    :meth:`llm_jobs`, :meth:`targets` and :meth:`requests`."""
+
+    name: str = ""
+    paths: dict[str, str] = {}
+
+    def __init__(self, project: Any):
+        #: the :class:`~judgelab.project.facade.Project` that built the plan
+        self.project = project
+        self.section: dict = project.config[self.name]
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.section["enabled"])
+
+    @property
+    def datasets(self) -> list[str]:
+        """The study's ``datasets`` (null: every dataset of the config)."""
+        chosen = self.section.get("datasets")
+        return list(self.project.datasets if chosen is None else chosen)
+
+    @property
+    def judges(self) -> list[str]:
+        """The study's ``judges`` (null: the top-level ``judges``)."""
+        chosen = self.section.get("judges")
+        return list(self.project.judges if chosen is None else chosen)
+
+    @property
+    def own_datasets(self) -> list[str]:
+        """Datasets the study defines in its own section (not keys of the top-level `datasets`);
+        ``judgelab estimate --table NAME=PATH`` may name them."""
+        return []
+
+    def models(self) -> list[str]:
+        """Every model the study's jobs call."""
+        return self.judges
+
+    def check(self) -> None:
+        """Every name of the section exists; errors name the full key."""
+        for key, known in (
+            ("datasets", self.project.config["datasets"]),
+            ("judges", self.project.config["models"]),
+        ):
+            for i, v in enumerate(self.section.get(key) or []):
+                if v not in known:
+                    what = "datasets" if key == "datasets" else "models"
+                    raise InputError(
+                        f"{v!r} is not a key of `{what}` (known: {sorted(known)})",
+                        key=f"{self.name}.{key}[{i}]",
+                    )
+
+    def llm_jobs(self) -> list[LLMJob]:
+        raise NotImplementedError
+
+    def targets(self) -> list[str]:
+        raise NotImplementedError
+
+    def requests(self, job: LLMJob, ctx) -> Iterator[tuple[str, Request, bool | None]]:
+        """For ``judgelab estimate``: the requests of ``job`` as (stage, request, exact) - exact
+        False where a request stands in for one that depends on earlier answers (counted, never
+        looked up). ``ctx`` gives the dataset pairs, persona texts and cache look-ups."""
+        raise NotImplementedError
