@@ -55,7 +55,7 @@ include: "workflow/rules/personas.smk"
 # one rules file per study, in the order of judgelab.studies.STUDIES
 for _study in STUDIES:
 
-    include: f"workflow/rules/{_study}.smk"
+    include: f"workflow/rules/{_study}/{_study}.smk"
 
 
 localrules:

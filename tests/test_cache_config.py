@@ -67,7 +67,7 @@ def test_the_config_keys_open_the_cache_and_the_variables_override_them(tmp_path
 
 
 def test_every_script_of_an_llm_job_opens_the_configured_cache():
-    scripts = sorted((ROOT / "workflow" / "scripts").glob("*.py"))
+    scripts = sorted((ROOT / "workflow" / "scripts").rglob("*.py"))
     calling = [p for p in scripts if re.search(r"\bcache=", p.read_text())]
     assert len(calling) >= 9, [p.name for p in calling]
     for p in calling:

@@ -51,8 +51,8 @@ def simulation_calls(project, dataset) -> int:
 
 
 #: LLM rules whose jobs are compared here and whose requests their study's tests count
-#: (tests/test_perturbations_plan.py, tests/test_perturbations_workflow.py; ranking_judge:
-#: tests/test_ranking_study.py, tests/test_ranking_workflow.py)
+#: (tests/perturbations/test_perturbations_plan.py, tests/perturbations/test_perturbations_workflow.py; ranking_judge:
+#: tests/ranking/test_ranking_study.py, tests/ranking/test_ranking_workflow.py)
 STUDY_LLM_RULES = {"perturbation_rewrite", "perturbation_sem", "perturbation_rejudge", "ranking_judge"}
 
 

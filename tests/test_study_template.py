@@ -65,12 +65,12 @@ def test_the_made_study_is_complete_and_clean(made):
     pkg = root / "workflow" / "src" / "judgelab" / "studies" / "example"
     assert sorted(p.name for p in pkg.glob("*.py")) == ["__init__.py", "jobs.py", "plan.py", "science.py"]
     assert 'STUDIES = ("peras", ' in (root / "workflow/src/judgelab/studies/__init__.py").read_text()
-    made_files = [str(pkg), *map(str, (root / "workflow" / "scripts").glob("example_*.py"))]
+    made_files = [str(pkg), *map(str, (root / "workflow" / "scripts" / "example").glob("*.py"))]
     for cmd in (["ruff", "check", *made_files], ["ruff", "format", "--check", *made_files]):
         run = subprocess.run([sys.executable, "-m", *cmd], capture_output=True, text=True, cwd=root)
         assert run.returncode == 0, run.stdout + run.stderr
     run = subprocess.run(
-        [sys.executable, "-m", "snakefmt", "--check", "workflow/rules/example.smk"],
+        [sys.executable, "-m", "snakefmt", "--check", "workflow/rules/example/example.smk"],
         capture_output=True,
         cwd=root,
     )

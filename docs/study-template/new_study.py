@@ -7,13 +7,13 @@ the prompt folder and the prefix of its rules, scripts and captions. What it wri
 study touches; README "Add a study" explains each):
 
 1. ``workflow/src/judgelab/studies/NAME/`` - ``__init__.py``, ``plan.py``, ``science.py``, ``jobs.py``;
-2. ``workflow/rules/NAME.smk`` - its rules and the ``NAME`` target;
-3. ``workflow/scripts/NAME_judge.py``, ``NAME_table.py`` - one-call adapters;
+2. ``workflow/rules/NAME/NAME.smk`` - its rules and the ``NAME`` target;
+3. ``workflow/scripts/NAME/judge.py``, ``table.py`` - one-call adapters;
 4. ``resources/prompts/NAME/judge.yaml`` - its prompt as data;
-5. ``workflow/report/NAME_table.rst`` - the caption of its table in the report;
+5. ``workflow/report/NAME/table.rst`` - the caption of its table in the report;
 6. the ``NAME`` section of ``workflow/schemas/config.schema.yaml`` (``enabled: false`` by default);
 7. ``judgelab.studies.STUDIES`` - the study's place in ``all`` (the Snakefile includes
-   ``workflow/rules/<study>.smk`` for every study listed there);
+   ``workflow/rules/<study>/<study>.smk`` for every study listed there);
 8. ``config/README.md`` - a section with the study's key table (generated from the schema);
 9. ``.test/NAME/config/config.yaml`` - a test workflow on the bundled TREC fixture.
 
@@ -40,11 +40,11 @@ TARGETS = {
     "pkg/plan.py.tmpl": "workflow/src/judgelab/studies/{name}/plan.py",
     "pkg/science.py.tmpl": "workflow/src/judgelab/studies/{name}/science.py",
     "pkg/jobs.py.tmpl": "workflow/src/judgelab/studies/{name}/jobs.py",
-    "rules/study.smk.tmpl": "workflow/rules/{name}.smk",
-    "scripts/judge.py.tmpl": "workflow/scripts/{name}_judge.py",
-    "scripts/table.py.tmpl": "workflow/scripts/{name}_table.py",
+    "rules/study.smk.tmpl": "workflow/rules/{name}/{name}.smk",
+    "scripts/judge.py.tmpl": "workflow/scripts/{name}/judge.py",
+    "scripts/table.py.tmpl": "workflow/scripts/{name}/table.py",
     "prompts/judge.yaml.tmpl": "resources/prompts/{name}/judge.yaml",
-    "report/table.rst.tmpl": "workflow/report/{name}_table.rst",
+    "report/table.rst.tmpl": "workflow/report/{name}/table.rst",
     "test/config.yaml.tmpl": ".test/{name}/config/config.yaml",
 }
 SCHEMA = Path("workflow/schemas/config.schema.yaml")

@@ -77,8 +77,9 @@ def export(ref: str, dest: Path) -> str:
 
 
 def rule_studies(checkout: Path) -> dict[str, str]:
-    """rule name -> the study whose rules file defines it (``workflow/rules/<study>.smk`` and
-    ``workflow/rules/<study>/*.smk``); rules of common/datasets/personas count as ``shared``."""
+    """rule name -> the study whose rules file defines it (``workflow/rules/<study>/*.smk``; also
+    ``workflow/rules/<study>.smk``, where older commits kept a study's entry); rules of
+    common/datasets/personas count as ``shared``."""
     out = {}
     rules = checkout / "workflow" / "rules"
     for smk in sorted(rules.rglob("*.smk")):

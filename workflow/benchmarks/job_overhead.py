@@ -63,7 +63,7 @@ COLUMNS = ["section", "component", "cpu_s", "wall_s", "unit", "n", "note"]
 BEFORE_COMMIT = "765f5c1"
 BEFORE_FILE = "workflow/src/judgelab/jobs/peras.py"
 
-#: What a judge job script imports (workflow/scripts/judge.py).
+#: What a judge job script imports (workflow/scripts/peras/judge.py).
 JUDGE_IMPORTS = "import judgelab.llm.session, judgelab.studies.peras.jobs"
 #: What Snakemake's preamble of a script job imports to unpickle its `snakemake` object.
 PREAMBLE_IMPORTS = "import pickle, snakemake.io, snakemake.iocontainers, snakemake.logging"

@@ -9,8 +9,8 @@ OVR_ALL_SCALES_RE = names_re(("binary", "graded"))  # every scale (imported judg
 
 
 def ovr_report(output, caption, category):
-    """A file of the report page, with its caption (workflow/report/<caption>.rst)."""
-    return report(output, caption=f"../../report/{caption}.rst", category=category)
+    """A file of the report page, with its caption (workflow/report/overrating/<caption>.rst)."""
+    return report(output, caption=f"../../report/overrating/{caption}.rst", category=category)
 
 
 def ovr_figure(name, caption, category, *wildcards):
@@ -19,7 +19,7 @@ def ovr_figure(name, caption, category, *wildcards):
     labels = {k: f"{{{k}}}" for k in ("dataset", "model", *wildcards)}
     return report(
         path(name, ext="png"),
-        caption=f"../../report/{caption}.rst",
+        caption=f"../../report/overrating/{caption}.rst",
         category=category,
         subcategory="{dataset} / {model}",
         labels=labels,

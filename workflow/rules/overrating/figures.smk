@@ -9,7 +9,7 @@ rule overrating_transition_figure:
     output:
         png=ovr_figure(
             "overrating_transition_figure",
-            "overrating_transition",
+            "transition",
             "Overrating - transition matrices",
             "scale",
         ),
@@ -23,14 +23,14 @@ rule overrating_transition_figure:
     params:
         display=lambda wc: PROJECT.display_name(wc.model),
     script:
-        "../../scripts/overrating_transition_figure.py"
+        "../../scripts/overrating/transition_figure.py"
 
 
 rule overrating_pairwise_figure:
     input:
         metrics=path("overrating_pairwise_metrics"),
     output:
-        png=ovr_figure("overrating_pairwise_figure", "overrating_pairwise", "Overrating - pairwise rates"),
+        png=ovr_figure("overrating_pairwise_figure", "pairwise", "Overrating - pairwise rates"),
         pdf=path("overrating_pairwise_figure", ext="pdf"),
     log:
         PROJECT.log("overrating/figures/pairwise/{dataset}/{model}"),
@@ -39,7 +39,7 @@ rule overrating_pairwise_figure:
     params:
         display=lambda wc: PROJECT.display_name(wc.model),
     script:
-        "../../scripts/overrating_pairwise_figure.py"
+        "../../scripts/overrating/pairwise_figure.py"
 
 
 rule overrating_confidence_figure:
@@ -49,9 +49,7 @@ rule overrating_confidence_figure:
             for s in OVERRATING.scales_of(wc.dataset, wc.model)
         ],
     output:
-        png=ovr_figure(
-            "overrating_confidence_figure", "overrating_confidence", "Overrating - confidence by outcome"
-        ),
+        png=ovr_figure("overrating_confidence_figure", "confidence", "Overrating - confidence by outcome"),
         pdf=path("overrating_confidence_figure", ext="pdf"),
     log:
         PROJECT.log("overrating/figures/confidence/{dataset}/{model}"),
@@ -61,4 +59,4 @@ rule overrating_confidence_figure:
         display=lambda wc: PROJECT.display_name(wc.model),
         confidence=OVERRATING.confidence,
     script:
-        "../../scripts/overrating_confidence_figure.py"
+        "../../scripts/overrating/confidence_figure.py"

@@ -16,7 +16,7 @@ rule overrating_pairs:
     params:
         sampling=json.dumps(OVERRATING.sampling, sort_keys=True),
     script:
-        "../../scripts/overrating_pairs.py"
+        "../../scripts/overrating/pairs.py"
 
 
 rule overrating_pairwise:
@@ -41,7 +41,7 @@ rule overrating_pairwise:
         coverage=lambda wc: OVERRATING.coverage("pairwise").param(),
         model=model_param,
     script:
-        "../../scripts/overrating_pairwise.py"
+        "../../scripts/overrating/pairwise.py"
 
 
 rule overrating_pairwise_metrics:
@@ -55,4 +55,4 @@ rule overrating_pairwise_metrics:
     conda:
         "../../../envs/judgelab.yaml"
     script:
-        "../../scripts/overrating_pairwise_metrics.py"
+        "../../scripts/overrating/pairwise_metrics.py"

@@ -27,7 +27,7 @@ rule overrating_pointwise:
         coverage=lambda wc: OVERRATING.coverage("pointwise", wc.scale).param(),
         model=model_param,
     script:
-        "../../scripts/overrating_pointwise.py"
+        "../../scripts/overrating/pointwise.py"
 
 
 rule overrating_import:
@@ -51,7 +51,7 @@ rule overrating_import:
         confidence_scale=lambda wc: OVERRATING.imported_scale(wc.model, wc.scale)[1],
         encoding=lambda wc: PROJECT.dataset(wc.dataset)["encoding"],
     script:
-        "../../scripts/overrating_import.py"
+        "../../scripts/overrating/import.py"
 
 
 rule overrating_pointwise_metrics:
@@ -68,4 +68,4 @@ rule overrating_pointwise_metrics:
     conda:
         "../../../envs/judgelab.yaml"
     script:
-        "../../scripts/overrating_pointwise_metrics.py"
+        "../../scripts/overrating/pointwise_metrics.py"

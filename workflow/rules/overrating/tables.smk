@@ -11,7 +11,7 @@ rule overrating_table1:
             for d, m, s in OVERRATING.pointwise_cells
         ],
     output:
-        **ovr_table("table1", "overrating_table1"),
+        **ovr_table("table1", "table1"),
         metrics=path("overrating_all_metrics", kind="pointwise"),
     log:
         PROJECT.log("overrating/tables/table1"),
@@ -21,7 +21,7 @@ rule overrating_table1:
         confidence=OVERRATING.confidence,
         names=json.dumps(OVERRATING.display_names(), sort_keys=True),
     script:
-        "../../scripts/overrating_table1.py"
+        "../../scripts/overrating/table1.py"
 
 
 rule overrating_table2:
@@ -30,8 +30,8 @@ rule overrating_table2:
             path("overrating_pairwise_metrics", dataset=d, model=m) for d, m in OVERRATING.pairwise_cells
         ],
     output:
-        **ovr_table("table2", "overrating_table2"),
-        **{f"by_setting_{k}": v for k, v in ovr_table("table2_by_setting", "overrating_table2").items()},
+        **ovr_table("table2", "table2"),
+        **{f"by_setting_{k}": v for k, v in ovr_table("table2_by_setting", "table2").items()},
         metrics=path("overrating_all_metrics", kind="pairwise"),
     log:
         PROJECT.log("overrating/tables/table2"),
@@ -41,4 +41,4 @@ rule overrating_table2:
         confidence=OVERRATING.confidence,
         names=json.dumps(OVERRATING.display_names(), sort_keys=True),
     script:
-        "../../scripts/overrating_table2.py"
+        "../../scripts/overrating/table2.py"

@@ -25,7 +25,7 @@ rule classifier:
         personas=group_personas,
         settings=PERAS.classifier_settings(),
     script:
-        "../../scripts/classifier.py"
+        "../../scripts/peras/classifier.py"
 
 
 rule classifier_table:
@@ -33,12 +33,16 @@ rule classifier_table:
         summaries=expand_groups("classifier", PERAS.classifier_groups(), kind="summary"),
     output:
         tsv=report(
-            path("classifier_table", ext="tsv"), category="Tables", caption="../../report/classifier_tsv.rst"
+            path("classifier_table", ext="tsv"),
+            category="Tables",
+            caption="../../report/peras/classifier_tsv.rst",
         ),
         md=path("classifier_table", ext="md"),
         tex=path("classifier_table", ext="tex"),
         html=report(
-            path("classifier_table", ext="html"), category="Tables", caption="../../report/classifier.rst"
+            path("classifier_table", ext="html"),
+            category="Tables",
+            caption="../../report/peras/classifier.rst",
         ),
     log:
         PROJECT.log("classifier/table"),
@@ -47,4 +51,4 @@ rule classifier_table:
     params:
         ids=[{"dataset": d, "model": m, "template": t} for d, m, t in PERAS.classifier_groups()],
     script:
-        "../../scripts/classifier_table.py"
+        "../../scripts/peras/classifier_table.py"

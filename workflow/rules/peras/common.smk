@@ -51,7 +51,7 @@ def figure_report(kind, category, caption):
         figure(kind),
         category=category,
         subcategory="{dataset} / {model}",
-        caption=f"../../report/{caption}.rst",
+        caption=f"../../report/peras/{caption}.rst",
         labels={"dataset": "{dataset}", "model": "{model}", "template": "{template}"},
     )
 
@@ -59,5 +59,5 @@ def figure_report(kind, category, caption):
 def peras_table(table, caption):
     """The tsv, md, tex and html files of one of the seed's tables (the html in the report)."""
     out = {ext: path("peras_table", table=table, ext=ext) for ext in ("tsv", "md", "tex", "html")}
-    out["html"] = report(out["html"], caption=f"../../report/{caption}.rst", category="Tables")
+    out["html"] = report(out["html"], caption=f"../../report/peras/{caption}.rst", category="Tables")
     return out

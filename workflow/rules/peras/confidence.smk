@@ -25,4 +25,4 @@ rule confidence:
         placement=PROJECT.placement,
         model=model_param,
     script:
-        "../../scripts/confidence.py"
+        "../../scripts/peras/confidence.py"

@@ -34,4 +34,4 @@ rule figures:
         personas=group_personas,
         settings=PERAS.figure_settings(),
     script:
-        "../../scripts/figures.py"
+        "../../scripts/peras/figures.py"

@@ -27,4 +27,4 @@ rule import_judge:
         confidence_scale=lambda wc: PROJECT.imported[wc.model].confidence_scale or "",
         encoding=lambda wc: PROJECT.dataset(wc.dataset)["encoding"],
     script:
-        "../../scripts/import_judge.py"
+        "../../scripts/peras/import_judge.py"

@@ -29,4 +29,4 @@ rule judge:
         placement=PROJECT.placement,
         model=model_param,
     script:
-        "../../scripts/judge.py"
+        "../../scripts/peras/judge.py"

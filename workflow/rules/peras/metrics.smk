@@ -16,7 +16,7 @@ rule group_metrics:
     params:
         personas=group_personas,
     script:
-        "../../scripts/group_metrics.py"
+        "../../scripts/peras/group_metrics.py"
 
 
 rule aggregate_metrics:
@@ -29,4 +29,4 @@ rule aggregate_metrics:
     conda:
         "../../../envs/judgelab.yaml"
     script:
-        "../../scripts/aggregate_metrics.py"
+        "../../scripts/peras/aggregate_metrics.py"

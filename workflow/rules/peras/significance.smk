@@ -20,7 +20,7 @@ rule significance:
         personas=group_personas,
         settings=PERAS.significance_settings(),
     script:
-        "../../scripts/significance.py"
+        "../../scripts/peras/significance.py"
 
 
 rule aggregate_significance:
@@ -28,14 +28,16 @@ rule aggregate_significance:
         tables=expand_groups("group_significance", PERAS.significance_groups()),
         metrics=path("metrics"),
     output:
-        table=report(path("significance"), category="Tables", caption="../../report/significance.rst"),
+        table=report(path("significance"), category="Tables", caption="../../report/peras/significance.rst"),
         joined=path("metrics_significance", ext="tsv"),
         html=report(
-            path("metrics_significance", ext="html"), category="Tables", caption="../../report/metrics.rst"
+            path("metrics_significance", ext="html"),
+            category="Tables",
+            caption="../../report/peras/metrics.rst",
         ),
     log:
         PROJECT.log("significance/aggregate"),
     conda:
         "../../../envs/judgelab.yaml"
     script:
-        "../../scripts/aggregate_significance.py"
+        "../../scripts/peras/aggregate_significance.py"

@@ -8,21 +8,21 @@ rule peras_table4:
     input:
         pairs=[path("dataset", dataset=d) for d in PERAS.datasets],
     output:
-        **peras_table("table4", "peras_table4"),
+        **peras_table("table4", "table4"),
     log:
         PROJECT.log("metrics/table4"),
     conda:
         "../../../envs/judgelab.yaml"
     script:
-        "../../scripts/peras_table4.py"
+        "../../scripts/peras/table4.py"
 
 
 rule peras_wide_tables:
     input:
         metrics=path("metrics"),
     output:
-        **{f"table7_{k}": v for k, v in peras_table("table7", "peras_table7").items()},
-        **{f"table8_{k}": v for k, v in peras_table("table8", "peras_table8").items()},
+        **{f"table7_{k}": v for k, v in peras_table("table7", "table7").items()},
+        **{f"table8_{k}": v for k, v in peras_table("table8", "table8").items()},
     log:
         PROJECT.log("metrics/tables"),
     conda:
@@ -30,4 +30,4 @@ rule peras_wide_tables:
     params:
         reference=PERAS.reference,
     script:
-        "../../scripts/peras_tables.py"
+        "../../scripts/peras/tables.py"

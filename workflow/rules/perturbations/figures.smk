@@ -11,7 +11,7 @@ rule perturbation_transition_figure:
             path("perturbation_transition_figure", ext="png"),
             category="Perturbations (seed 004)",
             subcategory="{dataset}",
-            caption="../../report/perturbations_transitions.rst",
+            caption="../../report/perturbations/transitions.rst",
             labels={"figure": "Fig. 1 - transitions", "dataset": "{dataset}", "judge": "{model}"},
         ),
         pdf=path("perturbation_transition_figure", ext="pdf"),
@@ -28,7 +28,7 @@ rule perturbation_transition_figure:
         display=lambda wc: PROJECT.display_name(wc.model),
         title=lambda wc: wc.dataset,
     script:
-        "../../scripts/perturbation_transition_figure.py"
+        "../../scripts/perturbations/transition_figure.py"
 
 
 rule perturbation_insertion_figure:
@@ -39,7 +39,7 @@ rule perturbation_insertion_figure:
             path("perturbation_insertion_figure", ext="png"),
             category="Perturbations (seed 004)",
             subcategory="{dataset}",
-            caption="../../report/perturbations_insertions.rst",
+            caption="../../report/perturbations/insertions.rst",
             labels={"figure": "Fig. 3 - insertions", "dataset": "{dataset}"},
         ),
         pdf=path("perturbation_insertion_figure", ext="pdf"),
@@ -54,7 +54,7 @@ rule perturbation_insertion_figure:
         names=json.dumps(PERTURBATIONS.display_names(), sort_keys=True),
         title=lambda wc: wc.dataset,
     script:
-        "../../scripts/perturbation_insertion_figure.py"
+        "../../scripts/perturbations/insertion_figure.py"
 
 
 rule perturbation_pooled_transition_figure:
@@ -65,7 +65,7 @@ rule perturbation_pooled_transition_figure:
             path("perturbation_pooled_transition_figure", ext="png"),
             category="Perturbations (seed 004)",
             subcategory="pooled",
-            caption="../../report/perturbations_pooled_transitions.rst",
+            caption="../../report/perturbations/pooled_transitions.rst",
             labels={"figure": "Fig. 1 - transitions", "dataset": "pooled", "judge": "{model}"},
         ),
         pdf=path("perturbation_pooled_transition_figure", ext="pdf"),
@@ -80,7 +80,7 @@ rule perturbation_pooled_transition_figure:
         display=lambda wc: PROJECT.display_name(wc.model),
         title=" + ".join(PERTURBATIONS.datasets),
     script:
-        "../../scripts/perturbation_transition_figure.py"
+        "../../scripts/perturbations/transition_figure.py"
 
 
 rule perturbation_pooled_insertion_figure:
@@ -91,7 +91,7 @@ rule perturbation_pooled_insertion_figure:
             path("perturbation_pooled_insertion_figure", ext="png"),
             category="Perturbations (seed 004)",
             subcategory="pooled",
-            caption="../../report/perturbations_pooled_insertions.rst",
+            caption="../../report/perturbations/pooled_insertions.rst",
             labels={"figure": "Fig. 3 - insertions", "dataset": "pooled"},
         ),
         pdf=path("perturbation_pooled_insertion_figure", ext="pdf"),
@@ -104,4 +104,4 @@ rule perturbation_pooled_insertion_figure:
         names=json.dumps(PERTURBATIONS.display_names(), sort_keys=True),
         title=" + ".join(PERTURBATIONS.datasets),
     script:
-        "../../scripts/perturbation_insertion_figure.py"
+        "../../scripts/perturbations/insertion_figure.py"

@@ -27,7 +27,7 @@ rule perturbation_sem:
         max_attempts=PERTURBATIONS.sem_max_attempts,
         stopwords=lambda wc: PERTURBATIONS.stopwords_param,
     script:
-        "../../scripts/perturbation_sem.py"
+        "../../scripts/perturbations/sem.py"
 
 
 rule perturbation_insertion:
@@ -47,4 +47,4 @@ rule perturbation_insertion:
         template=lambda wc: PERTURBATIONS.prompt("LEX") if wc.variant == "lex" else "",
         stopwords=lambda wc: PERTURBATIONS.stopwords_param,
     script:
-        "../../scripts/perturbation_insertion.py"
+        "../../scripts/perturbations/insertion.py"

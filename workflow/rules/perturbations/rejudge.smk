@@ -38,4 +38,4 @@ rule perturbation_rejudge:
         coverage=lambda wc: PERTURBATIONS.coverage().param(),
         model=model_param,
     script:
-        "../../scripts/perturbation_rejudge.py"
+        "../../scripts/perturbations/rejudge.py"

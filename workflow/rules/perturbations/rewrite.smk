@@ -26,4 +26,4 @@ rule perturbation_rewrite:
         max_tokens=PERTURBATIONS.rewrite_max_tokens,
         check_max_tokens=PERTURBATIONS.check_max_tokens,
     script:
-        "../../scripts/perturbation_rewrite.py"
+        "../../scripts/perturbations/rewrite.py"

@@ -20,4 +20,4 @@ rule perturbation_sample:
         per_label=PERTURBATIONS.sampling["per_label"],
         seed=PERTURBATIONS.sampling["seed"],
     script:
-        "../../scripts/perturbation_sample.py"
+        "../../scripts/perturbations/sample.py"

@@ -15,7 +15,7 @@ rule perturbation_transitions:
             path("perturbation_kept"),
             category="Perturbations (seed 004)",
             subcategory="{dataset}",
-            caption="../../report/perturbations_kept.rst",
+            caption="../../report/perturbations/kept.rst",
         ),
     log:
         PROJECT.log("perturbations/{dataset}/transitions"),
@@ -24,7 +24,7 @@ rule perturbation_transitions:
     params:
         rewrite_filter=PERTURBATIONS.rewrite_filter,
     script:
-        "../../scripts/perturbation_transitions.py"
+        "../../scripts/perturbations/transitions.py"
 
 
 rule perturbation_distributions:
@@ -39,7 +39,7 @@ rule perturbation_distributions:
     conda:
         "../../../envs/judgelab.yaml"
     script:
-        "../../scripts/perturbation_distributions.py"
+        "../../scripts/perturbations/distributions.py"
 
 
 rule perturbation_pooled:
@@ -62,4 +62,4 @@ rule perturbation_pooled:
     conda:
         "../../../envs/judgelab.yaml"
     script:
-        "../../scripts/perturbation_pooled.py"
+        "../../scripts/perturbations/pooled.py"

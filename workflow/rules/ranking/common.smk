@@ -18,15 +18,15 @@ def ranking_run_names(wildcards):
 
 
 def ranking_report(output, caption, category="Ranking agreement"):
-    """A file of the report page, with its caption (workflow/report/<caption>.rst)."""
-    return report(output, caption=f"../../report/{caption}.rst", category=category)
+    """A file of the report page, with its caption (workflow/report/ranking/<caption>.rst)."""
+    return report(output, caption=f"../../report/ranking/{caption}.rst", category=category)
 
 
 def ranking_figure(kind, caption):
     """The PNG of one figure in the report, labelled by dataset, judge and measure."""
     return report(
         path("ranking_figure", kind=kind, ext="png"),
-        caption=f"../../report/{caption}.rst",
+        caption=f"../../report/ranking/{caption}.rst",
         category="Ranking agreement - figures",
         subcategory="{dataset} / {judge}",
         labels={"dataset": "{dataset}", "judge": "{judge}", "measure": "{measure}", "figure": kind},

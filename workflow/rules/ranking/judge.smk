@@ -34,7 +34,7 @@ rule ranking_judge:
         answer=lambda wc: RANKING.judge_answer(wc.model),
         coverage=lambda wc: RANKING.coverage().param(),
     script:
-        "../../scripts/ranking_judge.py"
+        "../../scripts/ranking/judge.py"
 
 
 rule ranking_import:
@@ -54,4 +54,4 @@ rule ranking_import:
         scale=lambda wc: RANKING.imported_scale(wc.model)[0],
         confidence_scale=lambda wc: RANKING.imported_scale(wc.model)[1],
     script:
-        "../../scripts/ranking_import.py"
+        "../../scripts/ranking/import.py"

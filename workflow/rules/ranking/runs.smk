@@ -25,7 +25,7 @@ rule ranking_system:
         candidates=RANKING.candidates,
         depth=RANKING.depth,
     script:
-        "../../scripts/ranking_system.py"
+        "../../scripts/ranking/system.py"
 
 
 rule ranking_download_run:
@@ -40,4 +40,4 @@ rule ranking_download_run:
     params:
         url=lambda wc: RANKING.run_url(wc.dataset, wc.run),
     script:
-        "../../scripts/ranking_download.py"
+        "../../scripts/ranking/download.py"

@@ -21,4 +21,4 @@ rule ranking_score:
         judges=lambda wc: json.dumps(RANKING.judges_of(wc.dataset)),
         measures=json.dumps(RANKING.measures),
     script:
-        "../../scripts/ranking_score.py"
+        "../../scripts/ranking/score.py"

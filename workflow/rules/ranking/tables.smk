@@ -14,7 +14,7 @@ rule ranking_correlations:
         ],
     output:
         scores=path("ranking_scores"),
-        correlations=ranking_report(path("ranking_correlations"), "ranking_correlations"),
+        correlations=ranking_report(path("ranking_correlations"), "correlations"),
         pool=path("ranking_pool"),
     log:
         PROJECT.log("ranking/{dataset}/correlations"),
@@ -28,7 +28,7 @@ rule ranking_correlations:
         pool_depth=RANKING.pool_depth,
         settings=json.dumps(RANKING.correlation_settings, sort_keys=True),
     script:
-        "../../scripts/ranking_correlations.py"
+        "../../scripts/ranking/correlations.py"
 
 
 rule ranking_leaderboard:
@@ -38,13 +38,13 @@ rule ranking_leaderboard:
         tsv=path("ranking_leaderboard", ext="tsv"),
         md=path("ranking_leaderboard", ext="md"),
         tex=path("ranking_leaderboard", ext="tex"),
-        html=ranking_report(path("ranking_leaderboard", ext="html"), "ranking_leaderboard"),
+        html=ranking_report(path("ranking_leaderboard", ext="html"), "leaderboard"),
     log:
         PROJECT.log("ranking/leaderboard"),
     conda:
         "../../../envs/judgelab.yaml"
     script:
-        "../../scripts/ranking_leaderboard.py"
+        "../../scripts/ranking/leaderboard.py"
 
 
 rule ranking_figures:
@@ -52,9 +52,9 @@ rule ranking_figures:
         scores=path("ranking_scores"),
         correlations=path("ranking_correlations"),
     output:
-        scores_png=ranking_figure("scores", "ranking_scores"),
+        scores_png=ranking_figure("scores", "scores"),
         scores_pdf=path("ranking_figure", kind="scores", ext="pdf"),
-        ranks_png=ranking_figure("ranks", "ranking_ranks"),
+        ranks_png=ranking_figure("ranks", "ranks"),
         ranks_pdf=path("ranking_figure", kind="ranks", ext="pdf"),
     log:
         PROJECT.log("ranking/{dataset}/figures/{judge}/{measure}"),
@@ -64,4 +64,4 @@ rule ranking_figures:
         reference=lambda wc: RANKING.reference(wc.judge),
         measure=lambda wc: RANKING.measure_slugs[wc.measure],
     script:
-        "../../scripts/ranking_figures.py"
+        "../../scripts/ranking/figures.py"

@@ -19,7 +19,7 @@ rule simulation_annotators:
     conda:
         "../../../envs/judgelab.yaml"
     script:
-        "../../scripts/simulation_annotators.py"
+        "../../scripts/simulation/annotators.py"
 
 
 rule simulation_baselines:
@@ -38,7 +38,7 @@ rule simulation_baselines:
         seed=SIMULATION.seed,
         majority_source=SIMULATION.majority_source,
     script:
-        "../../scripts/simulation_baselines.py"
+        "../../scripts/simulation/baselines.py"
 
 
 rule simulation_metrics:
@@ -62,7 +62,7 @@ rule simulation_metrics:
         random_draws=SIMULATION.random_draws,
         seed=SIMULATION.seed,
     script:
-        "../../scripts/simulation_metrics.py"
+        "../../scripts/simulation/metrics.py"
 
 
 rule simulation_stats:
@@ -85,4 +85,4 @@ rule simulation_stats:
         seed=SIMULATION.seed,
         cluster_by=SIMULATION.cluster_by,
     script:
-        "../../scripts/simulation_stats.py"
+        "../../scripts/simulation/stats.py"

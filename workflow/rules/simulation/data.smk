@@ -18,7 +18,7 @@ rule simulation_download:
         url=lambda wc: SIMULATION.download_url(wc.dataset),
         format=lambda wc: SIMULATION.sets[wc.dataset]["format"],
     script:
-        "../../scripts/simulation_download.py"
+        "../../scripts/simulation/download.py"
 
 
 rule simulation_prepare:
@@ -40,4 +40,4 @@ rule simulation_prepare:
     params:
         selection=lambda wc: json.dumps(SIMULATION.selection(wc.dataset), sort_keys=True),
     script:
-        "../../scripts/simulation_prepare.py"
+        "../../scripts/simulation/prepare.py"

@@ -29,4 +29,4 @@ rule simulation_predict:
         coverage=lambda wc: SIMULATION.coverage().param(),
         model=model_param,
     script:
-        "../../scripts/simulation_predict.py"
+        "../../scripts/simulation/predict.py"

@@ -1,7 +1,7 @@
 # Simulation stage 4 - report: the figures of every evaluator set (PNG and PDF), the cross-task
 # figure where two evaluator sets of different tasks share evaluators, and the seed-shaped
 # tables over all evaluator sets (TSV and Markdown with the caption above), attached to
-# `snakemake --report` with the captions in workflow/report/simulation_*.rst - what the data can
+# `snakemake --report` with the captions in workflow/report/simulation/ - what the data can
 # support (annotators, splits) in the first subcategory.
 
 
@@ -14,7 +14,7 @@ rule simulation_figures:
                 path("simulation_figure", name=f, ext="png"),
                 category="Simulation (seed 001)",
                 subcategory="{dataset}",
-                caption=f"../../report/simulation_fig_{f}.rst",
+                caption=f"../../report/simulation/fig_{f}.rst",
                 labels={"evaluator set": "{dataset}", "figure": f},
             )
             for f in REPORT_FIGURES
@@ -31,7 +31,7 @@ rule simulation_figures:
     params:
         metric=SIMULATION.metric,
     script:
-        "../../scripts/simulation_figures.py"
+        "../../scripts/simulation/figures.py"
 
 
 rule simulation_cross_task:
@@ -42,7 +42,7 @@ rule simulation_cross_task:
             path("simulation_cross_figure", ext="png"),
             category="Simulation (seed 001)",
             subcategory="Cross-task",
-            caption="../../report/simulation_fig_cross_task.rst",
+            caption="../../report/simulation/fig_cross_task.rst",
             labels={"figure": "cross_task"},
         ),
         pdf=path("simulation_cross_figure", ext="pdf"),
@@ -55,7 +55,7 @@ rule simulation_cross_task:
         tasks=json.dumps(SIMULATION.tasks(), sort_keys=True),
         metric=SIMULATION.metric,
     script:
-        "../../scripts/simulation_cross_task.py"
+        "../../scripts/simulation/cross_task.py"
 
 
 rule simulation_tables:
@@ -70,7 +70,7 @@ rule simulation_tables:
                 path("simulation_table", name=t, ext="tsv"),
                 category="Simulation (seed 001)",
                 subcategory=("1. What the data can support" if t in DATA_TABLES else "Tables"),
-                caption=f"../../report/simulation_{t}.rst",
+                caption=f"../../report/simulation/{t}.rst",
                 labels={"table": t},
             )
             for t in REPORT_TABLES
@@ -88,4 +88,4 @@ rule simulation_tables:
         metric=SIMULATION.metric,
         alpha=SIMULATION.alpha,
     script:
-        "../../scripts/simulation_tables.py"
+        "../../scripts/simulation/tables.py"

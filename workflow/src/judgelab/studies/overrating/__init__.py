@@ -44,7 +44,7 @@ the vocabulary); ``confidence_renorm`` = the same renormalised over the label to
 2 show the one ``overrating.confidence`` names (default ``full``) first, the other after it.
 
 Modules (config section ``overrating``, target ``overrating``, rules
-``workflow/rules/overrating.smk`` and ``workflow/rules/overrating/``, prompts
+``workflow/rules/overrating/overrating.smk`` and ``workflow/rules/overrating/``, prompts
 ``resources/prompts/overrating/``): :mod:`.plan` (the section resolved: cells, prompts, imported
 judges, paths, jobs, targets), :mod:`.prompts` (the checked templates, where an answer's label is
 and its token confidence), :mod:`.pointwise`, :mod:`.pairwise`, :mod:`.tables` (Tables 1 and 2),

@@ -2,7 +2,7 @@
 (pointwise binary and graded judging with token-level confidence), and do they fail by ties or by
 wrong wins when comparing two passages (pairwise judging in both orders)?
 
-Config section ``overrating``; target ``overrating``; rules ``workflow/rules/overrating.smk`` and
+Config section ``overrating``; target ``overrating``; rules ``workflow/rules/overrating/overrating.smk`` and
 ``workflow/rules/overrating/``; library :mod:`judgelab.studies.overrating`; jobs
 :mod:`judgelab.studies.overrating.jobs`; prompts ``resources/prompts/overrating/``.
 

@@ -5,7 +5,7 @@ condition (Table 1): a graded label 0-3 per pair, then a self-reported confidenc
 agreement and calibration metrics per persona, each persona against the default, Figures 2-5,
 and the RQ3 classifiers on persona features (Table 5).
 
-Modules (config section ``peras``, target ``peras``, rules ``workflow/rules/peras.smk`` and
+Modules (config section ``peras``, target ``peras``, rules ``workflow/rules/peras/peras.smk`` and
 ``workflow/rules/peras/``, prompts ``resources/prompts/peras/``):
 
 * :mod:`.plan` - the section resolved: templates, the groups (dataset x model x template with

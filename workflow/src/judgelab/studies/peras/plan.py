@@ -1,6 +1,6 @@
 """PERAS (seed 000): personality-conditioned relevance assessment with confidence.
 
-Config section ``peras``; target ``peras``; rules ``workflow/rules/peras.smk`` and
+Config section ``peras``; target ``peras``; rules ``workflow/rules/peras/peras.smk`` and
 ``workflow/rules/peras/``; jobs :mod:`judgelab.studies.peras.jobs`; prompts ``resources/prompts/peras/``.
 """
 

@@ -57,7 +57,7 @@ variants, or a term inside a compound word (``fish`` in ``goldfish``). It errs t
 rejecting (``news`` matches ``new``, ``caring`` matches ``car``), which only costs another attempt.
 
 Modules (config section ``perturbations``, target ``perturbations``, rules
-``workflow/rules/perturbations.smk`` and ``workflow/rules/perturbations/``, prompts
+``workflow/rules/perturbations/perturbations.smk`` and ``workflow/rules/perturbations/``, prompts
 ``resources/prompts/perturbations/``): :mod:`.plan`, :mod:`.sampling`, :mod:`.rewrites`,
 :mod:`.insertions`, :mod:`.outcomes` (re-judging, transitions, shifts, distributions),
 :mod:`.figures`, :mod:`.jobs` (one function per workflow job), :mod:`.estimate`.

@@ -1,6 +1,6 @@
 """Perturbations (seed 004, section 3): meaning-preserving rewrites and query-dependent insertions.
 
-Config section ``perturbations``; target ``perturbations``; rules ``workflow/rules/perturbations.smk``
+Config section ``perturbations``; target ``perturbations``; rules ``workflow/rules/perturbations/perturbations.smk``
 and ``workflow/rules/perturbations/``; jobs :mod:`judgelab.studies.perturbations.jobs`; science
 :mod:`judgelab.studies.perturbations`; prompts ``resources/prompts/perturbations/``.
 

@@ -1,8 +1,8 @@
 """System-ranking agreement: does a judge rank retrieval systems as the human assessors do?
 
-Config section ``ranking``; target ``ranking``; rules ``workflow/rules/ranking.smk`` and
+Config section ``ranking``; target ``ranking``; rules ``workflow/rules/ranking/ranking.smk`` and
 ``workflow/rules/ranking/``; jobs :mod:`judgelab.studies.ranking.jobs`; report captions
-``workflow/report/ranking_*.rst``. No prompt of its own: a live judge uses a PERAS template and
+``workflow/report/ranking/``. No prompt of its own: a live judge uses a PERAS template and
 persona (``ranking.template``, ``ranking.persona``), so its requests are PERAS's for the same pair.
 
 Per dataset (the keys of ``ranking.runs``):

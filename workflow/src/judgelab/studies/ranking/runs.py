@@ -207,7 +207,7 @@ def top_k(run: pd.DataFrame, k: int) -> pd.DataFrame:
     ties by docid descending (byte order; the same as Python's order of ``str`` for UTF-8 text);
     the ``rank`` field is ignored. That is what this function does. Checked against trec_eval's
     source (usnistgov/trec_eval ``form_res_rels.c``) and against pytrec_eval through ir-measures
-    in ``tests/test_ranking_runs.py`` (a tie broken the other way changes P@1 and nDCG@1).
+    in ``tests/ranking/test_ranking_runs.py`` (a tie broken the other way changes P@1 and nDCG@1).
     The rows keep the columns of ``run``."""
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be a positive integer, not {k!r}")

@@ -24,6 +24,6 @@ Modules:
   paths, jobs, targets); :mod:`.jobs` - one function per workflow job; :mod:`.estimate` - the
   requests ``judgelab estimate`` counts.
 
-Config section ``simulation``, target ``simulation``, rules ``workflow/rules/simulation.smk`` and
+Config section ``simulation``, target ``simulation``, rules ``workflow/rules/simulation/simulation.smk`` and
 ``workflow/rules/simulation/``, prompt ``resources/prompts/simulation/``.
 """

@@ -1,7 +1,7 @@
 """Evaluator simulation (seed 001, PersonaJudge): predicting one evaluator's three-way preference
 judgments from that evaluator's own past judgments through a two-round cascade.
 
-Config section ``simulation``; target ``simulation``; rules ``workflow/rules/simulation.smk`` and
+Config section ``simulation``; target ``simulation``; rules ``workflow/rules/simulation/simulation.smk`` and
 ``workflow/rules/simulation/``; jobs :mod:`judgelab.studies.simulation.jobs`; library
 :mod:`judgelab.studies.simulation`; prompt ``resources/prompts/simulation/personajudge.yaml``.
 

@@ -1,6 +1,6 @@
 # Study: system-ranking agreement (beyond the seeds) - does a judge rank retrieval systems as the human
 # assessors do? Config section `ranking` (switch: ranking.enabled); target `snakemake ranking`;
-# library judgelab.studies.ranking; report captions workflow/report/ranking_*.rst. No prompt of its
+# library judgelab.studies.ranking; report captions workflow/report/ranking/. No prompt of its
 # own: live judges use a PERAS template and persona (requests identical to PERAS's).
 # Stages: runs (systems, downloads or files) -> the pool labelled by each judge (live or imported)
 # -> one score job per run x qrels -> scores, correlations and pool tables per dataset -> figures,
@@ -16,11 +16,11 @@ localrules:
     ranking_leaderboard,
 
 
-include: "ranking/common.smk"
-include: "ranking/runs.smk"
-include: "ranking/judge.smk"
-include: "ranking/scores.smk"
-include: "ranking/tables.smk"
+include: "common.smk"
+include: "runs.smk"
+include: "judge.smk"
+include: "scores.smk"
+include: "tables.smk"
 
 
 rule ranking:

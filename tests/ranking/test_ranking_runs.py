@@ -26,7 +26,7 @@ from judgelab.studies.ranking.runs import (
     top_k,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RANKING = ROOT / "tests" / "fixtures" / "ranking"
 
 

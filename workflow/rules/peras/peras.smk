@@ -1,6 +1,6 @@
 # Study: PERAS (seed 000) - personality-conditioned relevance assessment with confidence.
 # Config section `peras` (switch: peras.enabled); target `snakemake peras`; library
-# judgelab.studies.peras.jobs; prompts resources/prompts/peras/; report captions workflow/report/*.rst.
+# judgelab.studies.peras.jobs; prompts resources/prompts/peras/; report captions workflow/report/peras/.
 # Stages: judge -> confidence -> metrics (+ imported judges) -> significance, figures, classifiers.
 
 
@@ -16,15 +16,15 @@ localrules:
     peras_wide_tables,
 
 
-include: "peras/common.smk"
-include: "peras/judge.smk"
-include: "peras/confidence.smk"
-include: "peras/imported.smk"
-include: "peras/metrics.smk"
-include: "peras/significance.smk"
-include: "peras/tables.smk"
-include: "peras/figures.smk"
-include: "peras/classifier.smk"
+include: "common.smk"
+include: "judge.smk"
+include: "confidence.smk"
+include: "imported.smk"
+include: "metrics.smk"
+include: "significance.smk"
+include: "tables.smk"
+include: "figures.smk"
+include: "classifier.smk"
 
 
 rule peras:

@@ -54,8 +54,8 @@ from judgelab.studies.perturbations.rewrites import (
 )
 from judgelab.studies.perturbations.sampling import SAMPLE_COLUMNS, pool_samples, read_sample, sample_judged
 
-SEED_004 = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "004_e51b999c1f5f88d3.txt"
-RESOURCES = Path(__file__).resolve().parents[1] / "resources"
+SEED_004 = Path(__file__).resolve().parents[3] / "shared" / "seeds" / "004_e51b999c1f5f88d3.txt"
+RESOURCES = Path(__file__).resolve().parents[2] / "resources"
 LEX = load_template("perturbations/lex")
 #: the default list of the config (perturbations.stopwords) and scikit-learn's
 NLTK = load_stopwords("nltk_english", RESOURCES)

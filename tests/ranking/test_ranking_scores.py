@@ -23,7 +23,7 @@ from judgelab.studies.ranking.scores import (
     score_runs,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RANKING = ROOT / "tests" / "fixtures" / "ranking"
 L2 = np.log2
 

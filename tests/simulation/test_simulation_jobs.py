@@ -1,6 +1,6 @@
 """The study's job functions: prepare/plan on JSONL data with signals, and the metrics, stats and
 report jobs on prediction tables of a constructed factorial design (the real model's prediction
-jobs run in tests/test_simulation_e2e.py)."""
+jobs run in tests/simulation/test_simulation_e2e.py)."""
 
 import json
 import random
@@ -273,7 +273,7 @@ def test_download_job_via_file_url(tmp_path):
     assert not (tmp_path / "copy2.jsonl").exists()
 
 
-TWO_TASKS = Path(__file__).parent / "fixtures" / "simulation" / "two_tasks.jsonl"
+TWO_TASKS = Path(__file__).parents[1] / "fixtures" / "simulation" / "two_tasks.jsonl"
 
 
 def test_cross_task_analysis_on_the_two_task_fixture(tmp_path):

@@ -3,7 +3,7 @@
 # two-round cascade. Config section `simulation` (switch: simulation.enabled); target
 # `snakemake simulation`; library judgelab.studies.simulation, jobs judgelab.studies.simulation.jobs, plan
 # judgelab.studies.simulation; prompt resources/prompts/simulation/; captions
-# workflow/report/simulation_*.rst.
+# workflow/report/simulation/.
 # Stages per evaluator set: download -> prepare (records, splits in leakage groups, the split
 # report) -> annotators (what the data can support) + predict (one job per cell: model x
 # demonstration type x shot count, and the Base Judge) + baselines -> metrics -> stats, figures;
@@ -21,11 +21,11 @@ localrules:
     simulation_tables,
 
 
-include: "simulation/common.smk"
-include: "simulation/data.smk"
-include: "simulation/predict.smk"
-include: "simulation/analysis.smk"
-include: "simulation/report.smk"
+include: "common.smk"
+include: "data.smk"
+include: "predict.smk"
+include: "analysis.smk"
+include: "report.smk"
 
 
 rule simulation:

@@ -2,7 +2,7 @@
 # and do they fail by ties or by wrong wins when comparing two passages?
 # Config section `overrating` (switch: overrating.enabled); target `snakemake overrating`; library
 # judgelab.overrating, jobs judgelab.studies.overrating.jobs; prompts resources/prompts/overrating/; report
-# captions workflow/report/overrating_*.rst.
+# captions workflow/report/overrating/.
 # Stages: pointwise judge (or import) -> pointwise metrics -> Table 1, transition and confidence
 # figures; pair sampling -> pairwise judge -> pairwise metrics -> Table 2, pairwise figure.
 
@@ -18,11 +18,11 @@ localrules:
     overrating_table2,
 
 
-include: "overrating/common.smk"
-include: "overrating/pointwise.smk"
-include: "overrating/pairwise.smk"
-include: "overrating/tables.smk"
-include: "overrating/figures.smk"
+include: "common.smk"
+include: "pointwise.smk"
+include: "pairwise.smk"
+include: "tables.smk"
+include: "figures.smk"
 
 
 rule overrating:

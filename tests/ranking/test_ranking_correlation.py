@@ -30,7 +30,7 @@ from judgelab.studies.ranking.correlation import (
     topk_tau,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def shared_folder() -> Path:

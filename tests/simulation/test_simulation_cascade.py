@@ -1,7 +1,7 @@
 """The PersonaJudge prompt, demonstration rendering, balanced sampling and the two-round cascade.
 
 The cascade's composition is checked with a scripted backend that answers from a table (the
-real embedded model runs in tests/test_simulation_e2e.py)."""
+real embedded model runs in tests/simulation/test_simulation_e2e.py)."""
 
 import json
 import random
