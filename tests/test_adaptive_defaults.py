@@ -52,10 +52,10 @@ def test_the_default_run_resolves_the_defaults_to_its_old_explicit_values(tmp_pa
     assert peras.reference == "default" and peras.confidence_personas == ["HN", "LC"]
     assert p.plan("perturbations").persona == "default"
     # the tracked params are the strings the default run had with the explicit values
-    assert peras.figure_settings() == json.dumps(
+    assert peras.figure_settings().param() == json.dumps(
         {"reference": "default", "confidence_personas": ["HN", "LC"], "confidence_label": 0}, sort_keys=True
     )
-    assert peras.significance_settings() == json.dumps(
+    assert peras.significance_settings().param() == json.dumps(
         {"reference": "default", "n_boot": 1000, "seed": 42, "alpha": 0.05}, sort_keys=True
     )
     # the DL21 sample x the two templates

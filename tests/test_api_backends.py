@@ -24,8 +24,10 @@ from judgelab.llm.backends.api import api_key_envvars, backoff_delay, label_dist
 from judgelab.llm.backends.base import Request
 from judgelab.llm.backends.openai_compat import OpenAIBackend
 from judgelab.llm.client import CachedClient, cache_request
+from judgelab.llm.judge import Judge
 from judgelab.llm.judging import judgment_requests, run_judgments
 from judgelab.llm.prompts import load_template
+from judgelab.llm.session import JobContext
 from judgelab.project.runner import script_logging
 from judgelab.studies.peras.jobs import judge_job
 
@@ -183,12 +185,17 @@ def test_every_judgment_arrives_once_through_429_bursts_500s_and_a_timeout(tmp_p
     with ServerThread(fake.app()) as srv, RequestCache(tmp_path / "c.sqlite") as cache:
         backend = fast_backoff(Recording.from_spec(openai_spec(srv.base_url, timeout=0.8), "fake"))
         t0 = time.perf_counter()
-        out = run_judgments(pairs, "", template, CachedClient(backend, cache), max_tokens=4, progress=False)
+        out = run_judgments(
+            pairs,
+            Judge("judge", template=template, max_tokens=4),
+            CachedClient(backend, cache),
+            progress=False,
+        )
         elapsed = time.perf_counter() - t0
         assert len(cache) == len(pairs)
     n = len(pairs)
     assert set(backend.yielded) == set(range(n)) and set(backend.yielded.values()) == {1}
-    requests = judgment_requests(pairs, "", template, max_tokens=4)
+    requests = judgment_requests(pairs, Judge("judge", template=template, max_tokens=4))
     prompts = [r.messages[-1][1] for r in requests]
     assert out["label"].tolist() == [expected_label(p) for p in prompts]  # each answer to its request
     for (_, row), prompt in zip(out.iterrows(), prompts):
@@ -213,10 +220,8 @@ def test_a_server_without_logprobs_still_answers_and_leaves_the_distribution_mis
         backend = OpenAIBackend.from_spec(openai_spec(srv.base_url, concurrency=1), "fake")
         out = run_judgments(
             pairs,
-            "",
-            load_template("peras/wo_cot"),
+            Judge("judge", template=load_template("peras/wo_cot"), max_tokens=4),
             CachedClient(backend, cache),
-            max_tokens=4,
             progress=False,
         )
     assert out["parsed"].all() and out["p0"].isna().all() and out["label_mass"].isna().all()
@@ -236,13 +241,8 @@ def test_judge_job_sends_the_key_but_never_writes_it(tmp_path, monkeypatch):
             judge_job(
                 str(table),
                 str(out),
-                persona="",
-                template=load_template("peras/wo_cot"),
-                model=spec,
-                max_tokens=4,
-                placement="user",
-                cache=str(tmp_path / "cache" / "requests.sqlite"),
-                desc="judge fake",
+                Judge("fake", spec, template=load_template("peras/wo_cot"), max_tokens=4),
+                JobContext(str(tmp_path / "cache" / "requests.sqlite"), desc="judge fake"),
             )
     assert fake.auth == Counter({f"Bearer {secret}": 5})
     text = log.read_text()

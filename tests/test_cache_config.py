@@ -5,6 +5,7 @@ merge` and `judgelab cache salvage` run the maintenance tools."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 import shutil
@@ -67,12 +68,18 @@ def test_the_config_keys_open_the_cache_and_the_variables_override_them(tmp_path
 
 
 def test_every_script_of_an_llm_job_opens_the_configured_cache():
+    """A script either runs its job through the adapter (whose job context opens the config's
+    cache: tests/test_runner.py) or passes the config's cache keys itself; none opens another."""
+    from judgelab.project.runner import context_of
+
     scripts = sorted((ROOT / "workflow" / "scripts").rglob("*.py"))
+    through_run = [p for p in scripts if "run(snakemake," in p.read_text()]
     calling = [p for p in scripts if re.search(r"\bcache=", p.read_text())]
-    assert len(calling) >= 9, [p.name for p in calling]
+    assert len(through_run) + len(calling) >= 21, sorted(p.name for p in through_run + calling)
     for p in calling:
         uses = re.findall(r"\bcache=([^,\n]+)", p.read_text())
         assert uses == ["CacheConfig.of(snakemake.config)"], (p.name, uses)
+    assert "CacheConfig.of(smk.config)" in inspect.getsource(context_of)
 
 
 @pytest.mark.slow

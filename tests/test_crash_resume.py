@@ -6,6 +6,7 @@ from judgelab.cache.store import RequestCache
 from judgelab.data.prepare import build_trec_table
 from judgelab.llm.backends.base import Backend
 from judgelab.llm.client import CachedClient
+from judgelab.llm.judge import Judge
 from judgelab.llm.judging import run_judgments
 from judgelab.llm.prompts import load_template
 
@@ -41,20 +42,32 @@ def test_rerun_after_crash_pays_only_for_missing_calls(local_backend, fixtures, 
 
     crashing = Counting(local_backend, crash_after=k)
     with RequestCache(cache_path) as cache, pytest.raises(Crash):
-        run_judgments(pairs, "", template, CachedClient(crashing, cache), max_tokens=4, progress=False)
+        run_judgments(
+            pairs,
+            Judge("judge", template=template, max_tokens=4),
+            CachedClient(crashing, cache),
+            progress=False,
+        )
     assert crashing.calls == k
 
     resumed = Counting(local_backend)
     with RequestCache(cache_path) as cache:
         assert len(cache) == k  # every answer was saved the moment it arrived
-        out = run_judgments(pairs, "", template, CachedClient(resumed, cache), max_tokens=4, progress=False)
+        out = run_judgments(
+            pairs,
+            Judge("judge", template=template, max_tokens=4),
+            CachedClient(resumed, cache),
+            progress=False,
+        )
     assert resumed.calls == n - k
     assert int(out["cache_hit"].sum()) == k
     assert len(out) == n and out["answer"].notna().all()
 
     again = Counting(local_backend)
     with RequestCache(cache_path) as cache:
-        out2 = run_judgments(pairs, "", template, CachedClient(again, cache), max_tokens=4, progress=False)
+        out2 = run_judgments(
+            pairs, Judge("judge", template=template, max_tokens=4), CachedClient(again, cache), progress=False
+        )
     assert again.calls == 0 and out2["cache_hit"].all()
     assert out2["answer"].tolist() == out["answer"].tolist()
     # an unparsable answer stays missing: never a grade

@@ -19,6 +19,7 @@ from judgelab.errors import InputError
 from judgelab.llm.backends import make_backend
 from judgelab.llm.backends.base import Completion
 from judgelab.llm.client import cache_request
+from judgelab.llm.judge import Judge
 from judgelab.llm.judging import judgment_requests
 from judgelab.llm.personas import load_persona_file
 from judgelab.llm.prompts import load_template
@@ -68,9 +69,9 @@ def test_estimate_counts_exactly_the_job_requests_and_cache_hits_are_free(tmp_pa
     personas = load_persona_file()
     judge_tpl, conf_tpl = load_template("peras/wo_cot"), load_template("peras/confidence")
     la = personas["LA"].instruction
-    judge_reqs = judgment_requests(pairs, "", judge_tpl, max_tokens=8) + judgment_requests(
-        pairs, la, judge_tpl, max_tokens=8
-    )
+    judge_reqs = judgment_requests(
+        pairs, Judge("judge", template=judge_tpl, max_tokens=8)
+    ) + judgment_requests(pairs, Judge("judge", template=judge_tpl, persona=la, max_tokens=8))
 
     table, notes = estimate(project, directory=tmp_path)
     judge = table.set_index("stage").loc["judge"]
@@ -87,7 +88,7 @@ def test_estimate_counts_exactly_the_job_requests_and_cache_hits_are_free(tmp_pa
     # answers from an earlier run: a parsed label (its confidence answered too) and an unparsable one
     backend = make_backend(dict(GPT), "gpt", need_key=False)
     first = pairs.iloc[[0]]
-    conf_req = confidence_requests(first, [2], "", conf_tpl, max_tokens=8)[0]
+    conf_req = confidence_requests(first, [2], Judge("gpt", template=conf_tpl, labels=(), max_tokens=8))[0]
     with RequestCache(tmp_path / "cache" / "requests.sqlite") as cache:
         for req, text in ((judge_reqs[0], "2"), (judge_reqs[1], "no idea"), (conf_req, "80")):
             cache.put(

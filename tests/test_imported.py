@@ -12,6 +12,7 @@ from conftest import ROOT, write_lines
 from sklearn.metrics import cohen_kappa_score, f1_score
 
 from judgelab.data.imported import (
+    ImportReading,
     SourcePairs,
     import_judgments,
     read_judge,
@@ -47,7 +48,9 @@ def test_imported_metrics_equal_sklearn(table, tmp_path):
     lines.insert(2, "# a comment")
     judge = write_lines(tmp_path, lines)
     out_j, out_c = tmp_path / "j.tsv", tmp_path / "c.tsv"
-    import_job(str(table_path), str(judge), str(out_j), str(out_c))
+    import_job(
+        str(table_path), str(judge), {"judgments": str(out_j), "confidence": str(out_c)}, ImportReading(), {}
+    )
     m = job_metrics_job(str(table_path), str(out_j), str(out_c), str(tmp_path / "m.tsv"), ids={}).iloc[0]
     keys = [(r.qid, r.docid) for r in t.itertuples() if (r.qid, r.docid) in labels]
     y = [int(t.set_index(["qid", "docid"]).loc[k, "grade"]) for k in keys]
@@ -174,11 +177,11 @@ def test_pairs_outside_the_selection_are_skipped_and_counted(sample_selection, t
         import_job(
             str(table_path),
             str(judge),
-            str(out["j"]),
-            str(out["c"]),
-            source={"qrels": str(SAMPLE / "qrels.txt"), "topics": str(SAMPLE / "topics.txt")},
-            out_summary=str(out["s"]),
-            ids={"dataset": "dl19", "model": "mine"},
+            {"judgments": str(out["j"]), "confidence": str(out["c"]), "summary": str(out["s"])},
+            ImportReading(),
+            {"dataset": "dl19", "model": "mine"},
+            qrels=str(SAMPLE / "qrels.txt"),
+            topics=str(SAMPLE / "topics.txt"),
         )
     assert "24 pairs labelled, 8 of them in the dataset's selection, 16 outside it (skipped" in caplog.text
     summary = pd.read_csv(out["s"], sep="\t")

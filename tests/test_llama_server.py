@@ -18,6 +18,7 @@ from judgelab.data.prepare import build_trec_table
 from judgelab.llm.answers import parse_label
 from judgelab.llm.backends.openai_compat import OpenAIBackend
 from judgelab.llm.client import CachedClient
+from judgelab.llm.judge import Judge
 from judgelab.llm.judging import judgment_requests, run_judgments
 from judgelab.llm.personas import load_persona_file
 from judgelab.llm.prompts import load_template
@@ -99,7 +100,9 @@ def test_judgment_job_through_the_openai_backend_fills_the_label_distribution(
     backend = OpenAIBackend.from_spec(spec, "smollm2-server")
     with RequestCache(tmp_path / "cache.sqlite") as cache:
         client = CachedClient(backend, cache)
-        out = run_judgments(pairs, persona, template, client, max_tokens=6, progress=False)
+        out = run_judgments(
+            pairs, Judge("judge", template=template, persona=persona, max_tokens=6), client, progress=False
+        )
         assert client.calls == len(pairs) and client.prompt_tokens > 0
     backend.close()
 
@@ -114,7 +117,10 @@ def test_judgment_job_through_the_openai_backend_fills_the_label_distribution(
     assert out["prompt_tokens"].gt(0).all()
 
     # the same quantities the local backend reads from the full logits
-    local = [local_backend.complete(r) for r in judgment_requests(pairs, persona, template, max_tokens=6)]
+    local = [
+        local_backend.complete(r)
+        for r in judgment_requests(pairs, Judge("judge", template=template, persona=persona, max_tokens=6))
+    ]
     for (_, row), comp in zip(out.iterrows(), local):
         assert [row.p0, row.p1, row.p2, row.p3] == pytest.approx(comp.label_probs, abs=2e-3)
         assert row.label_mass == pytest.approx(comp.label_mass, abs=2e-3)

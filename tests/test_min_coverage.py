@@ -23,8 +23,10 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from judgelab.data.tables import write_dataset, write_tsv
+from judgelab.llm.judge import Judge
 from judgelab.llm.judging import Coverage, CoverageError, require_coverage
 from judgelab.llm.prompts import load_template
+from judgelab.llm.session import JobContext
 from judgelab.studies.overrating import jobs as oj
 from judgelab.studies.peras.jobs import judge_job
 from judgelab.studies.perturbations.jobs import rejudge_job
@@ -152,22 +154,15 @@ def test_peras_judge_job_of_a_thinking_model_stops_and_the_switch_fixes_it(tmp_p
     pairs = pairs_file(tmp_path)
     server = QwenLike()
     out = tmp_path / "j.tsv"
-    kw = dict(
-        persona="",
-        template=load_template("peras/w_cot"),
-        max_tokens=8,
-        placement="user",
-        cache=str(tmp_path / "c.sqlite"),
-        model_name="qwen3-8b",
-        answer="parse",
-        coverage=COV.param(),
-        desc="judge fx/qwen3-8b/w_cot/default",
-    )
+    judge = Judge("qwen3-8b", template=load_template("peras/w_cot"), max_tokens=8, coverage=COV)
+    context = JobContext(str(tmp_path / "c.sqlite"), desc="judge fx/qwen3-8b/w_cot/default")
     with ServerThread(server.app()) as srv:
         with pytest.raises(CoverageError, match=r"0 of 3 answers of model 'qwen3-8b' with template w_cot"):
-            judge_job(str(pairs), str(out), model=model(srv.base_url), **kw)
+            judge_job(str(pairs), str(out), judge.but(spec=json.loads(model(srv.base_url))), context)
         assert not out.exists() and server.calls == 3
-        result = judge_job(str(pairs), str(out), model=model(srv.base_url, switch=True), **kw)
+        result = judge_job(
+            str(pairs), str(out), judge.but(spec=json.loads(model(srv.base_url, switch=True))), context
+        )
     assert server.switched == 3 and result["parsed"].all() and (result["label"] == 2).all()
     assert out.exists()
 
@@ -271,7 +266,7 @@ def test_perturbation_rejudge_job_stops_too_and_an_empty_variant_never_fails(tmp
 
 
 def test_simulation_predict_job_stops_too(tmp_path):
-    from test_simulation_jobs import make_records
+    from simulation.test_simulation_jobs import make_records
 
     out = tmp_path / "prep"
     sj.prepare_job(

@@ -21,6 +21,7 @@ from judgelab.data.prepare import build_trec_table
 from judgelab.llm.backends.batch import BatchStore
 from judgelab.llm.backends.openai_compat import OpenAIBackend
 from judgelab.llm.client import CachedClient, cache_request
+from judgelab.llm.judge import Judge
 from judgelab.llm.judging import judgment_requests, run_judgments
 from judgelab.llm.prompts import load_template
 
@@ -177,7 +178,10 @@ def test_batch_killed_after_submission_resumes_and_never_resubmits(tmp_path, mon
     monkeypatch.setattr(OpenAIBackend, "_batch_status", killed)
     with RequestCache(cache_path) as cache, pytest.raises(Killed):
         run_judgments(
-            pairs, "", template, CachedClient(make_backend(api), cache), max_tokens=4, progress=False
+            pairs,
+            Judge("judge", template=template, max_tokens=4),
+            CachedClient(make_backend(api), cache),
+            progress=False,
         )
     monkeypatch.undo()
     assert api.calls == Counter({"POST /v1/files": 1, "POST /v1/batches": 1})
@@ -191,17 +195,24 @@ def test_batch_killed_after_submission_resumes_and_never_resubmits(tmp_path, mon
     with RequestCache(cache_path) as cache:
         assert len(cache) == 0
         backend = make_backend(api)
-        out = run_judgments(pairs, "", template, CachedClient(backend, cache), max_tokens=4, progress=False)
+        out = run_judgments(
+            pairs,
+            Judge("judge", template=template, max_tokens=4),
+            CachedClient(backend, cache),
+            progress=False,
+        )
         assert len(cache) == len(pairs)
     assert api.calls["POST /v1/files"] == 1 and api.calls["POST /v1/batches"] == 1
     assert api.calls["GET /v1/batches/batch_N"] == 3 and api.calls["GET /v1/files/file_N/content"] == 1
-    prompts = [r.messages[-1][1] for r in judgment_requests(pairs, "", template, max_tokens=4)]
+    prompts = [
+        r.messages[-1][1] for r in judgment_requests(pairs, Judge("judge", template=template, max_tokens=4))
+    ]
     assert out["label"].tolist() == [expected_label(p) for p in prompts]
     for (_, row), prompt in zip(out.iterrows(), prompts):
         assert [row.p0, row.p1, row.p2, row.p3] == pytest.approx(expected_probs(prompt))
     # the submitted lines are the online request bodies, keyed by the cache keys
     lines = [json.loads(x) for x in api.files["file_1"].splitlines()]
-    reqs = judgment_requests(pairs, "", template, max_tokens=4)
+    reqs = judgment_requests(pairs, Judge("judge", template=template, max_tokens=4))
     assert [x["custom_id"] for x in lines] == [request_key(cache_request(backend, r)) for r in reqs]
     assert lines[0]["body"] == backend.body(reqs[0])
     assert lines[0]["body"]["temperature"] == 0.0 and lines[0]["body"]["top_logprobs"] == 20
@@ -210,7 +221,10 @@ def test_batch_killed_after_submission_resumes_and_never_resubmits(tmp_path, mon
     calls = sum(api.calls.values())
     with RequestCache(cache_path) as cache:
         again = run_judgments(
-            pairs, "", template, CachedClient(make_backend(api), cache), max_tokens=4, progress=False
+            pairs,
+            Judge("judge", template=template, max_tokens=4),
+            CachedClient(make_backend(api), cache),
+            progress=False,
         )
     assert sum(api.calls.values()) == calls and again["cache_hit"].all()
 
@@ -227,7 +241,10 @@ def test_concurrent_jobs_with_the_same_requests_submit_one_batch(tmp_path):
         try:
             with RequestCache(tmp_path / "requests.sqlite") as cache:
                 results[name] = run_judgments(
-                    pairs, "", template, CachedClient(make_backend(api), cache), max_tokens=4, progress=False
+                    pairs,
+                    Judge("judge", template=template, max_tokens=4),
+                    CachedClient(make_backend(api), cache),
+                    progress=False,
                 )
         except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
             errors.append(exc)

@@ -268,6 +268,7 @@ def test_paper_perturbations_is_section_3_with_section_2s_graded_labels(monkeypa
 
 
 def test_paper_scale_judge_jobs_resolve(monkeypatch):
+    from judgelab.llm.judge import Judge
     from judgelab.llm.judging import judgment_requests
 
     project = load("paper-scale", monkeypatch)
@@ -280,11 +281,14 @@ def test_paper_scale_judge_jobs_resolve(monkeypatch):
         assert peras.coverage(w["template"]).bound_key == f"peras.templates.{w['template']}.max_tokens"
         (req,) = judgment_requests(
             one_pair(),
-            project.persona_text(w["persona"]),
-            peras.template_texts[w["template"]],
-            max_tokens=peras.max_tokens(w["template"]),
-            placement=project.placement,
-            answer=peras.answer(job.model),
+            Judge(
+                "judge",
+                template=peras.template_texts[w["template"]],
+                persona=project.persona_text(w["persona"]),
+                max_tokens=peras.max_tokens(w["template"]),
+                placement=project.placement,
+                answer=peras.answer(job.model),
+            ),
         )
         assert req.max_tokens == peras.max_tokens(w["template"])
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from judgelab.data.prepare import build_trec_table
 from judgelab.llm.backends.openai_compat import OpenAIBackend
+from judgelab.llm.judge import Judge
 from judgelab.llm.judging import judgment_requests
 from judgelab.llm.personas import load_persona_file
 from judgelab.llm.prompts import load_template
@@ -65,7 +66,9 @@ def main() -> None:
     requests = []
     for persona in load_persona_file().values():
         for _ in range(1 + args.requests // (len(pairs) * 11)):
-            requests += judgment_requests(pairs, persona.instruction, template, max_tokens=8)
+            requests += judgment_requests(
+                pairs, Judge("judge", template=template, persona=persona.instruction, max_tokens=8)
+            )
     requests = requests[: args.requests]
 
     port = free_port()

@@ -14,6 +14,7 @@ from judgelab.cache.store import RequestCache
 from judgelab.errors import InputError
 from judgelab.llm.backends.base import Backend, Completion, Request
 from judgelab.llm.client import CachedClient
+from judgelab.llm.judge import Judge
 from judgelab.llm.judging import (
     judgment_requests,
     label_from_probs,
@@ -90,14 +91,21 @@ def test_logits_reading_labels_what_parsing_leaves_missing(tmp_path):
     template = load_template("peras/wo_cot")
     backend = Talkative()
     client = CachedClient(backend, RequestCache(tmp_path / "c.sqlite"))
-    parsed = run_judgments(pairs, "", template, client, max_tokens=8, progress=False)
-    logits = run_judgments(pairs, "", template, client, max_tokens=8, progress=False, answer="logits")
+    parsed = run_judgments(pairs, Judge("judge", template=template, max_tokens=8), client, progress=False)
+    logits = run_judgments(
+        pairs, Judge("judge", template=template, max_tokens=8, answer="logits"), client, progress=False
+    )
     assert not parsed["parsed"].any()
     assert logits["parsed"].all()
     expected = [max(range(4), key=lambda k, r=r: [r.p0, r.p1, r.p2, r.p3][k]) for r in logits.itertuples()]
     assert logits["label"].tolist() == expected
     assert backend.max_tokens == [8, 8, 8, 1, 1, 1]  # logits: one answer token
-    assert judgment_requests(pairs, "", template, max_tokens=8, answer="logits")[0].max_tokens == 1
+    assert (
+        judgment_requests(pairs, Judge("judge", template=template, max_tokens=8, answer="logits"))[
+            0
+        ].max_tokens
+        == 1
+    )
 
 
 def test_the_estimate_reads_cached_labels_as_the_job_does(tmp_path, monkeypatch):
@@ -120,7 +128,7 @@ def test_the_estimate_reads_cached_labels_as_the_job_does(tmp_path, monkeypatch)
         text = project.plan("peras").template_texts["wo_cot"]
         cache_path = tmp_path / f"{answer}.sqlite"
         cache = RequestCache(cache_path)
-        for req in judgment_requests(src.pairs, "", text, max_tokens=8, answer=answer):
+        for req in judgment_requests(src.pairs, Judge("judge", template=text, max_tokens=8, answer=answer)):
             cache.put(
                 request_key(cache_request(backend, req)),
                 cache_request(backend, req),

@@ -8,8 +8,10 @@ from fake_openai import FakeOpenAI, ServerThread
 from test_api_backends import openai_spec, sample_pairs
 
 from judgelab.data.tables import read_judgments, write_dataset
+from judgelab.llm.judge import Judge
 from judgelab.llm.judging import log_cut_answers
 from judgelab.llm.prompts import load_template
+from judgelab.llm.session import JobContext
 from judgelab.project.runner import script_logging
 from judgelab.studies.peras.jobs import confidence_job, judge_job
 
@@ -25,22 +27,22 @@ def test_log_cut_answers_counts_answers_at_the_bound(caplog):
 def run(tmp_path, base_url: str, max_tokens: int) -> str:
     table = tmp_path / "pairs.tsv"
     write_dataset(sample_pairs().head(5), table)
-    common = {
-        "persona": "",
-        "model": openai_spec(base_url),
-        "max_tokens": max_tokens,
-        "placement": "user",
-        "cache": str(tmp_path / "cache" / "requests.sqlite"),
-    }
+    judge = Judge("fake", openai_spec(base_url), max_tokens=max_tokens)
+    context = JobContext(str(tmp_path / "cache" / "requests.sqlite"))
     log = tmp_path / "jobs.log"
     with script_logging(str(log)):
-        judge_job(str(table), str(tmp_path / "j.tsv"), template=load_template("peras/wo_cot"), **common)
+        judge_job(
+            str(table),
+            str(tmp_path / "j.tsv"),
+            judge.but(template=load_template("peras/wo_cot")),
+            context.named("judge"),
+        )
         confidence_job(
             str(table),
             str(tmp_path / "j.tsv"),
             str(tmp_path / "c.tsv"),
-            template=load_template("peras/confidence"),
-            **common,
+            judge.but(template=load_template("peras/confidence"), labels=()),
+            context.named("confidence"),
         )
     assert read_judgments(tmp_path / "j.tsv")["parsed"].all()  # a cut one-digit answer still parses
     return log.read_text()

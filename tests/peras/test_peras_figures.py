@@ -7,13 +7,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from judgelab.data.imported import ImportReading
 from judgelab.data.prepare import build_trec_table
 from judgelab.data.tables import read_dataset, write_dataset
 from judgelab.studies.peras import figures as fg
 from judgelab.studies.peras import jobs as stages
 from judgelab.studies.peras.jobs import group_metrics_job
+from judgelab.studies.peras.settings import FigureSettings, Group, SignificanceSettings
 
 PERSONAS = ["default", "LA", "HN", "LC", "HE"]
+GROUP = Group("fx", "ext", "imported", tuple(PERSONAS))
 KINDS = ["radar_agreement", "radar_calibration", "heatmap", "confidence"]
 
 
@@ -37,18 +40,13 @@ def fabricate(fixtures, tmp_path, seed=0):
         src.write_text("".join(x + "\n" for x in lines))
         j, c = (tmp_path / k / f"{p}.tsv" for k in ("judgments", "confidence"))
         # graded judges (LC labels everything 0, so its scale must be declared)
-        stages.import_job(str(pairs), str(src), str(j), str(c), scale="graded")
+        stages.import_job(
+            str(pairs), str(src), {"judgments": str(j), "confidence": str(c)}, ImportReading("graded"), {}
+        )
         files["judgments"].append(str(j))
         files["confidence"].append(str(c))
     files["metrics"] = str(tmp_path / "metrics" / "group.tsv")
-    group_metrics_job(
-        str(pairs),
-        files["judgments"],
-        files["confidence"],
-        PERSONAS,
-        files["metrics"],
-        ids={"dataset": "fx", "model": "ext", "template": "imported"},
-    )
+    group_metrics_job(str(pairs), files["judgments"], files["confidence"], GROUP, files["metrics"])
     return str(pairs), files
 
 
@@ -66,16 +64,14 @@ def outputs(tmp_path):
 
 def test_every_figure_is_written_with_nan_metrics(fixtures, tmp_path):
     pairs, files = fabricate(fixtures, tmp_path)
-    ids = {"dataset": "fx", "model": "ext", "template": "imported"}
     sig = tmp_path / "significance.tsv"
     res = stages.significance_job(
         pairs,
         files["judgments"],
         files["confidence"],
-        PERSONAS,
-        {"reference": "default", "n_boot": 200, "seed": 1, "alpha": 0.05},
+        GROUP,
+        SignificanceSettings(reference="default", n_boot=200, seed=1, alpha=0.05),
         str(sig),
-        ids,
     )
     assert set(res["persona"]) == set(PERSONAS) - {"default"}
     assert res.loc[res["persona"] == "HE", "delta"].isna().all()  # nothing parsed: undefined, kept
@@ -87,11 +83,10 @@ def test_every_figure_is_written_with_nan_metrics(fixtures, tmp_path):
         files["judgments"],
         files["confidence"],
         files["metrics"],
-        str(sig),
-        PERSONAS,
-        {"reference": "default", "confidence_personas": ["HN", "LC"], "confidence_label": 0},
-        ids,
+        GROUP,
+        FigureSettings(reference="default", confidence_personas=("HN", "LC"), confidence_label=0),
         out,
+        significance=str(sig),
     )
     for k in KINDS:
         png, pdf = out[k], out[f"{k}_pdf"]

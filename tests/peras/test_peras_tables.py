@@ -104,7 +104,9 @@ def test_wide_tables_job_reads_the_long_table(tmp_path):
 
     write_tsv(metrics(), tmp_path / "metrics.tsv")
     out = {
-        t: {e: str(tmp_path / f"{t}.{e}") for e in ("tsv", "md", "tex", "html")} for t in ("table7", "table8")
+        f"{t}_{e}": str(tmp_path / f"{t}.{e}")
+        for e in ("tsv", "md", "tex", "html")
+        for t in ("table7", "table8")
     }
     wide_tables_job(str(tmp_path / "metrics.tsv"), "default", out)
     t7 = read_ids_table(tmp_path / "table7.tsv")

@@ -15,6 +15,7 @@ from judgelab.errors import InputError
 from judgelab.llm.backends import make_backend
 from judgelab.llm.backends.base import Completion
 from judgelab.llm.client import cache_request
+from judgelab.llm.judge import Judge
 from judgelab.llm.judging import judgment_requests
 from judgelab.llm.prompts import load_template
 from judgelab.project.estimate import dataset_pairs, estimate
@@ -203,7 +204,9 @@ def test_estimate_upper_bound_then_exact_from_cached_answers(tmp_path):
 
     judge_tpl = load_template("peras/wo_cot")
     labels = {"d1": "3", "d2": "2", "d3": "0", "d4": "0", "d5": "3", "d6": "0", "d7": "no idea", "d8": "1"}
-    for req, docid in zip(judgment_requests(src.pairs, "", judge_tpl, max_tokens=8), src.pairs["docid"]):
+    for req, docid in zip(
+        judgment_requests(src.pairs, Judge("judge", template=judge_tpl, max_tokens=8)), src.pairs["docid"]
+    ):
         put(req, labels[docid])
     # the sample: 101 labels 0 {d3, d4}, 2 {d2}, 3 {d1}; 102: 0 {d6}, 1 {d8}, 3 {d5}; d7 unparsed
     pool = pairs.loc[["d1", "d2", "d3", "d4", "d5", "d6", "d8"]]
@@ -222,7 +225,7 @@ def test_estimate_upper_bound_then_exact_from_cached_answers(tmp_path):
             )
     # one re-judgment of a kept PSV rewrite already answered
     d2 = pairs.loc[["d2"]].assign(passage="Rewritten d2.")
-    put(judgment_requests(d2, "", judge_tpl, max_tokens=8)[0], "2")
+    put(judgment_requests(d2, Judge("judge", template=judge_tpl, max_tokens=8))[0], "2")
     # SEM for query 101: attempt 1 uses a query term, attempt 2 passes the check
     sem = load_template("perturbations/sem")
     words = project.plan("perturbations").stopwords

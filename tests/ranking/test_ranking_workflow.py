@@ -148,6 +148,7 @@ def test_pairs_peras_judged_are_cache_hits_for_the_ranking_judge(tmp_path):
     """PERAS judges the fixture with wo_cot and the default persona; the ranking judge then labels
     a pool of those pairs with the same template and persona: every request is a cache hit, 0 new
     calls. A pool with pairs PERAS never saw sends exactly those."""
+    from judgelab.llm.session import JobContext
     from judgelab.studies.peras.jobs import judge_job
     from judgelab.studies.ranking.jobs import judge_pool_job, system_run_job
 
@@ -165,11 +166,8 @@ def test_pairs_peras_judged_are_cache_hits_for_the_ranking_judge(tmp_path):
     first = judge_job(
         str(pairs),
         str(tmp_path / "peras.tsv"),
-        persona=p.persona_param("default"),
-        template=peras.template_texts["wo_cot"],
-        max_tokens=peras.max_tokens("wo_cot"),
-        labels=peras.template_labels["wo_cot"],
-        **common,
+        peras.judge("smollm2", "wo_cot", "default").but(answer="parse", coverage=None),
+        JobContext(cache, desc="judge fx/smollm2/wo_cot/default"),
     )
     assert not first["cache_hit"].any() and len(first) == 8
     runs = {}

@@ -206,6 +206,7 @@ def probe() -> None:
     from judgelab.cache import filehash as cache_mod
     from judgelab.data.prepare import prepare_table
     from judgelab.llm.backends.local import LocalBackend
+    from judgelab.llm.judge import Judge
     from judgelab.llm.judging import judgment_requests
     from judgelab.project.facade import Project
 
@@ -218,10 +219,13 @@ def probe() -> None:
     template = plan.templates[0]
     reqs = judgment_requests(
         pairs,
-        project.persona_text("LA"),
-        plan.template_texts[template],
-        max_tokens=plan.max_tokens(template),
-        placement=project.placement,
+        Judge(
+            "judge",
+            template=plan.template_texts[template],
+            persona=project.persona_text("LA"),
+            max_tokens=plan.max_tokens(template),
+            placement=project.placement,
+        ),
     )
     spec = project.config["models"][project.judges[0]]
     out: dict = {

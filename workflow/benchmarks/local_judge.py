@@ -40,6 +40,7 @@ from benchlib import (  # first: puts this checkout's judgelab on the path
 from judgelab.data.prepare import build_trec_table
 from judgelab.llm.answers import parse_label
 from judgelab.llm.backends.local import LocalBackend
+from judgelab.llm.judge import Judge
 from judgelab.llm.judging import judgment_requests
 from judgelab.llm.personas import load_persona_file
 from judgelab.llm.prompts import load_template
@@ -75,7 +76,9 @@ def compare_modes(
     """The three modes on one template: a row each, with the checks across modes in ``note``."""
     outputs, rows = {}, []
     for mode, (reuse, mode_max) in MODES.items():
-        reqs = judgment_requests(pairs, persona, template, max_tokens=mode_max or max_tokens)
+        reqs = judgment_requests(
+            pairs, Judge("judge", template=template, persona=persona, max_tokens=mode_max or max_tokens)
+        )
         backend.reuse_prefix = reuse
         backend.llm.n_tokens = 0  # an empty KV state at the start of each mode
         with Clock() as c:
@@ -160,7 +163,9 @@ def main() -> None:
 
     backend = LocalBackend(n_threads=args.threads, n_ctx=2048)
     templates = args.template or DEFAULT_TEMPLATES
-    warm = judgment_requests(pairs.head(1), persona, load_template(templates[0]), max_tokens=1)
+    warm = judgment_requests(
+        pairs.head(1), Judge("judge", template=load_template(templates[0]), persona=persona, max_tokens=1)
+    )
     backend.complete(warm[0])  # model load, outside the timings
     rows = []
     for ref in templates:

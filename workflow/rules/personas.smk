@@ -17,11 +17,7 @@ rule generate_persona:
     resources:
         **model_job(30),
     params:
-        personality_type=lambda wc: PROJECT.personas[wc.persona].personality_type,
-        keywords_template=lambda wc: PROJECT.load_template(PROJECT.generation["keywords_template"]),
-        instruction_template=lambda wc: PROJECT.load_template(PROJECT.generation["instruction_template"]),
-        model=model_param,
-        max_tokens=PROJECT.generation["max_tokens"],
+        generation=lambda wc: PROJECT.persona_generation(wc.model, wc.persona).param(),
     script:
         "../scripts/generate_persona.py"
 

@@ -1,7 +1,6 @@
-"""Snakemake adapter: download a dataset's raw files."""
+"""Snakemake adapter - download a dataset's raw files (verified)."""
 
-from judgelab.project.runner import script_logging
+from judgelab.project.runner import run
 from judgelab.project.stages import download_job
 
-with script_logging(snakemake.log[0]):
-    download_job(snakemake.params.urls, dict(snakemake.output.items()))
+run(snakemake, download_job)

@@ -1,7 +1,6 @@
-"""Snakemake adapter: the table of persona texts a run uses."""
+"""Snakemake adapter - the table of persona texts a run uses."""
 
-from judgelab.project.runner import script_logging
+from judgelab.project.runner import run
 from judgelab.project.stages import persona_table_job
 
-with script_logging(snakemake.log[0]):
-    persona_table_job(snakemake.params.personas, list(snakemake.input.generated), snakemake.output.table)
+run(snakemake, persona_table_job)

@@ -22,8 +22,8 @@ rule classifier:
     resources:
         **cpu_job(120, 8000),
     params:
-        personas=group_personas,
-        settings=PERAS.classifier_settings(),
+        group=group_param,
+        settings=PERAS.classifier_settings().param(),
     script:
         "../../scripts/peras/classifier.py"
 

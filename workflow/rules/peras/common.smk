@@ -7,6 +7,11 @@ def group_personas(wildcards):
     return PERAS.groups[(wildcards.dataset, wildcards.model, wildcards.template)]
 
 
+def group_param(wildcards):
+    """The group of the wildcards (dataset x model x template and its personas) as a param."""
+    return PERAS.group(wildcards.dataset, wildcards.model, wildcards.template).param()
+
+
 def group_files(stage):
     """Input function: the stage's file of every persona of the wildcards' group."""
 

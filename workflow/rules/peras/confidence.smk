@@ -19,10 +19,6 @@ rule confidence:
     resources:
         **model_job(240),
     params:
-        persona=persona_param,
-        template=lambda wc: PERAS.confidence_text,
-        max_tokens=PERAS.confidence_max_tokens,
-        placement=PROJECT.placement,
-        model=model_param,
+        judge=lambda wc: PERAS.confidence_judge(wc.model, wc.persona).param(),
     script:
         "../../scripts/peras/confidence.py"

@@ -31,7 +31,7 @@ rule figures:
     resources:
         **cpu_job(30, 4000),
     params:
-        personas=group_personas,
-        settings=PERAS.figure_settings(),
+        group=group_param,
+        settings=PERAS.figure_settings().param(),
     script:
         "../../scripts/peras/figures.py"

@@ -10,7 +10,7 @@ rule import_judge:
     input:
         unpack(lambda wc: PROJECT.source_inputs(wc.dataset)),
         pairs=path("dataset"),
-        judge=lambda wc: PROJECT.imported_file(wc.model, wc.dataset, wc.template, wc.persona),
+        judge_file=lambda wc: PROJECT.imported_file(wc.model, wc.dataset, wc.template, wc.persona),
     output:
         judgments=path("judgments"),
         confidence=path("confidence"),
@@ -23,8 +23,6 @@ rule import_judge:
         "../../../envs/judgelab.yaml"
     params:
         # the declared scales ("" = not declared): 0/1 labels and 0-1 confidences are never guessed
-        scale=lambda wc: PROJECT.imported[wc.model].scale or "",
-        confidence_scale=lambda wc: PROJECT.imported[wc.model].confidence_scale or "",
-        encoding=lambda wc: PROJECT.dataset(wc.dataset)["encoding"],
+        reading=lambda wc: PROJECT.import_reading(wc.model, wc.dataset).param(),
     script:
         "../../scripts/peras/import_judge.py"

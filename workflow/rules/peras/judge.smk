@@ -7,7 +7,7 @@
 rule judge:
     input:
         pairs=path("dataset"),
-        persona=persona_input,
+        persona_file=persona_input,
     output:
         judgments=path("judgments"),
     log:
@@ -20,13 +20,7 @@ rule judge:
     resources:
         **model_job(720),
     params:
-        persona=persona_param,
-        template=lambda wc: PERAS.template_texts[wc.template],
-        labels=lambda wc: json.dumps(PERAS.template_labels[wc.template]),
-        max_tokens=lambda wc: PERAS.max_tokens(wc.template),
-        answer=lambda wc: PERAS.answer(wc.model),
-        coverage=lambda wc: PERAS.coverage(wc.template).param(),
-        placement=PROJECT.placement,
-        model=model_param,
+        # the judge whole: model entry, template, labels, persona, bound, reading, coverage floor
+        judge=lambda wc: PERAS.judge(wc.model, wc.template, wc.persona).param(),
     script:
         "../../scripts/peras/judge.py"

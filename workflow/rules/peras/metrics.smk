@@ -14,14 +14,14 @@ rule group_metrics:
     conda:
         "../../../envs/judgelab.yaml"
     params:
-        personas=group_personas,
+        group=group_param,
     script:
         "../../scripts/peras/group_metrics.py"
 
 
 rule aggregate_metrics:
     input:
-        expand_groups("group_metrics", PERAS.groups),
+        tables=expand_groups("group_metrics", PERAS.groups),
     output:
         table=path("metrics"),
     log:

@@ -17,8 +17,8 @@ rule significance:
     resources:
         **cpu_job(60, 4000),
     params:
-        personas=group_personas,
-        settings=PERAS.significance_settings(),
+        group=group_param,
+        settings=PERAS.significance_settings().param(),
     script:
         "../../scripts/peras/significance.py"
 

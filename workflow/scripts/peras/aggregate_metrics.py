@@ -1,7 +1,6 @@
-"""Snakemake adapter: one tidy metrics table over all jobs."""
+"""Snakemake adapter - PERAS: every group's metrics in one table."""
 
-from judgelab.project.runner import script_logging
+from judgelab.project.runner import run
 from judgelab.studies.peras.jobs import aggregate_metrics_job
 
-with script_logging(snakemake.log[0]):
-    aggregate_metrics_job(list(snakemake.input), snakemake.output.table)
+run(snakemake, aggregate_metrics_job)

@@ -1,15 +1,6 @@
-"""Snakemake adapter: metrics of every persona's job of one dataset x model x template."""
+"""Snakemake adapter - PERAS: the metrics of one dataset x model x template (one row per persona)."""
 
-from judgelab.project.runner import script_logging
+from judgelab.project.runner import run
 from judgelab.studies.peras.jobs import group_metrics_job
 
-w = snakemake.wildcards
-with script_logging(snakemake.log[0]):
-    group_metrics_job(
-        snakemake.input.pairs,
-        list(snakemake.input.judgments),
-        list(snakemake.input.confidence),
-        list(snakemake.params.personas),
-        snakemake.output.metrics,
-        ids={"dataset": w.dataset, "model": w.model, "template": w.template},
-    )
+run(snakemake, group_metrics_job)

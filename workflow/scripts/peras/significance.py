@@ -1,16 +1,6 @@
-"""Snakemake adapter: persona vs reference paired bootstrap of one dataset x model x template."""
+"""Snakemake adapter - PERAS: persona vs reference significance of one group."""
 
-from judgelab.project.runner import script_logging
+from judgelab.project.runner import run
 from judgelab.studies.peras.jobs import significance_job
 
-w = snakemake.wildcards
-with script_logging(snakemake.log[0]):
-    significance_job(
-        snakemake.input.pairs,
-        list(snakemake.input.judgments),
-        list(snakemake.input.confidence),
-        list(snakemake.params.personas),
-        snakemake.params.settings,
-        snakemake.output.table,
-        ids={"dataset": w.dataset, "model": w.model, "template": w.template},
-    )
+run(snakemake, significance_job)

@@ -241,7 +241,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args) -> int:
+    from judgelab.data.labels import GRADE_LABELS
+    from judgelab.llm.judge import Judge
     from judgelab.llm.prompts import load_template, load_template_spec
+    from judgelab.llm.session import JobContext
     from judgelab.project.runner import script_logging
     from judgelab.project.stages import prepare_dataset_job
     from judgelab.studies.peras.jobs import confidence_job, job_metrics_job, judge_job
@@ -266,30 +269,34 @@ def _run(args) -> int:
             prepare_dataset_job(args.dataset, args.qrels, args.topics, args.texts, sel, args.out)
     elif args.cmd == "judge":
         template = load_template_spec(args.template, kind="judgment")
+        judge = Judge(
+            model="model",
+            spec=_model_spec(args),
+            template=template.text,
+            labels=tuple(template.labels or GRADE_LABELS),
+            persona=_persona_text(args),
+            placement=args.placement,
+            max_tokens=args.max_tokens,
+        )
         with script_logging(None):
-            judge_job(
-                args.pairs,
-                args.out,
-                persona=_persona_text(args),
-                template=template.text,
-                labels=list(template.labels or ()),
-                model=_model_spec(args),
-                max_tokens=args.max_tokens,
-                placement=args.placement,
-                cache=_cache_config(args),
-            )
+            judge_job(args.pairs, args.out, judge, JobContext(_cache_config(args), desc="judge"))
     elif args.cmd == "confidence":
+        judge = Judge(
+            model="model",
+            spec=_model_spec(args),
+            template=load_template(args.template, kind="confidence"),
+            labels=(),
+            persona=_persona_text(args),
+            placement=args.placement,
+            max_tokens=args.max_tokens,
+        )
         with script_logging(None):
             confidence_job(
                 args.pairs,
                 args.judgments,
                 args.out,
-                persona=_persona_text(args),
-                template=load_template(args.template, kind="confidence"),
-                model=_model_spec(args),
-                max_tokens=args.max_tokens,
-                placement=args.placement,
-                cache=_cache_config(args),
+                judge,
+                JobContext(_cache_config(args), desc="confidence"),
             )
     elif args.cmd == "metrics":
         import tempfile

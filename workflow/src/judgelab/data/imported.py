@@ -50,12 +50,24 @@ from judgelab.data.readers import parse_grade, read_qrels, read_topics
 from judgelab.data.tables import CONFIDENCE_COLUMNS, JUDGMENT_COLUMNS
 from judgelab.data.textfiles import text_lines
 from judgelab.errors import InputError
+from judgelab.params import Settings
 
 DEFAULT_TEMPLATE = "imported"
 DEFAULT_PERSONAS = ["default"]
 _NAME = re.compile(r"^[^/\s]+$")
 #: confidence scales: the upper bound of each (the lower is 0)
 CONFIDENCE_SCALES = {"percent": 100.0, "probability": 1.0}
+
+
+@dataclass(frozen=True)
+class ImportReading(Settings):
+    """How an imported judge's file is read: the label and confidence scales it declares (None:
+    not declared - 0/1 labels and 0-1 confidences are never guessed; see :func:`read_judge`) and
+    the encoding of the dataset's raw files (its source pairs)."""
+
+    scale: str | None = None
+    confidence_scale: str | None = None
+    encoding: str | None = None
 
 
 @dataclass(frozen=True)

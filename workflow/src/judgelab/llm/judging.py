@@ -1,4 +1,4 @@
-"""Pointwise judgment with a persona and a template (seed 000, section 4.2), shared by the studies
+"""Pointwise judgment with a persona and a template (PERAS, section 4.2), shared by the studies
 that judge pairs this way (PERAS, the perturbations' original and re-judged labels, ranking), and
 the coverage check every judge job of every study ends with.
 
@@ -24,11 +24,9 @@ How the label is read (``answer``):
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
 
 import pandas as pd
 
@@ -38,7 +36,9 @@ from judgelab.errors import InputError
 from judgelab.llm.answers import parse_label
 from judgelab.llm.backends.base import Request
 from judgelab.llm.client import CachedClient
+from judgelab.llm.judge import Coverage, Judge
 from judgelab.llm.prompts import build_messages, fill
+from judgelab.llm.session import JobContext
 
 log = logging.getLogger(__name__)
 
@@ -62,19 +62,16 @@ def request_max_tokens(max_tokens: int, answer: str = "parse") -> int:
     return 1 if answer == "logits" else int(max_tokens)
 
 
-def judgment_requests(
-    pairs: pd.DataFrame,
-    persona: str,
-    template: str,
-    *,
-    max_tokens: int,
-    placement: str = "user",
-    answer: str = "parse",
-) -> list[Request]:
+def judgment_requests(pairs: pd.DataFrame, judge: Judge) -> list[Request]:
+    """One request per pair: the judge's persona instruction (:meth:`Judge.resolved`) and its
+    template filled with the pair's query and passage, sent with the judge's bound (one token when
+    the label is read from the logits)."""
     return [
         Request.from_messages(
-            build_messages(persona, fill(template, query=row.query, document=row.passage), placement),
-            request_max_tokens(max_tokens, answer),
+            build_messages(
+                judge.persona, fill(judge.template, query=row.query, document=row.passage), judge.placement
+            ),
+            request_max_tokens(judge.max_tokens, judge.answer),
             GRADE_LABELS,
         )
         for row in pairs.itertuples(index=False)
@@ -103,26 +100,15 @@ def read_judgment(
 
 
 def run_judgments(
-    pairs: pd.DataFrame,
-    persona: str,
-    template: str,
-    client: CachedClient,
-    *,
-    max_tokens: int,
-    placement: str = "user",
-    progress: bool = True,
-    desc: str = "judge",
-    labels: Sequence[str] = GRADE_LABELS,
-    answer: str = "parse",
+    pairs: pd.DataFrame, judge: Judge, client: CachedClient, *, desc: str = "judge", progress: bool = True
 ) -> pd.DataFrame:
-    """Judge every pair; one output row per input row, in input order. ``labels``: the
-    template's label set; an answer outside it is missing (``parsed`` false). ``answer``:
-    ``parse`` or ``logits`` (see the module docstring)."""
+    """Judge every pair; one output row per input row, in input order. An answer outside the
+    judge's labels is missing (``parsed`` false); ``judge.answer``: ``parse`` or ``logits`` (see
+    the module docstring)."""
+    answer, labels = judge.answer, judge.labels
     if answer not in ANSWER_MODES:
         raise ValueError(f"answer must be one of {ANSWER_MODES} here, got {answer!r}")
-    requests = judgment_requests(
-        pairs, persona, template, max_tokens=max_tokens, placement=placement, answer=answer
-    )
+    requests = judgment_requests(pairs, judge)
     answers = client.run(requests, desc=desc, progress=progress)
     rows = []
     for row, (comp, hit) in zip(pairs.itertuples(index=False), answers):
@@ -172,30 +158,6 @@ def run_judgments(
 
 class CoverageError(InputError):
     """A judge job whose answers parse too rarely to measure anything (see :func:`require_coverage`)."""
-
-
-@dataclass(frozen=True)
-class Coverage:
-    """What a judge job's coverage check needs besides the answers (a tracked param of the job,
-    built by the study's plan from the config): the threshold, how the template is named, the
-    config key of the answer bound and, where the study has one, the key of its answer-reading
-    mode."""
-
-    min_coverage: float
-    template: str
-    bound_key: str
-    answer_key: str | None = None
-
-    def param(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
-
-    @classmethod
-    def from_param(cls, value: str | Mapping | Coverage | None) -> Coverage | None:
-        if isinstance(value, Coverage):
-            return value
-        if value is None or value == "":
-            return None
-        return cls(**(json.loads(value) if isinstance(value, str) else dict(value)))
 
 
 def require_coverage(
@@ -279,51 +241,25 @@ def log_cut_answers(desc: str, completion_tokens, max_tokens: int) -> int:
     return cut
 
 
-def judge_table(
-    table: pd.DataFrame,
-    *,
-    persona: str,
-    template: str,
-    labels: Sequence[str],
-    model: str | dict,
-    max_tokens: int,
-    placement: str,
-    cache,
-    threads: int | None = None,
-    desc: str = "judge",
-    model_name: str | None = None,
-    answer: str = "parse",
-    coverage: Coverage | str | Mapping | None = None,
-) -> pd.DataFrame:
+def judge_table(table: pd.DataFrame, judge: Judge, context: JobContext) -> pd.DataFrame:
     """The judge job of every study that judges pairs with a persona and a template (PERAS's judge,
-    the ranking study's pool): a model session (:class:`judgelab.llm.session.LLMSession`, the request
-    cache under it), :func:`run_judgments` read by ``answer``, the answers that reached the bound
-    counted in the log (parse reading), and the coverage check (:func:`require_coverage`). The
-    same pair, template, persona, bound and reading make the same request in every study."""
-    from judgelab.llm.session import LLMSession
-
-    session = LLMSession(model, cache, threads, desc, name=model_name)
-    with session as client:
-        result = run_judgments(
-            table,
-            persona,
-            template,
-            client,
-            max_tokens=int(max_tokens),
-            placement=placement,
-            desc=desc,
-            labels=tuple(str(x) for x in labels),
-            answer=answer,
-        )
-    if answer == "parse":  # a logits reading sends one token: no answer is cut
-        log_cut_answers(desc, result["completion_tokens"], int(max_tokens))
+    the perturbation study's judgments, the ranking study's pool): the judge's model session
+    (:meth:`Judge.session`, the request cache under it), :func:`run_judgments`, the answers that
+    reached the bound counted in the log (parse reading), and the coverage check
+    (:func:`require_coverage`). ``judge``: resolved (its persona the instruction itself). The same
+    pair, template, persona, bound and reading make the same request in every study."""
+    desc = context.desc
+    with judge.session(context) as client:
+        result = run_judgments(table, judge, client, desc=desc)
+    if judge.answer == "parse":  # a logits reading sends one token: no answer is cut
+        log_cut_answers(desc, result["completion_tokens"], judge.max_tokens)
     require_coverage(
         result["parsed"],
         result["answer"],
-        coverage=coverage,
-        model=session.name,
-        backend=session.spec.get("backend"),
-        bound=int(max_tokens) if answer == "parse" else 1,
+        coverage=judge.coverage,
+        model=judge.model,
+        backend=judge.backend,
+        bound=judge.max_tokens if judge.answer == "parse" else 1,
         what=desc,
     )
     return result

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -16,6 +18,7 @@ from judgelab.errors import InputError
 from judgelab.llm.backends.base import Request
 from judgelab.llm.client import CachedClient
 from judgelab.llm.prompts import fill
+from judgelab.params import Settings
 
 log = logging.getLogger("judgelab")
 
@@ -103,7 +106,21 @@ def read_persona(text: str, generated_file: str | Path | None = None) -> str:
     return read_generated(generated_file)["instruction"] if generated_file else text
 
 
-# -- the two-step generation (seed 000 section 4.1) and the persona table -----------------------
+# -- the two-step generation (PERAS section 4.1) and the persona table --------------------------
+
+
+@dataclass(frozen=True)
+class PersonaGeneration(Settings):
+    """One persona's generation (PERAS section 4.1): the generator model's key and entry, the
+    personality type, the two steps' templates (keywords, then an instruction built on them) and
+    the answer bound of each step."""
+
+    model: str
+    spec: Mapping[str, Any]
+    personality_type: str
+    keywords_template: str
+    instruction_template: str
+    max_tokens: int
 
 
 def persona_keywords_request(personality_type: str, keywords_template: str, *, max_tokens: int) -> Request:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from judgelab.cache.store import CacheConfig, open_cache
@@ -89,3 +90,24 @@ class LLMSession:
             cost,
             time.perf_counter() - self.t0,
         )
+
+
+@dataclass(frozen=True)
+class JobContext:
+    """Where and as what a job runs, the same for every job of a run: its request cache (a
+    :class:`~judgelab.cache.store.CacheConfig` - the workflow's scripts pass the config's cache
+    keys - or a path; None: ``JUDGELAB_CACHE``, else the default path), the threads Snakemake
+    granted it (a cap on a local model's own ``threads``), and the name its log lines and errors
+    use (``desc``, e.g. ``judge dl21/smollm2/w_cot/default``)."""
+
+    cache: CacheConfig | str | Path | None = None
+    threads: int | None = None
+    desc: str = "job"
+
+    def session(self, spec: str | dict, name: str | None = None) -> LLMSession:
+        """A model session for the model entry ``spec`` (``name``: its key in ``models``)."""
+        return LLMSession(spec, self.cache, self.threads, self.desc, name=name)
+
+    def named(self, desc: str) -> JobContext:
+        """The same context under another name (a job with several model sessions)."""
+        return JobContext(self.cache, self.threads, desc)

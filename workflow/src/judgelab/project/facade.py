@@ -21,10 +21,10 @@ from functools import cached_property
 from importlib import import_module
 from pathlib import Path
 
-from judgelab.data.imported import resolve_imported
+from judgelab.data.imported import ImportReading, resolve_imported
 from judgelab.data.sources import source_urls
 from judgelab.errors import InputError
-from judgelab.llm.personas import load_persona_file, read_generated, resolve_personas
+from judgelab.llm.personas import PersonaGeneration, load_persona_file, read_generated, resolve_personas
 from judgelab.llm.prompts import load_template_spec
 from judgelab.project.config import PACKAGE_ROOT, SCHEMA, check_name, load_config, validate
 from judgelab.project.plan import LLMJob
@@ -175,12 +175,14 @@ class Project:
         where a key names them (e.g. ``personas.generation.model``)."""
         return list(self.config["judges"])
 
+    def model_entry(self, name: str) -> dict:
+        """The model entry a job calls the model with, without the keys that change no answer
+        (:data:`DISPLAY_KEYS`: renaming a judge reruns only its tables and figures)."""
+        return {k: v for k, v in self.config["models"][name].items() if k not in DISPLAY_KEYS}
+
     def model_param(self, name: str) -> str:
-        """The model entry as a deterministic string (a tracked param of the jobs using it),
-        without the keys that change no answer (:data:`DISPLAY_KEYS`: renaming a judge reruns
-        only its tables and figures)."""
-        entry = {k: v for k, v in self.config["models"][name].items() if k not in DISPLAY_KEYS}
-        return json.dumps(entry, sort_keys=True)
+        """:meth:`model_entry` as a deterministic string (a tracked param of the jobs using it)."""
+        return json.dumps(self.model_entry(name), sort_keys=True)
 
     def display_name(self, name: str) -> str:
         """A judge's name in tables and figures: its entry's ``display_name``, else its key (an
@@ -345,6 +347,18 @@ class Project:
     def generation(self) -> dict:
         return self.config["personas"]["generation"]
 
+    def persona_generation(self, model: str, persona: str) -> PersonaGeneration:
+        """The generation of ``persona``'s instruction by ``model`` (a tracked param)."""
+        gen = self.generation
+        return PersonaGeneration(
+            model=model,
+            spec=self.model_entry(model),
+            personality_type=self.personas[persona].personality_type,
+            keywords_template=self.load_template(gen["keywords_template"]),
+            instruction_template=self.load_template(gen["instruction_template"]),
+            max_tokens=int(gen["max_tokens"]),
+        )
+
     @property
     def persona_source(self) -> str:
         return self.config["personas"]["source"]
@@ -404,6 +418,12 @@ class Project:
     @cached_property
     def imported(self) -> dict:
         return resolve_imported(self.config)
+
+    def import_reading(self, name: str, dataset: str) -> ImportReading:
+        """How the import jobs read imported judge ``name``'s file of ``dataset``: the scales it
+        declares and the dataset's encoding (a tracked param)."""
+        judge = self.imported[name]
+        return ImportReading(judge.scale, judge.confidence_scale, self.dataset(dataset)["encoding"])
 
     def imported_file(self, name: str, dataset: str, template: str, persona: str) -> str:
         """An imported judge's file (the import rule's input): an error naming the judge's key when

@@ -1,15 +1,32 @@
-"""What every workflow script shares: the job's log (:func:`script_logging`: logging and stderr,
-tqdm's progress bars included, into the file of the rule's ``log:``) and reading a param that
-arrives as JSON text (:func:`as_value`)."""
+"""What every workflow script shares: :func:`run`, the one adapter from a Snakemake job to a job
+function, the job's log (:func:`script_logging`: logging and stderr, tqdm's progress bars
+included, into the file of the rule's ``log:``) and reading a param that arrives as JSON text
+(:func:`as_value`).
+
+A script under ``workflow/scripts/<study>/`` is one call: ``run(snakemake, judge_job)``. Which
+function runs is written there; what it gets is its own signature: each parameter by its name from
+the rule's named ``input``, ``output``, ``params`` and wildcards (a param decoded by the parameter's
+annotation: a settings class with ``from_param``, such as :class:`~judgelab.llm.judge.Judge`; JSON
+text for a dict or list), the job's :class:`~judgelab.llm.session.JobContext` for a parameter
+annotated so; ``outputs``: every named output (a job that writes many), ``wildcards``: the job's
+wildcards. An input the rule leaves empty is None where the parameter defaults to None; a
+parameter annotated as a sequence of files gets a list also when the rule names one file."""
 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import logging
 import sys
-from collections.abc import Iterator
+import types
+import typing
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
+
+from judgelab.cache.store import CacheConfig
+from judgelab.llm.session import JobContext
 
 log = logging.getLogger("judgelab")
 
@@ -43,3 +60,103 @@ def script_logging(path: str | None) -> Iterator[None]:
 def as_value(v):
     """A param that may arrive as a JSON string (tracked params are strings) or as the value."""
     return json.loads(v) if isinstance(v, str) else v
+
+
+def _named(items) -> dict[str, Any]:
+    """A Snakemake Namedlist's named entries: one file a str, several a list of str."""
+    out: dict[str, Any] = {}
+    for name, value in items:
+        out[name] = value if isinstance(value, str) else [str(v) for v in value]
+    return out
+
+
+def _plain(annotation: Any) -> Any:
+    """The annotation without ``None`` (``Judge | None`` -> ``Judge``); a union of several other
+    types stays as it is."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        rest = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return rest[0] if len(rest) == 1 else annotation
+    return annotation
+
+
+def _is_sequence(annotation: Any) -> bool:
+    origin = typing.get_origin(_plain(annotation)) or _plain(annotation)
+    return origin in (list, tuple, Sequence)
+
+
+def decode(value: Any, annotation: Any) -> Any:
+    """A param as the job function's parameter wants it: a class with ``from_param`` decodes its
+    own text; a dict, list or tuple arrives as JSON text (or as the value); the rest as given."""
+    kind = _plain(annotation)
+    if value is None:
+        return None
+    if isinstance(kind, type) and hasattr(kind, "from_param"):
+        return kind.from_param(value)
+    origin = typing.get_origin(kind) or kind
+    if (
+        isinstance(origin, type)
+        and issubclass(origin, (Mapping, list, tuple))
+        and not isinstance(origin, str)
+    ):
+        value = as_value(value)
+        return tuple(value) if issubclass(origin, tuple) else value
+    if origin is Sequence and isinstance(value, str) and value[:1] in "[(":
+        return as_value(value)
+    return value
+
+
+def context_of(smk: Any) -> JobContext:
+    """The job's context: the config's request cache, the threads granted, a name from the rule
+    and its wildcards (``judge dl21/smollm2/w_cot/default``)."""
+    wildcards = "/".join(str(v) for _, v in smk.wildcards.items())
+    return JobContext(CacheConfig.of(smk.config), smk.threads, f"{smk.rule} {wildcards}".strip())
+
+
+def arguments(job: Callable[..., Any], smk: Any, fixed: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The keyword arguments :func:`run` calls ``job`` with (see the module docstring). A required
+    parameter the rule does not give is an error naming the rule and the parameter."""
+    hints = typing.get_type_hints(job)
+    sources = [
+        ("fixed", dict(fixed or {})),
+        ("input", _named(smk.input.items())),
+        ("output", _named(smk.output.items())),
+        ("params", dict(smk.params.items())),
+        ("wildcards", {k: str(v) for k, v in smk.wildcards.items()}),
+    ]
+    kwargs: dict[str, Any] = {}
+    for name, par in inspect.signature(job).parameters.items():
+        annotation = hints.get(name, par.annotation)
+        if _plain(annotation) is JobContext:
+            kwargs[name] = context_of(smk)
+            continue
+        for where, values in sources:
+            if name in values:
+                value = values[name]
+                if where == "params":
+                    value = decode(value, annotation)
+                elif value == [] and par.default is None:
+                    value = None  # an optional input the rule left empty
+                elif isinstance(value, str) and _is_sequence(annotation):
+                    value = [value]  # a list of files that holds one
+                kwargs[name] = value
+                break
+        else:
+            if name == "outputs":  # every named output, for a job that writes many
+                kwargs[name] = _named(smk.output.items())
+                continue
+            if name == "wildcards":
+                kwargs[name] = {k: str(v) for k, v in smk.wildcards.items()}
+                continue
+            if par.default is inspect.Parameter.empty:
+                raise TypeError(
+                    f"rule {smk.rule}: {job.__module__}.{job.__name__} needs {name!r}, which is "
+                    "none of the rule's named input, output or params"
+                )
+    return kwargs
+
+
+def run(smk: Any, job: Callable[..., Any], **fixed: Any) -> Any:
+    """Run ``job`` for the Snakemake job of a script (its ``snakemake`` object), logging into the
+    rule's log file; ``fixed``: arguments given by the script itself."""
+    with script_logging(smk.log[0] if smk.log else None):
+        return job(**arguments(job, smk, fixed))

@@ -14,24 +14,24 @@ from judgelab.data.tables import CONFIDENCE_COLUMNS
 from judgelab.llm.answers import parse_confidence
 from judgelab.llm.backends.base import Request
 from judgelab.llm.client import CachedClient
+from judgelab.llm.judge import Judge
 from judgelab.llm.prompts import build_messages, fill
 
 log = logging.getLogger(__name__)
 
 
-def confidence_requests(
-    pairs: pd.DataFrame, labels, persona: str, template: str, *, max_tokens: int, placement: str = "user"
-) -> list[Request]:
-    """The confidence follow-up for each pair (seed 000 Table 6), given the label it was judged
-    with (``labels``: one per row of ``pairs``; rows whose label is missing must be left out)."""
+def confidence_requests(pairs: pd.DataFrame, labels, judge: Judge) -> list[Request]:
+    """The confidence follow-up for each pair (PERAS Table 6), given the label it was judged with
+    (``labels``: one per row of ``pairs``; rows whose label is missing must be left out), by the
+    confidence judge (its persona resolved, its template the confidence instruction)."""
     return [
         Request.from_messages(
             build_messages(
-                persona,
-                fill(template, query=r.query, document=r.passage, predicted_score=int(label)),
-                placement,
+                judge.persona,
+                fill(judge.template, query=r.query, document=r.passage, predicted_score=int(label)),
+                judge.placement,
             ),
-            max_tokens,
+            judge.max_tokens,
         )
         for r, label in zip(pairs.itertuples(index=False), labels)
     ]
@@ -40,12 +40,9 @@ def confidence_requests(
 def run_confidence(
     pairs: pd.DataFrame,
     judgments: pd.DataFrame,
-    persona: str,
-    template: str,
+    judge: Judge,
     client: CachedClient,
     *,
-    max_tokens: int,
-    placement: str = "user",
     progress: bool = True,
     desc: str = "confidence",
 ) -> pd.DataFrame:
@@ -56,9 +53,7 @@ def run_confidence(
     if len(merged) != len(judgments):
         raise ValueError("judgments and dataset table do not cover the same pairs")
     asked = merged[merged["label"].notna()]
-    requests = confidence_requests(
-        asked, asked["label"], persona, template, max_tokens=max_tokens, placement=placement
-    )
+    requests = confidence_requests(asked, asked["label"], judge)
     answers = dict(zip(asked.index, client.run(requests, desc=desc, progress=progress)))
     rows = []
     for idx, r in merged.iterrows():
@@ -92,6 +87,7 @@ def run_confidence(
     out = pd.DataFrame(rows, columns=CONFIDENCE_COLUMNS)
     out["label"] = out["label"].astype("Int64")
     out["confidence"] = out["confidence"].astype("Float64")
+    max_tokens = judge.max_tokens
     cut = sum(1 for comp, _ in answers.values() if (comp.completion_tokens or 0) >= max_tokens)
     if cut:
         log.warning(

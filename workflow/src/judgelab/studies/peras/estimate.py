@@ -17,48 +17,24 @@ def requests(plan, job, ctx) -> Iterator[tuple[str, Request, bool]]:
     w = job.wc
     src = ctx.pairs(w["dataset"])
     text = ctx.persona_text(w["persona"])
-    placement = plan.project.placement
-    answer = plan.answer(job.model)
-    reqs = judgment_requests(
-        src.pairs,
-        text,
-        plan.template_texts[w["template"]],
-        max_tokens=plan.max_tokens(w["template"]),
-        placement=placement,
-        answer=answer,
-    )
+    judge = plan.judge(job.model, w["template"], w["persona"]).but(persona=text)
+    reqs = judgment_requests(src.pairs, judge)
     if job.rule == "judge":
         for req in reqs:
             yield "judge", req, src.exact and ctx.cached(job.model, req) is not None
         return
-    conf_max = plan.confidence_max_tokens
     asked_rows, labels, upper = [], [], []
     for i, req in enumerate(reqs):
         hit = ctx.cached(job.model, req) if src.exact else None
         if hit is None:
             upper.append(i)  # label unknown: counted as asked
         else:
-            label = read_judgment(
-                hit["text"], hit.get("label_probs"), plan.template_specs[w["template"]].labels, answer
-            )
+            label = read_judgment(hit["text"], hit.get("label_probs"), judge.labels, judge.answer)
             if label is not None:
                 asked_rows.append(i)
                 labels.append(label)
-    for req in confidence_requests(
-        src.pairs.iloc[asked_rows],
-        labels,
-        text,
-        plan.confidence_text,
-        max_tokens=conf_max,
-        placement=placement,
-    ):
+    confidence = plan.confidence_judge(job.model, w["persona"]).but(persona=text)
+    for req in confidence_requests(src.pairs.iloc[asked_rows], labels, confidence):
         yield "confidence", req, ctx.cached(job.model, req) is not None
-    for req in confidence_requests(
-        src.pairs.iloc[upper],
-        [0] * len(upper),
-        text,
-        plan.confidence_text,
-        max_tokens=conf_max,
-        placement=placement,
-    ):
+    for req in confidence_requests(src.pairs.iloc[upper], [0] * len(upper), confidence):
         yield "confidence", req, False

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from judgelab.data.imported import ImportReading
 from judgelab.data.labels import GRADE_LABELS
 from judgelab.data.tables import (
     concat_ids_tables,
@@ -24,11 +25,11 @@ from judgelab.data.tables import (
     read_labelled,
     write_tsv,
 )
+from judgelab.llm.judge import Judge
 from judgelab.llm.judging import judge_table
-from judgelab.llm.personas import read_persona
-from judgelab.llm.session import LLMSession
-from judgelab.project.runner import as_value
+from judgelab.llm.session import JobContext
 from judgelab.studies.peras.confidence import run_confidence
+from judgelab.studies.peras.settings import ClassifierSettings, FigureSettings, Group, SignificanceSettings
 
 log = logging.getLogger("judgelab")
 
@@ -38,79 +39,31 @@ log = logging.getLogger("judgelab")
 
 
 def judge_job(
-    pairs: str,
-    out: str,
-    *,
-    persona: str,
-    template: str,
-    model: str | dict,
-    max_tokens: int,
-    placement: str,
-    cache: str,
-    threads: int | None = None,
-    persona_file: str | None = None,
-    desc: str = "judge",
-    labels: str | Sequence[str] | None = None,
-    model_name: str | None = None,
-    answer: str = "parse",
-    coverage: str | dict | None = None,
+    pairs: str, judgments: str, judge: Judge, context: JobContext, persona_file: str | None = None
 ) -> pd.DataFrame:
-    """One dataset x model x template x persona: every pair judged (seed 000 section 4.2).
-    ``persona``: the instruction, or "" with ``persona_file`` (a generated persona); ``labels``:
-    the template's label set (JSON or a list; default the grades 0-3); ``model_name``: the key of
-    the model in ``models`` (named in errors); ``answer``: ``parse`` (the answer text) or
-    ``logits`` (the first answer position's label distribution); ``coverage``: the job's
-    coverage check (:class:`judgelab.llm.judging.Coverage`; None: none)."""
-    result = judge_table(
-        read_dataset(pairs),
-        persona=read_persona(persona, persona_file),
-        template=template,
-        labels=as_value(labels) if labels else GRADE_LABELS,
-        model=model,
-        max_tokens=max_tokens,
-        placement=placement,
-        cache=cache,
-        threads=threads,
-        desc=desc,
-        model_name=model_name,
-        answer=answer,
-        coverage=coverage,
-    )
-    write_tsv(result, out)
+    """One dataset x model x template x persona: every pair judged (PERAS section 4.2) by
+    ``judge`` (``persona_file``: a generated persona's instruction, when the judge's persona is
+    one); the job stops when too few answers parse (the judge's coverage floor)."""
+    result = judge_table(read_dataset(pairs), judge.resolved(persona_file), context)
+    write_tsv(result, judgments)
     return result
 
 
 def confidence_job(
     pairs: str,
     judgments: str,
-    out: str,
-    *,
-    persona: str,
-    template: str,
-    model: str | dict,
-    max_tokens: int,
-    placement: str,
-    cache: str,
-    threads: int | None = None,
+    confidence: str,
+    judge: Judge,
+    context: JobContext,
     persona_file: str | None = None,
-    desc: str = "confidence",
-    model_name: str | None = None,
 ) -> pd.DataFrame:
-    """The confidence follow-up (seed 000 Appendix A) for every pair whose label parsed."""
+    """The confidence follow-up (PERAS Appendix A) for every pair whose label parsed, asked by the
+    confidence judge (``judge``: the judgment's model and persona, the confidence template)."""
     table = read_dataset(pairs)
     judged = read_judgments(judgments)
-    with LLMSession(model, cache, threads, desc, name=model_name) as client:
-        result = run_confidence(
-            table,
-            judged,
-            read_persona(persona, persona_file),
-            template,
-            client,
-            max_tokens=int(max_tokens),
-            placement=placement,
-            desc=desc,
-        )
-    write_tsv(result, out)
+    with judge.session(context) as client:
+        result = run_confidence(table, judged, judge.resolved(persona_file), client, desc=context.desc)
+    write_tsv(result, confidence)
     return result
 
 
@@ -141,32 +94,29 @@ def job_metrics_job(
 
 
 def group_metrics_job(
-    pairs: str,
-    judgments: list[str],
-    confidence: list[str],
-    personas: list[str],
-    out: str,
-    ids: dict[str, str],
+    pairs: str, judgments: Sequence[str], confidence: Sequence[str], group: Group, metrics: str
 ) -> pd.DataFrame:
     """Metrics of every persona's job of one dataset x model x template (one row per persona);
-    ``judgments`` and ``confidence`` are in the order of ``personas``."""
+    ``judgments`` and ``confidence`` are in the order of the group's personas."""
+    personas = group.personas
     if not len(judgments) == len(confidence) == len(personas):
         raise ValueError("one judgments and one confidence table per persona expected")
     grades = read_dataset(pairs)[["qid", "docid", "grade"]]
     df = pd.DataFrame(
         [
-            {**ids, "persona": p, **_metrics_row(grades, j, c)}
+            {**group.ids, "persona": p, **_metrics_row(grades, j, c)}
             for p, j, c in zip(personas, judgments, confidence)
         ]
     )
-    write_tsv(df, out)
+    write_tsv(df, metrics)
     log.info("%d personas; parse coverage %s", len(df), dict(zip(df["persona"], df["coverage"].round(3))))
     return df
 
 
-def aggregate_metrics_job(inputs: list[str], out: str) -> pd.DataFrame:
-    df = concat_ids_tables(inputs)
-    write_tsv(df, out)
+def aggregate_metrics_job(tables: Sequence[str], table: str) -> pd.DataFrame:
+    """Every group's metrics in one table."""
+    df = concat_ids_tables(tables)
+    write_tsv(df, table)
     log.info("%d jobs; mean parse coverage %.3f", len(df), df["coverage"].mean())
     return df
 
@@ -178,33 +128,30 @@ def aggregate_metrics_job(inputs: list[str], out: str) -> pd.DataFrame:
 def import_job(
     pairs: str,
     judge_file: str,
-    out_judgments: str,
-    out_confidence: str,
-    *,
-    scale: str | None = None,
-    confidence_scale: str | None = None,
-    source: Mapping[str, str] | None = None,
-    encoding: str | None = None,
-    out_summary: str | None = None,
-    ids: Mapping[str, str] | None = None,
+    outputs: Mapping[str, str],
+    reading: ImportReading,
+    wildcards: Mapping[str, str],
+    qrels: str | None = None,
+    topics: str | None = None,
 ) -> None:
-    """An imported judge's qrels-format file -> the judgment and confidence tables of a live judge.
-    ``scale`` / ``confidence_scale``: as the judge declares them (None: not declared; see
-    :mod:`judgelab.data.imported`). ``source``: the dataset's raw ``qrels`` and ``topics`` (read with
-    ``encoding``): the file may label their pairs outside the selection (skipped, counted in the
-    import's table ``out_summary``, one row: ``ids``, then
-    :data:`judgelab.data.imported.IMPORT_SUMMARY_COLUMNS`)."""
+    """An imported judge's qrels-format file -> the judgment and confidence tables of a live judge
+    (``outputs``: judgments, confidence, summary). ``reading``: the scales the judge declares and
+    the raw files' encoding (see :mod:`judgelab.data.imported`). ``qrels``, ``topics``: the
+    dataset's raw files: the file may label their pairs outside the selection (skipped, counted in
+    the summary: the job's ``wildcards``, then :data:`judgelab.data.imported.IMPORT_SUMMARY_COLUMNS`)."""
     from judgelab.data.imported import SourcePairs, import_judgments, read_judge
 
     table = read_dataset(pairs)
-    known = SourcePairs.read(source["qrels"], source["topics"], encoding) if source else None
-    judge = read_judge(judge_file, table, source=known, scale=scale, confidence_scale=confidence_scale)
+    known = SourcePairs.read(qrels, topics, reading.encoding) if qrels and topics else None
+    judge = read_judge(
+        judge_file, table, source=known, scale=reading.scale, confidence_scale=reading.confidence_scale
+    )
     log.info("%s", judge.log_line())
     j, c = import_judgments(table, judge)
-    write_tsv(j, out_judgments)
-    write_tsv(c, out_confidence)
-    if out_summary:
-        write_tsv(judge.summary(**dict(ids or {})), out_summary)
+    write_tsv(j, outputs["judgments"])
+    write_tsv(c, outputs["confidence"])
+    if "summary" in outputs:
+        write_tsv(judge.summary(**dict(wildcards)), outputs["summary"])
     log.info(
         "%s: %d of %d pairs labelled, %d with a confidence",
         judge_file,
@@ -236,22 +183,21 @@ def classifier_job(
     pairs: str,
     judgments: Sequence[str],
     confidence: Sequence[str],
-    personas: Sequence[str],
-    settings: str | dict,
-    out_features: str,
-    out_trials: str,
-    out_summary: str,
-    out_missing: str,
+    group: Group,
+    settings: ClassifierSettings,
+    outputs: Mapping[str, str],
 ) -> pd.DataFrame:
+    """The RQ3 classifiers on one group's persona features (``outputs``: features, missing,
+    trials, summary)."""
     from judgelab.studies.peras import classifiers as clf
 
-    cfg = as_value(settings)
+    personas = group.personas
     table = read_dataset(pairs)
     j, c = _load_group(judgments, confidence, personas)
     feats = clf.build_features(table, j, c)
-    write_tsv(feats, out_features)
+    write_tsv(feats, outputs["features"])
     missing = clf.missing_summary(feats)
-    write_tsv(missing, out_missing)
+    write_tsv(missing, outputs["missing"])
     log.info(
         "%d pairs, %d personas; missing labels %d, missing confidences %d (sentinel -1 + "
         "indicator columns: %s)",
@@ -261,27 +207,27 @@ def classifier_job(
         int(missing["missing_confidence"].sum()),
         [c for c in clf.design_matrix(feats).columns if c.startswith("miss_")],
     )
-    specs = clf.parse_specs(cfg.get("models"))
+    specs = clf.parse_specs(settings.models)
     t0 = time.perf_counter()
     trials, warned = clf.run_trials(
         feats,
         specs,
-        trials=int(cfg["trials"]),
-        train_fraction=float(cfg["train_fraction"]),
-        seed=int(cfg["seed"]),
+        trials=int(settings.trials),
+        train_fraction=float(settings.train_fraction),
+        seed=int(settings.seed),
     )
     log.info(
         "%d trials x %d classifiers in %.1f s; train pairs per trial %s",
-        int(cfg["trials"]),
+        int(settings.trials),
         len(specs),
         time.perf_counter() - t0,
         sorted(set(trials["n_train"])),
     )
     for (name, cat), n in sorted(warned.items()):
         log.warning("%s raised %d %s over the trials", name, n, cat)
-    write_tsv(trials, out_trials)
+    write_tsv(trials, outputs["trials"])
     summary = clf.summarize(trials, [s.name for s in specs])
-    write_tsv(summary, out_summary)
+    write_tsv(summary, outputs["summary"])
     for _, r in summary[summary["kind"] != "persona"].iterrows():
         log.info(
             "%-14s %-8s %.3f (%.3f)%s",
@@ -295,13 +241,10 @@ def classifier_job(
 
 
 def classifier_table_job(
-    summaries: Sequence[str],
-    ids: Sequence[Mapping[str, str]],
-    out_tsv: str,
-    out_md: str,
-    out_tex: str,
-    out_html: str,
+    summaries: Sequence[str], ids: Sequence[Mapping[str, str]], outputs: Mapping[str, str]
 ) -> pd.DataFrame:
+    """PERAS Table 5 from every classifier group's summary (``ids``: each summary's dataset,
+    model and template; ``outputs``: tsv, md, tex, html)."""
     from judgelab.studies.peras import classifiers as clf
 
     parts = []
@@ -311,11 +254,11 @@ def classifier_table_job(
             s.insert(0, k, idd[k])
         parts.append(s)
     tidy = pd.concat(parts, ignore_index=True)
-    write_tsv(tidy, out_tsv)
+    write_tsv(tidy, outputs["tsv"])
     wide = clf.table5_wide(tidy)
-    Path(out_md).write_text(clf.render_markdown(wide), encoding="utf-8")
-    Path(out_tex).write_text(clf.render_latex(wide), encoding="utf-8")
-    Path(out_html).write_text(
+    Path(outputs["md"]).write_text(clf.render_markdown(wide), encoding="utf-8")
+    Path(outputs["tex"]).write_text(clf.render_latex(wide), encoding="utf-8")
+    Path(outputs["html"]).write_text(
         clf.render_html(
             wide,
             "Classifiers on persona features: mean (SD) over trials; Oracle = best single persona per metric",
@@ -334,29 +277,29 @@ def significance_job(
     pairs: str,
     judgments: Sequence[str],
     confidence: Sequence[str],
-    personas: Sequence[str],
-    settings: str | dict,
-    out: str,
-    ids: Mapping[str, str],
+    group: Group,
+    settings: SignificanceSettings,
+    table: str,
 ) -> pd.DataFrame:
+    """Every persona of one group against the reference persona (paired bootstrap, Holm)."""
     from judgelab.studies.peras import significance as sg
 
-    cfg = as_value(settings)
-    table = read_dataset(pairs)
+    personas = group.personas
+    pairs_table = read_dataset(pairs)
     j, c = _load_group(judgments, confidence, personas)
     judged = {p: labels_with_confidence(j[p], c[p]) for p in personas}
     t0 = time.perf_counter()
     res = sg.persona_vs_reference(
-        table,
+        pairs_table,
         judged,
-        reference=cfg["reference"],
-        n_boot=int(cfg["n_boot"]),
-        seed=int(cfg["seed"]),
-        alpha=float(cfg["alpha"]),
+        reference=settings.reference,
+        n_boot=int(settings.n_boot),
+        seed=int(settings.seed),
+        alpha=float(settings.alpha),
     )
-    for i, k in enumerate(("dataset", "model", "template")):
-        res.insert(i, k, ids[k])
-    write_tsv(res, out)
+    for i, (k, v) in enumerate(group.ids.items()):
+        res.insert(i, k, v)
+    write_tsv(res, table)
     log.info(
         "%d comparisons in %.2f s; %d significant after Holm",
         len(res),
@@ -367,23 +310,24 @@ def significance_job(
 
 
 def aggregate_significance_job(
-    inputs: Sequence[str], metrics: str, out: str, out_joined: str, out_html: str | None = None
+    tables: Sequence[str], metrics: str, table: str, joined: str, html: str | None = None
 ) -> None:
+    """Every group's comparisons in one table, joined to the metrics (``html``: its page)."""
     from judgelab.studies.peras import significance as sg
 
-    parts = [read_ids_table(p) for p in inputs]
+    parts = [read_ids_table(p) for p in tables]
     parts = [p for p in parts if len(p)]
     sig = (
         pd.concat(parts, ignore_index=True)
         if parts
         else pd.DataFrame(columns=["dataset", "model", "template", "persona", "metric", "significant"])
     )
-    write_tsv(sig, out)
+    write_tsv(sig, table)
     m = read_ids_table(metrics)
-    joined = sg.join_metrics(m, sig)
-    write_tsv(joined, out_joined)
-    if out_html:
-        Path(out_html).write_text(sg.render_html(joined), encoding="utf-8")
+    both = sg.join_metrics(m, sig)
+    write_tsv(both, joined)
+    if html:
+        Path(html).write_text(sg.render_html(both), encoding="utf-8")
     log.info(
         "%d comparisons, %d significant after Holm",
         len(sig),
@@ -400,26 +344,24 @@ def figures_job(
     judgments: Sequence[str],
     confidence: Sequence[str],
     metrics: str,
-    significance: str | None,
-    personas: Sequence[str],
-    settings: str | dict,
-    ids: Mapping[str, str],
-    out: Mapping[str, str],
+    group: Group,
+    settings: FigureSettings,
+    outputs: Mapping[str, str],
+    significance: str | None = None,
 ) -> None:
     """Radar charts (agreement, calibration), the inter-persona kappa heatmap and its table, and
-    the confidence-by-grade chart of one dataset x model x template. ``out`` maps
-    radar_agreement, radar_calibration, heatmap, confidence (PNG) and *_pdf, plus
-    interpersona and confidence_table (TSV)."""
+    the confidence-by-grade chart of one group. ``outputs`` maps radar_agreement,
+    radar_calibration, heatmap, confidence (PNG) and *_pdf, plus interpersona and
+    confidence_table (TSV); ``significance``: the group's comparisons, where it has any."""
     from judgelab.studies.peras import figures as fg
 
-    cfg = as_value(settings)
-    name = f"{ids['dataset']} / {ids['model']} / {ids['template']}"
+    out, personas, name = outputs, group.personas, group.name
     table = read_dataset(pairs)
     j, c = _load_group(judgments, confidence, personas)
     met = pd.read_csv(metrics, sep="\t", dtype={"persona": str})
     met = met.set_index("persona").loc[list(personas)].reset_index()  # the personas' order
     sig = pd.read_csv(significance, sep="\t", dtype={"persona": str}) if significance else None
-    reference = cfg["reference"]
+    reference = settings.reference
     fg.radar(
         met,
         fg.AGREEMENT,
@@ -449,12 +391,13 @@ def figures_job(
     kappa = fg.interpersona_kappa(labels)
     write_tsv(kappa, out["interpersona"])
     fg.interpersona_heatmap(kappa, f"Inter-persona Cohen's κ - {name}", out["heatmap"], out["heatmap_pdf"])
-    chosen = [p for p in cfg["confidence_personas"] or [] if p in personas] or list(personas[:2])
-    conf_tab = fg.confidence_by_grade_table(table, {p: c[p] for p in chosen}, int(cfg["confidence_label"]))
+    chosen = [p for p in settings.confidence_personas or [] if p in personas] or list(personas[:2])
+    label = int(settings.confidence_label)
+    conf_tab = fg.confidence_by_grade_table(table, {p: c[p] for p in chosen}, label)
     write_tsv(conf_tab, out["confidence_table"])
     fg.confidence_by_grade(
         conf_tab,
-        f"Confidence of label-{int(cfg['confidence_label'])} predictions by human grade - {name}",
+        f"Confidence of label-{label} predictions by human grade - {name}",
         out["confidence"],
         out["confidence_pdf"],
     )
@@ -473,8 +416,8 @@ def _write_table(df: pd.DataFrame, render, out: Mapping[str, str]) -> None:
         Path(out[fmt]).write_text(render(fmt), encoding="utf-8")
 
 
-def table4_job(pairs: Sequence[str], out: Mapping[str, str]) -> pd.DataFrame:
-    """Seed 000 Table 4 of the prepared datasets ``pairs`` (in that order): ``out`` maps tsv, md,
+def table4_job(pairs: Sequence[str], outputs: Mapping[str, str]) -> pd.DataFrame:
+    """PERAS Table 4 of the prepared datasets ``pairs`` (in that order): ``outputs`` maps tsv, md,
     tex, html."""
     from judgelab.studies.peras import tables as tb
 
@@ -483,7 +426,7 @@ def table4_job(pairs: Sequence[str], out: Mapping[str, str]) -> pd.DataFrame:
         t = read_dataset(p)
         frames[str(t["dataset"].iloc[0]) if len(t) else Path(p).stem] = t
     t4 = tb.table4(frames)
-    _write_table(t4, lambda fmt: tb.render_table4(t4, fmt), out)
+    _write_table(t4, lambda fmt: tb.render_table4(t4, fmt), outputs)
     for r in t4.itertuples(index=False):
         log.info(
             "%s: %d topics, %d pairs, by grade %s",
@@ -495,12 +438,14 @@ def table4_job(pairs: Sequence[str], out: Mapping[str, str]) -> pd.DataFrame:
     return t4
 
 
-def wide_tables_job(metrics: str, reference: str, out: Mapping[str, Mapping[str, str]]) -> None:
-    """Seed 000 Tables 7 and 8 (wide) from the long metrics table: ``out`` maps table7 and table8
-    to their tsv, md, tex, html paths; ``reference`` is the persona the ``↑`` marks compare with."""
+def wide_tables_job(metrics: str, reference: str, outputs: Mapping[str, str]) -> None:
+    """PERAS Tables 7 and 8 (wide) from the long metrics table: ``outputs`` maps
+    ``table7_<ext>`` and ``table8_<ext>`` (tsv, md, tex, html); ``reference`` is the persona the
+    ``↑`` marks compare with."""
     from judgelab.studies.peras import tables as tb
 
     m = read_ids_table(metrics)
+    out = {t: {k: outputs[f"{t}_{k}"] for k in ("tsv", "md", "tex", "html")} for t in ("table7", "table8")}
     for table, paths in out.items():
         w = tb.wide_table(m, table, reference)
         _write_table(

@@ -6,7 +6,6 @@ Config section ``peras``; target ``peras``; rules ``workflow/rules/peras/peras.s
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from functools import cached_property
 
@@ -14,11 +13,13 @@ from judgelab.data.imported import judge_groups
 from judgelab.data.labels import GRADE_LABELS
 from judgelab.errors import InputError
 from judgelab.llm.backends.base import Request
-from judgelab.llm.judging import Coverage, resolve_answer
+from judgelab.llm.judge import Coverage, Judge
+from judgelab.llm.judging import resolve_answer
 from judgelab.llm.prompts import Template
 from judgelab.project.config import check_name
 from judgelab.project.plan import LLMJob, StudyPlan
 from judgelab.studies.peras import estimate
+from judgelab.studies.peras.settings import ClassifierSettings, FigureSettings, Group, SignificanceSettings
 
 #: The figures per dataset x model x template (seed 000 Figures 2-5).
 FIGURE_KINDS = ("radar_agreement", "radar_calibration", "interpersona_kappa", "confidence_by_grade")
@@ -138,6 +139,35 @@ class Plan(StudyPlan):
             answer_key="peras.answer",
         )
 
+    def judge(self, model: str, template: str, persona: str) -> Judge:
+        """The judge of the judgment jobs of ``model`` x ``template`` x ``persona`` (any dataset):
+        its entry, the template's text, labels and bound, the persona, how the label is read and
+        the coverage floor (the rule's one tracked param of the judge)."""
+        return Judge(
+            model=model,
+            spec=self.project.model_entry(model),
+            template=self.template_texts[template],
+            labels=tuple(self.template_labels[template]),
+            persona=self.project.persona_param(persona),
+            placement=self.project.placement,
+            max_tokens=self.max_tokens(template),
+            answer=self.answer(model),
+            coverage=self.coverage(template),
+        )
+
+    def confidence_judge(self, model: str, persona: str) -> Judge:
+        """The judge of the confidence follow-up of ``model`` x ``persona``: the same model and
+        persona, the confidence template and its bound (its answers are read as a 0-100 number)."""
+        return Judge(
+            model=model,
+            spec=self.project.model_entry(model),
+            template=self.confidence_text,
+            labels=(),
+            persona=self.project.persona_param(persona),
+            placement=self.project.placement,
+            max_tokens=self.confidence_max_tokens,
+        )
+
     @cached_property
     def groups(self) -> dict[tuple[str, str, str], list[str]]:
         """Every dataset x model x template (the live judges' :attr:`cells`, then imported judges)
@@ -184,29 +214,38 @@ class Plan(StudyPlan):
     def confidence_max_tokens(self) -> int:
         return int(self.section["confidence"]["max_tokens"])
 
-    def significance_settings(self) -> str:
-        """The significance job's settings (a tracked param, JSON)."""
-        sig = self.section["significance"]
-        values = {k: sig[k] for k in ("n_boot", "seed", "alpha")}
-        return json.dumps({**values, "reference": self.reference}, sort_keys=True)
+    def group(self, dataset: str, model: str, template: str) -> Group:
+        """A group of :attr:`groups` as the value its jobs take (a tracked param)."""
+        return Group(dataset, model, template, tuple(self.groups[(dataset, model, template)]))
 
-    def figure_settings(self) -> str:
-        """The figure job's settings (a tracked param, JSON)."""
-        fig = self.section["figures"]
-        return json.dumps(
-            {
-                "reference": self.reference,
-                "confidence_personas": self.confidence_personas,
-                "confidence_label": fig["confidence_label"],
-            },
-            sort_keys=True,
+    def significance_settings(self) -> SignificanceSettings:
+        """The significance job's settings (a tracked param)."""
+        sig = self.section["significance"]
+        return SignificanceSettings(
+            reference=self.reference,
+            n_boot=int(sig["n_boot"]),
+            seed=int(sig["seed"]),
+            alpha=float(sig["alpha"]),
         )
 
-    def classifier_settings(self) -> str:
-        """The classifier job's settings (a tracked param, JSON; not sorted: the order of
-        ``models`` is the column order of Table 5)."""
+    def figure_settings(self) -> FigureSettings:
+        """The figure job's settings (a tracked param)."""
+        return FigureSettings(
+            reference=self.reference,
+            confidence_personas=tuple(self.confidence_personas),
+            confidence_label=int(self.section["figures"]["confidence_label"]),
+        )
+
+    def classifier_settings(self) -> ClassifierSettings:
+        """The classifier job's settings (a tracked param; the order of ``models`` is the column
+        order of Table 5)."""
         clf = self.section["classifier"]
-        return json.dumps({k: clf.get(k) for k in ("trials", "train_fraction", "seed", "models")})
+        return ClassifierSettings(
+            trials=int(clf["trials"]),
+            train_fraction=float(clf["train_fraction"]),
+            seed=int(clf["seed"]),
+            models=clf.get("models"),
+        )
 
     @property
     def classifier_dataset(self) -> str | None:

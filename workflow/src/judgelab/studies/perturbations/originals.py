@@ -23,6 +23,7 @@ import pandas as pd
 
 from judgelab.llm.backends.base import Completion, Request
 from judgelab.llm.client import CachedClient
+from judgelab.llm.judge import Judge
 from judgelab.llm.judging import judgment_requests, read_judgment, run_judgments
 from judgelab.studies.overrating.pointwise import pointwise_requests, run_pointwise
 from judgelab.studies.overrating.prompts import Prompt, reading_cells
@@ -45,9 +46,16 @@ def variant_requests(
     """The requests judging ``pairs`` (query, passage) as the original judgment did."""
     if original == "overrating":
         return pointwise_requests(pairs, Prompt(template, tuple(labels), "judgment"), max_tokens=max_tokens)
-    return judgment_requests(
-        pairs, persona, template, max_tokens=max_tokens, placement=placement, answer=answer
+    judge = Judge(
+        "judge",
+        template=template,
+        labels=tuple(labels),
+        persona=persona,
+        placement=placement,
+        max_tokens=max_tokens,
+        answer=answer,
     )
+    return judgment_requests(pairs, judge)
 
 
 def label_of(completion: Completion | dict, *, original: str, labels: Sequence[str], answer: str = "parse"):
@@ -83,15 +91,13 @@ def judge_variant(
             desc=desc,
             progress=progress,
         )
-    return run_judgments(
-        pairs,
-        persona,
-        template,
-        client,
-        max_tokens=max_tokens,
+    judge = Judge(
+        "judge",
+        template=template,
+        labels=tuple(labels),
+        persona=persona,
         placement=placement,
-        desc=desc,
-        progress=progress,
-        labels=labels,
+        max_tokens=max_tokens,
         answer=answer,
     )
+    return run_judgments(pairs, judge, client, desc=desc, progress=progress)

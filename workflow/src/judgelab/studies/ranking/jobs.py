@@ -133,8 +133,10 @@ def judge_pool_job(
     :func:`judgelab.llm.judging.judge_table`, coverage check included). Writes the judgment table
     (PERAS's columns), one row per pool pair whose text is known; a pair whose answer does not
     parse has a missing label."""
+    from judgelab.llm.judge import Coverage, Judge
     from judgelab.llm.judging import judge_table
     from judgelab.llm.personas import read_persona
+    from judgelab.llm.session import JobContext, model_spec
     from judgelab.studies.ranking.pool import judge_pairs, pool_table
 
     table = read_dataset(pairs)
@@ -149,21 +151,18 @@ def judge_pool_job(
         int(pool_["human"].notna().sum()),
         len(to_judge),
     )
-    result = judge_table(
-        to_judge,
-        persona=read_persona(persona, persona_file),
+    judge = Judge(
+        model=model_name or "model",
+        spec=model_spec(model),
         template=template,
-        labels=as_value(labels),
-        model=model,
-        max_tokens=max_tokens,
+        labels=tuple(as_value(labels)),
+        persona=read_persona(persona, persona_file),
         placement=placement,
-        cache=cache,
-        threads=threads,
-        desc=desc,
-        model_name=model_name,
+        max_tokens=max_tokens,
         answer=answer,
-        coverage=coverage,
+        coverage=Coverage.from_param(coverage),
     )
+    result = judge_table(to_judge, judge, JobContext(cache, threads, desc))
     write_tsv(result, out)
     return result
 

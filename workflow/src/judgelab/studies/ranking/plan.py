@@ -33,6 +33,7 @@ import pandas as pd
 from judgelab.data.imported import study_imports
 from judgelab.errors import InputError
 from judgelab.llm.backends.base import Request
+from judgelab.llm.judge import Judge
 from judgelab.llm.judging import judgment_requests
 from judgelab.project.config import check_name
 from judgelab.project.plan import LLMJob, StudyPlan
@@ -496,14 +497,15 @@ class Plan(StudyPlan):
         never looked up)."""
         d = job.wc["dataset"]
         pairs, exact = self._estimate_pool(ctx, d)
-        reqs = judgment_requests(
-            pairs,
-            ctx.persona_text(self.persona),
-            self.judge_template_text,
-            max_tokens=self.judge_max_tokens,
+        judge = Judge(
+            job.model,
+            template=self.judge_template_text,
+            persona=ctx.persona_text(self.persona),
             placement=self.project.placement,
+            max_tokens=self.judge_max_tokens,
             answer=self.judge_answer(job.model),
         )
+        reqs = judgment_requests(pairs, judge)
         for req in reqs:
             cached = exact and job.model in ctx.backends and ctx.cached(job.model, req) is not None
             yield "ranking_judge", req, cached

@@ -1,0 +1,96 @@
+"""The one adapter from a Snakemake job to a job function (judgelab.project.runner.run): each
+parameter by its name from the rule's named input, output, params and wildcards, settings values
+decoded from their param text, the job's context, every output or wildcard as a mapping, an
+empty optional input as None, one file given to a list parameter as a list, and a missing
+parameter named in one error."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pytest
+
+from judgelab.cache.store import CacheConfig
+from judgelab.llm.judge import Coverage, Judge
+from judgelab.llm.session import JobContext
+from judgelab.project.runner import arguments, run
+
+
+class Named(list):
+    """A Snakemake Namedlist (a list with named entries)."""
+
+    def __init__(self, **named):
+        super().__init__(v for v in named.values())
+        self._named = named
+
+    def items(self):
+        return self._named.items()
+
+
+class FakeJob:
+    """The ``snakemake`` object a script gets, as far as the adapter reads it."""
+
+    def __init__(self, tmp_path, *, input=None, output=None, params=None, wildcards=None, threads=2):
+        self.input = Named(**(input or {}))
+        self.output = Named(**(output or {}))
+        self.params = Named(**(params or {}))
+        self.wildcards = Named(**(wildcards or {}))
+        self.threads = threads
+        self.rule = "judge"
+        self.config = {"cache": str(tmp_path / "c.sqlite"), "cache_mode": "wal", "cache_lease": 30}
+        self.log = [str(tmp_path / "logs" / "job.log")]
+
+
+def job(
+    pairs: str,
+    judgments: str,
+    judge: Judge,
+    context: JobContext,
+    files: Sequence[str],
+    extra: Mapping[str, int],
+    outputs: Mapping[str, str],
+    wildcards: Mapping[str, str],
+    dataset: str,
+    persona_file: str | None = None,
+):
+    return locals()
+
+
+def test_each_parameter_comes_from_the_rule_by_its_name(tmp_path):
+    judge = Judge("m", {"backend": "local"}, template="{query}", coverage=Coverage(0.25, "t", "k"))
+    smk = FakeJob(
+        tmp_path,
+        input={"pairs": "p.tsv", "files": "one.tsv", "persona_file": []},
+        output={"judgments": "j.tsv", "other": "o.tsv"},
+        params={"judge": judge.param(), "extra": '{"a": 1}'},
+        wildcards={"dataset": "dl21", "model": "m"},
+    )
+    got = arguments(job, smk)
+    assert got["pairs"] == "p.tsv" and got["judgments"] == "j.tsv"
+    assert got["judge"] == judge and got["judge"].coverage == Coverage(0.25, "t", "k")
+    assert got["files"] == ["one.tsv"]  # one file, a list parameter
+    assert got["extra"] == {"a": 1}  # JSON text for a mapping
+    assert got["persona_file"] is None  # an optional input left empty
+    assert got["outputs"] == {"judgments": "j.tsv", "other": "o.tsv"}
+    assert got["wildcards"] == {"dataset": "dl21", "model": "m"} and got["dataset"] == "dl21"
+    context = got["context"]
+    assert context.threads == 2 and context.desc == "judge dl21/m"
+    assert context.cache == CacheConfig(str(tmp_path / "c.sqlite"), "wal", 30)
+
+
+def test_a_parameter_the_rule_does_not_give_is_named(tmp_path):
+    smk = FakeJob(tmp_path, input={"pairs": "p.tsv"})
+    with pytest.raises(TypeError, match=r"rule judge: .*job needs 'judgments'"):
+        arguments(job, smk)
+
+
+def test_run_logs_into_the_rules_log_file(tmp_path):
+    def hello(name: str) -> str:
+        import logging
+
+        logging.getLogger("judgelab").info("hello %s", name)
+        return name
+
+    smk = FakeJob(tmp_path, params={"name": "world"})
+    assert run(smk, hello) == "world"
+    assert "hello world" in (tmp_path / "logs" / "job.log").read_text()
