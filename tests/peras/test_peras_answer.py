@@ -147,6 +147,8 @@ def test_the_estimate_reads_cached_labels_as_the_job_does(tmp_path, monkeypatch)
 @needs_model
 def test_the_embedded_model_is_labelled_from_its_logits_in_a_judge_job(tmp_path):
     from judgelab.data.tables import write_dataset
+    from judgelab.llm.judge import Judge
+    from judgelab.llm.session import JobContext
     from judgelab.studies.peras.jobs import judge_job
 
     pairs = pd.DataFrame(
@@ -160,17 +162,15 @@ def test_the_embedded_model_is_labelled_from_its_logits_in_a_judge_job(tmp_path)
         }
     )
     write_dataset(pairs, tmp_path / "pairs.tsv")
-    out = judge_job(
-        str(tmp_path / "pairs.tsv"),
-        str(tmp_path / "j.tsv"),
-        persona="",
+    judge = Judge(
+        "smollm2",
+        {"backend": "local", "n_ctx": 2048, "threads": 1},
         template=load_template("peras/wo_cot"),
-        model='{"backend": "local", "n_ctx": 2048, "threads": 1}',
         max_tokens=8,
-        placement="user",
-        cache=str(tmp_path / "c.sqlite"),
         answer="logits",
-        model_name="smollm2",
+    )
+    out = judge_job(
+        str(tmp_path / "pairs.tsv"), str(tmp_path / "j.tsv"), judge, JobContext(str(tmp_path / "c.sqlite"))
     )
     assert out["parsed"].all() and (out["completion_tokens"] == 1).all()
     probs = out[["p0", "p1", "p2", "p3"]].astype(float).to_numpy()
