@@ -42,11 +42,12 @@ import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 
 from judgelab.data.labels import SCALE_VALUES
-from judgelab.data.readers import parse_grade, read_qrels, read_topics
+from judgelab.data.readers import parse_grade, read_qrels, read_topics, unique_pairs
 from judgelab.data.tables import CONFIDENCE_COLUMNS, JUDGMENT_COLUMNS
 from judgelab.data.textfiles import text_lines
 from judgelab.errors import InputError
@@ -57,6 +58,16 @@ DEFAULT_PERSONAS = ["default"]
 _NAME = re.compile(r"^[^/\s]+$")
 #: confidence scales: the upper bound of each (the lower is 0)
 CONFIDENCE_SCALES = {"percent": 100.0, "probability": 1.0}
+
+
+class JudgeLine(NamedTuple):
+    """One label line of an imported judge's file."""
+
+    qid: str
+    docid: str
+    label: int
+    confidence: float | None
+    line: int
 
 
 @dataclass(frozen=True)
@@ -271,8 +282,7 @@ def read_judge(
     src = source or SourcePairs.of_table(pairs)
     where = f" ({src.files})" if src.files else ""
     selected = set(zip(pairs["qid"], pairs["docid"]))
-    seen: dict[tuple[str, str], tuple[int, int, float | None]] = {}
-    rows = []
+    rows: list[JudgeLine] = []
     for no, line in text_lines(path):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
@@ -314,19 +324,11 @@ def read_judge(
                 path=str(path),
                 line=no,
             )
-        if (qid, docid) in seen:
-            first_no, first_lab, first_conf = seen[(qid, docid)]
-            if (first_lab, first_conf) != (lab, conf):
-                raise InputError(
-                    f"pair (qid {qid}, docid {docid}) is labelled twice differently "
-                    f"(line {first_no} and here)",
-                    path=str(path),
-                    line=no,
-                )
-            continue
-        seen[(qid, docid)] = (no, lab, conf)
-        rows.append((qid, docid, lab, conf, no))
-    every = pd.DataFrame(rows, columns=["qid", "docid", "label", "confidence", "line"])
+        rows.append(JudgeLine(qid, docid, lab, conf, no))
+    rows, _ = unique_pairs(
+        rows, path, value=lambda r: (r.label, r.confidence), what="labelled twice differently", shown=_shown
+    )
+    every = pd.DataFrame([tuple(r) for r in rows], columns=["qid", "docid", "label", "confidence", "line"])
     every["label"] = every["label"].astype("Int64")
     every["confidence"] = every["confidence"].astype("Float64")
     _refuse_ambiguous(every, path, scale, confidence_scale)
@@ -350,6 +352,10 @@ def read_judge(
         unlabelled=len(selected) - len(labels),
     )
     return JudgeFile(str(path), labels, counts, scale, confidence_scale)
+
+
+def _shown(r: JudgeLine) -> str:
+    return f"label {r.label}" + ("" if r.confidence is None else f", confidence {r.confidence:g}")
 
 
 def read_judge_file(

@@ -20,6 +20,7 @@ from judgelab.data.readers import (
     read_qrels,
     read_qrels_text,
     read_topics,
+    unique_pairs,
 )
 from judgelab.data.selection import select
 from judgelab.data.sources import with_refetch_hint
@@ -34,30 +35,21 @@ def _check_and_build(
 ) -> pd.DataFrame:
     """Shared checks: known query, passage present, no conflicting duplicate pairs (a pair listed
     twice must agree on grade and passage text)."""
-    seen: dict[tuple[str, str], tuple[QrelLine, tuple[str, int], str]] = {}
+    kept, repeats = unique_pairs(qrels, qrels_path)  # one grade per pair
+    for first, again in repeats:  # an exact repeat must also carry the same passage text
+        (path_a, line_a), text_a = text_of(first)
+        (path_b, line_b), text_b = text_of(again)
+        if clean_text(text_a or "") != clean_text(text_b or ""):
+            raise InputError(
+                f"pair (qid {again.qid}, docid {again.docid}) is listed twice with different passage "
+                f"texts: {path_a}:{line_a} and {path_b}:{line_b}",
+                path=path_b,
+                line=line_b,
+            )
     rows = []
-    for q in qrels:
-        key = (q.qid, q.docid)
+    for q in kept:
         where, text = text_of(q)
         text = clean_text(text or "")
-        if key in seen:
-            first, first_where, first_text = seen[key]
-            if first.grade != q.grade:
-                raise InputError(
-                    f"pair (qid {q.qid}, docid {q.docid}) is judged twice with different grades "
-                    f"({first.grade} at line {first.line}, {q.grade} here)",
-                    path=qrels_path,
-                    line=q.line,
-                )
-            if first_text != text:
-                raise InputError(
-                    f"pair (qid {q.qid}, docid {q.docid}) is listed twice with different passage "
-                    f"texts: {first_where[0]}:{first_where[1]} and {where[0]}:{where[1]}",
-                    path=where[0],
-                    line=where[1],
-                )
-            continue  # an exact duplicate line carries no new information
-        seen[key] = (q, where, text)
         if q.qid not in topics:
             raise InputError(f"query {q.qid} has no text in {topics_path}", path=qrels_path, line=q.line)
         if not text:

@@ -16,14 +16,40 @@ byte-order mark is dropped (:mod:`judgelab.data.textfiles`); passage text is rep
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol, TypeVar
 
 import ftfy
 
 from judgelab.data.labels import GRADES
 from judgelab.data.textfiles import text_lines
 from judgelab.errors import InputError
+
+
+class PairLine(Protocol):
+    """A line of a qrels-like file: its pair and where it is."""
+
+    @property
+    def qid(self) -> str: ...
+
+    @property
+    def docid(self) -> str: ...
+
+    @property
+    def line(self) -> int: ...
+
+
+T = TypeVar("T", bound=PairLine)
+
+
+def _grade(q: Any) -> Any:
+    return q.grade
+
+
+def _shown_grade(q: Any) -> str:
+    return str(q.grade)
 
 
 def clean_text(text: str) -> str:
@@ -64,6 +90,42 @@ def read_qrels(path: str | Path, encoding: str | None = None) -> list[QrelLine]:
         qid, _, docid, grade = parts
         out.append(QrelLine(qid, docid, parse_grade(grade, path, no), no))
     return out
+
+
+def unique_pairs(
+    items: Iterable[T],
+    path: str | Path,
+    *,
+    value: Callable[[T], object] = _grade,
+    what: str = "judged twice with different grades",
+    shown: Callable[[T], str] = _shown_grade,
+) -> tuple[list[T], list[tuple[T, T]]]:
+    """The one check of every qrels-like file (a dataset's qrels, an imported judge's labels, the
+    ranking study's qrels): one entry per (qid, docid) pair. A pair listed twice with different
+    values (``value``: the grade, or a judge's label and confidence) is an error at the second line
+    naming the first; an exact repeat carries no new information and is dropped. Returns the first
+    entry of each pair, in file order, and the (first, repeat) entries of the exact repeats (a
+    caller that aligns passage texts with the lines checks those too). Entries have ``qid``,
+    ``docid`` and ``line``."""
+    seen: dict[tuple[str, str], T] = {}
+    kept: list[T] = []
+    repeats: list[tuple[T, T]] = []
+    for item in items:
+        key = (item.qid, item.docid)
+        first = seen.get(key)
+        if first is None:
+            seen[key] = item
+            kept.append(item)
+            continue
+        if value(first) != value(item):
+            raise InputError(
+                f"pair (qid {key[0]}, docid {key[1]}) is {what} "
+                f"({shown(first)} at line {first.line}, {shown(item)} here)",
+                path=str(path),
+                line=item.line,
+            )
+        repeats.append((first, item))
+    return kept, repeats
 
 
 def read_topics(path: str | Path, encoding: str | None = None) -> dict[str, str]:
