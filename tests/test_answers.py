@@ -1,0 +1,88 @@
+"""The answer parser (judgelab.llm.answers) on a hand-written corpus of answer shapes
+(tests/fixtures/answers/labels.yaml): every expected reading and its rule, every refusal; the rules
+the parser had first read every answer they read the same way under the full rule list (an answer
+that parsed before keeps its label)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from judgelab.data.labels import GRADE_LABELS
+from judgelab.llm.answers import (
+    CONFIDENCE_RULES,
+    LABEL_RULES,
+    LEGACY_CONFIDENCE_RULES,
+    LEGACY_LABEL_RULES,
+    locate_label,
+    parse_confidence,
+    parse_label,
+    read_confidence,
+    read_label,
+)
+
+CORPUS = yaml.safe_load((Path(__file__).parent / "fixtures" / "answers" / "labels.yaml").read_text())
+
+
+def _id(entry: dict) -> str:
+    return repr(entry["text"])[:60]
+
+
+@pytest.mark.parametrize("entry", CORPUS["labels"], ids=_id)
+def test_every_label_shape_reads_as_written(entry):
+    labels = tuple(entry.get("labels") or GRADE_LABELS)
+    got = read_label(entry["text"], labels)
+    assert (got.value, got.rule) == (entry["label"], entry["rule"])
+    if got.value is not None:  # the offset points at the label it read
+        assert entry["text"][got.start : got.start + len(got.value)] == got.value
+
+
+@pytest.mark.parametrize("entry", CORPUS["labels"], ids=_id)
+def test_what_the_first_parser_read_stays_as_it_was(entry):
+    labels = tuple(entry.get("labels") or GRADE_LABELS)
+    before = read_label(entry["text"], labels, rules=LEGACY_LABEL_RULES)
+    after = read_label(entry["text"], labels)
+    if before.value is not None:
+        assert (after.value, after.start, after.rule) == (before.value, before.start, before.rule)
+    # the default reading of parse_label / locate_label is still the first parser's
+    assert parse_label(entry["text"], labels) == (
+        None if before.value is None else int(before.value) if before.value.isdigit() else before.value
+    )
+    assert locate_label(entry["text"], labels) == (before.value, before.start)
+
+
+@pytest.mark.parametrize("entry", CORPUS["confidence"], ids=_id)
+def test_every_confidence_shape_reads_as_written(entry):
+    got = read_confidence(entry["text"])
+    assert (got.value, got.rule) == (entry["value"], entry["rule"])
+    before = read_confidence(entry["text"], rules=LEGACY_CONFIDENCE_RULES)
+    if before.value is not None:
+        assert (got.value, got.rule) == (before.value, before.rule)
+    assert parse_confidence(entry["text"]) == before.value
+
+
+def test_the_rules_are_named_in_their_order():
+    assert list(LABEL_RULES) == [
+        "label-only",
+        "final-score",
+        "single-number",
+        "first-line",
+        "label-with-scale",
+    ]
+    assert list(CONFIDENCE_RULES) == ["number-only", "explicit", "first-line", "verbal"]
+    assert list(LEGACY_LABEL_RULES) == list(LABEL_RULES)[:3]
+    for rule in {e["rule"] for e in CORPUS["labels"]} - {None}:
+        assert rule in LABEL_RULES
+    assert {e["rule"] for e in CORPUS["labels"]} - {None} == set(LABEL_RULES)  # every rule has a case
+    assert {e["rule"] for e in CORPUS["confidence"]} - {None} == set(CONFIDENCE_RULES)
+
+
+def test_answer_keys_read_an_option_number_only_when_asked():
+    plain = read_label("Final answer: 2", ("1", "2"))
+    assert (plain.value, plain.rule) == ("2", "single-number")
+    keyed = read_label("Final answer: 2", ("1", "2"), answer_keys=True)
+    assert (keyed.value, keyed.rule) == ("2", "final-score")
+    assert read_label("Answer: 2, not 1", ("1", "2")).value is None
+    assert read_label("Answer: 2, not 1", ("1", "2"), answer_keys=True).value == "2"
