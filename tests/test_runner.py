@@ -94,3 +94,20 @@ def test_run_logs_into_the_rules_log_file(tmp_path):
     smk = FakeJob(tmp_path, params={"name": "world"})
     assert run(smk, hello) == "world"
     assert "hello world" in (tmp_path / "logs" / "job.log").read_text()
+
+
+def test_a_job_stopped_by_bad_input_prints_one_message_and_logs_its_traceback(tmp_path, capsys):
+    from judgelab.errors import InputError
+
+    def refuse() -> None:
+        raise InputError("0 of 3 answers parsed; try a larger bound", key="min_coverage")
+
+    smk = FakeJob(tmp_path)
+    with pytest.raises(SystemExit) as stop:
+        run(smk, refuse)
+    assert stop.value.code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("judgelab: rule judge stopped: config key 'min_coverage': 0 of 3 answers parsed")
+    assert "Traceback" not in err and f"traceback in {smk.log[0]}" in err
+    log = (tmp_path / "logs" / "job.log").read_text()
+    assert "Traceback" in log and "0 of 3 answers parsed" in log

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from judgelab.cache.store import CacheConfig
+from judgelab.errors import InputError
 from judgelab.llm.session import JobContext
 
 log = logging.getLogger("judgelab")
@@ -157,6 +158,16 @@ def arguments(job: Callable[..., Any], smk: Any, fixed: Mapping[str, Any] | None
 
 def run(smk: Any, job: Callable[..., Any], **fixed: Any) -> Any:
     """Run ``job`` for the Snakemake job of a script (its ``snakemake`` object), logging into the
-    rule's log file; ``fixed``: arguments given by the script itself."""
-    with script_logging(smk.log[0] if smk.log else None):
-        return job(**arguments(job, smk, fixed))
+    rule's log file; ``fixed``: arguments given by the script itself.
+
+    A job that stops on bad input (:class:`~judgelab.errors.InputError`: it names the file and
+    line, or the config key, and what to do) prints that one message, first, and exits with status
+    1; its traceback goes to the job's log only. Any other error keeps its traceback (a bug)."""
+    log_path = smk.log[0] if smk.log else None
+    try:
+        with script_logging(log_path):
+            return job(**arguments(job, smk, fixed))
+    except InputError as exc:
+        where = f" (traceback in {log_path})" if log_path else ""
+        print(f"judgelab: rule {smk.rule} stopped: {exc}{where}", file=sys.stderr, flush=True)
+        raise SystemExit(1) from None
