@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import free_port
 
+from judgelab.data import sources
 from judgelab.data.prepare import prepare_table
 from judgelab.data.sources import (
     DOWNLOAD_RULE,
@@ -30,20 +31,36 @@ from judgelab.errors import InputError
 from judgelab.studies.simulation.data import PANDALM_URL, download_records
 
 
-class Server:
-    """A real HTTP server on 127.0.0.1 serving ``routes``: path -> (body, bytes to send, status).
-    It announces ``len(body)`` in Content-Length and then sends only the first ``send`` bytes."""
+@pytest.fixture(autouse=True)
+def quick_retries(monkeypatch):
+    """Retries as in production, without its waits."""
+    monkeypatch.setattr(sources, "RETRY_DELAYS", (0.01, 0.01, 0.01))
 
-    def __init__(self, routes: dict[str, tuple[bytes, int, int]]):
+
+class Server:
+    """A real HTTP server on 127.0.0.1 serving ``routes``: path -> (body, bytes to send, status), or
+    a list of those answered in turn (the last one repeated). It announces ``len(body)`` in
+    Content-Length (none where ``length`` is False) and then sends only the first ``send`` bytes;
+    ``content_type``: its Content-Type header. ``hits`` counts the requests of each path."""
+
+    def __init__(self, routes: dict, *, length: bool = True, content_type: str | None = None):
         self.routes = routes
         self.port = free_port()
-        routes_ = routes
+        self.hits: dict[str, int] = {}
+        routes_, hits = routes, self.hits
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):  # noqa: N802 - http.server's name
-                body, send, status = routes_.get(self.path, (b"not here", 8, 404))
+                answers = routes_.get(self.path, (b"not here", 8, 404))
+                n = hits[self.path] = hits.get(self.path, 0) + 1
+                if isinstance(answers, list):
+                    answers = answers[min(n, len(answers)) - 1]
+                body, send, status = answers
                 self.send_response(status)
-                self.send_header("Content-Length", str(len(body)))
+                if length:
+                    self.send_header("Content-Length", str(len(body)))
+                if content_type:
+                    self.send_header("Content-Type", content_type)
                 self.end_headers()
                 self.wfile.write(body[:send])
                 self.wfile.flush()
@@ -258,3 +275,54 @@ def test_refetch_hint_of_an_intact_verified_file_says_refetching_will_not_help(t
     src.write_bytes(data)
     dest = download(src.as_uri(), tmp_path / "t.raw", size=len(data))
     assert "will not change it" in refetch_hint(dest)
+
+
+# -- retries, HTML error pages, bodies without a length -------------------------------------------------
+
+
+def test_a_server_that_fails_with_500_then_answers_is_retried_and_the_download_succeeds(tmp_path):
+    body = jsonl_records(20)
+    flaky = [(b"busy", 4, 500), (b"busy", 4, 503), (body, len(body), 200)]
+    with Server({"/set.jsonl": flaky}) as srv:
+        dest = download(
+            srv.url("/set.jsonl"), tmp_path / "set.jsonl", sha256=hashlib.sha256(body).hexdigest()
+        )
+        assert srv.hits["/set.jsonl"] == 3
+    assert dest.read_bytes() == body
+
+
+def test_a_connection_cut_short_is_retried_and_a_4xx_is_final(tmp_path):
+    body = b"z" * 3000
+    with Server({"/cut": [(body, 100, 200), (body, len(body), 200)], "/gone": (b"no", 2, 404)}) as srv:
+        assert download(srv.url("/cut"), tmp_path / "cut").read_bytes() == body
+        assert srv.hits["/cut"] == 2
+        with pytest.raises(DownloadError, match=r"HTTP Error 404"):
+            download(srv.url("/gone"), tmp_path / "gone")
+        assert srv.hits["/gone"] == 1  # not retried
+    with Server({"/down": (b"busy", 4, 502)}) as srv:
+        with pytest.raises(DownloadError, match=r"HTTP Error 502.*\(4 attempts\)"):
+            download(srv.url("/down"), tmp_path / "down")
+        assert srv.hits["/down"] == 1 + len(sources.RETRY_DELAYS)
+    assert leftovers(tmp_path) == ["cut", "cut.download.json"]
+
+
+def test_an_html_page_served_with_200_is_refused_at_download(tmp_path):
+    page = b"<!DOCTYPE html>\n<html><body>Rate limit exceeded</body></html>\n"
+    with Server({"/qrels.txt": (page, len(page), 200)}, content_type="text/html; charset=utf-8") as srv:
+        with pytest.raises(DownloadError, match=r"sent an HTML page \(Content-Type text/html") as err:
+            download(srv.url("/qrels.txt"), tmp_path / "qrels.raw")
+    assert "not the data file" in str(err.value)
+    with Server({"/qrels.txt": (page, len(page), 200)}) as srv:  # no Content-Type: the body tells
+        with pytest.raises(DownloadError, match="sent an HTML page"):
+            download(srv.url("/qrels.txt"), tmp_path / "qrels.raw")
+    assert leftovers(tmp_path) == []
+
+
+def test_a_body_without_a_length_that_ends_early_fails_where_a_digest_is_known(tmp_path):
+    body = b"101 Q0 d1 3\n" * 300
+    with Server({"/q": (body, len(body) // 2, 200)}, length=False) as srv:
+        with pytest.raises(DownloadError, match="has SHA-256"):
+            download(srv.url("/q"), tmp_path / "q", sha256=hashlib.sha256(body).hexdigest())
+        with pytest.raises(DownloadError, match="does not have the expected size"):
+            download(srv.url("/q"), tmp_path / "q", size=len(body))
+    assert leftovers(tmp_path) == []

@@ -155,16 +155,49 @@ def _sha256_of(path: Path) -> str:
     return h.hexdigest()
 
 
-def download(url: str, dest: str | Path, *, size: int | None = None, sha256: str | None = None) -> Path:
+#: Seconds to wait before each retry of a download that failed in a way that may pass (an HTTP 5xx
+#: answer, a refused, dropped or timed-out connection, a body shorter than announced); its length
+#: is the number of retries. A 4xx answer, a wrong size or digest, or an HTML page is final.
+RETRY_DELAYS: tuple[float, ...] = (1.0, 2.0, 4.0)
+
+_HTML_START = (b"<!doctype html", b"<html", b"<head", b"<body")
+
+
+class _Transient(Exception):
+    """A failed attempt worth retrying (see :data:`RETRY_DELAYS`)."""
+
+    def __init__(self, what: str, received: int, expected: int | None):
+        super().__init__(what)
+        self.what, self.received, self.expected = what, received, expected
+
+
+def _looks_like_html(content_type: str | None, head: bytes) -> bool:
+    if content_type and "text/html" in content_type.lower():
+        return True
+    return head.lstrip()[:16].lower().startswith(_HTML_START)
+
+
+def download(
+    url: str,
+    dest: str | Path,
+    *,
+    size: int | None = None,
+    sha256: str | None = None,
+    html: bool = False,
+) -> Path:
     """Fetch ``url`` (``https://``, ``http://`` or ``file://``) to ``dest`` atomically and verified.
 
     The bytes that arrive are compared with the server's ``Content-Length`` (for ``file://``: the
     file's size when opened) and with ``size`` / ``sha256``, which default to what
-    :func:`known_file` records for the URL. Only a complete, matching download is renamed to
-    ``dest``; a failed, short or different one leaves nothing under ``dest`` (an earlier file there
-    is kept as it was) and raises one :class:`DownloadError` naming the URL, the bytes that arrived
-    and the bytes expected. A successful download also writes ``<dest>.download.json`` (URL, size,
-    SHA-256, time) for :func:`refetch_hint`."""
+    :func:`known_file` records for the URL (so a body cut short without a Content-Length fails on
+    the known size or digest). An HTML page where a data file is expected (an error page served
+    with status 200: ``Content-Type: text/html`` or a body that starts like HTML) is refused unless
+    ``html``. An attempt that fails in a way that may pass (an HTTP 5xx, a connection error, a body
+    shorter than announced) is retried after each of :data:`RETRY_DELAYS`. Only a complete,
+    matching download is renamed to ``dest``; a failed, short or different one leaves nothing
+    under ``dest`` (an earlier file there is kept as it was) and raises one :class:`DownloadError`
+    naming the URL, the bytes that arrived and the bytes expected. A successful download also
+    writes ``<dest>.download.json`` (URL, size, SHA-256, time) for :func:`refetch_hint`."""
 
     dest = Path(dest)
     known = known_file(url)
@@ -172,55 +205,24 @@ def download(url: str, dest: str | Path, *, size: int | None = None, sha256: str
         size = known.size if size is None else size
         sha256 = known.sha256 if sha256 is None else sha256
     dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=dest.name + ".", suffix=".part")
-    received, announced = 0, None
-    h = hashlib.sha256()
-
-    def fail(what: str, expected: int | None) -> DownloadError:
-        want = f"{expected:,} bytes expected" if expected is not None else "size unknown"
-        return DownloadError(
-            f"download of {url} {what}: {received:,} bytes arrived, {want}; nothing was written to {dest}",
-            url=url,
-            dest=dest,
-            received=received,
-            expected=expected,
-        )
-
-    try:
+    attempt = 0
+    while True:
         try:
-            with open(fd, "wb") as out, urllib.request.urlopen(url, timeout=120) as resp:
-                length = resp.headers.get("Content-Length")
-                announced = int(length) if length is not None and length.strip().isdigit() else None
-                while True:
-                    block = resp.read(1 << 20)
-                    if not block:
-                        break
-                    out.write(block)
-                    h.update(block)
-                    received += len(block)
-        except http.client.IncompleteRead as exc:
-            received += len(exc.partial)
-            raise fail("ended early", announced if announced is not None else size) from None
-        except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
-            raise fail(f"failed ({exc})", announced if announced is not None else size) from None
-        if announced is not None and received != announced:
-            raise fail("ended early" if received < announced else "sent more than it announced", announced)
-        recorded = (
-            (
-                " (recorded in judgelab.data.sources.KNOWN_FILES; if the source changed upstream, record it anew)"
+            received, digest = _attempt(url, dest, size, sha256, html, known is not None)
+            break
+        except _Transient as exc:
+            if attempt >= len(RETRY_DELAYS):
+                tries = f" ({attempt + 1} attempts)" if attempt else ""
+                raise _failure(url, dest, exc.what + tries, exc.received, exc.expected) from None
+            log.warning(
+                "download of %s %s (%s bytes arrived); trying again in %g s",
+                url,
+                exc.what,
+                f"{exc.received:,}",
+                RETRY_DELAYS[attempt],
             )
-            if known
-            else ""
-        )
-        if size is not None and received != size:
-            raise fail(f"does not have the expected size{recorded}", size)
-        digest = h.hexdigest()
-        if sha256 is not None and digest != sha256:
-            raise fail(f"has SHA-256 {digest}, not the expected {sha256}{recorded}", size)
-        Path(tmp).replace(dest)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+            time.sleep(RETRY_DELAYS[attempt])
+            attempt += 1
     record = {
         "url": url,
         "bytes": received,
@@ -239,6 +241,87 @@ def download(url: str, dest: str | Path, *, size: int | None = None, sha256: str
         ", size and SHA-256 verified" if record["verified"] else "",
     )
     return dest
+
+
+def _failure(url: str, dest: Path, what: str, received: int, expected: int | None) -> DownloadError:
+    want = f"{expected:,} bytes expected" if expected is not None else "size unknown"
+    return DownloadError(
+        f"download of {url} {what}: {received:,} bytes arrived, {want}; nothing was written to {dest}",
+        url=url,
+        dest=dest,
+        received=received,
+        expected=expected,
+    )
+
+
+def _attempt(
+    url: str, dest: Path, size: int | None, sha256: str | None, html: bool, known: bool
+) -> tuple[int, str]:
+    """One attempt of :func:`download`: the file renamed into place, or an error (retryable:
+    :class:`_Transient`; final: :class:`DownloadError`). Returns the bytes and their SHA-256."""
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=dest.name + ".", suffix=".part")
+    received, announced = 0, None
+    h = hashlib.sha256()
+    head = b""
+    try:
+        try:
+            with open(fd, "wb") as out, urllib.request.urlopen(url, timeout=120) as resp:
+                length = resp.headers.get("Content-Length")
+                announced = int(length) if length is not None and length.strip().isdigit() else None
+                content_type = resp.headers.get("Content-Type")
+                while True:
+                    block = resp.read(1 << 20)
+                    if not block:
+                        break
+                    if len(head) < 64:
+                        head += block[: 64 - len(head)]
+                    out.write(block)
+                    h.update(block)
+                    received += len(block)
+        except http.client.IncompleteRead as exc:
+            received += len(exc.partial)
+            raise _Transient("ended early", received, announced if announced is not None else size) from None
+        except urllib.error.HTTPError as exc:
+            what = f"failed ({exc})"
+            if exc.code >= 500:
+                raise _Transient(what, received, size) from None
+            raise _failure(url, dest, what, received, size) from None
+        except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
+            expected = announced if announced is not None else size
+            if url.startswith("file:"):  # a local file that is missing or unreadable stays so
+                raise _failure(url, dest, f"failed ({exc})", received, expected) from None
+            raise _Transient(f"failed ({exc})", received, expected) from None
+        if announced is not None and received < announced:
+            raise _Transient("ended early", received, announced)
+        if announced is not None and received > announced:
+            raise _failure(url, dest, "sent more than it announced", received, announced)
+        if not html and _looks_like_html(content_type, head):
+            raise _failure(
+                url,
+                dest,
+                f"sent an HTML page (Content-Type {content_type or 'not given'}, starting "
+                f"{head.lstrip()[:24]!r}), not the data file: the source moved or answered with an "
+                "error page",
+                received,
+                size,
+            )
+        recorded = (
+            " (recorded in judgelab.data.sources.KNOWN_FILES; if the source changed upstream, record it anew)"
+            if known
+            else ""
+        )
+        if size is not None and received != size:
+            raise _failure(url, dest, f"does not have the expected size{recorded}", received, size)
+        digest = h.hexdigest()
+        if sha256 is not None and digest != sha256:
+            raise _failure(
+                url, dest, f"has SHA-256 {digest}, not the expected {sha256}{recorded}", received, size
+            )
+        Path(tmp).replace(dest)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return received, digest
 
 
 def refetch_hint(path: str | Path) -> str | None:
