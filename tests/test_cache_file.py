@@ -118,3 +118,54 @@ def test_cache_check_on_the_command_line(tmp_path, capsys):
     assert main(["cache", "check", "--cache", str(path)]) == 0
     report = json.loads(capsys.readouterr().out)
     assert (report["entries"], report["named_file_entries"], report["wal_bytes"]) == (7, 7, 0)
+
+
+def _answers(path: Path) -> dict[str, tuple[str, str]]:
+    import sqlite3
+
+    with sqlite3.connect(path) as conn:
+        return {k: (q, r) for k, q, r in conn.execute("SELECT key, request, response FROM responses")}
+
+
+@pytest.fixture
+def full_cache(tmp_path) -> Path:
+    """96 answers of about 2.7 KB each (one table page each), keyed as the client keys them."""
+    from judgelab.cache.keys import request_key
+
+    path = tmp_path / "full" / "requests.sqlite"
+    with RequestCache(path) as cache:
+        for i in range(96):
+            request = {"i": i, "messages": [{"role": "user", "content": "q" * 1500}]}
+            cache.put(request_key(request), request, {"text": f"{i % 4}", "pad": "a" * 1200})
+    return path
+
+
+@pytest.mark.parametrize("kept", [0.97, 0.5, 0.25])
+def test_salvage_reads_a_file_cut_short_as_far_as_its_pages_go(full_cache, tmp_path, kept):
+    """One answer per table page: a file cut to a share of its pages keeps about that share of its
+    answers (the first pages hold the schema and the tree above the leaves)."""
+    from judgelab.cache.tools import salvage
+
+    original = _answers(full_cache)
+    cut = tmp_path / "cut.sqlite"
+    data = full_cache.read_bytes()
+    pages = len(data) // 4096
+    assert 96 < pages < 110
+    cut.write_bytes(data[: int(pages * kept) * 4096 - 700])  # cut mid-page
+    report = salvage(cut, tmp_path / "new.sqlite")
+    assert int(pages * kept) - 9 <= report["copied"] <= int(pages * kept), report
+    got = _answers(tmp_path / "new.sqlite")
+    assert len(got) == report["copied"] and all(got[k] == original[k] for k in got)  # byte for byte
+
+
+def test_salvage_finds_the_rows_page_by_page_when_the_tables_root_is_overwritten(full_cache, tmp_path):
+    from judgelab.cache.tools import salvage, scan_pages
+
+    damaged = tmp_path / "damaged.sqlite"
+    data = bytearray(full_cache.read_bytes())
+    data[4096 : 4 * 4096] = bytes(3 * 4096)  # pages 2-4: the answers table's root, its index, claims
+    damaged.write_bytes(bytes(data))
+    report = salvage(damaged, tmp_path / "new.sqlite")
+    assert (report["by_sqlite"], report["by_pages"], report["copied"]) == (0, 96, 96)
+    assert _answers(tmp_path / "new.sqlite") == _answers(full_cache)
+    assert sorted(rowid for _, rowid in scan_pages(full_cache)) == list(range(1, 97))
