@@ -53,6 +53,7 @@ from judgelab.studies.perturbations.rewrites import (
     run_rewrites,
 )
 from judgelab.studies.perturbations.sampling import SAMPLE_COLUMNS, pool_samples, read_sample, sample_judged
+from judgelab.studies.perturbations.settings import SemWriter, Writer
 
 SEED_004 = Path(__file__).resolve().parents[3] / "shared" / "seeds" / "004_e51b999c1f5f88d3.txt"
 RESOURCES = Path(__file__).resolve().parents[2] / "resources"
@@ -226,15 +227,8 @@ def test_generate_sem_retries_with_a_different_request_up_to_the_bound(tmp_path)
     template = load_template("perturbations/sem")
     backend = ScriptedSem({1: "Goldfish grow.", 2: "They get bigger over the years.", 3: "unused"})
     client = CachedClient(backend, RequestCache(tmp_path / "c.sqlite"))
-    out = generate_sem(
-        {"101": "do goldfish grow"},
-        template,
-        client,
-        max_tokens=16,
-        max_attempts=3,
-        stopwords=NLTK,
-        progress=False,
-    )
+    writer = SemWriter("rewriter", template=template, max_tokens=16, max_attempts=3)
+    out = generate_sem({"101": "do goldfish grow"}, writer, client, stopwords=NLTK, progress=False)
     row = out.iloc[0]
     assert bool(row["ok"]) and row["sentence"] == "They get bigger over the years." and row["attempts"] == 2
     tries = json.loads(row["tries"])
@@ -244,21 +238,13 @@ def test_generate_sem_retries_with_a_different_request_up_to_the_bound(tmp_path)
 
     failing = ScriptedSem({1: "Goldfish grow.", 2: "Growing goldfish.", 3: "A goldfish."})
     client = CachedClient(failing, RequestCache(tmp_path / "d.sqlite"))
-    out = generate_sem(
-        {"101": "do goldfish grow"},
-        template,
-        client,
-        max_tokens=16,
-        max_attempts=3,
-        stopwords=NLTK,
-        progress=False,
-    )
+    out = generate_sem({"101": "do goldfish grow"}, writer, client, stopwords=NLTK, progress=False)
     row = out.iloc[0]
     assert not bool(row["ok"]) and row["sentence"] == "" and row["attempts"] == 3
     assert row["reason"] == "query terms: goldfish"
     assert len(failing.seen) == 3
     with pytest.raises(InputError, match="sem_max_attempts"):
-        generate_sem({"101": "q"}, template, client, max_tokens=16, max_attempts=0, stopwords=NLTK)
+        generate_sem({"101": "q"}, writer.but(max_attempts=0), client, stopwords=NLTK)
 
 
 # -- meaning check ----------------------------------------------------------------------------
@@ -606,12 +592,10 @@ def test_run_rewrites_checks_non_empty_rewrites_and_records_every_row(tmp_path):
     out = run_rewrites(
         pool,
         "SUM",
-        load_template("perturbations/sum"),
-        load_template("perturbations/meaning_check"),
+        Writer("rewriter", template=load_template("perturbations/sum"), max_tokens=4),
+        Writer("rewriter", template=load_template("perturbations/meaning_check"), max_tokens=2),
         client,
         client,
-        max_tokens=4,
-        check_max_tokens=2,
         progress=False,
     )
     assert list(out.columns) == REWRITE_COLUMNS
@@ -624,12 +608,10 @@ def test_run_rewrites_checks_non_empty_rewrites_and_records_every_row(tmp_path):
     empty = run_rewrites(
         pool.iloc[0:0],
         "SUM",
-        "x {passage}",
-        "y",
+        Writer("rewriter", template="x {passage}", max_tokens=4),
+        Writer("rewriter", template="y", max_tokens=2),
         client,
         client,
-        max_tokens=4,
-        check_max_tokens=2,
         progress=False,
     )
     assert list(empty.columns) == REWRITE_COLUMNS and len(empty) == 0

@@ -12,13 +12,13 @@ from conftest import FIXTURES, needs_model
 from judgelab.data.prepare import build_trec_table
 from judgelab.data.tables import write_dataset, write_tsv
 from judgelab.llm.prompts import load_template
+from judgelab.llm.session import JobContext
 from judgelab.studies.perturbations import jobs as pj
 from judgelab.studies.perturbations.insertions import (
     INSERTION_VARIANTS,
     lex_sentence,
     load_stopwords,
     sem_failure,
-    stopwords_param,
 )
 from judgelab.studies.perturbations.outcomes import VARIANTS
 from judgelab.studies.perturbations.rewrites import (
@@ -26,6 +26,16 @@ from judgelab.studies.perturbations.rewrites import (
     REWRITE_VARIANTS,
     parse_meaning_verdict,
     read_variant_table,
+)
+from judgelab.studies.perturbations.settings import (
+    Insertion,
+    InsertionFigure,
+    OriginalJudge,
+    Sampling,
+    Selection,
+    SemWriter,
+    TransitionFigure,
+    Writer,
 )
 
 MODEL = {"backend": "local", "n_ctx": 2048, "threads": 1, "name": "smollm2"}
@@ -54,39 +64,30 @@ def test_perturbation_jobs_end_to_end(tmp_path, tmp_cache):
     judged["parsed"] = judged["label"].notna()
     judgments = tmp_path / "judgments.tsv"
     write_tsv(judged, judgments)
-    judge_settings = {
-        "original": "peras",
-        "labels": ["0", "1", "2", "3"],
-        "answer": "logits",
-        "persona": "",
-        "template": load_template("peras/wo_cot"),
-        "model": MODEL,
-        "max_tokens": 8,
-        "placement": "user",
-        "cache": str(tmp_cache),
-    }
+    judge = OriginalJudge(
+        "smollm2",
+        spec=MODEL,
+        template=load_template("peras/wo_cot"),
+        labels=("0", "1", "2", "3"),
+        persona="",
+        placement="user",
+        max_tokens=8,
+        answer="logits",
+        original="peras",
+    )
+    context = JobContext(str(tmp_cache))
 
     out = tmp_path / "perturbations"
     sample = out / "samples" / "smollm2.tsv"
-    s = pj.sample_job(str(pairs), str(judgments), str(sample), judge="smollm2", per_label=1, seed=1)
+    s = pj.sample_job(str(pairs), str(judgments), str(sample), "smollm2", Sampling(per_label=1, seed=1))
     assert sorted(s["docid"]) == ["d1", "d4", "d6", "d8"]  # one per query and label, parsed only
 
-    check = load_template("perturbations/meaning_check")
+    check = Writer("smollm2", MODEL, load_template("perturbations/meaning_check"), max_tokens=2)
     rewrites = {}
     for v in REWRITE_VARIANTS:
         path = out / "rewrites" / f"{v.lower()}.tsv"
-        r = pj.rewrite_job(
-            [str(sample)],
-            str(path),
-            variant=v,
-            template=load_template(f"perturbations/{v.lower()}"),
-            check_template=check,
-            rewriter=MODEL,
-            max_tokens=24,
-            check_max_tokens=2,
-            cache=str(tmp_cache),
-            progress=False,
-        )
+        rewriter = Writer("smollm2", MODEL, load_template(f"perturbations/{v.lower()}"), max_tokens=24)
+        r = pj.rewrite_job([str(sample)], str(path), v, rewriter, check, context)
         assert len(r) == len(s) and (r["variant"] == v).all()
         assert (r["kept"] == (r["verdict"] == "preserved")).all()
         assert set(r["reason"]) <= {"", *REASONS}
@@ -99,28 +100,16 @@ def test_perturbation_jobs_end_to_end(tmp_path, tmp_cache):
 
     insertions = {}
     lex = load_template("perturbations/lex")
+    sem = SemWriter("smollm2", MODEL, load_template("perturbations/sem"), max_tokens=24, max_attempts=2)
     for v, kwargs in {
-        "SEM": {
-            "template": load_template("perturbations/sem"),
-            "rewriter": MODEL,
-            "max_tokens": 24,
-            "max_attempts": 2,
-            "cache": str(tmp_cache),
-        },
-        "LEX": {"template": lex},
+        "SEM": {"writer": sem, "context": context},
+        "LEX": {},
         "QRY": {},
     }.items():
         path = out / "insertions" / f"{v.lower()}.tsv"
         sentences = out / "insertions" / f"{v.lower()}_sentences.tsv"
-        t = pj.insertion_job(
-            [str(sample)],
-            str(path),
-            str(sentences),
-            variant=v,
-            stopwords=stopwords_param(WORDS),
-            progress=False,
-            **kwargs,
-        )
+        insertion = Insertion(v, tuple(WORDS), lex if v == "LEX" else "")
+        t = pj.insertion_job([str(sample)], str(path), str(sentences), insertion, **kwargs)
         assert list(t["docid"]) == ["d4", "d6"]  # grade 0 and label 0
         sent = pd.read_csv(sentences, sep="\t", dtype={"qid": str}, keep_default_na=False)
         for row in t.itertuples():
@@ -140,7 +129,7 @@ def test_perturbation_jobs_end_to_end(tmp_path, tmp_cache):
     for v in VARIANTS:
         table = rewrites.get(v) or insertions[v]
         path = out / "rejudged" / v.lower() / "smollm2.tsv"
-        rj = pj.rejudge_job(str(sample), str(table), str(path), variant=v, progress=False, **judge_settings)
+        rj = pj.rejudge_job(str(sample), str(table), str(path), judge, Selection(v), context)
         usable = read_variant_table(str(table))
         n_usable = int(usable["kept" if v in REWRITE_VARIANTS else "ok"].sum())
         assert len(rj) == n_usable and list(rj.columns) == pj.REJUDGE_COLUMNS
@@ -181,27 +170,19 @@ def test_perturbation_jobs_end_to_end(tmp_path, tmp_cache):
         str(tables / "transitions.tsv"),
         str(figs / "t.png"),
         str(figs / "t.pdf"),
-        dataset="t",
-        judge="smollm2",
+        TransitionFigure("t", "smollm2", "smollm2", REWRITE_VARIANTS),
     )
     pj.insertion_figure_job(
-        str(tables / "distributions.tsv"), str(figs / "i.png"), str(figs / "i.pdf"), dataset="t"
+        str(tables / "distributions.tsv"),
+        str(figs / "i.png"),
+        str(figs / "i.pdf"),
+        InsertionFigure("t", INSERTION_VARIANTS),
     )
     assert all((figs / f).stat().st_size > 1000 for f in ("t.png", "t.pdf", "i.png", "i.pdf"))
 
     # a rerun is answered by the cache and writes the same table
-    again = pj.rewrite_job(
-        [str(sample)],
-        str(tmp_path / "again.tsv"),
-        variant="SUM",
-        template=load_template("perturbations/sum"),
-        check_template=check,
-        rewriter=MODEL,
-        max_tokens=24,
-        check_max_tokens=2,
-        cache=str(tmp_cache),
-        progress=False,
-    )
+    rewriter = Writer("smollm2", MODEL, load_template("perturbations/sum"), max_tokens=24)
+    again = pj.rewrite_job([str(sample)], str(tmp_path / "again.tsv"), "SUM", rewriter, check, context)
     assert again["rewrite_cache_hit"].all()
     assert again["check_cache_hit"].dropna().astype(bool).all()
     first = read_variant_table(str(rewrites["SUM"]))

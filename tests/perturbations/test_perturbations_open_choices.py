@@ -21,7 +21,9 @@ from judgelab.project.estimate import dataset_pairs, estimate
 from judgelab.project.facade import Project
 from judgelab.studies.overrating.pointwise import pointwise_requests
 from judgelab.studies.perturbations.insertions import generate_sem, load_stopwords, read_reviewed_sem
+from judgelab.studies.perturbations.originals import variant_requests
 from judgelab.studies.perturbations.outcomes import pool_distributions, pool_transitions
+from judgelab.studies.perturbations.settings import OriginalJudge, SemWriter
 
 GPT = {"backend": "openai", "model": "gpt-4o-mini", "prices": {"input": 0.15, "output": 0.60}}
 
@@ -54,6 +56,12 @@ def test_original_overrating_uses_the_graded_run_its_prompt_bound_and_no_persona
     assert plan.judge_requests(pairs, "gpt", "") == pointwise_requests(
         pairs, ovr.prompts["graded"], max_tokens=16
     )
+    # the re-judge jobs' judge (one param): the graded prompt, its bound, no persona, parsed
+    judge = plan.judge("gpt")
+    assert judge.original == "overrating" and judge.persona == "" and judge.answer == "parse"
+    assert judge.coverage == plan.coverage() and judge.spec == project.model_entry("gpt")
+    assert OriginalJudge.from_param(judge.param()) == judge
+    assert variant_requests(pairs, judge) == plan.judge_requests(pairs, "gpt", "")
 
 
 def test_original_overrating_job_not_repeated_when_the_overrating_study_runs_it(tmp_path):
@@ -126,15 +134,8 @@ def test_reviewed_sem_sentences_replace_generation_where_given(tmp_path):
     assert given == {
         "101": ("These orange pet carp keep getting bigger.", f"{f}:2")
     }  # 102: another dataset's
-    out = generate_sem(
-        queries,
-        "{query} {terms} {attempt}",
-        None,
-        max_tokens=8,
-        max_attempts=2,
-        stopwords=words,
-        reviewed=given,
-    )
+    writer = SemWriter("", template="{query} {terms} {attempt}", max_tokens=8, max_attempts=2)
+    out = generate_sem(queries, writer, None, stopwords=words, reviewed=given)
     by = out.set_index("qid")
     assert (
         by.loc["101", "source"] == "reviewed" and bool(by.loc["101", "ok"]) and by.loc["101", "attempts"] == 0

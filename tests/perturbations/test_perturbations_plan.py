@@ -21,7 +21,9 @@ from judgelab.llm.prompts import load_template
 from judgelab.project.estimate import dataset_pairs, estimate
 from judgelab.project.facade import Project
 from judgelab.studies.perturbations.insertions import sem_request
+from judgelab.studies.perturbations.originals import variant_requests
 from judgelab.studies.perturbations.rewrites import meaning_check_requests, rewrite_requests
+from judgelab.studies.perturbations.settings import OriginalJudge, Selection
 
 GPT = {"backend": "openai", "model": "gpt-4o-mini", "prices": {"input": 0.15, "output": 0.60}}
 TREC = FIXTURES / "trec"
@@ -167,6 +169,38 @@ def test_a_separate_checker_is_a_second_model_of_each_rewrite_job(tmp_path):
         ("other", "meaning_check"),
         ("gpt", "rejudge"),
     }
+
+
+def test_the_rejudging_judge_is_the_peras_judge_job_s_and_every_setting_travels_as_its_param(tmp_path):
+    write_config(tmp_path)
+    project = Project.load([], tmp_path)
+    plan = project.plan("perturbations")
+    peras = project.plan("peras").judge("gpt", "wo_cot", "default")
+    judge = plan.judge("gpt")
+    assert judge == OriginalJudge.of("peras", peras) and judge.original == "peras"
+    pairs = dataset_pairs(project, "fx", directory=tmp_path).pairs
+    # an unchanged passage's re-judging request IS the PERAS judge job's (a cache hit)
+    assert variant_requests(pairs, judge) == judgment_requests(pairs, peras)
+    assert plan.judge_requests(pairs, "gpt", "") == judgment_requests(pairs, peras)
+    rewrite = plan.rewrite_writer("sum")
+    assert rewrite.template == plan.prompt("SUM") and rewrite.max_tokens == 16
+    assert rewrite.spec == project.model_entry("gpt")
+    assert plan.insertion("lex").template == plan.prompt("LEX") and plan.insertion("qry").template == ""
+    assert plan.insertion("sem").words == plan.stopwords
+    assert plan.selection("psv") == Selection("PSV", "per_variant")
+    settings = [
+        judge,
+        rewrite,
+        plan.check_writer(),
+        plan.sem_writer(),
+        plan.sampling_settings(),
+        plan.insertion("lex"),
+        plan.selection("sem"),
+        plan.transition_figure("gpt", "fx"),
+        plan.insertion_figure(),
+    ]
+    for value in settings:
+        assert type(value).from_param(value.param()) == value, value
 
 
 # -- the estimate -------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
-# Perturbations stage 5 - figures (PNG and PDF): seed 004 Figure 1 (one judge's transition
+# Perturbations stage 5 - figures (PNG and PDF): the paper's Figure 1 (one judge's transition
 # heatmaps, one per rewrite variant) and Figure 3 (label distributions after each insertion), per
-# dataset and, with several datasets, pooled over them (as the seed shows them: DL19 + DL20).
+# dataset and, with several datasets, pooled over them (as the paper shows them: DL19 + DL20).
 
 
 rule perturbation_transition_figure:
@@ -24,9 +24,8 @@ rule perturbation_transition_figure:
     resources:
         **cpu_job(30, 4000),
     params:
-        variants=lambda wc: PERTURBATIONS.rewrite_variants,
-        display=lambda wc: PROJECT.display_name(wc.model),
-        title=lambda wc: wc.dataset,
+        # the judge (key, display name), the variants, the dataset of the title
+        figure=lambda wc: PERTURBATIONS.transition_figure(wc.model, wc.dataset).param(),
     script:
         "../../scripts/perturbations/transition_figure.py"
 
@@ -50,9 +49,8 @@ rule perturbation_insertion_figure:
     resources:
         **cpu_job(30, 4000),
     params:
-        variants=lambda wc: PERTURBATIONS.insertions,
-        names=json.dumps(PERTURBATIONS.display_names(), sort_keys=True),
-        title=lambda wc: wc.dataset,
+        # the variants, the judges' display names, the dataset of the title
+        figure=lambda wc: PERTURBATIONS.insertion_figure(wc.dataset).param(),
     script:
         "../../scripts/perturbations/insertion_figure.py"
 
@@ -76,9 +74,8 @@ rule perturbation_pooled_transition_figure:
     conda:
         "../../../envs/judgelab.yaml"
     params:
-        variants=lambda wc: PERTURBATIONS.rewrite_variants,
-        display=lambda wc: PROJECT.display_name(wc.model),
-        title=" + ".join(PERTURBATIONS.datasets),
+        # the judge, the variants, the datasets pooled (the title)
+        figure=lambda wc: PERTURBATIONS.transition_figure(wc.model).param(),
     script:
         "../../scripts/perturbations/transition_figure.py"
 
@@ -100,8 +97,7 @@ rule perturbation_pooled_insertion_figure:
     conda:
         "../../../envs/judgelab.yaml"
     params:
-        variants=lambda wc: PERTURBATIONS.insertions,
-        names=json.dumps(PERTURBATIONS.display_names(), sort_keys=True),
-        title=" + ".join(PERTURBATIONS.datasets),
+        # the variants, the judges' display names, the datasets pooled (the title)
+        figure=lambda wc: PERTURBATIONS.insertion_figure().param(),
     script:
         "../../scripts/perturbations/insertion_figure.py"

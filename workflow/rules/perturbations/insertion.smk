@@ -1,9 +1,10 @@
-# Perturbations stage 2b - insertions (seed 004 section 3.2) at the start of the pooled sampled
-# passages that the human (grade 0) and their judge (label 0) call non-relevant: SEM takes a
-# query's reviewed sentence (perturbations.sem_sentences) or asks the rewriter for a sentence
-# answering the query without its non-stopword terms (checked in code, asked again up to
-# `sem_max_attempts` times); LEX (seed 004's fixed sentence listing the query terms) and QRY (the
-# query itself) need no model. The stopword list (perturbations.stopwords) is a param of each.
+# Perturbations stage 2b - insertions ("When LLM Judges Inflate Scores", section 3.2) at the start
+# of the pooled sampled passages that the human (grade 0) and their judge (label 0) call
+# non-relevant: SEM takes a query's reviewed sentence (perturbations.sem_sentences) or asks the
+# rewriter for a sentence answering the query without its non-stopword terms (checked in code,
+# asked again up to `sem_max_attempts` times); LEX (the paper's fixed sentence listing the query
+# terms) and QRY (the query itself) need no model. The stopword list (perturbations.stopwords) is
+# a param of each.
 
 
 rule perturbation_sem:
@@ -21,11 +22,9 @@ rule perturbation_sem:
     resources:
         **model_job(120, sem_models),
     params:
-        template=lambda wc: PERTURBATIONS.prompt("SEM"),
-        rewriter=lambda wc: PROJECT.model_param(PERTURBATIONS.rewriter) if PERTURBATIONS.rewriter else "",
-        max_tokens=PERTURBATIONS.sem_max_tokens,
-        max_attempts=PERTURBATIONS.sem_max_attempts,
-        stopwords=lambda wc: PERTURBATIONS.stopwords_param,
+        insertion=lambda wc: PERTURBATIONS.insertion("SEM").param(),
+        # the rewriter (none: the reviewed sentences only), the SEM prompt, bound and attempts
+        writer=lambda wc: PERTURBATIONS.sem_writer().param(),
     script:
         "../../scripts/perturbations/sem.py"
 
@@ -43,8 +42,7 @@ rule perturbation_insertion:
     conda:
         "../../../envs/judgelab.yaml"
     params:
-        # LEX: the seed's sentence; QRY: none (the query is the sentence)
-        template=lambda wc: PERTURBATIONS.prompt("LEX") if wc.variant == "lex" else "",
-        stopwords=lambda wc: PERTURBATIONS.stopwords_param,
+        # the stopwords and, for LEX, the paper's sentence (QRY: none, the query is the sentence)
+        insertion=lambda wc: PERTURBATIONS.insertion(wc.variant).param(),
     script:
         "../../scripts/perturbations/insertion.py"

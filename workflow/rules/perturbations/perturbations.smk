@@ -1,9 +1,11 @@
-# Study: perturbations (seed 004, section 3) - do judges assess meaning or surface cues?
+# Study: perturbations ("When LLM Judges Inflate Scores", section 3) - do judges assess meaning
+# or surface cues?
 # Config section `perturbations` (switch: perturbations.enabled); target `snakemake perturbations`;
-# plan judgelab.studies.perturbations; jobs judgelab.studies.perturbations.jobs; prompts
+# plan judgelab.studies.perturbations.plan (each job's settings one value per concern:
+# judgelab.studies.perturbations.settings); jobs judgelab.studies.perturbations.jobs; prompts
 # resources/prompts/perturbations/; report captions workflow/report/perturbations/.
-# Stages per dataset: sample (each judge's PERAS judgment) -> rewrites + meaning check (one job per
-# variant, pooled samples) and insertions (SEM / LEX / QRY) -> re-judging (variant x judge) ->
+# Stages per dataset: sample (each judge's original judgment) -> rewrites + meaning check (one job
+# per variant, pooled samples) and insertions (SEM / LEX / QRY) -> re-judging (variant x judge) ->
 # transitions, distributions -> figures.
 
 

@@ -9,7 +9,7 @@ rule perturbation_rejudge:
         sample=path("perturbation_sample"),
         variants=lambda wc: PERTURBATIONS.variant_table(wc.dataset, wc.variant),
         rewrites=lambda wc: PERTURBATIONS.filter_inputs(wc.dataset, wc.variant),
-        persona=lambda wc: (
+        persona_file=lambda wc: (
             PROJECT.persona_input(PERTURBATIONS.persona) if PERTURBATIONS.original == "peras" else []
         ),
     output:
@@ -25,17 +25,10 @@ rule perturbation_rejudge:
     resources:
         **model_job(720),
     params:
-        original=PERTURBATIONS.original,
-        persona=lambda wc: (
-            PROJECT.persona_param(PERTURBATIONS.persona) if PERTURBATIONS.original == "peras" else ""
-        ),
-        template=lambda wc: PERTURBATIONS.judge_template_text,
-        labels=lambda wc: json.dumps(PERTURBATIONS.judge_labels),
-        max_tokens=lambda wc: PERTURBATIONS.judge_max_tokens,
-        answer=lambda wc: PERTURBATIONS.judge_answer(wc.model),
-        placement=PROJECT.placement,
-        rewrite_filter=PERTURBATIONS.rewrite_filter,
-        coverage=lambda wc: PERTURBATIONS.coverage().param(),
-        model=model_param,
+        # the judge of the original judgment whole (the PERAS judge, or the overrating graded
+        # pointwise judge): model entry, template, labels, persona, bound, reading, coverage floor
+        judge=lambda wc: PERTURBATIONS.judge(wc.model).param(),
+        # the variant and the rewrite filter
+        selection=lambda wc: PERTURBATIONS.selection(wc.variant).param(),
     script:
         "../../scripts/perturbations/rejudge.py"

@@ -1,7 +1,8 @@
-# Perturbations stage 2 - rewrites (seed 004 section 3.1): one job per dataset x rewrite variant
-# (PSV, ACV, SUM, EXP) over the judges' pooled samples, each passage rewritten once by the rewriter
-# and checked by the meaning checker. Its prompt params are that variant's prompt and the meaning
-# check only: editing sum.yaml reruns the SUM job, its re-judging and the tables/figures above.
+# Perturbations stage 2 - rewrites ("When LLM Judges Inflate Scores", section 3.1): one job per
+# dataset x rewrite variant (PSV, ACV, SUM, EXP) over the judges' pooled samples, each passage
+# rewritten once by the rewriter and checked by the meaning checker. Its prompt params are that
+# variant's rewriter (its prompt) and the meaning checker only: editing sum.yaml reruns the SUM
+# job, its re-judging and the tables/figures above.
 
 
 rule perturbation_rewrite:
@@ -19,11 +20,8 @@ rule perturbation_rewrite:
     resources:
         **model_job(720, rewrite_models),
     params:
-        template=lambda wc: PERTURBATIONS.prompt(PERTURBATIONS.variant(wc.variant)),
-        check_template=lambda wc: PERTURBATIONS.prompt("meaning_check"),
-        rewriter=lambda wc: PROJECT.model_param(PERTURBATIONS.rewriter),
-        checker=lambda wc: PROJECT.model_param(PERTURBATIONS.checker),
-        max_tokens=PERTURBATIONS.rewrite_max_tokens,
-        check_max_tokens=PERTURBATIONS.check_max_tokens,
+        # each whole: model key and entry, prompt text, answer bound
+        rewriter=lambda wc: PERTURBATIONS.rewrite_writer(wc.variant).param(),
+        checker=lambda wc: PERTURBATIONS.check_writer().param(),
     script:
         "../../scripts/perturbations/rewrite.py"

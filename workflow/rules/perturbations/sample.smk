@@ -17,7 +17,7 @@ rule perturbation_sample:
     conda:
         "../../../envs/judgelab.yaml"
     params:
-        per_label=PERTURBATIONS.sampling["per_label"],
-        seed=PERTURBATIONS.sampling["seed"],
+        # per_label and seed (the judge is the `model` wildcard)
+        sampling=PERTURBATIONS.sampling_settings().param(),
     script:
         "../../scripts/perturbations/sample.py"

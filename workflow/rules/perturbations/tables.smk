@@ -55,8 +55,8 @@ rule perturbation_pooled:
             else []
         ),
     output:
-        transitions=path("perturbation_pooled_transitions"),
-        distributions=path("perturbation_pooled_distributions"),
+        pooled_transitions=path("perturbation_pooled_transitions"),
+        pooled_distributions=path("perturbation_pooled_distributions"),
     log:
         PROJECT.log("perturbations-pooled/tables"),
     conda:

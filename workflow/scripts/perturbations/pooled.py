@@ -1,12 +1,6 @@
-"""Snakemake adapter: the transition and distribution tables of every dataset pooled."""
+"""Snakemake adapter - perturbations: every dataset's transition and distribution tables pooled."""
 
-from judgelab.project.runner import script_logging
+from judgelab.project.runner import run
 from judgelab.studies.perturbations.jobs import pooled_job
 
-with script_logging(snakemake.log[0]):
-    pooled_job(
-        list(snakemake.input.transitions),
-        list(snakemake.input.distributions),
-        snakemake.output.transitions,
-        snakemake.output.distributions,
-    )
+run(snakemake, pooled_job)

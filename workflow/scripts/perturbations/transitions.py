@@ -1,15 +1,6 @@
-"""Snakemake adapter: transitions, shifts and kept fractions of one dataset's rewrites."""
+"""Snakemake adapter - perturbations: transitions, shifts and kept fractions of a dataset's rewrites."""
 
-from judgelab.project.runner import script_logging
+from judgelab.project.runner import run
 from judgelab.studies.perturbations.jobs import transitions_job
 
-o = snakemake.output
-with script_logging(snakemake.log[0]):
-    transitions_job(
-        list(snakemake.input.rejudged),
-        list(snakemake.input.rewrites),
-        o.transitions,
-        o.shifts,
-        o.kept,
-        rewrite_filter=snakemake.params.rewrite_filter,
-    )
+run(snakemake, transitions_job)

@@ -1,4 +1,4 @@
-"""Rewriting perturbations and query-dependent insertions (seed 004, section 3).
+"""Rewriting perturbations and query-dependent insertions ("When LLM Judges Inflate Scores", section 3).
 
 Do LLM judges assess meaning or surface cues? Passages are perturbed and re-judged by the judge
 that labelled them, with the same template and persona, and the label changes are counted.
@@ -23,7 +23,7 @@ that labelled them, with the same template and persona, and the label changes ar
   the query's non-stopword terms, verified in code (:func:`sem_failure`: no query term, at
   least :data:`SEM_MIN_WORDS` words) and requested again up to a bound (:func:`generate_sem`),
   failures recorded; the candidates are the sampled pairs (so at most ``per_label`` per query
-  and judge); LEX - the seed's fixed template sentence listing the query
+  and judge); LEX - the paper's fixed template sentence listing the query
   terms (:func:`lex_sentence`); QRY - the query string itself (:func:`qry_sentence`).
 * **Outcomes**: transition matrices from the judge's original label to its label on each
   variant (:func:`transition_counts`, :func:`transition_table`), label shifts
@@ -40,7 +40,7 @@ query terms. SEM sentences may come from a reviewed file (:func:`read_reviewed_s
 the rewriter, checked the same way.
 
 Original labels (:mod:`.originals`): the PERAS judgment of ``template`` x ``persona``, or (as in
-the seed) the overrating study's graded run; the re-judging is made exactly like the original.
+the paper) the overrating study's graded run; the re-judging is made exactly like the original.
 The rewrite filter (``rewrite_filter``): each variant's own kept rewrites, or only the passages
 kept by every variant (:func:`kept_by_all`, reported either way).
 
@@ -60,5 +60,6 @@ Modules (config section ``perturbations``, target ``perturbations``, rules
 ``workflow/rules/perturbations/perturbations.smk`` and ``workflow/rules/perturbations/``, prompts
 ``resources/prompts/perturbations/``): :mod:`.plan`, :mod:`.sampling`, :mod:`.rewrites`,
 :mod:`.insertions`, :mod:`.outcomes` (re-judging, transitions, shifts, distributions),
-:mod:`.figures`, :mod:`.jobs` (one function per workflow job), :mod:`.estimate`.
+:mod:`.figures`, :mod:`.originals` (how a judge's original labels were made), :mod:`.settings`
+(the jobs' settings values), :mod:`.jobs` (one function per workflow job), :mod:`.estimate`.
 """

@@ -1,4 +1,5 @@
-"""The perturbation study's requests for ``judgelab estimate``, built with the jobs' own request builders.
+"""The perturbation study's requests for ``judgelab estimate``, built with the jobs' own request
+builders and settings values (the plan's judge, rewriter, meaning checker and SEM writer).
 
 Each stage depends on the answers of the one before (the judge's labels choose the sample, the
 rewrites are checked, the kept rewrites and valid sentences are re-judged): where those answers
@@ -91,19 +92,17 @@ def _sample(plan, ctx, dataset: str, judge: str) -> _Sample:
     from judgelab.studies.perturbations.sampling import SAMPLE_COLUMNS, sample_judged
 
     src = ctx.pairs(dataset)
-    per_label, seed = plan.sampling["per_label"], plan.sampling["seed"]
+    sampling = plan.sampling_settings()
+    per_label, seed = sampling.per_label, sampling.seed
     labels = []
     if src.exact:
         reqs = plan.judge_requests(src.pairs, judge, plan._persona_text(ctx))
+        reading = plan.judge(judge)
         for req in reqs:
             hit = _cached(ctx, judge, req)
             if hit is None:
                 break
-            labels.append(
-                label_of(
-                    hit, original=plan.original, labels=plan.judge_labels, answer=plan.judge_answer(judge)
-                )
-            )
+            labels.append(label_of(hit, reading))
     if src.exact and len(labels) == len(src.pairs):
         judged = src.pairs[["qid", "docid"]].assign(
             label=pd.array(labels, dtype="Int64"), parsed=[lab is not None for lab in labels]
@@ -127,9 +126,11 @@ def _build_estimate(plan, ctx, dataset: str) -> dict:
     pool = pool_samples(x.table for x in samples.values())
     out: dict = {"rewrite": {}, "check": {}, "sem": [], "rejudge": {}}
     tables: dict[str, pd.DataFrame] = {}
-    rw_max, ck_max = plan.rewrite_max_tokens, plan.check_max_tokens
+    check = plan.check_writer() if plan.rewrite_variants else None
     for v in plan.rewrite_variants:
-        reqs = rewrite_requests(pool, plan.prompt(v), max_tokens=rw_max)
+        rewrite = plan.rewrite_writer(v)
+        rw_max = rewrite.max_tokens
+        reqs = rewrite_requests(pool, rewrite.template, max_tokens=rw_max)
         rewrites, checks, rows = [], [], []
         for r, req in zip(pool.itertuples(index=False), reqs):
             hit = _cached(ctx, plan.rewriter, req) if exact else None
@@ -141,14 +142,14 @@ def _build_estimate(plan, ctx, dataset: str) -> dict:
                 text = clean_rewrite(comp.text, (comp.completion_tokens or 0) >= rw_max)
                 known = True
             kept = False
-            if text:
+            if text and check is not None:
                 creq = meaning_check_requests(
-                    [r.passage], [text], plan.prompt("meaning_check"), max_tokens=ck_max
+                    [r.passage], [text], check.template, max_tokens=check.max_tokens
                 )[0]
                 chit = _cached(ctx, plan.checker, creq) if known else None
                 checks.append((creq, chit is not None))
                 known = chit is not None
-                kept = not known or parse_meaning_verdict(chit["text"]) == "preserved"
+                kept = chit is None or parse_meaning_verdict(chit["text"]) == "preserved"
             rows.append(
                 {
                     "dataset": r.dataset,
@@ -170,12 +171,9 @@ def _build_estimate(plan, ctx, dataset: str) -> dict:
         if v == "SEM":
             sentences = _sem(plan, ctx, queries, exact, out["sem"])
         else:
+            insertion = plan.insertion(v)
             sentences = fixed_sentences(
-                queries,
-                v,
-                plan.prompt("LEX") if v == "LEX" else None,
-                dataset=dataset,
-                stopwords=plan.stopwords,
+                queries, v, insertion.template or None, dataset=dataset, stopwords=insertion.words
             ).assign(known=True)
         table = build_insertions(candidates, sentences, v)
         tables[v] = table.merge(sentences[["qid", "known"]], on="qid", how="left")
@@ -203,15 +201,16 @@ def _sem(plan, ctx, queries: dict[str, str], exact: bool, requests: list) -> pd.
     cached attempt k fails the check; from the first uncached attempt on, every remaining
     attempt is counted (an upper bound) and a sentence of ``sem_max_tokens`` stands in."""
 
-    max_tokens, attempts = plan.sem_max_tokens, plan.sem_max_attempts
-    words = plan.stopwords
+    writer = plan.sem_writer()
+    max_tokens, attempts = writer.max_tokens, writer.max_attempts
+    words = plan.insertion("SEM").words
     reviewed = read_reviewed_sem(plan.sem_file, queries, words) if plan.sem_file else {}
     rows = []
     for qid, query in queries.items():
         sentence, known = reviewed.get(qid, ("", True))[0], True
         # a reviewed sentence asks nothing; without a rewriter nothing can be asked
         for a in range(1, attempts + 1 if not sentence and plan.rewriter else 1):
-            req = sem_request(query, plan.prompt("SEM"), a, max_tokens=max_tokens, stopwords=words)
+            req = sem_request(query, writer.template, a, max_tokens=max_tokens, stopwords=words)
             hit = _cached(ctx, plan.rewriter, req) if exact and known else None
             requests.append((req, hit is not None))
             if hit is None:

@@ -1,4 +1,5 @@
-"""Figures of the perturbation study (seed 004, section 3), PNG and PDF (matplotlib, Agg).
+"""Figures of the perturbation study ("When LLM Judges Inflate Scores", section 3), PNG and PDF
+(matplotlib, Agg).
 
 * :func:`transition_heatmaps` - Figure 1: one judge's label transition matrices, one heatmap per
   rewrite variant; rows are the judge's original label, columns its label on the variant, each

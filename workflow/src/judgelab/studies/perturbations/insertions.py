@@ -20,6 +20,7 @@ from judgelab.llm.client import CachedClient
 from judgelab.llm.prompts import fill, register_kind
 from judgelab.studies.perturbations.rewrites import SENTENCE_END
 from judgelab.studies.perturbations.sampling import pool_samples
+from judgelab.studies.perturbations.settings import SemWriter
 
 log = logging.getLogger(__name__)
 
@@ -212,7 +213,7 @@ def first_sentence(text: str) -> str:
 
 
 def lex_sentence(query: str, template: str, stopwords: frozenset[str]) -> str:
-    """LEX: the seed's template sentence with the query terms joined by ``", "`` as ``{terms}``."""
+    """LEX: the paper's template sentence with the query terms joined by ``", "`` as ``{terms}``."""
     return fill(template, terms=", ".join(query_terms(query, stopwords)))
 
 
@@ -237,18 +238,17 @@ def sem_request(
 
 def generate_sem(
     queries: Mapping[str, str],
-    template: str | None,
+    writer: SemWriter,
     client: CachedClient | None,
     *,
-    max_tokens: int,
-    max_attempts: int,
     stopwords: frozenset[str],
     dataset: str = "",
     progress: bool = True,
     reviewed: Mapping[str, tuple[str, str]] | None = None,
 ) -> pd.DataFrame:
-    """One SEM sentence per query: requested, verified by :func:`sem_failure`, requested again
-    with the next attempt number while it fails, at most ``max_attempts`` times. Every try is
+    """One SEM sentence per query: requested (``writer``: the SEM prompt and bound, asked of
+    ``client``), verified by :func:`sem_failure`, requested again with the next attempt number
+    while it fails, at most ``writer.max_attempts`` times. Every try is
     recorded (``tries``: JSON list of attempt, sentence, violations); a query whose tries all fail
     has ``ok`` False, an empty sentence and the last failure as ``reason``.
 
@@ -256,13 +256,14 @@ def generate_sem(
     where); a query among them takes its reviewed sentence (``source`` ``reviewed``, no request)
     and is never generated; the others are generated (``source`` ``generated``), or, without a
     ``client``, get no sentence (reason ``no reviewed sentence``)."""
+    template, max_tokens, max_attempts = writer.template, writer.max_tokens, writer.max_attempts
     if max_attempts < 1:
         raise InputError(f"must be >= 1, got {max_attempts}", key="perturbations.sem_max_attempts")
     reviewed = dict(reviewed or {})
     tries: dict[str, list[dict]] = {q: [] for q in queries if q not in reviewed}
     todo = list(tries) if client is not None else []
     for attempt in range(1, max_attempts + 1):
-        if not todo:
+        if not todo or client is None:
             break
         answers = client.run(
             [

@@ -1,4 +1,5 @@
-"""Perturbations (seed 004, section 3): meaning-preserving rewrites and query-dependent insertions.
+"""Perturbations ("When LLM Judges Inflate Scores", section 3): meaning-preserving rewrites and
+query-dependent insertions.
 
 Config section ``perturbations``; target ``perturbations``; rules ``workflow/rules/perturbations/perturbations.smk``
 and ``workflow/rules/perturbations/``; jobs :mod:`judgelab.studies.perturbations.jobs`; science
@@ -6,12 +7,18 @@ and ``workflow/rules/perturbations/``; jobs :mod:`judgelab.studies.perturbations
 
 Per dataset: each judge's sample of its original judgment (``original: peras`` - the PERAS
 ``judge`` rule's table of the study's ``template`` and ``persona``; ``original: overrating`` -
-the overrating study's graded pointwise table, as in the seed; requiring it schedules that job
+the overrating study's graded pointwise table, as in the paper; requiring it schedules that job
 even when its study is disabled), one rewrite job per rewrite variant over the pooled samples
 (rewriter + meaning check), one insertion job per insertion variant (SEM calls the rewriter for
 the queries without a reviewed sentence), one re-judge job per variant x judge made exactly like
 the original judgment, the transition / distribution tables and the figures; with more than one
-dataset, the tables and Figures 1 and 3 pooled over them (as the seed shows them).
+dataset, the tables and Figures 1 and 3 pooled over them (as the paper shows them).
+
+Each job's settings are one value per concern (:mod:`.settings`), built here and carried whole as
+the rule's params: the re-judging's judge (:meth:`Plan.judge`: the PERAS plan's judge, or the
+overrating graded pointwise judge), the rewriter and meaning checker (:meth:`Plan.rewrite_writer`,
+:meth:`Plan.check_writer`), the SEM writer (:meth:`Plan.sem_writer`), the sample's draw, an
+insertion, a re-judge job's pairs and the figures.
 """
 
 from __future__ import annotations
@@ -24,12 +31,22 @@ import pandas as pd
 
 from judgelab.errors import InputError
 from judgelab.llm.backends.base import Request
-from judgelab.llm.judging import Coverage
+from judgelab.llm.judge import Coverage, Judge
 from judgelab.project.plan import LLMJob, StudyPlan
 from judgelab.studies.perturbations import estimate
 from judgelab.studies.perturbations.insertions import load_stopwords, stopwords_param
 from judgelab.studies.perturbations.originals import variant_requests
 from judgelab.studies.perturbations.outcomes import REWRITE_FILTERS
+from judgelab.studies.perturbations.settings import (
+    Insertion,
+    InsertionFigure,
+    OriginalJudge,
+    Sampling,
+    Selection,
+    SemWriter,
+    TransitionFigure,
+    Writer,
+)
 
 #: The template kind each prompt key needs (the rewrite variants: ``rewrite``).
 PROMPT_KINDS = {"meaning_check": "meaning_check", "SEM": "sem_sentence", "LEX": "lex_sentence"}
@@ -125,6 +142,10 @@ class Plan(StudyPlan):
     def sampling(self) -> dict[str, int]:
         """The sample job's settings: ``per_label`` passages per query and predicted label, ``seed``."""
         return {k: int(self.section[k]) for k in ("per_label", "seed")}
+
+    def sampling_settings(self) -> Sampling:
+        """:attr:`sampling` as the sample job's value (a tracked param)."""
+        return Sampling(**self.sampling)
 
     @property
     def rewrite_max_tokens(self) -> int:
@@ -256,21 +277,105 @@ class Plan(StudyPlan):
             float(self.project.config["min_coverage"]), peras.template, peras.bound_key, peras.answer_key
         )
 
-    def judge_requests(self, pairs: pd.DataFrame, model: str, persona_text: str | None) -> list[Request]:
-        """The requests judging ``pairs`` as the original judgment does (the estimate)."""
-        return variant_requests(
-            pairs,
-            original=self.original,
+    def judge(self, model: str) -> OriginalJudge:
+        """The judge of the re-judge jobs of ``model``: its original judgment's judge (the rule's
+        one tracked param of the judge). ``original: peras`` - the PERAS plan's judge of the
+        study's template and persona (its persona "" when it is a generated one: the job reads
+        the file); ``overrating`` - the graded pointwise judge of the overrating study (its
+        template, labels and bound, no persona - so no placement either - the label parsed), with
+        the re-judging's coverage floor (:meth:`coverage`)."""
+        if self.original == "peras":
+            return OriginalJudge.of(
+                "peras", self.project.plan("peras").judge(model, self.template, self.persona)
+            )
+        judge = Judge(
+            model=model,
+            spec=self.project.model_entry(model),
             template=self.judge_template_text,
-            labels=self.judge_labels,
+            labels=tuple(self.judge_labels),
             max_tokens=self.judge_max_tokens,
-            persona=persona_text or "",
-            placement=self.project.placement,
             answer=self.judge_answer(model),
+            coverage=self.coverage(),
         )
+        return OriginalJudge.of("overrating", judge)
+
+    def judge_requests(self, pairs: pd.DataFrame, model: str, persona_text: str | None) -> list[Request]:
+        """The requests judging ``pairs`` as the original judgment does (the estimate; the
+        persona's instruction ``persona_text``, that of a generated persona read by the caller)."""
+        judge = self.judge(model)
+        if self.original == "peras":
+            judge = judge.but(persona=persona_text or "")
+        return variant_requests(pairs, judge)
 
     def display_names(self) -> dict[str, str]:
         return self.project.display_names(self.judges)
+
+    # -- the jobs' settings ---------------------------------------------------------------------
+
+    def rewrite_writer(self, variant: str) -> Writer:
+        """The rewriter of ``variant`` (a name or a path wildcard): its model, the variant's
+        prompt and ``rewrite_max_tokens`` (a tracked param: editing one variant's prompt reruns
+        that variant's jobs only)."""
+        return Writer(
+            model=self.rewriter,
+            spec=self.project.model_entry(self.rewriter),
+            template=self.prompt(self.variant(variant)),
+            max_tokens=self.rewrite_max_tokens,
+        )
+
+    def check_writer(self) -> Writer:
+        """The meaning checker: its model (null: the rewriter), the meaning-check prompt and
+        ``check_max_tokens``."""
+        return Writer(
+            model=self.checker,
+            spec=self.project.model_entry(self.checker),
+            template=self.prompt("meaning_check"),
+            max_tokens=self.check_max_tokens,
+        )
+
+    def sem_writer(self) -> SemWriter:
+        """The SEM writer: the rewriter (model "" without one: the reviewed sentences only), the
+        SEM prompt, ``sem_max_tokens`` and ``sem_max_attempts``."""
+        model = self.rewriter or ""
+        return SemWriter(
+            model=model,
+            spec=self.project.model_entry(model) if model else {},
+            template=self.prompt("SEM"),
+            max_tokens=self.sem_max_tokens,
+            max_attempts=self.sem_max_attempts,
+        )
+
+    def insertion(self, variant: str) -> Insertion:
+        """An insertion variant's settings: the stopword list and, for LEX, its template
+        sentence (a tracked param: editing the list reruns exactly the insertion jobs)."""
+        v = self.variant(variant)
+        return Insertion(
+            variant=v,
+            stopwords=tuple(sorted(self.stopwords)),
+            template=self.prompt("LEX") if v == "LEX" else "",
+        )
+
+    def selection(self, variant: str) -> Selection:
+        """The pairs the re-judge jobs of ``variant`` judge (the variant and the rewrite filter)."""
+        return Selection(variant=self.variant(variant), rewrite_filter=self.rewrite_filter)
+
+    def _title(self, dataset: str | None) -> str:
+        return dataset if dataset is not None else " + ".join(self.datasets)
+
+    def transition_figure(self, model: str, dataset: str | None = None) -> TransitionFigure:
+        """Figure 1 of judge ``model`` on ``dataset`` (None: every dataset pooled)."""
+        return TransitionFigure(
+            title=self._title(dataset),
+            judge=model,
+            display=self.project.display_name(model),
+            variants=tuple(self.rewrite_variants),
+        )
+
+    def insertion_figure(self, dataset: str | None = None) -> InsertionFigure:
+        """Figure 3 on ``dataset`` (None: every dataset pooled)."""
+        return InsertionFigure(
+            title=self._title(dataset), variants=tuple(self.insertions), names=self.display_names()
+        )
 
     # -- files ----------------------------------------------------------------------------------
 
@@ -404,6 +509,7 @@ class Plan(StudyPlan):
         return {(j.rule, j.wildcards) for j in study.llm_jobs()} if study.enabled else set()
 
     def _original_job(self, dataset: str, judge: str) -> LLMJob:
+        wc: tuple[tuple[str, str], ...]
         if self.original == "overrating":
             wc = (("dataset", dataset), ("model", judge), ("scale", "graded"))
             return LLMJob("overrating_pointwise", judge, wc, self.name)
@@ -473,8 +579,6 @@ class Plan(StudyPlan):
             out.append(path("perturbation_pooled_distributions"))
             out += [path("perturbation_pooled_insertion_figure", ext=e) for e in ("png", "pdf")]
         return out
-
-    # -- the estimate -------------------------------------------------------------------------
 
     # -- the estimate -------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from judgelab.errors import InputError
 from judgelab.llm.backends.base import Request
 from judgelab.llm.client import CachedClient
 from judgelab.llm.prompts import fill, register_kind
+from judgelab.studies.perturbations.settings import Writer
 
 # The kinds of the study's prompts (resources/prompts/perturbations/): their placeholders are
 # checked when a template is loaded.
@@ -115,7 +116,9 @@ def meaning_filter(table: pd.DataFrame) -> pd.DataFrame:
     Rejected rows stay, with the reason ``empty`` (no text: the check is not asked, its answer
     must be missing), ``changed`` or ``unparsable``.
     """
-    verdicts, kept, reasons = [], [], []
+    verdicts: list[str | None] = []
+    kept: list[bool] = []
+    reasons: list[str] = []
     for text, answer in zip(table["text"], table["check_answer"]):
         has_answer = isinstance(answer, str)
         if not isinstance(text, str) or not text.strip():
@@ -135,20 +138,23 @@ def meaning_filter(table: pd.DataFrame) -> pd.DataFrame:
 def run_rewrites(
     pool: pd.DataFrame,
     variant: str,
-    template: str,
-    check_template: str,
+    rewrite: Writer,
+    check: Writer,
     rewriter: CachedClient,
     checker: CachedClient,
     *,
-    max_tokens: int,
-    check_max_tokens: int,
     progress: bool = True,
 ) -> pd.DataFrame:
-    """Rewrite every pooled passage, check each non-empty rewrite's meaning, keep the preserved.
+    """Rewrite every pooled passage (``rewrite``: the variant's prompt and bound, asked of the
+    ``rewriter`` client), check each non-empty rewrite's meaning (``check``: the meaning-check
+    prompt and bound, asked of the ``checker`` client), keep the preserved.
 
     One row per pooled passage (columns :data:`REWRITE_COLUMNS`), rejected ones included."""
+    max_tokens = rewrite.max_tokens
     answers = rewriter.run(
-        rewrite_requests(pool, template, max_tokens=max_tokens), desc=f"rewrite {variant}", progress=progress
+        rewrite_requests(pool, rewrite.template, max_tokens=max_tokens),
+        desc=f"rewrite {variant}",
+        progress=progress,
     )
     rows = []
     for r, (comp, hit) in zip(pool.itertuples(index=False), answers):
@@ -177,7 +183,7 @@ def run_rewrites(
     ask = table.index[table["text"].str.len() > 0]
     checks = checker.run(
         meaning_check_requests(
-            table.loc[ask, "original"], table.loc[ask, "text"], check_template, max_tokens=check_max_tokens
+            table.loc[ask, "original"], table.loc[ask, "text"], check.template, max_tokens=check.max_tokens
         ),
         desc=f"meaning check {variant}",
         progress=progress,

@@ -1,5 +1,5 @@
-"""Sampling (seed 004, section 3): each judge's sample of its original judgment, and the pool of
-the judges' samples (each passage rewritten once per variant).
+"""Sampling ("When LLM Judges Inflate Scores", section 3): each judge's sample of its original
+judgment, and the pool of the judges' samples (each passage rewritten once per variant).
 """
 
 from __future__ import annotations
