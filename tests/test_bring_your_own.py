@@ -1,8 +1,8 @@
 """A researcher's own labels and runs, through the real workflow with no model: an imported judge
 file that labels the whole bundled DL19 sample while the dataset keeps 2 pairs per grade
 (`.test/byo`: `judges: []`, persona `default` only), scored by PERAS and diagnosed by the overrating
-study; the finished run, with its workflow, copied elsewhere has nothing to do; and the README's
-"Bring your own" commands, run as written in a copy of the checkout."""
+study; the finished run, with its workflow, copied elsewhere has nothing to do; and the "Bring your
+own" commands of docs/changing.md, run as written in a copy of the checkout."""
 
 from __future__ import annotations
 
@@ -83,10 +83,14 @@ def test_an_imported_judge_run_and_the_run_moved_elsewhere(tmp_path):
         assert NOTHING in text, text[-3000:]
 
 
-def readme_section(title: str) -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    m = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## )", text, re.S | re.M)
-    assert m, f"README.md has no section {title!r}"
+#: the page that holds the "Bring your own" commands (README.md links to it)
+BYO_PAGE = Path("docs") / "changing.md"
+
+
+def doc_section(title: str, page: Path = BYO_PAGE) -> str:
+    text = (ROOT / page).read_text(encoding="utf-8")
+    m = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", text, re.S | re.M)
+    assert m, f"{page} has no section {title!r}"
     return m.group(1)
 
 
@@ -94,9 +98,9 @@ def bash_blocks(section: str) -> list[str]:
     return re.findall(r"```bash\n(.*?)```", section, re.S)
 
 
-def test_the_readme_bring_your_own_commands_run_as_written(tmp_path):
+def test_the_bring_your_own_commands_run_as_written(tmp_path):
     checkout = copy_checkout(tmp_path / "judgelab")
-    blocks = bash_blocks(readme_section("Bring your own"))
+    blocks = bash_blocks(doc_section("Bring your own"))
     assert len(blocks) == 4, blocks
     env = env_for(checkout)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"  # this Python's snakemake
