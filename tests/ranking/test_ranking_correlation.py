@@ -29,6 +29,7 @@ from judgelab.studies.ranking.correlation import (
     topic_matrix,
     topk_tau,
 )
+from judgelab.studies.ranking.settings import CorrelationSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -319,7 +320,7 @@ def test_other_tests_by_name():
 
 def test_correlations_identical_tables():
     human, _ = hand_case()
-    got = correlations(human, human, n_boot=100)
+    got = correlations(human, human, CorrelationSettings(n_boot=100))
     assert list(got) == CORRELATION_KEYS
     assert (got["n_systems"], got["n_topics"]) == (3, 5)
     for key in (
@@ -338,7 +339,7 @@ def test_correlations_identical_tables():
 
 def test_correlations_hand_case():
     human, judge = hand_case()
-    got = correlations(human, judge, k=2, p=0.5, n_boot=200, seed=0)
+    got = correlations(human, judge, CorrelationSettings(k=2, p=0.5, n_boot=200, seed=0))
     # means: human a .84, b .54, c .54 (tie: b before c by name); judge a .84, b .54, c .84
     # judge order (ties by name): a, c, b. tau_ap: C(2) = 1 (a above c in the human order),
     # C(3) = 1 of 2 (a above b, c not) -> 2/2 * (1 + 1/2) - 1 = 0.5
@@ -362,10 +363,10 @@ def test_correlations_on_dl21_with_a_coarser_judge():
     coarse = qrels.assign(relevance=qrels["relevance"].where(qrels["relevance"] >= 2, 0))
     human = score_runs(runs, qrels)
     judge = score_runs(runs, coarse)
-    got = correlations(human, judge, n_boot=200)
+    got = correlations(human, judge, CorrelationSettings(n_boot=200))
     assert (got["n_systems"], got["n_topics"]) == (63, 53)
     assert 0.5 < got["kendall_tau_low"] <= got["kendall_tau"] <= got["kendall_tau_high"] <= 1.0
     assert 0.0 < got["tau_ap"] < 1.0 and 0.0 < got["rbo"] < 1.0 and got["spearman"] > 0.5
     assert 0.0 <= got["sig_fpr"] <= 1.0 and 0.0 <= got["sig_fnr"] <= 1.0
-    self_row = correlations(human, human, n_boot=50)
+    self_row = correlations(human, human, CorrelationSettings(n_boot=50))
     assert self_row["kendall_tau"] == pytest.approx(1.0) and self_row["sig_agreement"] == 1.0

@@ -21,6 +21,7 @@ from conftest import ROOT
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
+from judgelab.data.imported import ImportReading
 from judgelab.data.tables import write_dataset
 from judgelab.errors import InputError
 from judgelab.project.estimate import estimate
@@ -36,6 +37,14 @@ from judgelab.studies.ranking.pool import (
     pool_table,
 )
 from judgelab.studies.ranking.runs import read_run
+from judgelab.studies.ranking.settings import (
+    Comparisons,
+    CorrelationSettings,
+    Figure,
+    Pooling,
+    Scoring,
+    System,
+)
 from judgelab.studies.ranking.systems import check_system, ql_score, rank, tokenize, write_run
 from judgelab.studies.ranking.tables import (
     CORRELATION_COLUMNS,
@@ -286,7 +295,7 @@ def test_topic_table_a_run_without_a_topic_scores_zero_there():
 
 def test_compare_without_a_common_topic_is_undefined():
     s = tidy({("human", "a", "1"): 0.5, ("human", "b", "1"): 0.4, ("j", "a", "2"): 0.1, ("j", "b", "2"): 0.2})
-    row = compare(s, "human", "j", "nDCG@10", {})
+    row = compare(s, "human", "j", "nDCG@10", CorrelationSettings())
     assert row["n_systems"] == 2 and row["n_topics"] == 0
     assert math.isnan(row["kendall_tau"]) and math.isnan(row["sig_agreement"])
 
@@ -299,7 +308,7 @@ def test_compare_equals_scipy_on_the_common_topics():
             vals[("human", r, t)] = float(rng.random())
             vals[("j", r, t)] = float(rng.random())
     del vals[("j", "a", "3")]  # run a retrieved nothing for topic 3 under j: it scores 0 there
-    row = compare(tidy(vals), "human", "j", "nDCG@10", {"n_boot": 50})
+    row = compare(tidy(vals), "human", "j", "nDCG@10", CorrelationSettings(n_boot=50))
     h = pd.Series({r: np.mean([vals[("human", r, t)] for t in "123"]) for r in "abcdef"})
     j = pd.Series({r: np.mean([vals.get(("j", r, t), 0.0) for t in "123"]) for r in "abcdef"})
     assert row["kendall_tau"] == pytest.approx(stats.kendalltau(h, j).statistic, abs=1e-12)
@@ -370,8 +379,9 @@ def test_the_default_config_ranks_the_dl21_sample_with_its_systems():
     assert plan.run_files("dl21")["bm25"] == "results/ranking/dl21/runs/bm25.txt"
     # the live judge's requests are PERAS's: its template text, labels, max_tokens
     peras = p.plan("peras")
-    assert plan.judge_template_text == peras.template_texts["w_cot"]
-    assert plan.judge_max_tokens == peras.max_tokens("w_cot")
+    judge = plan.judge("smollm2")
+    assert judge.template == peras.template_texts["w_cot"]
+    assert judge.max_tokens == peras.max_tokens("w_cot")
     # it waits for the PERAS judge job of the same cell, which PERAS runs
     assert plan.peras_judgments("dl21", "smollm2") == ["results/judgments/dl21/smollm2/w_cot/default.tsv"]
     assert [(j.rule, j.wc) for j in plan.llm_jobs()] == [
@@ -399,7 +409,7 @@ def test_qrels_and_references_with_fill():
     assert plan.qrels_names("fx") == ["human", "a", "flip", "human+a"]
     assert plan.score_qrels("fx")[-1] == ("human+a", "filled", "a")
     assert plan.score_inputs("fx", "bm25") == {
-        "run": "results/ranking/fx/runs/bm25.txt",
+        "run_file": "results/ranking/fx/runs/bm25.txt",
         "pairs": "results/datasets/fx.tsv",
         "labels": ["results/ranking/fx/labels/a.tsv", "results/ranking/fx/labels/flip.tsv"],
     }
@@ -552,10 +562,7 @@ def test_score_job_human_judge_and_filled_against_pytrec_eval(tmp_path):
     jobs.system_run_job(
         str(pairs),
         str(run_file),
-        system={"kind": "bm25", "k1": 0.9, "b": 0.4},
-        name="bm25",
-        candidates="all",
-        depth=10,
+        System("bm25", {"kind": "bm25", "k1": 0.9, "b": 0.4}, candidates="all", depth=10),
     )
     # a judge that labels (1, d3) - judged for topic 2 only, a hole of topic 1 - and misses (2, d5)
     labels = pd.DataFrame(
@@ -572,10 +579,8 @@ def test_score_job_human_judge_and_filled_against_pytrec_eval(tmp_path):
         str(pairs),
         [str(tmp_path / "j.tsv")],
         str(tmp_path / "s.tsv"),
-        run_name="bm25",
-        qrels=json.dumps(qrels),
-        judges=json.dumps(["j"]),
-        measures=json.dumps(["nDCG@10"]),
+        "bm25",
+        Scoring.from_param(json.dumps({"qrels": qrels, "judges": ["j"], "measures": ["nDCG@10"]})),
     )
     human = {"1": {"d1": 3, "d2": 1, "d4": 0}, "2": {"d3": 2, "d5": 1}}
     judge = {"1": {"d1": 2, "d2": 2, "d4": 0, "d3": 3}, "2": {"d3": 2}}
@@ -603,7 +608,7 @@ def test_correlations_job_and_tables(tmp_path):
     runs = {}
     for name, spec in systems.items():
         runs[name] = str(tmp_path / "runs" / f"{name}.txt")
-        jobs.system_run_job(str(pairs), runs[name], system=spec, name=name, candidates="judged", depth=10)
+        jobs.system_run_job(str(pairs), runs[name], System(name, spec, candidates="judged", depth=10))
     (tmp_path / "j.tsv").write_text("qid\tdocid\tlabel\n1\td1\t3\n1\td2\t0\n1\td4\t1\n2\td3\t2\n2\td5\t\n")
     score_files = []
     for name, run in runs.items():
@@ -613,10 +618,12 @@ def test_correlations_job_and_tables(tmp_path):
             str(pairs),
             [str(tmp_path / "j.tsv")],
             score_files[-1],
-            run_name=name,
-            qrels=[["human", "human", ""], ["j", "judge", "j"]],
-            judges=["j"],
-            measures=["nDCG@10", "P(rel=2)@2"],
+            name,
+            Scoring(
+                qrels=[["human", "human", ""], ["j", "judge", "j"]],
+                judges=["j"],
+                measures=["nDCG@10", "P(rel=2)@2"],
+            ),
         )
     out = {k: str(tmp_path / f"{k}.tsv") for k in ("scores", "correlations", "pool")}
     corr = jobs.correlations_job(
@@ -625,13 +632,11 @@ def test_correlations_job_and_tables(tmp_path):
         [str(tmp_path / "j.tsv")],
         score_files,
         out,
-        dataset="t",
-        run_names=list(runs),
-        judges=["j"],
-        comparisons=[["j", "human"]],
-        measures=["nDCG@10", "P(rel=2)@2"],
-        pool_depth=10,
-        settings={"n_boot": 50},
+        Pooling(run_names=list(runs), depth=10),
+        Comparisons(
+            dataset="t", judges=["j"], references=[["j", "human"]], measures=["nDCG@10", "P(rel=2)@2"]
+        ),
+        CorrelationSettings(n_boot=50),
     )
     assert list(corr.columns) == CORRELATION_COLUMNS and len(corr) == 2
     pool_ = pd.read_csv(out["pool"], sep="\t", dtype={"qid": str})
@@ -662,9 +667,7 @@ def test_correlations_job_and_tables(tmp_path):
         k: str(tmp_path / f"{k}.{k.split('_')[1]}")
         for k in ("scores_png", "scores_pdf", "ranks_png", "ranks_pdf")
     }
-    jobs.figures_job(
-        out["scores"], out["correlations"], fig, dataset="t", judge="j", reference="human", measure="nDCG@10"
-    )
+    jobs.figures_job(out["scores"], out["correlations"], fig, Figure("t", "j", "human", "nDCG@10"))
     assert all(Path(f).stat().st_size > 1000 for f in fig.values())
 
 
@@ -672,12 +675,14 @@ def test_import_labels_job_names_file_and_line(tmp_path):
     pairs = fixture_table(tmp_path)
     good = tmp_path / "ok.qrels"
     good.write_text("1 Q0 d1 3\n1 Q0 d2 2\n2 Q0 d3 0\n")
-    got = jobs.import_labels_job(str(pairs), str(good), str(tmp_path / "l.tsv"), scale="graded")
+    got = jobs.import_labels_job(
+        str(pairs), str(good), str(tmp_path / "l.tsv"), ImportReading(scale="graded")
+    )
     assert list(got["label"]) == [3, 2, 0]
     bad = tmp_path / "bad.qrels"
     bad.write_text("1 Q0 d1 3\n1 Q0 d9 1\n")
     with pytest.raises(InputError) as err:
-        jobs.import_labels_job(str(pairs), str(bad), str(tmp_path / "l2.tsv"), scale="graded")
+        jobs.import_labels_job(str(pairs), str(bad), str(tmp_path / "l2.tsv"), ImportReading(scale="graded"))
     assert err.value.path == str(bad) and err.value.line == 2
 
 
@@ -691,10 +696,8 @@ def test_a_run_naming_no_topic_of_the_dataset_is_an_error_with_its_line(tmp_path
             str(pairs),
             [],
             str(tmp_path / "s.tsv"),
-            run_name="other",
-            qrels=[["human", "human", ""]],
-            judges=[],
-            measures=["nDCG@10"],
+            "other",
+            Scoring(qrels=[["human", "human", ""]], judges=[], measures=["nDCG@10"]),
         )
     assert (
         err.value.path == str(run)

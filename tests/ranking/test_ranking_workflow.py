@@ -7,6 +7,7 @@ equals trec_eval's, and adding one run reruns only that run's scoring and the ta
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import krippendorff
@@ -151,6 +152,7 @@ def test_pairs_peras_judged_are_cache_hits_for_the_ranking_judge(tmp_path):
     from judgelab.llm.session import JobContext
     from judgelab.studies.peras.jobs import judge_job
     from judgelab.studies.ranking.jobs import judge_pool_job, system_run_job
+    from judgelab.studies.ranking.settings import Pooling
 
     wd = make_workdir(tmp_path / "wd", "ranking")
     p = Project.load([], wd)
@@ -162,7 +164,6 @@ def test_pairs_peras_judged_are_cache_hits_for_the_ranking_judge(tmp_path):
     _, t = prepare_table("fx", p.selection("fx"), files["qrels"], files["topics"], files["texts"])
     t.to_csv(pairs, sep="\t", index=False)
     cache = str(tmp_path / "cache" / "requests.sqlite")
-    common = dict(model=p.model_param("smollm2"), placement=p.placement, cache=cache)
     first = judge_job(
         str(pairs),
         str(tmp_path / "peras.tsv"),
@@ -174,12 +175,7 @@ def test_pairs_peras_judged_are_cache_hits_for_the_ranking_judge(tmp_path):
     for candidates in ("judged", "all"):
         runs[candidates] = str(tmp_path / candidates / "bm25.txt")
         system_run_job(
-            str(pairs),
-            runs[candidates],
-            system=plan.system("bm25"),
-            name="bm25",
-            candidates=candidates,
-            depth=100,
+            str(pairs), runs[candidates], replace(plan.system("bm25"), candidates=candidates, depth=100)
         )
     ranked = {}
     for candidates in ("judged", "all"):
@@ -187,14 +183,10 @@ def test_pairs_peras_judged_are_cache_hits_for_the_ranking_judge(tmp_path):
             str(pairs),
             [runs[candidates]],
             str(tmp_path / f"labels_{candidates}.tsv"),
-            run_names=["bm25"],
-            pool_depth=10,
-            persona=p.persona_param(plan.persona),
+            Pooling(run_names=["bm25"], depth=10),
+            plan.judge("smollm2").but(answer="parse", coverage=None),
+            JobContext(cache, desc=f"ranking_judge fx/smollm2 ({candidates})"),
             persona_file=None,
-            template=plan.judge_template_text,
-            labels=plan.judge_labels,
-            max_tokens=plan.judge_max_tokens,
-            **common,
         )
     assert plan.template == "wo_cot" and len(ranked["judged"]) == 8
     assert ranked["judged"]["cache_hit"].all()  # 0 new calls

@@ -13,10 +13,6 @@ def ranking_runs(wildcards):
     return list(RANKING.run_files(wildcards.dataset).values())
 
 
-def ranking_run_names(wildcards):
-    return json.dumps(list(RANKING.run_files(wildcards.dataset)))
-
-
 def ranking_report(output, caption, category="Ranking agreement"):
     """A file of the report page, with its caption (workflow/report/ranking/<caption>.rst)."""
     return report(output, caption=f"../../report/ranking/{caption}.rst", category=category)

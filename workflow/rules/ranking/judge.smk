@@ -9,7 +9,7 @@ rule ranking_judge:
     input:
         pairs=path("dataset"),
         runs=ranking_runs,
-        persona=lambda wc: PROJECT.persona_input(RANKING.persona),
+        persona_file=lambda wc: PROJECT.persona_input(RANKING.persona),
         peras=lambda wc: RANKING.peras_judgments(wc.dataset, wc.model),
     output:
         labels=path("ranking_labels"),
@@ -23,16 +23,11 @@ rule ranking_judge:
     resources:
         **model_job(720),
     params:
-        run_names=ranking_run_names,
-        pool_depth=RANKING.pool_depth,
-        persona=lambda wc: PROJECT.persona_param(RANKING.persona),
-        template=lambda wc: RANKING.judge_template_text,
-        labels=lambda wc: json.dumps(RANKING.judge_labels),
-        max_tokens=lambda wc: RANKING.judge_max_tokens,
-        placement=PROJECT.placement,
-        model=model_param,
-        answer=lambda wc: RANKING.judge_answer(wc.model),
-        coverage=lambda wc: RANKING.coverage().param(),
+        # the dataset's run names (the order of `runs`) and the pool depth
+        pooling=lambda wc: RANKING.pooling(wc.dataset).param(),
+        # the judge whole (PERAS's of the template and persona): model entry, template, labels,
+        # persona, bound, reading, coverage floor
+        judge=lambda wc: RANKING.judge(wc.model).param(),
     script:
         "../../scripts/ranking/judge.py"
 
@@ -40,7 +35,7 @@ rule ranking_judge:
 rule ranking_import:
     input:
         pairs=path("dataset"),
-        judge=lambda wc: RANKING.imported_file(wc.model, wc.dataset),
+        judge_file=lambda wc: RANKING.imported_file(wc.model, wc.dataset),
     output:
         labels=path("ranking_labels"),
     log:
@@ -50,8 +45,8 @@ rule ranking_import:
     conda:
         "../../../envs/judgelab.yaml"
     params:
-        # the declared scales ("" = not declared): 0/1 labels and 0-1 confidences are never guessed
-        scale=lambda wc: RANKING.imported_scale(wc.model)[0],
-        confidence_scale=lambda wc: RANKING.imported_scale(wc.model)[1],
+        # the declared scales (null = not declared: 0/1 labels and 0-1 confidences are never
+        # guessed) and the dataset's encoding
+        reading=lambda wc: PROJECT.import_reading(wc.model, wc.dataset).param(),
     script:
         "../../scripts/ranking/import.py"

@@ -1,7 +1,8 @@
-# Study: system-ranking agreement (beyond the seeds) - does a judge rank retrieval systems as the human
-# assessors do? Config section `ranking` (switch: ranking.enabled); target `snakemake ranking`;
-# library judgelab.studies.ranking; report captions workflow/report/ranking/. No prompt of its
-# own: live judges use a PERAS template and persona (requests identical to PERAS's).
+# Study: system-ranking agreement (beyond the reproduced papers) - does a judge rank retrieval
+# systems as the human assessors do? Config section `ranking` (switch: ranking.enabled); target
+# `snakemake ranking`; library judgelab.studies.ranking; report captions workflow/report/ranking/.
+# No prompt of its own: live judges use a PERAS template and persona (requests identical to
+# PERAS's).
 # Stages: runs (systems, downloads or files) -> the pool labelled by each judge (live or imported)
 # -> one score job per run x qrels -> scores, correlations and pool tables per dataset -> figures,
 # leaderboard.

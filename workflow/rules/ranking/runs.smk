@@ -21,9 +21,8 @@ rule ranking_system:
     conda:
         "../../../envs/judgelab.yaml"
     params:
-        system=lambda wc: json.dumps(RANKING.system(wc.run), sort_keys=True),
-        candidates=RANKING.candidates,
-        depth=RANKING.depth,
+        # the run's name, the ranker's entry, its candidates and depth
+        system=lambda wc: RANKING.system(wc.run).param(),
     script:
         "../../scripts/ranking/system.py"
 

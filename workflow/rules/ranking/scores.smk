@@ -17,8 +17,7 @@ rule ranking_score:
     conda:
         "../../../envs/judgelab.yaml"
     params:
-        qrels=lambda wc: json.dumps(RANKING.score_qrels(wc.dataset)),
-        judges=lambda wc: json.dumps(RANKING.judges_of(wc.dataset)),
-        measures=json.dumps(RANKING.measures),
+        # every qrels (name, kind, judge), the judges of the label files, the measures
+        scoring=lambda wc: RANKING.scoring(wc.dataset).param(),
     script:
         "../../scripts/ranking/score.py"

@@ -21,12 +21,9 @@ rule ranking_correlations:
     conda:
         "../../../envs/judgelab.yaml"
     params:
-        run_names=ranking_run_names,
-        judges=lambda wc: json.dumps(RANKING.judges_of(wc.dataset)),
-        comparisons=lambda wc: json.dumps(RANKING.comparisons(wc.dataset)),
-        measures=json.dumps(RANKING.measures),
-        pool_depth=RANKING.pool_depth,
-        settings=json.dumps(RANKING.correlation_settings, sort_keys=True),
+        pooling=lambda wc: RANKING.pooling(wc.dataset).param(),
+        comparisons=lambda wc: RANKING.compared(wc.dataset).param(),
+        settings=RANKING.correlation_settings().param(),
     script:
         "../../scripts/ranking/correlations.py"
 
@@ -61,7 +58,6 @@ rule ranking_figures:
     conda:
         "../../../envs/judgelab.yaml"
     params:
-        reference=lambda wc: RANKING.reference(wc.judge),
-        measure=lambda wc: RANKING.measure_slugs[wc.measure],
+        figure=lambda wc: RANKING.figure(wc.dataset, wc.judge, wc.measure).param(),
     script:
         "../../scripts/ranking/figures.py"

@@ -1,14 +1,6 @@
-"""Snakemake adapter: one system's run over a dataset table (source: systems)."""
+"""Snakemake adapter - ranking: one system's run over a dataset table (source: systems)."""
 
-from judgelab.project.runner import script_logging
+from judgelab.project.runner import run
 from judgelab.studies.ranking.jobs import system_run_job
 
-with script_logging(snakemake.log[0]):
-    system_run_job(
-        snakemake.input.pairs,
-        snakemake.output.run,
-        system=snakemake.params.system,
-        name=snakemake.wildcards.run,
-        candidates=snakemake.params.candidates,
-        depth=snakemake.params.depth,
-    )
+run(snakemake, system_run_job)

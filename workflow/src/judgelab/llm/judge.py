@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from judgelab.data.labels import GRADE_LABELS
 from judgelab.llm.personas import read_persona
 from judgelab.llm.session import JobContext, LLMSession
 from judgelab.params import Settings
+
+J = TypeVar("J", bound="Judge")
 
 
 @dataclass(frozen=True)
@@ -72,12 +74,12 @@ class Judge(Settings):
     def backend(self) -> str | None:
         return self.spec.get("backend")
 
-    def resolved(self, persona_file: str | None = None) -> Judge:
+    def resolved(self: J, persona_file: str | None = None) -> J:
         """The judge as a job sends it: its persona the instruction itself (:attr:`persona`, or,
         when that is "", the generated persona's file ``persona_file``)."""
         return replace(self, persona=read_persona(self.persona, persona_file))
 
-    def but(self, **changes: Any) -> Judge:
+    def but(self: J, **changes: Any) -> J:
         """The same judge with some settings changed (e.g. another template)."""
         return replace(self, **changes)
 

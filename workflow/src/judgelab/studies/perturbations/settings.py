@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from judgelab.llm.judge import Judge
 from judgelab.llm.session import JobContext, LLMSession
@@ -41,11 +41,6 @@ class OriginalJudge(Judge):
         return cls(original=original, **{f.name: getattr(judge, f.name) for f in fields(Judge)})
 
     # Judge's own (typed as returning a Judge): the same judge, so the same class
-    def resolved(self, persona_file: str | None = None) -> OriginalJudge:
-        return cast(OriginalJudge, super().resolved(persona_file))
-
-    def but(self, **changes: Any) -> OriginalJudge:
-        return cast(OriginalJudge, super().but(**changes))
 
 
 @dataclass(frozen=True)

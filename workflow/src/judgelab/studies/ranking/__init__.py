@@ -24,7 +24,10 @@ Modules (no Snakemake code; the science modules are functions of DataFrames and 
 * :mod:`judgelab.studies.ranking.tables` - scores.tsv, correlations.tsv and the leaderboard
   (LLMJudge Table 3); :mod:`judgelab.studies.ranking.figures` - score scatter, rank-rank plot.
 * :mod:`judgelab.studies.ranking.plan` - the study's config section, checks, paths, jobs,
-  targets and estimate; :mod:`judgelab.studies.ranking.jobs` - one function per workflow job.
+  targets and estimate; :mod:`judgelab.studies.ranking.settings` - the settings values the plan
+  builds and the rules carry whole as params (a system, a pool, the scoring, the comparisons, the
+  correlation options, a figure); :mod:`judgelab.studies.ranking.jobs` - one function per
+  workflow job.
 
 Label agreement per item (Krippendorff's alpha) is :func:`judgelab.analysis.agreement.krippendorff_alpha`.
 """

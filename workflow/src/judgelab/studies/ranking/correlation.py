@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.errors import InputError
+from judgelab.studies.ranking.settings import CorrelationSettings
 
 #: Keys of :func:`correlations` (the columns of ``correlations.tsv``), in order.
 CORRELATION_KEYS = [
@@ -396,32 +397,28 @@ def _significance_agreement(d: pd.DataFrame) -> dict[str, float | int]:
 def correlations(
     per_topic_human: pd.DataFrame,
     per_topic_judge: pd.DataFrame,
-    *,
-    k: int = 10,
-    p: float = 0.9,
-    n_boot: int = 1000,
-    seed: int = 0,
-    ci_alpha: float = 0.05,
-    sig_alpha: float = 0.05,
-    test: str = "t",
+    settings: CorrelationSettings | None = None,
 ) -> dict[str, float | int]:
     """One row of ``correlations.tsv`` (keys :data:`CORRELATION_KEYS`) for one measure.
 
-    Systems' scores are their means over the common topics (:func:`align`). ``kendall_tau``:
-    tau-b of the mean scores, with the ``1 - ci_alpha`` topic-bootstrap interval
+    ``settings`` (:class:`~judgelab.studies.ranking.settings.CorrelationSettings`; None: its
+    defaults, k 10, p 0.9, n_boot 1000, seed 0, ci_alpha and sig_alpha 0.05, test ``t``). Systems'
+    scores are their means over the common topics (:func:`align`). ``kendall_tau``: tau-b of the
+    mean scores, with the ``1 - ci_alpha`` topic-bootstrap interval
     ``kendall_tau_low``/``kendall_tau_high`` (:func:`bootstrap_tau`, ``n_boot`` resamples,
     ``seed``); ``tau_ap``: :func:`tau_ap` of the judge's order against the human order (the
     reference); ``spearman``: rho of the mean scores; ``rbo``: :func:`rbo` of the two orders with
     persistence ``p``; ``topk_tau``: :func:`topk_tau` over the human top ``k``; ``sig_*``:
     :func:`significance_agreement` with ``sig_alpha`` and ``test``. Orders: score descending, ties
     by run name (:func:`ranking_order`)."""
+    s = settings or CorrelationSettings()
     human, judge = align(per_topic_human, per_topic_judge)
     mean_h, mean_j = human.mean(axis=0), judge.mean(axis=0)
     order_h, order_j = ranking_order(mean_h), ranking_order(mean_j)
     low, high = _percentile_interval(
-        _bootstrap_taus(human.to_numpy(), judge.to_numpy(), n_boot, seed), ci_alpha
+        _bootstrap_taus(human.to_numpy(), judge.to_numpy(), s.n_boot, s.seed), s.ci_alpha
     )
-    sig = _significance_agreement(_pair_decisions(human, judge, sig_alpha, test))
+    sig = _significance_agreement(_pair_decisions(human, judge, s.sig_alpha, s.test))
     out = {
         "n_systems": human.shape[1],
         "n_topics": human.shape[0],
@@ -430,8 +427,8 @@ def correlations(
         "kendall_tau_high": high,
         "tau_ap": tau_ap(order_h, order_j),
         "spearman": spearman(mean_h.to_numpy(), mean_j.to_numpy()),
-        "rbo": rbo(order_h, order_j, p),
-        "topk_tau": topk_tau(mean_h, mean_j, k),
+        "rbo": rbo(order_h, order_j, s.p),
+        "topk_tau": topk_tau(mean_h, mean_j, s.k),
         "sig_agreement": sig["sig_agreement"],
         "sig_fpr": sig["sig_fpr"],
         "sig_fnr": sig["sig_fnr"],

@@ -1,4 +1,5 @@
-"""Ranking-study jobs: one function per workflow job, plain paths and values in, files out.
+"""Ranking-study jobs: one function per workflow job, its inputs, outputs and settings values
+(:mod:`judgelab.studies.ranking.settings`, a :class:`~judgelab.llm.judge.Judge`) in, files out.
 
 Per dataset: :func:`system_run_job` (one per system, ``source: systems``) or
 :func:`download_run_job` (one per run, ``source: download``); :func:`judge_pool_job` (one per
@@ -13,13 +14,24 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
+from judgelab.data.imported import ImportReading
 from judgelab.data.tables import read_dataset, read_judgments, write_tsv
 from judgelab.errors import InputError
-from judgelab.project.runner import as_value
+from judgelab.llm.judge import Judge
+from judgelab.llm.session import JobContext
 from judgelab.studies.ranking.runs import check_topics, read_run
+from judgelab.studies.ranking.settings import (
+    Comparisons,
+    CorrelationSettings,
+    Figure,
+    Pooling,
+    Scoring,
+    System,
+)
 
 # The libraries of one kind of job are imported by that job only (scipy.stats, scikit-learn,
 # bm25s, ir-measures, the backends), so the many small jobs start fast.
@@ -47,60 +59,66 @@ def read_runs_checked(files: Mapping[str, str], topics) -> dict[str, pd.DataFram
     return runs
 
 
-def _files(names: Sequence[str] | str, paths: Sequence[str]) -> dict[str, str]:
-    names = [str(n) for n in as_value(names)]
-    if len(names) != len(paths):
-        raise ValueError(f"{len(names)} run names for {len(paths)} run files")
-    return dict(zip(names, [str(p) for p in paths]))
+def _label_files(judges: Sequence[str], labels: Sequence[str]) -> dict[str, str]:
+    """Judge -> label file (``labels`` in the order of ``judges``)."""
+    if len(judges) != len(labels):
+        raise ValueError(f"{len(labels)} label files for the judges {list(judges)}")
+    return dict(zip(judges, [str(p) for p in labels]))
 
 
 # -- runs ---------------------------------------------------------------------------------------
 
 
-def system_run_job(
-    pairs: str, out: str, *, system: str | dict, name: str, candidates: str, depth: int
-) -> pd.DataFrame:
-    """The run of one system over the dataset table (see :mod:`judgelab.studies.ranking.systems`)."""
+def system_run_job(pairs: str, run: str, system: System) -> pd.DataFrame:
+    """The run of one system over the dataset table, written to ``run`` (see
+    :mod:`judgelab.studies.ranking.systems`)."""
     from judgelab.studies.ranking.systems import rank, write_run
 
-    spec = dict(as_value(system))
-    run = rank(read_dataset(pairs), spec, candidates=candidates, depth=int(depth), tag=name)
-    write_run(run, out)
+    spec = dict(system.spec)
+    result = rank(
+        read_dataset(pairs), spec, candidates=system.candidates, depth=system.depth, tag=system.name
+    )
+    write_run(result, run)
     log.info(
         "%s (%s): %d topics, %d documents (candidates: %s, depth %d)",
-        name,
+        system.name,
         ", ".join(f"{k}={v}" for k, v in spec.items()),
-        run["qid"].nunique(),
-        len(run),
-        candidates,
-        int(depth),
+        result["qid"].nunique(),
+        len(result),
+        system.candidates,
+        system.depth,
     )
-    return run
+    return result
 
 
-def download_run_job(url: str, out: str) -> None:
-    """Fetch one run file (atomically; ``file://`` works) and check that it reads as a run."""
+def download_run_job(url: str, run: str) -> None:
+    """Fetch one run file to ``run`` (atomically; ``file://`` works) and check that it reads as a
+    run."""
     from judgelab.data.sources import download
 
-    download(url, out)
-    run = read_run(out)
-    log.info("%s: %d lines, %d topics", url, len(run), run["qid"].nunique())
+    download(url, run)
+    table = read_run(run)
+    log.info("%s: %d lines, %d topics", url, len(table), table["qid"].nunique())
 
 
 # -- labels -------------------------------------------------------------------------------------
 
 
-def import_labels_job(
-    pairs: str, judge_file: str, out: str, *, scale: str | None = None, confidence_scale: str | None = None
-) -> pd.DataFrame:
-    """An imported judge's labels (qid, docid, label, confidence) read against the dataset table:
-    errors name the file and line (:func:`judgelab.data.imported.read_judge_file`)."""
+def import_labels_job(pairs: str, judge_file: str, labels: str, reading: ImportReading) -> pd.DataFrame:
+    """An imported judge's labels (qid, docid, label, confidence) read against the dataset table
+    with the scales the judge declares (``reading``): errors name the file and line
+    (:func:`judgelab.data.imported.read_judge_file`)."""
     from judgelab.data.imported import read_judge_file
 
     table = read_dataset(pairs)
-    read = read_judge_file(judge_file, table, scale=scale or None, confidence_scale=confidence_scale or None)
+    read = read_judge_file(
+        judge_file,
+        table,
+        scale=reading.scale or None,
+        confidence_scale=reading.confidence_scale or None,
+    )
     result = read[IMPORTED_COLUMNS]
-    write_tsv(result, out)
+    write_tsv(result, labels)
     log.info("%s: %d of the dataset's %d pairs labelled", judge_file, len(result), len(table))
     return result
 
@@ -108,62 +126,37 @@ def import_labels_job(
 def judge_pool_job(
     pairs: str,
     runs: Sequence[str],
-    out: str,
-    *,
-    run_names: Sequence[str] | str,
-    pool_depth: int,
-    persona: str,
-    persona_file: str | None,
-    template: str,
-    labels: str | Sequence[str],
-    model: str | dict,
-    max_tokens: int,
-    placement: str,
-    cache: str,
-    threads: int | None = None,
-    desc: str = "ranking judge",
-    model_name: str | None = None,
-    answer: str = "parse",
-    coverage: str | dict | None = None,
+    labels: str,
+    pooling: Pooling,
+    judge: Judge,
+    context: JobContext,
+    persona_file: str | None = None,
 ) -> pd.DataFrame:
-    """Label the dataset's pool (every run's top ``pool_depth`` over the table's topics) where the
-    passage text is known, with the PERAS judgment of ``template`` and ``persona``
-    (:func:`judgelab.llm.judging.run_judgments`: the same requests as the PERAS judge job for the same
-    pair, read the same way - ``answer`` -, so pairs it asked are cache hits with PERAS's labels;
-    :func:`judgelab.llm.judging.judge_table`, coverage check included). Writes the judgment table
-    (PERAS's columns), one row per pool pair whose text is known; a pair whose answer does not
-    parse has a missing label."""
-    from judgelab.llm.judge import Coverage, Judge
+    """Label the dataset's pool (every run's top ``pooling.depth`` over the table's topics) where
+    the passage text is known, with ``judge``: the PERAS judgment of the study's template and
+    persona (``persona_file``: a generated persona's instruction, when the judge's persona is
+    one), so its requests are the PERAS judge job's for the same pair, read the same way, and
+    pairs PERAS asked are cache hits with PERAS's labels
+    (:func:`judgelab.llm.judging.judge_table`, coverage check included). Writes the judgment
+    table ``labels`` (PERAS's columns), one row per pool pair whose text is known; a pair whose
+    answer does not parse has a missing label."""
     from judgelab.llm.judging import judge_table
-    from judgelab.llm.personas import read_persona
-    from judgelab.llm.session import JobContext, model_spec
     from judgelab.studies.ranking.pool import judge_pairs, pool_table
 
     table = read_dataset(pairs)
-    files = _files(run_names, runs)
-    pool_ = pool_table(read_runs_checked(files, table["qid"].unique()), table, int(pool_depth))
+    files = pooling.files(runs)
+    pool_ = pool_table(read_runs_checked(files, table["qid"].unique()), table, pooling.depth)
     to_judge = judge_pairs(pool_, str(table["dataset"].iloc[0]) if len(table) else "")
     log.info(
         "pool of %d runs at depth %d: %d pairs, %d with a human grade, %d with a known passage text (judged)",
         len(files),
-        int(pool_depth),
+        pooling.depth,
         len(pool_),
         int(pool_["human"].notna().sum()),
         len(to_judge),
     )
-    judge = Judge(
-        model=model_name or "model",
-        spec=model_spec(model),
-        template=template,
-        labels=tuple(as_value(labels)),
-        persona=read_persona(persona, persona_file),
-        placement=placement,
-        max_tokens=max_tokens,
-        answer=answer,
-        coverage=Coverage.from_param(coverage),
-    )
-    result = judge_table(to_judge, judge, JobContext(cache, threads, desc))
-    write_tsv(result, out)
+    result = judge_table(to_judge, judge.resolved(persona_file), context)
+    write_tsv(result, labels)
     return result
 
 
@@ -171,34 +164,24 @@ def judge_pool_job(
 
 
 def score_job(
-    run: str,
-    pairs: str,
-    labels: Sequence[str],
-    out: str,
-    *,
-    run_name: str,
-    qrels: Sequence[Sequence[str]] | str,
-    judges: Sequence[str] | str,
-    measures: Sequence[str] | str,
+    run_file: str, pairs: str, labels: Sequence[str], scores: str, run: str, scoring: Scoring
 ) -> pd.DataFrame:
-    """One run scored with ``measures`` under every qrels of ``qrels`` ((name, kind, judge)
-    triples): kind ``human`` (the dataset table's grades), ``judge`` (the judge's labels; an
-    unlabelled pair has no row) or ``filled`` (the human grades, holes filled with the judge's
-    labels). ``labels``: the label files of ``judges``, in order. Rows: the columns of
+    """One run (``run_file``, named ``run``) scored with ``scoring.measures`` under every qrels of
+    ``scoring.qrels`` ((name, kind, judge) triples): kind ``human`` (the dataset table's grades),
+    ``judge`` (the judge's labels; an unlabelled pair has no row) or ``filled`` (the human grades,
+    holes filled with the judge's labels). ``labels``: the label files of ``scoring.judges``, in
+    order. Writes ``scores``, rows of the columns of
     :data:`judgelab.studies.ranking.tables.SCORES_COLUMNS`."""
     from judgelab.studies.ranking.pool import fill_holes, human_qrels
     from judgelab.studies.ranking.scores import qrels_from_labels, score_runs
 
     table = read_dataset(pairs)
-    judges = [str(j) for j in as_value(judges)]
-    if len(judges) != len(labels):
-        raise ValueError(f"{len(labels)} label files for the judges {judges}")
-    judge_labels = dict(zip(judges, labels))
-    r = read_run(run, run_name)
-    check_topics(r, run, table["qid"].unique())
+    judge_labels = _label_files(scoring.judges, labels)
+    r = read_run(run_file, run)
+    check_topics(r, run_file, table["qid"].unique())
     human = human_qrels(table)
     parts = []
-    for name, kind, judge in as_value(qrels):
+    for name, kind, judge in scoring.qrels:
         if kind == "human":
             q = human
         elif kind == "judge":
@@ -208,13 +191,13 @@ def score_job(
             log.info("%s: %d human grades, %d holes filled by %s", name, len(human), n_filled, judge)
         else:
             raise ValueError(f"unknown qrels kind {kind!r} (human, judge, filled)")
-        scores = score_runs({run_name: r}, q, as_value(measures), key="ranking.measures")
-        scores.insert(1, "qrels", name)
-        parts.append(scores)
-        for m in scores[scores["topic"] == "all"].itertuples():
+        run_scores = score_runs({run: r}, q, list(scoring.measures), key="ranking.measures")
+        run_scores.insert(1, "qrels", name)
+        parts.append(run_scores)
+        for m in run_scores[run_scores["topic"] == "all"].itertuples():
             log.info(
                 "%s under %s (%d labelled pairs): %s %.4f, judged@k %.3f",
-                run_name,
+                run,
                 name,
                 len(q),
                 m.measure,
@@ -222,7 +205,7 @@ def score_job(
                 m.judged_at_k,
             )
     result = pd.concat(parts, ignore_index=True)[["run", "qrels", "measure", "topic", "value", "judged_at_k"]]
-    write_tsv(result, out)
+    write_tsv(result, scores)
     return result
 
 
@@ -234,44 +217,41 @@ def correlations_job(
     runs: Sequence[str],
     labels: Sequence[str],
     scores: Sequence[str],
-    out: Mapping[str, str],
-    *,
-    dataset: str,
-    run_names: Sequence[str] | str,
-    judges: Sequence[str] | str,
-    comparisons: Sequence[Sequence[str]] | str,
-    measures: Sequence[str] | str,
-    pool_depth: int,
-    settings: Mapping | str,
+    outputs: Mapping[str, str],
+    pooling: Pooling,
+    comparisons: Comparisons,
+    settings: CorrelationSettings,
 ) -> pd.DataFrame:
-    """The dataset's tables: ``out["scores"]`` (every run x qrels file concatenated),
-    ``out["pool"]`` (the pool with the human grade and every judge's label) and
-    ``out["correlations"]`` (per judge x measure: its system ranking against its reference's and
-    its label agreement on the pool). ``labels``: the label files of ``judges``, in order;
-    ``comparisons``: (judge, reference) pairs."""
+    """The dataset's tables: ``outputs["scores"]`` (every run x qrels file of ``scores``
+    concatenated), ``outputs["pool"]`` (the pool with the human grade and every judge's label)
+    and ``outputs["correlations"]`` (per judge x measure of ``comparisons``: its system ranking
+    against its reference's, with the correlation options ``settings``, and its label agreement
+    on the pool). ``labels``: the label files of ``comparisons.judges``, in order."""
     from judgelab.studies.ranking.pool import AGREEMENT_KEYS, label_agreement, labels_on_pool, pool_table
     from judgelab.studies.ranking.tables import CORRELATION_COLUMNS, compare, mean_judged, read_scores
 
+    dataset = comparisons.dataset
     table = read_dataset(pairs)
-    files = _files(run_names, runs)
-    pool_ = pool_table(read_runs_checked(files, table["qid"].unique()), table, int(pool_depth))
-    judges = [str(j) for j in as_value(judges)]
-    if len(judges) != len(labels):
-        raise ValueError(f"{len(labels)} label files for the judges {judges}")
+    files = pooling.files(runs)
+    pool_ = pool_table(read_runs_checked(files, table["qid"].unique()), table, pooling.depth)
     agreement = {}
     shown = pool_[["qid", "docid", "n_runs", "human", "text_known"]].copy()
-    for judge, path in zip(judges, labels):
+    for judge, path in _label_files(comparisons.judges, labels).items():
         on_pool = labels_on_pool(pool_, read_labels(path))
         shown[judge] = on_pool
         agreement[judge] = label_agreement(pool_, on_pool)
-    write_tsv(shown, out["pool"])
+    write_tsv(shown, outputs["pool"])
     all_scores = pd.concat([read_scores(p) for p in scores], ignore_index=True)
-    write_tsv(all_scores, out["scores"])
-    settings = dict(as_value(settings))
+    write_tsv(all_scores, outputs["scores"])
     rows = []
-    for judge, reference in as_value(comparisons):
-        for measure in as_value(measures):
-            row = {"dataset": dataset, "judge": judge, "reference": reference, "measure": measure}
+    for judge, reference in comparisons.references:
+        for measure in comparisons.measures:
+            row: dict[str, Any] = {
+                "dataset": dataset,
+                "judge": judge,
+                "reference": reference,
+                "measure": measure,
+            }
             row.update(compare(all_scores, reference, judge, measure, settings))
             row.update({k: agreement[judge][k] for k in AGREEMENT_KEYS})
             row["reference_judged_at_k"] = mean_judged(all_scores, reference, measure)
@@ -297,7 +277,7 @@ def correlations_job(
                 row["alpha"],
             )
     result = pd.DataFrame(rows, columns=CORRELATION_COLUMNS)
-    write_tsv(result, out["correlations"])
+    write_tsv(result, outputs["correlations"])
     log.info(
         "%s: %d runs, pool %d pairs (%d with a human grade, %d with a known text), %d score rows",
         dataset,
@@ -310,8 +290,8 @@ def correlations_job(
     return result
 
 
-def leaderboard_job(correlations: Sequence[str], out: Mapping[str, str]) -> pd.DataFrame:
-    """LLMJudge Table 3 over every dataset's correlations: ``out`` maps tsv, md, tex, html."""
+def leaderboard_job(correlations: Sequence[str], outputs: Mapping[str, str]) -> pd.DataFrame:
+    """LLMJudge Table 3 over every dataset's correlations: ``outputs`` maps tsv, md, tex, html."""
     from judgelab.studies.ranking.tables import (
         TABLE_FORMATS,
         leaderboard,
@@ -321,28 +301,21 @@ def leaderboard_job(correlations: Sequence[str], out: Mapping[str, str]) -> pd.D
 
     frames = [read_correlations(p) for p in correlations]
     board = leaderboard(pd.concat(frames, ignore_index=True) if frames else pd.DataFrame())
-    write_tsv(board, out["tsv"])
+    write_tsv(board, outputs["tsv"])
     for fmt in TABLE_FORMATS[1:]:
-        Path(out[fmt]).write_text(render_leaderboard(board, fmt), encoding="utf-8")
+        Path(outputs[fmt]).write_text(render_leaderboard(board, fmt), encoding="utf-8")
     log.info("leaderboard: %d dataset x measure x judge rows", len(board))
     return board
 
 
-def figures_job(
-    scores: str,
-    correlations: str,
-    out: Mapping[str, str],
-    *,
-    dataset: str,
-    judge: str,
-    reference: str,
-    measure: str,
-) -> None:
-    """The score scatter and the rank-rank plot of one dataset x judge x measure: ``out`` maps
-    scores_png, scores_pdf, ranks_png, ranks_pdf."""
+def figures_job(scores: str, correlations: str, outputs: Mapping[str, str], figure: Figure) -> None:
+    """The score scatter and the rank-rank plot of one dataset x judge x measure (``figure``: the
+    judge against its reference on the measure): ``outputs`` maps scores_png, scores_pdf,
+    ranks_png, ranks_pdf."""
     from judgelab.studies.ranking import figures
     from judgelab.studies.ranking.tables import read_correlations, read_scores, system_means
 
+    judge, reference, measure = figure.judge, figure.reference, figure.measure
     corr = read_correlations(correlations)
     sel = corr[(corr["judge"] == judge) & (corr["reference"] == reference) & (corr["measure"] == measure)]
     if len(sel) != 1:
@@ -351,6 +324,6 @@ def figures_job(
         )
     row = sel.iloc[0]
     systems = system_means(read_scores(scores), reference, judge, measure)
-    title = (dataset, measure)
-    figures.score_scatter(systems, reference, judge, row, title, out["scores_png"], out["scores_pdf"])
-    figures.rank_rank(systems, reference, judge, row, title, out["ranks_png"], out["ranks_pdf"])
+    title = (figure.dataset, measure)
+    figures.score_scatter(systems, reference, judge, row, title, outputs["scores_png"], outputs["scores_pdf"])
+    figures.rank_rank(systems, reference, judge, row, title, outputs["ranks_png"], outputs["ranks_pdf"])

@@ -39,6 +39,14 @@ from judgelab.project.config import check_name
 from judgelab.project.plan import LLMJob, StudyPlan
 from judgelab.studies.ranking.runs import DL21_RUNS_BASE, dl21_run_names, read_run, run_name, run_urls
 from judgelab.studies.ranking.scores import parse_measures
+from judgelab.studies.ranking.settings import (
+    Comparisons,
+    CorrelationSettings,
+    Figure,
+    Pooling,
+    Scoring,
+    System,
+)
 from judgelab.studies.ranking.systems import check_system
 
 #: Where the public runs of a dataset are served by default: ``<base>/<dataset>/input.<run>.txt``.
@@ -144,19 +152,19 @@ class Plan(StudyPlan):
             out[slug] = m
         return out
 
-    @property
-    def correlation_settings(self) -> dict:
-        """The keyword arguments of :func:`judgelab.studies.ranking.correlation.correlations`."""
+    def correlation_settings(self) -> CorrelationSettings:
+        """The options of :func:`judgelab.studies.ranking.correlation.correlations`
+        (``ranking.correlation``; a tracked param of the correlations jobs)."""
         c = self.section["correlation"]
-        return {
-            "k": int(c["top_k"]),
-            "p": float(c["rbo_p"]),
-            "n_boot": int(c["n_boot"]),
-            "seed": int(c["seed"]),
-            "ci_alpha": float(c["ci_alpha"]),
-            "sig_alpha": float(c["sig_alpha"]),
-            "test": str(c["test"]),
-        }
+        return CorrelationSettings(
+            k=int(c["top_k"]),
+            p=float(c["rbo_p"]),
+            n_boot=int(c["n_boot"]),
+            seed=int(c["seed"]),
+            ci_alpha=float(c["ci_alpha"]),
+            sig_alpha=float(c["sig_alpha"]),
+            test=str(c["test"]),
+        )
 
     # -- the live judges: PERAS's template and persona ----------------------------------------
 
@@ -174,27 +182,14 @@ class Plan(StudyPlan):
         run = list(self.project.personas)
         return "default" if "default" in run or not run else run[0]
 
-    @property
-    def judge_template_text(self) -> str:
-        return self.project.plan("peras").template_texts[self.template]
-
-    @property
-    def judge_labels(self) -> list[str]:
-        return self.project.plan("peras").template_labels[self.template]
-
-    def judge_answer(self, model: str) -> str:
-        """How the judge of ``model`` reads its label: PERAS's reading (``peras.answer``), so its
-        labels of a pair PERAS judged are PERAS's."""
-        return self.project.plan("peras").answer(model)
-
-    def coverage(self):
-        """The coverage check of the ranking judge jobs (PERAS's for the template; a tracked
-        param)."""
-        return self.project.plan("peras").coverage(self.template)
-
-    @property
-    def judge_max_tokens(self) -> int:
-        return self.project.plan("peras").max_tokens(self.template)
+    def judge(self, model: str) -> Judge:
+        """The judge of the pool-labelling jobs of ``model`` (any dataset; the rule's one tracked
+        param of the judge): PERAS's judge of ``model`` with the study's template
+        (``ranking.template``) and persona (:attr:`persona`) - its model entry, the template's
+        text, labels and bound, the persona, PERAS's reading of the label (``peras.answer``) and
+        its coverage floor -, so its requests are the PERAS judge job's for the same pair and
+        its labels of a pair PERAS judged are PERAS's."""
+        return self.project.plan("peras").judge(model, self.template, self.persona)
 
     def peras_judgments(self, dataset: str, model: str) -> list[str]:
         """The PERAS judge table of the same dataset, model, template and persona when PERAS runs
@@ -239,10 +234,6 @@ class Plan(StudyPlan):
         template, persona = self.imported[name]
         return self.project.imported_file(name, dataset, template, persona)
 
-    def imported_scale(self, name: str) -> tuple[str, str]:
-        judge = self.project.imported[name]
-        return judge.scale or "", judge.confidence_scale or ""
-
     # -- judges and qrels ---------------------------------------------------------------------
 
     def judges_of(self, dataset: str) -> list[str]:
@@ -283,10 +274,10 @@ class Plan(StudyPlan):
         return self.project.path("ranking_labels", dataset=dataset, model=judge)
 
     def score_inputs(self, dataset: str, run: str) -> dict:
-        """The scoring job's inputs: the run, the dataset table (the human grades) and the label
-        file of every judge of the dataset (in :meth:`judges_of` order)."""
+        """The scoring job's inputs: the run's file, the dataset table (the human grades) and the
+        label file of every judge of the dataset (in :meth:`judges_of` order)."""
         return {
-            "run": self.run_file(dataset, run),
+            "run_file": self.run_file(dataset, run),
             "pairs": self.project.table(dataset),
             "labels": [self.labels_file(dataset, j) for j in self.judges_of(dataset)],
         }
@@ -294,6 +285,38 @@ class Plan(StudyPlan):
     def score_qrels(self, dataset: str) -> list[tuple[str, str, str]]:
         """(qrels name, kind, judge) of every qrels the dataset's runs are scored under."""
         return [(q, *self.qrels_kind(q)) for q in self.qrels_names(dataset)]
+
+    def scoring(self, dataset: str) -> Scoring:
+        """What the scoring jobs of a dataset score its runs under (a tracked param): every qrels
+        of :meth:`score_qrels`, the judges whose label files the jobs read (:meth:`judges_of`
+        order) and the measures."""
+        return Scoring(
+            qrels=tuple(self.score_qrels(dataset)),
+            judges=tuple(self.judges_of(dataset)),
+            measures=tuple(self.measures),
+        )
+
+    def pooling(self, dataset: str) -> Pooling:
+        """The dataset's pool (a tracked param of the judge and correlations jobs): its run names,
+        in the order of their files (:meth:`run_files`), and ``ranking.pool_depth``."""
+        return Pooling(run_names=tuple(self.run_files(dataset)), depth=self.pool_depth)
+
+    def compared(self, dataset: str) -> Comparisons:
+        """What the dataset's correlations job compares (a tracked param): its judges (the order
+        of their label files), each with its reference (:meth:`comparisons`) and the measures."""
+        return Comparisons(
+            dataset=dataset,
+            judges=tuple(self.judges_of(dataset)),
+            references=tuple(self.comparisons(dataset)),
+            measures=tuple(self.measures),
+        )
+
+    def figure(self, dataset: str, judge: str, measure: str) -> Figure:
+        """The comparison of the figure job of ``dataset`` x ``judge`` x ``measure`` (the measure's
+        path component, :attr:`measure_slugs`; a tracked param)."""
+        return Figure(
+            dataset=dataset, judge=judge, reference=self.reference(judge), measure=self.measure_slugs[measure]
+        )
 
     # -- runs ---------------------------------------------------------------------------------
 
@@ -363,8 +386,10 @@ class Plan(StudyPlan):
         base = self.section["runs"][dataset].get("url") or f"{RUNS_BASE}/{dataset}"
         return run_urls([run], base)[run]
 
-    def system(self, run: str) -> dict:
-        return dict(self.systems[run])
+    def system(self, run: str) -> System:
+        """The system of run ``run`` (``source: systems``; a tracked param of its job): its entry
+        of ``ranking.systems``, ``ranking.candidates`` and ``ranking.depth``."""
+        return System(name=run, spec=dict(self.systems[run]), candidates=self.candidates, depth=self.depth)
 
     # -- the study's contract -----------------------------------------------------------------
 
@@ -497,14 +522,7 @@ class Plan(StudyPlan):
         never looked up)."""
         d = job.wc["dataset"]
         pairs, exact = self._estimate_pool(ctx, d)
-        judge = Judge(
-            job.model,
-            template=self.judge_template_text,
-            persona=ctx.persona_text(self.persona),
-            placement=self.project.placement,
-            max_tokens=self.judge_max_tokens,
-            answer=self.judge_answer(job.model),
-        )
+        judge = self.judge(job.model).but(persona=ctx.persona_text(self.persona))
         reqs = judgment_requests(pairs, judge)
         for req in reqs:
             cached = exact and job.model in ctx.backends and ctx.cached(job.model, req) is not None

@@ -15,7 +15,6 @@ leaderboard shaped like LLMJudge's Table 3.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 
 import pandas as pd
 
@@ -23,6 +22,7 @@ from judgelab.analysis import render
 from judgelab.studies.ranking.correlation import CORRELATION_KEYS, align, correlations, ranking_order
 from judgelab.studies.ranking.pool import AGREEMENT_KEYS
 from judgelab.studies.ranking.scores import ALL
+from judgelab.studies.ranking.settings import CorrelationSettings
 
 log = logging.getLogger("judgelab")
 
@@ -101,11 +101,15 @@ def mean_judged(scores: pd.DataFrame, qrels: str, measure: str) -> float:
 
 
 def compare(
-    scores: pd.DataFrame, reference: str, judge: str, measure: str, settings: Mapping[str, object]
+    scores: pd.DataFrame,
+    reference: str,
+    judge: str,
+    measure: str,
+    settings: CorrelationSettings | None = None,
 ) -> dict[str, float | int]:
     """The rank correlations of the judge's system ranking against the reference's on one measure
     (:func:`judgelab.studies.ranking.correlation.correlations` with ``settings``: k, p, n_boot,
-    seed, ci_alpha, sig_alpha, test). The systems are compared on the topics both score: a topic
+    seed, ci_alpha, sig_alpha, test; None: the defaults). The systems are compared on the topics both score: a topic
     the judge labelled nothing in has no score under its qrels and is left out (``n_topics``)."""
     ref = topic_table(scores, reference, measure)
     jud = topic_table(scores, judge, measure)
@@ -130,7 +134,7 @@ def compare(
         )
         undefined = dict.fromkeys(CORRELATION_KEYS, float("nan"))
         return {**undefined, "n_systems": len(ref.columns), "n_topics": 0}
-    return correlations(ref, jud, **settings)
+    return correlations(ref, jud, settings)
 
 
 def leaderboard(correlations_: pd.DataFrame) -> pd.DataFrame:

@@ -1,0 +1,123 @@
+"""The ranking study's settings values, built by its plan (:mod:`.plan`) from the config and carried
+whole as rule params into its jobs (:mod:`.jobs`): one system's run, a dataset's pool, what a run
+is scored under, what a dataset's correlations compare, the correlation statistics' options and
+one figure's comparison. A live judge's settings are a :class:`judgelab.llm.judge.Judge` (PERAS's
+judge of the same model, template and persona), an imported judge's reading a
+:class:`judgelab.data.imported.ImportReading`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from judgelab.params import Settings
+
+
+def _tuples(rows: Any) -> tuple[tuple[str, ...], ...]:
+    """Rows of names (lists from JSON) as tuples of str."""
+    return tuple(tuple(str(x) for x in row) for row in rows)
+
+
+def _names(names: Any) -> tuple[str, ...]:
+    return tuple(str(x) for x in names)
+
+
+@dataclass(frozen=True)
+class System(Settings):
+    """One of the workflow's own retrieval systems (``source: systems``): the run's name (its tag
+    field), the ranker's entry of ``ranking.systems`` (``kind`` and its parameters), what it ranks
+    per topic (``candidates``: ``judged`` or ``all``) and how many documents per topic it returns
+    (``depth``)."""
+
+    name: str
+    spec: Mapping[str, Any] = field(default_factory=dict)
+    candidates: str = "judged"
+    depth: int = 100
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "spec", dict(self.spec))
+        object.__setattr__(self, "depth", int(self.depth))
+
+
+@dataclass(frozen=True)
+class Pooling(Settings):
+    """A dataset's pool: the names of its runs, in the order of the run files a job is given, and
+    the depth (every run's top ``depth`` over the dataset's topics)."""
+
+    run_names: tuple[str, ...]
+    depth: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "run_names", _names(self.run_names))
+        object.__setattr__(self, "depth", int(self.depth))
+
+    def files(self, runs: Any) -> dict[str, str]:
+        """Run name -> run file of the job's run files ``runs`` (in the order of
+        :attr:`run_names`)."""
+        paths = [str(p) for p in runs]
+        if len(self.run_names) != len(paths):
+            raise ValueError(f"{len(self.run_names)} run names for {len(paths)} run files")
+        return dict(zip(self.run_names, paths))
+
+
+@dataclass(frozen=True)
+class Scoring(Settings):
+    """What a dataset's runs are scored under: every qrels as (name, kind, judge) - kind ``human``
+    (the dataset table's grades), ``judge`` (the judge's labels) or ``filled`` (the human grades,
+    holes filled with the judge's labels) -, the dataset's judges in the order of their label
+    files, and the measures (ir-measures names)."""
+
+    qrels: tuple[tuple[str, str, str], ...]
+    judges: tuple[str, ...]
+    measures: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "qrels", _tuples(self.qrels))
+        object.__setattr__(self, "judges", _names(self.judges))
+        object.__setattr__(self, "measures", _names(self.measures))
+
+
+@dataclass(frozen=True)
+class Comparisons(Settings):
+    """What a dataset's correlations job compares: the dataset's name, its judges in the order of
+    their label files, each compared judge with the qrels its system ranking is compared with
+    (``references``: (judge, reference) pairs) and the measures."""
+
+    dataset: str
+    judges: tuple[str, ...]
+    references: tuple[tuple[str, str], ...]
+    measures: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "judges", _names(self.judges))
+        object.__setattr__(self, "references", _tuples(self.references))
+        object.__setattr__(self, "measures", _names(self.measures))
+
+
+@dataclass(frozen=True)
+class CorrelationSettings(Settings):
+    """The options of the rank correlations (``ranking.correlation``, see
+    :func:`judgelab.studies.ranking.correlation.correlations`): ``k`` the human top k of the top-k
+    tau (``top_k``), ``p`` RBO's persistence (``rbo_p``), the topic bootstrap's ``n_boot``
+    resamples, ``seed`` and interval level ``1 - ci_alpha``, and the paired ``test`` (``t``,
+    ``wilcoxon``, ``sign``) of the significance decisions at level ``sig_alpha``."""
+
+    k: int = 10
+    p: float = 0.9
+    n_boot: int = 1000
+    seed: int = 0
+    ci_alpha: float = 0.05
+    sig_alpha: float = 0.05
+    test: str = "t"
+
+
+@dataclass(frozen=True)
+class Figure(Settings):
+    """The comparison one figure job draws: the dataset, the judge, the qrels it is compared with
+    (``reference``) and the measure (its ir-measures name)."""
+
+    dataset: str
+    judge: str
+    reference: str
+    measure: str
