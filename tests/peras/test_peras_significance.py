@@ -99,9 +99,14 @@ def test_bootstrap_finds_a_known_difference():
 
 
 def test_bootstrap_resamples_queries_not_pairs():
-    counts = sg.bootstrap_counts(n_queries=7, n_boot=50, seed=0)
+    from judgelab.analysis.bootstrap import resample_counts, resample_indices
+
+    counts = resample_counts(n_units=7, n_boot=50, seed=0)
     assert counts.shape == (50, 7) and (counts.sum(axis=1) == 7).all()
-    assert (counts == sg.bootstrap_counts(7, 50, 0)).all()
+    assert (counts == resample_counts(7, 50, 0)).all()
+    # the same resamples as the ranking study's topic bootstrap draws with the same seed
+    draws = resample_indices(7, 50, 0)
+    assert all((np.bincount(row, minlength=7) == c).all() for row, c in zip(draws, counts))
 
 
 def test_join_metrics_marks_significant_rows():

@@ -11,17 +11,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from judgelab.data.readers import RUN_COLUMNS, read_run, run_name
 from judgelab.errors import InputError
 from judgelab.studies.ranking.runs import (
     DL21_RUNS_BASE,
-    RUN_COLUMNS,
     check_topics,
     dl21_run_names,
     download_runs,
     pool,
-    read_run,
     read_runs,
-    run_name,
     run_urls,
     top_k,
 )

@@ -10,8 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from judgelab.data.readers import read_run
 from judgelab.errors import InputError
-from judgelab.studies.ranking.runs import dl21_run_names, read_run, read_runs
+from judgelab.studies.ranking.runs import dl21_run_names, read_runs
 from judgelab.studies.ranking.scores import (
     SCORE_COLUMNS,
     judged_share,

@@ -22,6 +22,7 @@ from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
 from judgelab.data.imported import ImportReading
+from judgelab.data.readers import read_run
 from judgelab.data.tables import write_dataset
 from judgelab.errors import InputError
 from judgelab.project.estimate import estimate
@@ -36,7 +37,6 @@ from judgelab.studies.ranking.pool import (
     labels_on_pool,
     pool_table,
 )
-from judgelab.studies.ranking.runs import read_run
 from judgelab.studies.ranking.settings import (
     Comparisons,
     CorrelationSettings,

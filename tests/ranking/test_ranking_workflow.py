@@ -20,9 +20,9 @@ from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 from snakerun import dry_run_jobs, make_workdir, output, snakemake
 
+from judgelab.data.readers import read_run
 from judgelab.data.tables import read_dataset
 from judgelab.project.facade import Project
-from judgelab.studies.ranking.runs import read_run
 
 pytestmark = pytest.mark.slow
 

@@ -5,7 +5,8 @@ publish):
 * topics: ``qid<TAB>query``;
 * judged-text file: ``docid<TAB>passage``, one line per qrels line in the same order (the
   ``qrels_text.dlXX`` files of Narabzad/llm-relevance-judgement-comparison);
-* LLMJudge passages: JSON lines ``{"docid": ..., "doc": ...}``; id maps.
+* LLMJudge passages: JSON lines ``{"docid": ..., "doc": ...}``; id maps;
+* TREC run files: ``qid Q0 docid rank score tag`` (:func:`read_run`).
 
 Every reader raises :class:`~judgelab.errors.InputError` naming the file and line of the first
 bad line. Files are decoded with an explicit encoding (UTF-8 unless ``datasets.<name>.encoding``
@@ -16,12 +17,14 @@ byte-order mark is dropped (:mod:`judgelab.data.textfiles`); passage text is rep
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 import ftfy
+import pandas as pd
 
 from judgelab.data.labels import GRADES
 from judgelab.data.textfiles import text_lines
@@ -196,3 +199,94 @@ def read_id_map(path: str | Path, encoding: str | None = None) -> dict[str, str]
             raise InputError(f"expected 2 fields, got {len(parts)}", path=str(path), line=no)
         out[parts[0]] = parts[1]
     return out
+
+
+# -- TREC run files --------------------------------------------------------------------------------
+
+#: Columns of a run table, in order.
+RUN_COLUMNS = ["qid", "docid", "rank", "score", "tag"]
+
+
+#: File-name endings removed by :func:`run_name`.
+RUN_SUFFIXES = (".txt", ".run", ".trec")
+
+
+def run_name(path: str | Path, name: str | None = None) -> str:
+    """The name of the run in ``path``: ``name`` when given, else the file name without a leading
+    ``input.`` and without one ending of :data:`RUN_SUFFIXES` (``input.p_bm25.txt`` -> ``p_bm25``,
+    ``bm25.run`` -> ``bm25``). A name that comes out empty is an error naming the file."""
+    if name is not None:
+        if not str(name).strip():
+            raise InputError("the run name given for this file is empty", path=str(path))
+        return str(name)
+    stem = Path(path).name
+    if stem.startswith("input."):
+        stem = stem[len("input.") :]
+    for suffix in RUN_SUFFIXES:
+        if stem.endswith(suffix):
+            stem = stem[: -len(suffix)]
+            break
+    if not stem:
+        raise InputError(
+            "cannot name the run after this file name (nothing is left once "
+            "'input.' and the extension are removed); give the run a name",
+            path=str(path),
+        )
+    return stem
+
+
+def _parse_line(fields: list[str], path: str, no: int) -> tuple[str, str, int, float, str]:
+    qid, _q0, docid, rank, score, tag = fields
+    try:
+        rank_value = int(rank)
+    except ValueError:
+        raise InputError(f"rank {rank!r} is not an integer", path=path, line=no) from None
+    try:
+        score_value = float(score)
+    except ValueError:
+        raise InputError(f"score {score!r} is not a number", path=path, line=no) from None
+    if not math.isfinite(score_value):
+        raise InputError(f"score {score!r} is not a finite number", path=path, line=no)
+    return qid, docid, rank_value, score_value, tag
+
+
+def read_run(path: str | Path, name: str | None = None, encoding: str | None = None) -> pd.DataFrame:
+    """The run in the TREC run file ``path`` as a table with the columns :data:`RUN_COLUMNS`.
+
+    Errors (:class:`~judgelab.errors.InputError` at ``path:line``): a line with other than 6
+    fields, a rank that is not an integer, a score that is not a finite number, a docid listed
+    twice for one topic (the message names both lines), a file without any run line. The file is
+    decoded by :func:`judgelab.data.textfiles.text_lines` (UTF-8 unless ``encoding``; bad bytes are an
+    error at their line). ``attrs`` of the table: ``name`` (:func:`run_name`), ``path`` and
+    ``first_line`` (the line number of the first run line)."""
+    path_s = str(path)
+    rows: list[tuple[str, str, int, float, str]] = []
+    seen: dict[tuple[str, str], int] = {}
+    first_line = None
+    for no, line in text_lines(path, encoding):
+        fields = line.split()
+        if not fields:
+            continue
+        if len(fields) != 6:
+            raise InputError(
+                f"expected 6 fields 'qid Q0 docid rank score tag', got {len(fields)}: {line[:120]!r}",
+                path=path_s,
+                line=no,
+            )
+        row = _parse_line(fields, path_s, no)
+        key = (row[0], row[1])
+        if key in seen:
+            raise InputError(
+                f"docid {row[1]} is listed twice for topic {row[0]} (line {seen[key]} and line {no})",
+                path=path_s,
+                line=no,
+            )
+        seen[key] = no
+        first_line = first_line or no
+        rows.append(row)
+    if not rows:
+        raise InputError("the run file has no line 'qid Q0 docid rank score tag' (it is empty)", path=path_s)
+    run = pd.DataFrame(rows, columns=RUN_COLUMNS)
+    run = run.astype({"qid": str, "docid": str, "rank": "int64", "score": "float64", "tag": str})
+    run.attrs.update(name=run_name(path, name), path=path_s, first_line=first_line)
+    return run

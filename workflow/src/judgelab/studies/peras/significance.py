@@ -33,6 +33,7 @@ import pandas as pd
 
 from judgelab.analysis import render
 from judgelab.analysis.agreement import kappa_from_confusion, macro_f1_from_confusion
+from judgelab.analysis.bootstrap import percentile_interval, resample_counts
 from judgelab.analysis.stats import adjust_pvalues
 from judgelab.data.labels import GRADES
 from judgelab.studies.peras.metrics import calibration_from_sums
@@ -83,15 +84,6 @@ def metrics_from_stats(stats: np.ndarray) -> dict[str, np.ndarray]:
 # Bootstrap and Holm
 
 
-def bootstrap_counts(n_queries: int, n_boot: int, seed: int) -> np.ndarray:
-    """``(n_boot, n_queries)`` multiplicities of each query in each resample."""
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n_queries, size=(n_boot, n_queries))
-    counts = np.zeros((n_boot, n_queries))
-    np.add.at(counts, (np.repeat(np.arange(n_boot), n_queries), draws.ravel()), 1.0)
-    return counts
-
-
 def paired_bootstrap(
     stats_a: np.ndarray, stats_b: np.ndarray, counts: np.ndarray, alpha: float = 0.05
 ) -> pd.DataFrame:
@@ -115,7 +107,7 @@ def paired_bootstrap(
             "n_valid": int(len(db)),
         }
         if len(db) and math.isfinite(d):
-            row["ci_low"], row["ci_high"] = (float(x) for x in np.quantile(db, [alpha / 2, 1 - alpha / 2]))
+            row["ci_low"], row["ci_high"] = percentile_interval(db, alpha)
             row["p"] = float((1 + np.sum(np.abs(db - d) >= abs(d) - 1e-12)) / (1 + len(db)))
         rows.append(row)
     return pd.DataFrame(rows)
@@ -139,7 +131,7 @@ def persona_vs_reference(
         raise ValueError(f"reference persona {reference!r} has no judgments")
     base = pairs[["qid", "docid", "grade"]]
     qids = sorted(base["qid"].unique())
-    counts = bootstrap_counts(len(qids), n_boot, seed)
+    counts = resample_counts(len(qids), n_boot, seed)
 
     def stats(p):
         merged = base.merge(

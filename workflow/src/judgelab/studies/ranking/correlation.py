@@ -28,6 +28,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from judgelab.analysis.bootstrap import percentile_interval, resample_indices
 from judgelab.errors import InputError
 from judgelab.studies.ranking.settings import CorrelationSettings
 
@@ -241,9 +242,7 @@ def bootstrap_taus(
 
 
 def _bootstrap_taus(h: np.ndarray, j: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
-    if n_boot < 1:
-        raise ValueError(f"n_boot must be positive, not {n_boot}")
-    draws = np.random.default_rng(seed).integers(0, h.shape[0], size=(n_boot, h.shape[0]))
+    draws = resample_indices(h.shape[0], n_boot, seed)
     return np.array([kendall_tau(h[rows].mean(axis=0), j[rows].mean(axis=0)) for rows in draws])
 
 
@@ -258,17 +257,7 @@ def bootstrap_tau(
     (:func:`bootstrap_taus`): the alpha/2 and 1 - alpha/2 quantiles of the resampled taus
     (``numpy.quantile``, linear interpolation), NaN resamples left out; (NaN, NaN) if all are NaN."""
     human, judge = align(per_topic_human, per_topic_judge)
-    return _percentile_interval(_bootstrap_taus(human.to_numpy(), judge.to_numpy(), n_boot, seed), alpha)
-
-
-def _percentile_interval(taus: np.ndarray, alpha: float) -> tuple[float, float]:
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must lie strictly between 0 and 1, not {alpha}")
-    taus = taus[~np.isnan(taus)]
-    if taus.size == 0:
-        return float("nan"), float("nan")
-    low, high = np.quantile(taus, [alpha / 2, 1 - alpha / 2])
-    return float(low), float(high)
+    return percentile_interval(_bootstrap_taus(human.to_numpy(), judge.to_numpy(), n_boot, seed), alpha)
 
 
 # --- significance decisions -------------------------------------------------------------------
@@ -415,7 +404,7 @@ def correlations(
     human, judge = align(per_topic_human, per_topic_judge)
     mean_h, mean_j = human.mean(axis=0), judge.mean(axis=0)
     order_h, order_j = ranking_order(mean_h), ranking_order(mean_j)
-    low, high = _percentile_interval(
+    low, high = percentile_interval(
         _bootstrap_taus(human.to_numpy(), judge.to_numpy(), s.n_boot, s.seed), s.ci_alpha
     )
     sig = _significance_agreement(_pair_decisions(human, judge, s.sig_alpha, s.test))

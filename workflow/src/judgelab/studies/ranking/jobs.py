@@ -19,11 +19,12 @@ from typing import Any
 import pandas as pd
 
 from judgelab.data.imported import ImportReading
+from judgelab.data.readers import read_run
 from judgelab.data.tables import read_dataset, read_judgments, write_tsv
 from judgelab.errors import InputError
 from judgelab.llm.judge import Judge
 from judgelab.llm.session import JobContext
-from judgelab.studies.ranking.runs import check_topics, read_run
+from judgelab.studies.ranking.runs import check_topics
 from judgelab.studies.ranking.settings import (
     Comparisons,
     CorrelationSettings,

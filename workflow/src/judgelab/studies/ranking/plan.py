@@ -31,13 +31,14 @@ from pathlib import Path
 import pandas as pd
 
 from judgelab.data.imported import study_imports
+from judgelab.data.readers import read_run, run_name
 from judgelab.errors import InputError
 from judgelab.llm.backends.base import Request
 from judgelab.llm.judge import Judge
 from judgelab.llm.judging import judgment_requests
 from judgelab.project.config import check_name
 from judgelab.project.plan import LLMJob, StudyPlan
-from judgelab.studies.ranking.runs import DL21_RUNS_BASE, dl21_run_names, read_run, run_name, run_urls
+from judgelab.studies.ranking.runs import DL21_RUNS_BASE, dl21_run_names, run_urls
 from judgelab.studies.ranking.scores import parse_measures
 from judgelab.studies.ranking.settings import (
     Comparisons,

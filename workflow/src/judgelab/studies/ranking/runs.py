@@ -1,11 +1,7 @@
-"""TREC run files: reading, names, the TREC DL 2021 passage runs, trec_eval's order, the pool.
-
-A run file has one retrieved document per line, ``qid Q0 docid rank score tag``, whitespace
-separated (the second field is ignored, as trec_eval ignores it). :func:`read_run` gives a table
-with the columns :data:`RUN_COLUMNS` (ids as ``str``, ``rank`` as ``int``, ``score`` as
-``float``), rows in file order. Blank lines are skipped (as :func:`judgelab.data.readers.read_qrels`
-skips them); every other malformed line is an :class:`~judgelab.errors.InputError` naming the file
-and its 1-based line.
+"""TREC run files in the ranking study: the runs of a dataset checked against its topics, the TREC
+DL 2021 passage runs, trec_eval's order, the pool. The one reader of a run file is
+:func:`judgelab.data.readers.read_run` (columns :data:`~judgelab.data.readers.RUN_COLUMNS`, every
+malformed line an error naming the file and line).
 
 The ``rank`` field is kept but, like trec_eval, never used for ordering: :func:`top_k` orders a
 topic's documents as trec_eval does (score descending, ties by docid descending).
@@ -13,18 +9,15 @@ topic's documents as trec_eval does (score descending, ties by docid descending)
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pandas as pd
 
+from judgelab.data.readers import read_run, run_name
 from judgelab.data.resources import resources_dir
 from judgelab.data.textfiles import text_lines
 from judgelab.errors import InputError
-
-#: Columns of a run table, in order.
-RUN_COLUMNS = ["qid", "docid", "rank", "score", "tag"]
 
 #: Where the 63 TREC DL 2021 passage runs are published (one file ``input.<run>.txt`` each).
 DL21_RUNS_BASE = (
@@ -33,90 +26,6 @@ DL21_RUNS_BASE = (
 
 #: The bundled list of the DL21 run names, relative to ``resources/``.
 DL21_RUNS_FILE = Path("ranking") / "dl21_runs.txt"
-
-#: File-name endings removed by :func:`run_name`.
-RUN_SUFFIXES = (".txt", ".run", ".trec")
-
-
-def run_name(path: str | Path, name: str | None = None) -> str:
-    """The name of the run in ``path``: ``name`` when given, else the file name without a leading
-    ``input.`` and without one ending of :data:`RUN_SUFFIXES` (``input.p_bm25.txt`` -> ``p_bm25``,
-    ``bm25.run`` -> ``bm25``). A name that comes out empty is an error naming the file."""
-    if name is not None:
-        if not str(name).strip():
-            raise InputError("the run name given for this file is empty", path=str(path))
-        return str(name)
-    stem = Path(path).name
-    if stem.startswith("input."):
-        stem = stem[len("input.") :]
-    for suffix in RUN_SUFFIXES:
-        if stem.endswith(suffix):
-            stem = stem[: -len(suffix)]
-            break
-    if not stem:
-        raise InputError(
-            "cannot name the run after this file name (nothing is left once "
-            "'input.' and the extension are removed); give the run a name",
-            path=str(path),
-        )
-    return stem
-
-
-def _parse_line(fields: list[str], path: str, no: int) -> tuple[str, str, int, float, str]:
-    qid, _q0, docid, rank, score, tag = fields
-    try:
-        rank_value = int(rank)
-    except ValueError:
-        raise InputError(f"rank {rank!r} is not an integer", path=path, line=no) from None
-    try:
-        score_value = float(score)
-    except ValueError:
-        raise InputError(f"score {score!r} is not a number", path=path, line=no) from None
-    if not math.isfinite(score_value):
-        raise InputError(f"score {score!r} is not a finite number", path=path, line=no)
-    return qid, docid, rank_value, score_value, tag
-
-
-def read_run(path: str | Path, name: str | None = None, encoding: str | None = None) -> pd.DataFrame:
-    """The run in the TREC run file ``path`` as a table with the columns :data:`RUN_COLUMNS`.
-
-    Errors (:class:`~judgelab.errors.InputError` at ``path:line``): a line with other than 6
-    fields, a rank that is not an integer, a score that is not a finite number, a docid listed
-    twice for one topic (the message names both lines), a file without any run line. The file is
-    decoded by :func:`judgelab.data.textfiles.text_lines` (UTF-8 unless ``encoding``; bad bytes are an
-    error at their line). ``attrs`` of the table: ``name`` (:func:`run_name`), ``path`` and
-    ``first_line`` (the line number of the first run line)."""
-    path_s = str(path)
-    rows: list[tuple[str, str, int, float, str]] = []
-    seen: dict[tuple[str, str], int] = {}
-    first_line = None
-    for no, line in text_lines(path, encoding):
-        fields = line.split()
-        if not fields:
-            continue
-        if len(fields) != 6:
-            raise InputError(
-                f"expected 6 fields 'qid Q0 docid rank score tag', got {len(fields)}: {line[:120]!r}",
-                path=path_s,
-                line=no,
-            )
-        row = _parse_line(fields, path_s, no)
-        key = (row[0], row[1])
-        if key in seen:
-            raise InputError(
-                f"docid {row[1]} is listed twice for topic {row[0]} (line {seen[key]} and line {no})",
-                path=path_s,
-                line=no,
-            )
-        seen[key] = no
-        first_line = first_line or no
-        rows.append(row)
-    if not rows:
-        raise InputError("the run file has no line 'qid Q0 docid rank score tag' (it is empty)", path=path_s)
-    run = pd.DataFrame(rows, columns=RUN_COLUMNS)
-    run = run.astype({"qid": str, "docid": str, "rank": "int64", "score": "float64", "tag": str})
-    run.attrs.update(name=run_name(path, name), path=path_s, first_line=first_line)
-    return run
 
 
 def check_topics(run: pd.DataFrame, path: str | Path, judged_qids: Iterable[str]) -> list[str]:

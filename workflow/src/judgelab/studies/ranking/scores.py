@@ -79,22 +79,13 @@ def measure_depth(measure) -> int:
 
 def read_qrels_table(path: str | Path, encoding: str | None = None) -> pd.DataFrame:
     """The qrels table of a TREC qrels file (``qid Q0 docid grade``, grades 0-3, read by
-    :func:`judgelab.data.readers.read_qrels`). A pair listed twice with different grades is an error
-    naming both lines; an exact repeat is kept once."""
-    from judgelab.data.readers import read_qrels
+    :func:`judgelab.data.readers.read_qrels`): one row per pair (:func:`judgelab.data.readers.unique_pairs`:
+    a pair listed twice with different grades is an error naming both lines; an exact repeat is
+    kept once)."""
+    from judgelab.data.readers import read_qrels, unique_pairs
 
-    first: dict[tuple[str, str], tuple[int, int]] = {}
-    for q in read_qrels(path, encoding):
-        key = (q.qid, q.docid)
-        if key in first and first[key][0] != q.grade:
-            raise InputError(
-                f"pair (qid {q.qid}, docid {q.docid}) is judged twice with different "
-                f"grades ({first[key][0]} at line {first[key][1]}, {q.grade} here)",
-                path=str(path),
-                line=q.line,
-            )
-        first.setdefault(key, (q.grade, q.line))
-    rows = [(qid, docid, grade) for (qid, docid), (grade, _) in first.items()]
+    kept, _ = unique_pairs(read_qrels(path, encoding), path)
+    rows = [(q.qid, q.docid, q.grade) for q in kept]
     return pd.DataFrame(rows, columns=QRELS_COLUMNS).astype({"qid": str, "docid": str, "relevance": "int64"})
 
 

@@ -50,8 +50,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from judgelab.data.readers import RUN_COLUMNS
 from judgelab.errors import InputError
-from judgelab.studies.ranking.runs import RUN_COLUMNS, trec_order
+from judgelab.studies.ranking.runs import trec_order
 
 #: Kinds of system, and the parameters each one takes (all required).
 KINDS: dict[str, tuple[str, ...]] = {
