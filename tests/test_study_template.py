@@ -1,7 +1,7 @@
 """The next study starts from docs/study-template: new_study.py writes a complete, runnable study
 into a copy of this checkout (package, rules, scripts, prompt, caption, schema section, STUDIES,
-README table, test config), which then passes the habits CI checks and runs end to end with the
-embedded model; a second run has nothing to do."""
+config/README.md table, test config, its tests, its page), which then passes the habits CI checks
+and its own tests, and runs end to end with the embedded model; a second run has nothing to do."""
 
 from __future__ import annotations
 
@@ -65,7 +65,11 @@ def test_the_made_study_is_complete_and_clean(made):
     pkg = root / "workflow" / "src" / "judgelab" / "studies" / "example"
     assert sorted(p.name for p in pkg.glob("*.py")) == ["__init__.py", "jobs.py", "plan.py", "science.py"]
     assert 'STUDIES = ("peras", ' in (root / "workflow/src/judgelab/studies/__init__.py").read_text()
-    made_files = [str(pkg), *map(str, (root / "workflow" / "scripts" / "example").glob("*.py"))]
+    made_files = [
+        str(pkg),
+        str(root / "tests" / "example"),
+        *map(str, (root / "workflow" / "scripts" / "example").glob("*.py")),
+    ]
     for cmd in (["ruff", "check", *made_files], ["ruff", "format", "--check", *made_files]):
         run = subprocess.run([sys.executable, "-m", *cmd], capture_output=True, text=True, cwd=root)
         assert run.returncode == 0, run.stdout + run.stderr
@@ -90,6 +94,16 @@ def test_the_made_study_is_complete_and_clean(made):
         text=True,
     )
     assert again.returncode != 0 and "already there" in again.stderr
+    # its own tests and its page, in the standard places
+    assert (root / "docs" / "studies" / "example.md").read_text().startswith("# Example study (`example`)")
+    tests = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/example"],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env=env,
+    )
+    assert tests.returncode == 0 and "2 passed" in tests.stdout, tests.stdout + tests.stderr
 
 
 @needs_model

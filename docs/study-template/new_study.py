@@ -2,9 +2,9 @@
 
     python docs/study-template/new_study.py NAME [--title "Title"] [--root .]
 
-NAME becomes the config section, the target, the package ``judgelab.studies.NAME``, the rules file,
-the prompt folder and the prefix of its rules, scripts and captions. What it writes (the places a
-study touches; README "Add a study" explains each):
+NAME becomes the config section, the target, the package ``judgelab.studies.NAME``, the folder of
+its rules, scripts, captions, prompts, tests and test config, and the prefix of its rules. What it
+writes (the places a study touches; CONTRIBUTING.md "Add a study" explains each):
 
 1. ``workflow/src/judgelab/studies/NAME/`` - ``__init__.py``, ``plan.py``, ``science.py``, ``jobs.py``;
 2. ``workflow/rules/NAME/NAME.smk`` - its rules and the ``NAME`` target;
@@ -15,12 +15,14 @@ study touches; README "Add a study" explains each):
 7. ``judgelab.studies.STUDIES`` - the study's place in ``all`` (the Snakefile includes
    ``workflow/rules/<study>/<study>.smk`` for every study listed there);
 8. ``config/README.md`` - a section with the study's key table (generated from the schema);
-9. ``.test/NAME/config/config.yaml`` - a test workflow on the bundled TREC fixture.
+9. ``.test/NAME/config/config.yaml`` - a test workflow on the bundled TREC fixture;
+10. ``tests/NAME/test_NAME.py`` - its tests (its science by hand, its plan on its own test config);
+11. ``docs/studies/NAME.md`` - its page: the paper, what is reproduced and what deviates.
 
 The made study runs as it is (``tests/test_study_template.py`` runs one with the embedded model):
 a binary judgment of every dataset x judge and an agreement table. Replace its science, keep the
 shape. Switching it on in the default run (``config/config.yaml``: ``NAME: {enabled: true}``) is
-left to you: the default run has a time budget (README "Add a study", point 9).
+left to you: the default run has a time budget (CONTRIBUTING.md, "Add a study").
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ TARGETS = {
     "prompts/judge.yaml.tmpl": "resources/prompts/{name}/judge.yaml",
     "report/table.rst.tmpl": "workflow/report/{name}/table.rst",
     "test/config.yaml.tmpl": ".test/{name}/config/config.yaml",
+    "tests/test_study.py.tmpl": "tests/{name}/test_{name}.py",
+    "docs/study.md.tmpl": "docs/studies/{name}.md",
 }
 SCHEMA = Path("workflow/schemas/config.schema.yaml")
 STUDIES = Path("workflow/src/judgelab/studies/__init__.py")
