@@ -33,6 +33,7 @@ from judgelab.studies.overrating import jobs as oj
 from judgelab.studies.overrating.pairwise import pair_outcomes, pairwise_metrics
 from judgelab.studies.overrating.pointwise import pointwise_columns, pointwise_metrics
 from judgelab.studies.overrating.prompts import reading_cells, typed_readings
+from judgelab.studies.overrating.settings import TableSettings
 from judgelab.studies.overrating.tables import TABLE_FORMATS, table1, table2
 
 GRADED = ("0", "1", "2", "3")
@@ -124,7 +125,7 @@ def test_table1_files_put_the_seeds_columns_first(tmp_path):
         out = {fmt: str(folder / f"table1.{fmt}") for fmt in TABLE_FORMATS} | {
             "metrics": str(folder / "m.tsv")
         }
-        oj.table1_job([str(metrics)], out, confidence=confidence, names='{"qwen3-8b": "Qwen"}')
+        oj.table1_job([str(metrics)], out, TableSettings(confidence, {"qwen3-8b": "Qwen"}))
         md = (folder / "table1.md").read_text().splitlines()
         header = [c.strip() for c in md[0].strip("|").split("|")]
         assert header[:14] == [

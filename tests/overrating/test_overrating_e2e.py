@@ -11,11 +11,15 @@ import pytest
 from conftest import have_model
 from test_overrating_metrics import write_tables
 
+from judgelab.data.imported import ImportReading
 from judgelab.data.prepare import build_trec_table
 from judgelab.data.tables import read_dataset, write_dataset
+from judgelab.llm.judge import Judge
+from judgelab.llm.session import JobContext
 from judgelab.studies.overrating import jobs as oj
 from judgelab.studies.overrating.pairwise import SETTINGS
 from judgelab.studies.overrating.prompts import load_prompt
+from judgelab.studies.overrating.settings import Sampling
 
 pytestmark = [
     pytest.mark.slow,
@@ -25,75 +29,75 @@ pytestmark = [
 MODEL = {"backend": "local", "name": "smollm2", "n_ctx": 2048}
 
 
+def judge(prompt: str) -> Judge:
+    """The embedded model with an overrating prompt, one answer token."""
+    p = load_prompt(prompt)
+    return Judge("smollm2", MODEL, template=p.template, labels=p.labels, max_tokens=1)
+
+
 def run_all(fx_table: str, out, cache: str) -> dict:
     """Every job of one dataset x model (+ an imported judge); returns what they returned."""
     got = {}
     metrics = []
+    context = JobContext(cache, threads=1)
     for scale in ("binary", "graded"):
-        p = load_prompt(f"overrating/{scale}")
         got[scale] = oj.pointwise_judge_job(
             fx_table,
             str(out / f"{scale}.tsv"),
-            scale=scale,
-            template=p.template,
-            labels=p.labels,
-            model=MODEL,
-            max_tokens=1,
-            cache=cache,
-            threads=1,
+            judge(f"overrating/{scale}"),
+            context.named(f"overrating pointwise fx/smollm2/{scale}"),
+            scale,
         )
         oj.pointwise_metrics_job(
             fx_table,
             str(out / f"{scale}.tsv"),
             str(out / f"m_{scale}.tsv"),
             str(out / f"tm_{scale}.tsv"),
-            ids={"dataset": "fx", "model": "smollm2", "scale": scale},
+            wildcards={"dataset": "fx", "model": "smollm2", "scale": scale},
         )
         metrics.append(str(out / f"m_{scale}.tsv"))
         oj.transition_figure_job(
             str(out / f"tm_{scale}.tsv"),
             str(out / f"tm_{scale}.png"),
             str(out / f"tm_{scale}.pdf"),
-            title=f"fx / smollm2 / {scale}",
+            f"fx / smollm2 / {scale}",
         )
     # an imported binary judge (a qrels file with probabilities): no LLM call
     table = read_dataset(fx_table)
     qrels = out / "imported.qrels"
     qrels.write_text("".join(f"{r.qid} Q0 {r.docid} {int(r.grade >= 1)} 0.9\n" for r in table.itertuples()))
     oj.imported_pointwise_job(
-        fx_table, str(qrels), str(out / "imp.tsv"), scale="binary", confidence_scale="probability"
+        fx_table,
+        str(qrels),
+        str(out / "imp.tsv"),
+        ImportReading(scale="binary", confidence_scale="probability"),
     )
     oj.pointwise_metrics_job(
         fx_table,
         str(out / "imp.tsv"),
         str(out / "m_imp.tsv"),
         str(out / "tm_imp.tsv"),
-        ids={"dataset": "fx", "model": "imported", "scale": "binary"},
+        wildcards={"dataset": "fx", "model": "imported", "scale": "binary"},
     )
     got["sampled"] = oj.pair_sampling_job(
-        fx_table, str(out / "pairs.tsv"), per_setting=1, seed=0, relevant_min=2
+        fx_table, str(out / "pairs.tsv"), Sampling(per_setting=1, seed=0, relevant_min=2)
     )
-    p = load_prompt("overrating/pairwise")
     got["pairwise"] = oj.pairwise_judge_job(
         fx_table,
         str(out / "pairs.tsv"),
         str(out / "pj.tsv"),
-        template=p.template,
-        labels=p.labels,
-        model=MODEL,
-        max_tokens=1,
-        cache=cache,
-        threads=1,
+        judge("overrating/pairwise"),
+        context.named("overrating pairwise fx/smollm2"),
     )
     got["pm"] = oj.pairwise_metrics_job(
         str(out / "pj.tsv"),
         str(out / "pm.tsv"),
         str(out / "po.tsv"),
-        ids={"dataset": "fx", "model": "smollm2"},
+        wildcards={"dataset": "fx", "model": "smollm2"},
     )
     write_tables(metrics + [str(out / "m_imp.tsv")], [str(out / "pm.tsv")], out / "tables")
-    oj.pairwise_figure_job(str(out / "pm.tsv"), str(out / "pr.png"), str(out / "pr.pdf"), title="fx")
-    oj.confidence_figure_job(metrics, str(out / "cf.png"), str(out / "cf.pdf"), title="fx")
+    oj.pairwise_figure_job(str(out / "pm.tsv"), str(out / "pr.png"), str(out / "pr.pdf"), "fx")
+    oj.confidence_figure_job(metrics, str(out / "cf.png"), str(out / "cf.pdf"), "fx")
     return got
 
 

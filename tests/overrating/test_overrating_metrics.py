@@ -13,7 +13,13 @@ import pytest
 from conftest import write_lines
 from sklearn.metrics import cohen_kappa_score
 
-from judgelab.data.imported import import_judgments, judge_groups, read_judge_file, resolve_imported
+from judgelab.data.imported import (
+    ImportReading,
+    import_judgments,
+    judge_groups,
+    read_judge_file,
+    resolve_imported,
+)
 from judgelab.data.prepare import build_trec_table
 from judgelab.data.tables import read_dataset, write_dataset
 from judgelab.errors import InputError
@@ -398,9 +404,15 @@ def table_outs(folder, name: str) -> dict[str, str]:
     return out
 
 
+def table2_outs(folder) -> dict[str, str]:
+    """The table2 rule's outputs: Table 2's files and metrics, the per-setting table's by_setting_*."""
+    by = {f"by_setting_{k}": v for k, v in table_outs(folder, "table2_by_setting").items()}
+    return table_outs(folder, "table2") | by
+
+
 def write_tables(pointwise: list[str], pairwise: list[str], folder) -> None:
     oj.table1_job(pointwise, table_outs(folder, "table1"))
-    oj.table2_job(pairwise, table_outs(folder, "table2"), table_outs(folder, "table2_by_setting"))
+    oj.table2_job(pairwise, table2_outs(folder))
 
 
 def test_rendered_tables(tmp_path):
@@ -437,9 +449,7 @@ def test_rendered_tables(tmp_path):
     assert list(by["setting"]) == ["B-A", "A-U", "B-U", "overall"]
     assert "n/a" in (tmp_path / "tables" / "table2_by_setting.md").read_text()
     assert oj.table1_job([], table_outs(tmp_path / "empty", "table1")).empty
-    assert oj.table2_job(
-        [], table_outs(tmp_path / "empty", "table2"), table_outs(tmp_path / "empty", "table2_by_setting")
-    ).empty
+    assert oj.table2_job([], table2_outs(tmp_path / "empty")).empty
     assert len(list((tmp_path / "empty").iterdir())) == 14  # 3 tables x 4 formats + 2 metrics files
     assert "Overrated (%) Bin." in (tmp_path / "empty" / "table1.md").read_text()
 
@@ -492,14 +502,14 @@ def test_imported_graded_judge_through_the_pointwise_metrics_equals_sklearn(tabl
         lines.append(f"{r.qid} Q0 {r.docid} {lab} {conf}")
     judge = write_lines(tmp_path, lines)
     oj.imported_pointwise_job(
-        str(path), str(judge), str(tmp_path / "j.tsv"), scale="graded", confidence_scale="percent"
+        str(path), str(judge), str(tmp_path / "j.tsv"), ImportReading("graded", "percent")
     )
     m = oj.pointwise_metrics_job(
         str(path),
         str(tmp_path / "j.tsv"),
         str(tmp_path / "m.tsv"),
         str(tmp_path / "tm.tsv"),
-        ids={"dataset": "fx", "model": "imp", "scale": "graded"},
+        wildcards={"dataset": "fx", "model": "imp", "scale": "graded"},
     ).iloc[0]
     keys = [(r.qid, r.docid) for r in t.itertuples() if (r.qid, r.docid) in labels]
     y = np.array([int(t.set_index(["qid", "docid"]).loc[k, "grade"]) for k in keys])

@@ -7,6 +7,8 @@ imported judges diagnosed with no LLM call, against numbers computed by hand."""
 from __future__ import annotations
 
 import copy
+import inspect
+import json
 import math
 import shutil
 
@@ -17,9 +19,20 @@ from conftest import ROOT, have_model
 from snakerun import dry_run_jobs, make_workdir, output, snakemake
 
 from judgelab.cli import main as cli
+from judgelab.data.imported import ImportReading
 from judgelab.errors import InputError
+from judgelab.llm.judge import Judge
 from judgelab.project.estimate import estimate
 from judgelab.project.facade import Project
+from judgelab.studies.overrating import jobs as oj
+from judgelab.studies.overrating.pairwise import (
+    pairwise_jobs,
+    pairwise_judge_requests,
+    pairwise_requests,
+    sample_pairs,
+)
+from judgelab.studies.overrating.pointwise import pointwise_judge_requests, pointwise_requests
+from judgelab.studies.overrating.settings import Sampling, TableSettings
 
 API = {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None}
 TEST_CONFIG = yaml.safe_load((ROOT / ".test" / "overrating" / "config" / "config.yaml").read_text())
@@ -82,7 +95,7 @@ def test_schema_default_leaves_the_study_off_and_the_default_config_turns_it_on(
     default = Project.load([], ROOT)
     assert default.studies == ["peras", "overrating", "perturbations", "simulation", "ranking"]
     assert default.plan("overrating").datasets == ["dl19"]
-    assert default.plan("overrating").sampling == {"per_setting": 2, "seed": 0, "relevant_min": 2}
+    assert default.plan("overrating").sampling == Sampling(per_setting=2, seed=0, relevant_min=2)
 
 
 @pytest.mark.parametrize(
@@ -140,6 +153,57 @@ def test_an_imported_judge_of_another_scale_is_refused_by_the_import_rule():
     assert plan.imported_scale("bin", "binary") == ("binary", "probability")
     with pytest.raises(InputError, match="labels on the binary scale, not 'graded'"):
         plan.imported_scale("bin", "graded")
+    # the import rule's one param: the declared scales and the dataset's encoding
+    p = project(config())
+    reading = p.plan("overrating").import_reading("bin", "fx", "binary")
+    assert reading == ImportReading("binary", "probability", p.dataset("fx")["encoding"])
+    assert ImportReading.from_param(reading.param()) == reading
+    assert p.plan("overrating").import_reading("ext", "fx", "graded").confidence_scale == "percent"
+    with pytest.raises(InputError, match="labels on the binary scale, not 'graded'"):
+        p.plan("overrating").import_reading("bin", "fx", "graded")
+
+
+def test_the_rules_carry_one_judge_whose_requests_are_those_of_its_prompt():
+    """A judge job's one param: the Judge the plan builds (model entry, the prompt's text and
+    labels, the bound, the coverage floor); its requests are those the prompt and bound made
+    before (the same cache keys), and it round-trips through its param text."""
+    p = project(config())
+    plan = p.plan("overrating")
+    pairs = pd.DataFrame(
+        {"dataset": "fx", "qid": "1", "query": "q", "docid": ["d1", "d2"], "passage": ["a", "b"], "grade": 0}
+    )
+    bound = int(plan.pointwise["max_tokens"])
+    for scale in plan.scales:
+        judge = plan.pointwise_judge("a", scale)
+        assert Judge.from_param(judge.param()) == judge
+        assert (judge.model, judge.spec) == ("a", p.model_entry("a"))
+        assert judge.labels == plan.prompts[scale].labels and judge.max_tokens == bound
+        assert judge.coverage == plan.coverage("pointwise", scale) and judge.persona == ""
+        assert pointwise_judge_requests(pairs, judge) == pointwise_requests(
+            pairs, plan.prompts[scale], max_tokens=bound
+        )
+    judge = plan.pairwise_judge("b")
+    assert Judge.from_param(judge.param()) == judge and judge.spec == p.model_entry("b")
+    assert judge.labels == ("1", "2") and judge.coverage == plan.coverage("pairwise")
+    items = pairwise_jobs(pairs, sample_pairs(pairs.assign(grade=[3, 0]), 1, 0, 2))
+    assert len(items) == 2 and pairwise_judge_requests(items, judge) == pairwise_requests(
+        items, plan.pairwise_prompt, max_tokens=int(plan.pairwise["max_tokens"])
+    )
+    # the other params: typed settings, their text what the rules carried before
+    assert plan.sampling.param() == json.dumps(
+        {k: int(plan.pairwise[k]) for k in ("per_setting", "seed", "relevant_min")}, sort_keys=True
+    )
+    assert plan.table_settings() == TableSettings(plan.confidence, plan.display_names())
+    assert plan.figure_title("transition", "fx", "a", "graded") == "Human -> judge labels - fx / a / graded"
+
+
+def test_every_job_takes_at_most_8_parameters_named_as_its_rule():
+    jobs = [getattr(oj, name) for name in dir(oj) if name.endswith("_job")]
+    assert len(jobs) == 11
+    for job in jobs:
+        params = inspect.signature(job).parameters
+        assert len(params) <= 8, job.__name__
+        assert not any(p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL) for p in params.values()), job.__name__
 
 
 def test_binary_imported_judges_stay_out_of_peras():
@@ -161,7 +225,7 @@ def test_paper_config_resolves_with_the_four_served_models_and_no_embedded_model
     assert all(p.config["models"][m]["backend"] == "openai" for m in four)
     assert {j.model for j in p.llm_jobs()} == set(four) and len(p.llm_jobs()) == 4 * 2 * 3
     plan = p.plan("overrating")
-    assert plan.sampling["per_setting"] == 20 and plan.datasets == ["dl19", "dl20"]
+    assert plan.sampling.per_setting == 20 and plan.datasets == ["dl19", "dl20"]
     # the estimate before anything is downloaded: known sizes, pairwise 3 x 20 pairs per query
     table, _ = estimate(p, directory=tmp_path, cache_path=tmp_path / "none.sqlite")
     rows = table.set_index(["dataset", "model", "stage"])
@@ -307,8 +371,8 @@ def test_the_report_page_carries_the_captions(workdir):
     assert run.returncode == 0, output(run)[-3000:]
     page = (workdir / "report.html").read_text(encoding="utf-8")
     for caption in (
-        "Pointwise overrating (seed 004 Table 1)",
-        "Pairwise preference judging (seed 004 Table 2)",
+        "Pointwise overrating (When LLM Judges Inflate Scores, Table 1)",
+        "Pairwise preference judging (When LLM Judges Inflate Scores, Table 2)",
         "label transition matrix of one pointwise run",
         "Mean token-level confidence",
         "Pairwise rates by setting",

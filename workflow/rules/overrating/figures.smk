@@ -21,7 +21,7 @@ rule overrating_transition_figure:
     conda:
         "../../../envs/judgelab.yaml"
     params:
-        display=lambda wc: PROJECT.display_name(wc.model),
+        title=lambda wc: OVERRATING.figure_title("transition", wc.dataset, wc.model, wc.scale),
     script:
         "../../scripts/overrating/transition_figure.py"
 
@@ -37,7 +37,7 @@ rule overrating_pairwise_figure:
     conda:
         "../../../envs/judgelab.yaml"
     params:
-        display=lambda wc: PROJECT.display_name(wc.model),
+        title=lambda wc: OVERRATING.figure_title("pairwise", wc.dataset, wc.model),
     script:
         "../../scripts/overrating/pairwise_figure.py"
 
@@ -56,7 +56,7 @@ rule overrating_confidence_figure:
     conda:
         "../../../envs/judgelab.yaml"
     params:
-        display=lambda wc: PROJECT.display_name(wc.model),
+        title=lambda wc: OVERRATING.figure_title("confidence", wc.dataset, wc.model),
         confidence=OVERRATING.confidence,
     script:
         "../../scripts/overrating/confidence_figure.py"

@@ -1,8 +1,9 @@
-# Study: Overrating (seed 004, section 2) - do LLM judges inflate grades while near-certain of them,
-# and do they fail by ties or by wrong wins when comparing two passages?
+# Study: Overrating ("When LLM Judges Inflate Scores", section 2) - do LLM judges inflate grades
+# while near-certain of them, and do they fail by ties or by wrong wins when comparing two passages?
 # Config section `overrating` (switch: overrating.enabled); target `snakemake overrating`; library
-# judgelab.overrating, jobs judgelab.studies.overrating.jobs; prompts resources/prompts/overrating/; report
-# captions workflow/report/overrating/.
+# judgelab.studies.overrating (plan, settings), jobs judgelab.studies.overrating.jobs (each script
+# one run() call; a judge travels whole as the `judge` param); prompts resources/prompts/overrating/;
+# report captions workflow/report/overrating/.
 # Stages: pointwise judge (or import) -> pointwise metrics -> Table 1, transition and confidence
 # figures; pair sampling -> pairwise judge -> pairwise metrics -> Table 2, pairwise figure.
 

@@ -8,13 +8,13 @@ rule overrating_pairs:
     input:
         pairs=path("dataset"),
     output:
-        pairs=path("overrating_pairs"),
+        sampled=path("overrating_pairs"),
     log:
         PROJECT.log("overrating/pairs/{dataset}"),
     conda:
         "../../../envs/judgelab.yaml"
     params:
-        sampling=json.dumps(OVERRATING.sampling, sort_keys=True),
+        sampling=lambda wc: OVERRATING.sampling.param(),
     script:
         "../../scripts/overrating/pairs.py"
 
@@ -35,11 +35,8 @@ rule overrating_pairwise:
     resources:
         **model_job(720),
     params:
-        template=lambda wc: OVERRATING.pairwise_prompt.template,
-        labels=lambda wc: json.dumps(list(OVERRATING.pairwise_prompt.labels)),
-        max_tokens=OVERRATING.pairwise["max_tokens"],
-        coverage=lambda wc: OVERRATING.coverage("pairwise").param(),
-        model=model_param,
+        # the judge whole: model entry, the forced-choice template and labels, bound, coverage floor
+        judge=lambda wc: OVERRATING.pairwise_judge(wc.model).param(),
     script:
         "../../scripts/overrating/pairwise.py"
 

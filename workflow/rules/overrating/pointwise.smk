@@ -21,11 +21,8 @@ rule overrating_pointwise:
     resources:
         **model_job(720),
     params:
-        template=lambda wc: OVERRATING.prompts[wc.scale].template,
-        labels=lambda wc: json.dumps(list(OVERRATING.prompts[wc.scale].labels)),
-        max_tokens=OVERRATING.pointwise["max_tokens"],
-        coverage=lambda wc: OVERRATING.coverage("pointwise", wc.scale).param(),
-        model=model_param,
+        # the judge whole: model entry, the scale's template and labels, bound, coverage floor
+        judge=lambda wc: OVERRATING.pointwise_judge(wc.model, wc.scale).param(),
     script:
         "../../scripts/overrating/pointwise.py"
 
@@ -34,7 +31,7 @@ rule overrating_import:
     input:
         unpack(lambda wc: PROJECT.source_inputs(wc.dataset)),
         pairs=path("dataset"),
-        judge=lambda wc: OVERRATING.imported_file(wc.model, wc.dataset),
+        judge_file=lambda wc: OVERRATING.imported_file(wc.model, wc.dataset),
     output:
         judgments=path("overrating_pointwise"),
         summary=path("overrating_import_summary"),
@@ -46,10 +43,9 @@ rule overrating_import:
     conda:
         "../../../envs/judgelab.yaml"
     params:
-        # the declared scales ("" = not declared): 0/1 labels and 0-1 confidences are never guessed
-        scale=lambda wc: OVERRATING.imported_scale(wc.model, wc.scale)[0],
-        confidence_scale=lambda wc: OVERRATING.imported_scale(wc.model, wc.scale)[1],
-        encoding=lambda wc: PROJECT.dataset(wc.dataset)["encoding"],
+        # the declared scales (null = not declared: 0/1 labels and 0-1 confidences are never
+        # guessed) and the raw files' encoding
+        reading=lambda wc: OVERRATING.import_reading(wc.model, wc.dataset, wc.scale).param(),
     script:
         "../../scripts/overrating/import.py"
 

@@ -1,7 +1,7 @@
-# Overrating stage 3 - tables shaped like seed 004 Tables 1 (pointwise, every dataset x judge) and
-# 2 (pairwise, all settings pooled, and per setting), as tsv, md, tex and html (in the report): the
-# seed's columns first (Avg Confidence of `overrating.confidence`), the extra columns after, the
-# judges by their display names.
+# Overrating stage 3 - tables shaped like Tables 1 (pointwise, every dataset x judge) and 2
+# (pairwise, all settings pooled, and per setting) of "When LLM Judges Inflate Scores", as tsv, md,
+# tex and html (in the report): the paper's columns first (Avg Confidence of
+# `overrating.confidence`), the extra columns after, the judges by their display names.
 
 
 rule overrating_table1:
@@ -18,8 +18,8 @@ rule overrating_table1:
     conda:
         "../../../envs/judgelab.yaml"
     params:
-        confidence=OVERRATING.confidence,
-        names=json.dumps(OVERRATING.display_names(), sort_keys=True),
+        # the Avg Confidence definition and the judges' display names
+        settings=lambda wc: OVERRATING.table_settings().param(),
     script:
         "../../scripts/overrating/table1.py"
 
@@ -38,7 +38,7 @@ rule overrating_table2:
     conda:
         "../../../envs/judgelab.yaml"
     params:
-        confidence=OVERRATING.confidence,
-        names=json.dumps(OVERRATING.display_names(), sort_keys=True),
+        # the Avg Confidence definition and the judges' display names
+        settings=lambda wc: OVERRATING.table_settings().param(),
     script:
         "../../scripts/overrating/table2.py"

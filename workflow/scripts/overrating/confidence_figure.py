@@ -1,14 +1,6 @@
-"""Snakemake adapter: the token confidence by TP / FP / TN / FN of one dataset x judge."""
+"""Snakemake adapter - overrating: the token confidence by TP / FP / TN / FN of one dataset x judge."""
 
-from judgelab.project.runner import script_logging
+from judgelab.project.runner import run
 from judgelab.studies.overrating.jobs import confidence_figure_job
 
-w = snakemake.wildcards
-with script_logging(snakemake.log[0]):
-    confidence_figure_job(
-        list(snakemake.input.metrics),
-        snakemake.output.png,
-        snakemake.output.pdf,
-        title=f"Token confidence by outcome - {w.dataset} / {snakemake.params.display}",
-        confidence=snakemake.params.confidence,
-    )
+run(snakemake, confidence_figure_job)

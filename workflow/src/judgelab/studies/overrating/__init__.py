@@ -1,4 +1,5 @@
-"""Overrating in LLM relevance judges (seed 004, section 2): pointwise and pairwise diagnostics.
+"""Overrating in LLM relevance judges ("When LLM Judges Inflate Scores", section 2): pointwise and
+pairwise diagnostics.
 
 Pointwise (binary 0/1 or graded 0-3 judging, one run per scale):
 
@@ -48,5 +49,8 @@ Modules (config section ``overrating``, target ``overrating``, rules
 ``resources/prompts/overrating/``): :mod:`.plan` (the section resolved: cells, prompts, imported
 judges, paths, jobs, targets), :mod:`.prompts` (the checked templates, where an answer's label is
 and its token confidence), :mod:`.pointwise`, :mod:`.pairwise`, :mod:`.tables` (Tables 1 and 2),
-:mod:`.figures`, :mod:`.jobs` (one function per workflow job), :mod:`.estimate`.
+:mod:`.figures`, :mod:`.settings` (the typed settings the plan builds and the rules carry: the pair
+sampling, the tables' options), :mod:`.jobs` (one function per workflow job, each taking its
+inputs, outputs and one settings value per concern: a judge is a
+:class:`judgelab.llm.judge.Judge`), :mod:`.estimate`.
 """

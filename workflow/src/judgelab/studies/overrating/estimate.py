@@ -1,12 +1,14 @@
-"""The overrating study's requests for ``judgelab estimate``, built with the jobs' own builders."""
+"""The overrating study's requests for ``judgelab estimate``, built with the jobs' own builders
+from the judges the rules pass (:meth:`~judgelab.studies.overrating.plan.Plan.pointwise_judge`,
+:meth:`~judgelab.studies.overrating.plan.Plan.pairwise_judge`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from judgelab.llm.backends.base import Request
-from judgelab.studies.overrating.pairwise import pairwise_jobs, pairwise_requests, sample_pairs
-from judgelab.studies.overrating.pointwise import pointwise_requests
+from judgelab.studies.overrating.pairwise import pairwise_jobs, pairwise_judge_requests, sample_pairs
+from judgelab.studies.overrating.pointwise import pointwise_judge_requests
 
 #: Judged queries of the public datasets: the pairwise stand-in of ``judgelab estimate`` before a
 #: dataset is downloaded (at most 3 settings x ``per_setting`` pairs per query, an upper bound).
@@ -21,21 +23,17 @@ def requests(plan, job, ctx) -> Iterator[tuple[str, Request, bool]]:
     w = job.wc
     src = ctx.pairs(w["dataset"])
     if job.rule == "overrating_pointwise":
-        for req in pointwise_requests(
-            src.pairs, plan.prompts[w["scale"]], max_tokens=int(plan.pointwise["max_tokens"])
-        ):
+        for req in pointwise_judge_requests(src.pairs, plan.pointwise_judge(job.model, w["scale"])):
             yield job.rule, req, src.exact and ctx.cached(job.model, req) is not None
         return
-    max_tokens = int(plan.pairwise["max_tokens"])
+    judge, sampling = plan.pairwise_judge(job.model), plan.sampling
     if src.exact:
-        sampled = sample_pairs(src.pairs, **plan.sampling)
-        for req in pairwise_requests(
-            pairwise_jobs(src.pairs, sampled), plan.pairwise_prompt, max_tokens=max_tokens
-        ):
+        sampled = sample_pairs(src.pairs, sampling.per_setting, sampling.seed, sampling.relevant_min)
+        for req in pairwise_judge_requests(pairwise_jobs(src.pairs, sampled), judge):
             yield job.rule, req, ctx.cached(job.model, req) is not None
         return
     first = src.pairs.iloc[0]
-    n = JUDGED_QUERIES.get(w["dataset"], src.pairs["qid"].nunique()) * 3 * plan.sampling["per_setting"]
+    n = JUDGED_QUERIES.get(w["dataset"], src.pairs["qid"].nunique()) * 3 * sampling.per_setting
     stand_in = {"query": first["query"], "text_1": first["passage"], "text_2": first["passage"]}
-    for req in pairwise_requests([stand_in] * (2 * n), plan.pairwise_prompt, max_tokens=max_tokens):
+    for req in pairwise_judge_requests([stand_in] * (2 * n), judge):
         yield job.rule, req, False

@@ -1,6 +1,10 @@
-"""Overrating (seed 004, section 2) jobs: one function per workflow job, plain paths and values
-in, files out. Prompt texts and label sets are parameters, so a changed prompt reruns exactly the
-jobs that use it.
+"""Overrating ("When LLM Judges Inflate Scores", section 2) jobs: one function per workflow job;
+its inputs, its outputs and one settings value per concern in (the judge, the sampling, the
+tables' options: built by the plan, :mod:`.plan`, and carried whole as rule params), files out.
+The judge holds the prompt's text and labels, so a changed prompt reruns exactly the jobs that use
+it. The scripts under ``workflow/scripts/overrating/`` run them with
+:func:`judgelab.project.runner.run` (each parameter by the name of the rule's input, output,
+param or wildcard).
 
 Pointwise, per dataset x model x scale: :func:`pointwise_judge_job` (or
 :func:`imported_pointwise_job` for a judge read from a qrels file, no LLM call) ->
@@ -23,32 +27,38 @@ from pathlib import Path
 
 import pandas as pd
 
-from judgelab.data.imported import SourcePairs, read_judge
+from judgelab.data.imported import ImportReading, SourcePairs, read_judge
 from judgelab.data.tables import read_dataset, write_tsv
+from judgelab.llm.judge import Judge
 from judgelab.llm.judging import require_coverage
-from judgelab.llm.session import LLMSession
-from judgelab.project.runner import as_value
+from judgelab.llm.session import JobContext
 from judgelab.studies.overrating.pairwise import (
     SETTINGS,
     pair_outcomes,
     pairwise_metrics,
-    run_pairwise,
+    run_pairwise_judge,
     sample_pairs,
 )
 from judgelab.studies.overrating.pointwise import (
     imported_pointwise,
     pointwise_metrics,
-    run_pointwise,
+    run_pointwise_judge,
     transition_matrix,
 )
-from judgelab.studies.overrating.prompts import PAIRWISE_KIND, Prompt, check_labels, effective_scale
+from judgelab.studies.overrating.prompts import check_labels, effective_scale
+from judgelab.studies.overrating.settings import Sampling, TableSettings
 from judgelab.studies.overrating.tables import flat_table1, render_table1, render_table2, table1, table2
 
 log = logging.getLogger("judgelab")
 
+#: The wildcards naming a pointwise run (its metrics rows and import summary start with them, in
+#: this order) and a pairwise run.
+POINTWISE_IDS = ("dataset", "model", "scale")
+PAIRWISE_IDS = ("dataset", "model")
 
-def _prompt(template: str, labels: str | Sequence[str], kind: str) -> Prompt:
-    return Prompt(template, tuple(str(x) for x in as_value(labels)), kind)
+
+def _ids(wildcards: Mapping[str, str], names: Sequence[str]) -> dict[str, str]:
+    return {k: str(wildcards[k]) for k in names}
 
 
 def _read(path: str, **dtypes) -> pd.DataFrame:
@@ -98,72 +108,60 @@ def read_metrics(paths: Sequence[str]) -> pd.DataFrame:
 # Pointwise
 
 
-def pointwise_judge_job(
-    pairs: str,
-    out: str,
-    *,
-    scale: str,
-    template: str,
-    labels: str | Sequence[str],
-    model: str | dict,
-    max_tokens: int,
-    cache: str,
-    threads: int | None = None,
-    desc: str = "overrating pointwise",
-    model_name: str | None = None,
-    coverage: str | dict | None = None,
-) -> pd.DataFrame:
-    """Judge every pair of a dataset table on ``scale`` with ``template`` (its ``labels``, JSON
-    or a list): label, parsed, answer, label_pos, p<label>..., label_mass, confidence,
-    confidence_renorm per pair. ``model_name``: the model's key in ``models`` (named in errors);
-    ``coverage``: the job's coverage check (:class:`judgelab.llm.judging.Coverage`)."""
-    prompt = _prompt(template, labels, "judgment")
-    check_labels(prompt.labels, scale)
-    table = read_dataset(pairs)
-    session = LLMSession(model, cache, threads, desc, name=model_name)
-    with session as client:
-        result = run_pointwise(table, prompt, client, max_tokens=int(max_tokens), desc=desc)
-    _require_coverage(result, session, coverage, int(max_tokens), desc)
-    write_tsv(result, out)
-    return result
-
-
-def _require_coverage(result: pd.DataFrame, session: LLMSession, coverage, bound: int, desc: str) -> None:
+def _require_coverage(result: pd.DataFrame, judge: Judge, desc: str) -> None:
+    """The judge's coverage floor over the parsed judgments (a pair, or a pair in one order)."""
     require_coverage(
         result["parsed"],
         result["answer"],
-        coverage=coverage,
-        model=session.name,
-        backend=session.spec.get("backend"),
-        bound=bound,
+        coverage=judge.coverage,
+        model=judge.model,
+        backend=judge.backend,
+        bound=judge.max_tokens,
         what=desc,
     )
+
+
+def pointwise_judge_job(
+    pairs: str, judgments: str, judge: Judge, context: JobContext, scale: str
+) -> pd.DataFrame:
+    """Judge every pair of a dataset table on ``scale`` with ``judge`` (its template, whose labels
+    must be the scale's, and its answer bound; no persona): label, parsed, answer, label_pos,
+    p<label>..., label_mass, confidence, confidence_renorm per pair. The job stops when too few
+    answers parse (the judge's coverage floor)."""
+    check_labels(judge.labels, scale)
+    table = read_dataset(pairs)
+    with judge.session(context) as client:
+        result = run_pointwise_judge(table, judge, client, desc=context.desc)
+    _require_coverage(result, judge, context.desc)
+    write_tsv(result, judgments)
+    return result
 
 
 def imported_pointwise_job(
     pairs: str,
     judge_file: str,
-    out: str,
-    *,
-    scale: str | None,
-    confidence_scale: str | None = None,
-    source: Mapping[str, str] | None = None,
-    encoding: str | None = None,
-    out_summary: str | None = None,
-    ids: Mapping[str, str] | None = None,
+    judgments: str,
+    reading: ImportReading,
+    summary: str | None = None,
+    wildcards: Mapping[str, str] | None = None,
+    qrels: str | None = None,
+    topics: str | None = None,
 ) -> pd.DataFrame:
     """The pointwise judgments table of an imported judge (a qrels file; no LLM call).
-    ``source``: the dataset's raw ``qrels`` and ``topics`` (read with ``encoding``): the file may
-    label their pairs outside the selection (skipped, counted in the import's table
-    ``out_summary``, one row: ``ids``, then :data:`judgelab.data.imported.IMPORT_SUMMARY_COLUMNS`)."""
+    ``reading``: the scales the judge declares and the raw files' encoding (see
+    :mod:`judgelab.data.imported`). ``qrels``, ``topics``: the dataset's raw files: the file may
+    label their pairs outside the selection (skipped, counted in the import's table ``summary``,
+    one row: the job's ``wildcards`` dataset, model and scale, then
+    :data:`judgelab.data.imported.IMPORT_SUMMARY_COLUMNS`)."""
     table = read_dataset(pairs)
-    known = SourcePairs.read(source["qrels"], source["topics"], encoding) if source else None
+    known = SourcePairs.read(qrels, topics, reading.encoding) if qrels and topics else None
+    scale, confidence_scale = reading.scale, reading.confidence_scale
     judge = read_judge(judge_file, table, source=known, scale=scale, confidence_scale=confidence_scale)
     log.info("%s", judge.log_line())
     result = imported_pointwise(table, judge, scale, confidence_scale)
-    write_tsv(result, out)
-    if out_summary:
-        write_tsv(judge.summary(**dict(ids or {})), out_summary)
+    write_tsv(result, judgments)
+    if summary:
+        write_tsv(judge.summary(**_ids(wildcards or {}, POINTWISE_IDS)), summary)
     log.info(
         "%s: %d of %d pairs labelled (scale %s), %d with a confidence",
         judge_file,
@@ -176,10 +174,11 @@ def imported_pointwise_job(
 
 
 def pointwise_metrics_job(
-    pairs: str, judgments: str, out_metrics: str, out_transition: str, *, ids: Mapping[str, str]
+    pairs: str, judgments: str, metrics: str, transition: str, wildcards: Mapping[str, str]
 ) -> pd.DataFrame:
-    """Metrics of one pointwise run (one row: ``ids`` = dataset, model, scale, then the metrics)
-    and its transition matrix (tidy)."""
+    """Metrics of one pointwise run (one row: the ids dataset, model, scale of the job's
+    ``wildcards``, then the metrics) and its transition matrix (tidy, the ids first)."""
+    ids = _ids(wildcards, POINTWISE_IDS)
     scale = ids["scale"]
     table = read_dataset(pairs)[["qid", "docid", "grade"]]
     judged = read_pointwise(judgments)
@@ -189,9 +188,9 @@ def pointwise_metrics_job(
         raise ValueError(f"{judgments} does not judge the pairs of {pairs}")
     row = {**ids, **pointwise_metrics(merged, scale)}
     df = pd.DataFrame([row])
-    write_tsv(df, out_metrics)
+    write_tsv(df, metrics)
     tm = transition_matrix(merged, scale)
-    write_tsv(pd.concat([pd.DataFrame([ids] * len(tm)), tm], axis=1), out_transition)
+    write_tsv(pd.concat([pd.DataFrame([ids] * len(tm)), tm], axis=1), transition)
     log.info(
         "%s: coverage %.3f, overrate %.1f%%, underrate %.1f%%, bias %.3f, kappa %.3f",
         "/".join(ids.values()),
@@ -208,63 +207,49 @@ def pointwise_metrics_job(
 # Pairwise
 
 
-def pair_sampling_job(
-    pairs: str, out: str, *, per_setting: int, seed: int, relevant_min: int
-) -> pd.DataFrame:
-    """The sampled pairs of a dataset (see :func:`judgelab.studies.overrating.pairwise.sample_pairs`)."""
+def pair_sampling_job(pairs: str, sampled: str, sampling: Sampling) -> pd.DataFrame:
+    """The sampled pairs of a dataset (see :func:`judgelab.studies.overrating.pairwise.sample_pairs`):
+    ``sampling``: pairs per setting per query, seed, relevance threshold."""
     table = read_dataset(pairs)
-    sampled = sample_pairs(table, int(per_setting), int(seed), int(relevant_min))
-    write_tsv(sampled, out)
-    counts = sampled.groupby("setting").size().reindex(list(SETTINGS), fill_value=0).to_dict()
+    result = sample_pairs(table, sampling.per_setting, sampling.seed, sampling.relevant_min)
+    write_tsv(result, sampled)
+    counts = result.groupby("setting").size().reindex(list(SETTINGS), fill_value=0).to_dict()
     log.info(
         "%d queries, %d pairs sampled (at most %d per setting per query): %s",
         table["qid"].nunique(),
-        len(sampled),
-        int(per_setting),
+        len(result),
+        sampling.per_setting,
         counts,
     )
-    return sampled
+    return result
 
 
 def pairwise_judge_job(
-    pairs: str,
-    sampled: str,
-    out: str,
-    *,
-    template: str,
-    labels: str | Sequence[str],
-    model: str | dict,
-    max_tokens: int,
-    cache: str,
-    threads: int | None = None,
-    desc: str = "overrating pairwise",
-    model_name: str | None = None,
-    coverage: str | dict | None = None,
+    pairs: str, sampled: str, judgments: str, judge: Judge, context: JobContext
 ) -> pd.DataFrame:
-    """Judge every sampled pair in both orders with the forced-choice ``template``; its coverage
-    check (``coverage``) counts the judgments (a pair in one order) that parsed."""
-    prompt = _prompt(template, labels, PAIRWISE_KIND)
+    """Judge every sampled pair in both orders with the forced-choice ``judge`` (its template, two
+    labels and answer bound); its coverage check counts the judgments (a pair in one order) that
+    parsed."""
     table = read_dataset(pairs)
-    session = LLMSession(model, cache, threads, desc, name=model_name)
-    with session as client:
-        result = run_pairwise(
-            table, read_sampled(sampled), prompt, client, max_tokens=int(max_tokens), desc=desc
-        )
-    _require_coverage(result, session, coverage, int(max_tokens), desc)
-    write_tsv(result, out)
+    with judge.session(context) as client:
+        result = run_pairwise_judge(table, read_sampled(sampled), judge, client, desc=context.desc)
+    _require_coverage(result, judge, context.desc)
+    write_tsv(result, judgments)
     return result
 
 
 def pairwise_metrics_job(
-    judgments: str, out_metrics: str, out_outcomes: str, *, ids: Mapping[str, str]
+    judgments: str, metrics: str, outcomes: str, wildcards: Mapping[str, str]
 ) -> pd.DataFrame:
     """Per-pair outcomes (correct, tie, wrong win, missing) and the metrics per setting and
-    overall (rows: ``ids`` = dataset, model, then setting and the metrics)."""
-    outcomes = pair_outcomes(read_pairwise(judgments))
-    write_tsv(outcomes, out_outcomes)
-    m = pairwise_metrics(outcomes)
+    overall (rows: the ids dataset, model of the job's ``wildcards``, then setting and the
+    metrics)."""
+    ids = _ids(wildcards, PAIRWISE_IDS)
+    result = pair_outcomes(read_pairwise(judgments))
+    write_tsv(result, outcomes)
+    m = pairwise_metrics(result)
     df = pd.concat([pd.DataFrame([ids] * len(m)), m], axis=1)
-    write_tsv(df, out_metrics)
+    write_tsv(df, metrics)
     overall = m.iloc[-1]
     log.info(
         "%s: %d pairs, %d judged; acc %.1f%%, acc (no ties) %.1f%%, ties %.1f%%, wrong wins %.1f%%",
@@ -282,6 +267,9 @@ def pairwise_metrics_job(
 # --------------------------------------------------------------------------------------------
 # Tables and figures
 
+#: The prefix of Table 2's per-setting files among the table job's outputs (``by_setting_tsv``..).
+BY_SETTING = "by_setting_"
+
 
 def _write_table(df: pd.DataFrame, render, out: Mapping[str, str]) -> None:
     write_tsv(df, out["tsv"])
@@ -290,21 +278,19 @@ def _write_table(df: pd.DataFrame, render, out: Mapping[str, str]) -> None:
 
 
 def table1_job(
-    metrics: Sequence[str],
-    out: Mapping[str, str],
-    *,
-    confidence: str = "full",
-    names: str | Mapping[str, str] | None = None,
+    metrics: Sequence[str], outputs: Mapping[str, str], settings: TableSettings | None = None
 ) -> pd.DataFrame:
-    """Seed 004 Table 1 from the pointwise metrics files: ``out`` maps ``metrics`` (the metrics
-    concatenated, tsv) and tsv, md, tex, html (the table). ``confidence``: the token-confidence
-    definition of its "Avg Confidence" (full or renormalised; the other follows); ``names``: the
-    judges' display names by model key (JSON or a mapping)."""
+    """The paper's Table 1 from the pointwise metrics files: ``outputs`` maps ``metrics`` (the
+    metrics concatenated) and tsv, md, tex, html; ``settings``: the "Avg Confidence" definition
+    (``full``, the paper's, or ``renormalised``; the other follows) and the judges' display names
+    by model key (None: the defaults, ``full`` and the keys)."""
+    settings = settings or TableSettings()
+    confidence = settings.confidence
     point = read_metrics(metrics)
-    write_tsv(point, out["metrics"])
+    write_tsv(point, outputs["metrics"])
     empty = pd.DataFrame(columns=["dataset", "model", "scale"])
-    t1 = table1(point if len(point) else empty, confidence, as_value(names) if names else None)
-    _write_table(flat_table1(t1), lambda fmt: render_table1(t1, fmt, confidence), out)
+    t1 = table1(point if len(point) else empty, confidence, settings.names or None)
+    _write_table(flat_table1(t1), lambda fmt: render_table1(t1, fmt, confidence), outputs)
     log.info(
         "Table 1: %d dataset x judge rows from %d pointwise runs (Avg Confidence: %s)",
         len(t1),
@@ -315,21 +301,20 @@ def table1_job(
 
 
 def table2_job(
-    metrics: Sequence[str],
-    out: Mapping[str, str],
-    out_by_setting: Mapping[str, str],
-    *,
-    confidence: str = "full",
-    names: str | Mapping[str, str] | None = None,
+    metrics: Sequence[str], outputs: Mapping[str, str], settings: TableSettings | None = None
 ) -> pd.DataFrame:
-    """Seed 004 Table 2 (all settings pooled) and its per-setting variant from the pairwise
-    metrics files: ``out`` maps ``metrics`` (the metrics concatenated) and tsv, md, tex, html;
-    ``out_by_setting`` the per-setting table's tsv, md, tex, html. ``confidence`` and ``names``
-    as :func:`table1_job`."""
+    """The paper's Table 2 (all settings pooled) and its per-setting variant from the pairwise
+    metrics files: ``outputs`` maps ``metrics`` (the metrics concatenated) and tsv, md, tex, html
+    of Table 2, and ``by_setting_tsv``, ``by_setting_md``, .. of the per-setting table;
+    ``settings`` as :func:`table1_job`."""
+    settings = settings or TableSettings()
+    confidence = settings.confidence
+    out = {k: v for k, v in outputs.items() if not k.startswith(BY_SETTING)}
+    out_by_setting = {k.removeprefix(BY_SETTING): v for k, v in outputs.items() if k.startswith(BY_SETTING)}
     pair = read_metrics(metrics)
     write_tsv(pair, out["metrics"])
     src = pair if len(pair) else pd.DataFrame(columns=["dataset", "model", "setting"])
-    display = as_value(names) if names else None
+    display = settings.names or None
     t2 = table2(src, "overall", confidence, display)
     _write_table(t2, lambda fmt: render_table2(t2, fmt, confidence=confidence), out)
     by = table2(src, None, confidence, display)
@@ -344,23 +329,25 @@ def table2_job(
     return t2
 
 
-def transition_figure_job(transition: str, out_png: str, out_pdf: str, *, title: str) -> None:
+def transition_figure_job(transition: str, png: str, pdf: str, title: str) -> None:
+    """The heatmap of one pointwise run's transition matrix."""
     from judgelab.studies.overrating import figures as of
 
-    of.transition_heatmap(pd.read_csv(transition, sep="\t"), title, out_png, out_pdf)
+    of.transition_heatmap(pd.read_csv(transition, sep="\t"), title, png, pdf)
 
 
-def pairwise_figure_job(metrics: str, out_png: str, out_pdf: str, *, title: str) -> None:
+def pairwise_figure_job(metrics: str, png: str, pdf: str, title: str) -> None:
+    """The rates by setting of one pairwise run."""
     from judgelab.studies.overrating import figures as of
 
-    of.pairwise_rates(pd.read_csv(metrics, sep="\t", dtype={"setting": str}), title, out_png, out_pdf)
+    of.pairwise_rates(pd.read_csv(metrics, sep="\t", dtype={"setting": str}), title, png, pdf)
 
 
 def confidence_figure_job(
-    metrics: Sequence[str], out_png: str, out_pdf: str, *, title: str, confidence: str = "full"
+    metrics: Sequence[str], png: str, pdf: str, title: str, confidence: str = "full"
 ) -> None:
     """``metrics``: the pointwise metrics files of one dataset x model (one per scale);
     ``confidence``: the token-confidence definition shown (full or renormalised)."""
     from judgelab.studies.overrating import figures as of
 
-    of.confidence_by_outcome(read_metrics(metrics), title, out_png, out_pdf, confidence=confidence)
+    of.confidence_by_outcome(read_metrics(metrics), title, png, pdf, confidence=confidence)

@@ -1,5 +1,6 @@
-"""Pairwise judging (seed 004, section 2.1): Best / Acceptable / Unacceptable groups per query, the
-sampled pairs of each setting, both orders judged with a forced choice, and their outcomes.
+"""Pairwise judging ("When LLM Judges Inflate Scores", section 2.1): Best / Acceptable /
+Unacceptable groups per query, the sampled pairs of each setting, both orders judged with a forced
+choice, and their outcomes.
 """
 
 from __future__ import annotations
@@ -15,8 +16,15 @@ import pandas as pd
 from judgelab.errors import InputError
 from judgelab.llm.backends.base import Request
 from judgelab.llm.client import CachedClient
+from judgelab.llm.judge import Judge
 from judgelab.llm.prompts import build_messages, fill
-from judgelab.studies.overrating.prompts import Prompt, prob_columns, reading_cells, typed_readings
+from judgelab.studies.overrating.prompts import (
+    PAIRWISE_KIND,
+    Prompt,
+    prob_columns,
+    reading_cells,
+    typed_readings,
+)
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +164,33 @@ def run_pairwise(
         int((~out["parsed"]).sum()),
     )
     return out
+
+
+def pairwise_judge_requests(items: Sequence[dict], judge: Judge) -> list[Request]:
+    """:func:`pairwise_requests` of the pairwise judge (its forced-choice template, two labels and
+    answer bound): the requests its job sends."""
+    return pairwise_requests(items, Prompt.of(judge, PAIRWISE_KIND), max_tokens=judge.max_tokens)
+
+
+def run_pairwise_judge(
+    pairs: pd.DataFrame,
+    sampled: pd.DataFrame,
+    judge: Judge,
+    client: CachedClient,
+    *,
+    progress: bool = True,
+    desc: str = "pairwise",
+) -> pd.DataFrame:
+    """:func:`run_pairwise` of the pairwise judge (its template, labels and answer bound)."""
+    return run_pairwise(
+        pairs,
+        sampled,
+        Prompt.of(judge, PAIRWISE_KIND),
+        client,
+        max_tokens=judge.max_tokens,
+        progress=progress,
+        desc=desc,
+    )
 
 
 def pairwise_groups(table: pd.DataFrame, relevant_min: int = 1) -> pd.DataFrame:

@@ -1,6 +1,7 @@
-"""Overrating (seed 004, section 2): do LLM judges inflate grades while being near-certain of them
-(pointwise binary and graded judging with token-level confidence), and do they fail by ties or by
-wrong wins when comparing two passages (pairwise judging in both orders)?
+"""Overrating ("When LLM Judges Inflate Scores", section 2): do LLM judges inflate grades while
+being near-certain of them (pointwise binary and graded judging with token-level confidence), and
+do they fail by ties or by wrong wins when comparing two passages (pairwise judging in both
+orders)?
 
 Config section ``overrating``; target ``overrating``; rules ``workflow/rules/overrating/overrating.smk`` and
 ``workflow/rules/overrating/``; library :mod:`judgelab.studies.overrating`; jobs
@@ -9,6 +10,12 @@ Config section ``overrating``; target ``overrating``; rules ``workflow/rules/ove
 The cells: a pointwise run per dataset x judge x scale (live judges), or per dataset x imported
 judge on the judge's declared scale (read from its qrels file, no LLM call); a pairwise run per
 dataset x live judge on the dataset's sampled pairs. Tables 1 and 2 pool every cell.
+
+What a job's rule carries as its params is built here, one value per concern: the judge of a
+pointwise or pairwise job (:meth:`Plan.pointwise_judge`, :meth:`Plan.pairwise_judge`: a
+:class:`~judgelab.llm.judge.Judge`), an imported judge's reading (:meth:`Plan.import_reading`),
+the pair sampling (:attr:`Plan.sampling`), the tables' options (:meth:`Plan.table_settings`) and
+the figures' titles (:meth:`Plan.figure_title`).
 """
 
 from __future__ import annotations
@@ -16,10 +23,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import cached_property
 
-from judgelab.data.imported import study_imports
+from judgelab.data.imported import ImportReading, study_imports
 from judgelab.errors import InputError
 from judgelab.llm.backends.base import Request
-from judgelab.llm.judging import Coverage
+from judgelab.llm.judge import Coverage, Judge
 from judgelab.project.plan import LLMJob, StudyPlan
 from judgelab.studies.overrating import estimate
 from judgelab.studies.overrating.prompts import (
@@ -29,7 +36,15 @@ from judgelab.studies.overrating.prompts import (
     effective_scale,
     load_prompt,
 )
+from judgelab.studies.overrating.settings import Sampling, TableSettings
 from judgelab.studies.overrating.tables import TABLE_FORMATS
+
+#: The figures' titles by kind (``display``: the judge's display name).
+FIGURE_TITLES = {
+    "transition": "Human -> judge labels - {dataset} / {display} / {scale}",
+    "pairwise": "Pairwise judging by setting - {dataset} / {display}",
+    "confidence": "Token confidence by outcome - {dataset} / {display}",
+}
 
 
 class Plan(StudyPlan):
@@ -98,7 +113,7 @@ class Plan(StudyPlan):
 
     @property
     def confidence(self) -> str:
-        """The token-confidence definition of the tables' "Avg Confidence" (``full``, the seed's,
+        """The token-confidence definition of the tables' "Avg Confidence" (``full``, the paper's,
         or ``renormalised``)."""
         return self.section["confidence"]
 
@@ -118,15 +133,60 @@ class Plan(StudyPlan):
             "overrating.pairwise.max_tokens",
         )
 
+    def pointwise_judge(self, model: str, scale: str) -> Judge:
+        """The judge of the pointwise jobs of ``model`` on ``scale`` (any dataset): the model's
+        entry, the scale's template and labels, the answer bound and the coverage floor (the
+        rule's one tracked param of the judge). No persona: the template alone is the prompt."""
+        prompt = self.prompts[scale]
+        return Judge(
+            model=model,
+            spec=self.project.model_entry(model),
+            template=prompt.template,
+            labels=prompt.labels,
+            max_tokens=int(self.pointwise["max_tokens"]),
+            coverage=self.coverage("pointwise", scale),
+        )
+
+    def pairwise_judge(self, model: str) -> Judge:
+        """The judge of the pairwise jobs of ``model`` (any dataset): the model's entry, the
+        forced-choice template and its two labels (Passage 1, Passage 2), the answer bound and
+        the coverage floor (the rule's one tracked param of the judge)."""
+        prompt = self.pairwise_prompt
+        return Judge(
+            model=model,
+            spec=self.project.model_entry(model),
+            template=prompt.template,
+            labels=prompt.labels,
+            max_tokens=int(self.pairwise["max_tokens"]),
+            coverage=self.coverage("pairwise"),
+        )
+
     def display_names(self) -> dict[str, str]:
         """Every judge of the study (live and imported) by its display name (the tables' and
         figures' param)."""
         return self.project.display_names(list(self.judges) + list(self.imported))
 
+    def table_settings(self) -> TableSettings:
+        """The options of Tables 1 and 2 (a tracked param): the "Avg Confidence" definition and
+        every judge's display name."""
+        return TableSettings(confidence=self.confidence, names=self.display_names())
+
+    def figure_title(self, kind: str, dataset: str, model: str, scale: str = "") -> str:
+        """The title of a figure of :data:`FIGURE_TITLES` (a tracked param: renaming a judge
+        redraws its figures): the dataset, the judge's display name and, for a transition
+        matrix, the scale."""
+        return FIGURE_TITLES[kind].format(
+            dataset=dataset, display=self.project.display_name(model), scale=scale
+        )
+
     @property
-    def sampling(self) -> dict:
-        """The pair sampling's settings (the sampling job's params)."""
-        return {k: int(self.pairwise[k]) for k in ("per_setting", "seed", "relevant_min")}
+    def sampling(self) -> Sampling:
+        """The pair sampling's settings (the sampling job's param)."""
+        return Sampling(
+            per_setting=int(self.pairwise["per_setting"]),
+            seed=int(self.pairwise["seed"]),
+            relevant_min=int(self.pairwise["relevant_min"]),
+        )
 
     # -- imported judges ----------------------------------------------------------------------
 
@@ -163,6 +223,14 @@ class Plan(StudyPlan):
                 key=f"imported_judges.{name}.scale",
             )
         return judge.scale or "", judge.confidence_scale or ""
+
+    def import_reading(self, name: str, dataset: str, scale: str) -> ImportReading:
+        """How the import job of imported judge ``name`` on ``dataset`` reads its file (a tracked
+        param): the scales the judge declares (None where not declared: 0/1 labels and 0-1
+        confidences are never guessed) and the dataset's encoding; ``scale``: the run's (the
+        wildcard), which must be the judge's (:meth:`imported_scale`)."""
+        self.imported_scale(name, scale)
+        return self.project.import_reading(name, dataset)
 
     # -- cells --------------------------------------------------------------------------------
 

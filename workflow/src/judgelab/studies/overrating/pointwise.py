@@ -18,6 +18,7 @@ from judgelab.data.labels import GRADES, SCALES, binarise
 from judgelab.errors import InputError
 from judgelab.llm.backends.base import Request
 from judgelab.llm.client import CachedClient
+from judgelab.llm.judge import Judge
 from judgelab.llm.prompts import build_messages, fill
 from judgelab.studies.overrating.prompts import (
     Prompt,
@@ -96,6 +97,21 @@ def run_pointwise(
         int(out["confidence"].notna().sum()),
     )
     return out
+
+
+def pointwise_judge_requests(pairs: pd.DataFrame, judge: Judge) -> list[Request]:
+    """:func:`pointwise_requests` of a pointwise judge (its template, labels and answer bound):
+    the requests its job sends."""
+    return pointwise_requests(pairs, Prompt.of(judge), max_tokens=judge.max_tokens)
+
+
+def run_pointwise_judge(
+    pairs: pd.DataFrame, judge: Judge, client: CachedClient, *, progress: bool = True, desc: str = "pointwise"
+) -> pd.DataFrame:
+    """:func:`run_pointwise` of a pointwise judge (its template, labels and answer bound)."""
+    return run_pointwise(
+        pairs, Prompt.of(judge), client, max_tokens=judge.max_tokens, progress=progress, desc=desc
+    )
 
 
 def imported_pointwise(

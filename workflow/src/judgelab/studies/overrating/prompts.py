@@ -1,6 +1,6 @@
-"""The overrating study's prompts and how an answer is read (seed 004, section 2): the checked
-pointwise and pairwise templates, the label of an answer and where in the answer it is, and the
-token confidence at that position.
+"""The overrating study's prompts and how an answer is read ("When LLM Judges Inflate Scores",
+section 2): the checked pointwise and pairwise templates, the label of an answer and where in the
+answer it is, and the token confidence at that position.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from judgelab.data.labels import SCALES
 from judgelab.errors import InputError
 from judgelab.llm.answers import locate_label
 from judgelab.llm.backends.base import Completion, label_step_at
+from judgelab.llm.judge import Judge
 from judgelab.llm.prompts import load_template_spec, register_kind
 
 log = logging.getLogger(__name__)
@@ -37,6 +38,12 @@ class Prompt:
     template: str
     labels: tuple[str, ...]
     kind: str
+
+    @classmethod
+    def of(cls, judge: Judge, kind: str = "judgment") -> Prompt:
+        """The prompt a judge sends: its template and labels (``kind``: ``judgment`` for a
+        pointwise judge, :data:`PAIRWISE_KIND` for the pairwise one)."""
+        return cls(judge.template, tuple(str(x) for x in judge.labels), kind)
 
 
 def load_prompt(
