@@ -35,18 +35,18 @@ def simulation_calls(project, dataset) -> int:
 
     plan = project.plan("simulation")
     sel = plan.selection(dataset)
-    records = load_records(plan.source_file(dataset), sel["format"])
-    records = [r for r in records if not sel["evaluators"] or r.evaluator in sel["evaluators"]]
+    records = load_records(plan.source_file(dataset), sel.format)
+    records = [r for r in records if not sel.evaluators or r.evaluator in sel.evaluators]
     splits = make_splits(
         records,
-        pool=sel["pool"],
-        validation=sel["validation"],
-        seed=sel["seed"],
-        mode=sel["split"],
-        group_by=sel["group_by"],
-        balance_neutral=sel["balance_neutral"],
+        pool=sel.pool,
+        validation=sel.validation,
+        seed=sel.seed,
+        mode=sel.split,
+        group_by=sel.group_by,
+        balance_neutral=sel.balance_neutral,
     )
-    summary = evaluator_summary(records, splits, sel["min_neutral"])
+    summary = evaluator_summary(records, splits, sel.min_neutral)
     return int((summary["n_validation"] * (~summary["direction_only"])).sum() + summary["n_validation"].sum())
 
 
@@ -94,7 +94,7 @@ def check(workdir, env=None) -> None:
                 pairs[d] = dataset_pairs(project, d, directory=workdir).pairs
             n = len(pairs[d])  # every pair (confidence: the upper bound, nothing is cached)
             if rule == "overrating_pairwise":  # both orders of every sampled pair
-                n = 2 * len(sample_pairs(pairs[d], **project.plan("overrating").sampling))
+                n = 2 * len(sample_pairs(pairs[d], **project.plan("overrating").sampling.to_json()))
         acc = expected.setdefault(key, [0, 0])
         acc[0] += 1
         acc[1] += n

@@ -28,9 +28,11 @@ from judgelab.llm.judging import Coverage, CoverageError, require_coverage
 from judgelab.llm.prompts import load_template
 from judgelab.llm.session import JobContext
 from judgelab.studies.overrating import jobs as oj
+from judgelab.studies.overrating.settings import Sampling
 from judgelab.studies.peras.jobs import judge_job
 from judgelab.studies.perturbations.jobs import rejudge_job
 from judgelab.studies.perturbations.sampling import SAMPLE_COLUMNS
+from judgelab.studies.perturbations.settings import OriginalJudge, Selection
 from judgelab.studies.simulation import jobs as sj
 from judgelab.studies.simulation.prompt import SimulationPrompt
 
@@ -173,34 +175,33 @@ def test_overrating_pointwise_and_pairwise_jobs_stop_too(tmp_path):
         0.25, "overrating/graded (overrating.pointwise.templates.graded)", "overrating.pointwise.max_tokens"
     )
     graded = load_template("overrating/graded")
+    context = JobContext(str(tmp_path / "c.sqlite"))
     with ServerThread(QwenLike().app()) as srv:
+        judge = Judge(
+            "qwen3-8b",
+            json.loads(model(srv.base_url)),
+            template=graded,
+            labels=("0", "1", "2", "3"),
+            max_tokens=16,
+            coverage=cov,
+        )
         with pytest.raises(CoverageError, match=r"overrating pointwise: 0 of 4 answers.*overrating/graded"):
             oj.pointwise_judge_job(
-                str(pairs),
-                str(tmp_path / "p.tsv"),
-                scale="graded",
-                template=graded,
-                labels=["0", "1", "2", "3"],
-                model=model(srv.base_url),
-                max_tokens=16,
-                cache=str(tmp_path / "c.sqlite"),
-                model_name="qwen3-8b",
-                coverage=cov.param(),
+                str(pairs), str(tmp_path / "p.tsv"), judge, context.named("overrating pointwise"), "graded"
             )
         sampled = tmp_path / "sampled.tsv"
-        oj.pair_sampling_job(str(pairs), str(sampled), per_setting=1, seed=0, relevant_min=2)
+        oj.pair_sampling_job(str(pairs), str(sampled), Sampling(per_setting=1, seed=0, relevant_min=2))
         with pytest.raises(CoverageError, match=r"overrating pairwise: 0 of \d+ answers"):
             oj.pairwise_judge_job(
                 str(pairs),
                 str(sampled),
                 str(tmp_path / "pw.tsv"),
-                template=load_template("overrating/pairwise"),
-                labels=["1", "2"],
-                model=model(srv.base_url),
-                max_tokens=16,
-                cache=str(tmp_path / "c.sqlite"),
-                model_name="qwen3-8b",
-                coverage=Coverage(0.25, "overrating/pairwise", "overrating.pairwise.max_tokens").param(),
+                judge.but(
+                    template=load_template("overrating/pairwise"),
+                    labels=("1", "2"),
+                    coverage=Coverage(0.25, "overrating/pairwise", "overrating.pairwise.max_tokens"),
+                ),
+                context.named("overrating pairwise"),
             )
 
 
@@ -235,32 +236,34 @@ def test_perturbation_rejudge_job_stops_too_and_an_empty_variant_never_fails(tmp
     )
     write_tsv(inserted, tmp_path / "qry.tsv")
     write_tsv(inserted.assign(ok=False, text=""), tmp_path / "none.tsv")
-    kw = dict(
-        variant="qry",
-        original="overrating",
-        template=load_template("overrating/graded"),
-        labels=json.dumps(["0", "1", "2", "3"]),
-        max_tokens=16,
-        cache=str(tmp_path / "c.sqlite"),
-        coverage=Coverage(0.25, "overrating/graded", "overrating.pointwise.max_tokens").param(),
-        model_name="qwen3-8b",
-        progress=False,
-    )
+    context = JobContext(str(tmp_path / "c.sqlite"))
+    selection = Selection("qry")
     with ServerThread(QwenLike().app()) as srv:
+        judge = OriginalJudge(
+            "qwen3-8b",
+            spec=json.loads(model(srv.base_url)),
+            template=load_template("overrating/graded"),
+            labels=("0", "1", "2", "3"),
+            max_tokens=16,
+            coverage=Coverage(0.25, "overrating/graded", "overrating.pointwise.max_tokens"),
+            original="overrating",
+        )
         with pytest.raises(CoverageError, match=r"rejudge QRY qwen3-8b: 0 of 2 answers of model 'qwen3-8b'"):
             rejudge_job(
                 str(tmp_path / "sample.tsv"),
                 str(tmp_path / "qry.tsv"),
                 str(tmp_path / "r.tsv"),
-                model=model(srv.base_url),
-                **kw,
+                OriginalJudge.from_param(judge.param()),  # as the rule's param arrives
+                selection,
+                context,
             )
         empty = rejudge_job(
             str(tmp_path / "sample.tsv"),
             str(tmp_path / "none.tsv"),
             str(tmp_path / "e.tsv"),
-            model=model(srv.base_url),
-            **kw,
+            judge,
+            selection,
+            context,
         )
     assert empty.empty and (tmp_path / "e.tsv").exists()  # no valid insertion: nothing to judge
 
@@ -268,56 +271,42 @@ def test_perturbation_rejudge_job_stops_too_and_an_empty_variant_never_fails(tmp
 def test_simulation_predict_job_stops_too(tmp_path):
     from simulation.test_simulation_jobs import make_records
 
+    from judgelab.studies.simulation.settings import CascadeJudge, CascadeSettings
+    from judgelab.studies.simulation.settings import Selection as EvaluatorSelection
+
     out = tmp_path / "prep"
     sj.prepare_job(
         str(make_records(tmp_path)),
-        "jsonl",
         out / "records.jsonl",
         out / "splits.tsv",
         out / "evaluators.tsv",
-        pool=6,
-        validation=4,
-        seed=3,
-        min_neutral=2,
+        EvaluatorSelection("jsonl", pool=6, validation=4, seed=3, min_neutral=2),
     )
     prompt = SimulationPrompt.load("simulation/personajudge", ROOT / "resources")
-    settings = {"task": "helpfulness", "answer": "parse", "max_tokens": 16, "seed": 0, "min_neutral": 2}
+    judge = CascadeJudge(
+        "qwen3-8b",
+        prompt=prompt.texts_for("helpfulness", "J"),
+        cascade=CascadeSettings(task="helpfulness", answer="parse", max_tokens=16, seed=0, min_neutral=2),
+        coverage=Coverage(0.25, "simulation/personajudge", "simulation.max_tokens", "simulation.answer"),
+    )
+    context = JobContext(str(tmp_path / "c.sqlite"), desc="simulate J 1-shot")
+    files = [str(out / "records.jsonl"), str(out / "splits.tsv"), str(tmp_path / "pred.tsv")]
+    files.append(str(tmp_path / "demos.tsv"))
     with ServerThread(QwenLike("<judgment>1</judgment>").app()) as srv:
         with pytest.raises(
             CoverageError,
             match=r"simulate J 1-shot: 0 of 16 answers of model 'qwen3-8b'.*simulation.max_tokens",
         ):
-            sj.predict_job(
-                str(out / "records.jsonl"),
-                str(out / "splits.tsv"),
-                str(tmp_path / "pred.tsv"),
-                str(tmp_path / "demos.tsv"),
-                model=model(srv.base_url),
-                demo_type="J",
-                shots=1,
-                settings=settings,
-                prompt=prompt.texts_for("helpfulness", "J"),
-                cache=str(tmp_path / "c.sqlite"),
-                desc="simulate J 1-shot",
-                coverage=Coverage(
-                    0.25, "simulation/personajudge", "simulation.max_tokens", "simulation.answer"
-                ).param(),
-                model_name="qwen3-8b",
-            )
+            sj.predict_job(*files, judge.but(spec=json.loads(model(srv.base_url))), "J", "1", context)
         preds = sj.predict_job(
-            str(out / "records.jsonl"),
-            str(out / "splits.tsv"),
-            str(tmp_path / "pred.tsv"),
-            str(tmp_path / "demos.tsv"),
-            model=model(srv.base_url, switch=True),
-            demo_type="J",
-            shots=1,
-            settings=settings,
-            prompt=prompt.texts_for("helpfulness", "J"),
-            cache=str(tmp_path / "c.sqlite"),
-            desc="simulate J 1-shot",
-            coverage=Coverage(0.25, "simulation/personajudge", "simulation.max_tokens").param(),
-            model_name="qwen3-8b",
+            *files,
+            judge.but(
+                spec=json.loads(model(srv.base_url, switch=True)),
+                coverage=Coverage(0.25, "simulation/personajudge", "simulation.max_tokens"),
+            ),
+            "J",
+            "1",
+            context,
         )
     assert preds["answered"].all()
 

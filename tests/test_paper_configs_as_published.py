@@ -202,7 +202,7 @@ def test_paper_overrating_is_section_2_as_published(monkeypatch):
         assert req.label_steps and req.max_tokens == 16
     assert plan.prompts["graded"].template == load_template("overrating/graded")
     assert plan.pairwise["per_setting"] == PUBLISHED["per_setting"]
-    assert plan.sampling["relevant_min"] == PUBLISHED["relevant_min"]
+    assert plan.sampling.relevant_min == PUBLISHED["relevant_min"]
     assert plan.confidence == PUBLISHED["confidence"]
     assert int(plan.pairwise["max_tokens"]) == 16
 
@@ -211,14 +211,11 @@ def test_paper_overrating_is_section_2_as_published(monkeypatch):
 
 
 def graded_job_params(project: Project, dataset: str, model: str) -> dict:
-    """What the overrating_pointwise rule passes to the graded job (its params and output)."""
+    """What the overrating_pointwise rule passes to the graded job (its param, the judge whole:
+    model entry, template, labels, bound, coverage floor; and its output)."""
     ovr = project.plan("overrating")
     return {
-        "template": ovr.prompts["graded"].template,
-        "labels": list(ovr.prompts["graded"].labels),
-        "max_tokens": ovr.pointwise["max_tokens"],
-        "coverage": ovr.coverage("pointwise", "graded").param(),
-        "model": project.model_param(model),
+        "judge": ovr.pointwise_judge(model, "graded").param(),
         "output": project.path("overrating_pointwise", dataset=dataset, model=model, scale="graded"),
     }
 

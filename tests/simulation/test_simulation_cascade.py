@@ -20,9 +20,15 @@ from judgelab.llm.client import CachedClient
 from judgelab.studies.simulation import cascade as sc
 from judgelab.studies.simulation.data import ReasoningSection, Record, TelemetryEvent
 from judgelab.studies.simulation.prompt import SimulationPrompt, render
+from judgelab.studies.simulation.settings import CascadeJudge
 from judgelab.studies.simulation.splits import LeakageError, make_splits
 
 PROMPT = SimulationPrompt.load()
+
+
+def judge(settings: sc.CascadeSettings) -> CascadeJudge:
+    """A cell's judge with the whole prompt's texts and ``settings`` (the client is scripted)."""
+    return CascadeJudge("m", prompt=PROMPT.texts(), cascade=settings)
 
 
 def r(item, label, ev="e1", **kw):
@@ -33,9 +39,9 @@ def r(item, label, ev="e1", **kw):
 # Prompt
 
 
-def test_prompt_yaml_holds_the_seed_text_verbatim():
+def test_prompt_yaml_holds_the_papers_text_verbatim():
     data = yaml.safe_load((resources_dir() / "prompts" / "simulation" / "personajudge.yaml").read_text())
-    assert data["study"].startswith("Seed 001 (PersonaJudge)")
+    assert data["study"].startswith("PersonaJudge")
     t = data["template"]
     assert t.startswith(
         "You are a simulation agent specifically trained to replicate the judgment "
@@ -366,10 +372,9 @@ def test_cascade_composition_and_missing_answers(tmp_path):
         recs,
         splits[splits.evaluator == "e1"],
         client(tmp_path, backend),
+        judge(settings),
         demo_type="J",
         shots=2,
-        settings=settings,
-        prompt=PROMPT,
         progress=False,
     )
     got = {i: None if pd.isna(p) else p for i, p in zip(preds["item"], preds["pred"])}
@@ -405,10 +410,9 @@ def test_direction_only_evaluator_skips_round_one(tmp_path):
         recs,
         splits[splits.evaluator == "e2"],
         client(tmp_path, backend),
+        judge(sc.CascadeSettings(min_neutral=2)),
         demo_type="J",
         shots=4,
-        settings=sc.CascadeSettings(min_neutral=2),
-        prompt=PROMPT,
         progress=False,
     )
     assert preds["direction_only"].all() and (preds["pred"] == "A").all()
@@ -424,9 +428,7 @@ def test_base_judge_asks_each_item_once_and_logits_mode(tmp_path):
     backend = Scripted({}, probs)
     c = client(tmp_path, backend)
     settings = sc.CascadeSettings(answer="logits", max_tokens=1, min_neutral=1)
-    preds, demos = sc.simulate(
-        recs, splits, c, demo_type=sc.BASE, shots=0, settings=settings, prompt=PROMPT, progress=False
-    )
+    preds, demos = sc.simulate(recs, splits, c, judge(settings), demo_type=sc.BASE, shots=0, progress=False)
     assert demos.empty
     # the Base Judge prompt does not depend on the evaluator: one call per distinct item and round
     n_pref = sum(1 for i in items if i >= "i12")
@@ -460,10 +462,9 @@ def test_prediction_table_round_trip(tmp_path):
         recs,
         splits,
         client(tmp_path, backend),
+        judge(sc.CascadeSettings()),
         demo_type="J",
         shots=1,
-        settings=sc.CascadeSettings(),
-        prompt=PROMPT,
         progress=False,
     )
     preds.to_csv(tmp_path / "p.tsv", sep="\t", index=False)

@@ -1,18 +1,29 @@
 """A tiny end-to-end run of the study's job functions on the bundled PandaLM sample with the
 embedded model (SmolLM2-135M): prepare, the Base Judge and a 1-shot J cell (labels read from the
-logits), a Base Judge cell on the seed's parse path, baselines, metrics, statistics and report;
+logits), a Base Judge cell on the paper's parse path, baselines, metrics, statistics and report;
 a rerun answers from the cache."""
-
-import json
 
 import pandas as pd
 import pytest
 from conftest import needs_model
+from simulation.test_simulation_jobs import figure_inputs, figure_outputs, named, stats_inputs, table_outputs
 
 from judgelab.cache.store import RequestCache
 from judgelab.data.resources import resources_dir
+from judgelab.llm.session import JobContext
 from judgelab.studies.simulation import jobs as sj
 from judgelab.studies.simulation.cascade import read_predictions
+from judgelab.studies.simulation.prompt import SimulationPrompt
+from judgelab.studies.simulation.settings import (
+    BaselineSettings,
+    CascadeJudge,
+    CascadeSettings,
+    Design,
+    MetricSettings,
+    Selection,
+    StatsSettings,
+    TableSettings,
+)
 
 SAMPLE = resources_dir() / "sample" / "pandalm" / "testset-v1.json"
 MODEL = {"name": "smollm2", "backend": "local", "n_ctx": 2048, "threads": 2}
@@ -28,15 +39,11 @@ def test_end_to_end_on_the_pandalm_sample(tmp_path):
     # 9 two evaluators are simulated direction-only, so both rounds run
     summary = sj.prepare_job(
         str(SAMPLE),
-        "pandalm",
         d / "records.jsonl",
         d / "splits.tsv",
         d / "evaluators.tsv",
+        Selection("pandalm", pool=20, validation=4, seed=1, min_neutral=9),
         d / "split_report.tsv",
-        pool=20,
-        validation=4,
-        seed=1,
-        min_neutral=9,
     )
     assert summary.set_index("evaluator")["direction_only"].to_dict() == {
         "annotator1": True,
@@ -49,19 +56,23 @@ def test_end_to_end_on_the_pandalm_sample(tmp_path):
     ]
     settings = {"task": "helpfulness", "answer": "auto", "max_tokens": 8, "seed": 0, "min_neutral": 9}
 
+    prompt = SimulationPrompt.load()
+
     def predict(cell, cfg=settings, tag="", splits=d / "splits.tsv"):
         p = d / f"predictions{tag}" / cell["model"] / cell["demo_type"] / f"{cell['shots']}.tsv"
+        # the judge as the rule carries it (its param's text); answer auto: the job resolves it
+        judge = CascadeJudge(
+            "smollm2", MODEL, prompt.texts_for("helpfulness", cell["demo_type"]), CascadeSettings(**cfg)
+        )
         sj.predict_job(
             str(d / "records.jsonl"),
             str(splits),
             str(p),
             str(d / f"demos{tag}" / cell["model"] / cell["demo_type"] / f"{cell['shots']}.tsv"),
-            model=json.dumps(MODEL),
-            demo_type=cell["demo_type"],
-            shots=cell["shots"],
-            settings=json.dumps(cfg),
-            prompt=sj.prompt_texts("helpfulness", cell["demo_type"]),
-            cache=str(cache),
+            CascadeJudge.from_param(judge.param()),
+            cell["demo_type"],
+            str(cell["shots"]),
+            JobContext(str(cache)),
         )
         return p
 
@@ -81,7 +92,7 @@ def test_end_to_end_on_the_pandalm_sample(tmp_path):
     assert set(demos.loc[demos.evaluator != "annotator2", "round"]) == {"2"}
     assert sorted(demos.loc[demos.evaluator == "annotator2", "round"]) == ["1", "2"]
 
-    # the seed's parse path (verbatim prompt, <judgment>X</judgment> parsed from the generated
+    # the paper's parse path (verbatim prompt, <judgment>X</judgment> parsed from the generated
     # text) for annotator 2's first two validation items: an unparsable answer is missing and
     # counted, and round 2 is asked only after a parsed preference
     splits = pd.read_csv(d / "splits.tsv", sep="\t", dtype=str)
@@ -108,13 +119,16 @@ def test_end_to_end_on_the_pandalm_sample(tmp_path):
         b = read_predictions(p)
         assert a["pred"].equals(b["pred"]) and (b["cache_hits"] > 0).all()
 
-    sj.baselines_job(str(d / "records.jsonl"), str(d / "splits.tsv"), str(d / "baselines.tsv"))
+    sj.baselines_job(
+        str(d / "records.jsonl"), str(d / "splits.tsv"), str(d / "baselines.tsv"), BaselineSettings()
+    )
     metrics = sj.metrics_job(
         str(d / "records.jsonl"),
         [str(p) for p in paths],
-        cells,
         str(d / "baselines.tsv"),
-        str(d / "metrics"),
+        Design(tuple(cells)),
+        MetricSettings(),
+        named(d / "metrics", sj.METRIC_FILES),
         splits=str(d / "splits.tsv"),
     )
     acc = metrics["accuracy"]
@@ -128,7 +142,11 @@ def test_end_to_end_on_the_pandalm_sample(tmp_path):
     }
     pj = acc[acc.method == "personajudge"].set_index("evaluator")["accuracy"]
     assert pj.to_dict() == pytest.approx((one["pred"] == one["gold"]).groupby(level=0).mean().to_dict())
-    stats = sj.stats_job(str(d / "metrics"), str(d / "stats"), permutations=1000)
+    stats = sj.stats_job(
+        **stats_inputs(d / "metrics"),
+        settings=StatsSettings(permutations=1000),
+        outputs=named(d / "stats", sj.STATS_FILES),
+    )
     # three evaluators: the evaluator-level Wilcoxon cannot reject, and the tables say so
     w = stats["versus_base"].query("test == 'Wilcoxon signed-rank'").iloc[0]
     assert w["reading"] == "no test" or w["reading"].startswith("cannot reject at n = 3")
@@ -136,10 +154,13 @@ def test_end_to_end_on_the_pandalm_sample(tmp_path):
     sj.tables_job(
         {"pandalm": str(d / "metrics")},
         {"pandalm": str(d / "stats")},
-        str(tmp_path / "tables"),
+        table_outputs(tmp_path / "tables"),
+        TableSettings(),
         data_dirs={"pandalm": str(d)},
     )
     assert (tmp_path / "tables" / "annotators.md").read_text().count("| Cohen's kappa |") == 3  # three pairs
     assert (tmp_path / "tables" / "baselines.md").read_text().count("| pandalm |") >= 6
-    sj.figures_job(str(d / "metrics"), str(tmp_path / "figures"), dataset="pandalm")
+    sj.figures_job(
+        **figure_inputs(d / "metrics"), outputs=figure_outputs(tmp_path / "figures"), dataset="pandalm"
+    )
     assert (tmp_path / "figures" / "accuracy_by_shots.png").exists()

@@ -15,8 +15,44 @@ from judgelab.studies.simulation import jobs as sj
 from judgelab.studies.simulation.cascade import PREDICTION_COLUMNS
 from judgelab.studies.simulation.data import plan_types, read_jsonl
 from judgelab.studies.simulation.report import CAPTIONS
+from judgelab.studies.simulation.settings import (
+    BaselineSettings,
+    Design,
+    MetricSettings,
+    Selection,
+    StatsSettings,
+    TableSettings,
+)
 
 EVALUATORS = ["e1", "e2", "e3", "e4"]
+#: the metric tables the statistics job reads, and those the figures job reads
+STATS_INPUTS = ("predictions", "accuracy", "accuracy_eligible", "control", "control_items")
+FIGURE_INPUTS = ("accuracy", "control", "traits", "confusion")
+
+
+def named(folder, files) -> dict[str, str]:
+    """The files of a folder by their name without the extension (a rule's named files)."""
+    return {Path(f).stem: str(Path(folder) / f) for f in files}
+
+
+def stats_inputs(metrics) -> dict[str, str]:
+    return {k: str(Path(metrics) / f"{k}.tsv") for k in STATS_INPUTS}
+
+
+def figure_inputs(metrics) -> dict[str, str]:
+    return {k: str(Path(metrics) / f"{k}.tsv") for k in FIGURE_INPUTS}
+
+
+def figure_outputs(folder) -> dict[str, str]:
+    """The figures job's outputs: each figure's .png by its name, its .pdf as ``<name>_pdf``."""
+    out = {f: str(Path(folder) / f"{f}.png") for f in sj.REPORT_FIGURES}
+    return {**out, **{f"{f}_pdf": str(Path(folder) / f"{f}.pdf") for f in sj.REPORT_FIGURES}}
+
+
+def table_outputs(folder) -> dict[str, str]:
+    """The tables job's outputs: each table's .tsv by its name, its .md as ``<name>_md``."""
+    out = {t: str(Path(folder) / f"{t}.tsv") for t in sj.REPORT_TABLES}
+    return {**out, **{f"{t}_md": str(Path(folder) / f"{t}.md") for t in sj.REPORT_TABLES}}
 
 
 def make_records(tmp_path, n_items=14, telemetry_for_all=True):
@@ -48,14 +84,10 @@ def test_prepare_and_plan(tmp_path):
     out = tmp_path / "prep"
     summary = sj.prepare_job(
         str(src),
-        "jsonl",
         out / "records.jsonl",
         out / "splits.tsv",
         out / "evaluators.tsv",
-        pool=6,
-        validation=8,
-        seed=3,
-        min_neutral=2,
+        Selection("jsonl", pool=6, validation=8, seed=3, min_neutral=2),
     )
     assert list(summary["evaluator"]) == EVALUATORS and (summary["n_pool"] == 6).all()
     assert (summary["direction_only"] == (summary["pool_N"] < 2)).all()
@@ -69,29 +101,22 @@ def test_prepare_and_plan(tmp_path):
     ):
         sj.prepare_job(
             str(src),
-            "jsonl",
             out / "r.jsonl",
             out / "s.tsv",
             out / "e.tsv",
-            pool=6,
-            validation=8,
-            seed=3,
-            evaluators=["nobody"],
-            name="toy",
+            Selection("jsonl", pool=6, validation=8, seed=3, evaluators=("nobody",)),
+            dataset="toy",
         )
     with pytest.raises(
         InputError, match=r"config key 'simulation.datasets.toy.validation': evaluator 'e1' judged 14"
     ):
         sj.prepare_job(
             str(src),
-            "jsonl",
             out / "r.jsonl",
             out / "s.tsv",
             out / "e.tsv",
-            pool=6,
-            validation=9,
-            seed=3,
-            name="toy",
+            Selection("jsonl", pool=6, validation=9, seed=3),
+            dataset="toy",
         )
 
 
@@ -115,14 +140,11 @@ def test_metrics_stats_report_on_a_factorial_design(tmp_path):
     d = tmp_path / "sim"
     sj.prepare_job(
         str(src),
-        "jsonl",
         d / "records.jsonl",
         d / "splits.tsv",
         d / "evaluators.tsv",
+        Selection("jsonl", pool=6, validation=8, seed=0),
         d / "split_report.tsv",
-        pool=6,
-        validation=8,
-        seed=0,
     )
     recs = read_jsonl(d / "records.jsonl")
     from judgelab.studies.simulation.splits import read_splits
@@ -136,14 +158,18 @@ def test_metrics_stats_report_on_a_factorial_design(tmp_path):
         p = d / "predictions" / c["model"] / c["demo_type"] / f"{c['shots']}.tsv"
         write_tsv(fake_predictions(recs, splits, acc, i), p)
         paths.append(str(p))
-    sj.baselines_job(str(d / "records.jsonl"), str(d / "splits.tsv"), str(d / "baselines.tsv"), seed=1)
+    sj.baselines_job(
+        str(d / "records.jsonl"), str(d / "splits.tsv"), str(d / "baselines.tsv"), BaselineSettings(seed=1)
+    )
+    # the design as the rule carries it (its param's text)
+    design = Design.from_param(json.dumps({"cells": cells, "skipped": {"J+IT": "no telemetry"}}))
     out = sj.metrics_job(
         str(d / "records.jsonl"),
         paths,
-        json.dumps(cells),
         str(d / "baselines.tsv"),
-        str(d / "metrics"),
-        skipped=json.dumps({"J+IT": "no telemetry"}),
+        design,
+        MetricSettings(),
+        named(d / "metrics", sj.METRIC_FILES),
     )
     for name in sj.METRIC_FILES:
         assert (d / "metrics" / name).exists()
@@ -178,7 +204,9 @@ def test_metrics_stats_report_on_a_factorial_design(tmp_path):
     assert "Random Selection" not in set(conf["group"])  # one draw is no confusion matrix
     assert conf[conf.group == "PersonaJudge | m | all cells"]["count"].sum() == 6 * 32
 
-    stats = sj.stats_job(str(d / "metrics"), str(d / "stats"))
+    stats = sj.stats_job(
+        **stats_inputs(d / "metrics"), settings=StatsSettings(), outputs=named(d / "stats", sj.STATS_FILES)
+    )
     for name in sj.STATS_FILES:
         assert (d / "stats" / name).exists()
     vb = stats["versus_base"]
@@ -225,11 +253,12 @@ def test_metrics_stats_report_on_a_factorial_design(tmp_path):
 
     sj.annotators_job(str(d / "records.jsonl"), str(d / "splits.tsv"), str(d / "annotators.tsv"))
     sj.tables_job(
-        json.dumps({"toy": str(d / "metrics")}),
-        json.dumps({"toy": str(d / "stats")}),
-        str(d / "report" / "tables"),
-        data_dirs=json.dumps({"toy": str(d)}),
-        tasks=json.dumps({"toy": "helpfulness"}),
+        {"toy": str(d / "metrics")},
+        {"toy": str(d / "stats")},
+        table_outputs(d / "report" / "tables"),
+        TableSettings(),
+        data_dirs={"toy": str(d)},
+        tasks={"toy": "helpfulness"},
     )
     assert sj.REPORT_TABLES == tuple(CAPTIONS)
     for t in sj.REPORT_TABLES:
@@ -253,7 +282,11 @@ def test_metrics_stats_report_on_a_factorial_design(tmp_path):
     assert "mean over 1 model" in set(core["configuration"])
     factors = pd.read_csv(d / "report" / "tables" / "factors.tsv", sep="\t")
     assert list(factors["level"]) == ["J", "J+RR", "m", "1-shot", "2-shot", "4-shot"]
-    sj.figures_job(str(d / "metrics"), str(d / "report" / "figures" / "toy"), dataset="toy")
+    sj.figures_job(
+        **figure_inputs(d / "metrics"),
+        outputs=figure_outputs(d / "report" / "figures" / "toy"),
+        dataset="toy",
+    )
     for f in sj.REPORT_FIGURES:
         assert (d / "report" / "figures" / "toy" / f"{f}.png").stat().st_size > 1000
         assert (d / "report" / "figures" / "toy" / f"{f}.pdf").exists()
@@ -278,7 +311,7 @@ TWO_TASKS = Path(__file__).parents[1] / "fixtures" / "simulation" / "two_tasks.j
 
 def test_cross_task_analysis_on_the_two_task_fixture(tmp_path):
     """Two evaluator sets on one jsonl file, one per task: the evaluators who judged both are
-    compared across the tasks (seed 001 Figure 3)."""
+    compared across the tasks (PersonaJudge Figure 3)."""
     from scipy import stats as sps
 
     metrics_dirs, stats_dirs, data_dirs = {}, {}, {}
@@ -287,16 +320,12 @@ def test_cross_task_analysis_on_the_two_task_fixture(tmp_path):
         d = tmp_path / name
         sj.prepare_job(
             str(TWO_TASKS),
-            "jsonl",
             d / "records.jsonl",
             d / "splits.tsv",
             d / "evaluators.tsv",
+            Selection("jsonl", pool=6, validation=8, seed=0, task=task),
             d / "split_report.tsv",
-            pool=6,
-            validation=8,
-            seed=0,
-            task=task,
-            name=name,
+            dataset=name,
         )
         recs = read_jsonl(d / "records.jsonl")
         assert {r.task for r in recs} == {task} and len(recs) == 70  # 14 items x 5 evaluators
@@ -311,13 +340,28 @@ def test_cross_task_analysis_on_the_two_task_fixture(tmp_path):
             p = d / "predictions" / c["demo_type"] / f"{c['shots']}.tsv"
             write_tsv(fake_predictions(recs, splits, 0.5 + 0.1 * i, i + 10 * (name == "harm")), p)
             paths.append(str(p))
-        sj.baselines_job(str(d / "records.jsonl"), str(d / "splits.tsv"), str(d / "baselines.tsv"))
-        sj.metrics_job(str(d / "records.jsonl"), paths, cells, str(d / "baselines.tsv"), str(d / "metrics"))
-        sj.stats_job(str(d / "metrics"), str(d / "stats"), permutations=500)
+        sj.baselines_job(
+            str(d / "records.jsonl"), str(d / "splits.tsv"), str(d / "baselines.tsv"), BaselineSettings()
+        )
+        sj.metrics_job(
+            str(d / "records.jsonl"),
+            paths,
+            str(d / "baselines.tsv"),
+            Design(tuple(cells)),
+            MetricSettings(),
+            named(d / "metrics", sj.METRIC_FILES),
+        )
+        sj.stats_job(
+            **stats_inputs(d / "metrics"),
+            settings=StatsSettings(permutations=500),
+            outputs=named(d / "stats", sj.STATS_FILES),
+        )
         sj.annotators_job(str(d / "records.jsonl"), str(d / "splits.tsv"), str(d / "annotators.tsv"))
         metrics_dirs[name], stats_dirs[name], data_dirs[name] = str(d / "metrics"), str(d / "stats"), str(d)
     out = tmp_path / "tables"
-    sj.tables_job(metrics_dirs, stats_dirs, str(out), data_dirs=data_dirs, tasks=tasks)
+    sj.tables_job(
+        metrics_dirs, stats_dirs, table_outputs(out), TableSettings(), data_dirs=data_dirs, tasks=tasks
+    )
     corr = pd.read_csv(out / "cross_task.tsv", sep="\t").set_index("measure")
     # ann1-ann4 judged both tasks; ann5 and ann6 one each
     assert (corr["evaluators"] == 4).all() and (corr["n"] == 4).all()
@@ -343,13 +387,9 @@ def test_cross_task_analysis_on_the_two_task_fixture(tmp_path):
     ):
         sj.prepare_job(
             str(TWO_TASKS),
-            "jsonl",
             tmp_path / "r.jsonl",
             tmp_path / "s.tsv",
             tmp_path / "e.tsv",
-            pool=6,
-            validation=8,
-            seed=0,
-            task="honesty",
-            name="x",
+            Selection("jsonl", pool=6, validation=8, seed=0, task="honesty"),
+            dataset="x",
         )

@@ -22,6 +22,7 @@ from judgelab.project.facade import Project
 from judgelab.studies.simulation.cascade import CascadeSettings, build_requests, plan_evaluators
 from judgelab.studies.simulation.data import load_records
 from judgelab.studies.simulation.prompt import SimulationPrompt
+from judgelab.studies.simulation.settings import CascadeJudge
 from judgelab.studies.simulation.splits import make_splits
 
 GPT = {"backend": "openai", "model": "gpt-4o-mini", "prices": {"input": 0.15, "output": 0.60}}
@@ -83,7 +84,12 @@ def test_default_config_cells_params_and_targets():
         "seed": 0,
         "min_neutral": 2,
     }
-    base, j = (json.loads(plan.prompt_param("pandalm", t)) for t in ("base", "J"))
+    # the cell's judge travels whole as the rule's param: model entry, prompt texts, settings, floor
+    judge = plan.judge("pandalm", "smollm2", "J")
+    assert CascadeJudge.from_param(judge.param()) == judge
+    assert judge.cascade.to_json() == plan.settings("pandalm", "smollm2")
+    assert judge.spec == project.model_entry("smollm2") and judge.coverage == plan.coverage()
+    base, j = (json.loads(plan.judge("pandalm", "smollm2", t).param())["prompt"] for t in ("base", "J"))
     assert list(base["scales"]) == ["helpfulness"]  # only the set's task
     assert base["demonstration"] == "" and j["demonstration"].startswith("<demonstration_{n}>")
     assert j["telemetry"] == j["reasoning"] == ""  # type J shows neither
@@ -96,7 +102,7 @@ def test_default_config_cells_params_and_targets():
     )  # tables (.tsv, .md), figures (.png, .pdf); one task: no cross-task figure
     assert not plan.cross_task and plan.tasks() == {"pandalm": "helpfulness"}
     assert "results/simulation/tables/baselines.md" in plan.targets()
-    assert plan.selection("pandalm") == {
+    assert json.loads(plan.selection("pandalm").param()) == {
         "format": "pandalm",
         "evaluators": [],
         "pool": 20,
@@ -150,7 +156,7 @@ def test_types_the_data_cannot_support_are_skipped_with_the_reason(tmp_path):
     assert [(c["demo_type"], c["shots"]) for c in plan.cells("mine")] == [("base", 0), ("J", 2), ("J+RR", 2)]
     assert plan.settings("mine", "gpt")["answer"] == "parse"  # auto: API models parse the text
     # the J+RR cell's prompt param holds the reasoning block, not the telemetry block
-    p = json.loads(plan.prompt_param("mine", "J+RR"))
+    p = json.loads(plan.judge("mine", "gpt", "J+RR").param())["prompt"]
     assert p["reasoning"].startswith("<retrospective_reasoning>") and p["telemetry"] == ""
 
 
@@ -177,7 +183,7 @@ def test_two_evaluator_sets_of_one_two_task_file_run_every_type_and_the_cross_ta
     assert {"results/simulation/figures/cross_task.png", "results/simulation/figures/cross_task.pdf"} <= set(
         plan.targets()
     )
-    assert plan.selection("harm")["task"] == "harmlessness"
+    assert plan.selection("harm").task == "harmlessness"
     table, notes = estimate(project, directory=tmp_path)
     assert any("simulation harm: 70 records" in n for n in notes)  # only the harmlessness records
     # a task no record of the file names fails before any job, naming the key
@@ -271,7 +277,8 @@ def sample_requests(plan, demo_type: str, shots: int, round_: int, only=None):
     records = load_records(SAMPLE, "pandalm")
     splits = make_splits(records, pool=20, validation=10, seed=0)
     settings = CascadeSettings(**plan.settings("pandalm", "gpt"))
-    prompt = SimulationPrompt.from_mapping(json.loads(plan.prompt_param("pandalm", demo_type)), partial=True)
+    texts = json.loads(plan.judge("pandalm", "gpt", demo_type).param())["prompt"]
+    prompt = SimulationPrompt.from_mapping(texts, partial=True)
     plans, _ = plan_evaluators(records, splits, shots=shots, demo_type=demo_type, settings=settings)
     return build_requests(plans, prompt, round_, demo_type, settings, only)
 

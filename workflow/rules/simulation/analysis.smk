@@ -3,7 +3,7 @@
 # consensus, global and per-evaluator majority), the metrics of every cell (accuracy over every
 # judgment, coverage, deviation metrics, confusion matrices, P/R/F1, the cross-evaluator control,
 # Random Selection's seeded draws, evaluator traits, correlations, the design), and the
-# statistics over evaluators (the seed's) and over judgments (the evaluator a stratum).
+# statistics over evaluators (the paper's) and over judgments (the evaluator a stratum).
 
 
 rule simulation_annotators:
@@ -35,8 +35,7 @@ rule simulation_baselines:
     conda:
         "../../../envs/judgelab.yaml"
     params:
-        seed=SIMULATION.seed,
-        majority_source=SIMULATION.majority_source,
+        settings=SIMULATION.baseline_settings().param(),
     script:
         "../../scripts/simulation/baselines.py"
 
@@ -45,7 +44,7 @@ rule simulation_metrics:
     input:
         records=path("simulation_records"),
         splits=path("simulation_splits"),
-        predictions=sim_predictions,
+        cell_predictions=sim_predictions,
         baselines=path("simulation_baselines"),
     output:
         **sim_files("simulation_metrics", METRIC_FILES),
@@ -56,11 +55,9 @@ rule simulation_metrics:
     conda:
         "../../../envs/judgelab.yaml"
     params:
-        cells=lambda wc: json.dumps(SIMULATION.cells(wc.dataset)),
-        skipped=lambda wc: json.dumps(SIMULATION.skipped(wc.dataset), sort_keys=True),
-        metric=SIMULATION.metric,
-        random_draws=SIMULATION.random_draws,
-        seed=SIMULATION.seed,
+        # the design: the cells (in the order of cell_predictions) and the skipped types
+        cells=lambda wc: SIMULATION.design(wc.dataset).param(),
+        settings=SIMULATION.metric_settings().param(),
     script:
         "../../scripts/simulation/metrics.py"
 
@@ -79,10 +76,6 @@ rule simulation_stats:
     resources:
         **cpu_job(60, 4000),
     params:
-        metric=SIMULATION.metric,
-        alpha=SIMULATION.alpha,
-        permutations=SIMULATION.permutations,
-        seed=SIMULATION.seed,
-        cluster_by=SIMULATION.cluster_by,
+        settings=SIMULATION.stats_settings().param(),
     script:
         "../../scripts/simulation/stats.py"

@@ -16,7 +16,7 @@ rule simulation_download:
         "../../../envs/judgelab.yaml"
     params:
         url=lambda wc: SIMULATION.download_url(wc.dataset),
-        format=lambda wc: SIMULATION.sets[wc.dataset]["format"],
+        fmt=lambda wc: SIMULATION.sets[wc.dataset]["format"],
     script:
         "../../scripts/simulation/download.py"
 
@@ -38,6 +38,6 @@ rule simulation_prepare:
     resources:
         **cpu_job(30, 4000),
     params:
-        selection=lambda wc: json.dumps(SIMULATION.selection(wc.dataset), sort_keys=True),
+        selection=lambda wc: SIMULATION.selection(wc.dataset).param(),
     script:
         "../../scripts/simulation/prepare.py"

@@ -1,7 +1,8 @@
 # Simulation stage 2 - prediction: one job per cell (evaluator set x model x demonstration type
 # x shot count; the Base Judge is type `base` with 0 shots), the two-round cascade on every
-# evaluator's validation items. Its prompt texts, settings and model entry are tracked params:
-# adding a model or a shot count runs only the new cells.
+# evaluator's validation items. Its judge (model entry, prompt texts, cascade settings, coverage
+# floor) is one tracked param: adding a model or a shot count runs only the new cells, a prompt
+# edit exactly the cells whose texts it changes.
 
 
 rule simulation_predict:
@@ -24,9 +25,6 @@ rule simulation_predict:
     resources:
         **model_job(720),
     params:
-        prompt=lambda wc: SIMULATION.prompt_param(wc.dataset, wc.demo_type),
-        settings=lambda wc: SIMULATION.settings_param(wc.dataset, wc.model),
-        coverage=lambda wc: SIMULATION.coverage().param(),
-        model=model_param,
+        judge=lambda wc: SIMULATION.judge(wc.dataset, wc.model, wc.demo_type).param(),
     script:
         "../../scripts/simulation/predict.py"

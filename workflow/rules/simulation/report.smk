@@ -1,6 +1,6 @@
 # Simulation stage 4 - report: the figures of every evaluator set (PNG and PDF), the cross-task
-# figure where two evaluator sets of different tasks share evaluators, and the seed-shaped
-# tables over all evaluator sets (TSV and Markdown with the caption above), attached to
+# figure where two evaluator sets of different tasks share evaluators, and the tables shaped like
+# the paper's over all evaluator sets (TSV and Markdown with the caption above), attached to
 # `snakemake --report` with the captions in workflow/report/simulation/ - what the data can
 # support (annotators, splits) in the first subcategory.
 
@@ -85,7 +85,6 @@ rule simulation_tables:
         stats_dirs=json.dumps(sim_dirs("simulation_stats")),
         data_dirs=json.dumps(sim_dirs("simulation_annotators")),
         tasks=json.dumps(SIMULATION.tasks(), sort_keys=True),
-        metric=SIMULATION.metric,
-        alpha=SIMULATION.alpha,
+        settings=SIMULATION.table_settings().param(),
     script:
         "../../scripts/simulation/tables.py"

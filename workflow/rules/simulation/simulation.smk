@@ -1,4 +1,4 @@
-# Study: evaluator simulation (seed 001, PersonaJudge) - predict one evaluator's preference
+# Study: evaluator simulation (PersonaJudge) - predict one evaluator's preference
 # judgments (prefer A / neutral / prefer B) from that evaluator's own past judgments through a
 # two-round cascade. Config section `simulation` (switch: simulation.enabled); target
 # `snakemake simulation`; library judgelab.studies.simulation, jobs judgelab.studies.simulation.jobs, plan

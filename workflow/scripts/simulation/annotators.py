@@ -1,8 +1,7 @@
-"""Snakemake adapter: what an evaluator set can support - its annotators' agreement and the
-deviating validation pairs (simulation, seed 001)."""
+"""Snakemake adapter - simulation (PersonaJudge): what an evaluator set can support (its annotators'
+agreement, the deviating validation pairs)."""
 
-from judgelab.project.runner import script_logging
+from judgelab.project.runner import run
 from judgelab.studies.simulation.jobs import annotators_job
 
-with script_logging(snakemake.log[0]):
-    annotators_job(snakemake.input.records, snakemake.input.splits, snakemake.output.annotators)
+run(snakemake, annotators_job)

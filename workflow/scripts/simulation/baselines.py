@@ -1,13 +1,6 @@
-"""Snakemake adapter: the reference predictors of an evaluator set (simulation, seed 001)."""
+"""Snakemake adapter - simulation (PersonaJudge): the reference predictors of an evaluator set."""
 
-from judgelab.project.runner import script_logging
+from judgelab.project.runner import run
 from judgelab.studies.simulation.jobs import baselines_job
 
-with script_logging(snakemake.log[0]):
-    baselines_job(
-        snakemake.input.records,
-        snakemake.input.splits,
-        snakemake.output.baselines,
-        seed=snakemake.params.seed,
-        majority_source=snakemake.params.majority_source,
-    )
+run(snakemake, baselines_job)

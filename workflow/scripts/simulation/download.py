@@ -1,7 +1,6 @@
-"""Snakemake adapter: download an evaluator set's file (simulation, seed 001)."""
+"""Snakemake adapter - simulation (PersonaJudge): download an evaluator set's file."""
 
-from judgelab.project.runner import script_logging
+from judgelab.project.runner import run
 from judgelab.studies.simulation.jobs import download_job
 
-with script_logging(snakemake.log[0]):
-    download_job(snakemake.params.url, snakemake.output.raw, snakemake.params.format)
+run(snakemake, download_job)

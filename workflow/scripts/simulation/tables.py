@@ -1,17 +1,6 @@
-"""Snakemake adapter: the seed-shaped tables over all evaluator sets (simulation, seed 001)."""
+"""Snakemake adapter - simulation (PersonaJudge): the tables over all evaluator sets."""
 
-import os
-
-from judgelab.project.runner import script_logging
+from judgelab.project.runner import run
 from judgelab.studies.simulation.jobs import tables_job
 
-with script_logging(snakemake.log[0]):
-    tables_job(
-        snakemake.params.metrics_dirs,
-        snakemake.params.stats_dirs,
-        os.path.dirname(snakemake.output.factors),
-        metric=snakemake.params.metric,
-        alpha=snakemake.params.alpha,
-        data_dirs=snakemake.params.data_dirs,
-        tasks=snakemake.params.tasks,
-    )
+run(snakemake, tables_job)

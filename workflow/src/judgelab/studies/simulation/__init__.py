@@ -21,7 +21,9 @@ Modules:
   and smallest attainable p.
 * :mod:`.report` - tables shaped like the seed's; :mod:`.figures` - the figures.
 * :mod:`.plan` - the config section ``simulation`` resolved (evaluator sets, cells, settings,
-  paths, jobs, targets); :mod:`.jobs` - one function per workflow job; :mod:`.estimate` - the
+  paths, jobs, targets); :mod:`.settings` - the values it builds and the rules carry whole into
+  the jobs (the selection, a cell's judge :class:`~.settings.CascadeJudge`, the design, each
+  stage's options); :mod:`.jobs` - one function per workflow job; :mod:`.estimate` - the
   requests ``judgelab estimate`` counts.
 
 Config section ``simulation``, target ``simulation``, rules ``workflow/rules/simulation/simulation.smk`` and

@@ -35,8 +35,8 @@ from __future__ import annotations
 import logging
 import random
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -44,7 +44,8 @@ from judgelab.errors import InputError
 from judgelab.llm.backends.base import Completion, Request
 from judgelab.llm.client import CachedClient
 from judgelab.studies.simulation.data import DEMO_TYPES, Record
-from judgelab.studies.simulation.prompt import ANSWER_MODES, BASE, SimulationPrompt
+from judgelab.studies.simulation.prompt import BASE, SimulationPrompt
+from judgelab.studies.simulation.settings import CascadeJudge, CascadeSettings
 from judgelab.studies.simulation.splits import check_demonstrations, content_groups, stable_seed
 
 log = logging.getLogger(__name__)
@@ -74,40 +75,6 @@ PREDICTION_COLUMNS = [
 ]
 DEMO_COLUMNS = ["evaluator", "round", "position", "item", "label", "requested", "note"]
 _JUDGMENT = re.compile(r"<judgment>\s*([12])\s*(?:</judgment>|$)", re.I)
-
-
-@dataclass(frozen=True)
-class CascadeSettings:
-    """What besides the demonstrations shapes a cell's requests."""
-
-    task: str = "helpfulness"  #: scale block (a key of the prompt YAML's ``scales``)
-    answer: str = "parse"  #: parse | logits
-    max_tokens: int = 64  #: answer length bound on the parse path (logits: 1 token)
-    seed: int = 0  #: demonstration draws
-    min_neutral: int = 2  #: fewer neutral pool labels -> direction-only evaluator
-
-    @classmethod
-    def resolve(cls, values: Mapping, model_spec: Mapping | None = None) -> CascadeSettings:
-        """Settings from a config mapping; ``answer: auto`` reads the logits of the embedded
-        (``local``) backend and parses the text of every other backend."""
-        unknown = set(values) - {f.name for f in fields(cls)}
-        if unknown:
-            raise InputError(f"unknown settings {sorted(unknown)}", key="simulation")
-        v = dict(values)
-        if v.get("answer", "parse") == "auto":
-            v["answer"] = "logits" if (model_spec or {}).get("backend") == "local" else "parse"
-        if v.get("answer", "parse") not in ANSWER_MODES:
-            raise InputError(
-                f"unknown answer mode {v['answer']!r}; known: auto, {', '.join(ANSWER_MODES)}",
-                key="simulation.answer",
-            )
-        for name, low in (("max_tokens", 1), ("min_neutral", 0)):
-            if name in v and (isinstance(v[name], bool) or not isinstance(v[name], int) or v[name] < low):
-                raise InputError(f"must be an integer >= {low}, got {v[name]!r}", key=f"simulation.{name}")
-        return cls(**v)
-
-    def request_max_tokens(self) -> int:
-        return 1 if self.answer == "logits" else self.max_tokens
 
 
 # --------------------------------------------------------------------------------------------
@@ -277,17 +244,18 @@ def simulate(
     records: Sequence[Record],
     splits: pd.DataFrame,
     client: CachedClient,
+    judge: CascadeJudge,
     *,
     demo_type: str,
     shots: int,
-    settings: CascadeSettings,
-    prompt: SimulationPrompt,
     progress: bool = True,
     desc: str = "simulate",
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Run the cascade of one cell on every evaluator's validation items. Returns the prediction
-    table (one row per evaluator and validation item, :data:`PREDICTION_COLUMNS`) and the
-    demonstration table (:data:`DEMO_COLUMNS`)."""
+    """Run the cascade of one cell (``judge``'s prompt texts and cascade settings, ``demo_type``
+    and ``shots``) on every evaluator's validation items, asking ``client`` (the judge's model
+    session). Returns the prediction table (one row per evaluator and validation item,
+    :data:`PREDICTION_COLUMNS`) and the demonstration table (:data:`DEMO_COLUMNS`)."""
+    settings, prompt = judge.cascade, judge.simulation_prompt()
     plans, demos = plan_evaluators(records, splits, shots=shots, demo_type=demo_type, settings=settings)
     rows: dict[tuple[str, str], dict] = {}
     for p in plans:

@@ -14,9 +14,8 @@ from pathlib import Path
 from judgelab.errors import InputError
 from judgelab.llm.backends.base import Completion, Request
 from judgelab.studies.simulation import cascade
-from judgelab.studies.simulation.cascade import CascadeSettings, build_requests, plan_evaluators, read_rating
+from judgelab.studies.simulation.cascade import build_requests, plan_evaluators, read_rating
 from judgelab.studies.simulation.data import Record, load_records, select_task
-from judgelab.studies.simulation.prompt import SimulationPrompt
 from judgelab.studies.simulation.splits import make_splits
 
 #: PandaLM's ``testset-v1.json`` measured on the full file: items, annotators, mean characters
@@ -73,7 +72,7 @@ def estimate_data(plan, d: str, ctx) -> tuple[list, object, bool]:
 
     records_path = plan.project.path("simulation_records", dataset=d)
     why = (
-        made_for(ctx.directory, records_path, plan.selection(d), [plan.source_file(d)])
+        made_for(ctx.directory, records_path, json.loads(plan.selection(d).param()), [plan.source_file(d)])
         if prepared.exists()
         else None
     )
@@ -125,10 +124,8 @@ def requests(plan, job, ctx) -> Iterator[tuple[str, Request, bool]]:
     w = job.wc
     d, model, demo_type, shots = w["dataset"], job.model, w["demo_type"], int(w["shots"])
     records, splits, exact = estimate_data(plan, d, ctx)
-    settings = CascadeSettings(**plan.settings(d, model))
-    prompt = SimulationPrompt.from_mapping(
-        json.loads(plan.prompt_param(d, demo_type)), "<prompt>", partial=True
-    )
+    judge = plan.judge(d, model, demo_type)  # the job's judge: its requests are the job's
+    settings, prompt = judge.cascade, judge.simulation_prompt()
     quiet = logging.getLogger(cascade.__name__)  # draw imbalances go to the job's log, not here
     level = quiet.level
     quiet.setLevel(logging.ERROR)

@@ -1,5 +1,7 @@
-"""Evaluator simulation (seed 001, PersonaJudge) jobs. One function per workflow job; plain paths
-and values in, files out (no Snakemake import).
+"""Evaluator simulation (PersonaJudge) jobs. One function per workflow job: its input and output
+paths, and one settings value per concern (:mod:`.settings`: the selection, the cell's judge, the
+design, a stage's options), built by the study's plan; files out (no Snakemake import: each
+workflow script is one :func:`judgelab.project.runner.run` call).
 
 Per evaluator set (a dataset of evaluator judgments, ``{dataset}`` of the paths; the study's plan
 :mod:`judgelab.studies.simulation` names the files):
@@ -10,8 +12,9 @@ Per evaluator set (a dataset of evaluator judgments, ``{dataset}`` of the paths;
    ``splits.tsv``, ``evaluators.tsv``, ``split_report.tsv``; :func:`annotators_job` - what the
    data can support (``annotators.tsv``).
 3. :func:`predict_job` - one per cell (evaluator set x model x demonstration type x shot count;
-   the Base Judge is type ``base`` with 0 shots): the two-round cascade on every validation
-   item: ``predictions/{model}/{demo_type}/{shots}.tsv`` and the demonstrations drawn.
+   the Base Judge is type ``base`` with 0 shots): the two-round cascade of the cell's judge
+   (:class:`~.settings.CascadeJudge`) on every validation item:
+   ``predictions/{model}/{demo_type}/{shots}.tsv`` and the demonstrations drawn.
 4. :func:`baselines_job` - random, oracle consensus, global and per-evaluator majority.
 5. :func:`metrics_job` - accuracy, deviation metrics, confusion matrices, per-class P/R/F1,
    label distributions, the cross-evaluator control, evaluator traits, correlations, the design.
@@ -19,7 +22,7 @@ Per evaluator set (a dataset of evaluator judgments, ``{dataset}`` of the paths;
    evaluators, beside the item-level tests; the count of configurations above the Base Judge.
 7. :func:`figures_job` - the figures of one evaluator set (PNG + PDF); :func:`cross_task_figure_job`
    - Figure 3 over the evaluator sets of two tasks.
-8. :func:`tables_job` - the seed-shaped tables (TSV + Markdown) over all evaluator sets.
+8. :func:`tables_job` - the tables shaped like the paper's (TSV + Markdown) over all evaluator sets.
 
 The tables these jobs hand on are the study's own (readers and writers in
 :mod:`judgelab.studies.simulation`: ``read_jsonl``, ``read_splits``, ``read_predictions``); the analysis
@@ -28,7 +31,6 @@ libraries (scipy, statsmodels, matplotlib) are imported inside the jobs that use
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -38,10 +40,9 @@ import pandas as pd
 from judgelab.data.tables import write_tsv
 from judgelab.errors import InputError
 from judgelab.llm.judging import require_coverage
-from judgelab.llm.session import LLMSession
-from judgelab.project.runner import as_value
+from judgelab.llm.session import JobContext
 from judgelab.studies.simulation import baselines as bl
-from judgelab.studies.simulation.cascade import BASE, CascadeSettings, read_predictions, simulate
+from judgelab.studies.simulation.cascade import BASE, read_predictions, simulate
 from judgelab.studies.simulation.data import (
     download_records,
     load_records,
@@ -51,7 +52,15 @@ from judgelab.studies.simulation.data import (
     write_jsonl,
 )
 from judgelab.studies.simulation.plan import METRIC_FILES, REPORT_FIGURES, REPORT_TABLES, STATS_FILES
-from judgelab.studies.simulation.prompt import SimulationPrompt
+from judgelab.studies.simulation.settings import (
+    BaselineSettings,
+    CascadeJudge,
+    Design,
+    MetricSettings,
+    Selection,
+    StatsSettings,
+    TableSettings,
+)
 from judgelab.studies.simulation.splits import (
     evaluator_summary,
     make_splits,
@@ -82,68 +91,61 @@ def _dataset_key(exc: InputError, name: str | None) -> InputError:
 # Data
 
 
-def download_job(url: str, out: str, fmt: str = "pandalm") -> None:
+def download_job(url: str, raw: str, fmt: str = "pandalm") -> None:
     """Fetch ``url`` (PandaLM: :data:`~judgelab.studies.simulation.data.PANDALM_URL`; ``file://``
-    works) to ``out`` and check that it loads in format ``fmt``."""
-    download_records(out, url, fmt)
+    works) to ``raw`` and check that it loads in format ``fmt``."""
+    download_records(raw, url, fmt)
 
 
 def prepare_job(
     source: str,
-    fmt: str,
-    out_records: str,
-    out_splits: str,
-    out_evaluators: str,
-    out_report: str | None = None,
-    *,
-    pool: int,
-    validation: int,
-    seed: int,
-    split: str = "coordinated",
-    group_by: str = "context",
-    balance_neutral: bool = True,
-    min_neutral: int = 2,
-    evaluators: Sequence[str] | None = None,
-    task: str | None = None,
-    name: str | None = None,
+    records: str,
+    splits: str,
+    evaluators: str,
+    selection: Selection,
+    report: str | None = None,
+    dataset: str | None = None,
 ) -> pd.DataFrame:
-    """Load and check the records (only ``evaluators`` if given; only the records of ``task``
-    where the file's records name their task), split each evaluator's items into whole leakage
-    groups (``group_by``; the order interleaved by neutral labels with ``balance_neutral``), and
-    write the normalised records, the split table, the per-evaluator
-    summary and the split report (:func:`~.splits.split_report`). ``name``: the evaluator set,
-    so that a config error names its full key."""
+    """Load and check the records of ``source`` (in the selection's format; only the selection's
+    evaluators if it names any; only the records of its task where the file's records name their
+    task), split each evaluator's items into whole leakage groups (``group_by``; the order
+    interleaved by neutral labels with ``balance_neutral``), and write the normalised
+    ``records``, the ``splits`` table, the per-evaluator summary (``evaluators``) and the split
+    report (``report``, :func:`~.splits.split_report`). ``dataset``: the evaluator set, so that
+    a config error names its full key."""
+    sel = selection
     try:
-        records = select_task(load_records(source, fmt), task, source)
-        if evaluators:
-            known = {r.evaluator for r in records}
-            unknown = sorted(set(evaluators) - known)
+        recs = select_task(load_records(source, sel.format), sel.task, source)
+        if sel.evaluators:
+            known = {r.evaluator for r in recs}
+            unknown = sorted(set(sel.evaluators) - known)
             if unknown:
                 raise InputError(
                     f"evaluators {unknown} are not in {source} (it has {sorted(known)})",
                     key="simulation.evaluators",
                 )
-            keep = set(evaluators)
-            records = [r for r in records if r.evaluator in keep]
-        splits = make_splits(
-            records,
-            pool=int(pool),
-            validation=int(validation),
-            seed=int(seed),
-            mode=split,
-            group_by=group_by,
-            balance_neutral=bool(balance_neutral),
+            keep = set(sel.evaluators)
+            recs = [r for r in recs if r.evaluator in keep]
+        table = make_splits(
+            recs,
+            pool=int(sel.pool),
+            validation=int(sel.validation),
+            seed=int(sel.seed),
+            mode=sel.split,
+            group_by=sel.group_by,
+            balance_neutral=bool(sel.balance_neutral),
         )
     except InputError as exc:
-        raise _dataset_key(exc, name) from None
-    summary = evaluator_summary(records, splits, int(min_neutral))
-    write_jsonl(records, out_records)
-    write_splits(splits, out_splits)
-    write_tsv(summary, out_evaluators)
-    report = split_report(records, splits, group_by)
-    if out_report:
-        write_tsv(report, out_report)
-    grouped = report.set_index("measure")["count"]
+        raise _dataset_key(exc, dataset) from None
+    group_by = sel.group_by
+    summary = evaluator_summary(recs, table, int(sel.min_neutral))
+    write_jsonl(recs, records)
+    write_splits(table, splits)
+    write_tsv(summary, evaluators)
+    grouping = split_report(recs, table, group_by)
+    if report:
+        write_tsv(grouping, report)
+    grouped = grouping.set_index("measure")["count"]
     log.info(
         "leakage groups (group_by %s): %d groups for %d items; %d identical-content groups, %d "
         "swapped-twin pairs, %d shared contexts",
@@ -157,11 +159,11 @@ def prepare_job(
     log.info(
         "%s: %d records, %d evaluators, %d items; pool %d / validation %d per evaluator; direction-only: %s",
         source,
-        len(records),
+        len(recs),
         summary.shape[0],
-        len({r.item for r in records}),
-        pool,
-        validation,
+        len({r.item for r in recs}),
+        sel.pool,
+        sel.validation,
         list(summary.loc[summary["direction_only"], "evaluator"]),
     )
     return summary
@@ -174,25 +176,19 @@ def prepare_job(
 def predict_job(
     records: str,
     splits: str,
-    out_predictions: str,
-    out_demos: str,
-    *,
-    model: str | dict,
+    predictions: str,
+    demos: str,
+    judge: CascadeJudge,
     demo_type: str,
     shots: int,
-    settings: str | dict,
-    prompt: str | dict,
-    cache: str,
-    threads: int | None = None,
-    desc: str | None = None,
-    coverage: str | dict | None = None,
-    model_name: str | None = None,
+    context: JobContext,
 ) -> pd.DataFrame:
-    """One cell: the cascade on every evaluator's validation items. ``settings`` holds task,
-    answer (auto, parse or logits), max_tokens, seed, min_neutral (:meth:`CascadeSettings.resolve`);
-    ``prompt`` is the prompt's texts (:meth:`SimulationPrompt.texts_for`, a tracked parameter;
-    a JSON string or the mapping); ``coverage``: the cell's coverage check
-    (:func:`judgelab.llm.judging.require_coverage` on the answered items)."""
+    """One cell: the cascade of ``judge`` (its model, prompt texts and cascade settings:
+    :class:`~.settings.CascadeJudge`; ``answer: auto`` resolved for its model) with ``shots``
+    demonstrations of type ``demo_type`` (wildcards: text) on every evaluator's validation
+    items, in the job's model session (``context``); the job stops when too few validation
+    items have an answered label (the judge's coverage floor:
+    :func:`judgelab.llm.judging.require_coverage`)."""
     recs = read_jsonl(records)
     if demo_type != BASE:
         reason = unsupported_reason(demo_type, recs)
@@ -201,44 +197,36 @@ def predict_job(
                 f"demonstration type {demo_type} is not supported by {records}: {reason}",
                 key="simulation.demo_types",
             )
-    desc = desc or f"{demo_type} {shots}-shot"
-    session = LLMSession(model, cache, threads, desc, name=model_name)
-    cfg = CascadeSettings.resolve(as_value(settings), session.spec)
-    pr = SimulationPrompt.from_mapping(as_value(prompt), "<prompt parameter>", partial=True)
-    with session as client:
-        preds, demos = simulate(
-            recs,
-            read_splits(splits),
-            client,
-            demo_type=demo_type,
-            shots=int(shots),
-            settings=cfg,
-            prompt=pr,
-            desc=desc,
+    judge, desc = judge.resolved(), context.desc
+    with judge.session(context) as client:
+        preds, drawn = simulate(
+            recs, read_splits(splits), client, judge, demo_type=demo_type, shots=int(shots), desc=desc
         )
     if len(preds):
         require_coverage(
             preds["answered"],
             preds["r2_answer"].where(preds["r2_answer"].notna(), preds["r1_answer"]),
-            coverage=coverage,
-            model=session.name,
-            backend=session.spec.get("backend"),
-            bound=cfg.request_max_tokens(),
+            coverage=judge.coverage,
+            model=judge.model,
+            backend=judge.backend,
+            bound=judge.cascade.request_max_tokens(),
             what=desc,
         )
-    write_tsv(preds, out_predictions)
-    write_tsv(demos, out_demos)
+    write_tsv(preds, predictions)
+    write_tsv(drawn, demos)
     return preds
 
 
-def baselines_job(
-    records: str, splits: str, out: str, *, seed: int = 0, majority_source: str = "all"
-) -> pd.DataFrame:
-    """The reference predictors' labels for every validation item."""
+def baselines_job(records: str, splits: str, baselines: str, settings: BaselineSettings) -> pd.DataFrame:
+    """The reference predictors' labels for every validation item (``settings``: Random
+    Selection's seed, the labels the majorities count)."""
     df = bl.reference_predictions(
-        read_jsonl(records), read_splits(splits), seed=int(seed), majority_source=majority_source
+        read_jsonl(records),
+        read_splits(splits),
+        seed=int(settings.seed),
+        majority_source=settings.majority_source,
     )
-    write_tsv(df, out)
+    write_tsv(df, baselines)
     log.info(
         "reference predictors: %s",
         df.assign(ok=df["pred"] == df["gold"]).groupby("method")["ok"].mean().round(3).to_dict(),
@@ -307,36 +295,35 @@ def design_table(cells: Sequence[Mapping], skipped: Mapping[str, str] | None = N
 
 def metrics_job(
     records: str,
-    predictions: Sequence[str],
-    cells: str | Sequence[Mapping],
+    cell_predictions: Sequence[str],
     baselines: str,
-    out_dir: str,
-    skipped: str | Mapping[str, str] | None = None,
-    *,
+    cells: Design,
+    settings: MetricSettings,
+    outputs: Mapping[str, str],
     splits: str | None = None,
-    metric: str = "accuracy",
-    random_draws: int = bl.RANDOM_DRAWS,
-    seed: int = 0,
 ) -> dict[str, pd.DataFrame]:
-    """All metric tables of one evaluator set (:data:`METRIC_FILES` in ``out_dir``).
-    ``cells[i]`` (model, demo_type, shots) describes ``predictions[i]``; ``skipped``: the
-    demonstration types the data cannot support, with the reason (the design table); ``metric``
-    decides the correlations and the control's scoring (``accuracy``: every judgment, a missing
-    prediction wrong); ``random_draws`` seeded draws of Random Selection (``seed``); ``splits``:
-    the split table, whose leakage groups go into the long table (``group``, the clusters of the
-    item-level tests)."""
+    """All metric tables of one evaluator set (``outputs``: the path of each of
+    :data:`METRIC_FILES`, by its name without ``.tsv``). ``cells``: the evaluator set's design
+    (not named ``design``: that is the design table's output), whose ``cells[i]`` (model,
+    demo_type, shots) describes ``cell_predictions[i]`` and whose ``skipped`` are the
+    demonstration types the data cannot support, with the reason (the design table);
+    ``settings.metric`` decides the correlations and the control's scoring (``accuracy``: every
+    judgment, a missing prediction wrong); ``settings.random_draws`` seeded draws of Random
+    Selection (``settings.seed``); ``splits``: the split table, whose leakage groups go into the
+    long table (``group``, the clusters of the item-level tests)."""
     from judgelab.studies.simulation import metrics as sm
     from judgelab.studies.simulation.report import NAMES
 
+    metric, random_draws, seed = settings.metric, settings.random_draws, settings.seed
     if metric not in sm.METRICS:
         raise InputError(
             f"unknown metric {metric!r}; known: {', '.join(sm.METRICS)}", key="simulation.metric"
         )
-    cells, skipped = as_value(cells), as_value(skipped) or {}
+    run, skipped = list(cells.cells), dict(cells.skipped)
     for t, why in skipped.items():
         log.warning("demonstration type %s skipped: %s", t, why)
     recs = read_jsonl(records)
-    long = sm.with_consensus(_long(predictions, cells, baselines), recs)
+    long = sm.with_consensus(_long(cell_predictions, run, baselines), recs)
     if splits is not None:
         sp = read_splits(splits)
         group = dict(zip(sp["item"], sp["group"])) if "group" in sp.columns else {}
@@ -398,10 +385,9 @@ def metrics_job(
     acc_pj = out["accuracy"][out["accuracy"]["method"] == sm.PJ].groupby("evaluator")[metric].mean()
     acc_pj = acc_pj.reindex(out["traits"]["evaluator"])
     out["correlations"] = sm.correlation_table(acc_pj, out["traits"])
-    out["design"] = design_table(cells, skipped)
-    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    out["design"] = design_table(run, skipped)
     for name in METRIC_FILES:
-        write_tsv(out[name[:-4]], Path(out_dir) / name)
+        write_tsv(out[name[:-4]], outputs[name[:-4]])
     acc = out["accuracy"]
     log.info(
         "mean %s by method: %s (Random Selection: one draw; expected 1/3, %d draws: mean %.3f)",
@@ -454,28 +440,28 @@ def _read_numeric(path: str | Path) -> pd.DataFrame:
 
 
 def stats_job(
-    metrics_dir: str,
-    out_dir: str,
-    *,
-    metric: str = "accuracy",
-    alpha: float = 0.05,
-    permutations: int = 10_000,
-    seed: int = 0,
-    cluster_by: str = "group",
+    predictions: str,
+    accuracy: str,
+    accuracy_eligible: str,
+    control: str,
+    control_items: str,
+    settings: StatsSettings,
+    outputs: Mapping[str, str],
 ) -> dict[str, pd.DataFrame]:
-    """The section 14 tests of one evaluator set (:data:`STATS_FILES` in ``out_dir``), each at the
-    evaluator level (the seed's) and at the item level (judgments, the evaluator a stratum, the
-    ``cluster_by`` units kept together; ``permutations`` seeded random permutations where a test
-    is not exact); every row with its n, the smallest p it could reach and what it can say at
-    ``alpha``."""
+    """The section 14 tests of one evaluator set, from its metric tables (``outputs``: the path
+    of each of :data:`STATS_FILES`, by its name without ``.tsv``), each at the evaluator level
+    (the paper's) and at the item level (judgments, the evaluator a stratum, the
+    ``settings.cluster_by`` units kept together; ``settings.permutations`` seeded random
+    permutations where a test is not exact); every row with its n, the smallest p it could reach
+    and what it can say at ``settings.alpha``."""
     from judgelab.studies.simulation import stats as st
 
-    m = Path(metrics_dir)
-    acc, elig = _read_numeric(m / "accuracy.tsv"), _read_numeric(m / "accuracy_eligible.tsv")
-    control = _read_numeric(m / "control.tsv")
-    control_items = _read_numeric(m / "control_items.tsv")
-    items = st.item_scores(_read_numeric(m / "predictions.tsv"), metric, cluster_by)
-    kw = {"permutations": int(permutations), "seed": int(seed)}
+    metric, alpha = settings.metric, settings.alpha
+    acc, elig = _read_numeric(accuracy), _read_numeric(accuracy_eligible)
+    control_table = _read_numeric(control)
+    control_pairs = _read_numeric(control_items)
+    items = st.item_scores(_read_numeric(predictions), metric, settings.cluster_by)
+    kw = {"permutations": int(settings.permutations), "seed": int(settings.seed)}
     out = {
         "factors": st.factor_tests(acc, items, metric, **kw),
         "pairwise": st.pairwise_tests(acc, items, metric, alpha=alpha, **kw),
@@ -484,16 +470,15 @@ def stats_job(
         "chance": st.chance_tests(acc, items, metric, alpha, **kw),
         "alignment": st.alignment_tests(acc, elig, items, metric, **kw),
         "control": (
-            st.control_tests(control, control_items, st.clusters_of(items), **kw)
-            if len(control)
+            st.control_tests(control_table, control_pairs, st.clusters_of(items), **kw)
+            if len(control_table)
             else pd.DataFrame()
         ),
     }
     out["improvements"] = st.improvements(out["versus_base"], alpha)
     out = {k: st.add_reading(v, alpha) if "test" in v.columns else v for k, v in out.items()}
-    Path(out_dir).mkdir(parents=True, exist_ok=True)
     for name in STATS_FILES:
-        write_tsv(out[name[:-4]], Path(out_dir) / name)
+        write_tsv(out[name[:-4]], outputs[name[:-4]])
     imp = out["improvements"]
     if len(imp):
         top = imp.iloc[0]
@@ -504,40 +489,48 @@ def stats_job(
     return out
 
 
-def figures_job(metrics_dir: str, out_dir: str, *, dataset: str, metric: str = "accuracy") -> None:
-    """The figures of one evaluator set (:data:`REPORT_FIGURES`, .png + .pdf, in ``out_dir``):
-    accuracy by shot count, the advantage over the cross-evaluator control, per-evaluator
-    accuracy against the evaluator traits, the row-normalised confusion matrices, each
-    evaluator's label distribution (Figure 9)."""
+def figures_job(
+    accuracy: str,
+    control: str,
+    traits: str,
+    confusion: str,
+    outputs: Mapping[str, str],
+    dataset: str,
+    metric: str = "accuracy",
+) -> None:
+    """The figures of one evaluator set (``dataset``), from its metric tables: accuracy by shot
+    count, the advantage over the cross-evaluator control, per-evaluator accuracy against the
+    evaluator traits, the row-normalised confusion matrices, each evaluator's label distribution
+    (Figure 9). ``outputs``: each of :data:`REPORT_FIGURES` (.png) and ``<figure>_pdf``."""
     from judgelab.studies.simulation import figures as fg
     from judgelab.studies.simulation import metrics as sm
     from judgelab.studies.simulation.report import NAMES
 
-    m, fig_dir = Path(metrics_dir), Path(out_dir)
-    acc = _read_numeric(m / "accuracy.tsv")
+    out = outputs
+    acc = _read_numeric(accuracy)
     fg.fig_shots(
         acc,
         f"{dataset}: accuracy by shot count",
-        fig_dir / "accuracy_by_shots.png",
-        fig_dir / "accuracy_by_shots.pdf",
+        out["accuracy_by_shots"],
+        out["accuracy_by_shots_pdf"],
         metric,
     )
     fg.fig_control(
-        _read_numeric(m / "control.tsv"),
+        _read_numeric(control),
         f"{dataset}: personalization advantage over the cross-evaluator control",
-        fig_dir / "control_advantage.png",
-        fig_dir / "control_advantage.pdf",
+        out["control_advantage"],
+        out["control_advantage_pdf"],
     )
-    traits = _read(m / "traits.tsv")
-    per = acc[acc["method"] == sm.PJ].groupby("evaluator")[metric].mean().reindex(traits["evaluator"])
+    trait_table = _read(traits)
+    per = acc[acc["method"] == sm.PJ].groupby("evaluator")[metric].mean().reindex(trait_table["evaluator"])
     fg.fig_evaluators(
         per,
-        traits,
+        trait_table,
         f"{dataset}: per-evaluator accuracy",
-        fig_dir / "evaluator_traits.png",
-        fig_dir / "evaluator_traits.pdf",
+        out["evaluator_traits"],
+        out["evaluator_traits_pdf"],
     )
-    conf = _read(m / "confusion.tsv")
+    conf = _read(confusion)
     groups = [
         g for g in conf["group"].unique() if g.endswith("all cells") or g.startswith(NAMES[sm.BASE_JUDGE])
     ]
@@ -545,25 +538,25 @@ def figures_job(metrics_dir: str, out_dir: str, *, dataset: str, metric: str = "
         conf,
         groups,
         f"{dataset}: row-normalised confusion (rows gold)",
-        fig_dir / "confusion.png",
-        fig_dir / "confusion.pdf",
+        out["confusion"],
+        out["confusion_pdf"],
     )
     fg.fig_label_distribution(
-        traits,
+        trait_table,
         f"{dataset}: each evaluator's preference distribution",
-        fig_dir / "label_distribution.png",
-        fig_dir / "label_distribution.pdf",
+        out["label_distribution"],
+        out["label_distribution_pdf"],
     )
-    log.info("%s: %d figures in %s", dataset, len(REPORT_FIGURES), fig_dir)
+    log.info("%s: %d figures in %s", dataset, len(REPORT_FIGURES), Path(out["confusion"]).parent)
 
 
-def annotators_job(records: str, splits: str, out: str) -> pd.DataFrame:
+def annotators_job(records: str, splits: str, annotators: str) -> pd.DataFrame:
     """What the evaluator set can support (:mod:`.annotators`): agreement of its annotators,
     their neutral and deviation rates, the deviating validation pairs."""
     from judgelab.studies.simulation.annotators import annotator_table
 
     table = annotator_table(read_jsonl(records), read_splits(splits))
-    write_tsv(table, out)
+    write_tsv(table, annotators)
     get = table.set_index(["scope", "evaluator_x", "measure"])["value"]
     kappas = table.loc[table["measure"] == "Cohen's kappa", "value"]
     log.info(
@@ -588,44 +581,43 @@ def _cross_task_inputs(metrics_dirs: Mapping[str, str], tasks: Mapping[str, str]
 
 
 def cross_task_figure_job(
-    metrics_dirs: Mapping[str, str] | str,
-    tasks: Mapping[str, str] | str,
-    out_png: str,
-    out_pdf: str,
-    *,
+    metrics_dirs: Mapping[str, str],
+    tasks: Mapping[str, str],
+    png: str,
+    pdf: str,
     metric: str = "accuracy",
 ) -> pd.DataFrame:
-    """Figure 3: for the evaluators who judged two tasks, the neutral rate and the PersonaJudge
-    accuracy in one task against the other."""
+    """Figure 3 (``png``, ``pdf``): for the evaluators who judged two tasks, the neutral rate and
+    the PersonaJudge accuracy in one task against the other. ``metrics_dirs``: evaluator set ->
+    the folder of its metric tables; ``tasks``: evaluator set -> its task."""
     from judgelab.studies.simulation import figures as fg
     from judgelab.studies.simulation import metrics as sm
 
-    points, corr = sm.cross_task(_cross_task_inputs(as_value(metrics_dirs), as_value(tasks), metric))
-    fg.fig_cross_task(points, corr, "Evaluators who judged two tasks (seed 001 Figure 3)", out_png, out_pdf)
+    points, corr = sm.cross_task(_cross_task_inputs(metrics_dirs, tasks, metric))
+    fg.fig_cross_task(points, corr, "Evaluators who judged two tasks (seed 001 Figure 3)", png, pdf)
     return points
 
 
 def tables_job(
-    metrics_dirs: Mapping[str, str] | str,
-    stats_dirs: Mapping[str, str] | str,
-    out_dir: str,
-    *,
-    metric: str = "accuracy",
-    alpha: float = 0.05,
-    data_dirs: Mapping[str, str] | str | None = None,
-    tasks: Mapping[str, str] | str | None = None,
+    metrics_dirs: Mapping[str, str],
+    stats_dirs: Mapping[str, str],
+    outputs: Mapping[str, str],
+    settings: TableSettings,
+    data_dirs: Mapping[str, str] | None = None,
+    tasks: Mapping[str, str] | None = None,
 ) -> None:
-    """The tables (:data:`REPORT_TABLES`, .tsv + .md with the caption above, in ``out_dir``) over
-    all evaluator sets, one block of rows per set (Table 1 ``factors``: one column per set).
-    ``data_dirs``: set -> the folder of its ``annotators.tsv`` and ``split_report.tsv``;
-    ``tasks``: set -> its task (the cross-task table)."""
+    """The tables (:data:`REPORT_TABLES`, .tsv + .md with the caption above) over all evaluator
+    sets, one block of rows per set (Table 1 ``factors``: one column per set). ``outputs``:
+    each table's .tsv (by its name) and .md (``<name>_md``); ``metrics_dirs``, ``stats_dirs``:
+    set -> the folder of its metric and statistics tables; ``data_dirs``: set -> the folder of
+    its ``annotators.tsv`` and ``split_report.tsv``; ``tasks``: set -> its task (the cross-task
+    table); ``settings``: the accuracy reported and the significance level of the readings."""
     from judgelab.studies.simulation import metrics as sm
     from judgelab.studies.simulation import report as rp
 
-    metrics_dirs, stats_dirs = as_value(metrics_dirs), as_value(stats_dirs)
-    data_dirs = as_value(data_dirs) or {}
-    tasks = as_value(tasks) or {}
-    out = Path(out_dir)
+    metric, alpha = settings.metric, settings.alpha
+    data_dirs = data_dirs or {}
+    tasks = tasks or {}
     accs = {d: _read_numeric(Path(p) / "accuracy.tsv") for d, p in metrics_dirs.items()}
     tables: dict[str, list[pd.DataFrame]] = {t: [] for t in REPORT_TABLES}
 
@@ -685,12 +677,13 @@ def tables_job(
             )
         else:
             df = pd.DataFrame({"note": ["no rows"]})
-        rp.write_table(df, out / name, rp.CAPTIONS[name])
-    log.info("%d tables over %d evaluator sets in %s", len(REPORT_TABLES), len(metrics_dirs), out)
-
-
-def prompt_texts(
-    task: str, demo_type: str, ref: str = "simulation/personajudge", resources: str | Path | None = None
-) -> str:
-    """The prompt parameter of one cell's :func:`predict_job` (JSON: the texts it uses)."""
-    return json.dumps(SimulationPrompt.load(ref, resources).texts_for(task, demo_type), sort_keys=True)
+        stem = Path(outputs[name]).with_suffix("")
+        if Path(outputs[f"{name}_md"]) != stem.with_suffix(".md"):
+            raise ValueError(f"table {name}: its .tsv and .md must share a stem ({outputs[name]})")
+        rp.write_table(df, stem, rp.CAPTIONS[name])
+    log.info(
+        "%d tables over %d evaluator sets in %s",
+        len(REPORT_TABLES),
+        len(metrics_dirs),
+        Path(outputs[REPORT_TABLES[0]]).parent,
+    )

@@ -16,19 +16,27 @@ J+RR reasoning) are left out of the design with the reason, known before any job
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterator
-from dataclasses import asdict
 from functools import cached_property
 
 from judgelab.errors import InputError
 from judgelab.llm.backends.base import Request
+from judgelab.llm.judge import Coverage
 from judgelab.project.plan import LLMJob, StudyPlan
 from judgelab.studies.simulation import estimate
-from judgelab.studies.simulation.cascade import BASE, CascadeSettings
 from judgelab.studies.simulation.data import DEMO_TYPES, PANDALM_URL, load_records, plan_types, select_task
-from judgelab.studies.simulation.prompt import SimulationPrompt
+from judgelab.studies.simulation.prompt import BASE, SimulationPrompt
+from judgelab.studies.simulation.settings import (
+    BaselineSettings,
+    CascadeJudge,
+    CascadeSettings,
+    Design,
+    MetricSettings,
+    Selection,
+    StatsSettings,
+    TableSettings,
+)
 
 log = logging.getLogger("judgelab")
 
@@ -156,21 +164,21 @@ class Plan(StudyPlan):
     def download_url(self, d: str) -> str:
         return self.sets[d].get("url") or PANDALM_URL
 
-    def selection(self, d: str) -> dict:
+    def selection(self, d: str) -> Selection:
         """What the prepare job does with the file (a tracked param): format, evaluators, split."""
         s = self.sets[d]
-        return {
-            "format": s["format"],
-            "evaluators": list(s["evaluators"] or []),
-            "task": s["task"],
-            "pool": int(s["pool"]),
-            "validation": int(s["validation"]),
-            "split": s["split"],
-            "group_by": s["group_by"],
-            "balance_neutral": bool(s["balance_neutral"]),
-            "seed": int(s["seed"]),
-            "min_neutral": int(self.section["min_neutral"]),
-        }
+        return Selection(
+            format=s["format"],
+            evaluators=tuple(s["evaluators"] or []),
+            task=s["task"],
+            pool=int(s["pool"]),
+            validation=int(s["validation"]),
+            split=s["split"],
+            group_by=s["group_by"],
+            balance_neutral=bool(s["balance_neutral"]),
+            seed=int(s["seed"]),
+            min_neutral=int(self.section["min_neutral"]),
+        )
 
     # -- the design ---------------------------------------------------------------------------
 
@@ -282,17 +290,21 @@ class Plan(StudyPlan):
         """Every value the ``demo_type`` wildcard takes (for its constraint)."""
         return [BASE, *DEMO_TYPES]
 
+    def design(self, d: str) -> Design:
+        """The evaluator set's cells and skipped demonstration types (the metrics job's param)."""
+        return Design(cells=tuple(self.cells(d)), skipped=self.skipped(d))
+
     # -- prompts and settings -----------------------------------------------------------------
 
     @cached_property
     def prompt(self):
         return SimulationPrompt.load(self.section["prompt"], self.project.resources)
 
-    def prompt_param(self, d: str, demo_type: str) -> str:
-        """The texts a cell's prompts use, as a deterministic string (a tracked param)."""
-        return json.dumps(self.prompt.texts_for(self.sets[d]["task"], demo_type), sort_keys=True)
+    def prompt_texts(self, d: str, demo_type: str) -> dict:
+        """The texts a cell's prompts use (:meth:`SimulationPrompt.texts_for` of the set's task)."""
+        return self.prompt.texts_for(self.sets[d]["task"], demo_type)
 
-    def settings(self, d: str, model: str) -> dict:
+    def cascade(self, d: str, model: str) -> CascadeSettings:
         """The cascade settings of a cell, ``answer: auto`` resolved for the model (logits for the
         embedded model, parse for API models)."""
         values = {
@@ -302,22 +314,53 @@ class Plan(StudyPlan):
             "seed": int(self.section["seed"]),
             "min_neutral": int(self.section["min_neutral"]),
         }
-        return asdict(CascadeSettings.resolve(values, self.project.config["models"][model]))
+        return CascadeSettings.resolve(values, self.project.config["models"][model])
 
-    def settings_param(self, d: str, model: str) -> str:
-        return json.dumps(self.settings(d, model), sort_keys=True)
+    def settings(self, d: str, model: str) -> dict:
+        """:meth:`cascade` as a mapping."""
+        return self.cascade(d, model).to_json()
 
-    def coverage(self):
-        """The coverage check of the predict jobs (:class:`judgelab.llm.judging.Coverage`, a tracked
-        param): the share of validation items with an answered (composed) label."""
-        from judgelab.llm.judging import Coverage
-
+    def coverage(self) -> Coverage:
+        """The coverage check of the predict jobs (a tracked param, part of :meth:`judge`): the
+        share of validation items with an answered (composed) label."""
         return Coverage(
             float(self.project.config["min_coverage"]),
             f"{self.section['prompt']} (simulation.prompt)",
             "simulation.max_tokens",
             "simulation.answer",
         )
+
+    def judge(self, d: str, model: str, demo_type: str) -> CascadeJudge:
+        """The judge of the prediction jobs of ``model`` x ``demo_type`` on evaluator set ``d``
+        (any shot count; the rule's one tracked param of the judge): the model's entry, the
+        texts the cell's prompts use, the cascade settings and the coverage floor. Adding a
+        model or a shot count runs only the new cells; a prompt edit reruns exactly the cells
+        whose texts it changes."""
+        return CascadeJudge(
+            model=model,
+            spec=self.project.model_entry(model),
+            prompt=self.prompt_texts(d, demo_type),
+            cascade=self.cascade(d, model),
+            coverage=self.coverage(),
+        )
+
+    def baseline_settings(self) -> BaselineSettings:
+        return BaselineSettings(seed=self.seed, majority_source=self.majority_source)
+
+    def metric_settings(self) -> MetricSettings:
+        return MetricSettings(metric=self.metric, random_draws=self.random_draws, seed=self.seed)
+
+    def stats_settings(self) -> StatsSettings:
+        return StatsSettings(
+            metric=self.metric,
+            alpha=self.alpha,
+            permutations=self.permutations,
+            seed=self.seed,
+            cluster_by=self.cluster_by,
+        )
+
+    def table_settings(self) -> TableSettings:
+        return TableSettings(metric=self.metric, alpha=self.alpha)
 
     # -- the study's contract -----------------------------------------------------------------
 
@@ -395,8 +438,6 @@ class Plan(StudyPlan):
         if self.cross_task:
             out += [path("simulation_cross_figure", ext=e) for e in ("png", "pdf")]
         return out
-
-    # -- the estimate -------------------------------------------------------------------------
 
     # -- the estimate -------------------------------------------------------------------------
 
