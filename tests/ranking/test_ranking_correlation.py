@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from judgelab.analysis.stats import paired_p
 from judgelab.errors import InputError
 from judgelab.studies.ranking.correlation import (
     CORRELATION_KEYS,
@@ -20,7 +21,6 @@ from judgelab.studies.ranking.correlation import (
     correlations,
     kendall_tau,
     pair_decisions,
-    paired_p,
     ranking_order,
     rbo,
     significance_agreement,

@@ -9,30 +9,31 @@ import pytest
 from scipy import stats as sps
 from statsmodels.stats.anova import AnovaRM
 
+from judgelab.analysis import stats as core
 from judgelab.analysis.stats import adjust_pvalues
 from judgelab.studies.simulation import stats as st
 
 
 def test_wilcoxon_exact_small_sample_by_hand():
     # five positive differences: the exact two-sided p is 2 / 2^5 = 0.0625, W = 0
-    res = st.wilcoxon([2, 3, 4, 5, 6], [1, 1, 1, 1, 1])
+    res = core.wilcoxon([2, 3, 4, 5, 6], [1, 1, 1, 1, 1])
     assert res["p"] == pytest.approx(0.0625) and res["statistic"] == 0 and res["delta"] == 3.0
     assert res["min_p"] == pytest.approx(0.0625)  # the data are as extreme as five can be
     x, y = [0.61, 0.42, 0.55, 0.48, 0.7, 0.39, 0.52], [0.5, 0.45, 0.5, 0.41, 0.58, 0.4, 0.52]
     ref = sps.wilcoxon(x, y)
-    res = st.wilcoxon(x, y)
+    res = core.wilcoxon(x, y)
     assert (res["statistic"], res["p"], res["n"]) == (ref.statistic, pytest.approx(ref.pvalue), 7)
     # one zero difference is dropped: the smallest p of 6 non-zero differences is 2 / 2^6
     assert res["n_discordant"] == 6 and res["min_p"] == pytest.approx(2 / 2**6)
-    assert [st.min_p_wilcoxon(n) for n in (1, 3, 4, 5)] == pytest.approx([1.0, 0.25, 0.125, 0.0625])
+    assert [core.min_p_wilcoxon(n) for n in (1, 3, 4, 5)] == pytest.approx([1.0, 0.25, 0.125, 0.0625])
 
 
 def test_wilcoxon_degenerate_and_missing_pairs():
-    res = st.wilcoxon([0.5, 0.6], [0.5, 0.6])
+    res = core.wilcoxon([0.5, 0.6], [0.5, 0.6])
     assert math.isnan(res["p"]) and res["note"] == "all differences zero"
-    res = st.wilcoxon([0.5, np.nan, 0.7, 0.9], [0.4, 0.3, 0.5, 0.6])
+    res = core.wilcoxon([0.5, np.nan, 0.7, 0.9], [0.4, 0.3, 0.5, 0.6])
     assert res["n"] == 3 and res["p"] == pytest.approx(0.25)  # 3 positive: 2/8
-    assert st.reading(res["p"], res["min_p"], res["n"], 0.05) == (
+    assert core.reading(res["p"], res["min_p"], res["n"], 0.05) == (
         "cannot reject at n = 3 (smallest attainable p 0.25)"
     )
 
@@ -40,19 +41,19 @@ def test_wilcoxon_degenerate_and_missing_pairs():
 def test_paired_t_and_cohens_d_by_hand():
     x, y = [1, 2, 3, 4], [0, 0, 1, 1]
     # differences 1, 2, 2, 3: mean 2, SD sqrt(2/3); t = 2 / (SD / 2) = 4.899, d = 2 / SD = 2.449
-    res = st.paired_t(x, y)
+    res = core.paired_t(x, y)
     assert res["statistic"] == pytest.approx(4.898979, rel=1e-6) and res["df"] == 3
     assert res["p"] == pytest.approx(sps.ttest_rel(x, y).pvalue)
-    assert st.cohens_d_paired(x, y) == pytest.approx(2.449490, rel=1e-6)
-    assert math.isnan(st.paired_t([1, 2, 3, 4], [0, 1, 2, 3])["statistic"])  # constant differences
+    assert core.cohens_d_paired(x, y) == pytest.approx(2.449490, rel=1e-6)
+    assert math.isnan(core.paired_t([1, 2, 3, 4], [0, 1, 2, 3])["statistic"])  # constant differences
     # three pairs (PandaLM's three annotators): t at df = 2 is not given
-    three = st.paired_t([0.5, 0.6, 0.7], [0.4, 0.41, 0.45])
+    three = core.paired_t([0.5, 0.6, 0.7], [0.4, 0.41, 0.45])
     assert math.isnan(three["p"]) and three["note"] == "fewer than 4 pairs: no p-value"
 
 
 def test_one_sample_against_chance():
     x = [0.45, 0.52, 0.38, 0.61, 0.49]
-    w, t = st.one_sample(x, 1 / 3)
+    w, t = core.one_sample(x, 1 / 3)
     ref = sps.ttest_1samp(x, 1 / 3)
     assert t["statistic"] == pytest.approx(ref.statistic) and t["p"] == pytest.approx(ref.pvalue)
     assert w["p"] == pytest.approx(0.0625) and w["test"] == "Wilcoxon signed-rank"  # all five above 1/3
@@ -62,16 +63,16 @@ def test_friedman_by_hand():
     # three subjects ranking three conditions 1 < 2 < 3: chi2 = 12/(3*3*4) * (9+36+81) - 36 = 6,
     # p = exp(-6/2) (chi-square with 2 df)
     m = np.array([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6], [0.2, 0.3, 0.9]])
-    res = st.friedman(m)
+    res = core.friedman(m)
     assert res["statistic"] == pytest.approx(6.0) and res["p"] == pytest.approx(math.exp(-3))
     assert res["df"] == 2 and res["n"] == 3
     m2 = np.array([[0.1, 0.3, 0.2], [0.5, 0.4, 0.6], [0.2, 0.2, 0.9], [0.7, 0.1, 0.3]])
     ref = sps.friedmanchisquare(*m2.T)
-    assert st.friedman(m2)["p"] == pytest.approx(ref.pvalue)
-    assert st.friedman(m[:, :2])["note"] == "needs at least 3 conditions"
-    assert st.friedman(np.ones((3, 3)))["note"] == "every subject is constant across conditions"
+    assert core.friedman(m2)["p"] == pytest.approx(ref.pvalue)
+    assert core.friedman(m[:, :2])["note"] == "needs at least 3 conditions"
+    assert core.friedman(np.ones((3, 3)))["note"] == "every subject is constant across conditions"
     with_nan = np.vstack([m, [np.nan, 1, 2]])
-    assert st.friedman(with_nan)["n"] == 3
+    assert core.friedman(with_nan)["n"] == 3
 
 
 def test_rm_anova_by_hand_and_against_statsmodels():
@@ -84,7 +85,7 @@ def test_rm_anova_by_hand_and_against_statsmodels():
             "model": ["m"] * 8,
         }
     )
-    res = st.rm_anova(d, "accuracy", "evaluator", ["shots", "model"])
+    res = core.rm_anova(d, "accuracy", "evaluator", ["shots", "model"])
     assert list(res["effect"]) == ["shots"]
     t = sps.ttest_rel([2, 4, 3, 3], [1, 2, 3, 2])
     assert res.loc[0, "F"] == pytest.approx(t.statistic**2) and (
@@ -93,7 +94,7 @@ def test_rm_anova_by_hand_and_against_statsmodels():
     ) == (1, 3)
     assert res.loc[0, "p"] == pytest.approx(t.pvalue)
     # three subjects: no p (a parametric test needs 4)
-    three = st.rm_anova(d[d.evaluator != "s4"], "accuracy", "evaluator", ["shots"])
+    three = core.rm_anova(d[d.evaluator != "s4"], "accuracy", "evaluator", ["shots"])
     assert math.isnan(three.loc[0, "p"]) and three.loc[0, "note"].startswith("fewer than 4 complete subjects")
     rng = np.random.default_rng(0)
     rows = [
@@ -103,7 +104,7 @@ def test_rm_anova_by_hand_and_against_statsmodels():
         for k in (1, 2, 4)
     ]
     df = pd.DataFrame(rows, columns=["evaluator", "demo_type", "shots", "accuracy"])
-    ours = st.rm_anova(df, "accuracy", "evaluator", ["demo_type", "shots"]).set_index("effect")
+    ours = core.rm_anova(df, "accuracy", "evaluator", ["demo_type", "shots"]).set_index("effect")
     ref = (
         AnovaRM(df.assign(shots=df.shots.astype(str)), "accuracy", "evaluator", within=["demo_type", "shots"])
         .fit()
@@ -113,7 +114,8 @@ def test_rm_anova_by_hand_and_against_statsmodels():
     assert ours.loc["demo_type", "p"] == pytest.approx(ref.loc["demo_type", "Pr > F"])
     flat = d.assign(accuracy=[1, 1, 2, 2, 3, 3, 4, 4])
     assert (
-        st.rm_anova(flat, "accuracy", "evaluator", ["shots"]).loc[0, "note"] == "no within-subject variation"
+        core.rm_anova(flat, "accuracy", "evaluator", ["shots"]).loc[0, "note"]
+        == "no within-subject variation"
     )
 
 
@@ -127,7 +129,7 @@ def test_sign_flip_test_against_scipy_permutation_test_and_by_hand():
     y = rng.integers(0, 2, 14).astype(float)
     x[:3], y[:3] = 1, 0  # some discordance for sure
     # one stratum: the statistic is the mean difference; scipy's exact paired permutation test
-    ours = st.sign_flip_test(x - y, ["e"] * 14)
+    ours = core.sign_flip_test(x - y, ["e"] * 14)
     ref = sps.permutation_test(
         (x, y), lambda a, b: np.mean(a - b), permutation_type="samples", n_resamples=np.inf
     )
@@ -136,25 +138,25 @@ def test_sign_flip_test_against_scipy_permutation_test_and_by_hand():
     assert ours["n_discordant"] == m and ours["min_p"] == pytest.approx(2 / 2**m)
     # two strata of 1 and 2 items, differences +1 | +1, -1: weights 1/2 | 1/4, 1/4, T = 0.5;
     # the 8 sign patterns give |T| = 0.5, 0, 1, 0.5 (x2 by symmetry): |T| >= 0.5 in 6 of 8
-    res = st.sign_flip_test([1, 1, -1], ["a", "b", "b"])
+    res = core.sign_flip_test([1, 1, -1], ["a", "b", "b"])
     assert res["statistic"] == pytest.approx(0.5) and res["p"] == pytest.approx(6 / 8)
     # above EXACT_MAX discordant items the p is drawn, close to the exact one
     d = np.r_[np.ones(13), -np.ones(5)]
     exact = sps.binomtest(13, 18).pvalue  # one stratum, +-1 differences: the sign test
-    drawn = st.sign_flip_test(d, ["e"] * 18, permutations=20_000, seed=1)
+    drawn = core.sign_flip_test(d, ["e"] * 18, permutations=20_000, seed=1)
     assert drawn["p"] == pytest.approx(exact, abs=0.01) and drawn["min_p"] == pytest.approx(1 / 20_001)
-    assert st.sign_flip_test([0, 0], ["e", "e"])["p"] == 1.0
+    assert core.sign_flip_test([0, 0], ["e", "e"])["p"] == 1.0
 
 
 def test_mcnemar_and_binomial_by_hand():
     x = [1] * 8 + [0] * 1 + [1] * 5 + [0] * 6
     y = [0] * 8 + [1] * 1 + [1] * 5 + [0] * 6
-    res = st.mcnemar_test(x, y)
+    res = core.mcnemar_test(x, y)
     # discordant 8 vs 1: exact two-sided p = 2 P(X <= 1), X ~ Bin(9, 1/2) = 2 * 10 / 512
     assert res["n"] == 20 and res["n_discordant"] == 9 and res["p"] == pytest.approx(20 / 512)
     assert res["min_p"] == pytest.approx(2 / 2**9)
-    assert st.mcnemar_test([1, 0], [1, 0])["p"] == 1.0
-    b = st.binomial_chance([1] * 30 + [0] * 30)
+    assert core.mcnemar_test([1, 0], [1, 0])["p"] == 1.0
+    b = core.binomial_chance([1] * 30 + [0] * 30, st.CHANCE)
     assert b["p"] == pytest.approx(sps.binomtest(30, 60, 1 / 3).pvalue) and b["mean_x"] == 0.5
     assert b["min_p"] == pytest.approx((1 / 3) ** 60)
 
@@ -164,27 +166,27 @@ def test_block_permutation_with_two_conditions_is_the_sign_flip_test():
     x = rng.integers(0, 2, (40, 2)).astype(float)
     x[:8, 0], x[:8, 1] = 1, 0
     strata = np.repeat(["a", "b", "c", "d"], 10)
-    omni = st.block_permutation_test(x, strata, permutations=20_000, seed=2)
-    flip = st.sign_flip_test(x[:, 0] - x[:, 1], strata, permutations=20_000, seed=3)
+    omni = core.block_permutation_test(x, strata, permutations=20_000, seed=2)
+    flip = core.sign_flip_test(x[:, 0] - x[:, 1], strata, permutations=20_000, seed=3)
     assert omni["p"] == pytest.approx(flip["p"], abs=0.01)
-    const = st.block_permutation_test(np.ones((5, 3)), ["a"] * 5)
+    const = core.block_permutation_test(np.ones((5, 3)), ["a"] * 5)
     assert const["p"] == 1.0 and const["note"] == "every judgment constant across conditions"
 
 
 def test_clusters_flip_together_and_bound_what_a_test_can_reject():
     # two clusters of three judgments each, all differences +1: only 2 clusters move, so the
     # smallest p is 2 / 2^2 = 0.5 however many judgments they hold (patterns ++ and -- of 4)
-    res = st.sign_flip_test([1, 1, 1, 1, 1, 1], ["a", "b", "c"] * 2, ["g1"] * 3 + ["g2"] * 3)
+    res = core.sign_flip_test([1, 1, 1, 1, 1, 1], ["a", "b", "c"] * 2, ["g1"] * 3 + ["g2"] * 3)
     assert (res["clusters"], res["p"], res["min_p"]) == (2, pytest.approx(0.5), pytest.approx(0.5))
-    assert st.reading(res["p"], res["min_p"], res["n"], 0.05, res["clusters"]) == (
+    assert core.reading(res["p"], res["min_p"], res["n"], 0.05, res["clusters"]) == (
         "cannot reject at n = 6 in 2 clusters (smallest attainable p 0.5)"
     )
-    alone = st.sign_flip_test([1, 1, 1, 1, 1, 1], ["a", "b", "c"] * 2)
+    alone = core.sign_flip_test([1, 1, 1, 1, 1, 1], ["a", "b", "c"] * 2)
     assert alone["p"] == pytest.approx(2 / 2**6)
     # clusters of unequal weight: strata a (1 judgment) and b (2): weights 1/2, 1/4, 1/4; clusters
     # {a1, b1} (+1, +1 -> 3/4) and {b2} (-1 -> -1/4): T = 1/2; sign patterns: +-(3/4 - 1/4),
     # +-(3/4 + 1/4): |T| >= 1/2 in all 4
-    res = st.sign_flip_test([1, 1, -1], ["a", "b", "b"], ["c1", "c1", "c2"])
+    res = core.sign_flip_test([1, 1, -1], ["a", "b", "b"], ["c1", "c1", "c2"])
     assert res["statistic"] == pytest.approx(0.5) and res["p"] == pytest.approx(1.0)
 
 
@@ -193,12 +195,14 @@ def test_guess_test_is_the_binomial_with_one_guess_a_judgment_and_wider_with_sha
     gold = np.tile(rng.choice(list("ANB"), 30), 3)  # three evaluators who agree on every item
     correct = (rng.random(90) < 0.5).astype(float)  # 45-ish right of 90: above 1/3
     strata = np.repeat(["e1", "e2", "e3"], 30)
-    one = st.guess_test(correct, gold, strata, draws=40_000, seed=1)
+    one = core.guess_test(correct, gold, strata, draws=40_000, seed=1, p0=st.CHANCE)
     ref = sps.binomtest(int(correct.sum()), 90, 1 / 3).pvalue
     assert one["p"] == pytest.approx(ref, abs=0.004 + 0.15 * ref)
     # the same judgments where the three evaluators' judgments of an item share one guess (the
     # Base Judge): 30 guesses scored thrice, not 90 - a wider null, a larger p
-    shared = st.guess_test(correct, gold, strata, np.tile(np.arange(30), 3), draws=40_000, seed=1)
+    shared = core.guess_test(
+        correct, gold, strata, np.tile(np.arange(30), 3), draws=40_000, seed=1, p0=st.CHANCE
+    )
     assert shared["clusters"] == 30 and shared["p"] > one["p"]
 
 
@@ -351,7 +355,7 @@ def test_at_three_evaluators_the_evaluator_level_test_cannot_reject_and_the_item
     acc, items = three_evaluators()
     gains = acc.pivot_table(index="evaluator", columns="method", values="accuracy")
     assert (gains["personajudge"] > gains["base_judge"]).all()  # every evaluator gains
-    vb = st.add_reading(st.versus_base(acc, items, "accuracy", 0.05, permutations=10_000, seed=0), 0.05)
+    vb = core.add_reading(st.versus_base(acc, items, "accuracy", 0.05, permutations=10_000, seed=0), 0.05)
     w = one(vb, test="Wilcoxon signed-rank")
     # all three differences positive: the exact two-sided Wilcoxon p is 2 / 2^3 = 0.25, as small
     # as three evaluators allow - no data on three evaluators can reject at alpha 0.05

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.analysis.bootstrap import percentile_interval, resample_indices
+from judgelab.analysis.stats import PAIRED_TESTS, paired_p
 from judgelab.errors import InputError
 from judgelab.studies.ranking.settings import CorrelationSettings
 
@@ -49,7 +50,7 @@ CORRELATION_KEYS = [
 ]
 
 #: Paired two-sided tests of :func:`pair_decisions`, by name.
-TESTS = ("t", "wilcoxon", "sign")
+TESTS = PAIRED_TESTS
 
 
 def _stats():
@@ -261,28 +262,6 @@ def bootstrap_tau(
 
 
 # --- significance decisions -------------------------------------------------------------------
-
-
-def paired_p(x: np.ndarray, y: np.ndarray, test: str = "t") -> float:
-    """Two-sided p-value of a paired test of x against y over topics: ``t`` (paired t-test,
-    scipy.stats.ttest_rel), ``wilcoxon`` (signed-rank, scipy.stats.wilcoxon, zero differences
-    dropped as its default ``zero_method='wilcox'``), ``sign`` (exact binomial test of the
-    positive among the non-zero differences, scipy.stats.binomtest with p = 0.5). NaN when every
-    difference is zero (no test is run: the systems do not differ on any topic)."""
-    if test not in TESTS:
-        raise ValueError(f"unknown test {test!r} (known: {', '.join(TESTS)})")
-    diff = np.asarray(x, float) - np.asarray(y, float)
-    if not np.any(diff != 0):
-        return float("nan")
-    with warnings.catch_warnings():
-        # constant non-zero differences: scipy warns of precision loss and returns t = +-inf, p = 0
-        warnings.simplefilter("ignore", RuntimeWarning)
-        if test == "t":
-            return float(_stats().ttest_rel(x, y).pvalue)
-        if test == "wilcoxon":
-            return float(_stats().wilcoxon(x, y).pvalue)
-    nonzero = diff[diff != 0]
-    return float(_stats().binomtest(int((nonzero > 0).sum()), nonzero.size, 0.5).pvalue)
 
 
 def _signs(x: np.ndarray, y: np.ndarray) -> np.ndarray:

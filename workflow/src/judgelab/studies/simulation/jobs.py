@@ -454,6 +454,7 @@ def stats_job(
     ``settings.cluster_by`` units kept together; ``settings.permutations`` seeded random
     permutations where a test is not exact); every row with its n, the smallest p it could reach
     and what it can say at ``settings.alpha``."""
+    from judgelab.analysis.stats import add_reading
     from judgelab.studies.simulation import stats as st
 
     metric, alpha = settings.metric, settings.alpha
@@ -476,7 +477,7 @@ def stats_job(
         ),
     }
     out["improvements"] = st.improvements(out["versus_base"], alpha)
-    out = {k: st.add_reading(v, alpha) if "test" in v.columns else v for k, v in out.items()}
+    out = {k: add_reading(v, alpha) if "test" in v.columns else v for k, v in out.items()}
     for name in STATS_FILES:
         write_tsv(out[name[:-4]], outputs[name[:-4]])
     imp = out["improvements"]
