@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from judgelab.data.tables import write_tsv
 
 #: How a missing or undefined value is shown in every table.
 MISSING = "n/a"
@@ -85,6 +88,30 @@ def markdown_frame(df: pd.DataFrame, digits: int = 3) -> str:
 
     rows = [[cell(v) for v in row] for row in df.itertuples(index=False)]
     return markdown_table([str(c) for c in df.columns], rows)
+
+
+def spans(keys: Sequence) -> list[tuple[object, int]]:
+    """Runs of equal consecutive keys, in order: (key, length) - the header cells that span the
+    columns under one group (a group that comes back later is another run)."""
+    out: list[tuple[object, int]] = []
+    for k in keys:
+        if out and out[-1][0] == k:
+            out[-1] = (k, out[-1][1] + 1)
+        else:
+            out.append((k, 1))
+    return out
+
+
+#: The files of one rendered table, in order: the data, then its three renderings.
+TABLE_FORMATS = ("tsv", "md", "tex", "html")
+
+
+def write_table(df: pd.DataFrame, render: Callable[[str], str], out: Mapping[str, str]) -> None:
+    """One table as its four files: ``df`` as the TSV ``out["tsv"]`` (no index), ``render(fmt)`` as
+    the ``md``, ``tex`` and ``html`` files of ``out``."""
+    write_tsv(df, out["tsv"])
+    for fmt in TABLE_FORMATS[1:]:
+        Path(out[fmt]).write_text(render(fmt), encoding="utf-8")
 
 
 def multicolumn(n: int, text: str, align: str = "c") -> str:

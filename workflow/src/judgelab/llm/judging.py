@@ -253,13 +253,20 @@ def judge_table(table: pd.DataFrame, judge: Judge, context: JobContext) -> pd.Da
         result = run_judgments(table, judge, client, desc=desc)
     if judge.answer == "parse":  # a logits reading sends one token: no answer is cut
         log_cut_answers(desc, result["completion_tokens"], judge.max_tokens)
-    require_coverage(
-        result["parsed"],
-        result["answer"],
+    check_coverage(result, judge, desc)
+    return result
+
+
+def check_coverage(judged: pd.DataFrame, judge: Judge, what: str) -> float | None:
+    """:func:`require_coverage` of a judge job's table (its ``parsed`` and ``answer`` columns),
+    with the judge's floor, model, backend and bound (one token when read from the logits): the
+    check every judge job of every study ends with."""
+    return require_coverage(
+        judged["parsed"],
+        judged["answer"],
         coverage=judge.coverage,
         model=judge.model,
         backend=judge.backend,
         bound=judge.max_tokens if judge.answer == "parse" else 1,
-        what=desc,
+        what=what,
     )
-    return result

@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 import pandas as pd
 
+from judgelab.analysis import render
 from judgelab.data.imported import ImportReading, SourcePairs, read_judge
 from judgelab.data.tables import read_dataset, write_tsv
 from judgelab.llm.judge import Judge
-from judgelab.llm.judging import require_coverage
+from judgelab.llm.judging import check_coverage
 from judgelab.llm.session import JobContext
 from judgelab.studies.overrating.pairwise import (
     SETTINGS,
@@ -108,19 +108,6 @@ def read_metrics(paths: Sequence[str]) -> pd.DataFrame:
 # Pointwise
 
 
-def _require_coverage(result: pd.DataFrame, judge: Judge, desc: str) -> None:
-    """The judge's coverage floor over the parsed judgments (a pair, or a pair in one order)."""
-    require_coverage(
-        result["parsed"],
-        result["answer"],
-        coverage=judge.coverage,
-        model=judge.model,
-        backend=judge.backend,
-        bound=judge.max_tokens,
-        what=desc,
-    )
-
-
 def pointwise_judge_job(
     pairs: str, judgments: str, judge: Judge, context: JobContext, scale: str
 ) -> pd.DataFrame:
@@ -132,7 +119,7 @@ def pointwise_judge_job(
     table = read_dataset(pairs)
     with judge.session(context) as client:
         result = run_pointwise_judge(table, judge, client, desc=context.desc)
-    _require_coverage(result, judge, context.desc)
+    check_coverage(result, judge, context.desc)
     write_tsv(result, judgments)
     return result
 
@@ -233,7 +220,7 @@ def pairwise_judge_job(
     table = read_dataset(pairs)
     with judge.session(context) as client:
         result = run_pairwise_judge(table, read_sampled(sampled), judge, client, desc=context.desc)
-    _require_coverage(result, judge, context.desc)
+    check_coverage(result, judge, context.desc)
     write_tsv(result, judgments)
     return result
 
@@ -271,12 +258,6 @@ def pairwise_metrics_job(
 BY_SETTING = "by_setting_"
 
 
-def _write_table(df: pd.DataFrame, render, out: Mapping[str, str]) -> None:
-    write_tsv(df, out["tsv"])
-    for fmt in ("md", "tex", "html"):
-        Path(out[fmt]).write_text(render(fmt), encoding="utf-8")
-
-
 def table1_job(
     metrics: Sequence[str], outputs: Mapping[str, str], settings: TableSettings | None = None
 ) -> pd.DataFrame:
@@ -290,7 +271,7 @@ def table1_job(
     write_tsv(point, outputs["metrics"])
     empty = pd.DataFrame(columns=["dataset", "model", "scale"])
     t1 = table1(point if len(point) else empty, confidence, settings.names or None)
-    _write_table(flat_table1(t1), lambda fmt: render_table1(t1, fmt, confidence), outputs)
+    render.write_table(flat_table1(t1), lambda fmt: render_table1(t1, fmt, confidence), outputs)
     log.info(
         "Table 1: %d dataset x judge rows from %d pointwise runs (Avg Confidence: %s)",
         len(t1),
@@ -316,9 +297,9 @@ def table2_job(
     src = pair if len(pair) else pd.DataFrame(columns=["dataset", "model", "setting"])
     display = settings.names or None
     t2 = table2(src, "overall", confidence, display)
-    _write_table(t2, lambda fmt: render_table2(t2, fmt, confidence=confidence), out)
+    render.write_table(t2, lambda fmt: render_table2(t2, fmt, confidence=confidence), out)
     by = table2(src, None, confidence, display)
-    _write_table(
+    render.write_table(
         by,
         lambda fmt: render_table2(by, fmt, ids=("dataset", "model", "setting"), confidence=confidence),
         out_by_setting,

@@ -18,6 +18,7 @@ from judgelab.llm.backends.base import Request
 from judgelab.llm.client import CachedClient
 from judgelab.llm.judge import Judge
 from judgelab.llm.prompts import build_messages, fill
+from judgelab.studies.overrating.pointwise import READING_COLUMNS
 from judgelab.studies.overrating.prompts import (
     PAIRWISE_KIND,
     Prompt,
@@ -60,19 +61,7 @@ PAIRWISE_COLUMNS = [
 
 
 def pairwise_columns(labels: Sequence[str]) -> list[str]:
-    return (
-        PAIRWISE_COLUMNS
-        + prob_columns(labels)
-        + [
-            "label_mass",
-            "confidence",
-            "confidence_renorm",
-            "prompt_tokens",
-            "completion_tokens",
-            "latency_s",
-            "cache_hit",
-        ]
-    )
+    return PAIRWISE_COLUMNS + prob_columns(labels) + READING_COLUMNS
 
 
 def pairwise_jobs(pairs: pd.DataFrame, sampled: pd.DataFrame) -> list[dict]:

@@ -34,19 +34,23 @@ log = logging.getLogger(__name__)
 OUTCOMES = ("TP", "FP", "TN", "FN")
 
 
+#: The columns after the label distribution, in a pointwise and a pairwise judgment table alike.
+READING_COLUMNS = [
+    "label_mass",
+    "confidence",
+    "confidence_renorm",
+    "prompt_tokens",
+    "completion_tokens",
+    "latency_s",
+    "cache_hit",
+]
+
+
 def pointwise_columns(labels: Sequence[str]) -> list[str]:
     return (
         ["dataset", "qid", "docid", "label", "parsed", "answer", "label_pos"]
         + prob_columns(labels)
-        + [
-            "label_mass",
-            "confidence",
-            "confidence_renorm",
-            "prompt_tokens",
-            "completion_tokens",
-            "latency_s",
-            "cache_hit",
-        ]
+        + READING_COLUMNS
     )
 
 

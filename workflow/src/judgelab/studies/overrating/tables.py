@@ -21,7 +21,7 @@ from judgelab.errors import InputError
 from judgelab.studies.overrating.pointwise import OUTCOMES
 
 #: the formats every table of the study is written in
-TABLE_FORMATS = ("tsv", "md", "tex", "html")
+TABLE_FORMATS = render.TABLE_FORMATS
 
 #: the token-confidence definitions (``overrating.confidence``): the metric-name suffix of each
 #: and its title in the tables
@@ -192,17 +192,6 @@ def render_table2(
     )
 
 
-def _spans(groups: Sequence[str]) -> list[tuple[str, int]]:
-    """Runs of equal group titles, in order (a group may come back later: another run)."""
-    out: list[tuple[str, int]] = []
-    for g in groups:
-        if out and out[-1][0] == g:
-            out[-1] = (g, out[-1][1] + 1)
-        else:
-            out.append((g, 1))
-    return out
-
-
 def _render(
     wide: pd.DataFrame,
     ids: list[str],
@@ -219,7 +208,7 @@ def _render(
     if fmt == "md":
         return render.markdown_table(titles, [s + v for s, v in rows], ["l"] * len(ids) + ["r"] * len(cols))
     if fmt == "tex":
-        spans = _spans([g for g, _, _ in cols])
+        spans = render.spans([g for g, _, _ in cols])
         esc = render.tex_escape
         head = [
             " & ".join([""] * len(ids) + [render.multicolumn(n, esc(g)) for g, n in spans]),

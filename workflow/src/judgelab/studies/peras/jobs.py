@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from judgelab.analysis import render
 from judgelab.data.imported import ImportReading
 from judgelab.data.labels import GRADE_LABELS
 from judgelab.data.tables import (
@@ -409,13 +410,6 @@ def figures_job(
 # Tables 4, 7 and 8
 
 
-def _write_table(df: pd.DataFrame, render, out: Mapping[str, str]) -> None:
-    """``df`` as the tsv, ``render(fmt)`` as the md, tex and html files of ``out``."""
-    write_tsv(df, out["tsv"])
-    for fmt in ("md", "tex", "html"):
-        Path(out[fmt]).write_text(render(fmt), encoding="utf-8")
-
-
 def table4_job(pairs: Sequence[str], outputs: Mapping[str, str]) -> pd.DataFrame:
     """PERAS Table 4 of the prepared datasets ``pairs`` (in that order): ``outputs`` maps tsv, md,
     tex, html."""
@@ -426,7 +420,7 @@ def table4_job(pairs: Sequence[str], outputs: Mapping[str, str]) -> pd.DataFrame
         t = read_dataset(p)
         frames[str(t["dataset"].iloc[0]) if len(t) else Path(p).stem] = t
     t4 = tb.table4(frames)
-    _write_table(t4, lambda fmt: tb.render_table4(t4, fmt), outputs)
+    render.write_table(t4, lambda fmt: tb.render_table4(t4, fmt), outputs)
     for r in t4.itertuples(index=False):
         log.info(
             "%s: %d topics, %d pairs, by grade %s",
@@ -448,7 +442,7 @@ def wide_tables_job(metrics: str, reference: str, outputs: Mapping[str, str]) ->
     out = {t: {k: outputs[f"{t}_{k}"] for k in ("tsv", "md", "tex", "html")} for t in ("table7", "table8")}
     for table, paths in out.items():
         w = tb.wide_table(m, table, reference)
-        _write_table(
+        render.write_table(
             tb.flat_wide(w), lambda fmt, w=w, table=table: tb.render_wide(w, fmt, tb.CAPTIONS[table]), paths
         )
         log.info(

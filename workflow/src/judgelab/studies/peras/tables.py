@@ -16,7 +16,7 @@ tables and the long metrics table (``metrics/metrics.tsv``), rendered with :mod:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -176,8 +176,8 @@ def render_wide(w: WideTable, fmt: str, caption: str = "") -> str:
         return render.html_table(pd.DataFrame(rows, columns=titles), caption)
     if fmt == "tex":
         esc = render.tex_escape
-        spans_d = _spans([d for d, _, _ in w.columns])
-        spans_t = _spans([(d, t) for d, t, _ in w.columns])
+        spans_d = render.spans([d for d, _, _ in w.columns])
+        spans_t = render.spans([(d, t) for d, t, _ in w.columns])
         head = [
             " & ".join(["", ""] + [render.multicolumn(n, esc(_name(DATASET_NAMES, d))) for d, n in spans_d]),
             " & ".join(
@@ -191,17 +191,6 @@ def render_wide(w: WideTable, fmt: str, caption: str = "") -> str:
         ]
         return render.latex_table("ll" + "r" * len(w.columns), head, rows)
     raise ValueError(f"unknown table format {fmt!r} (md, tex or html)")
-
-
-def _spans(keys: Sequence) -> list[tuple[object, int]]:
-    """Runs of equal consecutive keys: (key, length)."""
-    out: list[tuple[object, int]] = []
-    for k in keys:
-        if out and out[-1][0] == k:
-            out[-1] = (k, out[-1][1] + 1)
-        else:
-            out.append((k, 1))
-    return out
 
 
 CAPTIONS = {

@@ -38,7 +38,7 @@ import pandas as pd
 from judgelab.analysis.render import MISSING
 from judgelab.data.tables import JUDGMENT_COLUMNS, read_dataset, read_judgments, write_tsv
 from judgelab.errors import InputError
-from judgelab.llm.judging import require_coverage
+from judgelab.llm.judging import check_coverage
 from judgelab.llm.session import JobContext
 from judgelab.studies.perturbations.insertions import (
     INSERTION_VARIANTS,
@@ -225,15 +225,7 @@ def rejudge_job(
     resolved = judge.resolved(persona_file) if judge.original == "peras" else judge
     with resolved.session(context.named(desc)) as client:
         judged = judge_variant(pairs, resolved, client, desc=desc)
-    require_coverage(
-        judged["parsed"],
-        judged["answer"],
-        coverage=judge.coverage,
-        model=judge.model,
-        backend=judge.backend,
-        bound=judge.max_tokens if judge.answer == "parse" else 1,
-        what=desc,
-    )
+    check_coverage(judged, judge, desc)
     result = judged.assign(
         judge=name,
         variant=v,

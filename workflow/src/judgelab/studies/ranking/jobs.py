@@ -293,8 +293,8 @@ def correlations_job(
 
 def leaderboard_job(correlations: Sequence[str], outputs: Mapping[str, str]) -> pd.DataFrame:
     """LLMJudge Table 3 over every dataset's correlations: ``outputs`` maps tsv, md, tex, html."""
+    from judgelab.analysis import render
     from judgelab.studies.ranking.tables import (
-        TABLE_FORMATS,
         leaderboard,
         read_correlations,
         render_leaderboard,
@@ -302,9 +302,7 @@ def leaderboard_job(correlations: Sequence[str], outputs: Mapping[str, str]) -> 
 
     frames = [read_correlations(p) for p in correlations]
     board = leaderboard(pd.concat(frames, ignore_index=True) if frames else pd.DataFrame())
-    write_tsv(board, outputs["tsv"])
-    for fmt in TABLE_FORMATS[1:]:
-        Path(outputs[fmt]).write_text(render_leaderboard(board, fmt), encoding="utf-8")
+    render.write_table(board, lambda fmt: render_leaderboard(board, fmt), outputs)
     log.info("leaderboard: %d dataset x measure x judge rows", len(board))
     return board
 

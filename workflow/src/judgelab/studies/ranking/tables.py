@@ -53,7 +53,7 @@ _TEX_TITLES = {
 }
 LEADERBOARD_COLUMNS = ["dataset", "measure", "judge", "reference", "kappa", "alpha", "tau", "rho"]
 
-TABLE_FORMATS = ("tsv", "md", "tex", "html")
+TABLE_FORMATS = render.TABLE_FORMATS
 
 
 def read_scores(path) -> pd.DataFrame:
