@@ -3,7 +3,7 @@ that runs; `judges: []` says "imported judges only" once, and every study follow
 
 The persona-naming keys default to null, which the plans resolve against the personas a run has:
 ``personas.include`` (every persona of the file), ``peras.significance.reference`` (``default``
-where a judge runs it), ``peras.figures.confidence_personas`` (seed 000 Figure 3's HN and LC where
+where a judge runs it), ``peras.figures.confidence_personas`` (PERAS Figure 3's HN and LC where
 a judge runs them) and ``perturbations.persona`` (``default``, else the run's first persona). The
 configs are the checkout's default merged with an overlay, exactly as ``--configfile`` merges."""
 

@@ -1,6 +1,6 @@
-"""Dataset selection for seed 000's Table 4 sets: the LLMJudge dev qrels without four topics,
+"""Dataset selection for the PERAS paper's Table 4 sets: the LLMJudge dev qrels without four topics,
 `exclude_queries`, and `match_counts` (whole-topic subsets with given pairs per grade), checked
-against brute force on small cases and against the seed's Table 4 on the shared real files."""
+against brute force on small cases and against the paper's Table 4 on the shared real files."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from judgelab.data.sources import LLMJUDGE, source_urls
 from judgelab.errors import InputError
 from judgelab.project.facade import Project
 
-#: seed 000, Table 4: topics and pairs of grade 0, 1, 2, 3
+#: PERAS, Table 4: topics and pairs of grade 0, 1, 2, 3
 TABLE4 = {
     "llmjudge": (21, [3834, 1277, 588, 470]),
     "dl19": (22, [2314, 707, 760, 360]),
@@ -173,7 +173,7 @@ def paper_project(monkeypatch) -> Project:
 
 def test_paper_llmjudge_prepared_table_is_table4(shared_data, tmp_path, monkeypatch):
     """The paper config's LLMJudge set: the dev qrels (the file the download takes) without q20,
-    q21, q42, q48 is seed 000's Table 4 row. The shared copy has no passage file, so each judged
+    q21, q42, q48 is the PERAS paper's Table 4 row. The shared copy has no passage file, so each judged
     passage gets a stand-in text; the selection is what is tested."""
     project = paper_project(monkeypatch)
     d = shared_data / "llmjudge"

@@ -1,14 +1,15 @@
 """The paper configs are the published experiments (issue 18): each config/paper-*.yaml is loaded as
 `snakemake --configfile` loads it (merged over config/config.yaml), and the jobs it resolves - the
-plans' LLM jobs and the values the rules pass as their params (template text, labels, answer
-bound, persona, answer reading, model entry) - are checked against a table of what the seeds
-state. Seed 004 (section 2 and 3) for paper-overrating and paper-perturbations; for paper-scale
-and paper-simulation (being changed for issues 20 and 19) only the per-model chat-template switch
-and that their judge jobs resolve.
+plans' LLM jobs and the values the rules pass as their params (template text, labels, answer bound,
+persona, answer reading, model entry) - are checked against a table of what the papers state:
+When LLM Judges Inflate Scores (sections 2 and 3) for paper-overrating and paper-perturbations; for
+paper-scale and paper-simulation (being changed for issues 20 and 19) only the per-model
+chat-template switch and that their judge jobs resolve.
 
-The one thing seed 004 leaves to us here - section 3's original labels and answer bound - must be
-section 2's graded run: the two configs resolve the same graded job (same params, same file), so
-Table 1, the transition matrices and Figures 1 and 3 rest on one set of labels per judge.
+The one thing When LLM Judges Inflate Scores leaves to us here - section 3's original labels and
+answer bound - must be section 2's graded run: the two configs resolve the same graded job (same
+params, same file), so Table 1, the transition matrices and Figures 1 and 3 rest on one set of
+labels per judge.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ PAPER_CONFIGS = (
     "paper-simulation",
 )
 
-# -- what seed 004 states ------------------------------------------------------------------------
+# -- what the overrating paper states ------------------------------------------------------------
 
 #: Section 2.1: "Llama-3.2-3B, Gemma-3-4B, Mistral-7B, and Qwen-3-8B" (the served Hugging Face ids),
 #: shown as Gemma, Llama, Mistral, Qwen in Tables 1 and 2.
@@ -101,7 +102,7 @@ def one_pair() -> pd.DataFrame:
 
 
 def umbrela_table3() -> str:
-    """UMBRELA as printed in seed 000 Table 3 (its lines, without the rendering's blank lines)."""
+    """UMBRELA as printed in PERAS Table 3 (its lines, without the rendering's blank lines)."""
     if not SEED_000.exists():
         pytest.skip(f"{SEED_000} is absent")
     lines = SEED_000.read_text(encoding="utf-8").splitlines()
@@ -147,7 +148,7 @@ def test_every_paper_config_is_in_the_table():
     assert {p.stem for p in (ROOT / "config").glob("paper-*.yaml")} == set(PAPER_CONFIGS)
 
 
-# -- seed 004 section 2 --------------------------------------------------------------------------
+# -- When LLM Judges Inflate Scores, section 2 -----------------------------------------------------
 
 
 def test_umbrela_is_seed_000_table_3_verbatim_and_the_graded_prompt_is_it_with_the_grade_names():
@@ -158,8 +159,8 @@ def test_umbrela_is_seed_000_table_3_verbatim_and_the_graded_prompt_is_it_with_t
     stripped = graded
     for k, n in enumerate(names):
         stripped = stripped.replace(f"{k} = {n}", f"{k} = ")
-    assert stripped == table3  # only the seed's grade names are added
-    if SEED_004_TEXT.exists():  # the names are seed 004's (section 2.1)
+    assert stripped == table3  # only the paper's grade names are added
+    if SEED_004_TEXT.exists():  # the names are the overrating paper's (section 2.1)
         text = SEED_004_TEXT.read_text(encoding="utf-8")
         for k, n in enumerate(names):
             assert f"{k} “{n[:-2]}”" in text
@@ -207,7 +208,7 @@ def test_paper_overrating_is_section_2_as_published(monkeypatch):
     assert int(plan.pairwise["max_tokens"]) == 16
 
 
-# -- seed 004 section 3 --------------------------------------------------------------------------
+# -- When LLM Judges Inflate Scores, section 3 -----------------------------------------------------
 
 
 def graded_job_params(project: Project, dataset: str, model: str) -> dict:
@@ -258,7 +259,7 @@ def test_paper_perturbations_is_section_3_with_section_2s_graded_labels(monkeypa
         )
     assert plan.coverage().bound_key == "overrating.pointwise.max_tokens"
     assert plan.section["stopwords"] == "nltk_english" and plan.rewrite_filter == "per_variant"
-    assert plan.pooled  # DL19 + DL20 pooled, as the seed's figures
+    assert plan.pooled  # DL19 + DL20 pooled, as the paper's figures
 
 
 # -- the two configs of issues 19 and 20: their judge jobs resolve ---------------------------------

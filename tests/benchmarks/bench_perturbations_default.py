@@ -1,4 +1,5 @@
-"""Time the perturbation study's default cells (seed 004, section 3) on the bundled sample.
+"""Time the perturbation study's default cells (When LLM Judges Inflate Scores, section 3) on the
+bundled sample.
 
 The cells the default config is meant to run: dataset dl20 (bundled sample; ``--dataset``), one judge (the
 embedded SmolLM2) with the PERAS w_cot template (``--template``) and the default (empty) persona, at most

@@ -1,7 +1,8 @@
-"""Token confidence as seed 004 defines it (issue 18): "softmax probabilities ... on the generation
-of the label" - the label token's probability in the full distribution of the step that generated
-it - is the default of Tables 1 and 2; the probability renormalised over the label tokens stays
-beside it (``confidence_renorm``, the other columns) and is an option (``overrating.confidence``).
+"""Token confidence as When LLM Judges Inflate Scores defines it (issue 18): "softmax probabilities
+... on the generation of the label" - the label token's probability in the full distribution of the
+step that generated it - is the default of Tables 1 and 2; the probability renormalised over the
+label tokens stays beside it (``confidence_renorm``, the other columns) and is an option
+(``overrating.confidence``).
 
 Hand case: four graded answers, one per binarised outcome, each the bare label generated at the
 first step, with a label-token mass below 1 (the rest of the vocabulary holds the remainder):
@@ -93,7 +94,7 @@ def test_table1_by_hand_with_both_definitions():
     full = table1(m, "full", {"qwen3-8b": "Qwen"}).iloc[0]
     renorm = table1(m, "renormalised", {"qwen3-8b": "Qwen"}).iloc[0]
     assert (full["model"], full["model_key"], full["confidence_scale"]) == ("Qwen", "qwen3-8b", "graded")
-    # the seed's columns, from the graded run (Avg Confidence) and both runs
+    # the paper's columns, from the graded run (Avg Confidence) and both runs
     assert full[("Overrated (%)", "Grad.")] == pytest.approx(25.0)
     assert full[("Underrated (%)", "Grad.")] == pytest.approx(50.0)
     assert full[("Mean Bias", "Grad.")] == pytest.approx(0.0, abs=1e-12)
@@ -194,7 +195,7 @@ def test_table2_by_hand_with_both_definitions():
         (100 / 3,) * 3
     )
     assert full["accuracy_no_ties_pct"] == pytest.approx(50.0)
-    # Corr. / Incorr.: both orders of the correct / wrong-win pairs, ties left out (seed Table 2)
+    # Corr. / Incorr.: both orders of the correct / wrong-win pairs, ties left out (the paper's Table 2)
     assert full["conf_correct"] == pytest.approx((0.90 + 0.80) / 2)
     assert full["conf_incorrect"] == pytest.approx((0.50 + 0.60) / 2)
     assert full["conf_correct_renorm"] == pytest.approx((0.95 + 0.98) / 2)

@@ -119,7 +119,7 @@ def test_overrating_jobs_end_to_end_and_rerun_from_cache(fixtures, tmp_path):
         probs = parsed[labels].astype(float)
         assert probs.sum(axis=1).tolist() == pytest.approx([1.0] * len(parsed))
         chosen = [row[f"p{int(row['label'])}"] for _, row in parsed.iterrows()]
-        # the renormalised confidence is the chosen label's p<label>; seed 004's (the full
+        # the renormalised confidence is the chosen label's p<label>; the overrating paper's (the full
         # distribution's) is that times the labels' mass: lower wherever other tokens had mass
         assert parsed["confidence_renorm"].tolist() == pytest.approx(chosen)
         full = [c * m for c, m in zip(chosen, parsed["label_mass"].astype(float))]

@@ -1,5 +1,6 @@
-"""Token-level confidence at the label token (seed 004 section 2): the label distribution is read
-at the decoding step that generated the label, not at the first answer position.
+"""Token-level confidence at the label token (When LLM Judges Inflate Scores, section 2): the label
+distribution is read at the decoding step that generated the label, not at the first answer
+position.
 
 * Local backend (real model, slow): a forced answer "##final score: 2" gives the distribution of
   the step that generated "2", equal (1e-6) to evaluating the prompt + "##final score: " in a
@@ -203,7 +204,7 @@ def test_openai_label_steps_with_and_without_a_prefix(tmp_path):
     assert (p["label"], p["label_pos"]) == (2, 5)
     assert [p.p0, p.p1, p.p2, p.p3] == pytest.approx([0.05 / 0.95, 0.1 / 0.95, 0.6 / 0.95, 0.2 / 0.95])
     assert p["label_mass"] == pytest.approx(0.95)
-    # seed 004's token confidence: the label token's probability in the full distribution (0.6);
+    # the overrating paper's token confidence: the label token's probability in the full distribution (0.6);
     # renormalised over the label tokens it is 0.6 / 0.95
     assert p["confidence"] == pytest.approx(0.6) and p["confidence_renorm"] == pytest.approx(0.6 / 0.95)
 
@@ -466,7 +467,7 @@ def test_local_pairwise_choice_token(local_backend):
     ids = local_backend.label_token_ids(prompt.labels)
     p = np.exp(logits[ids] - logits[ids].max())
     assert reading["confidence_renorm"] == pytest.approx(p[1] / p.sum(), abs=1e-6)
-    # the seed's confidence: the softmax over the whole vocabulary at that step
+    # the paper's confidence: the softmax over the whole vocabulary at that step
     full = np.exp(logits - logits.max())
     assert reading["confidence"] == pytest.approx(full[ids[1]] / full.sum(), abs=1e-6)
     assert reading["confidence"] < reading["confidence_renorm"]

@@ -1,7 +1,8 @@
-"""Overrating study (seed 004 section 2) without a model: answer parsing with the label's offset,
-pointwise and pairwise metrics on hand-computed cases, Best/Acceptable/Unacceptable groups and
-pair sampling on fixture qrels, tie and wrong-win logic, Tables 1 and 2, figures, and imported
-judges (declared scales) through the pointwise metrics against an independent computation."""
+"""Overrating study (When LLM Judges Inflate Scores, section 2) without a model: answer parsing with
+the label's offset, pointwise and pairwise metrics on hand-computed cases,
+Best/Acceptable/Unacceptable groups and pair sampling on fixture qrels, tie and wrong-win logic,
+Tables 1 and 2, figures, and imported judges (declared scales) through the pointwise metrics against
+an independent computation."""
 
 from __future__ import annotations
 
@@ -427,7 +428,7 @@ def test_rendered_tables(tmp_path):
     md = (tmp_path / "tables" / "table1.md").read_text()
     lines = md.splitlines()
     assert lines[0].startswith("| Dataset | Model | Overrated (%) Bin. |") and len(lines) == 4
-    # the seed's columns first (Overrated, Underrated, Mean Bias, kappa: Bin. Grad.; Avg Confidence
+    # the paper's columns first (Overrated, Underrated, Mean Bias, kappa: Bin. Grad.; Avg Confidence
     # TP FP TN FN), then Grad.->Bin., Krippendorff's alpha (Bin., Grad., Grad.->Bin.: the binary
     # run and the binarised graded run agree here), the renormalised confidences (none here) and
     # the coverage

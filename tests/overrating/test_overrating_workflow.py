@@ -447,7 +447,7 @@ def test_imported_judges_are_diagnosed_with_no_llm_call(tmp_path):
     assert list(t1.index) == ["ext", "bin"]
     check_imported_rows(t1)
     md = (wd / "results" / "overrating" / "tables" / "table1.md").read_text()
-    # the seed's columns first (Bin. n/a: no binary run), then Grad.->Bin.
+    # the paper's columns first (Bin. n/a: no binary run), then Grad.->Bin.
     assert (
         "| fx | ext | n/a | 42.86 | n/a | 14.29 | n/a | 0.286 | n/a | 0.222 | 0.733 | 0.700 | 0.433 | n/a |"
         in md

@@ -1,4 +1,4 @@
-"""Answer bounds (seed 000 kept the providers' defaults): the judge and confidence jobs count the
+"""Answer bounds (the PERAS paper kept the providers' defaults): the judge and confidence jobs count the
 answers that used the whole `max_tokens` bound, through the real OpenAI request building and
 response parsing against the fake server (which reports 1 completion token per answer)."""
 

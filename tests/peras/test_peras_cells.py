@@ -1,4 +1,4 @@
-"""`peras.cells`: which dataset x judge x template cells PERAS runs (seed 000 ran GPT-4o and
+"""`peras.cells`: which dataset x judge x template cells PERAS runs (the PERAS paper ran GPT-4o and
 Llama-3-70B without CoT only, and three of its five models on DL21), and the paper config's
 cells and job counts."""
 
@@ -14,7 +14,7 @@ from conftest import ROOT
 from judgelab.errors import InputError
 from judgelab.project.facade import Project
 
-#: seed 000 section 5.2: (datasets, models, templates) blocks of Experiments 1 and 2
+#: PERAS section 5.2: (datasets, models, templates) blocks of Experiments 1 and 2
 SEED_CELLS = {
     (d, m, t)
     for d in ("llmjudge", "dl19", "dl20")
@@ -134,7 +134,7 @@ def test_paper_config_runs_the_seed_cells(monkeypatch):
 @pytest.mark.slow
 def test_paper_config_dry_run_lists_the_seed_cells(tmp_path):
     """`snakemake -n peras --configfile config/paper-scale.yaml` with dummy keys (nothing is
-    sent): the judge and confidence jobs are the seed's cells x 11 personas, and the seed's
+    sent): the judge and confidence jobs are the paper's cells x 11 personas, and the paper's
     tables are targets."""
     import shutil
 

@@ -1,4 +1,4 @@
-"""Classifier stage (seed 000 Experiment 2): features, the missing rule, stratified splits,
+"""Classifier stage (PERAS Experiment 2): features, the missing rule, stratified splits,
 reproducibility, and that aggregating personas beats the best single persona when the signal is
 spread across them."""
 

@@ -9,7 +9,7 @@ from judgelab.studies.peras.metrics import agreement, job_metrics, sakai
 
 
 def test_sakai_appendix_c_toy_example():
-    # seed 000, Appendix C, Table 9: docs a-e, (truth, predicted, confidence)
+    # PERAS, Appendix C, Table 9: docs a-e, (truth, predicted, confidence)
     truth = [3, 2, 1, 0, 2]
     pred = [3, 2, 2, 0, 0]
     conf = [0.90, 0.60, 0.85, 0.40, 0.30]

@@ -1,5 +1,5 @@
-"""Seed 000's Table 4 and the wide Tables 7 and 8 (judgelab.studies.peras.tables), on hand-made
-inputs whose every cell is known, and Table 4 of the seed's LLMJudge set on the shared qrels."""
+"""The PERAS paper's Table 4 and the wide Tables 7 and 8 (judgelab.studies.peras.tables), on hand-made
+inputs whose every cell is known, and Table 4 of the paper's LLMJudge set on the shared qrels."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def metrics_row(
 
 
 def metrics() -> pd.DataFrame:
-    """Model a runs both templates on LLMJudge, model b only wo_cot (as GPT-4o in seed 000); LA
+    """Model a runs both templates on LLMJudge, model b only wo_cot (as GPT-4o in PERAS); LA
     beats default on a's kappa; b's LA has an undefined kappa."""
     rows = [
         metrics_row("llmjudge", "a", "wo_cot", "default", 0.30, 0.50, 0.40, 0.2, 0.9, 0.33),
@@ -142,7 +142,7 @@ def test_table4_counts_and_the_seed_layout():
 
 
 def test_table4_of_the_seed_llmjudge_set(shared_data):
-    """The shared dev qrels without q20, q21, q42, q48 print as the seed's Table 4 row."""
+    """The shared dev qrels without q20, q21, q42, q48 print as the paper's Table 4 row."""
     q = read_qrels(shared_data / "llmjudge" / "llm4eval_dev_qrel_2024.txt")
     t = pd.DataFrame([(x.qid, x.docid, x.grade) for x in q], columns=["qid", "docid", "grade"])
     t = select(t, exclude_queries=["q20", "q21", "q42", "q48"])

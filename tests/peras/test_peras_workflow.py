@@ -43,7 +43,7 @@ def test_full_run_writes_every_table(workdir):
     assert sorted(metrics["persona"]) == sorted(PERSONAS)
     assert {"kappa", "qwk", "macro_f1", "RO", "RU", "HMR", "coverage"} <= set(metrics.columns)
     assert (workdir / "results" / "logs" / "judge" / "fx" / "smollm2" / "wo_cot" / "LA.log").exists()
-    # seed 000 Tables 4, 7 and 8 beside the long table
+    # PERAS Tables 4, 7 and 8 beside the long table
     t4 = pd.read_csv(res / "metrics" / "table4.tsv", sep="\t", dtype={"topic_ids": str})
     assert t4.to_dict("records") == [
         {

@@ -1,5 +1,5 @@
-"""Perturbation study (seed 004, section 3): sampling, insertions, the SEM check, the meaning-check
-filter, transitions and distributions, figures. Fast: no real model (see
+"""Perturbation study (When LLM Judges Inflate Scores, section 3): sampling, insertions, the SEM
+check, the meaning-check filter, transitions and distributions, figures. Fast: no real model (see
 test_perturbations_model.py for the end-to-end run with the embedded model)."""
 
 from __future__ import annotations

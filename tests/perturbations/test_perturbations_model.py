@@ -1,7 +1,7 @@
-"""A tiny end-to-end run of the perturbation jobs (seed 004, section 3) with the embedded model as
-rewriter, meaning checker, SEM generator and judge: sample, rewrites with the meaning check,
-SEM/LEX/QRY insertions, re-judging, transitions, distributions and figures; then a rerun that
-the request cache answers entirely."""
+"""A tiny end-to-end run of the perturbation jobs (When LLM Judges Inflate Scores, section 3) with
+the embedded model as rewriter, meaning checker, SEM generator and judge: sample, rewrites with the
+meaning check, SEM/LEX/QRY insertions, re-judging, transitions, distributions and figures; then a
+rerun that the request cache answers entirely."""
 
 from __future__ import annotations
 

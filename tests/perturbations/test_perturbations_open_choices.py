@@ -1,7 +1,7 @@
-"""The interpretations seed 004 leaves open in section 3, each a config key (issue 18): where the
-original labels come from (``perturbations.original``: PERAS, or the overrating study's graded run
-as in the seed), the rewrite filter, the stopword list and reviewed SEM sentences; and the
-tables of Figures 1 and 3 pooled over the datasets. Fast: no model."""
+"""The interpretations When LLM Judges Inflate Scores leaves open in section 3, each a config key
+(issue 18): where the original labels come from (``perturbations.original``: PERAS, or the
+overrating study's graded run as in the paper), the rewrite filter, the stopword list and reviewed
+SEM sentences; and the tables of Figures 1 and 3 pooled over the datasets. Fast: no model."""
 
 from __future__ import annotations
 

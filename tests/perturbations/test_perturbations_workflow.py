@@ -1,8 +1,8 @@
-"""The perturbation study (seed 004 section 3) through Snakemake, for real, on `.test/perturbations`
-(4 pairs, the embedded model as judge, rewriter and meaning checker, PERAS disabled): the graph
-schedules what the plan says, a full run writes every table, a rerun does nothing, the estimate
-of the finished run is exact and free, editing the SUM prompt reruns only SUM's cells and what
-is above them, and adding a rewrite variant runs only its cells."""
+"""The perturbation study (When LLM Judges Inflate Scores, section 3) through Snakemake, for real,
+on `.test/perturbations` (4 pairs, the embedded model as judge, rewriter and meaning checker, PERAS
+disabled): the graph schedules what the plan says, a full run writes every table, a rerun does
+nothing, the estimate of the finished run is exact and free, editing the SUM prompt reruns only
+SUM's cells and what is above them, and adding a rewrite variant runs only its cells."""
 
 from __future__ import annotations
 

@@ -102,7 +102,7 @@ def test_prompt_rounds_tasks_base_judge_and_answer_modes():
 
 
 #: words of the section 10 prompt that belong to the simulation agent (its persona) or to its
-#: demonstrations, none of which the Base Judge has (seed 001 sections 4.5 and 12)
+#: demonstrations, none of which the Base Judge has (PersonaJudge sections 4.5 and 12)
 SIMULATION_AGENT_TEXT = (
     "simulat",  # simulation agent, simulate, simulated judgment
     "replicate",

@@ -101,7 +101,7 @@ def test_cross_evaluator_control_by_hand():
         columns=["evaluator", "item", "gold", "pred"],
     )
     cols = ["evaluator", "item", "own_correct", "control_accuracy", "n_others"]
-    # every judgment (the seed's scoring), a missing prediction wrong: e1/x1: others say B, B vs
+    # every judgment (the paper's scoring), a missing prediction wrong: e1/x1: others say B, B vs
     # gold A -> 0; e2/x1: A, B vs A -> 1/2; e3/x1: A, B vs B -> 1/2; e1/x2: e2 missing, e3 N vs
     # N -> 1/2; e2/x2: own missing (wrong), others N, N vs N -> 1; e3/x2: N, missing vs A -> 0
     c = bl.cross_evaluator_control(preds)
@@ -361,12 +361,12 @@ def test_annotators_of_the_full_pandalm_file(shared_data):
     recs = load_records(shared_data / "pandalm" / "testset-v1.json", "pandalm")
     t = annotator_table(recs, make_splits(recs, pool=40, validation=60))
     kappa = t.loc[t.measure == "Cohen's kappa", "value"]
-    # PandaLM removed divergent items: its annotators agree far more than the seed's
+    # PandaLM removed divergent items: its annotators agree far more than the paper's
     assert len(kappa) == 3 and kappa.between(0.85, 0.88).all()
     s = t[t.scope == "set"].set_index("measure")["value"]
     assert s["Fleiss' kappa"] == pytest.approx(0.864, abs=5e-4)
-    assert 0.03 < s["human deviation rate"] < 0.05  # the seed's: 0.202 / 0.233
+    assert 0.03 < s["human deviation rate"] < 0.05  # the paper's: 0.202 / 0.233
     dev = t.loc[(t.scope == "evaluator") & (t.measure == "deviation rate"), "value"]
-    assert dev.between(0.03, 0.06).all()  # the seed's annotators: 0.20-0.23
+    assert dev.between(0.03, 0.06).all()  # the paper's annotators: 0.20-0.23
     v = t[(t.scope == "validation") & (t.evaluator_x == "all")].set_index("measure")["value"]
     assert v["validation pairs"] == 180 and v["deviating validation pairs"] <= 10

@@ -1,4 +1,4 @@
-"""The evaluator-simulation study (seed 001) through Snakemake, for real, on its tiny test config
+"""The evaluator-simulation study (PersonaJudge) through Snakemake, for real, on its tiny test config
 (.test/simulation: the bundled PandaLM sample, two annotators x 2 validation items, the Base
 Judge and J 1-shot with the embedded model): every table, nothing to do after it, adding a shot
 count or a model schedules only the new cells, and a prompt edit reruns exactly the cells whose

@@ -1,4 +1,4 @@
-# Shared stage - persona instructions: the two-step generation of seed 000 section 4.1, and the
+# Shared stage - persona instructions: the two-step generation of PERAS section 4.1, and the
 # table of the persona texts a run uses.
 
 

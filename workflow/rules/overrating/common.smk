@@ -30,5 +30,7 @@ def ovr_table(table, caption=None):
     """The tsv, md, tex and html files of one table (the html in the report with its caption)."""
     out = {ext: path("overrating_table", table=table, ext=ext) for ext in ("tsv", "md", "tex", "html")}
     if caption:
-        out["html"] = ovr_report(out["html"], caption, "Overrating (seed 004)")
+        out["html"] = ovr_report(
+            out["html"], caption, "Overrating (When LLM Judges Inflate Scores, section 2)"
+        )
     return out

@@ -1,4 +1,4 @@
-# PERAS stage 8 - classifiers (seed 000 Experiment 2, RQ3): on the held-out dataset, the persona
+# PERAS stage 8 - classifiers (PERAS Experiment 2, RQ3): on the held-out dataset, the persona
 # labels + confidences of one model x template are features for RF, XGBoost, LightGBM and ordinal
 # logistic regression (and RF without confidences) over seeded stratified 10%/90% splits, beside
 # the Oracle (best single persona per metric); then the Table 5 shaped table over all judges.

@@ -62,7 +62,7 @@ def figure_report(kind, category, caption):
 
 
 def peras_table(table, caption):
-    """The tsv, md, tex and html files of one of the seed's tables (the html in the report)."""
+    """The tsv, md, tex and html files of one of the PERAS paper's tables (the html in the report)."""
     out = {ext: path("peras_table", table=table, ext=ext) for ext in ("tsv", "md", "tex", "html")}
     out["html"] = report(out["html"], caption=f"../../report/peras/{caption}.rst", category="Tables")
     return out

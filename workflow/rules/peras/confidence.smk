@@ -1,4 +1,4 @@
-# PERAS stage 4 - confidence: seed 000's Table 6 instruction for every pair whose label parsed; its
+# PERAS stage 4 - confidence: the paper's Table 6 instruction for every pair whose label parsed; its
 # own stage, so editing the confidence prompt reruns only the confidence jobs (and what uses them).
 
 

@@ -1,4 +1,5 @@
-# Study: PERAS (seed 000) - personality-conditioned relevance assessment with confidence.
+# Study: PERAS (Judging with Personality and Confidence) - personality-conditioned relevance
+# assessment with confidence.
 # Config section `peras` (switch: peras.enabled); target `snakemake peras`; library
 # judgelab.studies.peras.jobs; prompts resources/prompts/peras/; report captions workflow/report/peras/.
 # Stages: judge -> confidence -> metrics (+ imported judges) -> significance, figures, classifiers.

@@ -1,6 +1,6 @@
-# PERAS stage 9 - the seed's tables besides Table 5: Table 4 (topics, pairs and pairs per grade of
+# PERAS stage 9 - the paper's tables besides Table 5: Table 4 (topics, pairs and pairs per grade of
 # every dataset judged, with the topic ids in the tsv) and Tables 7 and 8 (agreement and
-# calibration of every model x persona in the seed's wide layout, beside the long metrics.tsv),
+# calibration of every model x persona in the paper's wide layout, beside the long metrics.tsv),
 # each as tsv, md, tex and html (the html in the report).
 
 

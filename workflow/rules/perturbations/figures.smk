@@ -9,7 +9,7 @@ rule perturbation_transition_figure:
     output:
         png=report(
             path("perturbation_transition_figure", ext="png"),
-            category="Perturbations (seed 004)",
+            category="Perturbations (When LLM Judges Inflate Scores, section 3)",
             subcategory="{dataset}",
             caption="../../report/perturbations/transitions.rst",
             labels={"figure": "Fig. 1 - transitions", "dataset": "{dataset}", "judge": "{model}"},
@@ -36,7 +36,7 @@ rule perturbation_insertion_figure:
     output:
         png=report(
             path("perturbation_insertion_figure", ext="png"),
-            category="Perturbations (seed 004)",
+            category="Perturbations (When LLM Judges Inflate Scores, section 3)",
             subcategory="{dataset}",
             caption="../../report/perturbations/insertions.rst",
             labels={"figure": "Fig. 3 - insertions", "dataset": "{dataset}"},
@@ -61,7 +61,7 @@ rule perturbation_pooled_transition_figure:
     output:
         png=report(
             path("perturbation_pooled_transition_figure", ext="png"),
-            category="Perturbations (seed 004)",
+            category="Perturbations (When LLM Judges Inflate Scores, section 3)",
             subcategory="pooled",
             caption="../../report/perturbations/pooled_transitions.rst",
             labels={"figure": "Fig. 1 - transitions", "dataset": "pooled", "judge": "{model}"},
@@ -86,7 +86,7 @@ rule perturbation_pooled_insertion_figure:
     output:
         png=report(
             path("perturbation_pooled_insertion_figure", ext="png"),
-            category="Perturbations (seed 004)",
+            category="Perturbations (When LLM Judges Inflate Scores, section 3)",
             subcategory="pooled",
             caption="../../report/perturbations/pooled_insertions.rst",
             labels={"figure": "Fig. 3 - insertions", "dataset": "pooled"},

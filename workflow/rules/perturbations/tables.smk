@@ -13,7 +13,7 @@ rule perturbation_transitions:
         shifts=path("perturbation_shifts"),
         kept=report(
             path("perturbation_kept"),
-            category="Perturbations (seed 004)",
+            category="Perturbations (When LLM Judges Inflate Scores, section 3)",
             subcategory="{dataset}",
             caption="../../report/perturbations/kept.rst",
         ),

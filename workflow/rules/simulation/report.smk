@@ -12,7 +12,7 @@ rule simulation_figures:
         **{
             f: report(
                 path("simulation_figure", name=f, ext="png"),
-                category="Simulation (seed 001)",
+                category="Simulation (PersonaJudge)",
                 subcategory="{dataset}",
                 caption=f"../../report/simulation/fig_{f}.rst",
                 labels={"evaluator set": "{dataset}", "figure": f},
@@ -40,7 +40,7 @@ rule simulation_cross_task:
     output:
         png=report(
             path("simulation_cross_figure", ext="png"),
-            category="Simulation (seed 001)",
+            category="Simulation (PersonaJudge)",
             subcategory="Cross-task",
             caption="../../report/simulation/fig_cross_task.rst",
             labels={"figure": "cross_task"},
@@ -68,7 +68,7 @@ rule simulation_tables:
         **{
             t: report(
                 path("simulation_table", name=t, ext="tsv"),
-                category="Simulation (seed 001)",
+                category="Simulation (PersonaJudge)",
                 subcategory=("1. What the data can support" if t in DATA_TABLES else "Tables"),
                 caption=f"../../report/simulation/{t}.rst",
                 labels={"table": t},

@@ -4,7 +4,7 @@
   ``pd.NA``, NaN, +-inf) is :data:`MISSING` (``n/a``), never 0.
 * :func:`tex_escape` - the one TeX escaper (``\\ _ & % #`` and the symbols the tables use).
 * :func:`markdown_table`, :func:`latex_table`, :func:`html_table` - a table from a header and rows
-  of already formatted cells (a study decides which cells, e.g. the seed's column groups);
+  of already formatted cells (a study decides which cells, e.g. the paper's column groups);
   :func:`markdown_frame` a whole DataFrame with floats rounded.
 
 The TSV beside every rendered table is written by :func:`judgelab.data.tables.write_tsv`.
@@ -138,8 +138,8 @@ def html_table(df: pd.DataFrame, caption: str = "") -> str:
 
 def id_cells(df: pd.DataFrame, ids: Sequence[str], *, nested: bool = True):
     """Each row of ``df`` with the id cells to show in it: ``nested`` - an id is shown where it or
-    an id before it changes (seed 004's tables); otherwise every id is shown on the first row of
-    a run of rows with the same ids and left empty below it (seed 000's Table 5)."""
+    an id before it changes (the overrating paper's tables); otherwise every id is shown on the first row of
+    a run of rows with the same ids and left empty below it (PERAS Table 5)."""
     prev: list[str] | None = None
     for _, r in df.iterrows():
         key = [str(r[k]) for k in ids]

@@ -155,7 +155,7 @@ def match_topics(
     table: pd.DataFrame, topics: int, grades: Sequence[int], seed: int, *, key: str = "match_counts"
 ) -> tuple[list[str], dict]:
     """A seeded subset of ``topics`` whole topics of ``table`` whose pairs per grade are exactly
-    ``grades`` (grades 0, 1, 2, 3): seed 000's Table 4 gives such counts but not the topic lists.
+    ``grades`` (grades 0, 1, 2, 3): the PERAS paper's Table 4 gives such counts but not the topic lists.
     With at most :data:`EXACT_TOPICS` topics every matching subset is found
     (:func:`subsets_with_counts`) and one is drawn with ``seed``, uniformly; with more, each of up
     to :data:`MAX_DRAWS` seeded draws keeps :data:`EXACT_TOPICS` topics and searches those

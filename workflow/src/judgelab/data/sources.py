@@ -59,7 +59,7 @@ SOURCES: dict[str, dict[str, str]] = {
 #: null takes the ``qrels`` of :data:`SOURCES`, the first split here). LLMJudge (llm4eval/LLMJudge
 #: ``data/``): ``test`` = the test qrels with the human labels, released after the challenge (25
 #: topics, 4,423 pairs); ``dev`` = the development qrels (25 other topics, 7,263 pairs), from which
-#: seed 000's Table 4 set comes (without topics q20, q21, q42, q48: 21 topics, 6,169 pairs).
+#: the PERAS paper's Table 4 set comes (without topics q20, q21, q42, q48: 21 topics, 6,169 pairs).
 QRELS_SPLITS: dict[str, dict[str, str]] = {
     "llmjudge": {
         "test": f"{LLMJUDGE}/llmjudge_test_qrel_idx.txt",

@@ -1,5 +1,5 @@
-"""Persona conditions: the 11 of seed 000 Table 1 shipped as data, plus custom ones from config; their
-two-step generation by an LLM (seed 000 section 4.1) and the table of the persona texts a run uses."""
+"""Persona conditions: the 11 of PERAS Table 1 shipped as data, plus custom ones from config; their
+two-step generation by an LLM (PERAS section 4.1) and the table of the persona texts a run uses."""
 
 from __future__ import annotations
 
@@ -124,7 +124,7 @@ class PersonaGeneration(Settings):
 
 
 def persona_keywords_request(personality_type: str, keywords_template: str, *, max_tokens: int) -> Request:
-    """Step 1 of the persona generation (seed 000 section 4.1): keywords for a personality type."""
+    """Step 1 of the persona generation (PERAS section 4.1): keywords for a personality type."""
     return Request.from_messages(
         [{"role": "user", "content": fill(keywords_template, personality_type=personality_type)}], max_tokens
     )
@@ -155,7 +155,7 @@ def generate_persona(
     *,
     max_tokens: int,
 ) -> dict:
-    """Seed 000 section 4.1: step 1 asks for keywords, step 2 for an instruction built on them."""
+    """PERAS section 4.1: step 1 asks for keywords, step 2 for an instruction built on them."""
     step1 = persona_keywords_request(personality_type, keywords_template, max_tokens=max_tokens)
     ((kw, _),) = client.run([step1], desc=f"keywords {personality_type}", progress=False)
     keywords = kw.text.strip()

@@ -275,7 +275,7 @@ def load_template(ref: str, resources: str | Path | None = None, kind: str | Non
 
 
 def build_messages(persona: str, task: str, placement: str = "user") -> list[dict[str, str]]:
-    """Seed 000 section 4.2: prompt = persona || task.
+    """PERAS section 4.2: prompt = persona || task.
 
     ``placement='user'`` concatenates persona and task into one user message (the paper's
     Phi(pi, q, d, tau)); ``'system'`` sends the persona as the system message. An empty persona

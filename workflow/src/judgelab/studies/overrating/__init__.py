@@ -8,7 +8,7 @@ Pointwise (binary 0/1 or graded 0-3 judging, one run per scale):
   kappa over the scale's labels. On the binary scale the human grade is binarised by the TREC rule
   (grade >= 2 is relevant); a graded run is ALSO binarised by that rule on both sides (``bin_*``
   columns; for a binary run they equal the native ones), so it can be reported beside the native
-  binary run (seed 004 Table 1).
+  binary run (Table 1 of When LLM Judges Inflate Scores).
 * token confidence by TP / FP / TN / FN: on the binarised labels (positive = relevant), the mean
   token confidence (:func:`label_reading`) of each class, with its count.
 * the human -> LLM transition matrix: human grade 0-3 (rows) x LLM label (columns), counts and
@@ -16,13 +16,13 @@ Pointwise (binary 0/1 or graded 0-3 judging, one run per scale):
 * Missing answers (unparsable, or not labelled by an imported judge) are counted (``coverage``)
   and left out of every metric; they never become a label.
 
-Pairwise (section 2.1; groups after Arabzadeh and Clarke 2025, as the seed describes them):
+Pairwise (section 2.1; groups after Arabzadeh and Clarke 2025, as the paper describes them):
 
 * Groups per query: **Best** = the passages at the highest grade present, if that grade is
   relevant; **Acceptable** = the relevant passages below it; **Unacceptable** = the non-relevant
   ones. Relevant means grade >= ``relevant_min`` (``overrating.pairwise.relevant_min``, default 2:
-  the TREC binarisation the seed applies everywhere else in section 2, so grade-1 passages are
-  Unacceptable; 1: only grade 0, the seed's "Non-relevant", is Unacceptable - the library
+  the TREC binarisation the paper applies everywhere else in section 2, so grade-1 passages are
+  Unacceptable; 1: only grade 0, the paper's "Non-relevant", is Unacceptable - the library
   functions' default argument). A query whose highest grade is not relevant has neither Best nor
   Acceptable.
 * Settings B-A, A-U, B-U: every cross pair of the two groups of a query (never two passages of
@@ -36,10 +36,10 @@ Pairwise (section 2.1; groups after Arabzadeh and Clarke 2025, as the seed descr
 * Per setting and overall (pooled pairs): accuracy = correct / judged pairs (ties count as
   wrong), accuracy without ties = correct / (correct + wrong wins), tie rate, wrong-wins rate
   (all in %), the mean token confidence of the judgments of correct pairs and of wrong-win pairs
-  (both orders pooled; ties excluded, as seed Table 2), and the share of ties whose two judgments
+  (both orders pooled; ties excluded, as the paper's Table 2), and the share of ties whose two judgments
   both have confidence > 0.95 (among ties with both confidences known).
 
-Token confidence (see :func:`label_reading`): ``confidence`` = seed 004's, the probability of the
+Token confidence (see :func:`label_reading`): ``confidence`` = the overrating paper's, the probability of the
 chosen label at the decoding step that generated it, in the full distribution (the softmax over
 the vocabulary); ``confidence_renorm`` = the same renormalised over the label tokens. Tables 1 and
 2 show the one ``overrating.confidence`` names (default ``full``) first, the other after it.

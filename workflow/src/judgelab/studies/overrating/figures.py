@@ -1,4 +1,4 @@
-"""Figures of the overrating study (seed 004, section 2), each written as PNG and PDF
+"""Figures of the overrating study (When LLM Judges Inflate Scores, section 2), each written as PNG and PDF
 (matplotlib, Agg backend). Undefined values (NaN) are drawn as
 ``n/a``, never as 0.
 

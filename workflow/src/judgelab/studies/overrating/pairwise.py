@@ -39,7 +39,8 @@ GROUP_NAMES = {"B": "Best", "A": "Acceptable", "U": "Unacceptable"}
 ORDERS = ("hi_first", "lo_first")
 
 
-#: the pairwise confidence threshold of seed 004 section 2.3 ("exceeded 0.95 on both orderings")
+#: the pairwise confidence threshold of When LLM Judges Inflate Scores, section 2.3 ("exceeded 0.95
+#: on both orderings")
 HIGH_CONFIDENCE = 0.95
 
 

@@ -100,7 +100,7 @@ def label_reading(
     label, renormalised over the label tokens), ``label_mass`` (the label tokens' total
     probability before renormalising), and the two token confidences of the parsed label:
 
-    * ``confidence`` - seed 004's: the label token's probability in the FULL distribution of that
+    * ``confidence`` - the overrating paper's: the label token's probability in the FULL distribution of that
       step (the softmax over the whole vocabulary; for an API backend, exp of the token's
       logprob), i.e. ``probs[label] x label_mass``;
     * ``confidence_renorm`` - that probability renormalised over the label tokens,

@@ -1,11 +1,12 @@
-"""Seed 004 Tables 1 (pointwise) and 2 (pairwise) from the pooled metrics, and their rendering.
+"""Tables 1 (pointwise) and 2 (pairwise) of When LLM Judges Inflate Scores from the pooled
+metrics, and their rendering.
 
-Both tables are shaped like the seed's: a row per dataset x judge (the judge shown by its display
-name, ``models.<name>.display_name``), the seed's columns first, in its order, then the columns
-the seed does not print (the graded run binarised, the other token-confidence definition, the
-coverage). Which token confidence is the seed's "Avg Confidence" is a choice
+Both tables are shaped like the paper's: a row per dataset x judge (the judge shown by its display
+name, ``models.<name>.display_name``), the paper's columns first, in its order, then the columns
+the paper does not print (the graded run binarised, the other token-confidence definition, the
+coverage). Which token confidence is the paper's "Avg Confidence" is a choice
 (``overrating.confidence``): ``full`` (the label token's probability in the full distribution,
-the seed's softmax probability; the default) or ``renormalised`` (over the label tokens); the
+the paper's softmax probability; the default) or ``renormalised`` (over the label tokens); the
 other definition follows as extra columns, so both are always shown.
 """
 
@@ -43,7 +44,7 @@ def _other(confidence: str) -> str:
 
 
 def table1_columns(confidence: str = "full") -> list[tuple[str, str, str, str, int]]:
-    """(group title, column title, source scale, metric, digits) of Table 1: the seed's columns
+    """(group title, column title, source scale, metric, digits) of Table 1: the paper's columns
     (Overrated, Underrated, Mean Bias, Cohen's kappa on Bin. and Grad.; Avg Confidence TP FP TN
     FN of ``confidence``), then the graded run binarised (Grad.→Bin.), Krippendorff's ordinal
     alpha of each run (LLMJudge reports it beside kappa), the other confidence definition, and the
@@ -80,15 +81,15 @@ def table1_columns(confidence: str = "full") -> list[tuple[str, str, str, str, i
     return cols
 
 
-#: Table 1's columns with the default definition (the seed's: full distribution)
+#: Table 1's columns with the default definition (the paper's: full distribution)
 TABLE1_COLUMNS = table1_columns()
 
-#: how many of Table 1's columns are the seed's own (the rest follow them)
+#: how many of Table 1's columns are the paper's own (the rest follow them)
 TABLE1_SEED_COLUMNS = 12
 
 
 def table2_columns(confidence: str = "full") -> list[tuple[str, str, str, int]]:
-    """(group title, column title, metric, digits) of Table 2: the seed's columns (Acc., Acc. (No
+    """(group title, column title, metric, digits) of Table 2: the paper's columns (Acc., Acc. (No
     Ties), Tie Rate, Wrong Wins; Avg Confidence Corr., Incorr. of ``confidence``), then the share
     of ties confident in both orders, the same three of the other definition, the pairs judged
     and the coverage."""
@@ -128,10 +129,10 @@ def _display(models: pd.Series, names: Mapping[str, str] | None) -> pd.Series:
 def table1(
     pointwise: pd.DataFrame, confidence: str = "full", names: Mapping[str, str] | None = None
 ) -> pd.DataFrame:
-    """Seed 004 Table 1 from the pointwise metrics (rows dataset, model, scale, metrics): one row
+    """The paper's Table 1 from the pointwise metrics (rows dataset, model, scale, metrics): one row
     per dataset x model; ``Bin.`` from the binary run, ``Grad.`` from the graded run,
     ``Grad.→Bin.`` the graded run binarised; the confidence columns from the graded run (as the
-    seed), or from the binary run when there is no graded one (``confidence_scale`` says which).
+    paper), or from the binary run when there is no graded one (``confidence_scale`` says which).
     Columns: dataset, model (the display name of ``names``, default the key), the (group, column)
     tuples of :func:`table1_columns` in order, then confidence (the definition of "Avg
     Confidence"), confidence_scale and model_key."""
@@ -160,7 +161,7 @@ def table2(
     confidence: str = "full",
     names: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
-    """Seed 004 Table 2 from the pairwise metrics (rows dataset, model, setting, metrics): one row
+    """The paper's Table 2 from the pairwise metrics (rows dataset, model, setting, metrics): one row
     per dataset x model for ``setting`` (``overall`` = all pairs pooled; None: every row, the
     per-setting table). Columns: dataset, model (display name), setting, the metrics of
     :func:`table2_columns` in order, then confidence and model_key."""

@@ -1,4 +1,5 @@
-"""PERAS (seed 000): personality-conditioned relevance assessment with confidence.
+"""PERAS (Judging with Personality and Confidence): personality-conditioned relevance assessment
+with confidence.
 
 Every dataset x judge x task template (without CoT, Table 2; with CoT, Table 3) x persona
 condition (Table 1): a graded label 0-3 per pair, then a self-reported confidence 0-100;

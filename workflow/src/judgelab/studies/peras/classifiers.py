@@ -1,4 +1,4 @@
-"""Persona features -> supervised relevance classifiers (seed 000 section 4.4, Experiment 2, RQ3).
+"""Persona features -> supervised relevance classifiers (PERAS section 4.4, Experiment 2, RQ3).
 
 For every pair of the held-out dataset the features are the label (0-3) and the confidence
 (0-100) of each persona condition of one judge model x task template: 11 + 11 = 22 columns for
@@ -7,7 +7,7 @@ stratified train split (``train_fraction`` of the pairs, 10% in the paper) and t
 every classifier and every single persona are scored on the same test pairs with Cohen's kappa,
 QWK and macro F1 (:func:`judgelab.analysis.agreement.agreement`); the summary reports mean and SD over trials.
 
-Classifiers (seed 000 section 5.2.2): Random Forest (200 trees, max depth 6, bootstrap with
+Classifiers (PERAS section 5.2.2): Random Forest (200 trees, max depth 6, bootstrap with
 ``max_samples=0.81``), XGBoost and LightGBM (200 estimators, max depth 5, learning rate 0.05,
 row subsample 0.81; LightGBM needs ``subsample_freq=1`` for the subsample to act), ordinal
 logistic regression (statsmodels ``OrderedModel``, logit link), and the RF ablation without the
@@ -60,7 +60,7 @@ SENTINEL = -1.0
 KINDS = ("rf", "xgb", "lgbm", "ordinal")
 FEATURE_SETS = ("all", "labels")
 
-#: Seed 000 section 5.2.2, in the column order of its Table 5.
+#: PERAS section 5.2.2, in the column order of its Table 5.
 DEFAULT_CLASSIFIERS: dict[str, dict] = {
     "RF": {
         "kind": "rf",
@@ -156,7 +156,7 @@ def build_features(
         out[f"conf_{p}"] = out[f"conf_{p}"].astype("Float64")
         # a confidence without a label cannot happen in judgelab's tables; keep the rule explicit
         out.loc[out[f"label_{p}"].isna(), f"conf_{p}"] = pd.NA
-    # seed 000's x(q, d): the labels of every persona, then their confidences
+    # PERAS's x(q, d): the labels of every persona, then their confidences
     return out[
         ["qid", "docid", "grade"] + [f"label_{p}" for p in judgments] + [f"conf_{p}" for p in judgments]
     ]
@@ -407,7 +407,7 @@ METRIC_TEX = {"kappa": r"$\kappa$", "qwk": "QWK", "macro_f1": "F1"}
 
 
 def table5_wide(summary: pd.DataFrame) -> pd.DataFrame:
-    """Seed 000 Table 5 shape: rows dataset, model, template, metric; per method a Mean and an SD
+    """PERAS Table 5 shape: rows dataset, model, template, metric; per method a Mean and an SD
     column, Oracle last with the persona that attains it. ``summary`` is the tidy table of all
     jobs (columns dataset, model, template + :func:`summarize`'s)."""
     s = summary[summary["kind"] != "persona"]

@@ -1,4 +1,4 @@
-"""Confidence elicitation (seed 000, section 4.3 and Appendix A): for every pair whose label parsed,
+"""Confidence elicitation (PERAS, section 4.3 and Appendix A): for every pair whose label parsed,
 the follow-up turn with the Table 6 instruction, the persona, the task context (query and
 passage) and the predicted label; the answer is read as a 0-100 confidence
 (:func:`judgelab.llm.answers.parse_confidence`), missing where it does not parse.

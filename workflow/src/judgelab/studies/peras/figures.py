@@ -1,4 +1,4 @@
-"""Figures of seed 000 (matplotlib/seaborn), each written as PNG and PDF.
+"""Figures of PERAS (matplotlib/seaborn), each written as PNG and PDF.
 
 * :func:`radar` - Figures 4 and 5: one polar panel per metric over the persona conditions of one
   dataset x model x template. The default persona's value is a dashed reference circle; a

@@ -1,4 +1,4 @@
-"""PERAS (seed 000) jobs: judgment, confidence, metrics, imported judges, significance, figures
+"""PERAS jobs: judgment, confidence, metrics, imported judges, significance, figures
 and the RQ3 classifiers. One function per workflow job; plain paths and values in, files out.
 
 The analysis libraries (scikit-learn, statsmodels, xgboost, lightgbm, matplotlib) are imported

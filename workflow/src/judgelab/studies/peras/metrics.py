@@ -2,7 +2,7 @@
 
 * Agreement: Cohen's kappa, quadratic weighted kappa, macro F1 (:mod:`judgelab.analysis.agreement`), over
   the pairs whose answer parsed; ``coverage`` says how many that is.
-* Calibration (seed 000, Eq. 1-3, after Sakai 2024): with I+ the correct and I- the incorrect
+* Calibration (PERAS, Eq. 1-3, after Sakai 2024): with I+ the correct and I- the incorrect
   instances and p(i) = confidence / 100,
   O = sum_{I-} p(i), U = sum_{I+} (1 - p(i)),
   RO = 1 - O/|I-| (1 if I- is empty), RU = 1 - U/|I+| (1 if I+ is empty),
@@ -23,7 +23,7 @@ from judgelab.analysis.agreement import agreement
 
 
 def calibration_from_sums(n_neg, o_sum, n_pos, u_sum) -> dict[str, np.ndarray]:
-    """RO, RU and HMR (seed 000 Eq. 1-3) from the number of incorrect pairs and the sum of their
+    """RO, RU and HMR (PERAS Eq. 1-3) from the number of incorrect pairs and the sum of their
     confidences, and the number of correct pairs and the sum of 1 - confidence (arrays: one
     value per resample); HMR is NaN with no pair."""
     n_neg, o_sum, n_pos, u_sum = (np.asarray(a, dtype=float) for a in (n_neg, o_sum, n_pos, u_sum))
@@ -36,7 +36,7 @@ def calibration_from_sums(n_neg, o_sum, n_pos, u_sum) -> dict[str, np.ndarray]:
 
 
 def sakai(correct: Sequence[bool], confidence: Sequence[float]) -> dict[str, float]:
-    """RO, RU, HMR of seed 000 Eq. 1-3; ``confidence`` in [0, 1]."""
+    """RO, RU, HMR of PERAS Eq. 1-3; ``confidence`` in [0, 1]."""
     c = np.asarray(correct, dtype=bool)
     p = np.asarray(confidence, dtype=float)
     if c.shape != p.shape:

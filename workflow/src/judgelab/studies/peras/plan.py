@@ -1,4 +1,5 @@
-"""PERAS (seed 000): personality-conditioned relevance assessment with confidence.
+"""PERAS (Judging with Personality and Confidence): personality-conditioned relevance assessment
+with confidence.
 
 Config section ``peras``; target ``peras``; rules ``workflow/rules/peras/peras.smk`` and
 ``workflow/rules/peras/``; jobs :mod:`judgelab.studies.peras.jobs`; prompts ``resources/prompts/peras/``.
@@ -21,15 +22,15 @@ from judgelab.project.plan import LLMJob, StudyPlan
 from judgelab.studies.peras import estimate
 from judgelab.studies.peras.settings import ClassifierSettings, FigureSettings, Group, SignificanceSettings
 
-#: The figures per dataset x model x template (seed 000 Figures 2-5).
+#: The figures per dataset x model x template (PERAS Figures 2-5).
 FIGURE_KINDS = ("radar_agreement", "radar_calibration", "interpersona_kappa", "confidence_by_grade")
-#: The seed's tables besides Table 5 (``{results}/metrics/<table>.{tsv,md,tex,html}``): Table 4
+#: The PERAS paper's tables besides Table 5 (``{results}/metrics/<table>.{tsv,md,tex,html}``): Table 4
 #: (dataset statistics), Tables 7 and 8 (agreement and calibration, wide).
 TABLES = ("table4", "table7", "table8")
 
 #: What the persona-naming keys mean when left null (their schema default), applied to the
-#: personas that run: the significance reference (``default``, the seed's no-persona condition)
-#: and the confidence-by-grade chart's personas (seed 000 Figure 3's HN and LC).
+#: personas that run: the significance reference (``default``, the paper's no-persona condition)
+#: and the confidence-by-grade chart's personas (PERAS Figure 3's HN and LC).
 DEFAULT_REFERENCE = "default"
 FIGURE3_PERSONAS = ("HN", "LC")
 

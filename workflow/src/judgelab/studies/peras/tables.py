@@ -1,17 +1,17 @@
-"""Seed 000's Table 4 (dataset statistics) and Tables 7 and 8 (Appendix B: agreement and
-calibration of every model x persona, in the seed's wide layout), from the prepared dataset
+"""The PERAS paper's Table 4 (dataset statistics) and Tables 7 and 8 (Appendix B: agreement and
+calibration of every model x persona, in the paper's wide layout), from the prepared dataset
 tables and the long metrics table (``metrics/metrics.tsv``), rendered with :mod:`judgelab.analysis.render`.
 
-* Table 4: per dataset the topics, the judged pairs (the seed's ``#docs``) and the pairs of each
+* Table 4: per dataset the topics, the judged pairs (the paper's ``#docs``) and the pairs of each
   grade; the tsv also lists the topic ids, so a subset drawn by ``datasets.<name>.match_counts``
   is on record.
 * Tables 7 and 8: one row per model x persona, one column group per dataset, in it one per task
   template, in it the metrics (Table 7: kappa, QWK, macro F1; Table 8: RO, RU, HMR) and the
   coverage the row's values rest on (Table 7: pairs whose label parsed; Table 8: pairs with a
   parsed label and a parsed confidence, over all pairs). A value above the reference persona's
-  (the seed's default; same model, dataset, template) is marked ``↑`` (the seed colours it); a
+  (the paper's default; same model, dataset, template) is marked ``↑`` (the paper colours it); a
   value that is undefined is ``n/a``; a cell the configuration does not run (e.g. GPT-4o with CoT
-  in seed 000) is empty.
+  in PERAS) is empty.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import pandas as pd
 from judgelab.analysis import render
 from judgelab.data.labels import GRADES
 
-#: The seed's names of its datasets and templates (anything else is shown by its config name).
+#: The PERAS paper's names of its datasets and templates (anything else is shown by its config name).
 DATASET_NAMES = {"llmjudge": "LLMJudge", "dl19": "TRDL19", "dl20": "TRDL20", "dl21": "TRDL21"}
 TEMPLATE_NAMES = {"w_cot": "w/CoT", "wo_cot": "w/o CoT"}
 PERSONA_NAMES = {"default": "Df."}
@@ -67,7 +67,7 @@ def table4(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
 
 
 def render_table4(t4: pd.DataFrame, fmt: str) -> str:
-    """Table 4 as ``md``, ``tex`` or ``html`` (the seed's columns; counts with thousands commas)."""
+    """Table 4 as ``md``, ``tex`` or ``html`` (the paper's columns; counts with thousands commas)."""
     titles = ["Dataset", "#topics", "#docs"] + [f"#qrel={g}" for g in GRADES]
     rows = [
         [_name(DATASET_NAMES, r["dataset"])] + [f"{int(r[c]):,}" for c in TABLE4_COLUMNS[1:-1]]
@@ -81,7 +81,7 @@ def render_table4(t4: pd.DataFrame, fmt: str) -> str:
         return render.latex_table("l" + "r" * (len(titles) - 1), head, [[esc(c) for c in r] for r in rows])
     if fmt == "html":
         return render.html_table(
-            pd.DataFrame(rows, columns=titles), "Statistics of the datasets judged (seed 000 Table 4)."
+            pd.DataFrame(rows, columns=titles), "Statistics of the datasets judged (PERAS Table 4)."
         )
     raise ValueError(f"unknown table format {fmt!r} (md, tex or html)")
 
@@ -195,13 +195,13 @@ def render_wide(w: WideTable, fmt: str, caption: str = "") -> str:
 
 CAPTIONS = {
     "table7": (
-        "Agreement with the human grades of every model x persona (seed 000 Table 7): Cohen's κ, "
+        "Agreement with the human grades of every model x persona (PERAS Table 7): Cohen's κ, "
         "QWK and macro F1 over the pairs whose label parsed; Cov. = that share of the pairs. "
-        "↑: above the reference persona (the seed's default) of the same model, dataset and "
+        "↑: above the reference persona (the paper's default) of the same model, dataset and "
         "template; n/a: undefined; empty: not run."
     ),
     "table8": (
-        "Calibration of the self-reported confidence of every model x persona (seed 000 Table 8): "
+        "Calibration of the self-reported confidence of every model x persona (PERAS Table 8): "
         "Sakai's RO, RU and HMR over the pairs with a parsed label and a parsed confidence; Cov. = "
         "that share of the pairs. ↑: above the reference persona of the same model, dataset and "
         "template; n/a: undefined; empty: not run."

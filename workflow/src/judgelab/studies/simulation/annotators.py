@@ -2,7 +2,7 @@
 deviation metrics rest on (``results/simulation/{set}/annotators.tsv``, shown first in the report).
 
 A simulation of *individual* evaluators only has something to find where the evaluators differ.
-The seed's annotators deviate from their item's consensus on 20-23% of their judgments
+The PersonaJudge paper's annotators deviate from their item's consensus on 20-23% of their judgments
 (section 15.2); PandaLM removed divergent items when it built its test set, so its three
 annotators agree far more (Cohen's kappa 0.85-0.88, a deviation rate of about 4%), and the
 deviation metrics of a PandaLM run rest on a handful of validation pairs. This table says so
@@ -11,7 +11,7 @@ before any accuracy is read.
 One row per measure (:data:`COLUMNS`), ``scope``:
 
 * ``pair`` - per evaluator pair, over the items both judged: n, raw agreement and Cohen's kappa
-  (:func:`judgelab.analysis.agreement.cohen_kappa` over the labels coded as the seed codes them, 1 =
+  (:func:`judgelab.analysis.agreement.cohen_kappa` over the labels coded as the paper codes them, 1 =
   prefer A, 2 = no preference, 3 = prefer B - unweighted, so the coding does not matter);
 * ``set`` - over the evaluator set: Fleiss' kappa (statsmodels, over the items judged by the
   most common number of annotators, which it needs to be the same for every item),
@@ -20,7 +20,7 @@ One row per measure (:data:`COLUMNS`), ``scope``:
   rate of section 15.2 (the judgments that differ from their item's consensus, over the items
   that have one);
 * ``evaluator`` - per evaluator, over all its judgments: the neutral rate and the deviation rate
-  (its label differs from the strict majority of the other annotators of the item, the seed's
+  (its label differs from the strict majority of the other annotators of the item, the paper's
   footnote 2; over the items that have one);
 * ``validation`` - per evaluator and over the set, on the validation pairs the metrics score:
   the consensus-eligible pairs (the item has a strict majority of all its annotators) and among
@@ -45,7 +45,7 @@ from judgelab.studies.simulation.baselines import consensus
 from judgelab.studies.simulation.data import LABELS, Record
 from judgelab.studies.simulation.metrics import evaluator_traits
 
-#: the seed's coding of a three-class judgment (section 14)
+#: the paper's coding of a three-class judgment (section 14)
 CODES = {"A": 1, "N": 2, "B": 3}
 COLUMNS = ["scope", "evaluator_x", "evaluator_y", "measure", "value", "n", "note"]
 
@@ -113,7 +113,7 @@ def annotator_table(records: Sequence[Record], splits: pd.DataFrame) -> pd.DataF
             "human deviation rate",
             deviating / len(eligible) if eligible else math.nan,
             len(eligible),
-            "judgments that differ from their item's consensus (seed 001 section 15.2: 20.2% / 23.3%)",
+            "judgments that differ from their item's consensus (PersonaJudge section 15.2: 20.2% / 23.3%)",
         )
     )
     traits = evaluator_traits(records).set_index("evaluator")

@@ -1,4 +1,4 @@
-"""Baselines, reference predictors and the cross-evaluator control (seed 001 sections 4.5, 14.5, 15).
+"""Baselines, reference predictors and the cross-evaluator control (PersonaJudge sections 4.5, 14.5, 15).
 
 Reference predictors, each predicting a label for every evaluator's validation items:
 
@@ -14,7 +14,7 @@ Reference predictors, each predicting a label for every evaluator's validation i
   items with too few annotators are excluded).
 * ``global_majority`` - the most frequent label over all records of the evaluator set.
 * ``evaluator_majority`` - each evaluator's own most frequent label, over all its records
-  (``majority_source="all"``, the seed's reference predictor) or over its demonstration pool
+  (``majority_source="all"``, the paper's reference predictor) or over its demonstration pool
   only (``"pool"``, a predictor that never sees validation labels; none for an evaluator
   without pool items).
 
@@ -26,7 +26,7 @@ Cross-evaluator control (section 14.5): for a PersonaJudge cell, target evaluato
 validation item x, the predictions that the *same cell* made for every other evaluator j on x
 (with j's own demonstrations) are scored against i's gold label and averaged over j; the
 control's accuracy for i is the mean over the matched items (items at least one other evaluator
-has a prediction for). Every judgment counts, a missing prediction as wrong (the seed's
+has a prediction for). Every judgment counts, a missing prediction as wrong (the paper's
 scoring); with ``answered_only`` only the items where i's own prediction and at least one other
 evaluator's were answered, over the answered ones. No extra inference.
 """

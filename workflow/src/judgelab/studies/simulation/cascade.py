@@ -1,4 +1,4 @@
-"""The two-round PersonaJudge cascade (seed 001 sections 3.1, 4.4, 10 and 11).
+"""The two-round PersonaJudge cascade (the PersonaJudge paper, sections 3.1, 4.4, 10 and 11).
 
 For one cell (evaluator set x model x demonstration type x shot count) and every evaluator:
 
@@ -19,7 +19,7 @@ The Base Judge is the same cascade with no demonstrations (shots 0) and its own 
 instruction and the query instance, :mod:`.prompt`): its prompt does not depend on the evaluator, so identical requests are asked once; a direction-only evaluator gets the Base
 Judge's round-2 answer (the same protocol as its PersonaJudge cells).
 
-Answers: ``answer="parse"`` (the seed's path) parses ``<judgment>X</judgment>`` (X 1 or 2; the
+Answers: ``answer="parse"`` (the paper's path) parses ``<judgment>X</judgment>`` (X 1 or 2; the
 last tag wins; an answer cut off right after the rating also counts); anything else is missing.
 ``answer="logits"`` asks for the bare rating number and reads the probabilities of the tokens
 "1" and "2" at the first answer position (one answer token is generated): the larger one is the
@@ -123,7 +123,7 @@ def draw_demos(
 
 
 def parse_judgment(text: str) -> str | None:
-    """The rating ("1" or "2") of an answer in the seed's format, or None (missing)."""
+    """The rating ("1" or "2") of an answer in the paper's format, or None (missing)."""
     found = _JUDGMENT.findall(text or "")
     return found[-1] if found else None
 

@@ -15,15 +15,15 @@ response_b     yes       candidate response B
 label          yes       the evaluator's three-class judgment: ``A`` (prefer A), ``N`` (neutral,
                          no preference) or ``B`` (prefer B)
 task           no        task name (e.g. ``helpfulness``): a file whose records name their task
-                         can hold several tasks (seed 001: helpfulness and harmlessness,
+                         can hold several tasks (PersonaJudge: helpfulness and harmlessness,
                          judged by partly the same evaluators); an evaluator set keeps the
                          records of its own ``task`` (:func:`select_task`)
 telemetry      no        interface telemetry: a list of typed events, in time order (below)
 reasoning      no        retrospective reasoning: an ordered list of sections (below)
 =============  ========  ======================================================================
 
-Telemetry event (seed 001 section 4.2 "Data Post-Processing" and Table 4): "each interaction is
-serialized as a typed event with a fixed set of fields". The seed text does not reproduce
+Telemetry event (PersonaJudge section 4.2 "Data Post-Processing" and Table 4): "each interaction is
+serialized as a typed event with a fixed set of fields". The paper's text does not reproduce
 Table 4's columns, so the fields here are reconstructed from its prose (what was inspected, in
 what order, for how long, revisits; the ``rating_selected`` event of section 8):
 
@@ -35,7 +35,7 @@ what order, for how long, revisits; the ``rating_selected`` event of section 8):
 * ``value`` (string or number, optional): the event's payload, e.g. the rating selected;
 * ``duration`` (number >= 0, optional): dwell time in seconds, where the event has one.
 
-Reasoning section (seed 001 section 4.2 and Table 6): "an ordered list of section-specific
+Reasoning section (PersonaJudge section 4.2 and Table 6): "an ordered list of section-specific
 reasoning entries, where each entry contains a reasoning section and its associated content";
 the Stage 2 interface has the sections conversation understanding, response evaluation and
 final judgment selection (section 7.1). Fields: ``section`` (string) and ``content`` (string);
@@ -71,7 +71,7 @@ PANDALM_URL = "https://raw.githubusercontent.com/WeOpenML/PandaLM/main/data/test
 KNOWN_FILES[PANDALM_URL] = KnownFile(
     937899, "cc154f9067c7382d7ea86f8f246511a5e1ac87e1fddd845c5938d789505b07a4"
 )
-#: Demonstration types of the factorial design (seed 001 section 4.3) and the signals they need.
+#: Demonstration types of the factorial design (PersonaJudge section 4.3) and the signals they need.
 DEMO_TYPES = {"J": (), "J+IT": ("telemetry",), "J+RR": ("reasoning",), "J+IT+RR": ("telemetry", "reasoning")}
 FORMATS = ("jsonl", "pandalm")
 

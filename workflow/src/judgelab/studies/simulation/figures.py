@@ -1,4 +1,4 @@
-"""Figures of the evaluator simulation (seed 001), PNG and PDF: accuracy by shot count per
+"""Figures of the evaluator simulation (PersonaJudge), PNG and PDF: accuracy by shot count per
 demonstration type (with the Base Judge and the per-evaluator majority as reference lines), the
 personalization advantage over the cross-evaluator control by shot count (Figure 12),
 per-evaluator accuracy against neutral rate and deviation rate (section 5.1.3), the

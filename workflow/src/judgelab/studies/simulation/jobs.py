@@ -595,7 +595,7 @@ def cross_task_figure_job(
     from judgelab.studies.simulation import metrics as sm
 
     points, corr = sm.cross_task(_cross_task_inputs(metrics_dirs, tasks, metric))
-    fg.fig_cross_task(points, corr, "Evaluators who judged two tasks (seed 001 Figure 3)", png, pdf)
+    fg.fig_cross_task(points, corr, "Evaluators who judged two tasks (PersonaJudge Figure 3)", png, pdf)
     return points
 
 

@@ -1,11 +1,11 @@
-"""Simulation metrics (seed 001 sections 4.5, 5.1.3, 15).
+"""Simulation metrics (PersonaJudge sections 4.5, 5.1.3, 15).
 
 Prediction tables are long: one row per method cell, evaluator and validation item with the
 columns of :data:`CELL` plus ``evaluator``, ``item``, ``gold`` (A/N/B) and ``pred`` (A/N/B or
 missing). A missing prediction (an unparsable answer) is counted in ``coverage`` (answered / all).
 
 * **Accuracy**: three-class accuracy against the evaluator's own gold labels over every judgment,
-  a missing prediction counting as wrong, as the seed scores (section 4.5: "comparing each
+  a missing prediction counting as wrong, as the paper scores (section 4.5: "comparing each
   simulated judgment ... with the corresponding evaluator's original human judgment"), so that
   cells with different parse failures are scored on the same items; ``accuracy_answered`` is the
   share right among the answered items (``simulation.metric: accuracy_answered``).

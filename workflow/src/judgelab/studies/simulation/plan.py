@@ -1,4 +1,4 @@
-"""Evaluator simulation (seed 001, PersonaJudge): predicting one evaluator's three-way preference
+"""Evaluator simulation (PersonaJudge): predicting one evaluator's three-way preference
 judgments from that evaluator's own past judgments through a two-round cascade.
 
 Config section ``simulation``; target ``simulation``; rules ``workflow/rules/simulation/simulation.smk`` and
@@ -110,7 +110,7 @@ REPORT_FIGURES = (
     "confusion",
     "label_distribution",
 )
-#: the cross-task figure (seed 001 Figure 3), written where two evaluator sets have different tasks
+#: the cross-task figure (PersonaJudge Figure 3), written where two evaluator sets have different tasks
 CROSS_TASK_FIGURE = "cross_task"
 
 
@@ -422,7 +422,7 @@ class Plan(StudyPlan):
 
     @property
     def cross_task(self) -> bool:
-        """Whether two evaluator sets have different tasks (the cross-task figure, seed 001
+        """Whether two evaluator sets have different tasks (the cross-task figure, PersonaJudge
         Figure 3, compares the evaluators they share)."""
         return len(set(self.tasks().values())) > 1
 

@@ -2,12 +2,12 @@
 rendering: the section 10 template, the round's scale block, demonstrations (section 9) and the
 query instance.
 
-Round labels (seed 001 section 3.1 and 10): in round 1 a neutral judgment is rating 1 ("no
+Round labels (PersonaJudge section 3.1 and 10): in round 1 a neutral judgment is rating 1 ("no
 preference") and a directional one (A or B) rating 2 ("has a preference"); in round 2 prefer A is
 rating 1 and prefer B rating 2.
 
 The Base Judge (demonstration type ``base``, 0 shots) has its own template, ``base_judge`` of the
-YAML: only the task instruction, the round's scale block and the query instance (seed 001
+YAML: only the task instruction, the round's scale block and the query instance (PersonaJudge
 sections 4.5 and 12), no simulation-agent text and no examples block.
 
 A job's prompt parameter (:meth:`SimulationPrompt.texts_for`) holds only the texts its cell uses;

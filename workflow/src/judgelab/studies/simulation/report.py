@@ -1,4 +1,4 @@
-"""Tables shaped like seed 001's (TSV + Markdown), in the order the report shows them.
+"""Tables shaped like the PersonaJudge paper's (TSV + Markdown), in the order the report shows them.
 
 What the data can support comes first:
 
@@ -7,7 +7,7 @@ What the data can support comes first:
   the deviating validation pairs the deviation metrics rest on (:mod:`.annotators`).
 * ``splits`` - the leakage groups of each split and what it leaves across (:func:`.splits.split_report`).
 
-Then one block of rows per evaluator set where the seed has one per task:
+Then one block of rows per evaluator set where the paper has one per task:
 
 * ``factors`` - Table 1: marginal mean accuracy (SD across evaluators) per level of demonstration
   type, model and demonstration count.
@@ -69,54 +69,54 @@ CAPTIONS = {
     "annotators": "What the data can support: agreement of the human annotators of each evaluator "
     "set (pairwise raw agreement and Cohen's kappa, Fleiss' kappa, Krippendorff's alpha), each "
     "evaluator's neutral and deviation rate, and the deviating validation pairs the deviation "
-    "metrics rest on (seed 001: deviation rate 20-23%).",
+    "metrics rest on (PersonaJudge: deviation rate 20-23%).",
     "splits": "Leakage groups of each split (items sharing a context, swapped-response twins, identical "
     "items) kept whole on one side, and what the split leaves across pool and validation.",
     "factors": "Marginal mean three-class accuracy (SD across evaluators) per factor level "
-    "(seed 001 Table 1).",
+    "(PersonaJudge Table 1).",
     "core": "Random Selection (expected accuracy, and the distribution over seeded draws), Base Judge "
     "per model and averaged over the models, PersonaJudge; the best configurations with their gain "
-    "over the same model's Base Judge; coverage = answered / all judgments (seed 001 Table 2).",
+    "over the same model's Base Judge; coverage = answered / all judgments (PersonaJudge Table 2).",
     "improvements": "Configurations that improve on their model's Base Judge, overall and per factor "
     "level; the misses involving telemetry; the Benjamini-Hochberg-significant gains per test "
-    "(seed 001 sections 5.1.1, 14.4).",
+    "(PersonaJudge sections 5.1.1, 14.4).",
     "evaluators": "Per-evaluator accuracy: Base Judge per model and PersonaJudge marginal means by "
-    "model, demonstration type and count (seed 001 section 12).",
+    "model, demonstration type and count (PersonaJudge section 12).",
     "baselines": "Predictors scored against each evaluator's own labels on the consensus-eligible "
-    "pairs, with coverage; the cross-evaluator control on the matched pairs (seed 001 Table 13).",
+    "pairs, with coverage; the cross-evaluator control on the matched pairs (PersonaJudge Table 13).",
     "deviation": "Deviation accuracy, alignment lift and captured direction per cell, with the pairs "
-    "each rests on (seed 001 Table 14).",
+    "each rests on (PersonaJudge Table 14).",
     "confusion": "Row-normalised confusion matrices pooled over all models, demonstration types and "
-    "counts (rows gold, columns prediction; the diagonal is the recall) (seed 001 Table 15).",
+    "counts (rows gold, columns prediction; the diagonal is the recall) (PersonaJudge Table 15).",
     "prf": "Per-class precision, recall and F1 pooled over all models, demonstration types and counts; "
-    "Random Selection's expectation (seed 001 Table 16).",
+    "Random Selection's expectation (PersonaJudge Table 16).",
     "confusion_cells": "Confusion matrices per cell and per model, rows gold, columns prediction; "
     "row_share is the row-normalised value.",
     "prf_cells": "Per-class precision, recall and F1 per cell and per model.",
     "distribution": "Preference distribution (A / N / B) of the predictions and of the human labels "
-    "(seed 001 section 13).",
+    "(PersonaJudge section 13).",
     "correlations": "Per-evaluator PersonaJudge accuracy vs neutral rate and deviation rate; the "
     "partial correlation controls for neutral rate; no p-value over fewer than 4 evaluators "
-    "(seed 001 section 5.1.3).",
+    "(PersonaJudge section 5.1.3).",
     "cross_task": "Evaluators who judged two tasks: correlation across the tasks of their neutral rate "
-    "and of their PersonaJudge accuracy (seed 001 section 5.1.3, Figure 3).",
+    "and of their PersonaJudge accuracy (the PersonaJudge paper, section 5.1.3, Figure 3).",
     "stats_factors": "Friedman omnibus over all configurations and per factor (evaluators) beside the "
     "within-judgment permutation test (judgments, evaluator as stratum); repeated-measures ANOVA "
-    "(seed 001 Table 10).",
+    "(PersonaJudge Table 10).",
     "stats_pairwise": "Pairwise contrasts within each factor: Wilcoxon and paired t over evaluators, "
-    "the stratified permutation test over judgments; Holm per test (seed 001 Table 11).",
+    "the stratified permutation test over judgments; Holm per test (PersonaJudge Table 11).",
     "stats_versus_base": "Each configuration vs its model's Base Judge: Wilcoxon and paired t over "
     "evaluators, stratified permutation and McNemar over judgments; Holm and Benjamini-Hochberg over "
-    "configurations, per test (seed 001 section 14.4).",
+    "configurations, per test (PersonaJudge section 14.4).",
     "stats_all_pairs": "All pairs of configurations: how many differ after Holm and after "
-    "Benjamini-Hochberg, per test (seed 001 section 14.4).",
+    "Benjamini-Hochberg, per test (PersonaJudge section 14.4).",
     "stats_chance": "PersonaJudge against chance (1/3) overall and at every factor level, and each Base "
-    "Judge: Wilcoxon and one-sample t over evaluators, simulated uniform guesses over judgments (seed 001 "
-    "section 14.1).",
+    "Judge: Wilcoxon and one-sample t over evaluators, simulated uniform guesses over judgments "
+    "(PersonaJudge section 14.1).",
     "stats_alignment": "PersonaJudge vs the baselines and reference predictors on the consensus-eligible "
-    "pairs, over evaluators and over judgments (seed 001 section 14.1).",
+    "pairs, over evaluators and over judgments (PersonaJudge section 14.1).",
     "stats_control": "PersonaJudge vs the cross-evaluator control on matched items, over evaluators and "
-    "over judgments (seed 001 section 14.5).",
+    "over judgments (PersonaJudge section 14.5).",
     "design": "The cells that ran (model x demonstration type x shot count; the Base Judge is type "
     "base with 0 shots) and the demonstration types the data cannot support, with the reason.",
 }
@@ -211,7 +211,7 @@ def factors_table(accs: Mapping[str, pd.DataFrame], metric: str = "accuracy") ->
 
 
 def random_rows(draws: pd.DataFrame, items: str) -> list[dict]:
-    """Random Selection as the seed reports it: the expected accuracy 1/3 (uniform over A, N, B,
+    """Random Selection as the paper reports it: the expected accuracy 1/3 (uniform over A, N, B,
     whatever the label shares), and beside it the distribution over the seeded draws of the mean
     over evaluators."""
     rows = [

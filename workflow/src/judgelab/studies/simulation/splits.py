@@ -1,4 +1,4 @@
-"""Per-evaluator demonstration pool and validation set (seed 001 section 4.4), leakage groups and the
+"""Per-evaluator demonstration pool and validation set (PersonaJudge section 4.4), leakage groups and the
 leakage check.
 
 For each evaluator the items it judged are split into a demonstration pool (default 40 items)
@@ -23,7 +23,7 @@ only; demonstrations are drawn only from the pool.
 * **Neutral labels on both sides** (``balance_neutral``, default on): neutral judgments cluster
   in few contexts (PandaLM: about 10% of its labels, in 50 of its 170 instructions), so a plain
   seeded order of whole groups can leave a pool without a single neutral label - every evaluator
-  then direction-only, the seed's round 1 never asked (PandaLM's paper split at seed 0 did). The
+  then direction-only, PersonaJudge's round 1 never asked (PandaLM's paper split at seed 0 did). The
   seeded order is therefore interleaved: the groups with a neutral label and those without keep
   their seeded order, and the next group is taken from the first kind while the running share of
   neutral labels is below the evaluator set's share, else from the second - so the validation set
@@ -460,7 +460,7 @@ def read_splits(path: str | Path) -> pd.DataFrame:
 def evaluator_summary(records: Sequence[Record], splits: pd.DataFrame, min_neutral: int) -> pd.DataFrame:
     """Per evaluator: items, pool and validation sizes, label counts in the pool, and whether the
     evaluator is simulated direction-only (fewer than ``min_neutral`` neutral labels in its pool,
-    seed 001 section 10)."""
+    PersonaJudge section 10)."""
     label = {(r.evaluator, r.item): r.label for r in records}
     rows = []
     for ev, part in splits.groupby("evaluator", sort=True):

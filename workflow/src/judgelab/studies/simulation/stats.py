@@ -3,15 +3,15 @@ analysis, built from the shared tests of :mod:`judgelab.analysis.stats` (Wilcoxo
 Friedman, RM-ANOVA, the stratified permutation, McNemar and uniform-guess tests, what a row can
 say); this module holds how the study applies them.
 
-**Evaluator level** (the seed's): every evaluator contributes one accuracy per condition and
+**Evaluator level** (the paper's): every evaluator contributes one accuracy per condition and
 every comparison is paired across evaluators. Non-parametric tests are primary (Wilcoxon
 signed-rank for paired contrasts, Friedman for omnibus), corroborated by paired / one-sample t
 tests and a repeated-measures ANOVA (statsmodels ``AnovaRM``). Effect size: Cohen's d for paired
 data (mean difference / SD of the differences).
 
-**Item level** (beside it, for data with few evaluators: PandaLM has 3, the seed 21): the unit
+**Item level** (beside it, for data with few evaluators: PandaLM has 3, the paper 21): the unit
 is one validation judgment (evaluator, item), each evaluator a stratum, and the statistic the
-same evaluator-level mean the seed compares (each evaluator weighs 1/E, each of its n_e items
+same evaluator-level mean the paper compares (each evaluator weighs 1/E, each of its n_e items
 1/(E n_e)):
 
 * paired contrast - a **stratified paired permutation test**: under the null the two conditions
@@ -34,7 +34,7 @@ leakage group) flip or permute as one cluster, so their number - not the number 
 bounds what a test can reject (the bundled sample's 10 validation items come from 5 contexts:
 2 / 2^5 = 0.0625 > 0.05). McNemar takes every judgment as independent (its note says so).
 
-The multiple-comparison corrections are the seed's, for each test separately: Holm within each
+The multiple-comparison corrections are the paper's, for each test separately: Holm within each
 pairwise family, Holm and Benjamini-Hochberg over the configuration family
 (:func:`judgelab.analysis.stats.adjust_pvalues`).
 
