@@ -1,6 +1,6 @@
 """A request in flight is paid once: separate processes asking the same uncached requests through
 one cache make each call exactly once (a claim with a lease in the cache), a claim of a process
-killed with SIGKILL is taken over when its lease runs out, a lease is renewed while its owner
+killed with SIGKILL on this host is taken over at once (another host's only when its lease runs out), a lease is renewed while its owner
 works, and a failed call releases its claims at once. Real processes (multiprocessing, spawn),
 real SQLite files; the backend counts the calls that reach it in a file. The same in ``shards``
 mode (the multi-node layout), with the shards merged afterwards."""
@@ -20,10 +20,12 @@ from pathlib import Path
 import pytest
 
 from judgelab.cache import filehash as cache_mod
+from judgelab.cache.claims import owner_gone
+from judgelab.cache.keys import request_key
 from judgelab.cache.shards import merge_shards, shard_folder
 from judgelab.cache.store import RequestCache
 from judgelab.llm.backends.base import Backend, Completion, Request
-from judgelab.llm.client import CachedClient
+from judgelab.llm.client import CachedClient, cache_request
 
 CTX = mp.get_context("spawn")
 
@@ -157,9 +159,9 @@ def _claim_holders(cache: Path, mode: str) -> list[tuple[str, float]]:
 
 
 @pytest.mark.parametrize("mode", ["wal", "shards"])
-def test_claim_of_a_killed_process_is_taken_over_after_its_lease(tmp_path, mode):
+def test_claim_of_a_killed_process_on_this_host_is_taken_over_at_once(tmp_path, mode):
     cache, count = tmp_path / "requests.sqlite", tmp_path / "calls.txt"
-    lease = 1.5
+    lease = 30.0  # the dead owner's claim is still within its lease when the taker asks
     owner = CTX.Process(
         target=_ask,
         args=(str(cache), mode, lease, str(count), ["q1"], 600.0, None, str(tmp_path / "killed.json")),
@@ -170,17 +172,37 @@ def test_claim_of_a_killed_process_is_taken_over_after_its_lease(tmp_path, mode)
         time.sleep(0.05)
     assert len(starts(count)) == 1  # the owner is inside its (endless) call, holding the claim
     ((holder, expires),) = _claim_holders(cache, mode)
-    assert holder.split(":")[1] == str(owner.pid) and expires > time.time()
+    assert holder.split(":")[3] == str(owner.pid) and expires > time.time()
+    assert not owner_gone(holder)
     os.kill(owner.pid, signal.SIGKILL)
     owner.join(10)
     assert owner.exitcode == -signal.SIGKILL
+    assert owner_gone(holder)  # this host, this boot, this PID namespace: its process is gone
 
     _ask(str(cache), mode, lease, str(count), ["q1"], 0.0, None, str(tmp_path / "taker.json"))
     taker = json.loads((tmp_path / "taker.json").read_text())
     assert taker["texts"] == ["answer to q1"] and taker["calls"] == 1
-    assert taker["elapsed"] < lease + 5.0  # waited for the lease to run out, not for the dead call
+    assert taker["elapsed"] < 5.0  # taken over at once, not after the 30 s lease
     assert len(starts(count)) == 2  # the dead owner's call (never answered) and the taker's
     assert _claim_holders(cache, mode) == []
+
+
+@pytest.mark.parametrize("mode", ["wal", "shards"])
+def test_a_claim_of_another_host_is_taken_over_only_after_its_lease(tmp_path, mode):
+    """Where the owner cannot be proven gone (another host), the lease rule stays."""
+    cache, count = tmp_path / "requests.sqlite", tmp_path / "calls.txt"
+    lease = 1.5
+    with RequestCache(cache, mode=mode, lease=lease) as c:
+        key = request_key(cache_request(Counting(str(count), 0.0), req("q1")))
+        other = c.owner.split(":")
+        other[0] = "another-node"
+        c._store.claim([key], 1, ":".join(other), lease)  # a live-looking claim of another node
+    assert not owner_gone(":".join(other))
+    t0 = time.monotonic()
+    _ask(str(cache), mode, lease, str(count), ["q1"], 0.0, None, str(tmp_path / "taker.json"))
+    taker = json.loads((tmp_path / "taker.json").read_text())
+    assert taker["texts"] == ["answer to q1"] and taker["calls"] == 1
+    assert lease - 0.5 <= time.monotonic() - t0 < lease + 5.0  # waited for the lease, then took over
 
 
 @pytest.mark.parametrize("mode", ["wal", "shards"])

@@ -21,14 +21,22 @@ Two implementations, chosen by the cache's mode (:mod:`judgelab.cache`):
   that one request is paid twice. Freshness compares the file's mtime (set by the file server)
   with the reader's clock, so the nodes' clocks must agree to well within a lease (NTP).
 
-``owner`` is ``host:pid:random``; nothing secret is stored.
+``owner`` (:func:`new_owner`) is ``host:boot:pidns:pid:start:random`` - the host, its boot id, the
+PID namespace, the process id, the process's start time and a random tag; nothing secret is
+stored. A claim whose owner is *provably* gone is taken over at once, not after its lease
+(:func:`owner_gone`): an owner on this host, in this boot and this PID namespace, whose process
+no longer runs (or whose pid now belongs to a process started at another time), or an owner of an
+earlier boot of this host. Where that cannot be proven (another host, another PID namespace, an
+owner in the older ``host:pid:random`` form) the lease rule stays.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
+import socket
 import threading
 import time
 import uuid
@@ -37,6 +45,61 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 log = logging.getLogger(__name__)
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="ascii", errors="replace") as fh:
+            return fh.read().strip()
+    except OSError:
+        return None
+
+
+def _start_time(pid: int) -> str | None:
+    """The start time of process ``pid`` (clock ticks since boot, /proc/<pid>/stat field 22), or
+    None where it does not run (or /proc is not there)."""
+    stat = _read(f"/proc/{pid}/stat")
+    if stat is None:
+        return None
+    # the command name (field 2) is in parentheses and may hold spaces: split after its end
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return fields[19] if len(fields) > 19 else None
+
+
+@functools.lru_cache(maxsize=1)
+def _this_machine() -> tuple[str, str, str]:
+    """(host, boot id, PID namespace) of this process; "" where the system does not tell."""
+    host = socket.gethostname().replace(":", "_")
+    boot = (_read("/proc/sys/kernel/random/boot_id") or "").replace(":", "")
+    try:
+        pidns = os.readlink("/proc/self/ns/pid").replace(":", "").replace("[", "").replace("]", "")
+    except OSError:
+        pidns = ""
+    return host, boot, pidns
+
+
+def new_owner() -> str:
+    """The owner name of this process's claims (module docstring)."""
+    host, boot, pidns = _this_machine()
+    pid = os.getpid()
+    return f"{host}:{boot}:{pidns}:{pid}:{_start_time(pid) or ''}:{uuid.uuid4().hex[:12]}"
+
+
+def owner_gone(owner: str) -> bool:
+    """Whether the process that holds claims as ``owner`` provably no longer runs (module
+    docstring); False where it may still run or that cannot be told."""
+    parts = owner.split(":")
+    if len(parts) != 6:
+        return False  # an older owner form, or an unreadable claim: the lease decides
+    host, boot, pidns, pid, start, _ = parts
+    this_host, this_boot, this_pidns = _this_machine()
+    if host != this_host or not boot or not this_boot:
+        return False
+    if boot != this_boot:
+        return True  # this host has rebooted since: no process of that boot runs
+    if not pidns or pidns != this_pidns or not pid.isdigit() or not start:
+        return False
+    return _start_time(int(pid)) != start
 
 
 @dataclass
@@ -108,7 +171,8 @@ class FileClaims:
             return "<unreadable claim>", st.st_mtime, self.lease
 
     def fresh(self, holder: tuple[str, float, float]) -> bool:
-        return holder[1] + holder[2] > time.time()
+        """Whether a claim still holds: within its lease and its owner not provably gone."""
+        return holder[1] + holder[2] > time.time() and not owner_gone(holder[0])
 
     def _create(self, key: str) -> bool:
         try:

@@ -38,17 +38,15 @@ from __future__ import annotations
 import json
 import logging
 import os
-import socket
 import sqlite3
 import threading
 import time
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from judgelab.cache.claims import Claimed, LeaseKeeper
+from judgelab.cache.claims import Claimed, LeaseKeeper, new_owner, owner_gone
 from judgelab.cache.fsdetect import network_filesystem
 from judgelab.cache.keys import canonical
 from judgelab.cache.pending import PendingFile
@@ -170,7 +168,7 @@ class _WalStore:
                 if k in out.answered:
                     continue
                 h = held.get(k)
-                if h is not None and h[0] != owner and h[1] > now:
+                if h is not None and h[0] != owner and h[1] > now and not owner_gone(h[0]):
                     out.busy[k] = h[0]
                 elif len(out.mine) >= limit:
                     out.rest.append(k)
@@ -278,7 +276,7 @@ class RequestCache:
         self.lease = _lease_seconds(lease)
         self.mode = resolve_mode(self.path, mode)
         #: who this process is in the claims table (never anything secret)
-        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+        self.owner = new_owner()
         #: answers that neither the cache nor the pending file took (also in the job's output)
         self.unsaved: list[Row] = []
         self.failed_writes = 0
@@ -384,11 +382,12 @@ class RequestCache:
         except sqlite3.Error as exc:
             raise explain(self.path, exc, "claiming requests in the request cache") from None
         for owner in sorted(set(out.taken_over)):
-            log.warning(
-                "%s: took over requests claimed by %s (its lease of the claim ran out: crashed?)",
-                self.path,
-                owner,
+            why = (
+                "that process no longer runs"
+                if owner_gone(owner)
+                else "its lease of the claim ran out: crashed on another host?"
             )
+            log.warning("%s: took over requests claimed by %s (%s)", self.path, owner, why)
         if out.mine:
             with self._held_lock:
                 self._held.update(out.mine)
