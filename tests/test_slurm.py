@@ -161,7 +161,8 @@ def runs(tmp_path_factory):
     # both at once: the SLURM run mostly waits (queue, status polls), the local one computes
     local_proc = start_snakemake(local, "--cores", "1", *TARGETS)
     # --workflow-profile none: else Snakemake also applies profiles/default (beside the Snakefile)
-    # on top of --profile. The first status check after 2 s, not 40: the jobs here take seconds.
+    # on top of --profile. The first status check after 2 s, not 40, and then every 2 s, not 10:
+    # the jobs here take seconds.
     run_slurm = snakemake(
         slurm,
         "--profile",
@@ -169,6 +170,8 @@ def runs(tmp_path_factory):
         "--workflow-profile",
         "none",
         "--slurm-init-seconds-before-status-checks",
+        "2",
+        "--seconds-between-status-checks",
         "2",
         "--slurm-keep-successful-logs",
         *TARGETS,
