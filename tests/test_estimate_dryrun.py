@@ -35,7 +35,7 @@ def simulation_calls(project, dataset) -> int:
 
     plan = project.plan("simulation")
     sel = plan.selection(dataset)
-    records = load_records(plan.source_file(dataset), sel.format)
+    records = load_records(project.local(plan.source_file(dataset)), sel.format)
     records = [r for r in records if not sel.evaluators or r.evaluator in sel.evaluators]
     splits = make_splits(
         records,

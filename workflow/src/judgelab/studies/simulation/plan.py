@@ -153,7 +153,9 @@ class Plan(StudyPlan):
         return self.project.path("simulation_raw", dataset=d, ext=RAW_EXT[self.sets[d]["format"]])
 
     def source_file(self, d: str) -> str:
-        """The file the prepare job reads: the bundled sample, the configured path or the download."""
+        """The file the prepare job reads: the bundled sample, the configured path or the download,
+        as the rule gives it to Snakemake: relative to the run's working directory (open it from
+        anywhere with :meth:`judgelab.project.facade.Project.local`)."""
         s = self.sets[d]
         if s["source"] == "sample":
             return self.project.run_path(self.project.resources / "sample" / d / SAMPLE_FILES[s["format"]])
