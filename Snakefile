@@ -3,8 +3,11 @@
 # they run is the judgelab package (workflow/src/judgelab). Configuration: config/config.yaml,
 # documented in config/README.md and validated against workflow/schemas/config.schema.yaml.
 
+import sys
+
 from snakemake.utils import min_version
 
+from judgelab.project.config import user_layers
 from judgelab.project.facade import Project
 from judgelab.studies import STUDIES
 
@@ -16,8 +19,22 @@ configfile: "config/config.yaml"
 
 # Validates the config against the schema (filling the schema's defaults), resolves every name it
 # uses and answers every question the rules ask (personas, raw files, judges, result paths).
-# Prompts, personas and the bundled sample are read from this workflow's own resources/.
-PROJECT = Project(config, workflow.basedir)
+# Prompts, personas and the bundled sample are read from this workflow's own resources/. A study
+# that only the shipped defaults enable and that has nothing to do under the user's config (their
+# --configfile, --config, a run folder's own config/config.yaml) is skipped, saying why.
+PROJECT = Project(
+    config,
+    workflow.basedir,
+    user_layers=user_layers(
+        "config/config.yaml", workflow.basedir, overrides=workflow.config_settings.overwrite_config
+    ),
+)
+for _study, _why in PROJECT.skipped.items():
+    print(
+        f"judgelab: study {_study} skipped: {_why.rstrip('.')} (only the shipped config/config.yaml "
+        f"enables it; `{_study}: {{enabled: true}}` in your config makes this an error)",
+        file=sys.stderr,
+    )
 
 
 report: "workflow/report/workflow.rst"

@@ -20,3 +20,10 @@ class InputError(ValueError):
             where = f"config key '{key}': "
         super().__init__(where + message)
         self.message, self.path, self.line, self.key = message, path, line, key
+
+
+class NothingToDo(InputError):
+    """A study that is enabled but has nothing to do under the config (no judge, no dataset). When
+    only the shipped defaults enable the study, it is skipped with one line saying why
+    (:attr:`judgelab.project.facade.Project.skipped`); when the user's own config enables it, this
+    is the error."""

@@ -83,6 +83,30 @@ def load_config(
     return config
 
 
+def user_layers(
+    run_config: str | Path,
+    root: str | Path | None,
+    configfiles: Sequence[str | Path] = (),
+    overrides: Mapping | None = None,
+    directory: str | Path = ".",
+) -> list[dict]:
+    """The config layers the user wrote, as read (no defaults filled in): the run folder's own
+    ``config/config.yaml`` (``run_config``; not when it is the workflow's shipped default, which
+    ``root`` holds), each ``--configfile`` and the ``--config`` values (``overrides``). A study
+    they do not enable is enabled by the shipped defaults only."""
+    layers = []
+    shipped = Path(root or PACKAGE_ROOT) / "config" / "config.yaml"
+    run_config = Path(run_config)
+    if run_config.exists() and not (shipped.exists() and run_config.resolve() == shipped.resolve()):
+        layers.append(read_yaml(run_config) or {})
+    for f in configfiles:
+        path = Path(f) if Path(f).is_absolute() or Path(f).exists() else Path(directory) / f
+        layers.append(read_yaml(path) or {})
+    if overrides:
+        layers.append(dict(overrides))
+    return [layer for layer in layers if isinstance(layer, dict)]
+
+
 def _with_defaults(cls):
     from jsonschema import validators
 

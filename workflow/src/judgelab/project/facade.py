@@ -16,17 +16,17 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cached_property
 from importlib import import_module
 from pathlib import Path
 
 from judgelab.data.imported import ImportReading, resolve_imported
 from judgelab.data.sources import source_urls
-from judgelab.errors import InputError
+from judgelab.errors import InputError, NothingToDo
 from judgelab.llm.personas import PersonaGeneration, load_persona_file, read_generated, resolve_personas
 from judgelab.llm.prompts import load_template_spec
-from judgelab.project.config import PACKAGE_ROOT, SCHEMA, check_name, load_config, validate
+from judgelab.project.config import PACKAGE_ROOT, SCHEMA, check_name, load_config, user_layers, validate
 from judgelab.project.plan import LLMJob
 from judgelab.studies import STUDIES
 
@@ -94,8 +94,15 @@ class Project:
         *,
         validated: bool = False,
         workdir: str | Path | None = None,
+        user_layers: Sequence[Mapping] | None = None,
     ):
         self.root = Path(root or PACKAGE_ROOT).resolve()
+        #: the config layers the user wrote (their --configfile files, --config values, a run
+        #: folder's own config/config.yaml), as read: which studies they enable (None: unknown,
+        #: every enabled study counts as asked for)
+        self.user_layers = None if user_layers is None else [dict(layer) for layer in user_layers]
+        #: studies the shipped defaults enable that have nothing to do under this config: why
+        self.skipped: dict[str, str] = {}
         #: the run's working directory (default: this process's): relative paths are relative to it
         self.workdir = Path(workdir).resolve() if workdir is not None else Path.cwd()
         self.config = config if validated else validate(config, self.root)
@@ -121,7 +128,15 @@ class Project:
         folder (default: DIRECTORY when it holds the workflow, else this package's checkout)."""
         if root is None:
             root = directory if (Path(directory) / SCHEMA).exists() else PACKAGE_ROOT
-        return cls(load_config(configfiles, directory, root), root, validated=True, workdir=directory)
+        config = load_config(configfiles, directory, root)
+        layers = user_layers(Path(directory) / "config" / "config.yaml", root, configfiles, directory=directory)
+        return cls(config, root, validated=True, workdir=directory, user_layers=layers)
+
+    def asked_for(self, study: str) -> bool:
+        """Whether the user's own config enables ``study`` (not only the shipped defaults)."""
+        if self.user_layers is None:
+            return True
+        return any((layer.get(study) or {}).get("enabled") is True for layer in self.user_layers)
 
     def path(self, which: str, **fields: str) -> str:
         """The result path ``which`` of :data:`PATHS` with ``fields`` filled in; fields not given stay
@@ -509,7 +524,14 @@ class Project:
                 self.template(self.generation[f"{step}_template"], f"persona_{step}", key)
         self._check_imported()
         for study in self.studies:
-            self.plans[study].check()
+            try:
+                self.plans[study].check()
+            except NothingToDo as exc:
+                if self.asked_for(study):
+                    raise
+                # enabled by the shipped defaults only: this config gives it nothing to do
+                self.config[study]["enabled"] = False
+                self.skipped[study] = exc.message
         for m in self.used_models:
             self._check_model_file(m)
 

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from functools import cached_property
 
 from judgelab.data.imported import ImportReading, study_imports
-from judgelab.errors import InputError
+from judgelab.errors import InputError, NothingToDo
 from judgelab.llm.backends.base import Request
 from judgelab.llm.judge import Coverage, Judge
 from judgelab.project.plan import LLMJob, StudyPlan
@@ -283,7 +283,7 @@ class Plan(StudyPlan):
                 if others
                 else ""
             )
-            raise InputError(
+            raise NothingToDo(
                 "the study is enabled but judges nothing: no dataset x judge x scale "
                 f"(overrating.datasets {self.datasets}, overrating.judges {self.judges}; null = the "
                 f"top-level `judges`; overrating.pointwise.scales {self.scales}), no pairwise run and "

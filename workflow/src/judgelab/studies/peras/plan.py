@@ -12,7 +12,7 @@ from functools import cached_property
 
 from judgelab.data.imported import judge_groups
 from judgelab.data.labels import GRADE_LABELS
-from judgelab.errors import InputError
+from judgelab.errors import InputError, NothingToDo
 from judgelab.llm.backends.base import Request
 from judgelab.llm.judge import Coverage, Judge
 from judgelab.llm.judging import resolve_answer
@@ -262,7 +262,7 @@ class Plan(StudyPlan):
         super().check()
         _ = self.template_specs, self.confidence_text  # loaded here: checked before any job
         if not self.groups:
-            raise InputError(
+            raise NothingToDo(
                 "the study is enabled but judges nothing: no dataset x judge (peras.datasets "
                 f"{self.datasets}, peras.judges {self.judges}; null = the top-level `judges`) and "
                 "no graded imported judge; set peras.enabled: false to skip it",

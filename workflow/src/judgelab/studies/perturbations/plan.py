@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from judgelab.errors import InputError
+from judgelab.errors import InputError, NothingToDo
 from judgelab.llm.backends.base import Request
 from judgelab.llm.judge import Coverage, Judge
 from judgelab.project.plan import LLMJob, StudyPlan
@@ -420,7 +420,7 @@ class Plan(StudyPlan):
         super().check()
         s, key = self.section, self.name
         if not self.judges:
-            raise InputError(
+            raise NothingToDo(
                 "the study is enabled but has no live judge (perturbations.judges; null = the "
                 f"top-level `judges`: {self.project.judges}): its judges re-judge the perturbed "
                 "passages, which an imported judge cannot; set perturbations.enabled: false to skip it",

@@ -32,7 +32,7 @@ import pandas as pd
 
 from judgelab.data.imported import study_imports
 from judgelab.data.readers import read_run, run_name
-from judgelab.errors import InputError
+from judgelab.errors import InputError, NothingToDo
 from judgelab.llm.backends.base import Request
 from judgelab.llm.judge import Judge
 from judgelab.llm.judging import judgment_requests
@@ -401,7 +401,7 @@ class Plan(StudyPlan):
         super().check()
         key = self.name
         if not self.datasets:
-            raise InputError(
+            raise NothingToDo(
                 "the study is enabled but ranks nothing: name a dataset and its runs under "
                 "ranking.runs (e.g. dl21: {source: systems}); set ranking.enabled: false to skip it",
                 key=f"{key}.runs",
@@ -445,7 +445,7 @@ class Plan(StudyPlan):
                     key=f"{key}.imported_judges[{i}]",
                 )
         if not any(self.judges_of(d) for d in self.datasets):
-            raise InputError(
+            raise NothingToDo(
                 "no judge to compare with the human qrels: no live judge (ranking.judges, null = "
                 f"the top-level `judges`: {self.judges}) and no imported judge of these datasets "
                 "(ranking.imported_judges)",

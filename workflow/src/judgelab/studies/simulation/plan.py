@@ -20,7 +20,7 @@ import logging
 from collections.abc import Iterator
 from functools import cached_property
 
-from judgelab.errors import InputError
+from judgelab.errors import InputError, NothingToDo
 from judgelab.llm.backends.base import Request
 from judgelab.llm.judge import Coverage
 from judgelab.project.plan import LLMJob, StudyPlan
@@ -374,7 +374,7 @@ class Plan(StudyPlan):
                     f"{m!r} is not a key of `models` (known: {sorted(models)})", key=f"simulation.judges[{i}]"
                 )
         if not self.judges:
-            raise InputError(
+            raise NothingToDo(
                 "the study is enabled but has no live judge (simulation.judges; null = the top-level "
                 f"`judges`: {self.project.judges}): every cell asks a model; set simulation.enabled: "
                 "false to skip it",
