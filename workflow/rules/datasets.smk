@@ -34,5 +34,8 @@ rule prepare_dataset:
         **cpu_job(30, 4000),
     params:
         selection=lambda wc: json.dumps(PROJECT.selection(wc.dataset), sort_keys=True),
+        # the bundled sample by name and content, not as input files: a run folder moved
+        # relative to the workflow has nothing to do
+        bundled=lambda wc: PROJECT.raw_bundled(wc.dataset),
     script:
         "../scripts/prepare_dataset.py"

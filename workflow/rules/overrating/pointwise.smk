@@ -46,6 +46,7 @@ rule overrating_import:
         # the declared scales (null = not declared: 0/1 labels and 0-1 confidences are never
         # guessed) and the raw files' encoding
         reading=lambda wc: OVERRATING.import_reading(wc.model, wc.dataset, wc.scale).param(),
+        bundled=lambda wc: PROJECT.source_bundled(wc.dataset),
     script:
         "../../scripts/overrating/import.py"
 

@@ -24,5 +24,6 @@ rule import_judge:
     params:
         # the declared scales ("" = not declared): 0/1 labels and 0-1 confidences are never guessed
         reading=lambda wc: PROJECT.import_reading(wc.model, wc.dataset).param(),
+        bundled=lambda wc: PROJECT.source_bundled(wc.dataset),
     script:
         "../../scripts/peras/import_judge.py"

@@ -23,7 +23,7 @@ rule simulation_download:
 
 rule simulation_prepare:
     input:
-        source=lambda wc: SIMULATION.source_file(wc.dataset),
+        unpack(lambda wc: PROJECT.inputs_of({"source": SIMULATION.source_file(wc.dataset)})),
     output:
         records=path("simulation_records"),
         splits=path("simulation_splits"),
@@ -39,5 +39,7 @@ rule simulation_prepare:
         **cpu_job(30, 4000),
     params:
         selection=lambda wc: SIMULATION.selection(wc.dataset).param(),
+        # the bundled sample by name and content (see datasets.smk)
+        bundled=lambda wc: PROJECT.bundled_of({"source": SIMULATION.source_file(wc.dataset)}),
     script:
         "../../scripts/simulation/prepare.py"

@@ -113,11 +113,14 @@ def _param_values(record: dict) -> list:
     return out
 
 
-def made_for(directory: Path, output: str, selection: Mapping, inputs: Iterable[str]) -> str | None:
+def made_for(
+    directory: Path, output: str, selection: Mapping, inputs: Iterable[str], bundled: str | None = None
+) -> str | None:
     """Why the workflow file ``output`` cannot stand for what this config's job would write, or
-    None when it can: Snakemake's record of the job that wrote it has exactly ``selection`` among
-    its params and ``inputs`` as its input files, and no input is newer than it (the checks the
-    workflow makes before reusing a file)."""
+    None when it can: Snakemake's record of the job that wrote it has exactly ``selection`` (and
+    the ``bundled`` param: the bundled files by name and digest) among its params and ``inputs``
+    as its input files, and no input is newer than it (the checks the workflow makes before
+    reusing a file)."""
     record = snakemake_record(directory, output)
     if record is None:
         return "no record of how it was made (Snakemake's .snakemake/metadata), so maybe by another config"
@@ -129,6 +132,8 @@ def made_for(directory: Path, output: str, selection: Mapping, inputs: Iterable[
         diff = {k: (made.get(k), v) for k, v in selection.items() if made.get(k) != v}
         shown = ", ".join(f"{k} {a!r} there, {b!r} here" for k, (a, b) in sorted(diff.items()))
         return f"made with another selection ({shown})"
+    if bundled is not None and json.loads(bundled) not in values:
+        return "made from other bundled files (their names or contents differ)"
     wanted = sorted(str(p) for p in inputs)
     if sorted(record.get("input") or []) != wanted:
         return f"made from other files ({sorted(record.get('input') or [])}; this config reads {wanted})"
@@ -160,7 +165,13 @@ def dataset_pairs(
     files = project.raw_files(name)
     passed = ""
     if prepared.exists():
-        why = made_for(directory, project.table(name), project.selection(name), files.values())
+        why = made_for(
+            directory,
+            project.table(name),
+            project.selection(name),
+            project.inputs_of(files).values(),
+            project.bundled_of(files),
+        )
         if why is None:
             return PairSource(name, read_dataset(prepared), f"prepared table {prepared}", True)
         passed = f" (prepared table {prepared} not used: {why})"

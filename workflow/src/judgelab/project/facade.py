@@ -26,6 +26,7 @@ from judgelab.data.sources import source_urls
 from judgelab.errors import InputError, NothingToDo
 from judgelab.llm.personas import PersonaGeneration, load_persona_file, read_generated, resolve_personas
 from judgelab.llm.prompts import load_template_spec
+from judgelab.project.bundled import param as bundled_param
 from judgelab.project.config import PACKAGE_ROOT, SCHEMA, check_name, load_config, user_layers, validate
 from judgelab.project.plan import LLMJob
 from judgelab.studies import STUDIES
@@ -133,10 +134,12 @@ class Project:
         return cls(config, root, validated=True, workdir=directory, user_layers=layers)
 
     def asked_for(self, study: str) -> bool:
-        """Whether the user's own config enables ``study`` (not only the shipped defaults)."""
+        """Whether the user's own config asks for ``study`` (not only the shipped defaults): one of
+        their layers enables it or sets any of its keys (``peras: {judges: []}`` is a PERAS the
+        user configured, so judging nothing is their error, not a skip)."""
         if self.user_layers is None:
             return True
-        return any((layer.get(study) or {}).get("enabled") is True for layer in self.user_layers)
+        return any(bool(layer.get(study)) for layer in self.user_layers)
 
     def path(self, which: str, **fields: str) -> str:
         """The result path ``which`` of :data:`PATHS` with ``fields`` filled in; fields not given stay
@@ -314,9 +317,9 @@ class Project:
             return {k: self.path("raw", dataset=name, kind=k) for k in ("qrels", "topics", "texts")}
         return {k: self.run_path(d[k]) for k in ("qrels", "topics", "texts")}
 
-    def raw_inputs(self, name: str) -> dict[str, str]:
-        """:meth:`raw_files` for the prepare rule (paths relative to the working directory): a
-        configured or bundled file that does not exist is an error naming its key."""
+    def raw_checked(self, name: str) -> dict[str, str]:
+        """:meth:`raw_files` (paths relative to the working directory), each configured or bundled
+        file checked to exist: one that does not is an error naming its key."""
         files = self.raw_files(name)
         source = self.dataset(name)["source"]
         if source != "download":
@@ -329,12 +332,46 @@ class Project:
             raise InputError(f"file {docid_map} does not exist", key=f"datasets.{name}.docid_map")
         return files
 
+    def raw_inputs(self, name: str) -> dict[str, str]:
+        """The raw files of the prepare rule that are its input files: the configured or downloaded
+        ones; the bundled sample is its ``bundled`` param instead (:meth:`raw_bundled`)."""
+        return self.inputs_of(self.raw_checked(name))
+
+    def raw_bundled(self, name: str) -> str:
+        """The bundled raw files of a dataset as the prepare rule's ``bundled`` param."""
+        return self.bundled_of(self.raw_checked(name))
+
     def source_inputs(self, name: str) -> dict[str, str]:
-        """The raw qrels and topics of a dataset (:meth:`raw_inputs`): the import rules read them
-        to tell a pair outside the selection (skipped, counted) from one the dataset does not
-        have (an error)."""
-        files = self.raw_inputs(name)
+        """The raw qrels and topics of a dataset that are input files (:meth:`raw_inputs`): the
+        import rules read them to tell a pair outside the selection (skipped, counted) from one
+        the dataset does not have (an error)."""
+        return self.inputs_of(self._source(name))
+
+    def source_bundled(self, name: str) -> str:
+        """:meth:`source_inputs` of the bundled sample, as the import rules' ``bundled`` param."""
+        return self.bundled_of(self._source(name))
+
+    def _source(self, name: str) -> dict[str, str]:
+        files = self.raw_checked(name)
         return {"qrels": files["qrels"], "topics": files["topics"]}
+
+    # -- bundled files ------------------------------------------------------------------------
+
+    def is_bundled(self, path: str | Path) -> bool:
+        """Whether a file the project gives ships with this workflow (under its ``resources/``)."""
+        return self.local(path).resolve().is_relative_to(self.resources.resolve())
+
+    def inputs_of(self, files: Mapping[str, str]) -> dict[str, str]:
+        """The files of ``files`` that are rule inputs: all but the bundled ones."""
+        return {k: f for k, f in files.items() if not self.is_bundled(f)}
+
+    def bundled_of(self, files: Mapping[str, str]) -> str:
+        """The bundled files of ``files`` as a rule's ``bundled`` param: their names inside this
+        workflow folder and their digests, never their paths from the run folder, so a run
+        folder moved relative to its workflow has nothing to do (:mod:`judgelab.project.bundled`;
+        the job resolves them and gets each under its name, like an input)."""
+        chosen = {k: self.local(f) for k, f in files.items() if self.is_bundled(f)}
+        return bundled_param(chosen, self.root)
 
     def selection(self, name: str) -> dict:
         """What the prepare job does with the raw files (format, subset keys), as plain values.

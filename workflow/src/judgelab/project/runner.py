@@ -5,7 +5,8 @@ included, into the file of the rule's ``log:``) and reading a param that arrives
 
 A script under ``workflow/scripts/<study>/`` is one call: ``run(snakemake, judge_job)``. Which
 function runs is written there; what it gets is its own signature: each parameter by its name from
-the rule's named ``input``, ``output``, ``params`` and wildcards (a param decoded by the parameter's
+the rule's named ``input`` (and the files of its ``bundled`` param, :mod:`judgelab.project.bundled`),
+``output``, ``params`` and wildcards (a param decoded by the parameter's
 annotation: a settings class with ``from_param``, such as :class:`~judgelab.llm.judge.Judge`; JSON
 text for a dict or list), the job's :class:`~judgelab.llm.session.JobContext` for a parameter
 annotated so; ``outputs``: every named output (a job that writes many), ``wildcards``: the job's
@@ -28,6 +29,7 @@ from typing import Any
 from judgelab.cache.store import CacheConfig
 from judgelab.errors import InputError
 from judgelab.llm.session import JobContext
+from judgelab.project.bundled import resolve, workflow_root
 
 log = logging.getLogger("judgelab")
 
@@ -113,15 +115,26 @@ def context_of(smk: Any) -> JobContext:
     return JobContext(CacheConfig.of(smk.config), smk.threads, f"{smk.rule} {wildcards}".strip())
 
 
+def bundled_inputs(smk: Any, params: Mapping[str, Any]) -> dict[str, str]:
+    """The files of the rule's ``bundled`` param (files shipped with the workflow, tracked by
+    content, not path: :mod:`judgelab.project.bundled`), resolved in this job's workflow folder;
+    each reaches the job function under its name like an input."""
+    if "bundled" not in params:
+        return {}
+    return resolve(params["bundled"], workflow_root(getattr(smk, "scriptdir", None)))
+
+
 def arguments(job: Callable[..., Any], smk: Any, fixed: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The keyword arguments :func:`run` calls ``job`` with (see the module docstring). A required
     parameter the rule does not give is an error naming the rule and the parameter."""
     hints = typing.get_type_hints(job)
+    params = dict(smk.params.items())
     sources = [
         ("fixed", dict(fixed or {})),
         ("input", _named(smk.input.items())),
+        ("bundled", bundled_inputs(smk, params)),
         ("output", _named(smk.output.items())),
-        ("params", dict(smk.params.items())),
+        ("params", params),
         ("wildcards", {k: str(v) for k, v in smk.wildcards.items()}),
     ]
     kwargs: dict[str, Any] = {}

@@ -71,8 +71,15 @@ def estimate_data(plan, d: str, ctx) -> tuple[list, object, bool]:
     from judgelab.project.estimate import made_for
 
     records_path = plan.project.path("simulation_records", dataset=d)
+    files = {"source": plan.source_file(d)}
     why = (
-        made_for(ctx.directory, records_path, json.loads(plan.selection(d).param()), [plan.source_file(d)])
+        made_for(
+            ctx.directory,
+            records_path,
+            json.loads(plan.selection(d).param()),
+            plan.project.inputs_of(files).values(),
+            plan.project.bundled_of(files),
+        )
         if prepared.exists()
         else None
     )
