@@ -130,7 +130,9 @@ class Project:
         if root is None:
             root = directory if (Path(directory) / SCHEMA).exists() else PACKAGE_ROOT
         config = load_config(configfiles, directory, root)
-        layers = user_layers(Path(directory) / "config" / "config.yaml", root, configfiles, directory=directory)
+        layers = user_layers(
+            Path(directory) / "config" / "config.yaml", root, configfiles, directory=directory
+        )
         return cls(config, root, validated=True, workdir=directory, user_layers=layers)
 
     def asked_for(self, study: str) -> bool:
