@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -141,7 +142,7 @@ def table1(
     for (d, m), g in pointwise.groupby(["dataset", "model"], sort=False):
         by = {r["scale"]: r for _, r in g.iterrows()}
         conf_scale = "graded" if "graded" in by else "binary"
-        row = {"dataset": d, "model": m}
+        row: dict[str | tuple[str, str], Any] = {"dataset": d, "model": m}
         for group, col, src, metric, _ in cols:
             src = conf_scale if src == "confidence" else src
             row[(group, col)] = by[src].get(metric, math.nan) if src in by else math.nan

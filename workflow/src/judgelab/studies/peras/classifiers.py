@@ -43,8 +43,9 @@ import logging
 import math
 import warnings
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -343,7 +344,13 @@ def run_trials(
             for w in caught:
                 warned[(spec.name, w.category.__name__)] += 1
             rows.append(
-                {**common, "method": spec.name, "kind": spec.kind, "coverage": 1.0, **agreement(y_test, pred)}
+                {
+                    **common,
+                    "method": spec.name,
+                    "kind": spec.kind,
+                    "coverage": 1.0,
+                    **agreement(y_test, cast("Sequence[int]", pred)),  # pred: an int array
+                }
             )
         fallback = _majority(y_train)
         for p in personas:
@@ -416,7 +423,12 @@ def table5_wide(summary: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (d, m, t), g in s.groupby(["dataset", "model", "template"], sort=False):
         for metric in METRICS:
-            row = {"dataset": d, "model": m, "template": t, "metric": metric}
+            row: dict[str | tuple[str, str], Any] = {
+                "dataset": d,
+                "model": m,
+                "template": t,
+                "metric": metric,
+            }
             for meth in methods:
                 cell = g[(g["method"] == meth) & (g["metric"] == metric)]
                 row[(meth, "Mean")] = cell["mean"].iloc[0] if len(cell) else math.nan

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import cast
 
 import pandas as pd
 
@@ -443,7 +444,13 @@ def wide_tables_job(metrics: str, reference: str, outputs: Mapping[str, str]) ->
     for table, paths in out.items():
         w = tb.wide_table(m, table, reference)
         render.write_table(
-            tb.flat_wide(w), lambda fmt, w=w, table=table: tb.render_wide(w, fmt, tb.CAPTIONS[table]), paths
+            tb.flat_wide(w),
+            # the defaults bind this table's w and table; mypy cannot infer such a lambda's type
+            cast(
+                "Callable[[str], str]",
+                lambda fmt, w=w, table=table: tb.render_wide(w, fmt, tb.CAPTIONS[table]),
+            ),
+            paths,
         )
         log.info(
             "%s: %d model x persona rows, %d columns, %d values above %s",

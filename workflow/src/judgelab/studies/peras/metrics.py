@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -43,7 +44,10 @@ def sakai(correct: Sequence[bool], confidence: Sequence[float]) -> dict[str, flo
         raise ValueError("correct and confidence differ in length")
     if np.any((p < 0) | (p > 1)):
         raise ValueError("confidence must lie in [0, 1]")
-    out = calibration_from_sums((~c).sum(), p[~c].sum(), c.sum(), (1.0 - p[c]).sum())
+    out = cast(
+        "dict[str, np.ndarray | np.float64]",
+        calibration_from_sums((~c).sum(), p[~c].sum(), c.sum(), (1.0 - p[c]).sum()),
+    )
     if not len(c):  # Eq. 1-3 with I- and I+ empty: RO = RU = 1, so HMR = 1
         out["HMR"] = np.float64(1.0)
     return {k: float(v) for k, v in out.items()}

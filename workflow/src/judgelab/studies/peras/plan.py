@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import cached_property
+from typing import cast
 
 from judgelab.data.imported import judge_groups
 from judgelab.data.labels import GRADE_LABELS
@@ -85,7 +86,8 @@ class Plan(StudyPlan):
     @property
     def template_labels(self) -> dict[str, list[str]]:
         """Each judgment template's label set: the answers its judge job accepts."""
-        return {t: list(spec.labels) for t, spec in self.template_specs.items()}
+        # template_specs iterated each spec's labels (checking them), so none is None
+        return {t: list(cast("tuple[str, ...]", spec.labels)) for t, spec in self.template_specs.items()}
 
     @cached_property
     def confidence_text(self) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -138,6 +139,7 @@ def wide_table(metrics: pd.DataFrame, table: str, reference: str = "default") ->
     for (model, persona, d, t, c), v in values.items():
         ref = values.get((model, reference, d, t, c))
         if c != cov and persona != reference and not render.is_missing(v) and not render.is_missing(ref):
+            assert ref is not None  # render.is_missing(None) is True
             if float(v) > float(ref):
                 better.add((model, persona, d, t, c))
     shown = [*spec, (cov, COVERAGE_NAME, COVERAGE_NAME)]
@@ -149,7 +151,7 @@ def flat_wide(w: WideTable) -> pd.DataFrame:
     (names cannot hold ``/``), full precision, empty where not run."""
     out = []
     for model, persona in w.rows:
-        row = {"model": model, "persona": persona}
+        row: dict[str, object] = {"model": model, "persona": persona}
         for d, t, c in w.columns:
             ran = (model, persona, d, t) in w.run
             row[f"{d}/{t}/{c}"] = w.values.get((model, persona, d, t, c)) if ran else None
@@ -176,8 +178,8 @@ def render_wide(w: WideTable, fmt: str, caption: str = "") -> str:
         return render.html_table(pd.DataFrame(rows, columns=titles), caption)
     if fmt == "tex":
         esc = render.tex_escape
-        spans_d = render.spans([d for d, _, _ in w.columns])
-        spans_t = render.spans([(d, t) for d, t, _ in w.columns])
+        spans_d = cast("list[tuple[str, int]]", render.spans([d for d, _, _ in w.columns]))
+        spans_t = cast("list[tuple[tuple[str, str], int]]", render.spans([(d, t) for d, t, _ in w.columns]))
         head = [
             " & ".join(["", ""] + [render.multicolumn(n, esc(_name(DATASET_NAMES, d))) for d, n in spans_d]),
             " & ".join(

@@ -27,7 +27,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -109,7 +110,8 @@ def label_agreement(pool_: pd.DataFrame, labels: pd.Series) -> dict[str, float |
     h = np.asarray(human[both], dtype=int)
     j = np.asarray(judge[both], dtype=int)
     n_pairs, n_both = int(graded.sum()), int(both.sum())
-    scores = agreement(h, j, GRADES)
+    # int arrays: agreement reads any sequence of ints (its annotation names only Sequence)
+    scores = agreement(cast("Sequence[int]", h), cast("Sequence[int]", j), GRADES)
     return {
         "n_pool": len(human),
         "n_pairs": n_pairs,

@@ -52,11 +52,11 @@ DEFAULT_DEPTH = 10
 ALL = "all"
 
 
-def parse_measures(names: Iterable[str], key: str | None = None) -> dict[str, object]:
+def parse_measures(names: Iterable[str], key: str | None = None) -> dict[str, ir_measures.Measure]:
     """Measure name -> ir-measures measure (:func:`ir_measures.parse_measure`), in the given order,
     a name given twice kept once. A name ir-measures cannot read is an error naming it (and the
     config key ``key`` when given)."""
-    parsed: dict[str, object] = {}
+    parsed: dict[str, ir_measures.Measure] = {}
     for name in names:
         try:
             parsed.setdefault(str(name), ir_measures.parse_measure(str(name)))
@@ -158,7 +158,7 @@ def judged_share(run: pd.DataFrame, qrels: pd.DataFrame, k: int) -> pd.Series:
 
 
 def _score_one(
-    name: str, run: pd.DataFrame, qrels: pd.DataFrame, evaluator, measures: dict[str, object]
+    name: str, run: pd.DataFrame, qrels: pd.DataFrame, evaluator, measures: dict[str, ir_measures.Measure]
 ) -> list[tuple]:
     names = {measure: label for label, measure in measures.items()}
     topics = set(run["qid"])

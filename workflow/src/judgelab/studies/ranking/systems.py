@@ -44,7 +44,7 @@ import math
 import re
 import zlib
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -218,7 +218,14 @@ class _Length:
         return self.lengths
 
 
-_SCORERS = {"bm25": _BM25, "tfidf": _TfIdf, "ql": _QueryLikelihood, "overlap": _Overlap, "length": _Length}
+#: a scorer class: built on the collection and the system spec, it scores every passage for a query
+_SCORERS: dict[str, Callable[[_Collection, Mapping], Callable[[list[str]], np.ndarray]]] = {
+    "bm25": _BM25,
+    "tfidf": _TfIdf,
+    "ql": _QueryLikelihood,
+    "overlap": _Overlap,
+    "length": _Length,
+}
 
 
 def rank(

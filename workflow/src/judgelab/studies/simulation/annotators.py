@@ -46,7 +46,7 @@ from judgelab.studies.simulation.data import LABELS, Record
 from judgelab.studies.simulation.metrics import evaluator_traits
 
 #: the paper's coding of a three-class judgment (section 14)
-CODES = {"A": 1, "N": 2, "B": 3}
+CODES: dict[str | None, int] = {"A": 1, "N": 2, "B": 3}  # looked up with None too: no label
 COLUMNS = ["scope", "evaluator_x", "evaluator_y", "measure", "value", "n", "note"]
 
 
@@ -134,15 +134,21 @@ def annotator_table(records: Sequence[Record], splits: pd.DataFrame) -> pd.DataF
             )
         )
     val = splits[splits["role"] == "validation"]
-    totals = Counter()
+    totals: Counter[str] = Counter()
     for ev, part in val.groupby("evaluator", sort=True):
-        eligible = [i for i in part["item"] if i in cons]
-        deviating = sum(label[(ev, i)] != cons[i] for i in eligible)
+        eligible_items = [i for i in part["item"] if i in cons]
+        deviating = sum(label[(ev, i)] != cons[i] for i in eligible_items)
         counts = {
             "validation pairs": (len(part), ""),
-            "consensus-eligible validation pairs": (len(eligible), "the item has a strict majority label"),
+            "consensus-eligible validation pairs": (
+                len(eligible_items),
+                "the item has a strict majority label",
+            ),
             "deviating validation pairs": (deviating, "deviation accuracy rests on these"),
-            "conforming validation pairs": (len(eligible) - deviating, "the other half of alignment lift"),
+            "conforming validation pairs": (
+                len(eligible_items) - deviating,
+                "the other half of alignment lift",
+            ),
         }
         for measure, (value, note) in counts.items():
             rows.append(("validation", ev, "-", measure, value, len(part), note))

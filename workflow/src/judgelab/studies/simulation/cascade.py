@@ -136,6 +136,7 @@ def read_rating(comp: Completion, answer: str) -> tuple[str | None, float | None
         return parse_judgment(comp.text), p1, p2
     if not probs or p1 == p2:
         return None, p1, p2
+    assert p1 is not None and p2 is not None  # probs is non-empty: p1, p2 = probs[0], probs[1]
     return ("1" if p1 > p2 else "2"), p1, p2
 
 

@@ -335,10 +335,15 @@ def _json_array(text: str, path: str) -> Iterator[tuple[Any, int]]:
     def fail(msg: str, pos: int):
         raise InputError(msg, path=path, line=line_of(pos))
 
-    pos = ws.match(text, 0).end()
+    def skip_ws(pos: int) -> int:
+        m = ws.match(text, pos)
+        assert m is not None  # \s* matches (the empty string) at any position
+        return m.end()
+
+    pos = skip_ws(0)
     if pos >= len(text) or text[pos] != "[":
         fail("expected a JSON array of records", pos)
-    pos = ws.match(text, pos + 1).end()
+    pos = skip_ws(pos + 1)
     if pos < len(text) and text[pos] == "]":
         return
     while True:
@@ -349,12 +354,12 @@ def _json_array(text: str, path: str) -> Iterator[tuple[Any, int]]:
                 f"invalid JSON: {exc.msg} (column {exc.colno})", path=path, line=exc.lineno
             ) from None
         yield obj, line_of(pos)
-        pos = ws.match(text, end).end()
+        pos = skip_ws(end)
         if pos < len(text) and text[pos] == ",":
-            pos = ws.match(text, pos + 1).end()
+            pos = skip_ws(pos + 1)
             continue
         if pos < len(text) and text[pos] == "]":
-            rest = ws.match(text, pos + 1).end()
+            rest = skip_ws(pos + 1)
             if rest != len(text):
                 fail("unexpected text after the JSON array", rest)
             return

@@ -10,6 +10,7 @@ import logging
 import random
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypedDict
 
 from judgelab.errors import InputError
 from judgelab.llm.backends.base import Completion, Request
@@ -18,11 +19,23 @@ from judgelab.studies.simulation.cascade import build_requests, plan_evaluators,
 from judgelab.studies.simulation.data import Record, load_records, select_task
 from judgelab.studies.simulation.splits import make_splits
 
+
+class PandaLMSize(TypedDict):
+    """The shape of :data:`PANDALM_SIZE`."""
+
+    items: int
+    annotators: int
+    context: float
+    response_a: float
+    response_b: float
+    labels: dict[str, float]
+
+
 #: PandaLM's ``testset-v1.json`` measured on the full file: items, annotators, mean characters
 #: of the context (instruction + input), response 1 and response 2, and the label shares
 #: A / N / B over the three annotators. It stands in, flagged approximate, when the file is not
 #: downloaded yet.
-PANDALM_SIZE = {
+PANDALM_SIZE: PandaLMSize = {
     "items": 999,
     "annotators": 3,
     "context": 260.4,

@@ -252,13 +252,13 @@ def evaluator_traits(records: Sequence[Record]) -> pd.DataFrame:
 def pearson(x: Sequence[float], y: Sequence[float]) -> tuple[float, float, int]:
     """Pearson r and two-sided p over the pairs where both are finite; NaN r when undefined
     (fewer than 3 pairs or a constant variable), NaN p with fewer than :data:`MIN_POINTS` pairs."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    ok = np.isfinite(x) & np.isfinite(y)
-    x, y = x[ok], y[ok]
-    n = len(x)
-    if n < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+    xa, ya = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    ok = np.isfinite(xa) & np.isfinite(ya)
+    xa, ya = xa[ok], ya[ok]
+    n = len(xa)
+    if n < 3 or np.ptp(xa) == 0 or np.ptp(ya) == 0:
         return math.nan, math.nan, n
-    res = sps.pearsonr(x, y)
+    res = sps.pearsonr(xa, ya)
     return float(res.statistic), float(res.pvalue) if n >= MIN_POINTS else math.nan, n
 
 
@@ -267,13 +267,13 @@ def partial_correlation(
 ) -> tuple[float, float, int]:
     """Partial correlation of x and y controlling for z, p from t with n - 3 degrees of freedom;
     NaN when undefined (fewer than 4 complete triples or a degenerate correlation)."""
-    x, y, z = (np.asarray(a, dtype=float) for a in (x, y, z))
-    ok = np.isfinite(x) & np.isfinite(y) & np.isfinite(z)
-    x, y, z = x[ok], y[ok], z[ok]
-    n = len(x)
-    if n < max(4, MIN_POINTS) or min(np.ptp(x), np.ptp(y), np.ptp(z)) == 0:
+    xa, ya, za = (np.asarray(a, dtype=float) for a in (x, y, z))
+    ok = np.isfinite(xa) & np.isfinite(ya) & np.isfinite(za)
+    xa, ya, za = xa[ok], ya[ok], za[ok]
+    n = len(xa)
+    if n < max(4, MIN_POINTS) or min(np.ptp(xa), np.ptp(ya), np.ptp(za)) == 0:
         return math.nan, math.nan, n
-    rxy, rxz, ryz = (float(np.corrcoef(a, b)[0, 1]) for a, b in ((x, y), (x, z), (y, z)))
+    rxy, rxz, ryz = (float(np.corrcoef(a, b)[0, 1]) for a, b in ((xa, ya), (xa, za), (ya, za)))
     den = math.sqrt((1 - rxz**2) * (1 - ryz**2))
     if den == 0:
         return math.nan, math.nan, n

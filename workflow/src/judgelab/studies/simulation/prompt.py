@@ -22,6 +22,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict
 
 import yaml
 
@@ -53,6 +54,13 @@ def render(template: str, values: Mapping[str, object]) -> str:
     return _SLOT.sub(lambda m: str(values[m.group(1)]) if m.group(1) in values else m.group(0), template)
 
 
+class BaseJudgeTexts(TypedDict):
+    """The Base Judge's own template and its answer-format swap (``base_judge`` of the YAML)."""
+
+    template: str
+    logit_answer: Mapping[str, str]
+
+
 @dataclass(frozen=True)
 class SimulationPrompt:
     """The texts of the prompt YAML, checked."""
@@ -60,7 +68,7 @@ class SimulationPrompt:
     template: str
     scales: Mapping[str, Mapping[str, str]]
     logit_answer: Mapping[str, str]
-    base_judge: Mapping[str, object]
+    base_judge: BaseJudgeTexts
     demonstration: str
     current_task: str
     telemetry: str

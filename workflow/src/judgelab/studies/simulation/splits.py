@@ -164,6 +164,7 @@ def _fill(sizes: Sequence[int], validation: int, pool: int) -> list[str | None] 
             reach[i] = r
         if not reach[0][validation, pool]:
             return None
+    roles: list[str | None]
     v, p, roles = validation, pool, []
     for i, s in enumerate(sizes):
         nxt = None if reach is None else reach[i + 1]

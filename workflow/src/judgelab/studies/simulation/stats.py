@@ -345,6 +345,7 @@ def versus_base(
         key = {"model": model, "demo_type": dt, "shots": int(shots)}
         rows += [{**key, **r} for r in compare(x.reindex(ev), b.reindex(ev))]
         if items is not None:
+            assert pj_items is not None and base_items is not None  # both set when items is given
             xi = pj_items[
                 (pj_items["model"] == model) & (pj_items["demo_type"] == dt) & (pj_items["shots"] == shots)
             ].set_index(["evaluator", "item"])["correct"]
