@@ -14,6 +14,22 @@ FIXTURES = ROOT / "tests" / "fixtures"
 SHARED = ROOT.parent / "shared" / "data"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _own_cache_fallback(tmp_path_factory):
+    """Answers a test's cache cannot write go to this session's own fallback folder (and the
+    workflows the tests run inherit it), never to the machine's shared temporary directory."""
+    import os
+
+    folder = tmp_path_factory.mktemp("cache-fallback")
+    old = os.environ.get("JUDGELAB_CACHE_FALLBACK")
+    os.environ["JUDGELAB_CACHE_FALLBACK"] = str(folder)
+    yield folder
+    if old is None:
+        os.environ.pop("JUDGELAB_CACHE_FALLBACK", None)
+    else:
+        os.environ["JUDGELAB_CACHE_FALLBACK"] = old
+
+
 @pytest.fixture
 def fixtures() -> Path:
     return FIXTURES

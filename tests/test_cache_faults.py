@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -183,19 +184,55 @@ def test_answers_whose_write_fails_are_kept_and_not_paid_again(tmp_path, caplog)
     assert not pending.exists()
 
 
-def test_when_the_pending_file_fails_too_answers_stay_in_memory_and_are_written_later(tmp_path, caplog):
+def test_when_the_side_file_fails_too_answers_go_to_the_fallback_on_another_disk(
+    tmp_path, monkeypatch, caplog
+):
+    # the cache and its side file on one full disk; the fallback folder elsewhere
+    other_disk = tmp_path / "other-disk"
+    monkeypatch.setenv("JUDGELAB_CACHE_FALLBACK", str(other_disk))
+    path = tmp_path / "full-disk" / "requests.sqlite"
+    pending = Path(f"{path}.pending.jsonl")
+    requests = [req(f"q{i} " + "y" * 5000) for i in range(3)]
+    with RequestCache(path) as cache:
+        _fill_up(cache)
+        pending.mkdir()  # the side file cannot be written either
+        with caplog.at_level(logging.ERROR, logger="judgelab"):
+            out = CachedClient(Counting(), cache).run(requests, progress=False)
+        assert [c.text[:9] for c, _ in out] == ["answer q0", "answer q1", "answer q2"]
+        assert cache.unsaved == [] and cache.failed_writes == 3
+        fallback = cache.fallback.path
+    assert fallback.parent == other_disk / "judgelab-pending" and fallback.name.startswith("requests.sqlite-")
+    assert len(fallback.read_text(encoding="utf-8").splitlines()) == 3
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1 and f"kept in {fallback} (imported by the next open" in errors[0]
+    pending.rmdir()
+    again = Counting()  # the rerun on this host: the open imports the fallback file
+    with RequestCache(path) as cache:
+        out = CachedClient(again, cache).run(requests, progress=False)
+    assert again.calls == 0 and all(hit for _, hit in out)
+    assert not fallback.exists()
+
+
+def test_when_every_side_file_fails_answers_stay_in_memory_and_are_written_at_close(
+    tmp_path, monkeypatch, caplog
+):
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("", encoding="utf-8")  # the fallback folder cannot be made either
+    monkeypatch.setenv("JUDGELAB_CACHE_FALLBACK", str(blocked))
     path = tmp_path / "requests.sqlite"
     pending = Path(f"{path}.pending.jsonl")
     with RequestCache(path) as cache:
         _fill_up(cache)
-        pending.mkdir()  # the side file cannot be written either
+        pending.mkdir()
         with caplog.at_level(logging.ERROR, logger="judgelab"):
             out = CachedClient(Counting(), cache).run(
                 [req("q1 " + "y" * 5000), req("q2 " + "y" * 5000)], progress=False
             )
         assert [c.text[:9] for c, _ in out] == ["answer q1", "answer q2"]
         assert len(cache.unsaved) == 2
-        assert any("only in this job's output" in r.getMessage() for r in caplog.records)
+        assert any(
+            "kept in memory, written again when the job ends" in r.getMessage() for r in caplog.records
+        )
         pending.rmdir()
         cache._store._conn.execute("PRAGMA max_page_count=1073741823")  # space again
     # close() wrote them: the rerun finds both without a call
@@ -205,6 +242,70 @@ def test_when_the_pending_file_fails_too_answers_stay_in_memory_and_are_written_
             [req("q1 " + "y" * 5000), req("q2 " + "y" * 5000)], progress=False
         )
     assert again.calls == 0 and all(hit for _, hit in out)
+
+
+def test_answers_written_nowhere_when_the_cache_closes_are_one_error_naming_every_place(
+    tmp_path, monkeypatch, caplog
+):
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("", encoding="utf-8")
+    monkeypatch.setenv("JUDGELAB_CACHE_FALLBACK", str(blocked))
+    path = tmp_path / "requests.sqlite"
+    pending = Path(f"{path}.pending.jsonl")
+    cache = RequestCache(path)
+    _fill_up(cache)
+    pending.mkdir()
+    CachedClient(Counting(), cache).run([req("q1 " + "y" * 5000)], progress=False)
+    with caplog.at_level(logging.ERROR, logger="judgelab"):
+        cache.close()
+    lost = [r.getMessage() for r in caplog.records if "could be written nowhere" in r.getMessage()]
+    assert len(lost) == 1 and "1 answers" in lost[0]
+    assert str(pending) in lost[0] and "JUDGELAB_CACHE_FALLBACK" in lost[0]
+
+
+def test_an_append_that_fails_part_way_is_cut_back_so_no_line_is_torn(tmp_path, monkeypatch):
+    pending = PendingFile(tmp_path / "requests.sqlite.pending.jsonl")
+    pending.append([("k1", '{"q":1}', '{"text":"one"}', 1.0)])
+    before = pending.path.read_bytes()
+
+    def full(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)  # the write reached the file, its flush to disk failed
+    with pytest.raises(OSError, match="No space left"):
+        pending.append([("k2", '{"q":2}', '{"text":"two"}', 2.0)])
+    monkeypatch.undo()
+    assert pending.path.read_bytes() == before
+    pending.append([("k3", '{"q":3}', '{"text":"three"}', 3.0)])
+    with RequestCache(tmp_path / "requests.sqlite") as cache:
+        assert cache.get("k1") == {"text": "one"} and cache.get("k3") == {"text": "three"}
+        assert cache.get("k2") is None and len(cache) == 2
+
+
+def test_a_cache_whose_creation_failed_before_its_tables_is_made_anew_not_refused(tmp_path, caplog):
+    # the first open on a full disk: the file got its WAL-mode header, the tables never came
+    path = tmp_path / "requests.sqlite"
+    Path(f"{path}.creating").write_text("", encoding="utf-8")  # what the failed first open left
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.close()
+    assert path.stat().st_size == 4096 and not Path(f"{path}-wal").exists()
+    with caplog.at_level(logging.WARNING, logger="judgelab.cache"), RequestCache(path) as cache:
+        cache.put("k", {"q": 1}, {"text": "a"})
+        assert len(cache) == 1
+    assert any(
+        "a creation that failed left it without tables; made anew" in r.getMessage() for r in caplog.records
+    )
+    assert not Path(f"{path}.creating").exists()
+    with RequestCache(path) as cache:  # an ordinary cache from now on
+        assert cache.get("k") == {"text": "a"}
+
+
+def test_the_first_open_leaves_no_creation_marker(tmp_path):
+    path = tmp_path / "requests.sqlite"
+    with RequestCache(path) as cache:
+        assert len(cache) == 0
+    assert path.exists() and not Path(f"{path}.creating").exists()
 
 
 def test_a_torn_pending_line_is_set_aside_and_the_rest_imported(tmp_path, caplog):

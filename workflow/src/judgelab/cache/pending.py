@@ -10,14 +10,23 @@ Guarantees: every append and the import hold an exclusive lock on the file (``fl
 answer appended while another process imports is either imported or left in the file, never
 lost; an appended line is flushed and fsynced before :meth:`PendingFile.append` returns. A line
 that does not parse (a crash mid-append leaves a torn last line) is not imported: it is moved to
-``<pending>.rejected`` and logged with its file and line.
+``<pending>.rejected`` and logged with its file and line. An append that fails part way (the disk
+filled) is cut back to where it began, so a torn line never swallows the next good one.
+
+When the side file cannot be written either (it is on the same full disk), the answers go to the
+cache's fallback file (:func:`fallback_path`): ``judgelab-pending/`` in the system's temporary
+directory (another disk, usually), or in ``$JUDGELAB_CACHE_FALLBACK``; the next open of the cache on
+this host imports it like the side file.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import logging
 import os
+import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -29,6 +38,17 @@ except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
 
 log = logging.getLogger(__name__)
+
+
+def fallback_path(cache: str | Path) -> Path:
+    """Where answers go that neither the cache ``cache`` nor its side file could take: in
+    ``$JUDGELAB_CACHE_FALLBACK``, else the system's temporary directory, under
+    ``judgelab-pending/``, named after the cache file and a digest of its full path (one fallback
+    file per cache, found again by the next open on this host)."""
+    full = str(Path(cache).resolve())
+    digest = hashlib.sha256(full.encode("utf-8")).hexdigest()[:16]
+    folder = Path(os.environ.get("JUDGELAB_CACHE_FALLBACK") or tempfile.gettempdir()) / "judgelab-pending"
+    return folder / f"{Path(cache).name}-{digest}.pending.jsonl"
 
 
 class PendingFile:
@@ -62,11 +82,18 @@ class PendingFile:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fh = self._open_locked("a")
         try:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
+            start = os.fstat(fh.fileno()).st_size
+            try:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            except OSError:
+                with contextlib.suppress(OSError):  # cutting a file back needs no space
+                    os.ftruncate(fh.fileno(), start)
+                raise
         finally:
-            fh.close()
+            with contextlib.suppress(OSError):  # the failed flush is raised above
+                fh.close()
 
     def import_into(self, store: Callable[[list[Row]], None]) -> int:
         """Hand every parsable row to ``store`` (which must write them all or raise), then remove

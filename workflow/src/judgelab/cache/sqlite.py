@@ -6,6 +6,8 @@ SQLite would ignore)."""
 from __future__ import annotations
 
 import contextlib
+import logging
+import os
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
@@ -13,6 +15,8 @@ from pathlib import Path
 from typing import Literal
 
 from judgelab.errors import InputError
+
+log = logging.getLogger(__name__)
 
 #: The answers: one row per request key (the first answer stored wins).
 RESPONSES_SCHEMA = """
@@ -124,6 +128,33 @@ def connect_db(
             raise
 
 
+def creation_marker(path: Path) -> Path:
+    """The file that says the cache ``path`` is being created and has never held an answer
+    (:func:`begin_creation`)."""
+    return Path(f"{path}.creating")
+
+
+def begin_creation(path: Path) -> bool:
+    """Before the first open of a cache file that does not exist: leave a marker beside it saying
+    it is being created (True: this process made the marker and removes it once the tables are
+    committed, :func:`end_creation`). A creation that fails - the disk full before the tables
+    were written - leaves the marker, and the next open (:func:`check_wal_pair`) then knows the
+    table-less file beside it never held answers and makes it anew, where a table-less file with
+    no marker (a copy without its WAL) is refused."""
+    if path.exists():
+        return False
+    try:
+        os.close(os.open(creation_marker(path), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        return True
+    except OSError:  # another process is creating it, or no room even for an empty file
+        return False
+
+
+def end_creation(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        creation_marker(path).unlink()
+
+
 def connect_wal(path: str | Path, timeout: float = 120.0) -> sqlite3.Connection:
     """:func:`connect_db` in WAL mode (the name the batch store has always used)."""
     return connect_db(path, timeout, wal=True)
@@ -199,9 +230,12 @@ def check_wal_pair(path: Path, settle: float = 1.0) -> None:
     is a WAL-mode database with no table at all and no WAL beside it (it was copied or backed up
     without its ``-wal``, or the ``-wal`` was deleted: the answers were there), or a WAL beside it
     that SQLite would ignore (:func:`wal_header_problem`). A file that a process is creating right
-    now looks like the first case for a moment: the check looks again for ``settle`` seconds."""
+    now looks like the first case for a moment: the check looks again for ``settle`` seconds. A
+    table-less file whose creation failed (its marker beside it, :func:`begin_creation`) never
+    held answers: it is removed, to be made anew."""
     wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
     deadline = time.monotonic() + settle
+    failed_creation = False
     while True:
         if not path.exists() or shm.exists():
             return
@@ -217,6 +251,7 @@ def check_wal_pair(path: Path, settle: float = 1.0) -> None:
                 f"aside (`mv {wal} {wal}.broken`) and open again (its answers are then computed again)"
             )
         elif is_wal_database(path) and schema_is_empty(path):
+            failed_creation = creation_marker(path).exists()
             problem = (
                 f"the file has no table of answers, but it is a WAL-mode database: its answers were "
                 f"in {wal.name}, which is not beside it (the file was copied or backed up without "
@@ -227,6 +262,13 @@ def check_wal_pair(path: Path, settle: float = 1.0) -> None:
         else:
             return
         if time.monotonic() >= deadline:
+            if failed_creation:
+                # its creation failed before the tables were written (the disk full): no answer
+                # was ever in it, so it is made anew
+                log.warning("%s: a creation that failed left it without tables; made anew", path)
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+                return
             raise CacheError(
                 f"the request cache would open with fewer answers than it has: {problem}", path=str(path)
             )

@@ -29,8 +29,13 @@ see :mod:`judgelab.cache.claims`.
 
 Faults: a cache file that is not a database, is damaged, cannot be opened or written raises one
 :class:`CacheError` naming the file and what to do. An answer whose write fails is kept: it goes
-to ``<cache>.pending.jsonl`` (imported by the next open), or, if even that fails, stays in
-:attr:`RequestCache.unsaved` (and in the job's output), and the failure is logged naming the file.
+to ``<cache>.pending.jsonl`` (imported by the next open), or, when that is on the same full disk,
+to the fallback file in the system's temporary directory (:func:`~judgelab.cache.pending.fallback_path`,
+imported by the next open on this host), or, if even that fails, stays in
+:attr:`RequestCache.unsaved` (tried again when the cache closes; what is still unwritten then is
+logged as an error), and the failure is logged naming the file. A new cache file that the disk
+fills up before its tables are written is made anew by the next open
+(:func:`~judgelab.cache.sqlite.begin_creation`), not refused as a copy without its WAL.
 """
 
 from __future__ import annotations
@@ -49,15 +54,18 @@ from typing import Any
 from judgelab.cache.claims import Claimed, LeaseKeeper, new_owner, owner_gone
 from judgelab.cache.fsdetect import network_filesystem
 from judgelab.cache.keys import canonical
-from judgelab.cache.pending import PendingFile
+from judgelab.cache.pending import PendingFile, fallback_path
 from judgelab.cache.sqlite import (
     CHUNK,
     CLAIMS_SCHEMA,
     RESPONSES_SCHEMA,
     CacheError,
     Row,
+    begin_creation,
     check_wal_pair,
     connect_db,
+    creation_marker,
+    end_creation,
     explain,
     insert_row,
     insert_rows,
@@ -126,11 +134,14 @@ class _WalStore:
 
     def __init__(self, path: Path, timeout: float):
         self.path = path
+        creating = begin_creation(path)
         check_wal_pair(path)
         self._conn = connect_db(path, timeout, wal=True)
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute(RESPONSES_SCHEMA)
         self._conn.execute(CLAIMS_SCHEMA)
+        if creating or creation_marker(path).exists():
+            end_creation(path)  # the tables are committed: from now on it may hold answers
         self._timeout = timeout
         #: the lease thread's connection (see :meth:`renewer`)
         self._renew_conn: sqlite3.Connection | None = None
@@ -305,6 +316,8 @@ class RequestCache:
                 path=str(self.path),
             ) from None
         self.pending = PendingFile(self._store.pending_sources()[0])
+        #: where answers go that neither the cache nor :attr:`pending` took (another disk)
+        self.fallback = PendingFile(fallback_path(self.path))
         self._import_pending()
 
     # -- answers ----------------------------------------------------------------------------
@@ -333,33 +346,45 @@ class RequestCache:
 
     def _keep(self, rows: list[Row], why: CacheError) -> None:
         self.failed_writes += len(rows)
-        try:
-            self.pending.append(rows)
-            kept = f"kept in {self.pending.path} (imported by the next open of the cache)"
-        except OSError as exc:
-            self.unsaved.extend(rows)
-            kept = f"kept only in memory and in this job's output ({self.pending.path}: {exc})"
+        kept = self._set_aside(rows)
         if self.failed_writes == len(rows):  # the first failure says everything; later ones count
             log.error("%s; the answer was %s", why, kept)
         else:
             log.warning("%s: %d answers not written so far, %s", self.path, self.failed_writes, kept)
 
+    def _set_aside(self, rows: list[Row]) -> str:
+        """Keep ``rows`` the cache could not take: in the side file, else in the fallback file
+        (another disk), else in :attr:`unsaved` (written again at :meth:`close`); says where."""
+        failures = []
+        for side in (self.pending, self.fallback):
+            try:
+                side.append(rows)
+                return f"kept in {side.path} (imported by the next open of the cache on this host)"
+            except OSError as exc:
+                failures.append(f"{side.path}: {exc}")
+        self.unsaved.extend(rows)
+        return f"kept in memory, written again when the job ends ({'; '.join(failures)})"
+
     def flush_unsaved(self) -> int:
-        """Try again to write :attr:`unsaved` (to the cache, else the pending file); returns how
-        many are still only in memory."""
+        """Try again to write :attr:`unsaved` (to the cache, else the side file, else the fallback
+        file); returns how many are still only in memory."""
         rows, self.unsaved = self.unsaved, []
         if rows:
             try:
                 self._store.put_many(rows)
             except sqlite3.Error:
-                try:
-                    self.pending.append(rows)
-                except OSError:
+                for side in (self.pending, self.fallback):
+                    try:
+                        side.append(rows)
+                        break
+                    except OSError:
+                        continue
+                else:
                     self.unsaved = rows
         return len(self.unsaved)
 
     def _import_pending(self) -> None:
-        for source in self._store.pending_sources():
+        for source in [*self._store.pending_sources(), self.fallback.path]:
             try:
                 PendingFile(source).import_into(self._store.put_many)
             except sqlite3.Error as exc:
@@ -447,7 +472,17 @@ class RequestCache:
             held, self._held = sorted(self._held), set()
         if held:
             self.release(held)
-        self.flush_unsaved()
+        lost = self.flush_unsaved()
+        if lost:
+            log.error(
+                "%s: %d answers could be written nowhere (not to the cache, %s or %s): they are "
+                "in this job's output only, and a rerun pays for them again; free space on those "
+                "disks, or set JUDGELAB_CACHE_FALLBACK to a folder on another disk",
+                self.path,
+                lost,
+                self.pending.path,
+                self.fallback.path,
+            )
         self._store.close()
 
     def __enter__(self) -> RequestCache:
