@@ -155,18 +155,21 @@ def test_a_value_you_set_must_name_a_persona_that_runs(tmp_path, monkeypatch, ov
     ],
 )
 def test_no_live_judge_fails_only_the_enabled_studies_left_with_nothing(tmp_path, monkeypatch, overlay, key):
-    err = fails(tmp_path, monkeypatch, {"judges": [], **overlay}, f"config key '{key}': the study is enabled")
+    # the user's own config enables the study: judging nothing is an error naming its key
+    mine = {"judges": [], **overlay, key: {**overlay.get(key, {}), "enabled": True}}
+    err = fails(tmp_path, monkeypatch, mine, f"config key '{key}': the study is enabled")
     assert err.key == key and f"{key}.enabled: false" in str(err)
+    # only the shipped defaults enable it: skipped, saying why (issue 26, case 8)
+    p = load(tmp_path, monkeypatch, {"judges": [], **overlay})
+    assert key not in p.studies and "the study is enabled" in p.skipped[key]
 
 
 def test_an_enabled_overrating_names_the_imported_judges_it_could_diagnose(tmp_path, monkeypatch):
     overlay = {"judges": [], "imported_judges": IMPORTED, **NO_LIVE_STUDIES}
-    fails(
-        tmp_path,
-        monkeypatch,
-        overlay,
-        "name the config's imported judges ['mine'] in overrating.imported_judges",
-    )
+    message = "name the config's imported judges ['mine'] in overrating.imported_judges"
+    fails(tmp_path, monkeypatch, {**overlay, "overrating": {"enabled": True}}, message)
+    # enabled by the shipped defaults only: the skip line says the same
+    assert message in load(tmp_path, monkeypatch, overlay).skipped["overrating"]
 
 
 def test_judges_empty_is_followed_by_every_study_and_the_estimate(tmp_path, monkeypatch):
