@@ -45,6 +45,7 @@ class LLMSession:
         threads: int | None = None,
         desc: str = "job",
         name: str | None = None,
+        interrupt_grace: float | None = None,
     ):
         self.spec = model_spec(model)
         if threads:  # the threads Snakemake granted: a cap on the model's own `threads` (default 1)
@@ -55,6 +56,8 @@ class LLMSession:
             self.backend = make_backend(self.spec, self.name)
         except InputError as exc:
             raise _named(exc, self.name) from None
+        if interrupt_grace is not None and hasattr(self.backend, "interrupt_grace"):
+            self.backend.interrupt_grace = float(interrupt_grace)  # an API backend's requests in flight
         self.client = CachedClient(self.backend, open_cache(cache))
         self.t0 = time.perf_counter()
 
@@ -103,11 +106,16 @@ class JobContext:
     cache: CacheConfig | str | Path | None = None
     threads: int | None = None
     desc: str = "job"
+    #: seconds an interrupted job waits for its API requests in flight (config key
+    #: ``interrupt_grace``; None: the backend's default)
+    interrupt_grace: float | None = None
 
     def session(self, spec: str | dict, name: str | None = None) -> LLMSession:
         """A model session for the model entry ``spec`` (``name``: its key in ``models``)."""
-        return LLMSession(spec, self.cache, self.threads, self.desc, name=name)
+        return LLMSession(
+            spec, self.cache, self.threads, self.desc, name=name, interrupt_grace=self.interrupt_grace
+        )
 
     def named(self, desc: str) -> JobContext:
         """The same context under another name (a job with several model sessions)."""
-        return JobContext(self.cache, self.threads, desc)
+        return JobContext(self.cache, self.threads, desc, self.interrupt_grace)

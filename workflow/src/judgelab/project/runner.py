@@ -110,9 +110,14 @@ def decode(value: Any, annotation: Any) -> Any:
 
 def context_of(smk: Any) -> JobContext:
     """The job's context: the config's request cache, the threads granted, a name from the rule
-    and its wildcards (``judge dl21/smollm2/w_cot/default``)."""
+    and its wildcards (``judge dl21/smollm2/w_cot/default``), the config's ``interrupt_grace``."""
     wildcards = "/".join(str(v) for _, v in smk.wildcards.items())
-    return JobContext(CacheConfig.of(smk.config), smk.threads, f"{smk.rule} {wildcards}".strip())
+    return JobContext(
+        CacheConfig.of(smk.config),
+        smk.threads,
+        f"{smk.rule} {wildcards}".strip(),
+        smk.config.get("interrupt_grace"),
+    )
 
 
 def bundled_inputs(smk: Any, params: Mapping[str, Any]) -> dict[str, str]:

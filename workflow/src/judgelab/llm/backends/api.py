@@ -26,6 +26,7 @@ import math
 import os
 import random
 import re
+import signal
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
@@ -54,6 +55,10 @@ DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY",
 def _check(cond: bool, name: str, key: str, message: str) -> None:
     if not cond:
         raise InputError(message, key=f"models.{name}.{key}")
+
+
+#: seconds an interrupted job waits for its requests in flight (the config key ``interrupt_grace``)
+DEFAULT_INTERRUPT_GRACE = 5.0
 
 
 @dataclass(frozen=True)
@@ -280,6 +285,61 @@ class BatchItemFailed(RuntimeError):
     """Some requests of a batch came back without an answer (errored, expired or cancelled)."""
 
 
+@dataclass(frozen=True)
+class _Signal:
+    """An interrupt, as an item of the online driver's queue."""
+
+    signum: int
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name
+
+
+class _Interrupts:
+    """SIGINT and SIGTERM while an online driver runs: each arrives as a :class:`_Signal` in its
+    queue (the loop's signal handlers), so the driver decides what to wait for; the previous
+    handlers are restored by :meth:`remove`. Outside the main thread (where signals cannot be
+    handled) nothing is installed and interrupts behave as before."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue):
+        self.loop = loop
+        self.count = 0
+        self.first: int | None = None
+        self.deadline: float | None = None
+        self._previous: dict[int, Any] = {}
+        for sig in self.SIGNALS:
+            try:
+                previous = signal.getsignal(sig)
+                loop.add_signal_handler(sig, self._arrived, sig, queue)
+                self._previous[sig] = previous
+            except (ValueError, RuntimeError, NotImplementedError):  # not the main thread, or no signals here
+                continue
+
+    def _arrived(self, sig: int, queue: asyncio.Queue) -> None:
+        self.count += 1
+        self.first = self.first or sig
+        queue.put_nowait(_Signal(sig))
+
+    def remaining(self) -> float | None:
+        """Seconds left of the grace (None: no interrupt yet, wait as long as it takes)."""
+        return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+
+    def exception(self) -> BaseException:
+        """What the interrupt goes on as: KeyboardInterrupt for SIGINT, exit 143 for SIGTERM."""
+        if self.first == signal.SIGTERM:
+            return SystemExit(128 + signal.SIGTERM)
+        return KeyboardInterrupt()
+
+    def remove(self) -> None:
+        for sig, previous in self._previous.items():
+            self.loop.remove_signal_handler(sig)
+            signal.signal(sig, previous)
+        self._previous.clear()
+
+
 class ApiBackend(Backend, abc.ABC):
     """Base of the API backends: settings, key, async driver, retries, batch mode.
 
@@ -290,6 +350,9 @@ class ApiBackend(Backend, abc.ABC):
     default_base_url: ClassVar[str]
     #: at most this many requests per provider batch
     batch_limit: ClassVar[int] = 50_000
+    #: seconds an interrupted job waits for its requests in flight, so their answers are kept
+    #: (the config key ``interrupt_grace``; 0: stop at once)
+    interrupt_grace: float = DEFAULT_INTERRUPT_GRACE
     #: exception classes of the SDK that mean "timed out" / "could not connect"
     timeout_errors: ClassVar[tuple[type[BaseException], ...]] = ()
     connection_errors: ClassVar[tuple[type[BaseException], ...]] = ()
@@ -380,7 +443,11 @@ class ApiBackend(Backend, abc.ABC):
         """Answer ``requests`` with ``concurrency`` workers; yield each answer as it arrives.
 
         On an error that retries do not cure, no new request is started, the ones in flight are
-        awaited and yielded (so they are saved), then the first error is raised."""
+        awaited and yielded (so they are saved), then the first error is raised. An interrupt
+        (SIGINT: Ctrl-C; SIGTERM: a scheduler's cancel) is the same with a deadline: no new
+        request, the ones in flight awaited for :attr:`interrupt_grace` seconds and yielded as
+        they arrive (the caller stores each), then the interrupt goes on (KeyboardInterrupt, or
+        exit status 143 for SIGTERM); a second interrupt stops at once."""
         loop = asyncio.new_event_loop()
         client = self._new_client()
         queue: asyncio.Queue = asyncio.Queue()
@@ -402,20 +469,46 @@ class ApiBackend(Backend, abc.ABC):
                 queue.put_nowait(None)
 
         workers = [loop.create_task(worker()) for _ in range(min(self.settings.concurrency, len(requests)))]
+        signals = _Interrupts(loop, queue)
         error: BaseException | None = None
         try:
             finished = 0
             while finished < len(workers):
-                items = [loop.run_until_complete(queue.get())]
+                try:
+                    items = [loop.run_until_complete(asyncio.wait_for(queue.get(), signals.remaining()))]
+                except TimeoutError:
+                    log.warning(
+                        "%s: %d requests in flight did not answer within the %g s grace after the "
+                        "interrupt: a rerun sends them again",
+                        self.describe(),
+                        sum(not w.done() for w in workers),
+                        self.interrupt_grace,
+                    )
+                    break
                 while not queue.empty():
                     items.append(queue.get_nowait())
                 for item in items:
                     if item is None:
                         finished += 1
+                    elif isinstance(item, _Signal):
+                        stop = True
+                        if signals.count > 1 or self.interrupt_grace <= 0:
+                            raise signals.exception()
+                        signals.deadline = time.monotonic() + self.interrupt_grace
+                        log.warning(
+                            "%s: interrupted (%s): no new request; waiting up to %g s for the %d in "
+                            "flight, so that their answers are kept (interrupt again to stop now)",
+                            self.describe(),
+                            item.name,
+                            self.interrupt_grace,
+                            sum(not w.done() for w in workers),
+                        )
                     elif isinstance(item[1], BaseException):
                         error = error or item[1]
                     else:
                         yield item
+            if signals.count:
+                raise signals.exception()
             if error is not None:
                 raise error
         finally:
@@ -424,7 +517,10 @@ class ApiBackend(Backend, abc.ABC):
                 w.cancel()
             loop.run_until_complete(asyncio.gather(*workers, return_exceptions=True))
             loop.run_until_complete(client.close())
+            signals.remove()  # after the loop's last run: an interrupt that came meanwhile is counted
             loop.close()
+        if signals.count:  # it came after the last answer: it still interrupts the job
+            raise signals.exception()
 
     async def _call(self, client: Any, request: Request) -> Completion:
         """One online request, retried (see :meth:`_retrying`)."""
