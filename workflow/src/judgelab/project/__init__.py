@@ -8,7 +8,3 @@
   workflow script shares (the job's log, JSON params);
 * :mod:`.schema_docs` - config/README.md's key tables, generated from the schema.
 """
-
-from judgelab.project.facade import Project
-
-__all__ = ["Project"]
