@@ -29,5 +29,6 @@ rule peras_wide_tables:
         "../../../envs/judgelab.yaml"
     params:
         reference=PERAS.reference,
+        support=PERAS.section["support"],
     script:
         "../../scripts/peras/tables.py"

@@ -27,6 +27,7 @@ from judgelab.data.tables import (
     read_labelled,
     write_tsv,
 )
+from judgelab.errors import InputError
 from judgelab.llm.judge import Judge
 from judgelab.llm.judging import judge_table
 from judgelab.llm.session import JobContext
@@ -73,15 +74,42 @@ def confidence_job(
 # Metrics
 
 
-def _metrics_row(grades: pd.DataFrame, judgments: str, confidence: str) -> dict:
-    from judgelab.studies.peras.metrics import job_metrics
-
+def _labelled(grades: pd.DataFrame, judgments: str, confidence: str) -> pd.DataFrame:
     merged = grades.merge(
         read_labelled(judgments, confidence), on=["qid", "docid"], how="inner", validate="one_to_one"
     )
     if len(merged) != len(grades):
         raise ValueError(f"{judgments} does not cover the dataset's {len(grades)} pairs")
-    return job_metrics(merged)
+    return merged
+
+
+def _metrics_row(grades: pd.DataFrame, judgments: str, confidence: str) -> dict:
+    from judgelab.studies.peras.metrics import job_metrics
+
+    return job_metrics(_labelled(grades, judgments, confidence))
+
+
+#: The metrics also given on the common support (the pairs every persona of the group answered),
+#: as ``common_<metric>`` beside each persona's own parsed pairs.
+COMMON_METRICS = ("n_parsed", "kappa", "qwk", "macro_f1", "alpha", "n_confidence", "RO", "RU", "HMR")
+
+
+def _common_rows(grades: pd.DataFrame, judgments: Sequence[str], confidence: Sequence[str]) -> list[dict]:
+    """Each persona's metrics on the pairs whose label parsed for every persona of the group
+    (``common_n_parsed`` of them: the same pairs for all), so persona contrasts are not confounded
+    by which answers parsed."""
+    from judgelab.studies.peras.metrics import job_metrics
+
+    tables = [_labelled(grades, j, c) for j, c in zip(judgments, confidence)]
+    keys = ["qid", "docid"]
+    common = grades[keys]
+    for t in tables:
+        common = common.merge(t.loc[t["label"].notna(), keys], on=keys, how="inner")
+    rows = []
+    for t in tables:
+        m = job_metrics(t.merge(common, on=keys, how="inner"))
+        rows.append({f"common_{k}": m[k] for k in COMMON_METRICS})
+    return rows
 
 
 def job_metrics_job(
@@ -98,20 +126,28 @@ def job_metrics_job(
 def group_metrics_job(
     pairs: str, judgments: Sequence[str], confidence: Sequence[str], group: Group, metrics: str
 ) -> pd.DataFrame:
-    """Metrics of every persona's job of one dataset x model x template (one row per persona);
-    ``judgments`` and ``confidence`` are in the order of the group's personas."""
+    """Metrics of every persona's job of one dataset x model x template (one row per persona),
+    each on the pairs its answers parsed and, as ``common_<metric>``, on the common support (the
+    pairs every persona answered: :data:`COMMON_METRICS`); ``judgments`` and ``confidence`` are in
+    the order of the group's personas."""
     personas = group.personas
     if not len(judgments) == len(confidence) == len(personas):
         raise ValueError("one judgments and one confidence table per persona expected")
     grades = read_dataset(pairs)[["qid", "docid", "grade"]]
+    common = _common_rows(grades, judgments, confidence)
     df = pd.DataFrame(
         [
-            {**group.ids, "persona": p, **_metrics_row(grades, j, c)}
-            for p, j, c in zip(personas, judgments, confidence)
+            {**group.ids, "persona": p, **_metrics_row(grades, j, c), **k}
+            for p, j, c, k in zip(personas, judgments, confidence, common)
         ]
     )
     write_tsv(df, metrics)
-    log.info("%d personas; parse coverage %s", len(df), dict(zip(df["persona"], df["coverage"].round(3))))
+    log.info(
+        "%d personas; parse coverage %s; common support %d pairs",
+        len(df),
+        dict(zip(df["persona"], df["coverage"].round(3))),
+        int(df["common_n_parsed"].iloc[0]) if len(df) else 0,
+    )
     return df
 
 
@@ -433,22 +469,35 @@ def table4_job(pairs: Sequence[str], outputs: Mapping[str, str]) -> pd.DataFrame
     return t4
 
 
-def wide_tables_job(metrics: str, reference: str, outputs: Mapping[str, str]) -> None:
+def wide_tables_job(
+    metrics: str, reference: str, outputs: Mapping[str, str], support: str = "parsed"
+) -> None:
     """PERAS Tables 7 and 8 (wide) from the long metrics table: ``outputs`` maps
     ``table7_<ext>`` and ``table8_<ext>`` (tsv, md, tex, html); ``reference`` is the persona the
-    ``↑`` marks compare with."""
+    ``↑`` marks compare with; ``support`` (``peras.support``): ``parsed`` scores each persona on
+    its own parsed answers (the paper's reading), ``common`` on the pairs every persona answered
+    (the metrics table's ``common_*`` columns; the caption says so)."""
     from judgelab.studies.peras import tables as tb
 
     m = read_ids_table(metrics)
+    caption_note = ""
+    if support == "common":
+        m = m.assign(**{k: m[f"common_{k}"] for k in COMMON_METRICS if f"common_{k}" in m.columns})
+        caption_note = (
+            " Common support: every persona scored on the pairs all personas of its judge answered."
+        )
+    elif support != "parsed":
+        raise InputError(f"unknown support {support!r} (parsed or common)", key="peras.support")
     out = {t: {k: outputs[f"{t}_{k}"] for k in ("tsv", "md", "tex", "html")} for t in ("table7", "table8")}
     for table, paths in out.items():
         w = tb.wide_table(m, table, reference)
+        caption = tb.CAPTIONS[table] + caption_note
         render.write_table(
             tb.flat_wide(w),
-            # the defaults bind this table's w and table; mypy cannot infer such a lambda's type
+            # the defaults bind this table's w and caption; mypy cannot infer such a lambda's type
             cast(
                 "Callable[[str], str]",
-                lambda fmt, w=w, table=table: tb.render_wide(w, fmt, tb.CAPTIONS[table]),
+                lambda fmt, w=w, caption=caption: tb.render_wide(w, fmt, caption),
             ),
             paths,
         )
