@@ -67,6 +67,7 @@ wildcard_constraints:
 include: "workflow/rules/common.smk"
 include: "workflow/rules/datasets.smk"
 include: "workflow/rules/personas.smk"
+include: "workflow/rules/manifest.smk"
 
 
 # one rules file per study, in the order of judgelab.studies.STUDIES

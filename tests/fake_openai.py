@@ -50,6 +50,13 @@ class FakeOpenAI:
     retry_after: float = 0.2
     slow_s: float = 3.0
     refuse_logprobs: bool = False
+    #: the response's ``model`` (None: the requested one, as most servers do) and
+    #: ``system_fingerprint`` (None: left out)
+    served_model: str | None = None
+    fingerprint: str | None = None
+    #: prompts whose expected label is in this set get an answer cut by the bound
+    #: (``finish_reason: length``, a text with no label)
+    truncate_labels: frozenset = frozenset()
     arrivals: int = 0
     served: Counter = field(default_factory=Counter)  # prompt -> 200 responses sent
     injected: Counter = field(default_factory=Counter)
@@ -93,10 +100,14 @@ class FakeOpenAI:
             await asyncio.sleep(self.latency)
         prompt = body["messages"][-1]["content"]
         label = expected_label(prompt)
+        cut = label in self.truncate_labels
         choice: dict = {
             "index": 0,
-            "finish_reason": "stop",
-            "message": {"role": "assistant", "content": str(label)},
+            "finish_reason": "length" if cut else "stop",
+            "message": {
+                "role": "assistant",
+                "content": "Let me think about this passage" if cut else str(label),
+            },
         }
         if body.get("logprobs"):
             probs = expected_probs(prompt)
@@ -112,12 +123,14 @@ class FakeOpenAI:
                 ]
             }
         self.served[prompt] += 1
+        extra = {"system_fingerprint": self.fingerprint} if self.fingerprint else {}
         return JSONResponse(
             {
                 "id": f"chatcmpl-{n}",
                 "object": "chat.completion",
                 "created": int(time.time()),
-                "model": body["model"],
+                "model": self.served_model or body["model"],
+                **extra,
                 "choices": [choice],
                 "usage": {
                     "prompt_tokens": len(prompt) // 4,

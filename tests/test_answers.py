@@ -16,6 +16,9 @@ from judgelab.llm.answers import (
     LABEL_RULES,
     LEGACY_CONFIDENCE_RULES,
     LEGACY_LABEL_RULES,
+    PARSER_VERSION,
+    confidence_rules,
+    label_rules,
     locate_label,
     parse_confidence,
     parse_label,
@@ -46,11 +49,14 @@ def test_what_the_first_parser_read_stays_as_it_was(entry):
     after = read_label(entry["text"], labels)
     if before.value is not None:
         assert (after.value, after.start, after.rule) == (before.value, before.start, before.rule)
-    # the default reading of parse_label / locate_label is still the first parser's
+    # parse_label / locate_label read with every rule (parser version 2); version 1's rules by name
     assert parse_label(entry["text"], labels) == (
+        None if after.value is None else int(after.value) if after.value.isdigit() else after.value
+    )
+    assert parse_label(entry["text"], labels, rules=label_rules(1)) == (
         None if before.value is None else int(before.value) if before.value.isdigit() else before.value
     )
-    assert locate_label(entry["text"], labels) == (before.value, before.start)
+    assert locate_label(entry["text"], labels) == (after.value, after.start)
 
 
 @pytest.mark.parametrize("entry", CORPUS["confidence"], ids=_id)
@@ -60,7 +66,8 @@ def test_every_confidence_shape_reads_as_written(entry):
     before = read_confidence(entry["text"], rules=LEGACY_CONFIDENCE_RULES)
     if before.value is not None:
         assert (got.value, got.rule) == (before.value, before.rule)
-    assert parse_confidence(entry["text"]) == before.value
+    assert parse_confidence(entry["text"]) == got.value
+    assert parse_confidence(entry["text"], rules=confidence_rules(1)) == before.value
 
 
 def test_the_rules_are_named_in_their_order():
@@ -86,3 +93,9 @@ def test_answer_keys_read_an_option_number_only_when_asked():
     assert (keyed.value, keyed.rule) == ("2", "final-score")
     assert read_label("Answer: 2, not 1", ("1", "2")).value is None
     assert read_label("Answer: 2, not 1", ("1", "2"), answer_keys=True).value == "2"
+
+
+def test_parser_versions_name_their_rules():
+    assert label_rules(1) == LEGACY_LABEL_RULES and confidence_rules(1) == LEGACY_CONFIDENCE_RULES
+    assert label_rules() == tuple(LABEL_RULES) == label_rules(PARSER_VERSION)
+    assert confidence_rules() == tuple(CONFIDENCE_RULES)

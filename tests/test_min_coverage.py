@@ -114,7 +114,10 @@ def test_require_coverage_by_hand():
     kw = dict(model="m", backend="openai", bound=8, what="job")
     assert require_coverage([True, False, False, False], ["1", "a", "b", "c"], coverage=COV, **kw) == 0.25
     assert require_coverage([], [], coverage=COV, **kw) is None  # nothing to judge: never fails
-    with pytest.raises(CoverageError, match=r"1 of 4 answers .* \(coverage 25.0%, min_coverage 0.3\)"):
+    with pytest.raises(
+        CoverageError,
+        match=r"1 of 4 answers .* \(3 unparsable, 0 truncated; coverage 25.0%, min_coverage 0.3\)",
+    ):
         require_coverage(
             [True, False, False, False],
             list("abcd"),

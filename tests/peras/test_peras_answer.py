@@ -31,14 +31,22 @@ def test_label_from_probs_by_hand():
     assert label_from_probs([0.1, 0.2, 0.6, 0.1], ("0", "1")) == 1  # a template with fewer labels
     assert label_from_probs([0.4, 0.4, 0.1, 0.1]) is None  # a tie is no label
     assert label_from_probs(None) is None and label_from_probs([]) is None
-    assert (
-        read_judgment("The passage is highly relevant", [0.1, 0.2, 0.6, 0.1], ("0", "1", "2", "3"), "logits")
-        == 2
+    assert read_judgment(
+        "The passage is highly relevant", [0.1, 0.2, 0.6, 0.1], ("0", "1", "2", "3"), "logits"
+    ) == (2, "logits")
+    assert read_judgment(
+        "The passage is highly relevant", [0.1, 0.2, 0.6, 0.1], ("0", "1", "2", "3"), "parse"
+    ) == (None, None)
+    assert read_judgment("2\n\nNext steps: 1. read it", None, ("0", "1", "2", "3"), "parse") == (
+        2,
+        "first-line",
     )
-    assert (
-        read_judgment("The passage is highly relevant", [0.1, 0.2, 0.6, 0.1], ("0", "1", "2", "3"), "parse")
-        is None
+    # the first parser's rules (version 1) leave it missing
+    assert read_judgment("2\n\nNext steps: 1. read it", None, ("0", "1", "2", "3"), "parse", 1) == (
+        None,
+        None,
     )
+    assert read_judgment("anything", [0.4, 0.4, 0.1, 0.1], ("0", "1", "2", "3"), "logits") == (None, None)
 
 
 def test_auto_is_logits_for_the_embedded_model_and_parse_for_api_models():

@@ -432,6 +432,8 @@ def import_judgments(
             "label": merged["label"],
             "parsed": has,
             "answer": merged["label"].astype("string"),
+            "truncated": False,
+            "parse_rule": has.map({True: "imported", False: None}),
         },
         columns=JUDGMENT_COLUMNS,
     )
@@ -448,6 +450,8 @@ def import_judgments(
             "confidence": merged["confidence"],
             "parsed": merged["confidence"].notna(),
             "answer": merged["confidence"].astype("string"),
+            "truncated": False,
+            "parse_rule": merged["confidence"].notna().map({True: "imported", False: None}),
         },
         columns=CONFIDENCE_COLUMNS,
     )

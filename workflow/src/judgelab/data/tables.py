@@ -15,7 +15,12 @@ import pandas as pd
 #: The normalised dataset table (``{results}/datasets/{dataset}.tsv``).
 DATASET_COLUMNS = ["dataset", "qid", "query", "docid", "passage", "grade"]
 
-#: One judgment job's table: one row per pair, in the dataset table's order.
+#: One judgment job's table: one row per pair, in the dataset table's order; ``parse_rule``: how
+#: the label was read (an answer rule of :mod:`judgelab.llm.answers`, ``logits``, ``imported``;
+#: empty when missing); ``truncated``: the answer was cut by the token bound (its finish reason;
+#: false for a label read from the logits, whose one-token answer is the design); who answered:
+#: the finish reason, the served model and the system fingerprint as the response gave them
+#: (empty where the backend reports none, and in rows of answers cached before they were kept).
 JUDGMENT_COLUMNS = [
     "dataset",
     "qid",
@@ -33,6 +38,11 @@ JUDGMENT_COLUMNS = [
     "completion_tokens",
     "latency_s",
     "cache_hit",
+    "truncated",
+    "parse_rule",
+    "finish_reason",
+    "served_model",
+    "system_fingerprint",
 ]
 
 #: One confidence job's table: one row per pair; ``asked`` only where the label parsed.
@@ -47,6 +57,8 @@ CONFIDENCE_COLUMNS = [
     "answer",
     "latency_s",
     "cache_hit",
+    "truncated",
+    "parse_rule",
 ]
 
 #: Id columns of the metrics tables, read as strings.

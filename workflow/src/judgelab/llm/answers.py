@@ -22,6 +22,10 @@ template's. The first three rules are the parser's first version (:data:`LEGACY_
 every answer they read reads the same under the later rules too, which only read answers the
 earlier ones leave missing.
 
+:data:`PARSER_VERSION` names the rules in use (1: the first version's rules, 2: every rule
+below); the judge jobs carry it in their params, so a change of the rules reruns them from the
+request cache (cache hits, no request sent) and every judgment row records the rule that read it.
+
 Confidence rules (:data:`CONFIDENCE_RULES`): ``number-only`` (``"85"``, ``"85%"``, ``"[90]"``),
 ``explicit`` (``Confidence: 85``, ``confidence score of 85``), ``first-line`` (a number alone on
 the first line), ``verbal`` (``"I'd say 90"``, ``"about 85% confident"``); values outside 0-100
@@ -188,7 +192,7 @@ def read_label(
 
 
 def parse_label(
-    text: str, labels: Iterable[str] = GRADE_LABELS, *, rules: Sequence[str] | None = LEGACY_LABEL_RULES
+    text: str, labels: Iterable[str] = GRADE_LABELS, *, rules: Sequence[str] | None = None
 ) -> int | str | None:
     """The label of an answer (:func:`read_label`), or None (missing). Integer labels come back as
     ``int``, others as the label string. ``rules``: which rules read it (None: all of them)."""
@@ -204,7 +208,7 @@ def locate_label(
     labels: Iterable[str] = GRADE_LABELS,
     *,
     answer_keys: bool = False,
-    rules: Sequence[str] | None = LEGACY_LABEL_RULES,
+    rules: Sequence[str] | None = None,
 ) -> tuple[str | None, int | None]:
     """:func:`read_label`'s label and the character offset in ``text`` where it was read, or
     ``(None, None)``: the offset tells which answer token carries the label (its label-token
@@ -263,7 +267,26 @@ CONFIDENCE_RULES: dict[str, Callable[[str], re.Match[str] | None]] = {
 LEGACY_CONFIDENCE_RULES = ("number-only", "explicit", "first-line")
 
 
-def parse_confidence(text: str, *, rules: Sequence[str] | None = LEGACY_CONFIDENCE_RULES) -> float | None:
+def parse_confidence(text: str, *, rules: Sequence[str] | None = None) -> float | None:
     """A confidence 0-100 from an answer (:func:`read_confidence`), or None (missing)."""
     got = read_confidence(text, rules=rules)
     return None if got.value is None else float(got.value)
+
+
+#: The version of the rules in use (the module docstring); a judge job's params carry it.
+PARSER_VERSION = 2
+#: The label and the confidence rules of each version.
+VERSIONS: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    1: (LEGACY_LABEL_RULES, LEGACY_CONFIDENCE_RULES),
+    2: (tuple(LABEL_RULES), tuple(CONFIDENCE_RULES)),
+}
+
+
+def label_rules(version: int | None = None) -> tuple[str, ...]:
+    """The label rules of parser ``version`` (None: :data:`PARSER_VERSION`)."""
+    return VERSIONS[PARSER_VERSION if version is None else int(version)][0]
+
+
+def confidence_rules(version: int | None = None) -> tuple[str, ...]:
+    """The confidence rules of parser ``version`` (None: :data:`PARSER_VERSION`)."""
+    return VERSIONS[PARSER_VERSION if version is None else int(version)][1]

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from judgelab.data.labels import GRADE_LABELS
+from judgelab.llm.answers import PARSER_VERSION
 from judgelab.llm.personas import read_persona
 from judgelab.llm.session import JobContext, LLMSession
 from judgelab.params import Settings
@@ -52,7 +53,10 @@ class Judge(Settings):
     instruction, or "" when it comes from a generated persona's file (an input of the job: see
     :meth:`resolved`); ``placement``: where the instruction goes (``user`` | ``system``);
     ``max_tokens``: the answer bound; ``answer``: how the label is read (``parse`` | ``logits``);
-    ``coverage``: the job's coverage floor (None: no check)."""
+    ``coverage``: the job's coverage floor (None: no check); ``parser``: the version of the answer
+    rules that read its answers (:data:`judgelab.llm.answers.PARSER_VERSION` unless given; None
+    for a judge whose labels come from the logits, whose answers no rule reads), so a change of
+    the rules reruns exactly the jobs that parse (from the request cache)."""
 
     model: str
     spec: Mapping[str, Any] = field(default_factory=dict)
@@ -63,8 +67,13 @@ class Judge(Settings):
     max_tokens: int = 16
     answer: str = "parse"
     coverage: Coverage | None = None
+    parser: int | None = None
 
     def __post_init__(self) -> None:
+        if self.answer == "logits":
+            object.__setattr__(self, "parser", None)
+        elif self.parser is None:
+            object.__setattr__(self, "parser", PARSER_VERSION)
         object.__setattr__(self, "labels", tuple(str(x) for x in self.labels))
         object.__setattr__(self, "max_tokens", int(self.max_tokens))
         object.__setattr__(self, "spec", dict(self.spec))

@@ -10,11 +10,12 @@ with ``parsed = False`` and a missing label; it never becomes a grade.
 
 How the label is read (``answer``):
 
-* ``parse`` - from the answer text (:func:`judgelab.llm.answers.parse_label`, the template's labels);
+* ``parse`` - from the answer text (:func:`judgelab.llm.answers.read_label`, the template's labels,
+  the rules of the judge's parser version; the row's ``parse_rule`` names the rule that read it);
 * ``logits`` - the template's label with the largest probability at the first answer position
   (the label-token distribution the backend returns; one answer token is generated), as the
   simulation study's ``answer: logits``; a backend that returns no distribution, or a tie
-  between the largest probabilities, gives a missing label;
+  between the largest probabilities, gives a missing label (``parse_rule``: ``logits``);
 * ``auto`` (resolved by :func:`resolve_answer`) - ``logits`` for the embedded (``local``)
   backend, ``parse`` for every API backend.
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from collections.abc import Mapping, Sequence
 
 import pandas as pd
@@ -33,7 +35,7 @@ import pandas as pd
 from judgelab.data.labels import GRADE_LABELS
 from judgelab.data.tables import JUDGMENT_COLUMNS
 from judgelab.errors import InputError
-from judgelab.llm.answers import parse_label
+from judgelab.llm.answers import label_rules, read_label
 from judgelab.llm.backends.base import Request
 from judgelab.llm.client import CachedClient
 from judgelab.llm.judge import Coverage, Judge
@@ -91,12 +93,24 @@ def label_from_probs(probs: Sequence[float] | None, labels: Sequence[str] = GRAD
 
 
 def read_judgment(
-    text: str, probs: Sequence[float] | None, labels: Sequence[str], answer: str
-) -> int | str | None:
-    """The label of one answer under the reading ``answer`` (``parse`` or ``logits``)."""
+    text: str,
+    probs: Sequence[float] | None,
+    labels: Sequence[str],
+    answer: str,
+    parser: int | None = None,
+) -> tuple[int | str | None, str | None]:
+    """The label of one answer under the reading ``answer`` (``parse`` or ``logits``) and how it
+    was read: the answer rule's name (parser version ``parser``, None: the current one),
+    ``logits``, or None when the label is missing."""
     if answer == "logits":
-        return label_from_probs(probs, labels)
-    return parse_label(text, labels)
+        label = label_from_probs(probs, labels)
+        return label, ("logits" if label is not None else None)
+    labels = tuple(str(x) for x in labels)
+    got = read_label(text, labels, rules=label_rules(parser))
+    if got.value is None:
+        return None, None
+    value = int(got.value) if all(x.isdigit() for x in labels) else str(got.value)
+    return value, got.rule
 
 
 def run_judgments(
@@ -112,7 +126,7 @@ def run_judgments(
     answers = client.run(requests, desc=desc, progress=progress)
     rows = []
     for row, (comp, hit) in zip(pairs.itertuples(index=False), answers):
-        label = read_judgment(comp.text, comp.label_probs, labels, answer)
+        label, rule = read_judgment(comp.text, comp.label_probs, labels, answer, judge.parser)
         probs: list[float | None] = list(comp.label_probs) if comp.label_probs else [None] * 4
         expected = sum(k * p for k, p in enumerate(comp.label_probs)) if comp.label_probs else None
         rows.append(
@@ -133,6 +147,11 @@ def run_judgments(
                 "completion_tokens": comp.completion_tokens,
                 "latency_s": comp.latency_s,
                 "cache_hit": hit,
+                "truncated": answer == "parse" and comp.truncated(judge.max_tokens),
+                "parse_rule": rule,
+                "finish_reason": comp.finish_reason,
+                "served_model": comp.served_model,
+                "system_fingerprint": comp.system_fingerprint,
             }
         )
     out = pd.DataFrame(rows, columns=JUDGMENT_COLUMNS)
@@ -141,15 +160,61 @@ def run_judgments(
         out[col] = out[col].astype("Float64")
     n_missing = int((~out["parsed"]).sum())
     log.info(
-        "%s: %d pairs, %d %s, %d missing (%s)",
+        "%s: %d pairs, %d %s, %d missing (%s)%s",
         desc,
         len(out),
         len(out) - n_missing,
         "read from the logits" if answer == "logits" else "parsed",
         n_missing,
         "no label distribution" if answer == "logits" else "unparsable answers",
+        "" if answer == "logits" else f"; read by {rule_counts(out['parse_rule'])}",
     )
     return out
+
+
+def log_served(desc: str, judge: Judge, served_models) -> list[str]:
+    """Log once per job which model answered: every served model name the responses gave, and a
+    warning when one is not the configured model (``models.<model>.model``; :func:`same_model`: a
+    dated name behind an alias, ``gpt-4o`` -> ``gpt-4o-2024-08-06``, is only recorded). The
+    embedded model's file name is recorded, not compared. Returns the names."""
+    names = sorted({str(x) for x in pd.Series(served_models, dtype="object").dropna()})
+    if not names:
+        return names
+    configured = str(judge.spec.get("model") or "")
+    other = [n for n in names if configured and judge.backend != "local" and not same_model(configured, n)]
+    if other:
+        log.warning(
+            "%s: answered by %s, not the configured models.%s.model %r (recorded in the rows' served_model)",
+            desc,
+            ", ".join(other),
+            judge.model,
+            configured,
+        )
+    else:
+        log.info("%s: answered by %s", desc, ", ".join(names))
+    return names
+
+
+#: What may follow a configured model name in the served one: a date or version stamp
+#: (``-2024-08-06``, ``-20241022``, ``-0613``, ``:2``, ``-v1.0``, ``@001``).
+_DATED = re.compile(r"[-@:_.]?(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{3,4}|v?\d+(?:[.:]\d+)*)")
+
+
+def same_model(configured: str, served: str) -> bool:
+    """Is ``served`` the model ``configured`` names: the same name, or that name with a date or
+    version stamp after it (``gpt-4o`` served as ``gpt-4o-2024-08-06``)? ``gpt-4o-mini`` is another
+    model; so is ``claude-3-5-sonnet-20241022`` behind the alias ``claude-3-5-sonnet-latest`` (the
+    alias resolved: reported, so the dated name can be pinned)."""
+    if served == configured:
+        return True
+    return served.startswith(configured) and _DATED.fullmatch(served[len(configured) :]) is not None
+
+
+def rule_counts(rules) -> str:
+    """``label-only 5, first-line 2`` (the rules that read a table's labels, by count), or
+    ``no rule`` when none did."""
+    counts = pd.Series(rules, dtype="object").dropna().value_counts()
+    return ", ".join(f"{rule} {n}" for rule, n in counts.items()) or "no rule"
 
 
 # --------------------------------------------------------------------------------------------
@@ -169,6 +234,7 @@ def require_coverage(
     backend: str | None,
     bound: int,
     what: str,
+    truncated: Sequence[bool] | None = None,
 ) -> float | None:
     """Stop a judge job whose answers parse too rarely: nothing parsed of at least one answer, or
     a parsed share below ``coverage.min_coverage``. The error (:class:`CoverageError`, naming the
@@ -177,23 +243,46 @@ def require_coverage(
     the model's chat-template switch (API models: e.g. Qwen3's ``enable_thinking: false``), the
     logits reading where the study has one (local models), or a lower ``min_coverage``. Returns
     the share (None for a job with nothing to judge, which never fails). The answers are in the
-    request cache: a rerun with only the threshold changed sends nothing."""
+    request cache: a rerun with only the threshold changed sends nothing.
+
+    ``truncated`` (one flag per answer: cut by the bound) splits the missing answers into
+    truncated and unparsable ones, in the log line and in the error; when most missing answers
+    were cut, the error says so right after the share ("truncated: ..., raise <bound key>"): the
+    bound, not the judge, is then what failed."""
     cov = Coverage.from_param(coverage)
     flags = [bool(x) for x in parsed]
     n, k = len(flags), sum(flags)
     if not n:
         log.info("%s: nothing to judge (coverage undefined)", what)
         return None
+    cut = [bool(x) for x in truncated] if truncated is not None else [False] * n
+    n_cut = sum(1 for ok, c in zip(flags, cut) if not ok and c)
+    split = f"{n - k - n_cut} unparsable, {n_cut} truncated"
     share = k / n
     if cov is None:
         return share
     if k and share >= cov.min_coverage:
-        log.info("%s: coverage %.3f (%d of %d; min_coverage %g)", what, share, k, n, cov.min_coverage)
+        log.info(
+            "%s: coverage %.3f (%d of %d parsed; %s; min_coverage %g)",
+            what,
+            share,
+            k,
+            n,
+            split,
+            cov.min_coverage,
+        )
         return share
-    tries = [
+    bound_try = (
         f"a larger answer bound ({cov.bound_key}, now {bound}: a judge that writes a prefix, "
         "or reasons first, needs room before its label)"
-    ]
+    )
+    tries = [bound_try]
+    lead = ""
+    if n_cut and 2 * n_cut >= n - k:
+        lead = (
+            f"truncated: {n_cut} of the {n - k} missing answers were cut by the bound of {bound} "
+            f"tokens, raise {cov.bound_key}; "
+        )
     if backend == "local":
         if cov.answer_key:
             tries.append(f"reading the label from the logits ({cov.answer_key}: logits, or auto)")
@@ -208,7 +297,7 @@ def require_coverage(
     examples = "; ".join(repr(a) for a in shown)
     raise CoverageError(
         f"{what}: {k} of {n} answers of model {model!r} with template {cov.template} parsed "
-        f"(coverage {share:.1%}, min_coverage {cov.min_coverage:g}); nothing is measured on "
+        f"({split}; coverage {share:.1%}, min_coverage {cov.min_coverage:g}); {lead}nothing is measured on "
         f"answers that do not parse. Unparsed answers, e.g.: {examples}. Try {'; '.join(tries)}. "
         "The answers are in the request cache: a rerun sends only requests that changed",
         key="min_coverage",
@@ -260,7 +349,9 @@ def judge_table(table: pd.DataFrame, judge: Judge, context: JobContext) -> pd.Da
 def check_coverage(judged: pd.DataFrame, judge: Judge, what: str) -> float | None:
     """:func:`require_coverage` of a judge job's table (its ``parsed`` and ``answer`` columns),
     with the judge's floor, model, backend and bound (one token when read from the logits): the
-    check every judge job of every study ends with."""
+    check every judge job of every study ends with; before it, who answered (:func:`log_served`)."""
+    if "served_model" in judged.columns:
+        log_served(what, judge, judged["served_model"])
     return require_coverage(
         judged["parsed"],
         judged["answer"],
@@ -269,4 +360,5 @@ def check_coverage(judged: pd.DataFrame, judge: Judge, what: str) -> float | Non
         backend=judge.backend,
         bound=judge.max_tokens if judge.answer == "parse" else 1,
         what=what,
+        truncated=judged["truncated"] if "truncated" in judged.columns else None,
     )

@@ -6,5 +6,6 @@
 * :mod:`.estimate` - ``judgelab estimate``: calls, tokens and cost before anything is spent;
 * :mod:`.stages` - the shared stages' jobs (datasets, personas); :mod:`.runner` - what every
   workflow script shares (the job's log, JSON params);
-* :mod:`.schema_docs` - config/README.md's key tables, generated from the schema.
+* :mod:`.schema_docs` - config/README.md's key tables, generated from the schema;
+* :mod:`.manifest` - ``results/manifest.json``: what produced a result folder.
 """

@@ -28,6 +28,13 @@ from judgelab.llm.personas import PersonaGeneration, load_persona_file, read_gen
 from judgelab.llm.prompts import load_template_spec
 from judgelab.project.bundled import param as bundled_param
 from judgelab.project.config import PACKAGE_ROOT, SCHEMA, check_name, load_config, user_layers, validate
+from judgelab.project.manifest import (
+    ManifestSettings,
+    config_digest,
+    manifest_models,
+    package_version,
+    workflow_commit,
+)
 from judgelab.project.plan import LLMJob
 from judgelab.studies import STUDIES
 
@@ -68,6 +75,7 @@ PATHS = {
     "dataset": "{results}/datasets/{dataset}.tsv",
     "generated_persona": "{results}/personas/generated/{model}/{persona}.json",
     "persona_table": "{results}/personas/personas.tsv",
+    "manifest": "{results}/manifest.json",
     "log": "{results}/logs/{name}.log",
 }
 
@@ -514,11 +522,25 @@ class Project:
         return self.plans[study].targets() if self.enabled(study) else []
 
     def all_targets(self) -> list[str]:
-        """`all`: the persona table and the targets of every enabled study."""
+        """`all`: the persona table, the targets of every enabled study and the run's manifest."""
         out = [self.path("persona_table")]
         for study in self.studies:
             out += self.targets(study)
-        return out
+        return out + [self.path("manifest")]
+
+    def manifest_settings(self) -> ManifestSettings:
+        """The manifest job's param (:mod:`judgelab.project.manifest`): the resolved config's
+        digest, its models, the studies that run, the package's version and the workflow's
+        commit."""
+        commit, dirty = workflow_commit(self.root)
+        return ManifestSettings(
+            config_digest=config_digest(self.config),
+            models=manifest_models(self.config["models"]),
+            studies=tuple(self.studies),
+            version=package_version(),
+            commit=commit,
+            dirty=dirty,
+        )
 
     def persona_rows(self) -> list[dict]:
         """The personas of the run with their resolved source (the persona table's input)."""

@@ -27,7 +27,7 @@ import anthropic
 
 from judgelab.errors import InputError
 from judgelab.llm.backends.api import ApiBackend, ApiSettings, BatchStatus
-from judgelab.llm.backends.base import Completion, Request
+from judgelab.llm.backends.base import Completion, Request, served
 
 DEFAULT_VERSION = "2023-06-01"
 
@@ -151,5 +151,5 @@ def completion_from_message(message: Any, latency_s: float) -> Completion:
         prompt_tokens=usage.input_tokens if usage else None,
         completion_tokens=usage.output_tokens if usage else None,
         latency_s=latency_s,
-        extra={"finish_reason": message.stop_reason},
+        extra=served({"finish_reason": message.stop_reason}, getattr(message, "model", None)),
     )

@@ -51,6 +51,23 @@ class Request:
         return [{"role": r, "content": c} for r, c in self.messages]
 
 
+#: Finish reasons meaning "cut by the token bound" (OpenAI-compatible and the embedded model:
+#: ``length``; Anthropic and Bedrock: ``max_tokens``).
+TRUNCATED_REASONS = frozenset({"length", "max_tokens"})
+
+
+def served(extra: dict, model: str | None, fingerprint: str | None = None) -> dict:
+    """``extra`` with who answered, as the response says: the served model's name
+    (``served_model``: an alias resolves to a dated name) and the system fingerprint where the API
+    gives one; absent values are left out (the cache entry then reads as before)."""
+    out = dict(extra)
+    if model:
+        out["served_model"] = str(model)
+    if fingerprint:
+        out["system_fingerprint"] = str(fingerprint)
+    return out
+
+
 @dataclass
 class Completion:
     """A backend's answer. ``label_probs``: probabilities of ``label_tokens`` at the FIRST answer
@@ -83,6 +100,33 @@ class Completion:
     latency_s: float = math.nan
     extra: dict = field(default_factory=dict)
     label_steps: list[dict] | None = None
+
+    @property
+    def finish_reason(self) -> str | None:
+        """Why the answer ended, as the backend said (``extra``): ``stop``, ``length`` (OpenAI
+        and the embedded model), ``end_turn``, ``max_tokens`` (Anthropic, Bedrock), ...; None
+        when not recorded (answers cached before the embedded model recorded it)."""
+        reason = self.extra.get("finish_reason") if self.extra else None
+        return None if reason is None else str(reason)
+
+    @property
+    def served_model(self) -> str | None:
+        """The model the response names (``extra``), None when the backend reports none."""
+        return (self.extra or {}).get("served_model")
+
+    @property
+    def system_fingerprint(self) -> str | None:
+        """The response's system fingerprint (OpenAI-compatible APIs that send one), else None."""
+        return (self.extra or {}).get("system_fingerprint")
+
+    def truncated(self, max_tokens: int | None = None) -> bool:
+        """Was the answer cut by the token bound? The finish reason where the backend gave one
+        (``length``, ``max_tokens``); otherwise (an older cache entry) whether the answer used the
+        whole bound ``max_tokens``."""
+        reason = self.finish_reason
+        if reason is not None:
+            return reason.lower() in TRUNCATED_REASONS
+        return max_tokens is not None and (self.completion_tokens or 0) >= int(max_tokens)
 
     def to_json(self) -> dict:
         out = asdict(self)

@@ -229,9 +229,11 @@ class LocalBackend(Backend):
 
         steps: list[dict] | None = [] if request.label_steps else None
         answer: list[int] = []
+        finish = "forced" if forced is not None else "length"
         for pos in range(limit):
             tok = int(np.argmax(logits)) if forced is None else forced[pos]
             if forced is None and self._is_eog(tok):
+                finish = "stop"
                 break
             if steps is not None:
                 step = self._label_step(pos, tok, logits, answer, request.label_tokens)
@@ -250,7 +252,7 @@ class LocalBackend(Backend):
             prompt_tokens=len(tokens),
             completion_tokens=len(answer),
             latency_s=time.perf_counter() - t0,
-            extra={"reused_tokens": keep},
+            extra={"reused_tokens": keep, "finish_reason": finish, "served_model": self.model_path.name},
             label_steps=steps,
         )
 

@@ -32,7 +32,7 @@ from openai.types.chat import ChatCompletion
 
 from judgelab.errors import InputError
 from judgelab.llm.backends.api import ApiBackend, ApiSettings, BatchStatus, label_distribution
-from judgelab.llm.backends.base import Completion, Request, label_form
+from judgelab.llm.backends.base import Completion, Request, label_form, served
 
 log = logging.getLogger(__name__)
 
@@ -272,6 +272,10 @@ def completion_from_chat(resp: ChatCompletion, request: Request | None, latency_
         prompt_tokens=usage.prompt_tokens if usage else None,
         completion_tokens=usage.completion_tokens if usage else None,
         latency_s=latency_s,
-        extra={"finish_reason": choice.finish_reason},
+        extra=served(
+            {"finish_reason": choice.finish_reason},
+            getattr(resp, "model", None),
+            getattr(resp, "system_fingerprint", None),
+        ),
         label_steps=steps,
     )

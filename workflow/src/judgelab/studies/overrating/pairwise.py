@@ -137,7 +137,7 @@ def run_pairwise(
     )
     rows = []
     for x, (comp, hit) in zip(items, answers):
-        cells = reading_cells(comp, prompt.labels, pairwise=True)
+        cells = reading_cells(comp, prompt.labels, pairwise=True, max_tokens=max_tokens)
         chosen = None
         if cells["parsed"]:
             chosen = x["passage_1"] if str(cells["label"]) == prompt.labels[0] else x["passage_2"]

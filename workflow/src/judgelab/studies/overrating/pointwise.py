@@ -43,6 +43,11 @@ READING_COLUMNS = [
     "completion_tokens",
     "latency_s",
     "cache_hit",
+    "truncated",
+    "parse_rule",
+    "finish_reason",
+    "served_model",
+    "system_fingerprint",
 ]
 
 
@@ -86,7 +91,7 @@ def run_pointwise(
             "dataset": r.dataset,
             "qid": r.qid,
             "docid": r.docid,
-            **reading_cells(comp, prompt.labels),
+            **reading_cells(comp, prompt.labels, max_tokens=max_tokens),
             "cache_hit": hit,
         }
         for r, (comp, hit) in zip(pairs.itertuples(index=False), answers)

@@ -14,7 +14,7 @@ import pandas as pd
 
 from judgelab.data.labels import SCALES
 from judgelab.errors import InputError
-from judgelab.llm.answers import locate_label
+from judgelab.llm.answers import Reading, read_label
 from judgelab.llm.backends.base import Completion, label_step_at
 from judgelab.llm.judge import Judge
 from judgelab.llm.prompts import load_template_spec, register_kind
@@ -77,15 +77,21 @@ def check_labels(labels: Sequence[str], scale: str) -> tuple[str, ...]:
     return tuple(labels)
 
 
+def read_answer(text: str, labels: Sequence[str], *, pairwise: bool = False) -> Reading:
+    """The label of an answer (one of ``labels``), the character offset of the label in it and the
+    rule that read it, or :data:`judgelab.llm.answers.MISSING`: :func:`judgelab.llm.answers.read_label`
+    with the current rules (only the template's labels parse; ``-1``, ``2.5``, ``1st`` or a number
+    outside the labels do not). ``pairwise``: an explicit ``Answer: 1`` also counts as the final
+    answer (the forced choice names an option)."""
+    return read_label(text, labels, answer_keys=pairwise)
+
+
 def parse_answer(
     text: str, labels: Sequence[str], *, pairwise: bool = False
 ) -> tuple[str | None, int | None]:
-    """The label of an answer (one of ``labels``) and the character offset of the label in it, or
-    ``(None, None)`` (missing): :func:`judgelab.llm.prompts.locate_label`, the rules of
-    :func:`judgelab.llm.prompts.parse_label` (only the template's labels parse; ``-1``, ``2.5``,
-    ``1st`` or a number outside the labels do not), with the offset. ``pairwise``: an explicit
-    ``Answer: 1`` also counts as the final answer (the forced choice names an option)."""
-    return locate_label(text, labels, answer_keys=pairwise)
+    """:func:`read_answer`'s label and offset, or ``(None, None)`` (missing)."""
+    got = read_answer(text, labels, pairwise=pairwise)
+    return (None, None) if got.value is None else (str(got.value), got.start)
 
 
 def label_reading(
@@ -140,9 +146,15 @@ def prob_columns(labels: Sequence[str]) -> list[str]:
 CONFIDENCE_DEFINITIONS = {"full": "confidence", "renormalised": "confidence_renorm"}
 
 
-def reading_cells(comp: Completion, labels: Sequence[str], *, pairwise: bool = False) -> dict:
-    label, start = parse_answer(comp.text, labels, pairwise=pairwise)
-    r = label_reading(comp, labels, label, start)
+def reading_cells(
+    comp: Completion, labels: Sequence[str], *, pairwise: bool = False, max_tokens: int | None = None
+) -> dict:
+    """One judgment's cells: the label read from the answer (:func:`parse_answer`), its label-token
+    reading (:func:`label_reading`), the token counts, whether the answer was cut by the bound
+    ``max_tokens`` (``truncated``) and the rule that read the label (``parse_rule``)."""
+    got = read_answer(comp.text, labels, pairwise=pairwise)
+    label = None if got.value is None else str(got.value)
+    r = label_reading(comp, labels, label, got.start)
     return {
         "label": None if label is None else int(label),
         "parsed": label is not None,
@@ -155,6 +167,11 @@ def reading_cells(comp: Completion, labels: Sequence[str], *, pairwise: bool = F
         "prompt_tokens": comp.prompt_tokens,
         "completion_tokens": comp.completion_tokens,
         "latency_s": comp.latency_s,
+        "truncated": comp.truncated(max_tokens),
+        "parse_rule": got.rule,
+        "finish_reason": comp.finish_reason,
+        "served_model": comp.served_model,
+        "system_fingerprint": comp.system_fingerprint,
     }
 
 

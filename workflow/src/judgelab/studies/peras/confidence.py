@@ -1,7 +1,8 @@
 """Confidence elicitation (PERAS, section 4.3 and Appendix A): for every pair whose label parsed,
 the follow-up turn with the Table 6 instruction, the persona, the task context (query and
 passage) and the predicted label; the answer is read as a 0-100 confidence
-(:func:`judgelab.llm.answers.parse_confidence`), missing where it does not parse.
+(:func:`judgelab.llm.answers.read_confidence`, the rules of the judge's parser version; the row's
+``parse_rule`` names the rule), missing where it does not parse.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import logging
 import pandas as pd
 
 from judgelab.data.tables import CONFIDENCE_COLUMNS
-from judgelab.llm.answers import parse_confidence
+from judgelab.llm.answers import confidence_rules, read_confidence
 from judgelab.llm.backends.base import Request
 from judgelab.llm.client import CachedClient
 from judgelab.llm.judge import Judge
@@ -60,7 +61,8 @@ def run_confidence(
         base = {"dataset": r["dataset"], "qid": r["qid"], "docid": r["docid"], "label": r["label"]}
         if idx in answers:
             comp, hit = answers[idx]
-            conf = parse_confidence(comp.text)
+            got = read_confidence(comp.text, rules=confidence_rules(judge.parser))
+            conf = None if got.value is None else float(got.value)
             rows.append(
                 {
                     **base,
@@ -70,6 +72,8 @@ def run_confidence(
                     "answer": comp.text,
                     "latency_s": comp.latency_s,
                     "cache_hit": hit,
+                    "truncated": comp.truncated(judge.max_tokens),
+                    "parse_rule": got.rule,
                 }
             )
         else:
@@ -82,6 +86,8 @@ def run_confidence(
                     "answer": None,
                     "latency_s": None,
                     "cache_hit": None,
+                    "truncated": False,
+                    "parse_rule": None,
                 }
             )
     out = pd.DataFrame(rows, columns=CONFIDENCE_COLUMNS)

@@ -29,7 +29,9 @@ def requests(plan, job, ctx) -> Iterator[tuple[str, Request, bool]]:
         if hit is None:
             upper.append(i)  # label unknown: counted as asked
         else:
-            label = read_judgment(hit["text"], hit.get("label_probs"), judge.labels, judge.answer)
+            label, _ = read_judgment(
+                hit["text"], hit.get("label_probs"), judge.labels, judge.answer, judge.parser
+            )
             if label is not None:
                 asked_rows.append(i)
                 labels.append(label)

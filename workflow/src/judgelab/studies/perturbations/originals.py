@@ -58,8 +58,8 @@ def label_of(completion: Completion | dict, judge: OriginalJudge):
     """The label (int) of one answer as the original judgment reads it, or None (missing)."""
     comp = Completion.from_json(completion) if isinstance(completion, dict) else completion
     if judge.original == "overrating":
-        return reading_cells(comp, judge.labels)["label"]
-    return read_judgment(comp.text, comp.label_probs, judge.labels, judge.answer)
+        return reading_cells(comp, judge.labels, max_tokens=judge.max_tokens)["label"]
+    return read_judgment(comp.text, comp.label_probs, judge.labels, judge.answer, judge.parser)[0]
 
 
 def judge_variant(
