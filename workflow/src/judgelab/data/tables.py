@@ -15,6 +15,11 @@ import pandas as pd
 #: The normalised dataset table (``{results}/datasets/{dataset}.tsv``).
 DATASET_COLUMNS = ["dataset", "qid", "query", "docid", "passage", "grade"]
 
+#: How an answer was read and who gave it, the last columns of every judgment table (PERAS, the
+#: perturbations, ranking, overrating): cut by the bound, the rule that read it, and the finish
+#: reason, served model and system fingerprint as the response gave them.
+ANSWER_COLUMNS = ["truncated", "parse_rule", "finish_reason", "served_model", "system_fingerprint"]
+
 #: One judgment job's table: one row per pair, in the dataset table's order; ``parse_rule``: how
 #: the label was read (an answer rule of :mod:`judgelab.llm.answers`, ``logits``, ``imported``;
 #: empty when missing); ``truncated``: the answer was cut by the token bound (its finish reason;
@@ -38,11 +43,7 @@ JUDGMENT_COLUMNS = [
     "completion_tokens",
     "latency_s",
     "cache_hit",
-    "truncated",
-    "parse_rule",
-    "finish_reason",
-    "served_model",
-    "system_fingerprint",
+    *ANSWER_COLUMNS,
 ]
 
 #: One confidence job's table: one row per pair; ``asked`` only where the label parsed.

@@ -36,7 +36,7 @@ from judgelab.data.labels import GRADE_LABELS
 from judgelab.data.tables import JUDGMENT_COLUMNS
 from judgelab.errors import InputError
 from judgelab.llm.answers import label_rules, read_label
-from judgelab.llm.backends.base import Request
+from judgelab.llm.backends.base import Completion, Request
 from judgelab.llm.client import CachedClient
 from judgelab.llm.judge import Coverage, Judge
 from judgelab.llm.prompts import build_messages, fill
@@ -78,6 +78,18 @@ def judgment_requests(pairs: pd.DataFrame, judge: Judge) -> list[Request]:
         )
         for row in pairs.itertuples(index=False)
     ]
+
+
+def answer_cells(comp: Completion, truncated: bool, rule: str | None) -> dict:
+    """A judgment row's :data:`~judgelab.data.tables.ANSWER_COLUMNS`: whether the answer was cut,
+    the rule that read it, and who answered (finish reason, served model, fingerprint)."""
+    return {
+        "truncated": bool(truncated),
+        "parse_rule": rule,
+        "finish_reason": comp.finish_reason,
+        "served_model": comp.served_model,
+        "system_fingerprint": comp.system_fingerprint,
+    }
 
 
 def label_from_probs(probs: Sequence[float] | None, labels: Sequence[str] = GRADE_LABELS) -> int | None:
@@ -147,11 +159,7 @@ def run_judgments(
                 "completion_tokens": comp.completion_tokens,
                 "latency_s": comp.latency_s,
                 "cache_hit": hit,
-                "truncated": answer == "parse" and comp.truncated(judge.max_tokens),
-                "parse_rule": rule,
-                "finish_reason": comp.finish_reason,
-                "served_model": comp.served_model,
-                "system_fingerprint": comp.system_fingerprint,
+                **answer_cells(comp, answer == "parse" and comp.truncated(judge.max_tokens), rule),
             }
         )
     out = pd.DataFrame(rows, columns=JUDGMENT_COLUMNS)

@@ -15,6 +15,7 @@ import pandas as pd
 from judgelab.analysis.agreement import cohen_kappa, krippendorff_alpha
 from judgelab.data.imported import JudgeFile, confidence_as_probability, read_judge_file
 from judgelab.data.labels import GRADES, SCALES, binarise
+from judgelab.data.tables import ANSWER_COLUMNS
 from judgelab.errors import InputError
 from judgelab.llm.backends.base import Request
 from judgelab.llm.client import CachedClient
@@ -43,11 +44,7 @@ READING_COLUMNS = [
     "completion_tokens",
     "latency_s",
     "cache_hit",
-    "truncated",
-    "parse_rule",
-    "finish_reason",
-    "served_model",
-    "system_fingerprint",
+    *ANSWER_COLUMNS,
 ]
 
 

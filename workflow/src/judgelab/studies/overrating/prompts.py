@@ -17,6 +17,7 @@ from judgelab.errors import InputError
 from judgelab.llm.answers import Reading, read_label
 from judgelab.llm.backends.base import Completion, label_step_at
 from judgelab.llm.judge import Judge
+from judgelab.llm.judging import answer_cells
 from judgelab.llm.prompts import load_template_spec, register_kind
 
 log = logging.getLogger(__name__)
@@ -167,11 +168,7 @@ def reading_cells(
         "prompt_tokens": comp.prompt_tokens,
         "completion_tokens": comp.completion_tokens,
         "latency_s": comp.latency_s,
-        "truncated": comp.truncated(max_tokens),
-        "parse_rule": got.rule,
-        "finish_reason": comp.finish_reason,
-        "served_model": comp.served_model,
-        "system_fingerprint": comp.system_fingerprint,
+        **answer_cells(comp, comp.truncated(max_tokens), got.rule),
     }
 
 
