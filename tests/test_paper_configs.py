@@ -3,9 +3,13 @@ it runs its one study, and no job of it calls the embedded model or any local mo
 
 from __future__ import annotations
 
+import re
+
 import pytest
+import yaml
 from conftest import ROOT
 
+from judgelab.llm.prompts import load_template
 from judgelab.project.facade import Project
 
 PAPER = {
@@ -49,3 +53,67 @@ def test_paper_configs_pin_dated_models_where_the_provider_offers_them(name, mon
         if served in ALIAS_ONLY:
             line = next(x for x in text.splitlines() if f"model: {served}" in x)
             assert "alias" in line, f"{name}: say in a comment that {served} is an alias only"
+
+
+# a template that asks for the label alone may keep a short bound; one that does not (the model
+# may reason, or write a tagged judgment after its reasons) gets at least a few hundred tokens
+# (issue 25, item 2; docs/answers.md lists each config's bounds and why)
+LABEL_ONLY = re.compile(
+    r"without providing any reasoning|integer value only|must be the integer|no explanation|just a number",
+    re.I,
+)
+REASONING_BOUND = 256
+
+
+def judge_bounds(project: Project) -> list[tuple[str, str, int]]:
+    """(config key of the bound, the template's text, the bound) of every judging template of the
+    config's enabled studies."""
+    cfg, out = project.config, []
+    resources = ROOT / "resources" / "prompts"
+    # the ranking study judges with one of PERAS's templates (ranking.template), at its bound
+    keys = list(cfg["peras"]["templates"]) if "peras" in project.studies else []
+    if "ranking" in project.studies:
+        keys.append(cfg["ranking"]["template"])
+    for key in dict.fromkeys(keys):
+        t = cfg["peras"]["templates"][key]
+        out.append((f"peras.templates.{key}.max_tokens", load_template(t["template"]), int(t["max_tokens"])))
+    for study in ("overrating", "perturbations"):
+        if study in project.studies or (
+            study == "overrating" and cfg["perturbations"].get("original") == "overrating"
+        ):
+            pw = cfg["overrating"]["pointwise"]
+            for name in pw["templates"].values():
+                out.append(("overrating.pointwise.max_tokens", load_template(name), int(pw["max_tokens"])))
+    if "overrating" in project.studies and cfg["overrating"]["pairwise"].get("enabled", True):
+        pair = cfg["overrating"]["pairwise"]
+        out.append(
+            ("overrating.pairwise.max_tokens", load_template(pair["template"]), int(pair["max_tokens"]))
+        )
+    if "simulation" in project.studies:
+        spec = yaml.safe_load((resources / f"{cfg['simulation']['prompt']}.yaml").read_text(encoding="utf-8"))
+        text = "\n".join(v for v in spec.values() if isinstance(v, str))
+        out.append(("simulation.max_tokens", text, int(cfg["simulation"]["max_tokens"])))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(PAPER))
+def test_paper_config_bounds_fit_what_their_templates_ask(name, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    project = Project.load([f"config/{name}.yaml"], ROOT)
+    bounds = judge_bounds(project)
+    assert bounds, f"{name}: no judging template found"
+    for key, text, bound in bounds:
+        if not LABEL_ONLY.search(text):
+            assert bound >= REASONING_BOUND, (
+                f"{name}: {key} is {bound}, but the template does not ask for the label alone"
+            )
+
+
+def test_the_bound_check_tells_the_two_kinds_of_template_apart():
+    assert LABEL_ONLY.search(load_template("overrating/graded")) and LABEL_ONLY.search(
+        load_template("peras/w_cot")
+    )
+    spec = yaml.safe_load(
+        (ROOT / "resources" / "prompts" / "simulation" / "personajudge.yaml").read_text(encoding="utf-8")
+    )
+    assert not LABEL_ONLY.search("\n".join(v for v in spec.values() if isinstance(v, str)))
