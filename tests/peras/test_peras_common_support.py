@@ -96,3 +96,19 @@ def test_tables_take_the_support_key(fixtures, tmp_path):
     assert not parsed.equals(common)
     with pytest.raises(InputError, match="peras.support"):
         tables("everything")
+
+
+def test_missing_answers_split_into_truncated_and_unparsable():
+    from judgelab.studies.peras.metrics import job_metrics
+
+    pairs = pd.DataFrame(
+        {
+            "grade": [0, 1, 2, 3, 2],
+            "label": pd.array([0, 1, None, None, None], dtype="Int64"),
+            "confidence": pd.array([80, 70, None, None, None], dtype="Float64"),
+            "truncated": [False, False, True, False, "True"],  # as a TSV may read back
+        }
+    )
+    m = job_metrics(pairs)
+    assert (m["n_parsed"], m["n_truncated"], m["n_unparsable"]) == (2, 2, 1)
+    assert job_metrics(pairs.drop(columns="truncated"))["n_unparsable"] == 3  # no column: none truncated

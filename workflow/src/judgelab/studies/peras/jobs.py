@@ -24,7 +24,6 @@ from judgelab.data.tables import (
     read_dataset,
     read_ids_table,
     read_judgments,
-    read_labelled,
     write_tsv,
 )
 from judgelab.errors import InputError
@@ -75,9 +74,13 @@ def confidence_job(
 
 
 def _labelled(grades: pd.DataFrame, judgments: str, confidence: str) -> pd.DataFrame:
-    merged = grades.merge(
-        read_labelled(judgments, confidence), on=["qid", "docid"], how="inner", validate="one_to_one"
-    )
+    """The human grade, label, confidence and (where the judgment table has it) ``truncated`` of
+    every pair."""
+    judged = read_judgments(judgments)
+    labelled = labels_with_confidence(judged, read_confidence(confidence))
+    if "truncated" in judged.columns:
+        labelled = labelled.merge(judged[["qid", "docid", "truncated"]], on=["qid", "docid"], how="left")
+    merged = grades.merge(labelled, on=["qid", "docid"], how="inner", validate="one_to_one")
     if len(merged) != len(grades):
         raise ValueError(f"{judgments} does not cover the dataset's {len(grades)} pairs")
     return merged

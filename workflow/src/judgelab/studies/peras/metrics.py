@@ -55,13 +55,23 @@ def sakai(correct: Sequence[bool], confidence: Sequence[float]) -> dict[str, flo
 
 def job_metrics(pairs: pd.DataFrame) -> dict[str, float]:
     """Metrics for one judge job. ``pairs`` has ``grade`` (human), ``label`` (nullable) and
-    ``confidence`` (nullable, 0-100) columns, one row per judged pair."""
+    ``confidence`` (nullable, 0-100) columns, one row per judged pair, and optionally
+    ``truncated`` (the answer was cut by the bound: its missing label counts in ``n_truncated``,
+    the other missing ones in ``n_unparsable``)."""
     n = len(pairs)
     parsed = pairs[pairs["label"].notna()]
+    cut = (
+        pairs["truncated"].astype(str).str.lower().eq("true") & pairs["label"].isna()
+        if "truncated" in pairs
+        else pd.Series(False, index=pairs.index)
+    )
     out: dict[str, float] = {
         "n_pairs": n,
         "n_parsed": len(parsed),
         "coverage": (len(parsed) / n) if n else math.nan,
+        # the missing answers split: cut by the answer bound, or written but not readable
+        "n_truncated": int(cut.sum()),
+        "n_unparsable": n - len(parsed) - int(cut.sum()),
     }
     out.update(agreement(parsed["grade"], parsed["label"]))
     with_conf = parsed[parsed["confidence"].notna()] if "confidence" in parsed else parsed.iloc[0:0]
