@@ -352,16 +352,24 @@ class RequestCache:
         else:
             log.warning("%s: %d answers not written so far, %s", self.path, self.failed_writes, kept)
 
-    def _set_aside(self, rows: list[Row]) -> str:
-        """Keep ``rows`` the cache could not take: in the side file, else in the fallback file
-        (another disk), else in :attr:`unsaved` (written again at :meth:`close`); says where."""
-        failures = []
+    def _append_aside(self, rows: list[Row]) -> tuple[PendingFile | None, list[str]]:
+        """Append ``rows`` to the side file, else to the fallback file (another disk): the file
+        that took them (None: neither) and why each one before it failed."""
+        failures: list[str] = []
         for side in (self.pending, self.fallback):
             try:
                 side.append(rows)
-                return f"kept in {side.path} (imported by the next open of the cache on this host)"
+                return side, failures
             except OSError as exc:
                 failures.append(f"{side.path}: {exc}")
+        return None, failures
+
+    def _set_aside(self, rows: list[Row]) -> str:
+        """Keep ``rows`` the cache could not take: :meth:`_append_aside`, else in :attr:`unsaved`
+        (written again at :meth:`close`); says where."""
+        side, failures = self._append_aside(rows)
+        if side is not None:
+            return f"kept in {side.path} (imported by the next open of the cache on this host)"
         self.unsaved.extend(rows)
         return f"kept in memory, written again when the job ends ({'; '.join(failures)})"
 
@@ -373,13 +381,7 @@ class RequestCache:
             try:
                 self._store.put_many(rows)
             except sqlite3.Error:
-                for side in (self.pending, self.fallback):
-                    try:
-                        side.append(rows)
-                        break
-                    except OSError:
-                        continue
-                else:
+                if self._append_aside(rows)[0] is None:
                     self.unsaved = rows
         return len(self.unsaved)
 

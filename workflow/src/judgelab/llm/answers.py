@@ -197,10 +197,15 @@ def parse_label(
     """The label of an answer (:func:`read_label`), or None (missing). Integer labels come back as
     ``int``, others as the label string. ``rules``: which rules read it (None: all of them)."""
     labels = tuple(str(x) for x in labels)
-    got = read_label(text, labels, rules=rules)
+    return label_value(read_label(text, labels, rules=rules), labels)
+
+
+def label_value(got: Reading, labels: Sequence[str]) -> int | str | None:
+    """A reading's label as a table holds it: ``int`` when every label of ``labels`` is an
+    integer, else the label string; None when nothing was read."""
     if got.value is None:
         return None
-    return int(got.value) if all(_is_int(x) for x in labels) else str(got.value)
+    return int(got.value) if all(_is_int(str(x)) for x in labels) else str(got.value)
 
 
 def locate_label(

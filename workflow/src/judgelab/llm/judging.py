@@ -35,7 +35,7 @@ import pandas as pd
 from judgelab.data.labels import GRADE_LABELS
 from judgelab.data.tables import JUDGMENT_COLUMNS
 from judgelab.errors import InputError
-from judgelab.llm.answers import label_rules, read_label
+from judgelab.llm.answers import label_rules, label_value, read_label
 from judgelab.llm.backends.base import Completion, Request
 from judgelab.llm.client import CachedClient
 from judgelab.llm.judge import Coverage, Judge
@@ -119,10 +119,7 @@ def read_judgment(
         return label, ("logits" if label is not None else None)
     labels = tuple(str(x) for x in labels)
     got = read_label(text, labels, rules=label_rules(parser))
-    if got.value is None:
-        return None, None
-    value = int(got.value) if all(x.isdigit() for x in labels) else str(got.value)
-    return value, got.rule
+    return label_value(got, labels), got.rule
 
 
 def run_judgments(

@@ -12,28 +12,19 @@ and checks the digest (:func:`resolve`)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
 
+from judgelab.cache.filehash import file_sha256
 from judgelab.errors import InputError
-
-_DIGESTS: dict[tuple[str, int, int], str] = {}
 
 
 def digest(path: Path) -> str:
-    """The SHA-256 of a file's content (remembered per path, size and modification time: a DAG
-    asks for the same bundled file once per job)."""
-    st = path.stat()
-    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
-    if key not in _DIGESTS:
-        h = hashlib.sha256()
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-        _DIGESTS[key] = h.hexdigest()
-    return _DIGESTS[key]
+    """The SHA-256 of a file's content (:func:`judgelab.cache.filehash.file_sha256`, remembered
+    in-process per path, size and modification time: a DAG asks for the same bundled file once
+    per job)."""
+    return file_sha256(path, None)
 
 
 def param(files: Mapping[str, Path], root: Path) -> str:

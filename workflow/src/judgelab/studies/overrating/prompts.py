@@ -14,7 +14,7 @@ import pandas as pd
 
 from judgelab.data.labels import SCALES
 from judgelab.errors import InputError
-from judgelab.llm.answers import Reading, read_label
+from judgelab.llm.answers import Reading, locate_label, read_label
 from judgelab.llm.backends.base import Completion, label_step_at
 from judgelab.llm.judge import Judge
 from judgelab.llm.judging import answer_cells
@@ -90,9 +90,9 @@ def read_answer(text: str, labels: Sequence[str], *, pairwise: bool = False) -> 
 def parse_answer(
     text: str, labels: Sequence[str], *, pairwise: bool = False
 ) -> tuple[str | None, int | None]:
-    """:func:`read_answer`'s label and offset, or ``(None, None)`` (missing)."""
-    got = read_answer(text, labels, pairwise=pairwise)
-    return (None, None) if got.value is None else (str(got.value), got.start)
+    """:func:`read_answer`'s label and offset, or ``(None, None)`` (missing):
+    :func:`judgelab.llm.answers.locate_label`."""
+    return locate_label(text, labels, answer_keys=pairwise)
 
 
 def label_reading(

@@ -97,15 +97,14 @@ def _metrics_row(grades: pd.DataFrame, judgments: str, confidence: str) -> dict:
 COMMON_METRICS = ("n_parsed", "kappa", "qwk", "macro_f1", "alpha", "n_confidence", "RO", "RU", "HMR")
 
 
-def _common_rows(grades: pd.DataFrame, judgments: Sequence[str], confidence: Sequence[str]) -> list[dict]:
-    """Each persona's metrics on the pairs whose label parsed for every persona of the group
-    (``common_n_parsed`` of them: the same pairs for all), so persona contrasts are not confounded
-    by which answers parsed."""
+def _common_rows(tables: Sequence[pd.DataFrame]) -> list[dict]:
+    """Each persona's metrics (``tables``: one :func:`_labelled` table per persona) on the pairs
+    whose label parsed for every persona of the group (``common_n_parsed`` of them: the same pairs
+    for all), so persona contrasts are not confounded by which answers parsed."""
     from judgelab.studies.peras.metrics import job_metrics
 
-    tables = [_labelled(grades, j, c) for j, c in zip(judgments, confidence)]
     keys = ["qid", "docid"]
-    common = grades[keys]
+    common = tables[0][keys] if tables else pd.DataFrame(columns=keys)
     for t in tables:
         common = common.merge(t.loc[t["label"].notna(), keys], on=keys, how="inner")
     rows = []
@@ -136,12 +135,14 @@ def group_metrics_job(
     personas = group.personas
     if not len(judgments) == len(confidence) == len(personas):
         raise ValueError("one judgments and one confidence table per persona expected")
+    from judgelab.studies.peras.metrics import job_metrics
+
     grades = read_dataset(pairs)[["qid", "docid", "grade"]]
-    common = _common_rows(grades, judgments, confidence)
+    tables = [_labelled(grades, j, c) for j, c in zip(judgments, confidence)]
     df = pd.DataFrame(
         [
-            {**group.ids, "persona": p, **_metrics_row(grades, j, c), **k}
-            for p, j, c, k in zip(personas, judgments, confidence, common)
+            {**group.ids, "persona": p, **job_metrics(t), **k}
+            for p, t, k in zip(personas, tables, _common_rows(tables))
         ]
     )
     write_tsv(df, metrics)
