@@ -48,17 +48,10 @@ def copy_checkout(dest: Path) -> Path:
     return dest
 
 
-def snakemake(
-    workdir: Path,
-    *args: str,
-    cores: int = 2,
-    env: dict | None = None,
-    timeout: int = 1800,
-    snakefile: Path | None = None,
-) -> subprocess.CompletedProcess:
-    """``snakemake -s <checkout>/Snakefile -d workdir --cores N args...`` (output captured);
-    ``snakefile``: another workflow's Snakefile (e.g. a second clone's)."""
-    cmd = [
+def snakemake_cmd(workdir: Path, *args: str, cores: int = 2, snakefile: Path | None = None) -> list[str]:
+    """``python -m snakemake -s <checkout>/Snakefile -d workdir --cores N args...`` as a command
+    line (for a test that starts it itself, e.g. to interrupt it)."""
+    return [
         sys.executable,
         "-m",
         "snakemake",
@@ -70,6 +63,19 @@ def snakemake(
         str(cores),
         *args,
     ]
+
+
+def snakemake(
+    workdir: Path,
+    *args: str,
+    cores: int = 2,
+    env: dict | None = None,
+    timeout: int = 1800,
+    snakefile: Path | None = None,
+) -> subprocess.CompletedProcess:
+    """:func:`snakemake_cmd`, run with its output captured; ``snakefile``: another workflow's
+    Snakefile (e.g. a second clone's)."""
+    cmd = snakemake_cmd(workdir, *args, cores=cores, snakefile=snakefile)
     return subprocess.run(
         cmd, capture_output=True, text=True, timeout=timeout, env=os.environ.copy() if env is None else env
     )

@@ -11,7 +11,6 @@ import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,7 +18,7 @@ import pandas as pd
 import pytest
 import yaml
 from fake_openai import ServerThread
-from snakerun import ROOT, make_workdir, output, snakemake
+from snakerun import ROOT, make_workdir, output, snakemake, snakemake_cmd
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -592,20 +591,7 @@ def test_after_a_killed_run_unlock_and_rerun_pays_nothing_twice(tmp_path):
     """README: after a kill, `snakemake --unlock`, then rerun with --rerun-incomplete."""
     wd = peras_run(tmp_path, {"personas": {"include": ["default"]}})  # the first LLM job: judge default
     db = wd / "cache" / "requests.sqlite"
-    cmd = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "-s",
-        str(ROOT / "Snakefile"),
-        "-d",
-        str(wd),
-        "--cores",
-        "1",
-        "all",
-        "--configfile",
-        str(wd / "bad.yaml"),
-    ]
+    cmd = snakemake_cmd(wd, "all", "--configfile", str(wd / "bad.yaml"), cores=1)
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.monotonic() + 300

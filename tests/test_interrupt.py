@@ -18,7 +18,7 @@ import pytest
 import yaml
 from conftest import ROOT
 from fake_openai import FakeOpenAI, ServerThread
-from snakerun import make_workdir, output, snakemake
+from snakerun import make_workdir, output, snakemake, snakemake_cmd
 
 from judgelab.cache.store import RequestCache
 
@@ -93,19 +93,12 @@ def test_ctrl_c_of_a_workflow_run_with_requests_in_flight_pays_nothing_twice(tmp
     with ServerThread(fake.app()) as srv:
         (wd / "server.yaml").write_text(yaml.safe_dump({"models": {"gpt": {"base_url": srv.base_url}}}))
         args = ["all", "--configfile", str(wd / "server.yaml")]
-        cmd = [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "-s",
-            str(ROOT / "Snakefile"),
-            "-d",
-            str(wd),
-            "--cores",
-            "2",
-        ]
         run = subprocess.Popen(
-            [*cmd, *args], env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+            snakemake_cmd(wd, *args),
+            env=env,
+            start_new_session=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + 300
         while fake.arrivals < 6 and time.monotonic() < deadline and run.poll() is None:
