@@ -75,6 +75,11 @@ def test_rows_record_who_answered_and_what_was_cut(tmp_path, caplog):
         out["system_fingerprint"] == "fp_abc123"
     ).all()
     assert (out.loc[~cut, "parse_rule"] == "label-only").all() and out.loc[cut, "parse_rule"].isna().all()
+    # the decoding parameters each request was sent with: the bound and the sampling of the cache key
+    decodings = {json.dumps(json.loads(d), sort_keys=True) for d in out["decoding"]}
+    assert decodings == {
+        json.dumps({"max_tokens": 8, "temperature": 0.0, "top_p": 1.0, "top_logprobs": 20}, sort_keys=True)
+    }
     # a dated name behind the alias is recorded, not warned about; the coverage line splits the missing
     text = caplog.text
     assert "judge fx: answered by gpt-4o-2024-08-06" in text and "not the configured" not in text

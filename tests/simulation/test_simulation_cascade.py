@@ -316,8 +316,8 @@ def test_read_rating_from_logits():
 class Scripted(Backend):
     """Answers from ``script[(round, item)]`` (the item is read from the current task)."""
 
-    def __init__(self, script, probs=None):
-        self.script, self.probs, self.seen = script, probs or {}, []
+    def __init__(self, script, probs=None, cut=()):
+        self.script, self.probs, self.seen, self.cut = script, probs or {}, [], set(cut)
 
     def identity(self):
         return {"kind": "scripted"}
@@ -335,6 +335,7 @@ class Scripted(Backend):
             prompt_tokens=len(text) // 4,
             completion_tokens=3,
             latency_s=0.01,
+            extra={"finish_reason": "length" if key in self.cut else "stop"},
         )
 
 
@@ -391,6 +392,39 @@ def test_cascade_composition_and_missing_answers(tmp_path):
     for _, _item, text in backend.seen:
         examples = text.split("<examples>")[1].split("</examples>")[0]
         assert not any(f"context of {v}\n" in examples for v in val)
+
+
+def test_a_missing_prediction_says_whether_the_bound_cut_its_answer(tmp_path):
+    """``truncated``: the answer that left the prediction missing (round 2 where asked) was cut by
+    the bound; a cut answer that still parsed, or a cut round 1 followed by a round 2, is not."""
+    recs, splits = dataset()
+    val = sorted(splits.loc[(splits.evaluator == "e1") & (splits.role == "validation"), "item"])
+    script = {
+        (1, val[0]): "<judgment>1",  # cut but read: N
+        (1, val[1]): "<judgment>2</judgment>",
+        (2, val[1]): "<judgment>",  # cut in round 2: missing, truncated
+        (1, val[2]): "I think",  # cut in round 1: missing, truncated
+        (1, val[3]): "no idea",  # missing, not cut
+        (1, val[4]): "<judgment>2</judgment>",
+        (2, val[4]): "<judgment>1</judgment>",  # A
+        (1, val[5]): "<judgment>1</judgment>",
+    }
+    cut = {(1, val[0]), (2, val[1]), (1, val[2])}
+    settings = sc.CascadeSettings(answer="parse", max_tokens=16, min_neutral=2)
+    preds, _ = sc.simulate(
+        recs,
+        splits[splits.evaluator == "e1"],
+        client(tmp_path, Scripted(script, cut=cut)),
+        judge(settings),
+        demo_type="J",
+        shots=2,
+        progress=False,
+    )
+    p = preds.set_index("item")
+    assert list(p.loc[val, "answered"]) == [True, False, False, False, True, True]
+    assert list(p.loc[val, "truncated"]) == [False, True, True, False, False, False]
+    # the decoding parameters: the answer bound and the sampling of the cache key
+    assert set(preds["decoding"]) == {'{"max_tokens":16,"temperature":0.0,"top_p":1.0}'}
 
 
 def test_direction_only_evaluator_skips_round_one(tmp_path):

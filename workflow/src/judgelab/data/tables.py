@@ -16,9 +16,34 @@ import pandas as pd
 DATASET_COLUMNS = ["dataset", "qid", "query", "docid", "passage", "grade"]
 
 #: How an answer was read and who gave it, the last columns of every judgment table (PERAS, the
-#: perturbations, ranking, overrating): cut by the bound, the rule that read it, and the finish
-#: reason, served model and system fingerprint as the response gave them.
-ANSWER_COLUMNS = ["truncated", "parse_rule", "finish_reason", "served_model", "system_fingerprint"]
+#: perturbations, ranking, overrating): cut by the bound, the rule that read it, the finish
+#: reason, served model and system fingerprint as the response gave them, and the decoding
+#: parameters it was asked with (``decoding``: a JSON object, the answer bound ``max_tokens`` and
+#: the backend's sampling parameters of the cache key, e.g. ``temperature``, ``top_p``).
+ANSWER_COLUMNS = [
+    "truncated",
+    "parse_rule",
+    "finish_reason",
+    "served_model",
+    "system_fingerprint",
+    "decoding",
+]
+
+
+def truthy(column: pd.Series) -> pd.Series:
+    """A flag column as booleans, whether read from a table (``True``/``False``/``1``/``0``
+    strings, empty for missing) or built in memory (bool)."""
+    return column.astype(str).str.strip().str.lower().isin(["true", "1"])
+
+
+def missing_split(labels: pd.Series, truncated: pd.Series | None = None) -> dict[str, int]:
+    """The missing labels of a judgment table split in two: ``n_truncated`` (the answer was cut
+    by the token bound: its ``truncated`` flag) and ``n_unparsable`` (written but not readable);
+    without a ``truncated`` column every missing label is unparsable."""
+    missing = labels.isna().to_numpy()
+    cut = missing & truthy(truncated).to_numpy() if truncated is not None else missing & False
+    return {"n_truncated": int(cut.sum()), "n_unparsable": int(missing.sum() - cut.sum())}
+
 
 #: One judgment job's table: one row per pair, in the dataset table's order; ``parse_rule``: how
 #: the label was read (an answer rule of :mod:`judgelab.llm.answers`, ``logits``, ``imported``;

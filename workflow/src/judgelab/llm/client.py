@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 
 from tqdm import tqdm
 
-from judgelab.cache.keys import request_key
+from judgelab.cache.keys import canonical, request_key
 from judgelab.cache.store import RequestCache
 from judgelab.llm.backends.base import Backend, Completion, Request
 
@@ -35,6 +35,14 @@ def cache_request(backend: Backend, request: Request) -> dict:
     if request.label_steps:
         out["label_steps"] = True
     return out
+
+
+def decoding(backend: Backend, request: Request) -> str:
+    """The decoding parameters a request is answered with, as a judgment row records them (one
+    JSON object, keys sorted): the answer bound and the backend's sampling parameters of the cache
+    key (:func:`cache_request`), those not sent (None) left out."""
+    sent = {k: v for k, v in backend.sampling().items() if v is not None}
+    return canonical({"max_tokens": request.max_tokens, **sent})
 
 
 class CachedClient:
@@ -62,6 +70,10 @@ class CachedClient:
         self.prompt_tokens = 0
         self.completion_tokens = 0
         backend.bind_cache(cache)
+
+    def decoding(self, request: Request) -> str:
+        """:func:`decoding` of ``request`` on this client's backend."""
+        return decoding(self.backend, request)
 
     def run(
         self, requests: Sequence[Request], desc: str = "requests", progress: bool = True

@@ -80,15 +80,17 @@ def judgment_requests(pairs: pd.DataFrame, judge: Judge) -> list[Request]:
     ]
 
 
-def answer_cells(comp: Completion, truncated: bool, rule: str | None) -> dict:
+def answer_cells(comp: Completion, truncated: bool, rule: str | None, decoding: str | None = None) -> dict:
     """A judgment row's :data:`~judgelab.data.tables.ANSWER_COLUMNS`: whether the answer was cut,
-    the rule that read it, and who answered (finish reason, served model, fingerprint)."""
+    the rule that read it, who answered (finish reason, served model, fingerprint) and the
+    decoding parameters it was asked with (:meth:`CachedClient.decoding`)."""
     return {
         "truncated": bool(truncated),
         "parse_rule": rule,
         "finish_reason": comp.finish_reason,
         "served_model": comp.served_model,
         "system_fingerprint": comp.system_fingerprint,
+        "decoding": decoding,
     }
 
 
@@ -134,7 +136,7 @@ def run_judgments(
     requests = judgment_requests(pairs, judge)
     answers = client.run(requests, desc=desc, progress=progress)
     rows = []
-    for row, (comp, hit) in zip(pairs.itertuples(index=False), answers):
+    for row, req, (comp, hit) in zip(pairs.itertuples(index=False), requests, answers):
         label, rule = read_judgment(comp.text, comp.label_probs, labels, answer, judge.parser)
         probs: list[float | None] = list(comp.label_probs) if comp.label_probs else [None] * 4
         expected = sum(k * p for k, p in enumerate(comp.label_probs)) if comp.label_probs else None
@@ -156,7 +158,9 @@ def run_judgments(
                 "completion_tokens": comp.completion_tokens,
                 "latency_s": comp.latency_s,
                 "cache_hit": hit,
-                **answer_cells(comp, answer == "parse" and comp.truncated(judge.max_tokens), rule),
+                **answer_cells(
+                    comp, answer == "parse" and comp.truncated(judge.max_tokens), rule, client.decoding(req)
+                ),
             }
         )
     out = pd.DataFrame(rows, columns=JUDGMENT_COLUMNS)

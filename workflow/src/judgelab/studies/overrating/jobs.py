@@ -169,7 +169,9 @@ def pointwise_metrics_job(
     scale = ids["scale"]
     table = read_dataset(pairs)[["qid", "docid", "grade"]]
     judged = read_pointwise(judgments)
-    judged = judged[[c for c in ("qid", "docid", "label", "confidence", "confidence_renorm") if c in judged]]
+    judged = judged[
+        [c for c in ("qid", "docid", "label", "confidence", "confidence_renorm", "truncated") if c in judged]
+    ]
     merged = table.merge(judged, on=["qid", "docid"], how="left", validate="one_to_one")
     if len(judged) != len(table) or merged["qid"].isna().any():
         raise ValueError(f"{judgments} does not judge the pairs of {pairs}")

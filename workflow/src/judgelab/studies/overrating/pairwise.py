@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from judgelab.data.tables import truthy
 from judgelab.errors import InputError
 from judgelab.llm.backends.base import Request
 from judgelab.llm.client import CachedClient
@@ -132,12 +133,13 @@ def run_pairwise(
     ``labels[1]`` = Passage 2); ``preferred`` says whether the choice is the higher-group passage
     (``hi``) or the lower (``lo``), missing when the answer did not parse."""
     items = pairwise_jobs(pairs, sampled)
-    answers = client.run(
-        pairwise_requests(items, prompt, max_tokens=max_tokens), desc=desc, progress=progress
-    )
+    requests = pairwise_requests(items, prompt, max_tokens=max_tokens)
+    answers = client.run(requests, desc=desc, progress=progress)
     rows = []
-    for x, (comp, hit) in zip(items, answers):
-        cells = reading_cells(comp, prompt.labels, pairwise=True, max_tokens=max_tokens)
+    for x, req, (comp, hit) in zip(items, requests, answers):
+        cells = reading_cells(
+            comp, prompt.labels, pairwise=True, max_tokens=max_tokens, decoding=client.decoding(req)
+        )
         chosen = None
         if cells["parsed"]:
             chosen = x["passage_1"] if str(cells["label"]) == prompt.labels[0] else x["passage_2"]
@@ -251,8 +253,9 @@ def pair_outcomes(judged: pd.DataFrame) -> pd.DataFrame:
     nullable) and optionally ``confidence_renorm`` (the renormalised one; NaN without it).
 
     ``outcome``: ``correct`` (both orders prefer hi), ``wrong_win`` (both prefer lo), ``tie``
-    (the orders contradict each other), ``missing`` (an order did not parse). Columns: the keys,
-    ``pref_<order>``, ``conf_<order>``, ``conf_renorm_<order>``, ``outcome``."""
+    (the orders contradict each other), ``missing`` (an order did not parse); ``truncated``: a
+    missing order's answer was cut by the answer bound. Columns: the keys, ``pref_<order>``,
+    ``conf_<order>``, ``conf_renorm_<order>``, ``outcome``, ``truncated``."""
     keys = ["qid", "setting", "hi_docid", "lo_docid"]
     wide = {}
     for order in ORDERS:
@@ -264,13 +267,15 @@ def pair_outcomes(judged: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for key in idx:
         row = dict(zip(keys, key))
-        prefs = []
+        prefs, cut = [], False
         for order in ORDERS:
             part = wide[order]
             has = key in part.index
             pref = part.at[key, "preferred"] if has else None
             pref = None if pref is None or pd.isna(pref) else str(pref)
             row[f"pref_{order}"] = pref
+            if pref is None and has and "truncated" in part.columns:
+                cut = cut or bool(truthy(pd.Series([part.at[key, "truncated"]])).iloc[0])
             for column, name in (("confidence", "conf"), ("confidence_renorm", "conf_renorm")):
                 conf = part.at[key, column] if has and column in part.columns else None
                 row[f"{name}_{order}"] = math.nan if conf is None or pd.isna(conf) else float(conf)
@@ -283,8 +288,13 @@ def pair_outcomes(judged: pd.DataFrame) -> pd.DataFrame:
             row["outcome"] = "wrong_win"
         else:
             row["outcome"] = "tie"
+        row["truncated"] = cut
         rows.append(row)
-    cols = keys + [f"{w}_{o}" for o in ORDERS for w in ("pref", "conf", "conf_renorm")] + ["outcome"]
+    cols = (
+        keys
+        + [f"{w}_{o}" for o in ORDERS for w in ("pref", "conf", "conf_renorm")]
+        + ["outcome", "truncated"]
+    )
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -300,6 +310,7 @@ def _pairwise_row(o: pd.DataFrame) -> dict[str, float]:
     n = len(o)
     counts = {k: int((o["outcome"] == k).sum()) for k in ("correct", "wrong_win", "tie", "missing")}
     judged = n - counts["missing"]
+    cut = (o["outcome"] == "missing") & (truthy(o["truncated"]) if "truncated" in o else False)
     decided = counts["correct"] + counts["wrong_win"]
 
     def pct(k: int, d: int) -> float:
@@ -313,6 +324,9 @@ def _pairwise_row(o: pd.DataFrame) -> dict[str, float]:
         "n_tie": counts["tie"],
         "n_wrong_win": counts["wrong_win"],
         "n_missing": counts["missing"],
+        # the missing pairs split: an order's answer cut by the answer bound, or not readable
+        "n_truncated": int(cut.sum()),
+        "n_unparsable": counts["missing"] - int(cut.sum()),
         "accuracy_pct": pct(counts["correct"], judged),
         "accuracy_no_ties_pct": pct(counts["correct"], decided),
         "tie_rate_pct": pct(counts["tie"], judged),

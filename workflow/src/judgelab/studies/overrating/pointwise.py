@@ -15,7 +15,7 @@ import pandas as pd
 from judgelab.analysis.agreement import cohen_kappa, krippendorff_alpha
 from judgelab.data.imported import JudgeFile, confidence_as_probability, read_judge_file
 from judgelab.data.labels import GRADES, SCALES, binarise
-from judgelab.data.tables import ANSWER_COLUMNS
+from judgelab.data.tables import ANSWER_COLUMNS, missing_split
 from judgelab.errors import InputError
 from judgelab.llm.backends.base import Request
 from judgelab.llm.client import CachedClient
@@ -80,18 +80,17 @@ def run_pointwise(
     desc: str = "pointwise",
 ) -> pd.DataFrame:
     """Judge every pair; one row per input row, in input order (:func:`pointwise_columns`)."""
-    answers = client.run(
-        pointwise_requests(pairs, prompt, max_tokens=max_tokens), desc=desc, progress=progress
-    )
+    requests = pointwise_requests(pairs, prompt, max_tokens=max_tokens)
+    answers = client.run(requests, desc=desc, progress=progress)
     rows = [
         {
             "dataset": r.dataset,
             "qid": r.qid,
             "docid": r.docid,
-            **reading_cells(comp, prompt.labels, max_tokens=max_tokens),
+            **reading_cells(comp, prompt.labels, max_tokens=max_tokens, decoding=client.decoding(req)),
             "cache_hit": hit,
         }
-        for r, (comp, hit) in zip(pairs.itertuples(index=False), answers)
+        for r, req, (comp, hit) in zip(pairs.itertuples(index=False), requests, answers)
     ]
     out = typed_readings(pd.DataFrame(rows, columns=pointwise_columns(prompt.labels)), prompt.labels)
     log.info(
@@ -187,7 +186,8 @@ def pointwise_metrics(pairs: pd.DataFrame, scale: str) -> dict[str, float]:
     """Metrics of one pointwise run. ``pairs``: one row per judged pair with ``grade`` (human
     0-3), ``label`` (LLM label on ``scale``, nullable: missing) and ``confidence`` (token
     confidence 0-1 in the full distribution, nullable), optionally ``confidence_renorm`` (the
-    renormalised one). Confidence metrics: ``conf_TP``.. and ``mean_confidence`` of
+    renormalised one) and ``truncated`` (the missing labels then split into ``n_truncated``, cut
+    by the answer bound, and ``n_unparsable``). Confidence metrics: ``conf_TP``.. and ``mean_confidence`` of
     ``confidence``, ``conf_renorm_TP``.. and ``mean_confidence_renorm`` of ``confidence_renorm``
     (NaN without the column)."""
     if scale not in SCALES:
@@ -202,6 +202,7 @@ def pointwise_metrics(pairs: pd.DataFrame, scale: str) -> dict[str, float]:
         "n_pairs": n,
         "n_parsed": len(parsed),
         "coverage": len(parsed) / n if n else math.nan,
+        **missing_split(pairs["label"], pairs["truncated"] if "truncated" in pairs else None),
     }
     human_native = binarise(human) if scale == "binary" else human
     out.update(_rates(human_native, llm, [int(x) for x in SCALES[scale]]))

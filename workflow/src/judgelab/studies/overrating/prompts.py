@@ -148,11 +148,17 @@ CONFIDENCE_DEFINITIONS = {"full": "confidence", "renormalised": "confidence_reno
 
 
 def reading_cells(
-    comp: Completion, labels: Sequence[str], *, pairwise: bool = False, max_tokens: int | None = None
+    comp: Completion,
+    labels: Sequence[str],
+    *,
+    pairwise: bool = False,
+    max_tokens: int | None = None,
+    decoding: str | None = None,
 ) -> dict:
     """One judgment's cells: the label read from the answer (:func:`parse_answer`), its label-token
     reading (:func:`label_reading`), the token counts, whether the answer was cut by the bound
-    ``max_tokens`` (``truncated``) and the rule that read the label (``parse_rule``)."""
+    ``max_tokens`` (``truncated``), the rule that read the label (``parse_rule``) and the
+    ``decoding`` parameters the request was sent with."""
     got = read_answer(comp.text, labels, pairwise=pairwise)
     label = None if got.value is None else str(got.value)
     r = label_reading(comp, labels, label, got.start)
@@ -168,7 +174,7 @@ def reading_cells(
         "prompt_tokens": comp.prompt_tokens,
         "completion_tokens": comp.completion_tokens,
         "latency_s": comp.latency_s,
-        **answer_cells(comp, comp.truncated(max_tokens), got.rule),
+        **answer_cells(comp, comp.truncated(max_tokens), got.rule, decoding),
     }
 
 

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.analysis.agreement import agreement
+from judgelab.data.tables import missing_split
 
 
 def calibration_from_sums(n_neg, o_sum, n_pos, u_sum) -> dict[str, np.ndarray]:
@@ -60,18 +61,12 @@ def job_metrics(pairs: pd.DataFrame) -> dict[str, float]:
     the other missing ones in ``n_unparsable``)."""
     n = len(pairs)
     parsed = pairs[pairs["label"].notna()]
-    cut = (
-        pairs["truncated"].astype(str).str.lower().eq("true") & pairs["label"].isna()
-        if "truncated" in pairs
-        else pd.Series(False, index=pairs.index)
-    )
     out: dict[str, float] = {
         "n_pairs": n,
         "n_parsed": len(parsed),
         "coverage": (len(parsed) / n) if n else math.nan,
         # the missing answers split: cut by the answer bound, or written but not readable
-        "n_truncated": int(cut.sum()),
-        "n_unparsable": n - len(parsed) - int(cut.sum()),
+        **missing_split(pairs["label"], pairs["truncated"] if "truncated" in pairs else None),
     }
     out.update(agreement(parsed["grade"], parsed["label"]))
     with_conf = parsed[parsed["confidence"].notna()] if "confidence" in parsed else parsed.iloc[0:0]

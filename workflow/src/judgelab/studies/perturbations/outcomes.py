@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.data.labels import GRADES
+from judgelab.data.tables import missing_split
 from judgelab.errors import InputError
 from judgelab.studies.perturbations.insertions import INSERTION_VARIANTS
 from judgelab.studies.perturbations.rewrites import REASONS, REWRITE_VARIANTS
@@ -127,8 +128,14 @@ def transition_table(rejudged: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def _split(g: pd.DataFrame) -> dict[str, int]:
+    """The missing re-judgments of ``g``: cut by the answer bound, or written but not readable."""
+    return missing_split(g["label"], g["truncated"] if "truncated" in g else None)
+
+
 def shift_table(rejudged: pd.DataFrame) -> pd.DataFrame:
-    """Per judge and variant: pairs re-judged, parsed, and over the parsed the mean label shift
+    """Per judge and variant: pairs re-judged, parsed, the missing ones split (``n_truncated``:
+    cut by the answer bound, ``n_unparsable``), and over the parsed the mean label shift
     (new - original) and the shares of labels raised, kept and lowered."""
     rows = []
     for (judge, variant), g in rejudged.groupby(["judge", "variant"], sort=False):
@@ -141,6 +148,7 @@ def shift_table(rejudged: pd.DataFrame) -> pd.DataFrame:
                 "variant": variant,
                 "n": len(g),
                 "n_parsed": n,
+                **_split(g),
                 "coverage": n / len(g) if len(g) else np.nan,
                 "mean_shift": float(d.mean()) if n else np.nan,
                 "share_up": float((d > 0).mean()) if n else np.nan,
@@ -155,6 +163,8 @@ def shift_table(rejudged: pd.DataFrame) -> pd.DataFrame:
             "variant",
             "n",
             "n_parsed",
+            "n_truncated",
+            "n_unparsable",
             "coverage",
             "mean_shift",
             "share_up",

@@ -69,6 +69,8 @@ PREDICTION_COLUMNS = [
     "r2_p1",
     "r2_p2",
     "r2_mass",
+    "truncated",
+    "decoding",
     "prompt_tokens",
     "latency_s",
     "cache_hits",
@@ -279,17 +281,24 @@ def simulate(
                 "r2_p1": None,
                 "r2_p2": None,
                 "r2_mass": None,
+                "truncated": False,
+                "decoding": None,
                 "prompt_tokens": 0,
                 "latency_s": 0.0,
                 "cache_hits": 0,
             }
 
+    cut: dict[tuple[tuple[str, str], int], bool] = {}
+
     def ask(round_: int, only: set | None = None) -> None:
         todo = build_requests(plans, prompt, round_, demo_type, settings, only)
         answers = client.run([r for _, r in todo], desc=f"{desc} round {round_}", progress=progress)
-        for (key, _), (comp, hit) in zip(todo, answers):
+        for (key, req), (comp, hit) in zip(todo, answers):
             rating, p1, p2 = read_rating(comp, settings.answer)
+            # an answer cut by the bound (parse mode; the logits reading's one token is the design)
+            cut[key, round_] = settings.answer != "logits" and comp.truncated(req.max_tokens)
             row = rows[key]
+            row["decoding"] = client.decoding(req)
             row.update(
                 {
                     f"r{round_}_rating": rating,
@@ -317,15 +326,18 @@ def simulate(
         rating = rows[key]["r2_rating"]
         if rating is not None:
             rows[key]["pred"] = "A" if rating == "1" else "B"
-    for row in rows.values():
+    for key, row in rows.items():
         row["answered"] = row["pred"] is not None
+        # a missing prediction is truncated when the answer that left it missing was cut
+        last = 2 if row["r2_asked"] else 1
+        row["truncated"] = not row["answered"] and cut.get((key, last), False)
     out = pd.DataFrame(list(rows.values()), columns=PREDICTION_COLUMNS)
     n_r1 = sum(not p.direction_only for p in plans for _ in p.validation)
     missing_r1 = int(sum(1 for r in rows.values() if not r["direction_only"] and r["r1_rating"] is None))
     missing_r2 = int(sum(1 for k in second if rows[k]["r2_rating"] is None))
     log.info(
         "%s: %d items; round 1 asked %d (%d missing), round 2 asked %d (%d missing); "
-        "predicted %s; %d missing",
+        "predicted %s; %d missing (%d truncated)",
         desc,
         len(out),
         n_r1,
@@ -334,6 +346,7 @@ def simulate(
         missing_r2,
         out["pred"].value_counts().to_dict(),
         int((~out["answered"]).sum()),
+        int(out["truncated"].sum()),
     )
     return out, demos
 

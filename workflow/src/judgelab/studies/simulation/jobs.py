@@ -211,6 +211,7 @@ def predict_job(
             backend=judge.backend,
             bound=judge.cascade.request_max_tokens(),
             what=desc,
+            truncated=preds["truncated"],
         )
     write_tsv(preds, predictions)
     write_tsv(drawn, demos)
