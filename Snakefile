@@ -68,6 +68,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/datasets.smk"
 include: "workflow/rules/personas.smk"
 include: "workflow/rules/manifest.smk"
+include: "workflow/rules/provenance.smk"
 
 
 # one rules file per study, in the order of judgelab.studies.STUDIES

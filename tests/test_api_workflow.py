@@ -10,6 +10,7 @@ import os
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 from conftest import ROOT
@@ -100,3 +101,37 @@ def test_judge_job_through_the_workflow_never_writes_the_key(tmp_path):
     ]
     assert leaked == []
     assert SECRET not in res.stdout + res.stderr
+
+
+def test_the_provenance_table_names_who_answered_every_job(tmp_path):
+    """A served model other than the configured one (gpt-4o-mini), a fingerprint and answers cut
+    by the bound (``finish_reason: length``), through the workflow: the study's provenance table
+    has one row per model-calling job with what the responses said, and each job's log warns."""
+    fake = FakeOpenAI(served_model="gpt-4o-2024-08-06", fingerprint="fp_wf42", truncate_labels=frozenset({3}))
+    with ServerThread(fake.app()) as srv:
+        wd = workdir(tmp_path, srv.base_url)
+        (wd / "floor.yaml").write_text(yaml.safe_dump({"min_coverage": 0.0}))
+        env = {**clean_env(), "JL_WF_KEY": SECRET}
+        res = run(wd, env, "results/provenance/peras.tsv", "--configfile", str(wd / "floor.yaml"))
+        assert res.returncode == 0, res.stderr[-4000:]
+    table = pd.read_csv(
+        wd / "results" / "provenance" / "peras.tsv", sep="\t", dtype=str, keep_default_na=False
+    )
+    assert sorted(zip(table["rule"], table["job"])) == sorted(
+        (rule, f"dataset=fx,model=gpt,template=wo_cot,persona={p}")
+        for rule in ("judge", "confidence")
+        for p in ("default", "LA")
+    )
+    assert set(table["served_models"]) == {"gpt-4o-2024-08-06"} and set(table["same_model"]) == {"False"}
+    assert set(table["configured_model"]) == {"gpt-4o-mini"} and set(table["backend"]) == {"openai"}
+    assert set(table["system_fingerprints"]) == {"fp_wf42"}
+    judged = table[table["rule"] == "judge"]
+    judgments = pd.read_csv(wd / "results" / "judgments" / "fx" / "gpt" / "wo_cot" / "default.tsv", sep="\t")
+    cut = int((judgments["finish_reason"] == "length").sum())
+    assert cut > 0
+    row = judged[judged["job"].str.endswith("persona=default")].iloc[0]
+    assert int(row["answers"]) == len(judgments) == 8 and int(row["truncated"]) == cut
+    assert row["finish_reasons"] == f"length {cut}; stop {8 - cut}"
+    assert '"max_tokens":4' in row["decoding"] and '"temperature":0.0' in row["decoding"]
+    log = (wd / "results" / "logs" / "judge" / "fx" / "gpt" / "wo_cot" / "default.log").read_text()
+    assert "answered by gpt-4o-2024-08-06, not the configured models.gpt.model 'gpt-4o-mini'" in log

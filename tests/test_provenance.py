@@ -185,3 +185,41 @@ def test_same_model_allows_a_date_stamp_only():
         ("gpt-4o", "gpt-4"),
     ]:
         assert not same_model(configured, served), (configured, served)
+
+
+def test_provenance_rows_hand_cases():
+    from judgelab.project.provenance import (
+        NOT_RECORDED,
+        ProvenanceJob,
+        ProvenanceSettings,
+        job_row,
+    )
+
+    api = ProvenanceJob("judge", "dataset=fx,model=gpt", "gpt", "openai", "gpt-4o")
+    table = pd.DataFrame(
+        {
+            "answer": ["2", "1", "Final", None],
+            "served_model": ["gpt-4o-2024-08-06", "gpt-4o-2024-08-06", "gpt-4o-mini", None],
+            "system_fingerprint": ["fp_a", "fp_b", None, None],
+            "finish_reason": ["stop", "stop", "length", None],
+            "truncated": ["False", "False", "True", ""],
+            "parse_rule": ["label-only", "label-only", None, None],
+            "decoding": ['{"max_tokens":8}'] * 3 + [None],
+        }
+    )
+    row = job_row("peras", api, table, "f.tsv")
+    # the row without an answer is not counted; gpt-4o-mini is another model than gpt-4o
+    assert row["answers"] == 3 and row["truncated"] == 1
+    assert row["served_models"] == "gpt-4o-2024-08-06; gpt-4o-mini" and row["same_model"] is False
+    assert row["system_fingerprints"] == "fp_a; fp_b"
+    assert row["finish_reasons"] == "length 1; stop 2" and row["parse_rules"] == "label-only 2"
+    assert row["decoding"] == '{"max_tokens":8}'
+    dated = job_row("peras", api, table.iloc[:2], "f.tsv")
+    assert dated["same_model"] is True
+    # the embedded model's file name is recorded, not compared; a table without the fields
+    local = ProvenanceJob("judge", "dataset=fx,model=smollm2", "smollm2", "local", None)
+    old = job_row("peras", local, pd.DataFrame({"answer": ["2"]}), "f.tsv")
+    assert old["same_model"] is None and old["served_models"] == NOT_RECORDED and old["truncated"] is None
+    # the param round trip (the jobs come back as jobs)
+    settings = ProvenanceSettings("peras", (api, local))
+    assert ProvenanceSettings.from_param(settings.param()) == settings

@@ -71,7 +71,8 @@ JUDGMENT_COLUMNS = [
     *ANSWER_COLUMNS,
 ]
 
-#: One confidence job's table: one row per pair; ``asked`` only where the label parsed.
+#: One confidence job's table: one row per pair; ``asked`` only where the label parsed; the
+#: answer's :data:`ANSWER_COLUMNS` as in a judgment table (``parse_rule``: the confidence rule).
 CONFIDENCE_COLUMNS = [
     "dataset",
     "qid",
@@ -83,8 +84,7 @@ CONFIDENCE_COLUMNS = [
     "answer",
     "latency_s",
     "cache_hit",
-    "truncated",
-    "parse_rule",
+    *ANSWER_COLUMNS,
 ]
 
 #: Id columns of the metrics tables, read as strings.

@@ -36,6 +36,7 @@ from judgelab.project.manifest import (
     workflow_commit,
 )
 from judgelab.project.plan import LLMJob
+from judgelab.project.provenance import ProvenanceJob, ProvenanceSettings
 from judgelab.studies import STUDIES
 
 
@@ -76,6 +77,7 @@ PATHS = {
     "generated_persona": "{results}/personas/generated/{model}/{persona}.json",
     "persona_table": "{results}/personas/personas.tsv",
     "manifest": "{results}/manifest.json",
+    "provenance": "{results}/provenance/{study}.tsv",
     "log": "{results}/logs/{name}.log",
 }
 
@@ -518,8 +520,34 @@ class Project:
         return jobs
 
     def targets(self, study: str) -> list[str]:
-        """The files ``snakemake <study>`` makes (none when the study is off)."""
-        return self.plans[study].targets() if self.enabled(study) else []
+        """The files ``snakemake <study>`` makes (none when the study is off): the plan's targets
+        and, when the study calls a model, its provenance table."""
+        if not self.enabled(study):
+            return []
+        out = self.plans[study].targets()
+        return out + [self.path("provenance", study=study)] if self.provenance_jobs(study) else out
+
+    def provenance_jobs(self, study: str) -> list[LLMJob]:
+        """The study's model-calling jobs (:meth:`StudyPlan.llm_jobs`), the rows of its provenance
+        table (:mod:`judgelab.project.provenance`)."""
+        return list(self.plans[study].llm_jobs()) if self.enabled(study) else []
+
+    def provenance_settings(self, study: str) -> ProvenanceSettings:
+        """The provenance job's param: the study's model-calling jobs, each with its model's
+        backend and configured name."""
+        jobs = []
+        for job in self.provenance_jobs(study):
+            entry = self.config["models"].get(job.model) or {}
+            jobs.append(
+                ProvenanceJob(
+                    rule=job.rule,
+                    job=",".join(f"{k}={v}" for k, v in job.wildcards),
+                    model=job.model,
+                    backend=entry.get("backend"),
+                    configured_model=entry.get("model"),
+                )
+            )
+        return ProvenanceSettings(study=study, jobs=tuple(jobs))
 
     def all_targets(self) -> list[str]:
         """`all`: the persona table, the targets of every enabled study and the run's manifest."""

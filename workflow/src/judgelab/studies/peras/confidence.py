@@ -11,11 +11,12 @@ import logging
 
 import pandas as pd
 
-from judgelab.data.tables import CONFIDENCE_COLUMNS
+from judgelab.data.tables import ANSWER_COLUMNS, CONFIDENCE_COLUMNS
 from judgelab.llm.answers import confidence_rules, read_confidence
 from judgelab.llm.backends.base import Request
 from judgelab.llm.client import CachedClient
 from judgelab.llm.judge import Judge
+from judgelab.llm.judging import answer_cells
 from judgelab.llm.prompts import build_messages, fill
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,7 @@ def run_confidence(
     asked = merged[merged["label"].notna()]
     requests = confidence_requests(asked, asked["label"], judge)
     answers = dict(zip(asked.index, client.run(requests, desc=desc, progress=progress)))
+    sent = dict(zip(asked.index, requests))
     rows = []
     for idx, r in merged.iterrows():
         base = {"dataset": r["dataset"], "qid": r["qid"], "docid": r["docid"], "label": r["label"]}
@@ -72,8 +74,9 @@ def run_confidence(
                     "answer": comp.text,
                     "latency_s": comp.latency_s,
                     "cache_hit": hit,
-                    "truncated": comp.truncated(judge.max_tokens),
-                    "parse_rule": got.rule,
+                    **answer_cells(
+                        comp, comp.truncated(judge.max_tokens), got.rule, client.decoding(sent[idx])
+                    ),
                 }
             )
         else:
@@ -86,8 +89,8 @@ def run_confidence(
                     "answer": None,
                     "latency_s": None,
                     "cache_hit": None,
+                    **dict.fromkeys(ANSWER_COLUMNS),
                     "truncated": False,
-                    "parse_rule": None,
                 }
             )
     out = pd.DataFrame(rows, columns=CONFIDENCE_COLUMNS)
