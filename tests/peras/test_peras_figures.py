@@ -10,6 +10,7 @@ import pytest
 from judgelab.data.imported import ImportReading
 from judgelab.data.prepare import build_trec_table
 from judgelab.data.tables import read_dataset, write_dataset
+from judgelab.errors import InputError
 from judgelab.studies.peras import figures as fg
 from judgelab.studies.peras import jobs as stages
 from judgelab.studies.peras.jobs import group_metrics_job
@@ -137,3 +138,48 @@ def test_confidence_table_counts(label):
     t = fg.confidence_by_grade_table(pairs, {"HN": c}, label).set_index("grade")
     assert t.loc[0, "mean_confidence"] == 80 and t.loc[1, "mean_confidence"] == 60
     assert t.loc[2, "n"] == 0 and np.isnan(t.loc[2, "mean_confidence"])
+
+
+def test_radar_figures_read_the_configured_support(fixtures, tmp_path, monkeypatch):
+    """``peras.support: common``: the radar charts show the metrics' ``common_*`` values with the
+    common-support significance marks and say so in the title; an unknown support names the key."""
+    import matplotlib.pyplot as plt
+
+    pairs, files = fabricate(fixtures, tmp_path)
+    # without HE (it never parses, so its common support would be empty)
+    keep = [i for i, p in enumerate(PERSONAS) if p != "HE"]
+    group = Group("fx", "ext", "imported", tuple(PERSONAS[i] for i in keep))
+    judgments, confidence = ([files[k][i] for i in keep] for k in ("judgments", "confidence"))
+    metrics = str(tmp_path / "metrics" / "common.tsv")
+    group_metrics_job(pairs, judgments, confidence, group, metrics)
+    sig = tmp_path / "significance.tsv"
+    settings = SignificanceSettings(reference="default", n_boot=100, seed=1, alpha=0.05)
+    res = stages.significance_job(pairs, judgments, confidence, group, settings, str(sig))
+    assert set(res["support"]) == {"parsed", "common"}
+    titles = []
+    real = plt.Figure.suptitle
+
+    def record(fig, text, *a, **kw):
+        titles.append(text)
+        return real(fig, text, *a, **kw)
+
+    monkeypatch.setattr(plt.Figure, "suptitle", record)
+    for support in ("parsed", "common"):
+        figure = FigureSettings("default", ("HN", "LC"), 0, support=support)
+        stages.figures_job(
+            pairs, judgments, confidence, metrics, group, figure, outputs(tmp_path / support), str(sig)
+        )
+    n_common = int(pd.read_csv(metrics, sep="\t")["common_n_parsed"].iloc[0])
+    assert not any("common support" in t for t in titles[:2])
+    assert all(t.endswith(f"(common support: {n_common} pairs)") for t in titles[2:4])
+    with pytest.raises(InputError, match="peras.support"):
+        stages.figures_job(
+            pairs,
+            judgments,
+            confidence,
+            metrics,
+            group,
+            FigureSettings("default", ("HN",), 0, support="both"),
+            outputs(tmp_path / "bad"),
+            str(sig),
+        )

@@ -131,3 +131,45 @@ def test_join_metrics_marks_significant_rows():
     assert out.loc["LA", "kappa_sig"] == "*" and out.loc["LA", "qwk_sig"] == ""
     assert out.loc["LA", "kappa_delta"] == pytest.approx(0.4)
     assert pd.isna(out.loc["default", "kappa_delta"])
+
+
+def test_significance_on_the_common_support_scores_every_judge_on_the_same_pairs():
+    """The persona whose answers parse unevenly: on the common support both judges of a
+    comparison are scored on the pairs every persona answered, the values equal the metrics
+    table's ``common_*`` figures, and Holm runs within each support."""
+    from judgelab.studies.peras.metrics import common_support
+
+    pairs = _pairs(n_queries=16, seed=4)
+    judged = {
+        "default": _judge(pairs, 0.5, 20, missing=0.05),
+        "LA": _judge(pairs, 0.8, 21, missing=0.4),
+        "HA": _judge(pairs, 0.5, 22, missing=0.1),
+    }
+    res = sg.by_support(pairs, judged, n_boot=300, seed=5)
+    assert set(res["support"]) == set(sg.SUPPORTS) and len(res) == 2 * 2 * len(sg.METRICS)
+    parsed = res[res["support"] == "parsed"].drop(columns="support").reset_index(drop=True)
+    alone = sg.persona_vs_reference(pairs, judged, n_boot=300, seed=5)
+    pd.testing.assert_frame_equal(parsed, alone, check_dtype=False)
+    common = common_support(list(judged.values()))
+    assert 0 < len(common) < len(pairs)
+    on_common = res[res["support"] == "common"].set_index(["persona", "metric"])
+    for p in ("LA", "HA"):
+        want = job_metrics(pairs.merge(judged[p].merge(common, on=["qid", "docid"]), on=["qid", "docid"]))
+        ref = job_metrics(
+            pairs.merge(judged["default"].merge(common, on=["qid", "docid"]), on=["qid", "docid"])
+        )
+        assert on_common.loc[(p, "kappa"), "value"] == pytest.approx(want["kappa"], abs=1e-12)
+        assert on_common.loc[(p, "kappa"), "reference_value"] == pytest.approx(ref["kappa"], abs=1e-12)
+        assert on_common.loc[(p, "HMR"), "value"] == pytest.approx(want["HMR"], abs=1e-12)
+    # the parsed reading scores LA on its own (fewer) pairs: another value
+    by_parsed = parsed.set_index(["persona", "metric"])
+    assert by_parsed.loc[("LA", "kappa"), "value"] != pytest.approx(on_common.loc[("LA", "kappa"), "value"])
+    # the joined table carries both: the published columns and common_* beside them
+    metrics = pd.DataFrame(
+        {"dataset": "d", "model": "m", "template": "t", "persona": ["default", "LA", "HA"]}
+    )
+    ids = res.assign(dataset="d", model="m", template="t")
+    joined = sg.join_metrics(metrics, ids).set_index("persona")
+    assert joined.loc["LA", "kappa_delta"] == pytest.approx(by_parsed.loc[("LA", "kappa"), "delta"])
+    assert joined.loc["LA", "common_kappa_delta"] == pytest.approx(on_common.loc[("LA", "kappa"), "delta"])
+    assert pd.isna(joined.loc["default", "common_kappa_delta"])

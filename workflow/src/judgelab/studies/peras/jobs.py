@@ -101,12 +101,10 @@ def _common_rows(tables: Sequence[pd.DataFrame]) -> list[dict]:
     """Each persona's metrics (``tables``: one :func:`_labelled` table per persona) on the pairs
     whose label parsed for every persona of the group (``common_n_parsed`` of them: the same pairs
     for all), so persona contrasts are not confounded by which answers parsed."""
-    from judgelab.studies.peras.metrics import job_metrics
+    from judgelab.studies.peras.metrics import common_support, job_metrics
 
     keys = ["qid", "docid"]
-    common = tables[0][keys] if tables else pd.DataFrame(columns=keys)
-    for t in tables:
-        common = common.merge(t.loc[t["label"].notna(), keys], on=keys, how="inner")
+    common = common_support(tables, keys)
     rows = []
     for t in tables:
         m = job_metrics(t.merge(common, on=keys, how="inner"))
@@ -323,7 +321,10 @@ def significance_job(
     settings: SignificanceSettings,
     table: str,
 ) -> pd.DataFrame:
-    """Every persona of one group against the reference persona (paired bootstrap, Holm)."""
+    """Every persona of one group against the reference persona (paired bootstrap, Holm), on
+    each persona's parsed pairs (``support`` parsed: the published reading) and on the common
+    support (``support`` common: the pairs every persona of the group answered; the same
+    resamples, its own Holm family)."""
     from judgelab.studies.peras import significance as sg
 
     personas = group.personas
@@ -331,7 +332,7 @@ def significance_job(
     j, c = _load_group(judgments, confidence, personas)
     judged = {p: labels_with_confidence(j[p], c[p]) for p in personas}
     t0 = time.perf_counter()
-    res = sg.persona_vs_reference(
+    res = sg.by_support(
         pairs_table,
         judged,
         reference=settings.reference,
@@ -342,12 +343,15 @@ def significance_job(
     for i, (k, v) in enumerate(group.ids.items()):
         res.insert(i, k, v)
     write_tsv(res, table)
-    log.info(
-        "%d comparisons in %.2f s; %d significant after Holm",
-        len(res),
-        time.perf_counter() - t0,
-        int(res["significant"].sum()) if len(res) else 0,
-    )
+    for support in sg.SUPPORTS:
+        part = res[res["support"] == support]
+        log.info(
+            "%s support: %d comparisons, %d significant after Holm",
+            support,
+            len(part),
+            int(part["significant"].astype(bool).sum()) if len(part) else 0,
+        )
+    log.info("%d comparisons in %.2f s", len(res), time.perf_counter() - t0)
     return res
 
 
@@ -391,7 +395,8 @@ def figures_job(
     outputs: Mapping[str, str],
     significance: str | None = None,
 ) -> None:
-    """Radar charts (agreement, calibration), the inter-persona kappa heatmap and its table, and
+    """Radar charts (agreement, calibration; on the support ``settings.support``, significance
+    marks of the same support), the inter-persona kappa heatmap and its table, and
     the confidence-by-grade chart of one group. ``outputs`` maps radar_agreement,
     radar_calibration, heatmap, confidence (PNG) and *_pdf, plus interpersona and
     confidence_table (TSV); ``significance``: the group's comparisons, where it has any."""
@@ -403,11 +408,20 @@ def figures_job(
     met = pd.read_csv(metrics, sep="\t", dtype={"persona": str})
     met = met.set_index("persona").loc[list(personas)].reset_index()  # the personas' order
     sig = pd.read_csv(significance, sep="\t", dtype={"persona": str}) if significance else None
-    reference = settings.reference
+    reference, support = settings.reference, settings.support
+    if support not in ("parsed", "common"):
+        raise InputError(f"unknown support {support!r} (parsed or common)", key="peras.support")
+    if sig is not None and "support" in sig.columns:
+        sig = sig[sig["support"] == support]
+    scope = ""
+    if support == "common":
+        # every persona on the pairs all personas answered (the metrics' common_* columns)
+        met = met.assign(**{k: met[f"common_{k}"] for k in COMMON_METRICS if f"common_{k}" in met.columns})
+        scope = f" (common support: {int(met['common_n_parsed'].iloc[0]) if len(met) else 0} pairs)"
     fg.radar(
         met,
         fg.AGREEMENT,
-        f"Agreement with human grades - {name}",
+        f"Agreement with human grades - {name}{scope}",
         out["radar_agreement"],
         out["radar_agreement_pdf"],
         significance=sig,
@@ -416,7 +430,7 @@ def figures_job(
     fg.radar(
         met,
         fg.CALIBRATION,
-        f"Confidence calibration - {name}",
+        f"Confidence calibration - {name}{scope}",
         out["radar_calibration"],
         out["radar_calibration_pdf"],
         significance=sig,

@@ -83,3 +83,16 @@ def job_metrics(pairs: pd.DataFrame) -> dict[str, float]:
     else:
         out.update({"RO": math.nan, "RU": math.nan, "HMR": math.nan, "mean_confidence": math.nan})
     return out
+
+
+def common_support(tables: Sequence[pd.DataFrame], keys: Sequence[str] = ("qid", "docid")) -> pd.DataFrame:
+    """The pairs (``keys``) whose label parsed in every one of ``tables`` (one per persona of a
+    dataset x model x template, each with the keys and a nullable ``label``): the common support,
+    on which persona contrasts are not confounded by which answers parsed."""
+    keys = list(keys)
+    if not tables:
+        return pd.DataFrame(columns=keys)
+    common = tables[0].loc[tables[0]["label"].notna(), keys]
+    for t in tables[1:]:
+        common = common.merge(t.loc[t["label"].notna(), keys], on=keys, how="inner")
+    return common.reset_index(drop=True)

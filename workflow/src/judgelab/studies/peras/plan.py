@@ -237,6 +237,7 @@ class Plan(StudyPlan):
             reference=self.reference,
             confidence_personas=tuple(self.confidence_personas),
             confidence_label=int(self.section["figures"]["confidence_label"]),
+            support=str(self.section["support"]),
         )
 
     def classifier_settings(self) -> ClassifierSettings:

@@ -45,12 +45,14 @@ class SignificanceSettings(Settings):
 
 @dataclass(frozen=True)
 class FigureSettings(Settings):
-    """The radar charts' reference persona, and the confidence-by-grade chart's personas and
-    predicted label."""
+    """The radar charts' reference persona and support (``peras.support``: ``parsed``, each
+    persona's parsed pairs, or ``common``, the pairs every persona answered), and the
+    confidence-by-grade chart's personas and predicted label."""
 
     reference: str
     confidence_personas: tuple[str, ...]
     confidence_label: int
+    support: str = "parsed"
 
 
 @dataclass(frozen=True)

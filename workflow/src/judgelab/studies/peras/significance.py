@@ -19,6 +19,12 @@ pairs), so a resample costs one matrix product.
 * Holm: within each dataset x model x template x metric, over the personas compared with the
   reference (a family of 10 for PERAS); undefined p-values are left out of the family.
 
+Support: every comparison is made twice (:func:`by_support`, column ``support``): on each
+persona's parsed pairs (``parsed``, the published reading: the two judges of a comparison may be
+scored on different pairs) and on the common support (``common``: the pairs every persona of the
+dataset x model x template answered, the same pairs for every judge, as the metrics table's
+``common_*`` columns), each with its own Holm family.
+
 Resamples where a metric is undefined (e.g. kappa with a single label) are left out of that
 metric's interval and p-value; ``n_valid`` counts the ones used.
 """
@@ -177,18 +183,63 @@ def persona_vs_reference(
     return out[cols]
 
 
+#: The pairs a comparison is computed on: each persona's parsed pairs (the published reading), or
+#: the common support (the pairs every persona of the dataset x model x template answered).
+SUPPORTS = ("parsed", "common")
+
+
+def by_support(
+    pairs: pd.DataFrame,
+    judged: Mapping[str, pd.DataFrame],
+    *,
+    reference: str = "default",
+    n_boot: int = 1000,
+    seed: int = 42,
+    alpha: float = 0.05,
+) -> pd.DataFrame:
+    """:func:`persona_vs_reference` on each persona's parsed pairs and on the common support
+    (every judge's table cut to the pairs whose label parsed for all personas), one table with a
+    ``support`` column (:data:`SUPPORTS`); the same seed, so the same query resamples, and Holm
+    within each support."""
+    from judgelab.studies.peras.metrics import common_support
+
+    keys = ["qid", "docid"]
+    common = common_support(list(judged.values()), keys)
+    on_common = {p: t.merge(common, on=keys, how="inner") for p, t in judged.items()}
+    parts = []
+    for support, tables in (("parsed", judged), ("common", on_common)):
+        res = persona_vs_reference(pairs, tables, reference=reference, n_boot=n_boot, seed=seed, alpha=alpha)
+        res["support"] = support
+        parts.append(res)
+    return pd.concat(parts, ignore_index=True)
+
+
 def join_metrics(metrics: pd.DataFrame, significance: pd.DataFrame) -> pd.DataFrame:
     """``metrics.tsv`` with, per tested metric, the delta to the reference persona, its interval,
-    the Holm-adjusted p-value and a ``*`` marker column (``<metric>_sig``)."""
+    the Holm-adjusted p-value and a ``*`` marker column (``<metric>_sig``); the comparisons on the
+    common support (``support`` common) beside them as ``common_<metric>_<stat>``."""
     keys = ["dataset", "model", "template", "persona"]
     if significance.empty:
         return metrics.copy()
-    sig = significance.assign(sig=np.where(significance["significant"].astype(bool), "*", ""))
-    wide = sig.pivot(index=keys, columns="metric", values=["delta", "ci_low", "ci_high", "p_holm", "sig"])
-    wide.columns = [f"{m}_{stat}" for stat, m in wide.columns]
-    order = [f"{m}_{stat}" for m in METRICS for stat in ("delta", "ci_low", "ci_high", "p_holm", "sig")]
-    wide = wide[[c for c in order if c in wide.columns]]
-    return metrics.merge(wide.reset_index(), on=keys, how="left")
+    support = (
+        significance["support"]
+        if "support" in significance
+        else pd.Series("parsed", index=significance.index)
+    )
+    out = metrics.copy()
+    for name, prefix in (("parsed", ""), ("common", "common_")):
+        part = significance[support == name]
+        if part.empty:
+            continue
+        sig = part.assign(sig=np.where(part["significant"].astype(bool), "*", ""))
+        wide = sig.pivot(index=keys, columns="metric", values=["delta", "ci_low", "ci_high", "p_holm", "sig"])
+        wide.columns = [f"{prefix}{m}_{stat}" for stat, m in wide.columns]
+        order = [
+            f"{prefix}{m}_{stat}" for m in METRICS for stat in ("delta", "ci_low", "ci_high", "p_holm", "sig")
+        ]
+        wide = wide[[c for c in order if c in wide.columns]]
+        out = out.merge(wide.reset_index(), on=keys, how="left")
+    return out
 
 
 def render_html(joined: pd.DataFrame) -> str:
