@@ -271,6 +271,52 @@ def test_misses_are_claimed_and_sent_in_chunks(tmp_path, settings, sizes):
     assert backend.sizes == sizes
 
 
+class Streaming(Chunks):
+    """An online backend that takes its requests one by one (as an API backend's workers do):
+    records how many it took in each call, and how many claims the cache held as it took each."""
+
+    def __init__(self, settings, cache):
+        super().__init__(settings)
+        self.cache, self.held = cache, []
+
+    def streams_requests(self):
+        return True
+
+    def complete_many(self, requests):
+        taken = 0
+        for i, r in enumerate(requests):
+            taken += 1
+            self.held.append(len(self.cache._held))
+            yield i, self.complete(r)
+        self.sizes.append(taken)
+
+
+def test_a_streaming_backend_gets_the_next_chunk_claimed_as_it_reaches_it(tmp_path):
+    """No drain between chunks: one call takes all 40 misses, claimed 16 at a time (8 x the
+    concurrency 2) as the stream reaches them; the answered keys' claims are released at each
+    chunk boundary and every claim at the end."""
+    with RequestCache(tmp_path / "c.sqlite") as cache:
+        backend = Streaming(Settings(2, False), cache)
+        claims = []
+        real = cache.claim
+
+        def spy(keys, limit=None):
+            got = real(keys, limit=limit)
+            claims.append(len(got.mine))
+            return got
+
+        cache.claim = spy
+        out = CachedClient(backend, cache).run([req(f"q{i}") for i in range(40)], progress=False)
+        assert backend.sizes == [40] and claims == [16, 16, 8]
+        # never more than one chunk (and the request being answered) held at once
+        assert max(backend.held) <= 16 and cache._held == set()
+        assert [c.text for c, hit in out] == ["x"] * 40 and not any(hit for _, hit in out)
+    with RequestCache(tmp_path / "c.sqlite") as cache:
+        again = Streaming(Settings(2, False), cache)
+        out = CachedClient(again, cache).run([req(f"q{i}") for i in range(40)], progress=False)
+        assert again.sizes == [] and all(hit for _, hit in out)
+
+
 def test_cache_hits_claim_nothing(tmp_path):
     with RequestCache(tmp_path / "c.sqlite") as cache:
         CachedClient(Chunks(), cache).run([req("a"), req("b")], progress=False)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from tqdm import tqdm
 
@@ -141,24 +141,47 @@ class CachedClient:
         chunk = max(1, self.backend.claim_chunk() or len(keys))
         queue = deque(keys)
         waiting: dict[str, str] = {}  # key -> the owner of its claim
+        found: deque[tuple[str, Completion, bool]] = deque()  # answered by others while claiming
         delay, told = self.poll_min, 0.0
-        while queue or waiting:
-            if queue:
+
+        def claim_next() -> list[str]:
+            """Claim the next chunk of the queue: the keys now this client's to send; the keys
+            answered meanwhile go to ``found``, those another process holds to ``waiting``."""
+            while queue:
                 look = [queue.popleft() for _ in range(min(len(queue), max(chunk, 64)))]
                 got = self.cache.claim(look, limit=chunk)
                 queue.extendleft(reversed(got.rest))
                 waiting.update(got.busy)
+                found.extend((k, Completion.from_json(r), False) for k, r in got.answered.items())
+                if got.mine:
+                    return got.mine
+            return []
+
+        while queue or waiting:
+            if queue:
+                mine = claim_next()
             else:
                 got = self.cache.claim(list(waiting), limit=chunk)
                 for k in [*got.answered, *got.mine]:
                     waiting.pop(k, None)
                 waiting.update(got.busy)
-            for key, response in got.answered.items():
-                yield key, Completion.from_json(response), False
-            if got.mine:
+                found.extend((k, Completion.from_json(r), False) for k, r in got.answered.items())
+                mine = got.mine
+            answered = bool(found)
+            while found:
+                yield found.popleft()
+            if mine:
                 delay = self.poll_min
-                yield from self._send(got.mine, requests, keyed, where)
-            elif got.answered:
+                # a backend that takes its requests as its workers free up (online API) gets the
+                # next chunks claimed as it reaches them, so no chunk drains before the next starts
+                more = claim_next if self.backend.streams_requests() else None
+                for item in self._send(mine, requests, keyed, where, more):
+                    yield item
+                    while found:
+                        yield found.popleft()
+                while found:
+                    yield found.popleft()
+            elif answered:
                 delay = self.poll_min
             elif not queue and waiting:
                 if time.monotonic() - told > 60.0:
@@ -179,14 +202,36 @@ class CachedClient:
         requests: Sequence[Request],
         keyed: list[tuple[str, dict]],
         where: dict[str, list[int]],
+        more: Callable[[], list[str]] | None = None,
     ) -> Iterator[tuple[str, Completion, bool]]:
         """Send the claimed ``keys``, store each answer as it arrives; release the claims after (also
-        on error: the requests not answered are then free for another process)."""
-        firsts = [where[k][0] for k in keys]
+        on error: the requests not answered are then free for another process). ``more``: claims
+        the next keys when the backend has taken every key so far (``[]``: none left); the claims
+        of the keys answered by then are released at that point."""
+        claimed, sent, done = list(keys), [], set()
+
+        def feed() -> Iterator[Request]:
+            batch = keys
+            while batch:
+                for k in batch:
+                    sent.append(k)
+                    yield requests[where[k][0]]
+                if more is None:
+                    return
+                answered = [k for k in claimed if k in done]
+                if answered:
+                    self.cache.release(answered)
+                    claimed[:] = [k for k in claimed if k not in done]
+                batch = more()
+                claimed.extend(batch)
+
         try:
-            for j, completion in self.backend.complete_many([requests[i] for i in firsts]):
-                key, req = keyed[firsts[j]]
+            stream = feed() if more is not None else list(feed())
+            for j, completion in self.backend.complete_many(stream):
+                key = sent[j]
+                req = keyed[where[key][0]][1]
                 self.cache.put(key, req, completion.to_json())
+                done.add(key)
                 yield key, completion, True
         finally:
-            self.cache.release(keys)
+            self.cache.release(claimed)

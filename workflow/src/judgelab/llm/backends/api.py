@@ -432,14 +432,20 @@ class ApiBackend(Backend, abc.ABC):
             return completion
         raise RuntimeError("no answer")  # complete_many raises before this
 
-    def complete_many(self, requests: Sequence[Request]) -> Iterator[tuple[int, Completion]]:
-        if not requests:
-            return iter(())
+    def complete_many(self, requests: Iterable[Request]) -> Iterator[tuple[int, Completion]]:
         if self.settings.batch:
-            return self._batched(requests)
+            requests = list(requests)
+            return self._batched(requests) if requests else iter(())
+        if isinstance(requests, Sequence) and not requests:
+            return iter(())
         return self._online(requests)
 
-    def _online(self, requests: Sequence[Request]) -> Iterator[tuple[int, Completion]]:
+    def streams_requests(self) -> bool:
+        """Online requests are taken one by one as a worker frees up; a provider batch is one
+        submission."""
+        return not self.settings.batch
+
+    def _online(self, requests: Iterable[Request]) -> Iterator[tuple[int, Completion]]:
         """Answer ``requests`` with ``concurrency`` workers; yield each answer as it arrives.
 
         On an error that retries do not cure, no new request is started, the ones in flight are
@@ -468,7 +474,10 @@ class ApiBackend(Backend, abc.ABC):
             finally:
                 queue.put_nowait(None)
 
-        workers = [loop.create_task(worker()) for _ in range(min(self.settings.concurrency, len(requests)))]
+        n_workers = self.settings.concurrency
+        if isinstance(requests, Sequence):
+            n_workers = min(n_workers, len(requests))
+        workers = [loop.create_task(worker()) for _ in range(n_workers)]
         signals = _Interrupts(loop, queue)
         error: BaseException | None = None
         try:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import abc
 import logging
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -180,10 +180,19 @@ class Backend(abc.ABC):
     def sampling(self) -> dict:
         return {"temperature": self.temperature, "top_p": self.top_p}
 
-    def complete_many(self, requests: Sequence[Request]) -> Iterator[tuple[int, Completion]]:
-        """Answer many requests, yielding (index, completion) as each arrives (any order)."""
+    def complete_many(self, requests: Iterable[Request]) -> Iterator[tuple[int, Completion]]:
+        """Answer many requests, yielding (index, completion) as each arrives (any order). A
+        backend whose :meth:`streams_requests` is true takes ``requests`` lazily, one as a worker
+        frees up (an iterator whose next items may be claimed only when they are reached);
+        otherwise they arrive as a sequence."""
         for i, req in enumerate(requests):
             yield i, self.complete(req)
+
+    def streams_requests(self) -> bool:
+        """Does :meth:`complete_many` take its requests as it goes (so the cached client can claim
+        the next chunk while the current one is in flight)? False: it needs them all at once
+        (a provider batch, a local model ordering them for prefix reuse)."""
+        return False
 
     def claim_chunk(self) -> int | None:
         """How many uncached requests :class:`CachedClient` claims and hands to :meth:`complete_many`
