@@ -26,6 +26,7 @@ from judgelab.studies.ranking.correlation import (
     significance_agreement,
     spearman,
     tau_ap,
+    tau_interval,
     topic_matrix,
     topk_tau,
 )
@@ -370,3 +371,102 @@ def test_correlations_on_dl21_with_a_coarser_judge():
     assert 0.0 <= got["sig_fpr"] <= 1.0 and 0.0 <= got["sig_fnr"] <= 1.0
     self_row = correlations(human, human, CorrelationSettings(n_boot=50))
     assert self_row["kendall_tau"] == pytest.approx(1.0) and self_row["sig_agreement"] == 1.0
+
+
+# --- tau's interval: BCa -----------------------------------------------------------------------
+
+
+def test_bca_interval_is_scipys_on_the_same_resamples():
+    """tau_interval's BCa is scipy.stats.bootstrap's, which draws exactly the resamples of
+    bootstrap_taus with the same seed; percentile is the percentile interval of those."""
+    from scipy import stats
+
+    rng = np.random.default_rng(3)
+    h = rng.random((12, 8))
+    j = h + rng.normal(0, 0.15, h.shape)
+    topics, systems = [f"t{i:02d}" for i in range(12)], [f"s{k}" for k in range(8)]
+    human, judge = pd.DataFrame(h, topics, systems), pd.DataFrame(j, topics, systems)
+
+    def tau_of(rows):
+        return kendall_tau(h[rows].mean(axis=0), j[rows].mean(axis=0))
+
+    res = stats.bootstrap(
+        (np.arange(12),),
+        tau_of,
+        n_resamples=400,
+        vectorized=False,
+        method="BCa",
+        rng=np.random.default_rng(9),
+    )
+    taus = bootstrap_taus(human, judge, n_boot=400, seed=9)
+    assert np.array_equal(res.bootstrap_distribution, taus)
+    low, high, method, below = tau_interval(h, j, 400, 9, 0.05)
+    assert method == "BCa"
+    assert (low, high) == pytest.approx((res.confidence_interval.low, res.confidence_interval.high))
+    assert below == pytest.approx(np.mean(taus < tau_of(np.arange(12))))
+    assert tau_interval(h, j, 400, 9, 0.05, "percentile")[:3] == (
+        *bootstrap_tau(human, judge, n_boot=400, seed=9),
+        "percentile",
+    )
+
+
+def test_bca_falls_back_to_percentile_where_undefined_and_names_the_key():
+    # a > b > c on every topic: every resample gives tau 1, nothing to correct
+    human = wide({"a": [0.9, 0.8, 0.7, 0.95], "b": [0.5, 0.6, 0.4, 0.55], "c": [0.1, 0.2, 0.3, 0.15]})
+    got = tau_interval(human.to_numpy(), human.to_numpy() + 0.05, 200, 1, 0.05)
+    assert got[:3] == (pytest.approx(1.0), pytest.approx(1.0), "percentile (BCa undefined)")
+    assert got[3] == 0.0
+    # two topics: no jackknife
+    two = wide({"a": [3, 3], "b": [2, 2], "c": [1, 1]})
+    judge = wide({"a": [3, 1], "b": [2, 2], "c": [1, 4]})
+    assert tau_interval(two.to_numpy(), judge.to_numpy(), 300, 11, 0.1)[2] == "percentile (BCa undefined)"
+    with pytest.raises(InputError, match="ranking.correlation.ci_method"):
+        tau_interval(human.to_numpy(), human.to_numpy(), 10, 0, 0.05, "normal")
+
+
+def _dl21_changed(share: float):
+    """The 63 DL21 runs scored under the human qrels and under an imported-style judge made of
+    them with a known share of the grades (seeded) moved to another grade."""
+    from judgelab.studies.ranking.runs import dl21_run_names, read_runs
+    from judgelab.studies.ranking.scores import read_qrels_table, score_runs
+
+    shared = shared_folder()
+    runs = read_runs([shared / "trec-dl-runs" / "dl21" / f"input.{n}.txt" for n in dl21_run_names()])
+    qrels = read_qrels_table(shared / "trec-dl" / "qrels.dl21-passage.txt")
+    rng = np.random.default_rng(7)
+    rel = qrels["relevance"].to_numpy().copy()
+    change = rng.random(len(rel)) < share
+    rel[change] = (rel[change] + rng.integers(1, 4, int(change.sum()))) % 4
+    return score_runs(runs, qrels), score_runs(runs, qrels.assign(relevance=rel))
+
+
+def test_bca_centres_the_interval_the_percentile_one_leaves_below_tau_on_dl21():
+    """The issue's case, reproduced without the published labels: 20% of the DL21 grades changed
+    gives tau about 0.91 with 92% of the resampled taus below it (resampled topic sets make every
+    system's mean noisier), so the percentile interval ends just above tau (tau in its top tenth);
+    BCa, on the same resamples, contains tau well inside."""
+    human, judge = _dl21_changed(0.2)
+    bca = correlations(human, judge, CorrelationSettings(n_boot=1000, seed=0))
+    pct = correlations(human, judge, CorrelationSettings(n_boot=1000, seed=0, ci_method="percentile"))
+    tau = bca["kendall_tau"]
+    assert (bca["n_systems"], bca["n_topics"]) == (63, 53) and 0.88 < tau < 0.94
+    assert bca["kendall_tau_boot_below"] == pct["kendall_tau_boot_below"] > 0.9
+    assert pct["kendall_tau_ci"] == "percentile" and bca["kendall_tau_ci"] == "BCa"
+
+    def position(row):  # where tau lies in the interval: 0 at its low end, 1 at its high end
+        return (tau - row["kendall_tau_low"]) / (row["kendall_tau_high"] - row["kendall_tau_low"])
+
+    assert 0.85 < position(pct) < 1.0 and 0.1 < position(bca) < 0.6
+
+
+def test_where_nearly_every_resample_is_below_tau_neither_interval_contains_it_on_dl21():
+    """Measured, not hidden: with 10% of the grades changed 99% of the resampled taus fall below
+    the observed one; the percentile interval lies below tau and BCa's corrected quantiles land
+    in the few resamples above it, so its interval lies above tau. The share of resamples below
+    (kendall_tau_boot_below) is in the table to show it."""
+    human, judge = _dl21_changed(0.1)
+    bca = correlations(human, judge, CorrelationSettings(n_boot=1000, seed=0))
+    pct = correlations(human, judge, CorrelationSettings(n_boot=1000, seed=0, ci_method="percentile"))
+    tau = bca["kendall_tau"]
+    assert bca["kendall_tau_boot_below"] > 0.98
+    assert pct["kendall_tau_high"] < tau < bca["kendall_tau_low"]

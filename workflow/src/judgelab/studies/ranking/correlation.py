@@ -21,9 +21,11 @@ significance-decision agreement; each is tested against hand-computed cases.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Hashable, Sequence
 from itertools import combinations
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -40,6 +42,8 @@ CORRELATION_KEYS = [
     "kendall_tau",
     "kendall_tau_low",
     "kendall_tau_high",
+    "kendall_tau_ci",
+    "kendall_tau_boot_below",
     "tau_ap",
     "spearman",
     "rbo",
@@ -261,6 +265,70 @@ def bootstrap_tau(
     return percentile_interval(_bootstrap_taus(human.to_numpy(), judge.to_numpy(), n_boot, seed), alpha)
 
 
+#: How tau's topic-bootstrap interval is computed (``ranking.correlation.ci_method``): ``bca``,
+#: the bias-corrected and accelerated interval (scipy.stats.bootstrap), or ``percentile``.
+CI_METHODS = ("bca", "percentile")
+
+
+def tau_interval(
+    h: np.ndarray, j: np.ndarray, n_boot: int, seed: int, alpha: float, method: str = "bca"
+) -> tuple[float, float, str, float]:
+    """The ``1 - alpha`` topic-bootstrap interval of Kendall's tau-b between the column means of
+    ``h`` (human, topics x systems) and ``j`` (judge), the method that gave it, and the share of
+    the resampled taus below the observed one (0.5 for an unbiased bootstrap).
+
+    Resampled topic sets make every system's mean noisier than the all-topic mean, so the
+    resampled taus sit mostly below the observed one and a percentile interval can exclude it.
+    ``bca`` corrects for that bias (and for the skew, by the jackknife's acceleration):
+    ``scipy.stats.bootstrap(method="BCa")`` over the topic indices, with the resamples of
+    :func:`bootstrap_taus` (the same seed draws the same topics). Where BCa is undefined (every
+    resampled tau equal, a tau undefined in a resample or a jackknife sample, fewer than 3
+    topics) the percentile interval of the same resamples is given, and the method says so
+    (``percentile (BCa undefined)``).
+
+    BCa's correction grows with that share; where nearly every resampled tau is below the observed
+    one (99% and more: a judge very close to the human order on many topics) the corrected
+    quantiles land in the last few resamples above it, and the interval can lie above the
+    observed tau (measured on DL21: docs/studies/ranking.md). The share is in the table
+    (``kendall_tau_boot_below``) so a reader sees it."""
+    if method not in CI_METHODS:
+        raise InputError(
+            f"unknown interval method {method!r} (one of {', '.join(CI_METHODS)})",
+            key="ranking.correlation.ci_method",
+        )
+    taus = _bootstrap_taus(h, j, n_boot, seed)
+    tau = kendall_tau(h.mean(axis=0), j.mean(axis=0))
+    known = taus[~np.isnan(taus)]
+    below = float(np.mean(known < tau)) if known.size and not math.isnan(tau) else math.nan
+    if method == "percentile":
+        return (*percentile_interval(taus, alpha), "percentile", below)
+    low = high = math.nan
+    if h.shape[0] >= 3 and not np.isnan(taus).any() and np.ptp(taus) > 1e-12:
+
+        def tau_of(rows: np.ndarray) -> float:
+            return kendall_tau(h[rows].mean(axis=0), j[rows].mean(axis=0))
+
+        with warnings.catch_warnings():
+            # a degenerate jackknife is reported by the NaN bounds, handled below
+            warnings.simplefilter("ignore", category=RuntimeWarning)
+            warnings.simplefilter("ignore", category=_stats().DegenerateDataWarning)
+            # the resamples already drawn (scipy draws the same with the same seed): scipy adds
+            # the bias correction and the jackknife's acceleration
+            res = _stats().bootstrap(
+                (np.arange(h.shape[0]),),
+                tau_of,
+                n_resamples=0,
+                bootstrap_result=SimpleNamespace(bootstrap_distribution=taus),
+                vectorized=False,
+                confidence_level=1.0 - alpha,
+                method="BCa",
+            )
+        low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    if math.isnan(low) or math.isnan(high):
+        return (*percentile_interval(taus, alpha), "percentile (BCa undefined)", below)
+    return low, high, "BCa", below
+
+
 # --- significance decisions -------------------------------------------------------------------
 
 
@@ -373,8 +441,9 @@ def correlations(
     defaults, k 10, p 0.9, n_boot 1000, seed 0, ci_alpha and sig_alpha 0.05, test ``t``). Systems'
     scores are their means over the common topics (:func:`align`). ``kendall_tau``: tau-b of the
     mean scores, with the ``1 - ci_alpha`` topic-bootstrap interval
-    ``kendall_tau_low``/``kendall_tau_high`` (:func:`bootstrap_tau`, ``n_boot`` resamples,
-    ``seed``); ``tau_ap``: :func:`tau_ap` of the judge's order against the human order (the
+    ``kendall_tau_low``/``kendall_tau_high`` (:func:`tau_interval`: BCa by default, ``ci_method``;
+    ``n_boot`` resamples, ``seed``), the method that gave it (``kendall_tau_ci``) and the share of
+    resampled taus below the observed one (``kendall_tau_boot_below``); ``tau_ap``: :func:`tau_ap` of the judge's order against the human order (the
     reference); ``spearman``: rho of the mean scores; ``rbo``: :func:`rbo` of the two orders with
     persistence ``p``; ``topk_tau``: :func:`topk_tau` over the human top ``k``; ``sig_*``:
     :func:`significance_agreement` with ``sig_alpha`` and ``test``. Orders: score descending, ties
@@ -383,8 +452,8 @@ def correlations(
     human, judge = align(per_topic_human, per_topic_judge)
     mean_h, mean_j = human.mean(axis=0), judge.mean(axis=0)
     order_h, order_j = ranking_order(mean_h), ranking_order(mean_j)
-    low, high = percentile_interval(
-        _bootstrap_taus(human.to_numpy(), judge.to_numpy(), s.n_boot, s.seed), s.ci_alpha
+    low, high, method, below = tau_interval(
+        human.to_numpy(), judge.to_numpy(), s.n_boot, s.seed, s.ci_alpha, s.ci_method
     )
     sig = _significance_agreement(_pair_decisions(human, judge, s.sig_alpha, s.test))
     out = {
@@ -393,6 +462,8 @@ def correlations(
         "kendall_tau": kendall_tau(mean_h.to_numpy(), mean_j.to_numpy()),
         "kendall_tau_low": low,
         "kendall_tau_high": high,
+        "kendall_tau_ci": method,
+        "kendall_tau_boot_below": below,
         "tau_ap": tau_ap(order_h, order_j),
         "spearman": spearman(mean_h.to_numpy(), mean_j.to_numpy()),
         "rbo": rbo(order_h, order_j, s.p),

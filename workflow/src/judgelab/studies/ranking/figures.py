@@ -25,9 +25,11 @@ MAX_LABELS = 20
 def _title(dataset: str, judge: str, reference: str, measure: str, row: pd.Series) -> str:
     tau = fmt(row.get("kendall_tau"))
     low, high = fmt(row.get("kendall_tau_low")), fmt(row.get("kendall_tau_high"))
+    method = row.get("kendall_tau_ci")
+    interval = f"[{low}, {high}]" + (f" {str(method).split(' ')[0]}" if isinstance(method, str) else "")
     return (
         f"{dataset}: {judge} vs {reference}, {measure}\n"
-        f"Kendall's tau {tau} [{low}, {high}], Spearman's rho {fmt(row.get('spearman'))}, "
+        f"Kendall's tau {tau} {interval}, Spearman's rho {fmt(row.get('spearman'))}, "
         f"{int(row['n_systems'])} systems, {int(row['n_topics'])} topics"
     )
 

@@ -258,8 +258,23 @@ def correlations_job(
             row["reference_judged_at_k"] = mean_judged(all_scores, reference, measure)
             row["judge_judged_at_k"] = mean_judged(all_scores, judge, measure)
             rows.append(row)
+            if not row["kendall_tau_low"] <= row["kendall_tau"] <= row["kendall_tau_high"]:
+                log.warning(
+                    "%s vs %s, %s: tau %.3f lies outside its %s interval [%.3f, %.3f]: %.0f%% of the "
+                    "resampled taus are below it, more bias than the bootstrap corrects "
+                    "(docs/studies/ranking.md)",
+                    judge,
+                    reference,
+                    measure,
+                    row["kendall_tau"],
+                    row["kendall_tau_ci"],
+                    row["kendall_tau_low"],
+                    row["kendall_tau_high"],
+                    100.0 * row["kendall_tau_boot_below"],
+                )
             log.info(
-                "%s vs %s, %s: %d systems, %d topics, tau %.3f [%.3f, %.3f], tau_ap %.3f, rho %.3f, "
+                "%s vs %s, %s: %d systems, %d topics, tau %.3f [%.3f, %.3f] (%s; %.0f%% of the "
+                "resampled taus below it), tau_ap %.3f, rho %.3f, "
                 "rbo %.3f; labels on the pool: %d of %d graded pairs, kappa %.3f, alpha %.3f",
                 judge,
                 reference,
@@ -269,6 +284,8 @@ def correlations_job(
                 row["kendall_tau"],
                 row["kendall_tau_low"],
                 row["kendall_tau_high"],
+                row["kendall_tau_ci"],
+                100.0 * row["kendall_tau_boot_below"],
                 row["tau_ap"],
                 row["spearman"],
                 row["rbo"],

@@ -165,6 +165,7 @@ class Plan(StudyPlan):
             ci_alpha=float(c["ci_alpha"]),
             sig_alpha=float(c["sig_alpha"]),
             test=str(c["test"]),
+            ci_method=str(c["ci_method"]),
         )
 
     # -- the live judges: PERAS's template and persona ----------------------------------------

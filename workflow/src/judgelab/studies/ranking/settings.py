@@ -100,8 +100,9 @@ class CorrelationSettings(Settings):
     """The options of the rank correlations (``ranking.correlation``, see
     :func:`judgelab.studies.ranking.correlation.correlations`): ``k`` the human top k of the top-k
     tau (``top_k``), ``p`` RBO's persistence (``rbo_p``), the topic bootstrap's ``n_boot``
-    resamples, ``seed`` and interval level ``1 - ci_alpha``, and the paired ``test`` (``t``,
-    ``wilcoxon``, ``sign``) of the significance decisions at level ``sig_alpha``."""
+    resamples, ``seed``, interval level ``1 - ci_alpha`` and ``ci_method`` (``bca`` or
+    ``percentile``), and the paired ``test`` (``t``, ``wilcoxon``, ``sign``) of the significance
+    decisions at level ``sig_alpha``."""
 
     k: int = 10
     p: float = 0.9
@@ -110,6 +111,7 @@ class CorrelationSettings(Settings):
     ci_alpha: float = 0.05
     sig_alpha: float = 0.05
     test: str = "t"
+    ci_method: str = "bca"
 
 
 @dataclass(frozen=True)
