@@ -132,6 +132,6 @@ def test_the_provenance_table_names_who_answered_every_job(tmp_path):
     row = judged[judged["job"].str.endswith("persona=default")].iloc[0]
     assert int(row["answers"]) == len(judgments) == 8 and int(row["truncated"]) == cut
     assert row["finish_reasons"] == f"length {cut}; stop {8 - cut}"
-    assert '"max_tokens":4' in row["decoding"] and '"temperature":0.0' in row["decoding"]
+    assert row["decoding"] == "max_tokens=4 temperature=0.0 top_logprobs=20 top_p=1.0"
     log = (wd / "results" / "logs" / "judge" / "fx" / "gpt" / "wo_cot" / "default.log").read_text()
     assert "answered by gpt-4o-2024-08-06, not the configured models.gpt.model 'gpt-4o-mini'" in log

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from fake_openai import FakeOpenAI, ServerThread, expected_label
 
-from judgelab.llm.backends.base import Completion
+from judgelab.llm.backends.base import Completion, Request
 from judgelab.llm.judge import Coverage, Judge
 from judgelab.llm.judging import CoverageError, judge_table, require_coverage
 from judgelab.llm.prompts import load_template
@@ -76,10 +76,7 @@ def test_rows_record_who_answered_and_what_was_cut(tmp_path, caplog):
     ).all()
     assert (out.loc[~cut, "parse_rule"] == "label-only").all() and out.loc[cut, "parse_rule"].isna().all()
     # the decoding parameters each request was sent with: the bound and the sampling of the cache key
-    decodings = {json.dumps(json.loads(d), sort_keys=True) for d in out["decoding"]}
-    assert decodings == {
-        json.dumps({"max_tokens": 8, "temperature": 0.0, "top_p": 1.0, "top_logprobs": 20}, sort_keys=True)
-    }
+    assert set(out["decoding"]) == {"max_tokens=8 temperature=0.0 top_logprobs=20 top_p=1.0"}
     # a dated name behind the alias is recorded, not warned about; the coverage line splits the missing
     text = caplog.text
     assert "judge fx: answered by gpt-4o-2024-08-06" in text and "not the configured" not in text
@@ -204,7 +201,7 @@ def test_provenance_rows_hand_cases():
             "finish_reason": ["stop", "stop", "length", None],
             "truncated": ["False", "False", "True", ""],
             "parse_rule": ["label-only", "label-only", None, None],
-            "decoding": ['{"max_tokens":8}'] * 3 + [None],
+            "decoding": ["max_tokens=8"] * 3 + [None],
         }
     )
     row = job_row("peras", api, table, "f.tsv")
@@ -213,7 +210,7 @@ def test_provenance_rows_hand_cases():
     assert row["served_models"] == "gpt-4o-2024-08-06; gpt-4o-mini" and row["same_model"] is False
     assert row["system_fingerprints"] == "fp_a; fp_b"
     assert row["finish_reasons"] == "length 1; stop 2" and row["parse_rules"] == "label-only 2"
-    assert row["decoding"] == '{"max_tokens":8}'
+    assert row["decoding"] == "max_tokens=8"
     dated = job_row("peras", api, table.iloc[:2], "f.tsv")
     assert dated["same_model"] is True
     # the embedded model's file name is recorded, not compared; a table without the fields
@@ -223,3 +220,29 @@ def test_provenance_rows_hand_cases():
     # the param round trip (the jobs come back as jobs)
     settings = ProvenanceSettings("peras", (api, local))
     assert ProvenanceSettings.from_param(settings.param()) == settings
+
+
+def test_decoding_cells_and_one_token_bounds():
+    from judgelab.llm.backends.openai_compat import OpenAIBackend
+    from judgelab.llm.client import decoding
+    from judgelab.llm.judging import cut_by_bound
+
+    backend = OpenAIBackend.from_spec(
+        {
+            "backend": "openai",
+            "model": "m",
+            "base_url": "http://127.0.0.1:9/v1",
+            "api_key_env": None,
+            "extra_body": {"chat_template_kwargs": {"enable_thinking": False}},
+        },
+        "m",
+        need_key=False,
+    )
+    req = Request.from_messages([{"role": "user", "content": "x"}], 16)
+    assert decoding(backend, req) == (
+        'extra_body={"chat_template_kwargs":{"enable_thinking":false}} max_tokens=16 '
+        "temperature=0.0 top_logprobs=20 top_p=1.0"
+    )
+    cut = Completion("2", completion_tokens=1, extra={"finish_reason": "length"})
+    # a one-token bound asks for the label token alone: its answer is not cut
+    assert not cut_by_bound(cut, 1) and cut_by_bound(cut, 16) and not cut_by_bound(cut, None)

@@ -424,7 +424,7 @@ def test_a_missing_prediction_says_whether_the_bound_cut_its_answer(tmp_path):
     assert list(p.loc[val, "answered"]) == [True, False, False, False, True, True]
     assert list(p.loc[val, "truncated"]) == [False, True, True, False, False, False]
     # the decoding parameters: the answer bound and the sampling of the cache key
-    assert set(preds["decoding"]) == {'{"max_tokens":16,"temperature":0.0,"top_p":1.0}'}
+    assert set(preds["decoding"]) == {"max_tokens=16 temperature=0.0 top_p=1.0"}
 
 
 def test_direction_only_evaluator_skips_round_one(tmp_path):

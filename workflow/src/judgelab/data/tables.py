@@ -18,8 +18,9 @@ DATASET_COLUMNS = ["dataset", "qid", "query", "docid", "passage", "grade"]
 #: How an answer was read and who gave it, the last columns of every judgment table (PERAS, the
 #: perturbations, ranking, overrating): cut by the bound, the rule that read it, the finish
 #: reason, served model and system fingerprint as the response gave them, and the decoding
-#: parameters it was asked with (``decoding``: a JSON object, the answer bound ``max_tokens`` and
-#: the backend's sampling parameters of the cache key, e.g. ``temperature``, ``top_p``).
+#: parameters it was asked with (``decoding``: ``key=value`` pairs of the answer bound
+#: ``max_tokens`` and the backend's sampling parameters of the cache key, e.g. ``temperature``,
+#: ``top_p``; :func:`judgelab.llm.client.decoding`).
 ANSWER_COLUMNS = [
     "truncated",
     "parse_rule",

@@ -38,11 +38,19 @@ def cache_request(backend: Backend, request: Request) -> dict:
 
 
 def decoding(backend: Backend, request: Request) -> str:
-    """The decoding parameters a request is answered with, as a judgment row records them (one
-    JSON object, keys sorted): the answer bound and the backend's sampling parameters of the cache
-    key (:func:`cache_request`), those not sent (None) left out."""
+    """The decoding parameters a request is answered with, as a judgment row records them:
+    ``key=value`` pairs, keys sorted (``max_tokens=1 temperature=0.0 top_p=1.0``), of the answer
+    bound and the backend's sampling parameters of the cache key (:func:`cache_request`), those not
+    sent (None) left out; a value that is not a number or a word (``extra_body``) as canonical
+    JSON."""
     sent = {k: v for k, v in backend.sampling().items() if v is not None}
-    return canonical({"max_tokens": request.max_tokens, **sent})
+    items = sorted({"max_tokens": request.max_tokens, **sent}.items())
+    return " ".join(
+        f"{k}={v}"
+        if isinstance(v, (int, float, bool)) or (isinstance(v, str) and v.isidentifier())
+        else f"{k}={canonical(v)}"
+        for k, v in items
+    )
 
 
 class CachedClient:

@@ -80,6 +80,13 @@ def judgment_requests(pairs: pd.DataFrame, judge: Judge) -> list[Request]:
     ]
 
 
+def cut_by_bound(comp: Completion, bound: int | None) -> bool:
+    """Was the answer cut by its token bound (:meth:`Completion.truncated`)? Never for a bound of
+    one token: that asks for the label token alone (the logits reading, the overrating study's
+    token confidence), so the one-token answer is the design, not a cut."""
+    return bound is not None and int(bound) > 1 and comp.truncated(bound)
+
+
 def answer_cells(comp: Completion, truncated: bool, rule: str | None, decoding: str | None = None) -> dict:
     """A judgment row's :data:`~judgelab.data.tables.ANSWER_COLUMNS`: whether the answer was cut,
     the rule that read it, who answered (finish reason, served model, fingerprint) and the
@@ -159,7 +166,10 @@ def run_judgments(
                 "latency_s": comp.latency_s,
                 "cache_hit": hit,
                 **answer_cells(
-                    comp, answer == "parse" and comp.truncated(judge.max_tokens), rule, client.decoding(req)
+                    comp,
+                    answer == "parse" and cut_by_bound(comp, judge.max_tokens),
+                    rule,
+                    client.decoding(req),
                 ),
             }
         )

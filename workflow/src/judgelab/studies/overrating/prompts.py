@@ -17,7 +17,7 @@ from judgelab.errors import InputError
 from judgelab.llm.answers import Reading, locate_label, read_label
 from judgelab.llm.backends.base import Completion, label_step_at
 from judgelab.llm.judge import Judge
-from judgelab.llm.judging import answer_cells
+from judgelab.llm.judging import answer_cells, cut_by_bound
 from judgelab.llm.prompts import load_template_spec, register_kind
 
 log = logging.getLogger(__name__)
@@ -174,7 +174,7 @@ def reading_cells(
         "prompt_tokens": comp.prompt_tokens,
         "completion_tokens": comp.completion_tokens,
         "latency_s": comp.latency_s,
-        **answer_cells(comp, comp.truncated(max_tokens), got.rule, decoding),
+        **answer_cells(comp, cut_by_bound(comp, max_tokens), got.rule, decoding),
     }
 
 

@@ -16,7 +16,7 @@ from judgelab.llm.answers import confidence_rules, read_confidence
 from judgelab.llm.backends.base import Request
 from judgelab.llm.client import CachedClient
 from judgelab.llm.judge import Judge
-from judgelab.llm.judging import answer_cells
+from judgelab.llm.judging import answer_cells, cut_by_bound
 from judgelab.llm.prompts import build_messages, fill
 
 log = logging.getLogger(__name__)
@@ -75,7 +75,7 @@ def run_confidence(
                     "latency_s": comp.latency_s,
                     "cache_hit": hit,
                     **answer_cells(
-                        comp, comp.truncated(judge.max_tokens), got.rule, client.decoding(sent[idx])
+                        comp, cut_by_bound(comp, judge.max_tokens), got.rule, client.decoding(sent[idx])
                     ),
                 }
             )

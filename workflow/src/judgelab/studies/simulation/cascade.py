@@ -43,6 +43,7 @@ import pandas as pd
 from judgelab.errors import InputError
 from judgelab.llm.backends.base import Completion, Request
 from judgelab.llm.client import CachedClient
+from judgelab.llm.judging import cut_by_bound
 from judgelab.studies.simulation.data import DEMO_TYPES, Record
 from judgelab.studies.simulation.prompt import BASE, SimulationPrompt
 from judgelab.studies.simulation.settings import CascadeJudge, CascadeSettings
@@ -296,7 +297,7 @@ def simulate(
         for (key, req), (comp, hit) in zip(todo, answers):
             rating, p1, p2 = read_rating(comp, settings.answer)
             # an answer cut by the bound (parse mode; the logits reading's one token is the design)
-            cut[key, round_] = settings.answer != "logits" and comp.truncated(req.max_tokens)
+            cut[key, round_] = settings.answer != "logits" and cut_by_bound(comp, req.max_tokens)
             row = rows[key]
             row["decoding"] = client.decoding(req)
             row.update(
