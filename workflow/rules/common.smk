@@ -87,3 +87,11 @@ def persona_param(wildcards):
 
 def persona_input(wildcards):
     return PROJECT.persona_input(wildcards.persona)
+
+
+def provenance_tables(wildcards):
+    """The answer table (first output) of every model-calling job of the study, in plan order."""
+    return [
+        expand(getattr(rules, job.rule).output[0], **{k: [v] for k, v in job.wildcards})[0]
+        for job in PROJECT.provenance_jobs(wildcards.study)
+    ]

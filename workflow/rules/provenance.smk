@@ -7,14 +7,6 @@ localrules:
     provenance,
 
 
-def provenance_tables(wildcards):
-    """The answer table (first output) of every model-calling job of the study, in plan order."""
-    return [
-        expand(getattr(rules, job.rule).output[0], **{k: [v] for k, v in job.wildcards})[0]
-        for job in PROJECT.provenance_jobs(wildcards.study)
-    ]
-
-
 rule provenance:
     input:
         tables=provenance_tables,
