@@ -53,7 +53,14 @@ def test_the_default_run_resolves_the_defaults_to_its_old_explicit_values(tmp_pa
     assert p.plan("perturbations").persona == "default"
     # the tracked params are the strings the default run had with the explicit values
     assert peras.figure_settings().param() == json.dumps(
-        {"reference": "default", "confidence_personas": ["HN", "LC"], "confidence_label": 0}, sort_keys=True
+        # support: the radar figures' pairs (peras.support, issue 25; parsed is the published reading)
+        {
+            "reference": "default",
+            "confidence_personas": ["HN", "LC"],
+            "confidence_label": 0,
+            "support": "parsed",
+        },
+        sort_keys=True,
     )
     assert peras.significance_settings().param() == json.dumps(
         {"reference": "default", "n_boot": 1000, "seed": 42, "alpha": 0.05}, sort_keys=True

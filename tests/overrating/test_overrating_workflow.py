@@ -407,6 +407,7 @@ def test_a_new_judge_or_an_edited_prompt_reruns_only_its_cells(workdir):
         ("overrating_pairwise_figure", "fx/twin"),
         ("overrating_table1", ""),
         ("overrating_table2", ""),
+        ("provenance", "overrating"),  # who answered: one row per model-calling job
         ("overrating", ""),
     }
     # an edited pairwise prompt: the pairwise judging and what uses it, no pointwise job
@@ -418,6 +419,7 @@ def test_a_new_judge_or_an_edited_prompt_reruns_only_its_cells(workdir):
         ("overrating_pairwise_metrics", "fx/smollm2"),
         ("overrating_pairwise_figure", "fx/smollm2"),
         ("overrating_table2", ""),
+        ("provenance", "overrating"),
         ("overrating", ""),
     }
     # more pairs per setting: a new sample, then the same pairwise chain
@@ -427,6 +429,7 @@ def test_a_new_judge_or_an_edited_prompt_reruns_only_its_cells(workdir):
         ("overrating_pairwise_metrics", "fx/smollm2"),
         ("overrating_pairwise_figure", "fx/smollm2"),
         ("overrating_table2", ""),
+        ("provenance", "overrating"),
         ("overrating", ""),
     }
 

@@ -110,6 +110,7 @@ def test_editing_one_persona_reruns_only_its_jobs(workdir):
         ("significance", ""),
         ("aggregate_significance", ""),
         ("figures", ""),
+        ("provenance", ""),  # who answered: it reads every judge and confidence table
         ("all", ""),
     }, jobs
     # and running it makes new calls for LA only

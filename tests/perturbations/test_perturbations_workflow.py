@@ -153,6 +153,7 @@ def test_adding_a_variant_runs_only_its_cells(workdir, tmp_path):
         ("perturbation_rejudge", (fx, ("model", "smollm2"), ("variant", "acv"))),
         ("perturbation_transitions", (fx,)),
         ("perturbation_transition_figure", (fx, ("model", "smollm2"))),
+        ("provenance", (("study", "perturbations"),)),  # one more job in it
         ("manifest", ()),  # the run's manifest records the config's digest: a config change writes it again
         ("all", ()),
     }, output(dry)[-3000:]
@@ -173,6 +174,7 @@ def test_editing_the_sum_prompt_reruns_only_sum_and_what_is_above(workdir):
             ("perturbation_rejudge", (fx, ("model", "smollm2"), ("variant", "sum"))),
             ("perturbation_transitions", (fx,)),
             ("perturbation_transition_figure", (fx, ("model", "smollm2"))),
+            ("provenance", (("study", "perturbations"),)),  # it reads the rewrite and re-judge tables
             ("all", ()),
         }, output(dry)[-3000:]
     finally:

@@ -21,6 +21,8 @@ AGGREGATIONS = {
     ("simulation_stats", ()),
     ("simulation_figures", ()),
     ("simulation_tables", ()),
+    # the study's provenance table reads every prediction table (who answered each cell)
+    ("provenance", ()),
     ("simulation", ()),
 }
 
