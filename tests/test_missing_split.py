@@ -20,8 +20,9 @@ def test_missing_split_counts_only_missing_labels():
     labels = pd.Series([1, None, None, 2, None], dtype="Int64")
     # the last row is truncated AND parsed in the first row: a parsed label is never counted
     truncated = pd.Series([True, True, False, False, "True"])
-    assert missing_split(labels, truncated) == {"n_truncated": 2, "n_unparsable": 1}
-    assert missing_split(labels) == {"n_truncated": 0, "n_unparsable": 3}
+    table = pd.DataFrame({"label": labels, "truncated": truncated})
+    assert missing_split(table) == {"n_truncated": 2, "n_unparsable": 1}
+    assert missing_split(table[["label"]]) == {"n_truncated": 0, "n_unparsable": 3}
 
 
 def test_pointwise_metrics_split():

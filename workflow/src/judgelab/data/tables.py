@@ -34,15 +34,15 @@ ANSWER_COLUMNS = [
 def truthy(column: pd.Series) -> pd.Series:
     """A flag column as booleans, whether read from a table (``True``/``False``/``1``/``0``
     strings, empty for missing) or built in memory (bool)."""
-    return column.astype(str).str.strip().str.lower().isin(["true", "1"])
+    return column.astype(str).str.lower().isin(["true", "1"])
 
 
-def missing_split(labels: pd.Series, truncated: pd.Series | None = None) -> dict[str, int]:
-    """The missing labels of a judgment table split in two: ``n_truncated`` (the answer was cut
-    by the token bound: its ``truncated`` flag) and ``n_unparsable`` (written but not readable);
-    without a ``truncated`` column every missing label is unparsable."""
-    missing = labels.isna().to_numpy()
-    cut = missing & truthy(truncated).to_numpy() if truncated is not None else missing & False
+def missing_split(table: pd.DataFrame) -> dict[str, int]:
+    """The missing labels (``label``) of a judgment table split in two: ``n_truncated`` (the
+    answer was cut by the token bound: its ``truncated`` flag) and ``n_unparsable`` (written but
+    not readable); without a ``truncated`` column every missing label is unparsable."""
+    missing = table["label"].isna().to_numpy()
+    cut = missing & truthy(table["truncated"]).to_numpy() if "truncated" in table else missing & False
     return {"n_truncated": int(cut.sum()), "n_unparsable": int(missing.sum() - cut.sum())}
 
 

@@ -262,6 +262,8 @@ def pair_outcomes(judged: pd.DataFrame) -> pd.DataFrame:
         part = judged[judged["order"] == order].set_index(keys)
         if part.index.duplicated().any():
             raise ValueError(f"a pair is judged twice in the order {order}")
+        if "truncated" in part.columns:
+            part = part.assign(truncated=truthy(part["truncated"]))  # as read from a table
         wide[order] = part
     idx = wide["hi_first"].index.union(wide["lo_first"].index, sort=False)
     rows = []
@@ -275,7 +277,7 @@ def pair_outcomes(judged: pd.DataFrame) -> pd.DataFrame:
             pref = None if pref is None or pd.isna(pref) else str(pref)
             row[f"pref_{order}"] = pref
             if pref is None and has and "truncated" in part.columns:
-                cut = cut or bool(truthy(pd.Series([part.at[key, "truncated"]])).iloc[0])
+                cut = cut or bool(part.at[key, "truncated"])
             for column, name in (("confidence", "conf"), ("confidence_renorm", "conf_renorm")):
                 conf = part.at[key, column] if has and column in part.columns else None
                 row[f"{name}_{order}"] = math.nan if conf is None or pd.isna(conf) else float(conf)

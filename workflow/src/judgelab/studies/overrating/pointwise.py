@@ -202,7 +202,7 @@ def pointwise_metrics(pairs: pd.DataFrame, scale: str) -> dict[str, float]:
         "n_pairs": n,
         "n_parsed": len(parsed),
         "coverage": len(parsed) / n if n else math.nan,
-        **missing_split(pairs["label"], pairs["truncated"] if "truncated" in pairs else None),
+        **missing_split(pairs),
     }
     human_native = binarise(human) if scale == "binary" else human
     out.update(_rates(human_native, llm, [int(x) for x in SCALES[scale]]))

@@ -97,6 +97,19 @@ def _metrics_row(grades: pd.DataFrame, judgments: str, confidence: str) -> dict:
 COMMON_METRICS = ("n_parsed", "kappa", "qwk", "macro_f1", "alpha", "n_confidence", "RO", "RU", "HMR")
 
 
+def on_support(metrics: pd.DataFrame, support: str) -> pd.DataFrame:
+    """The metrics table as ``peras.support`` reads it: ``parsed`` as it is (each persona on its
+    own parsed pairs, the paper's reading), ``common`` with every :data:`COMMON_METRICS` column
+    replaced by its ``common_*`` figure (every persona on the pairs all personas answered)."""
+    if support == "common":
+        return metrics.assign(
+            **{k: metrics[f"common_{k}"] for k in COMMON_METRICS if f"common_{k}" in metrics.columns}
+        )
+    if support != "parsed":
+        raise InputError(f"unknown support {support!r} (parsed or common)", key="peras.support")
+    return metrics
+
+
 def _common_rows(tables: Sequence[pd.DataFrame]) -> list[dict]:
     """Each persona's metrics (``tables``: one :func:`_labelled` table per persona) on the pairs
     whose label parsed for every persona of the group (``common_n_parsed`` of them: the same pairs
@@ -409,14 +422,11 @@ def figures_job(
     met = met.set_index("persona").loc[list(personas)].reset_index()  # the personas' order
     sig = pd.read_csv(significance, sep="\t", dtype={"persona": str}) if significance else None
     reference, support = settings.reference, settings.support
-    if support not in ("parsed", "common"):
-        raise InputError(f"unknown support {support!r} (parsed or common)", key="peras.support")
+    met = on_support(met, support)
     if sig is not None and "support" in sig.columns:
         sig = sig[sig["support"] == support]
     scope = ""
     if support == "common":
-        # every persona on the pairs all personas answered (the metrics' common_* columns)
-        met = met.assign(**{k: met[f"common_{k}"] for k in COMMON_METRICS if f"common_{k}" in met.columns})
         scope = f" (common support: {int(met['common_n_parsed'].iloc[0]) if len(met) else 0} pairs)"
     fg.radar(
         met,
@@ -497,15 +507,12 @@ def wide_tables_job(
     (the metrics table's ``common_*`` columns; the caption says so)."""
     from judgelab.studies.peras import tables as tb
 
-    m = read_ids_table(metrics)
-    caption_note = ""
-    if support == "common":
-        m = m.assign(**{k: m[f"common_{k}"] for k in COMMON_METRICS if f"common_{k}" in m.columns})
-        caption_note = (
-            " Common support: every persona scored on the pairs all personas of its judge answered."
-        )
-    elif support != "parsed":
-        raise InputError(f"unknown support {support!r} (parsed or common)", key="peras.support")
+    m = on_support(read_ids_table(metrics), support)
+    caption_note = (
+        " Common support: every persona scored on the pairs all personas of its judge answered."
+        if support == "common"
+        else ""
+    )
     out = {t: {k: outputs[f"{t}_{k}"] for k in ("tsv", "md", "tex", "html")} for t in ("table7", "table8")}
     for table, paths in out.items():
         w = tb.wide_table(m, table, reference)

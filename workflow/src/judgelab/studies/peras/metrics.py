@@ -66,7 +66,7 @@ def job_metrics(pairs: pd.DataFrame) -> dict[str, float]:
         "n_parsed": len(parsed),
         "coverage": (len(parsed) / n) if n else math.nan,
         # the missing answers split: cut by the answer bound, or written but not readable
-        **missing_split(pairs["label"], pairs["truncated"] if "truncated" in pairs else None),
+        **missing_split(pairs),
     }
     out.update(agreement(parsed["grade"], parsed["label"]))
     with_conf = parsed[parsed["confidence"].notna()] if "confidence" in parsed else parsed.iloc[0:0]

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.data.labels import GRADES
-from judgelab.data.tables import missing_split
+from judgelab.data.tables import missing_split, truthy
 from judgelab.errors import InputError
 from judgelab.studies.perturbations.insertions import INSERTION_VARIANTS
 from judgelab.studies.perturbations.rewrites import REASONS, REWRITE_VARIANTS
@@ -128,11 +128,6 @@ def transition_table(rejudged: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def _split(g: pd.DataFrame) -> dict[str, int]:
-    """The missing re-judgments of ``g``: cut by the answer bound, or written but not readable."""
-    return missing_split(g["label"], g["truncated"] if "truncated" in g else None)
-
-
 def shift_table(rejudged: pd.DataFrame) -> pd.DataFrame:
     """Per judge and variant: pairs re-judged, parsed, the missing ones split (``n_truncated``:
     cut by the answer bound, ``n_unparsable``), and over the parsed the mean label shift
@@ -148,7 +143,7 @@ def shift_table(rejudged: pd.DataFrame) -> pd.DataFrame:
                 "variant": variant,
                 "n": len(g),
                 "n_parsed": n,
-                **_split(g),
+                **missing_split(g),
                 "coverage": n / len(g) if len(g) else np.nan,
                 "mean_shift": float(d.mean()) if n else np.nan,
                 "share_up": float((d > 0).mean()) if n else np.nan,
@@ -212,7 +207,7 @@ def kept_table(rewrites: Iterable[pd.DataFrame], rewrite_filter: str = "per_vari
             reasons = g["reason"].fillna("")
             row = {"variant": variant, "n": len(g), "kept": int(g["kept"].sum())}
             row.update({r: int((reasons == r).sum()) for r in REASONS})
-            row["truncated"] = int(g["truncated"].astype(str).str.lower().isin(["true", "1"]).sum())
+            row["truncated"] = int(truthy(g["truncated"]).sum())
             row["kept_fraction"] = row["kept"] / len(g) if len(g) else np.nan
             row["kept_all_variants"] = len(common)
             row["rejudged"] = len(common) if rewrite_filter == "all_variants" else row["kept"]

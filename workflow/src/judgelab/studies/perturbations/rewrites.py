@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from judgelab.data.tables import truthy
 from judgelab.errors import InputError
 from judgelab.llm.backends.base import Request
 from judgelab.llm.client import CachedClient
@@ -234,6 +235,6 @@ def read_variant_table(path: str) -> pd.DataFrame:
         raise InputError(
             "not a rewrites or insertions table (no 'kept'/'ok' or 'text' column)", path=str(path)
         )
-    df[flag] = df[flag].astype(str).str.lower().isin(["true", "1"])
+    df[flag] = truthy(df[flag])
     df["grade"] = df["grade"].astype("Int64")
     return df

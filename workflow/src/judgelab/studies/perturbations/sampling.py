@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.data.labels import GRADES
+from judgelab.data.tables import truthy
 from judgelab.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -55,7 +56,7 @@ def sample_judged(
         raise InputError(
             f"{len(judged) - len(merged)} judged pairs are not in the dataset table", path=source
         )
-    parsed = merged["parsed"].astype(str).str.lower().isin(["true", "1"]) & merged["label"].notna()
+    parsed = truthy(merged["parsed"]) & merged["label"].notna()
     usable = merged[parsed].copy()
     usable["label"] = usable["label"].astype(int)
     bad = usable[~usable["label"].isin(GRADES)]
