@@ -7,6 +7,7 @@ PERTURBATION_JUDGES_RE = names_re(PERTURBATIONS.judges)
 REWRITE_VARIANTS_RE = names_re([PERTURBATIONS.wildcard(v) for v in PERTURBATIONS.rewrite_variants])
 FIXED_INSERTIONS_RE = names_re([PERTURBATIONS.wildcard(v) for v in PERTURBATIONS.insertions if v != "SEM"])
 VARIANTS_RE = names_re([PERTURBATIONS.wildcard(v) for v in PERTURBATIONS.variants])
+ATTACKS_RE = names_re(PERTURBATIONS.attack_names)
 
 
 def perturbation_samples(wildcards):

@@ -17,12 +17,15 @@ localrules:
     perturbation_transitions,
     perturbation_distributions,
     perturbation_pooled,
+    perturbation_attack_sample,
+    perturbation_attacks,
 
 
 include: "common.smk"
 include: "sample.smk"
 include: "rewrite.smk"
 include: "insertion.smk"
+include: "attacks.smk"
 include: "rejudge.smk"
 include: "tables.smk"
 include: "figures.smk"

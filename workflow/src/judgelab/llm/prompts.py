@@ -111,7 +111,7 @@ def placeholders(text: str) -> frozenset[str]:
     )
 
 
-def fill(template: str, **values: object) -> str:
+def fill(template: str, /, **values: object) -> str:
     """The template with each ``{name}`` replaced by ``values[name]`` and ``{{`` / ``}}`` by
     single braces, in one pass (inserted values are not scanned). A placeholder without a value
     or a stray brace is a ``ValueError`` (checked templates have neither)."""

@@ -63,6 +63,9 @@ def requests(plan, job, ctx) -> Iterator[tuple[str, Request, bool]]:
     if job.rule in ("judge", "overrating_pointwise"):
         yield from plan.project.plan(plan.original).requests(job, ctx)
         return
+    if job.rule == "perturbation_attack_judge":
+        yield from _attack_requests(plan, ctx, w["dataset"], w["defense"], w["attack"], job.model)
+        return
     est = _estimate(plan, ctx, w["dataset"])
     if job.rule == "perturbation_rewrite":
         v = plan.variant(w["variant"])
@@ -232,3 +235,26 @@ def _sem(plan, ctx, queries: dict[str, str], exact: bool, requests: list) -> pd.
             }
         )
     return pd.DataFrame(rows, columns=["qid", "query", "variant", "sentence", "ok", "reason", "known"])
+
+
+def _attack_requests(plan, ctx, dataset: str, defense: str, attack: str, model: str):
+    """An attack judge job's requests: exact, since the attacked passages depend on the dataset
+    table only (a dataset not downloaded yet: its stand-in pairs)."""
+    from judgelab.studies.perturbations.attacks import attack_candidates
+    from judgelab.studies.perturbations.jobs import attack_pairs
+    from judgelab.studies.perturbations.originals import variant_requests
+
+    sampling = plan.attack_sampling()
+    candidates = attack_candidates(
+        ctx.pairs(dataset).pairs,
+        grades=sampling.grades,
+        per_label=sampling.per_label,
+        seed=sampling.seed,
+        other_topics=sampling.other_topics,
+    )
+    pairs = attack_pairs(candidates, plan.attack(attack))
+    judge = plan.attack_judge(model, defense)
+    if judge.original == "peras":
+        judge = judge.but(persona=plan._persona_text(ctx) or "")
+    for req in variant_requests(pairs, judge):
+        yield "attack", req, _cached(ctx, model, req) is not None

@@ -173,3 +173,62 @@ def insertion_distributions(
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     save(fig, out_png, out_pdf)
+
+
+def attack_bars(
+    table: pd.DataFrame, title: str, out_png, out_pdf=None, *, names: dict[str, str] | None = None
+) -> None:
+    """The attack figure: one panel per judge, one bar pair per attack x position (x template:
+    the defended one hatched) - the share judged relevant before (light) and after (dark) - with
+    the difference's interval as an error bar on the after bar and ``n`` above. ``table``: the
+    ``passages == all`` rows of :func:`.attacks.attack_table`."""
+    judges = list(dict.fromkeys(table["judge"])) if len(table) else []
+    names = names or {}
+    fig, axes = plt.subplots(
+        1, max(len(judges), 1), figsize=(1.5 + 4.2 * max(len(judges), 1), 3.8), squeeze=False, sharey=True
+    )
+    for ax, judge in zip(axes[0], judges or [""]):
+        t = table[table["judge"] == judge].reset_index(drop=True)
+        ax.set_title(names.get(judge, judge) or "no attack judged", fontsize=11)
+        ax.set_ylim(0, 1.15)
+        ax.spines[["top", "right"]].set_visible(False)
+        labels = []
+        for k, r in t.iterrows():
+            hatch = "//" if r["template"] == "defended" else None
+            labels.append(f"{r['attack']}\n{r['position']}" + ("\n(defended)" if hatch else ""))
+            if not r["n_parsed"]:
+                ax.text(k, 0.05, f"{MISSING}\n{r['n']} judged", ha="center", fontsize=7, color="0.35")
+                continue
+            before, after = float(r["relevant_before"]), float(r["relevant_after"])
+            ax.bar(k - 0.18, before, 0.34, color=LABEL_COLORS[1], hatch=hatch, edgecolor="white")
+            ax.bar(k + 0.18, after, 0.34, color=LABEL_COLORS[3], hatch=hatch, edgecolor="white")
+            if np.isfinite(r["ci_low"]) and np.isfinite(r["ci_high"]):
+                lo = max(0.0, before + float(r["ci_low"]))
+                hi = min(1.0, before + float(r["ci_high"]))
+                ax.errorbar(
+                    k + 0.18,
+                    after,
+                    yerr=[[max(after - lo, 0)], [max(hi - after, 0)]],
+                    color="0.2",
+                    capsize=3,
+                    lw=1,
+                )
+            ax.text(
+                k,
+                1.03,
+                f"n={int(r['n_parsed'])}\np={r['mcnemar_p']:.2g}",
+                ha="center",
+                va="bottom",
+                fontsize=7,
+            )
+        ax.set_xticks(range(len(labels)))
+        ax.set_xticklabels(labels, fontsize=7)
+        ax.set_xlim(-0.6, max(len(labels), 1) - 0.4)
+    axes[0][0].set_ylabel("share judged relevant")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=LABEL_COLORS[i]) for i in (1, 3)]
+    fig.legend(
+        handles, ["before", "after"], loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False, fontsize=8
+    )
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    save(fig, out_png, out_pdf)

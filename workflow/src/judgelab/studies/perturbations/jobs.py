@@ -20,6 +20,12 @@ The graph (per dataset; ``judge`` = a model key, judged as its original judgment
   matrices, label shifts and kept fractions.
 * :func:`distributions_job` - the insertion variants' re-judgments and tables -> label
   distributions and the insertion counts.
+* :func:`attack_sample_job` - the dataset table -> the attacked passages (:mod:`.attacks`: per
+  query at most ``per_label`` pairs of the attacked human grades, and as many of other topics);
+  :func:`attack_judge_job` - per template (plain, defended) x attack (``none``: clean) x judge:
+  the passages with the attack's text at each position, judged as the original judgment;
+  :func:`attacks_job` - every attack judgment -> the attack table (before vs after);
+  :func:`attack_figure_job` - its figure.
 * :func:`transition_figure_job` (per judge) and :func:`insertion_figure_job` - the paper's
   Figure 1 and Figure 3 shaped figures, PNG and PDF; :func:`pooled_job` - the tables of every
   dataset pooled.
@@ -32,6 +38,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from pathlib import Path
 
 import pandas as pd
 
@@ -62,6 +69,10 @@ from judgelab.studies.perturbations.outcomes import (
 from judgelab.studies.perturbations.rewrites import REWRITE_VARIANTS, read_variant_table, run_rewrites
 from judgelab.studies.perturbations.sampling import pool_samples, read_sample, sample_judged
 from judgelab.studies.perturbations.settings import (
+    Attack,
+    AttackFigure,
+    AttackMeasure,
+    AttackSampling,
     Insertion,
     InsertionFigure,
     OriginalJudge,
@@ -375,3 +386,170 @@ def pooled_job(
         len(trans),
         len(dist),
     )
+
+
+ATTACK_META = ["judge", "template", "attack", "kind", "position", "source", "grade", "query", "text"]
+
+
+def attack_sample_job(pairs: str, sample: str, sampling: AttackSampling) -> pd.DataFrame:
+    """The attacked passages of the dataset (``pairs``): per query at most ``sampling.per_label``
+    pairs of the human grades ``sampling.grades`` and, with ``sampling.other_topics``, as many
+    passages of other topics (:func:`~.attacks.attack_candidates`)."""
+    from judgelab.studies.perturbations.attacks import attack_candidates
+
+    table = attack_candidates(
+        read_dataset(pairs),
+        grades=sampling.grades,
+        per_label=sampling.per_label,
+        seed=sampling.seed,
+        other_topics=sampling.other_topics,
+    )
+    log.info(
+        "attacks: %d passages of %d queries (%s)",
+        len(table),
+        table["qid"].nunique(),
+        table["source"].value_counts().sort_index().to_dict(),
+    )
+    write_tsv(table, sample)
+    return table
+
+
+def read_attack_sample(path: str) -> pd.DataFrame:
+    df = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False, na_values={"grade": [""]})
+    df["grade"] = df["grade"].astype("Int64")
+    return df
+
+
+def attack_pairs(candidates: pd.DataFrame, attack: Attack) -> pd.DataFrame:
+    """The pairs a judge judges for ``attack``: every candidate clean (attack ``none``, position
+    ``none``), or with the attack's text at each of its positions (a query whose STUFF text is
+    empty - no query term - has no attacked pair)."""
+    from judgelab.studies.perturbations.attacks import CLEAN, attack_passage, stuff_text
+
+    if not attack.kind:
+        return candidates.assign(position=CLEAN, text="")
+    parts = []
+    for position in attack.positions:
+        texts = (
+            candidates["query"].map(lambda q: stuff_text(q, attack.words, attack.repeat))
+            if attack.kind == "STUFF"
+            else pd.Series(attack.sentence, index=candidates.index)
+        )
+        usable = candidates[texts != ""]
+        if len(usable) < len(candidates):
+            log.info(
+                "%s: %d passages whose query has no term, not attacked",
+                attack.name,
+                len(candidates) - len(usable),
+            )
+        t = texts[usable.index]
+        parts.append(
+            usable.assign(
+                position=position,
+                text=t,
+                passage=[attack_passage(p, x, position) for p, x in zip(usable["passage"], t)],
+            )
+        )
+    return pd.concat(parts, ignore_index=True) if parts else candidates.iloc[0:0].assign(position="", text="")
+
+
+def attack_judge_job(
+    sample: str,
+    judged: str,
+    judge: OriginalJudge,
+    attack: Attack,
+    template: str,
+    context: JobContext,
+    persona_file: str | None = None,
+) -> pd.DataFrame:
+    """Judge the attacked passages (``sample``) with ``attack``'s text at each of its positions
+    (``attack.name`` ``none``: clean), exactly as the original judgment (``judge``; ``template``
+    names its template: ``plain``, or ``defended`` - the judge's template inside the defense
+    template). Ends with the judge's coverage check."""
+    check_original(judge)
+    pairs = attack_pairs(read_attack_sample(sample), attack)
+    desc = f"attack {attack.name} ({template}) {judge.model}"
+    log.info("%s: %d passages x positions to judge", desc, len(pairs))
+    resolved = judge.resolved(persona_file) if judge.original == "peras" else judge
+    with resolved.session(context.named(desc)) as client:
+        result = judge_variant(pairs, resolved, client, desc=desc)
+    if len(result):
+        check_coverage(result, judge, desc)
+    meta = pairs.assign(judge=judge.model, template=template, attack=attack.name, kind=attack.kind)
+    out = pd.concat(
+        [
+            meta[ATTACK_META].reset_index(drop=True),
+            result.drop(columns=["query"], errors="ignore").reset_index(drop=True),
+        ],
+        axis=1,
+    )
+    out["grade"] = out["grade"].astype("Int64")
+    write_tsv(out, judged)
+    return out
+
+
+def read_attack_judged(path: str) -> pd.DataFrame:
+    df = read_judgments(path)
+    for col in ("judge", "template", "attack", "kind", "position", "source", "query", "text"):
+        df[col] = df[col].fillna("").astype(str)
+    return df
+
+
+def attacks_job(judged: Sequence[str], attacks: str, markdown: str, measure: AttackMeasure) -> pd.DataFrame:
+    """The attack table (:func:`~.attacks.attack_table`) of every attack judgment of the dataset
+    (``judged``: clean and attacked, per template and judge), as TSV and Markdown."""
+    from judgelab.analysis.render import markdown_frame
+    from judgelab.studies.perturbations.attacks import attack_table
+
+    frames = [read_attack_judged(p) for p in judged]
+    table = attack_table(
+        pd.concat(frames, ignore_index=True),
+        relevant=measure.relevant,
+        n_boot=measure.n_boot,
+        seed=measure.seed,
+        alpha=measure.alpha,
+        kinds={a: k for f in frames for a, k in zip(f["attack"], f["kind"])},
+    )
+    write_tsv(table, attacks)
+    shown = table[table["passages"] == "all"].drop(columns=["dataset", "passages"])
+    Path(markdown).write_text(
+        f"Attacks: share judged relevant (label >= {measure.relevant}) before and after, all "
+        f"attacked passages; {1 - measure.alpha:.0%} paired bootstrap interval over queries "
+        f"({measure.n_boot} resamples), McNemar's exact p. Per source: the TSV.\n\n"
+        + markdown_frame(shown)
+        + "\n",
+        encoding="utf-8",
+    )
+    for r in table[table["passages"] == "all"].itertuples(index=False):
+        log.info(
+            "%s %s %s at %s: relevant %.2f -> %.2f (%+.2f, [%.2f, %.2f]), McNemar p %.3g, n %d, coverage %.2f",
+            r.judge,
+            r.template,
+            r.attack,
+            r.position,
+            r.relevant_before,
+            r.relevant_after,
+            r.difference,
+            r.ci_low,
+            r.ci_high,
+            r.mcnemar_p,
+            r.n,
+            r.coverage,
+        )
+    return table
+
+
+def attack_figure_job(attacks: str, png: str, pdf: str, figure: AttackFigure) -> None:
+    """The attack figure: per judge, the share judged relevant before and after, one bar pair per
+    attack x position (x template)."""
+    from judgelab.studies.perturbations.figures import attack_bars
+
+    table = pd.read_csv(attacks, sep="\t", dtype={"judge": str, "attack": str})
+    attack_bars(
+        table[table["passages"] == "all"],
+        f"Share judged relevant before and after attacks - {figure.title}",
+        png,
+        pdf,
+        names=dict(figure.names) or None,
+    )
+    log.info("attack figure written (%d rows)", int((table["passages"] == "all").sum()))

@@ -34,10 +34,22 @@ from judgelab.llm.backends.base import Request
 from judgelab.llm.judge import Coverage, Judge
 from judgelab.project.plan import LLMJob, StudyPlan
 from judgelab.studies.perturbations import estimate
+from judgelab.studies.perturbations.attacks import (
+    ATTACK_KINDS,
+    CLEAN,
+    POSITIONS,
+    check_name,
+    defended_template,
+    read_injections,
+)
 from judgelab.studies.perturbations.insertions import load_stopwords, stopwords_param
 from judgelab.studies.perturbations.originals import variant_requests
 from judgelab.studies.perturbations.outcomes import REWRITE_FILTERS
 from judgelab.studies.perturbations.settings import (
+    Attack,
+    AttackFigure,
+    AttackMeasure,
+    AttackSampling,
     Insertion,
     InsertionFigure,
     OriginalJudge,
@@ -86,6 +98,13 @@ class Plan(StudyPlan):
         "perturbation_pooled_distributions": "{results}/perturbations-pooled/distributions.tsv",
         "perturbation_pooled_transition_figure": "{results}/perturbations-pooled/figures/transitions/{model}.{ext}",
         "perturbation_pooled_insertion_figure": "{results}/perturbations-pooled/figures/insertions.{ext}",
+        # attacks on passages (STUFF, INJECT): the attacked passages, each template x attack x
+        # judge's judgments (attack `none`: clean), the table and its figure
+        "perturbation_attack_sample": "{results}/perturbations/{dataset}/attacks/sample.tsv",
+        "perturbation_attack_judged": "{results}/perturbations/{dataset}/attacks/{defense}/{attack}/{model}.tsv",
+        "perturbation_attacks": "{results}/perturbations/{dataset}/attacks.tsv",
+        "perturbation_attacks_md": "{results}/perturbations/{dataset}/attacks.md",
+        "perturbation_attack_figure": "{results}/perturbations/{dataset}/figures/attacks.{ext}",
     }
 
     def __init__(self, project):
@@ -310,6 +329,160 @@ class Plan(StudyPlan):
     def display_names(self) -> dict[str, str]:
         return self.project.display_names(self.judges)
 
+    # -- attacks on passages (STUFF, INJECT) ----------------------------------------------------
+
+    @property
+    def attack_section(self) -> dict:
+        return dict(self.section.get("attacks") or {})
+
+    @property
+    def attack_kinds(self) -> list[str]:
+        """The attack kinds run (``perturbations.attacks.run``; [] = none)."""
+        return [str(k) for k in self.attack_section.get("run") or []]
+
+    @cached_property
+    def injection_texts(self) -> dict[str, str]:
+        """The injection list (``attacks.injection_list``) with ``attacks.custom_injections``
+        over it, name -> sentence."""
+        from judgelab.llm.prompts import template_path
+
+        a = self.attack_section
+        ref = str(a.get("injection_list") or "perturbations/injections")
+        path = template_path(ref, self.project.resources)
+        if not Path(path).is_file():
+            raise InputError(f"no injection list {path}", key=f"{self.name}.attacks.injection_list")
+        texts = read_injections(path)
+        for name, sentence in (a.get("custom_injections") or {}).items():
+            check_name(str(name), f"{self.name}.attacks.custom_injections")
+            if not str(sentence).strip():
+                raise InputError(
+                    f"injection {name!r} is empty", key=f"{self.name}.attacks.custom_injections.{name}"
+                )
+            texts[str(name)] = str(sentence).strip()
+        return texts
+
+    @cached_property
+    def attacks(self) -> dict[str, Attack]:
+        """The attacks run, by name (``stuff``; ``inject_<name>`` per injection), each at the
+        configured positions."""
+        a = self.attack_section
+        positions = tuple(str(p) for p in a.get("positions") or ())
+        out: dict[str, Attack] = {}
+        if "STUFF" in self.attack_kinds:
+            out["stuff"] = Attack(
+                name="stuff",
+                kind="STUFF",
+                positions=positions,
+                repeat=int(a.get("stuff_repeat", 1)),
+                stopwords=tuple(sorted(self.stopwords)),
+            )
+        if "INJECT" in self.attack_kinds:
+            for name in a.get("injections") or []:
+                out[f"inject_{name}"] = Attack(
+                    name=f"inject_{name}",
+                    kind="INJECT",
+                    positions=positions,
+                    sentence=self.injection_texts.get(str(name), ""),
+                )
+        return out
+
+    def attack(self, name: str) -> Attack:
+        """An attack's settings (a tracked param of its judge jobs); ``none``: the clean judgment."""
+        return Attack(name=CLEAN) if name == CLEAN else self.attacks[name]
+
+    @property
+    def attack_names(self) -> list[str]:
+        """The attack judge jobs' attacks: ``none`` (clean) and every attack (none without one)."""
+        return [CLEAN, *self.attacks] if self.attacks else []
+
+    @property
+    def defenses(self) -> list[str]:
+        """The templates attacks are judged with: ``plain``, and ``defended`` with
+        ``attacks.defended``."""
+        return ["plain", "defended"] if self.attack_section.get("defended") else ["plain"]
+
+    @cached_property
+    def defense_text(self) -> str:
+        ref = str(self.attack_section.get("defense") or "perturbations/defense")
+        return self.project.load_template(ref, "defense", f"{self.name}.attacks.defense")
+
+    def attack_judge(self, model: str, defense: str) -> OriginalJudge:
+        """The judge of the attack jobs: the original judgment's (:meth:`judge`), with the
+        ``defended`` template the judge's template inside the defense template."""
+        judge = self.judge(model)
+        if defense == "defended":
+            return judge.but(template=defended_template(self.defense_text, judge.template))
+        return judge
+
+    def attack_sampling(self) -> AttackSampling:
+        a = self.attack_section
+        return AttackSampling(
+            grades=tuple(a.get("grades") or (0,)),
+            per_label=int(a.get("per_label") or self.section["per_label"]),
+            seed=int(self.section["seed"]),
+            other_topics=bool(a.get("other_topics", True)),
+        )
+
+    def attack_measure(self) -> AttackMeasure:
+        a = self.attack_section
+        return AttackMeasure(
+            relevant=int(a.get("relevant", 2)),
+            n_boot=int(a.get("n_boot", 1000)),
+            seed=int(a.get("seed", 0)),
+            alpha=float(a.get("alpha", 0.05)),
+        )
+
+    def attack_figure(self, dataset: str) -> AttackFigure:
+        return AttackFigure(title=dataset, names=self.display_names())
+
+    def attack_judged(self, dataset: str) -> list[str]:
+        """Every attack judgment of ``dataset`` (template x attack, clean included, x judge)."""
+        return [
+            self.project.path("perturbation_attack_judged", dataset=dataset, defense=d, attack=a, model=m)
+            for d in self.defenses
+            for a in self.attack_names
+            for m in self.judges
+        ]
+
+    def _check_attacks(self) -> None:
+        key = f"{self.name}.attacks"
+        a = self.attack_section
+        for i, k in enumerate(self.attack_kinds):
+            if k not in ATTACK_KINDS:
+                raise InputError(f"unknown attack {k!r} ({', '.join(ATTACK_KINDS)})", key=f"{key}.run[{i}]")
+        if not self.attack_kinds:
+            return
+        positions = list(a.get("positions") or [])
+        if not positions:
+            raise InputError(f"no position given ({', '.join(POSITIONS)})", key=f"{key}.positions")
+        for i, p in enumerate(positions):
+            if p not in POSITIONS:
+                raise InputError(
+                    f"unknown position {p!r} ({', '.join(POSITIONS)})", key=f"{key}.positions[{i}]"
+                )
+        if "INJECT" in self.attack_kinds:
+            names = list(a.get("injections") or [])
+            if not names:
+                raise InputError(
+                    "INJECT is run but no injection is named (names of the injection list or of "
+                    "custom_injections)",
+                    key=f"{key}.injections",
+                )
+            for i, n in enumerate(names):
+                if str(n) not in self.injection_texts:
+                    raise InputError(
+                        f"no injection {n!r} (the list and custom_injections hold "
+                        f"{sorted(self.injection_texts)})",
+                        key=f"{key}.injections[{i}]",
+                    )
+        if "STUFF" in self.attack_kinds and int(a.get("stuff_repeat", 1)) < 1:
+            raise InputError(f"must be >= 1, got {a.get('stuff_repeat')}", key=f"{key}.stuff_repeat")
+        for i, g in enumerate(a.get("grades") or [0]):
+            if int(g) not in (0, 1, 2, 3):
+                raise InputError(f"grade {g!r} outside 0-3", key=f"{key}.grades[{i}]")
+        if self.defenses[-1] == "defended":
+            _ = self.defense_text
+
     # -- the jobs' settings ---------------------------------------------------------------------
 
     def rewrite_writer(self, variant: str) -> Writer:
@@ -433,6 +606,7 @@ class Plan(StudyPlan):
         if self.rewrite_filter not in REWRITE_FILTERS:
             raise InputError(f"unknown filter {self.rewrite_filter!r}", key=f"{key}.rewrite_filter")
         _ = self.stopwords  # loaded here: a missing or malformed list fails before any job
+        self._check_attacks()
         if self.sem_file is not None and not Path(self.sem_file).is_file():
             raise InputError(f"file {self.sem_file} does not exist", key=f"{key}.sem_sentences")
         models = self.project.config["models"]
@@ -536,6 +710,11 @@ class Plan(StudyPlan):
                     )
             if "SEM" in self.insertions and self.rewriter:
                 jobs.append(LLMJob("perturbation_sem", self.rewriter, (("dataset", d),), self.name))
+            for defense in self.defenses:
+                for a in self.attack_names:
+                    for m in self.judges:
+                        wc = (("dataset", d), ("defense", defense), ("attack", a), ("model", m))
+                        jobs.append(LLMJob("perturbation_attack_judge", m, wc, self.name))
             for v in self.variants:
                 for m in self.judges:
                     jobs.append(
@@ -568,6 +747,9 @@ class Plan(StudyPlan):
                     for k in ("perturbation_distributions", "perturbation_insertion_counts")
                 ]
                 out += [path("perturbation_insertion_figure", dataset=d, ext=e) for e in ("png", "pdf")]
+            if self.attacks:
+                out += [path("perturbation_attacks", dataset=d), path("perturbation_attacks_md", dataset=d)]
+                out += [path("perturbation_attack_figure", dataset=d, ext=e) for e in ("png", "pdf")]
         if self.pooled and self.rewrite_variants:
             out.append(path("perturbation_pooled_transitions"))
             out += [

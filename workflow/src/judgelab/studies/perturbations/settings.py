@@ -137,3 +137,60 @@ class InsertionFigure(Settings):
     title: str
     variants: tuple[str, ...]
     names: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AttackSampling(Settings):
+    """The attacked passages (:func:`~.attacks.attack_candidates`): per query at most
+    ``per_label`` of the pairs the assessors graded with one of ``grades``, drawn with ``seed``,
+    and with ``other_topics`` as many passages of other topics."""
+
+    grades: tuple[int, ...]
+    per_label: int
+    seed: int
+    other_topics: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "grades", tuple(sorted(int(g) for g in self.grades)))
+
+
+@dataclass(frozen=True)
+class Attack(Settings):
+    """One attack (:mod:`.attacks`): ``name`` (its name in the paths and tables: ``stuff``,
+    ``inject_<injection>``; ``none`` for the clean judgment), ``kind`` (``STUFF`` | ``INJECT`` |
+    "" for the clean judgment), the ``positions`` it is applied at, INJECT's ``sentence``, and
+    STUFF's ``repeat`` count and the stopword list that picks the query terms (sorted)."""
+
+    name: str
+    kind: str = ""
+    positions: tuple[str, ...] = ()
+    sentence: str = ""
+    repeat: int = 1
+    stopwords: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "stopwords", tuple(sorted(str(w) for w in self.stopwords)))
+        object.__setattr__(self, "repeat", int(self.repeat))
+
+    @property
+    def words(self) -> frozenset[str]:
+        return frozenset(self.stopwords)
+
+
+@dataclass(frozen=True)
+class AttackMeasure(Settings):
+    """How the attack table counts: a label >= ``relevant`` is judged relevant; the paired
+    bootstrap over queries (``n_boot`` resamples, ``seed``, a ``1 - alpha`` interval)."""
+
+    relevant: int
+    n_boot: int
+    seed: int
+    alpha: float = 0.05
+
+
+@dataclass(frozen=True)
+class AttackFigure(Settings):
+    """The attack figure: the dataset named in the title and the judges' display names by key."""
+
+    title: str
+    names: Mapping[str, str] = field(default_factory=dict)
