@@ -157,7 +157,7 @@ def render_robustness(table: pd.DataFrame, fmt: str) -> str:
             elif digits == 0:
                 cells.append(render.MISSING if render.is_missing(r[col]) else f"{int(r[col]):+d}")
             else:
-                cells.append(render.fmt(r[col], digits))
+                cells.append(render.fmt(r[col], digits or 3))
         rows.append(cells)
     if fmt == "md":
         return render.markdown_table(titles, rows, ["l"] * 3 + ["r"] * (len(titles) - 3))
