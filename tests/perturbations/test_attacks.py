@@ -227,3 +227,11 @@ def test_the_bootstrap_draws_are_the_shared_ones():
     lo, hi = percentile_interval((counts @ d) / (counts @ np.full(3, 2.0)), 0.05)
     row = t1[t1["passages"] == "all"].iloc[0]
     assert (row["ci_low"], row["ci_high"]) == pytest.approx((lo, hi))
+
+
+def test_attacks_alone_need_no_original_judgment(tmp_path):
+    """Without rewrites and insertions nothing is sampled from the original labels: the plan (and
+    so the estimate) has the attack jobs only."""
+    write_config(tmp_path, variants=[], insertions=[], attacks=ATTACKS)
+    plan = Project.load([], tmp_path).plan("perturbations")
+    assert {j.rule for j in plan.llm_jobs()} == {"perturbation_attack_judge"}

@@ -694,7 +694,9 @@ class Plan(StudyPlan):
         jobs = []
         covered = self._original_jobs()
         for d in self.datasets:
-            for m in self.judges:  # the original judgments, unless their study runs them anyway
+            # the original judgments (the samples of the rewrites and insertions; the attacks
+            # need none), unless their study runs them anyway
+            for m in self.judges if self.variants else []:
                 job = self._original_job(d, m)
                 if (job.rule, job.wildcards) not in covered:
                     jobs.append(job)
