@@ -2,8 +2,8 @@
 against pytrec_eval called on the run files directly; a rerun has nothing to do), pairs PERAS
 already judged are cache hits for the ranking judge (0 new calls), and over the 63 runs submitted
 to TREC DL 2021 an imported judge gives its correlations with no LLM call, each run's nDCG@10
-equals trec_eval's, and adding one run reruns only that run's scoring and the tables above it
-(dry run); the runs also download through `file://` byte for byte."""
+equals trec_eval's, and adding one run reruns the dataset's scoring job, which scores only that
+run, and the tables above it; the runs also download through `file://` byte for byte."""
 
 from __future__ import annotations
 
@@ -139,6 +139,7 @@ def test_the_test_workflow_with_the_embedded_model(tmp_path):
         "| Cohen's κ | Krippendorff's α | Kendall's τ | Spearman's ρ |" in board
         and "| flip | human |" in board
     )
+
     # a second run has nothing to do
     again = snakemake(wd, "-n", "ranking")
     assert again.returncode == 0 and "Nothing to be done" in output(again), output(again)[-2000:]
@@ -237,13 +238,13 @@ def test_dl21_imported_judge_with_no_llm_call_and_adding_one_run(tmp_path, share
     text = output(run)
     assert "ranking_judge" not in text and not (wd / "cache").exists()  # no LLM call, no cache opened
 
-    # one run more: its scoring job, then the tables above it - nothing else
+    # one run more: the dataset's scoring job, which scores that run only, then the tables above
+    # it - nothing else
     (wd / "runs" / last.name).symlink_to(last)
-    new = last.name[len("input.") : -len(".txt")]
     dry = snakemake(wd, "-n", "ranking", timeout=1200)
     assert dry.returncode == 0, output(dry)[-3000:]
     jobs = dry_run_jobs(output(dry))
-    assert [wc for rule, wc in jobs if rule == "ranking_score"] == [{"dataset": "dl21", "run": new}]
+    assert [wc for rule, wc in jobs if rule == "ranking_score"] == [{"dataset": "dl21"}]
     assert sorted({rule for rule, _ in jobs}) == [
         "ranking",
         "ranking_correlations",
@@ -253,6 +254,8 @@ def test_dl21_imported_judge_with_no_llm_call_and_adding_one_run(tmp_path, share
     ], output(dry)[-3000:]
     run = snakemake(wd, "ranking", timeout=1800)
     assert run.returncode == 0, output(run)[-4000:]
+    score_log = (wd / "results" / "logs" / "ranking" / "dl21" / "scores.log").read_text()
+    assert "63 runs x 2 qrels: 2 scored, 124 read from the cache" in score_log, score_log[-2000:]
 
     res = wd / "results" / "ranking" / "dl21"
     scores = read_tsv(res / "scores.tsv")

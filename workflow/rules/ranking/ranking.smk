@@ -4,8 +4,8 @@
 # No prompt of its own: live judges use a PERAS template and persona (requests identical to
 # PERAS's).
 # Stages: runs (systems, downloads or files) -> the pool labelled by each judge (live or imported)
-# -> one score job per run x qrels -> scores, correlations and pool tables per dataset -> figures,
-# leaderboard.
+# -> one score job per dataset (every run x qrels, scores kept by content digest) -> correlations
+# and pool tables per dataset -> figures, leaderboard.
 
 
 # cheap aggregations run on the submitting host on a cluster (profiles/slurm)

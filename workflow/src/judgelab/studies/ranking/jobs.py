@@ -4,8 +4,8 @@
 Per dataset: :func:`system_run_job` (one per system, ``source: systems``) or
 :func:`download_run_job` (one per run, ``source: download``); :func:`judge_pool_job` (one per
 live judge: the pool labelled with a PERAS template and persona) or :func:`import_labels_job`
-(one per imported judge, no LLM call); :func:`score_job` (one per run x qrels);
-:func:`correlations_job` (scores.tsv, correlations.tsv, pool.tsv); :func:`figures_job` (one per
+(one per imported judge, no LLM call); :func:`score_job` (every run x qrels, one job per dataset);
+:func:`correlations_job` (correlations.tsv, pool.tsv); :func:`figures_job` (one per
 judge x measure). Over every dataset: :func:`leaderboard_job`.
 """
 
@@ -165,23 +165,59 @@ def judge_pool_job(
 
 
 def score_job(
-    run_file: str, pairs: str, labels: Sequence[str], scores: str, run: str, scoring: Scoring
+    pairs: str,
+    runs: Sequence[str],
+    labels: Sequence[str],
+    scores: str,
+    scoring: Scoring,
+    cache: str,
 ) -> pd.DataFrame:
-    """One run (``run_file``, named ``run``) scored with ``scoring.measures`` under every qrels of
-    ``scoring.qrels`` ((name, kind, judge) triples): kind ``human`` (the dataset table's grades),
-    ``judge`` (the judge's labels; an unlabelled pair has no row) or ``filled`` (the human grades,
-    holes filled with the judge's labels). ``labels``: the label files of ``scoring.judges``, in
-    order. Writes ``scores``, rows of the columns of
-    :data:`judgelab.studies.ranking.tables.SCORES_COLUMNS`."""
-    from judgelab.studies.ranking.pool import fill_holes, human_qrels
-    from judgelab.studies.ranking.scores import qrels_from_labels, score_runs
+    """Every run of the dataset (``runs``, the files of ``scoring.run_names`` in order) scored with
+    ``scoring.measures`` under every qrels of ``scoring.qrels`` ((name, kind, judge) triples): kind
+    ``human`` (the dataset table's grades), ``judge`` (the judge's labels; an unlabelled pair has
+    no row) or ``filled`` (the human grades, holes filled with the judge's labels). ``labels``:
+    the label files of ``scoring.judges``, in order. Each run's scores under each qrels are kept
+    by content digest in the folder ``cache`` (:mod:`judgelab.studies.ranking.scorecache`): only
+    the (run, qrels) pairs whose run file, qrels, measures or scoring code changed are scored.
+    Writes ``scores`` (the dataset's ``scores.tsv``, columns
+    :data:`judgelab.studies.ranking.tables.SCORES_COLUMNS`, by run, then qrels)."""
+    from judgelab.studies.ranking.scorecache import ScoreCache, score_all
 
     table = read_dataset(pairs)
+    store = ScoreCache(Path(cache))
+    result = score_all(
+        scoring.files(runs),
+        scoring_qrels(table, scoring, labels),
+        scoring.measures,
+        store,
+        table["qid"].unique(),
+        key="ranking.measures",
+    )
+    write_tsv(result, scores)
+    log.info(
+        "%d runs x %d qrels: %d scored, %d read from the cache (%s)",
+        len(scoring.run_names),
+        len(scoring.qrels),
+        len(store.misses),
+        store.hits,
+        cache,
+    )
+    for m in result[result["topic"] == "all"].itertuples():
+        log.info("%s under %s: %s %.4f, judged@k %.3f", m.run, m.qrels, m.measure, m.value, m.judged_at_k)
+    return result
+
+
+def scoring_qrels(
+    table: pd.DataFrame, scoring: Scoring, labels: Sequence[str]
+) -> list[tuple[str, pd.DataFrame]]:
+    """(name, qrels table) of every qrels of ``scoring.qrels``, built from the dataset ``table``
+    and the label files ``labels`` of ``scoring.judges`` (in order)."""
+    from judgelab.studies.ranking.pool import fill_holes, human_qrels
+    from judgelab.studies.ranking.scores import qrels_from_labels
+
     judge_labels = _label_files(scoring.judges, labels)
-    r = read_run(run_file, run)
-    check_topics(r, run_file, table["qid"].unique())
     human = human_qrels(table)
-    parts = []
+    out = []
     for name, kind, judge in scoring.qrels:
         if kind == "human":
             q = human
@@ -192,22 +228,8 @@ def score_job(
             log.info("%s: %d human grades, %d holes filled by %s", name, len(human), n_filled, judge)
         else:
             raise ValueError(f"unknown qrels kind {kind!r} (human, judge, filled)")
-        run_scores = score_runs({run: r}, q, list(scoring.measures), key="ranking.measures")
-        run_scores.insert(1, "qrels", name)
-        parts.append(run_scores)
-        for m in run_scores[run_scores["topic"] == "all"].itertuples():
-            log.info(
-                "%s under %s (%d labelled pairs): %s %.4f, judged@k %.3f",
-                run,
-                name,
-                len(q),
-                m.measure,
-                m.value,
-                m.judged_at_k,
-            )
-    result = pd.concat(parts, ignore_index=True)[["run", "qrels", "measure", "topic", "value", "judged_at_k"]]
-    write_tsv(result, scores)
-    return result
+        out.append((name, q))
+    return out
 
 
 # -- the dataset's tables -----------------------------------------------------------------------
@@ -217,15 +239,15 @@ def correlations_job(
     pairs: str,
     runs: Sequence[str],
     labels: Sequence[str],
-    scores: Sequence[str],
+    scores: str,
     outputs: Mapping[str, str],
     pooling: Pooling,
     comparisons: Comparisons,
     settings: CorrelationSettings,
 ) -> pd.DataFrame:
-    """The dataset's tables: ``outputs["scores"]`` (every run x qrels file of ``scores``
-    concatenated), ``outputs["pool"]`` (the pool with the human grade and every judge's label)
-    and ``outputs["correlations"]`` (per judge x measure of ``comparisons``: its system ranking
+    """The dataset's tables from its scores table ``scores`` (:func:`score_job`):
+    ``outputs["pool"]`` (the pool with the human grade and every judge's label) and
+    ``outputs["correlations"]`` (per judge x measure of ``comparisons``: its system ranking
     against its reference's, with the correlation options ``settings``, and its label agreement
     on the pool). ``labels``: the label files of ``comparisons.judges``, in order."""
     from judgelab.studies.ranking.pool import AGREEMENT_KEYS, label_agreement, labels_on_pool, pool_table
@@ -242,8 +264,7 @@ def correlations_job(
         shown[judge] = on_pool
         agreement[judge] = label_agreement(pool_, on_pool)
     write_tsv(shown, outputs["pool"])
-    all_scores = pd.concat([read_scores(p) for p in scores], ignore_index=True)
-    write_tsv(all_scores, outputs["scores"])
+    all_scores = read_scores(scores)
     rows = []
     for judge, reference in comparisons.references:
         for measure in comparisons.measures:

@@ -11,12 +11,14 @@ Per dataset (the keys of ``ranking.runs``):
   per run) or the user's files (no job);
 * per live judge, one job labelling the pool (every run's top ``pool_depth`` over the dataset's
   topics) where the passage text is known; per imported judge, one job reading its qrels file;
-* one scoring job per run, under every qrels of the dataset (``human``, each judge, and
-  ``human+<judge>`` with ``unjudged: fill``): a new run adds its own scoring job and leaves the
-  others' alone - the human qrels and an imported judge's file do not depend on the runs (a live
-  judge's labels cover the pool of all runs, so with a live judge a new run changes them and every
-  run's scores are recomputed: the new pool pairs are new calls, the others cache hits);
-* one job for the dataset's scores.tsv, correlations.tsv (with the label agreement) and pool.tsv;
+* one scoring job per dataset, every run under every qrels of the dataset (``human``, each
+  judge, and ``human+<judge>`` with ``unjudged: fill``), writing scores.tsv; each run's scores
+  under each qrels are kept by content digest (:mod:`judgelab.studies.ranking.scorecache`), so a
+  new run is the only one scored under the human qrels and an imported judge's (which do not
+  depend on the runs), and a new judge's qrels scores every run under it alone (a live judge's
+  labels cover the pool of all runs, so with a live judge a new run changes them and every run is
+  scored again under them: the new pool pairs are new calls, the others cache hits);
+* one job for the dataset's correlations.tsv (with the label agreement) and pool.tsv;
   one figure job per judge x measure; one leaderboard over every dataset.
 """
 
@@ -86,7 +88,7 @@ class Plan(StudyPlan):
     paths = {
         "ranking_run": "{results}/ranking/{dataset}/runs/{run}.txt",
         "ranking_labels": "{results}/ranking/{dataset}/labels/{model}.tsv",
-        "ranking_run_scores": "{results}/ranking/{dataset}/scores/{run}.tsv",
+        "ranking_score_cache": "{results}/ranking/{dataset}/scores/cache",
         "ranking_scores": "{results}/ranking/{dataset}/scores.tsv",
         "ranking_correlations": "{results}/ranking/{dataset}/correlations.tsv",
         "ranking_pool": "{results}/ranking/{dataset}/pool.tsv",
@@ -275,27 +277,34 @@ class Plan(StudyPlan):
     def labels_file(self, dataset: str, judge: str) -> str:
         return self.project.path("ranking_labels", dataset=dataset, model=judge)
 
-    def score_inputs(self, dataset: str, run: str) -> dict:
-        """The scoring job's inputs: the run's file, the dataset table (the human grades) and the
-        label file of every judge of the dataset (in :meth:`judges_of` order)."""
+    def score_inputs(self, dataset: str) -> dict:
+        """The scoring job's inputs: every run file of the dataset (in :meth:`run_files` order),
+        the dataset table (the human grades) and the label file of every judge of the dataset (in
+        :meth:`judges_of` order)."""
         return {
-            "run_file": self.run_file(dataset, run),
+            "runs": list(self.run_files(dataset).values()),
             "pairs": self.project.table(dataset),
             "labels": [self.labels_file(dataset, j) for j in self.judges_of(dataset)],
         }
+
+    def score_cache(self, dataset: str) -> str:
+        """The folder of the dataset's scores kept by content digest
+        (:mod:`judgelab.studies.ranking.scorecache`; not an output: it outlives the jobs)."""
+        return self.project.path("ranking_score_cache", dataset=dataset)
 
     def score_qrels(self, dataset: str) -> list[tuple[str, str, str]]:
         """(qrels name, kind, judge) of every qrels the dataset's runs are scored under."""
         return [(q, *self.qrels_kind(q)) for q in self.qrels_names(dataset)]
 
     def scoring(self, dataset: str) -> Scoring:
-        """What the scoring jobs of a dataset score its runs under (a tracked param): every qrels
-        of :meth:`score_qrels`, the judges whose label files the jobs read (:meth:`judges_of`
-        order) and the measures."""
+        """What the scoring job of a dataset scores its runs under (a tracked param): every qrels
+        of :meth:`score_qrels`, the judges whose label files the job reads (:meth:`judges_of`
+        order), the measures and the run names (:meth:`run_files` order)."""
         return Scoring(
             qrels=tuple(self.score_qrels(dataset)),
             judges=tuple(self.judges_of(dataset)),
             measures=tuple(self.measures),
+            run_names=tuple(self.run_files(dataset)),
         )
 
     def pooling(self, dataset: str) -> Pooling:
