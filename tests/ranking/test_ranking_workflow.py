@@ -140,6 +140,31 @@ def test_the_test_workflow_with_the_embedded_model(tmp_path):
         and "| flip | human |" in board
     )
 
+    # the run each judge built from the best run under the human qrels, ranked among the 4 systems
+    circ = read_tsv(res / "fx" / "circularity.tsv")
+    assert len(circ) == 4 and set(zip(circ["judge"], circ["reference"])) == {
+        ("smollm2", "human+smollm2"),
+        ("flip", "human"),
+    }
+    human_means = means["human"]
+    best = sorted(human_means.index, key=lambda r: (-human_means[r], r))[0]
+    assert set(circ["base"]) == {best} and set(circ["run"]) == {f"{best}+smollm2", f"{best}+flip"}
+    assert (circ["n_systems"] == 5).all() and (circ["depth"] == 10).all()
+    assert circ["reference_rank"].between(1, 5).all() and circ["judge_rank"].between(1, 5).all()
+    assert (circ["rank_gap"] == circ["reference_rank"] - circ["judge_rank"]).all()
+    assert circ["judged_at_k"].between(0, 1).all() and circ["labelled_at_depth"].between(0, 1).all()
+    # every pool pair was labelled (no new call): the built runs' top 10 are labelled throughout
+    assert (circ.loc[circ["judge"] == "smollm2", "labelled_at_depth"] == labels["label"].notna().mean()).all()
+    for judge in ("smollm2", "flip"):
+        built = read_run(res / "fx" / "circularity" / "runs" / f"{judge}.txt")
+        assert set(zip(built["qid"], built["docid"])) == set(
+            zip(*[read_run(res / "fx" / "runs" / f"{best}.txt")[c] for c in ("qid", "docid")])
+        )
+        for slug in ("nDCG@10", "P_rel_2_@5"):
+            assert (res / "fx" / "circularity" / "figures" / judge / f"{slug}.png").stat().st_size > 1000
+    built_scores = read_tsv(res / "fx" / "circularity" / "scores.tsv")
+    assert set(built_scores["qrels"]) == {"human", "smollm2", "flip", "human+smollm2"}
+    assert "| flip | human | nDCG@10 |" in (res / "fx" / "circularity.md").read_text()
     # a second run has nothing to do
     again = snakemake(wd, "-n", "ranking")
     assert again.returncode == 0 and "Nothing to be done" in output(again), output(again)[-2000:]
@@ -247,6 +272,8 @@ def test_dl21_imported_judge_with_no_llm_call_and_adding_one_run(tmp_path, share
     assert [wc for rule, wc in jobs if rule == "ranking_score"] == [{"dataset": "dl21"}]
     assert sorted({rule for rule, _ in jobs}) == [
         "ranking",
+        "ranking_circularity",
+        "ranking_circularity_figure",
         "ranking_correlations",
         "ranking_figures",
         "ranking_leaderboard",

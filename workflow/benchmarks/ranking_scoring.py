@@ -30,7 +30,8 @@ this change) the same is also measured through Snakemake, ``--cores`` cores, on 
 (the dataset table, the run files and the judge's labels made first, untimed): the before
 checkout's 63 ``ranking_score`` jobs against this checkout's one, cold, then this checkout's one
 job again with a second imported judge added (its labels prepared first): every run scored under
-the new qrels only.
+the new qrels only, and with it the circularity job (each judge's run built from the best run,
+scored under every qrels and ranked: the judge-built runs included).
 """
 
 from __future__ import annotations
@@ -185,7 +186,8 @@ def snakemake_rows(args, runs: dict[str, Path], labels, work: Path) -> list[dict
         }
     )
     write_config(wd, ROOT, {"flip": labels["judge"], "flip2": labels["new_judge"]})
-    t, stats = through_snakemake(ROOT, wd, ["results/ranking/dl21/scores.tsv"], ["flip", "flip2"], args.cores)
+    targets = ["results/ranking/dl21/scores.tsv", "results/ranking/dl21/circularity.tsv"]
+    t, stats = through_snakemake(ROOT, wd, targets, ["flip", "flip2"], args.cores)
     log_text = (wd / "results" / "logs" / "ranking" / "dl21" / "scores.log").read_text()
     m = _COUNT.search(log_text)
     rows.append(
@@ -197,7 +199,9 @@ def snakemake_rows(args, runs: dict[str, Path], labels, work: Path) -> list[dict
             "from_cache": int(m.group(4)) if m else None,
             "wall_s": t.wall,
             "cpu_s": t.cpu,
-            "note": f"{stats.get('ranking_score', 0)} ranking_score job; a second imported judge added",
+            "note": f"{stats.get('ranking_score', 0)} ranking_score job; a second imported judge added; "
+            f"{stats.get('ranking_circularity', 0)} ranking_circularity job (each judge's run built "
+            "and scored under the 3 qrels, ranked among the 63)",
         }
     )
     return rows

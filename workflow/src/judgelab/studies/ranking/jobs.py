@@ -26,6 +26,8 @@ from judgelab.llm.judge import Judge
 from judgelab.llm.session import JobContext
 from judgelab.studies.ranking.runs import check_topics
 from judgelab.studies.ranking.settings import (
+    Circularity,
+    CircularityFigure,
     Comparisons,
     CorrelationSettings,
     Figure,
@@ -327,6 +329,131 @@ def correlations_job(
         len(all_scores),
     )
     return result
+
+
+def circularity_job(
+    pairs: str,
+    runs: Sequence[str],
+    labels: Sequence[str],
+    scores: str,
+    outputs: Mapping[str, str],
+    scoring: Scoring,
+    circularity: Circularity,
+    cache: str,
+) -> pd.DataFrame:
+    """The run each judge builds (:mod:`judgelab.studies.ranking.circularity`): the base run
+    (``circularity.base``, or the run the human qrels of ``scores`` score highest on the first
+    measure) with its top ``circularity.depth`` per topic re-ordered by the judge's labels, written
+    to ``outputs["runs"]/<judge>.txt``; every such run scored under every qrels of ``scoring``
+    (through the scores cache ``cache``, as :func:`score_job`) into ``outputs["scores"]``; and
+    ``outputs["tsv"]`` (``circularity.tsv``), ``outputs["md"]``, ``outputs["html"]``: per judge x
+    measure, the new run ranked among the dataset's runs (``scores``, which stays as it is).
+    ``runs``: the files of ``scoring.run_names``; ``labels``: those of ``scoring.judges``."""
+    from judgelab.studies.ranking import circularity as circ
+    from judgelab.studies.ranking.scorecache import ScoreCache, score_all
+    from judgelab.studies.ranking.tables import read_scores
+
+    table = read_dataset(pairs)
+    files = scoring.files(runs)
+    judge_labels = _label_files(scoring.judges, labels)
+    systems = read_scores(scores)
+    base = circularity.base or circ.best_run(systems, circularity.measures[0])
+    if base not in files:
+        raise InputError(
+            f"no run {base!r} on dataset {circularity.dataset} (runs: {sorted(files)})",
+            key="ranking.circularity.base",
+        )
+    base_run = read_run(files[base], base)
+    topics = check_topics(base_run, files[base], table["qid"].unique())
+    folder = Path(outputs["runs"])
+    folder.mkdir(parents=True, exist_ok=True)
+    built, shares, names = {}, {}, {}
+    for judge, _ in circularity.references:
+        names[judge] = circ.built_name(base, judge)
+        order = circ.judge_order(base_run, read_labels(judge_labels[judge]), circularity.depth)
+        shares[judge] = circ.labelled_share(order, circularity.depth, topics)
+        built[names[judge]] = str(folder / f"{judge}.txt")
+        circ.write_judge_run(circ.as_run(order, names[judge]), built[names[judge]])
+        moved = int((order["rank"] != order["base_rank"]).sum())
+        log.info(
+            "%s: %s re-ordered by %s at depth %d: %d documents moved, %.3f of the top %d labelled",
+            names[judge],
+            base,
+            judge,
+            circularity.depth,
+            moved,
+            shares[judge],
+            circularity.depth,
+        )
+    store = ScoreCache(Path(cache))
+    new_scores = score_all(
+        built,
+        scoring_qrels(table, scoring, labels),
+        scoring.measures,
+        store,
+        table["qid"].unique(),
+        key="ranking.measures",
+    )
+    write_tsv(new_scores, outputs["scores"])
+    rows = []
+    for judge, reference in circularity.references:
+        for row in circ.circularity_rows(
+            systems, new_scores, names[judge], base, judge, reference, circularity.measures
+        ):
+            row.update(
+                dataset=circularity.dataset,
+                judge=judge,
+                reference=reference,
+                depth=circularity.depth,
+                labelled_at_depth=shares[judge],
+            )
+            rows.append(row)
+            log.info(
+                "%s, %s: %s ranks %d of %d under %s, %d under %s (gap %+d; base %s: %d and %d); "
+                "tau %.3f with it, %.3f without; judged@k under human %.3f",
+                judge,
+                row["measure"],
+                names[judge],
+                row["reference_rank"],
+                row["n_systems"],
+                reference,
+                row["judge_rank"],
+                judge,
+                row["rank_gap"],
+                base,
+                row["base_reference_rank"],
+                row["base_judge_rank"],
+                row["kendall_tau"],
+                row["kendall_tau_without"],
+                row["judged_at_k"],
+            )
+    result = pd.DataFrame(rows, columns=circ.CIRCULARITY_COLUMNS)
+    write_tsv(result, outputs["tsv"])
+    for fmt in ("md", "html"):
+        Path(outputs[fmt]).write_text(circ.render_circularity(result, fmt), encoding="utf-8")
+    return result
+
+
+def circularity_figure_job(
+    scores: str, built: str, circularity: str, outputs: Mapping[str, str], figure: CircularityFigure
+) -> None:
+    """Every system's score under the reference (x) against the judge (y) on one measure, the
+    judge-built run and its base marked (``outputs``: png, pdf)."""
+    from judgelab.studies.ranking import figures
+    from judgelab.studies.ranking.tables import read_correlations, read_scores, system_means
+
+    judge, reference, measure = figure.judge, figure.reference, figure.measure
+    table = read_correlations(circularity)
+    sel = table[(table["judge"] == judge) & (table["measure"] == measure)]
+    if len(sel) != 1:
+        raise InputError(f"{circularity} has {len(sel)} rows for {judge} on {measure}, not one")
+    row = sel.iloc[0]
+    new = read_scores(built)
+    both = pd.concat([read_scores(scores), new[new["run"] == row["run"]]], ignore_index=True)
+    systems = system_means(both, reference, judge, measure)
+    figures.circularity_scatter(
+        systems, reference, judge, row, (figure.dataset, measure), outputs["png"], outputs["pdf"]
+    )
 
 
 def leaderboard_job(correlations: Sequence[str], outputs: Mapping[str, str]) -> pd.DataFrame:

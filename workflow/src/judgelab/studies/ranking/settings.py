@@ -134,3 +134,34 @@ class Figure(Settings):
     judge: str
     reference: str
     measure: str
+
+
+@dataclass(frozen=True)
+class Circularity(Settings):
+    """The runs a dataset's judges build (``ranking.circularity``, see
+    :mod:`judgelab.studies.ranking.circularity`): the dataset's name, the base run (``""``: the
+    run the human qrels score highest on the first measure), the depth re-ordered, each judge
+    with the qrels its system ranking is compared with (``references``: (judge, reference)
+    pairs, as :class:`Comparisons`) and the measures."""
+
+    dataset: str
+    base: str
+    depth: int
+    references: tuple[tuple[str, str], ...]
+    measures: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "depth", int(self.depth))
+        object.__setattr__(self, "references", _tuples(self.references))
+        object.__setattr__(self, "measures", _names(self.measures))
+
+
+@dataclass(frozen=True)
+class CircularityFigure(Settings):
+    """The comparison one circularity figure draws: the dataset, the judge, its reference and the
+    measure (its ir-measures name)."""
+
+    dataset: str
+    judge: str
+    reference: str
+    measure: str
