@@ -215,3 +215,36 @@ def test_default_run_other_load_reads_proc_stat():
     own = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
     assert x > 0 and own > 0
     assert b1 - b0 >= own * 0.8  # /proc/stat ticks at 1/CLK_TCK: allow its rounding
+
+
+def test_ranking_scoring_benchmark_quick(tmp_path, shared_data):
+    """workflow/benchmarks/ranking_scoring.py on the first 3 DL21 runs: each case scores exactly
+    what it says (the counts come from the scoring job's own log line)."""
+    import csv
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "b.tsv"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(root / "workflow" / "benchmarks" / "ranking_scoring.py"),
+            "--shared",
+            str(shared_data),
+            "--runs",
+            "3",
+            "--repeat",
+            "1",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    rows = {r["case"]: r for r in csv.DictReader(out.open(), delimiter="\t")}
+    counts = {case: (int(r["scored"]), int(r["from_cache"])) for case, r in rows.items()}
+    assert counts["cold"] == (6, 0) and counts["new judge"] == (3, 6)
+    assert counts["one run more"] == (2, 4) and counts["nothing new"] == (0, 6)
+    assert float(rows["old layout, estimated"]["wall_s"]) > 0

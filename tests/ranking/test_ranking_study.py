@@ -408,11 +408,12 @@ def test_qrels_and_references_with_fill():
     assert plan.comparisons("fx") == [("a", "human+a"), ("flip", "human")]  # imported judges fill nothing
     assert plan.qrels_names("fx") == ["human", "a", "flip", "human+a"]
     assert plan.score_qrels("fx")[-1] == ("human+a", "filled", "a")
-    assert plan.score_inputs("fx", "bm25") == {
-        "run_file": "results/ranking/fx/runs/bm25.txt",
-        "pairs": "results/datasets/fx.tsv",
-        "labels": ["results/ranking/fx/labels/a.tsv", "results/ranking/fx/labels/flip.tsv"],
-    }
+    inputs = plan.score_inputs("fx")
+    assert inputs["runs"] == [f"results/ranking/fx/runs/{r}.txt" for r in plan.run_names("fx")]
+    assert inputs["pairs"] == "results/datasets/fx.tsv"
+    assert inputs["labels"] == ["results/ranking/fx/labels/a.tsv", "results/ranking/fx/labels/flip.tsv"]
+    assert plan.scoring("fx").run_names == tuple(plan.run_names("fx"))
+    assert plan.score_cache("fx") == "results/ranking/fx/scores/cache"
     plain = project(config(unjudged="nonrelevant")).plan("ranking")
     assert plain.comparisons("fx") == [("a", "human"), ("flip", "human")]
     assert plain.measure_slugs == {"nDCG@10": "nDCG@10", "P_rel_2_@5": "P(rel=2)@5"}
@@ -575,12 +576,14 @@ def test_score_job_human_judge_and_filled_against_pytrec_eval(tmp_path):
     labels.to_csv(tmp_path / "j.tsv", sep="\t", index=False)
     qrels = [["human", "human", ""], ["j", "judge", "j"], ["human+j", "filled", "j"]]
     out = jobs.score_job(
-        str(run_file),
         str(pairs),
+        [str(run_file)],
         [str(tmp_path / "j.tsv")],
         str(tmp_path / "s.tsv"),
-        "bm25",
-        Scoring.from_param(json.dumps({"qrels": qrels, "judges": ["j"], "measures": ["nDCG@10"]})),
+        Scoring.from_param(
+            json.dumps({"qrels": qrels, "judges": ["j"], "measures": ["nDCG@10"], "run_names": ["bm25"]})
+        ),
+        str(tmp_path / "cache"),
     )
     human = {"1": {"d1": 3, "d2": 1, "d4": 0}, "2": {"d3": 2, "d5": 1}}
     judge = {"1": {"d1": 2, "d2": 2, "d4": 0, "d3": 3}, "2": {"d3": 2}}
@@ -610,28 +613,26 @@ def test_correlations_job_and_tables(tmp_path):
         runs[name] = str(tmp_path / "runs" / f"{name}.txt")
         jobs.system_run_job(str(pairs), runs[name], System(name, spec, candidates="judged", depth=10))
     (tmp_path / "j.tsv").write_text("qid\tdocid\tlabel\n1\td1\t3\n1\td2\t0\n1\td4\t1\n2\td3\t2\n2\td5\t\n")
-    score_files = []
-    for name, run in runs.items():
-        score_files.append(str(tmp_path / "scores" / f"{name}.tsv"))
-        jobs.score_job(
-            run,
-            str(pairs),
-            [str(tmp_path / "j.tsv")],
-            score_files[-1],
-            name,
-            Scoring(
-                qrels=[["human", "human", ""], ["j", "judge", "j"]],
-                judges=["j"],
-                measures=["nDCG@10", "P(rel=2)@2"],
-            ),
-        )
     out = {k: str(tmp_path / f"{k}.tsv") for k in ("scores", "correlations", "pool")}
+    jobs.score_job(
+        str(pairs),
+        list(runs.values()),
+        [str(tmp_path / "j.tsv")],
+        out["scores"],
+        Scoring(
+            qrels=[["human", "human", ""], ["j", "judge", "j"]],
+            judges=["j"],
+            measures=["nDCG@10", "P(rel=2)@2"],
+            run_names=list(runs),
+        ),
+        str(tmp_path / "cache"),
+    )
     corr = jobs.correlations_job(
         str(pairs),
         list(runs.values()),
         [str(tmp_path / "j.tsv")],
-        score_files,
-        out,
+        out["scores"],
+        {k: out[k] for k in ("correlations", "pool")},
         Pooling(run_names=list(runs), depth=10),
         Comparisons(
             dataset="t", judges=["j"], references=[["j", "human"]], measures=["nDCG@10", "P(rel=2)@2"]
@@ -692,12 +693,12 @@ def test_a_run_naming_no_topic_of_the_dataset_is_an_error_with_its_line(tmp_path
     run.write_text("\n77 Q0 d1 1 1.0 x\n")
     with pytest.raises(InputError) as err:
         jobs.score_job(
-            str(run),
             str(pairs),
+            [str(run)],
             [],
             str(tmp_path / "s.tsv"),
-            "other",
-            Scoring(qrels=[["human", "human", ""]], judges=[], measures=["nDCG@10"]),
+            Scoring(qrels=[["human", "human", ""]], judges=[], measures=["nDCG@10"], run_names=["other"]),
+            str(tmp_path / "cache"),
         )
     assert (
         err.value.path == str(run)

@@ -2,8 +2,8 @@
 against pytrec_eval called on the run files directly; a rerun has nothing to do), pairs PERAS
 already judged are cache hits for the ranking judge (0 new calls), and over the 63 runs submitted
 to TREC DL 2021 an imported judge gives its correlations with no LLM call, each run's nDCG@10
-equals trec_eval's, and adding one run reruns only that run's scoring and the tables above it
-(dry run); the runs also download through `file://` byte for byte."""
+equals trec_eval's, and adding one run reruns the dataset's scoring job, which scores only that
+run, and the tables above it; the runs also download through `file://` byte for byte."""
 
 from __future__ import annotations
 
@@ -139,6 +139,32 @@ def test_the_test_workflow_with_the_embedded_model(tmp_path):
         "| Cohen's κ | Krippendorff's α | Kendall's τ | Spearman's ρ |" in board
         and "| flip | human |" in board
     )
+
+    # the run each judge built from the best run under the human qrels, ranked among the 4 systems
+    circ = read_tsv(res / "fx" / "circularity.tsv")
+    assert len(circ) == 4 and set(zip(circ["judge"], circ["reference"])) == {
+        ("smollm2", "human+smollm2"),
+        ("flip", "human"),
+    }
+    human_means = means["human"]
+    best = sorted(human_means.index, key=lambda r: (-human_means[r], r))[0]
+    assert set(circ["base"]) == {best} and set(circ["run"]) == {f"{best}+smollm2", f"{best}+flip"}
+    assert (circ["n_systems"] == 5).all() and (circ["depth"] == 10).all()
+    assert circ["reference_rank"].between(1, 5).all() and circ["judge_rank"].between(1, 5).all()
+    assert (circ["rank_gap"] == circ["reference_rank"] - circ["judge_rank"]).all()
+    assert circ["judged_at_k"].between(0, 1).all() and circ["labelled_at_depth"].between(0, 1).all()
+    # every pool pair was labelled (no new call): the built runs' top 10 are labelled throughout
+    assert (circ.loc[circ["judge"] == "smollm2", "labelled_at_depth"] == labels["label"].notna().mean()).all()
+    for judge in ("smollm2", "flip"):
+        built = read_run(res / "fx" / "circularity" / "runs" / f"{judge}.txt")
+        assert set(zip(built["qid"], built["docid"])) == set(
+            zip(*[read_run(res / "fx" / "runs" / f"{best}.txt")[c] for c in ("qid", "docid")])
+        )
+        for slug in ("nDCG@10", "P_rel_2_@5"):
+            assert (res / "fx" / "circularity" / "figures" / judge / f"{slug}.png").stat().st_size > 1000
+    built_scores = read_tsv(res / "fx" / "circularity" / "scores.tsv")
+    assert set(built_scores["qrels"]) == {"human", "smollm2", "flip", "human+smollm2"}
+    assert "| flip | human | nDCG@10 |" in (res / "fx" / "circularity.md").read_text()
     # a second run has nothing to do
     again = snakemake(wd, "-n", "ranking")
     assert again.returncode == 0 and "Nothing to be done" in output(again), output(again)[-2000:]
@@ -237,15 +263,17 @@ def test_dl21_imported_judge_with_no_llm_call_and_adding_one_run(tmp_path, share
     text = output(run)
     assert "ranking_judge" not in text and not (wd / "cache").exists()  # no LLM call, no cache opened
 
-    # one run more: its scoring job, then the tables above it - nothing else
+    # one run more: the dataset's scoring job, which scores that run only, then the tables above
+    # it - nothing else
     (wd / "runs" / last.name).symlink_to(last)
-    new = last.name[len("input.") : -len(".txt")]
     dry = snakemake(wd, "-n", "ranking", timeout=1200)
     assert dry.returncode == 0, output(dry)[-3000:]
     jobs = dry_run_jobs(output(dry))
-    assert [wc for rule, wc in jobs if rule == "ranking_score"] == [{"dataset": "dl21", "run": new}]
+    assert [wc for rule, wc in jobs if rule == "ranking_score"] == [{"dataset": "dl21"}]
     assert sorted({rule for rule, _ in jobs}) == [
         "ranking",
+        "ranking_circularity",
+        "ranking_circularity_figure",
         "ranking_correlations",
         "ranking_figures",
         "ranking_leaderboard",
@@ -253,6 +281,8 @@ def test_dl21_imported_judge_with_no_llm_call_and_adding_one_run(tmp_path, share
     ], output(dry)[-3000:]
     run = snakemake(wd, "ranking", timeout=1800)
     assert run.returncode == 0, output(run)[-4000:]
+    score_log = (wd / "results" / "logs" / "ranking" / "dl21" / "scores.log").read_text()
+    assert "63 runs x 2 qrels: 2 scored, 124 read from the cache" in score_log, score_log[-2000:]
 
     res = wd / "results" / "ranking" / "dl21"
     scores = read_tsv(res / "scores.tsv")

@@ -4,8 +4,9 @@
 # No prompt of its own: live judges use a PERAS template and persona (requests identical to
 # PERAS's).
 # Stages: runs (systems, downloads or files) -> the pool labelled by each judge (live or imported)
-# -> one score job per run x qrels -> scores, correlations and pool tables per dataset -> figures,
-# leaderboard.
+# -> one score job per dataset (every run x qrels, scores kept by content digest) -> correlations
+# and pool tables per dataset -> figures, leaderboard; the run each judge builds from a base run,
+# ranked in its own table (circularity.tsv) and figure.
 
 
 # cheap aggregations run on the submitting host on a cluster (profiles/slurm)
@@ -14,6 +15,7 @@ localrules:
     ranking_runs,
     ranking_import,
     ranking_correlations,
+    ranking_circularity,
     ranking_leaderboard,
 
 
@@ -22,6 +24,7 @@ include: "runs.smk"
 include: "judge.smk"
 include: "scores.smk"
 include: "tables.smk"
+include: "circularity.smk"
 
 
 rule ranking:

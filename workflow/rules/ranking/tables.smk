@@ -1,6 +1,6 @@
-# Ranking stage 4 - tables and figures: per dataset, scores.tsv (every score file), pool.tsv (the
-# pool with the human grade and every judge's label) and correlations.tsv (per judge x measure: the
-# ranking agreement and the label agreement on the pool); the leaderboard (LLMJudge Table 3) over
+# Ranking stage 4 - tables and figures: per dataset, pool.tsv (the pool with the human grade and
+# every judge's label) and correlations.tsv (per judge x measure: the ranking agreement and the
+# label agreement on the pool); the leaderboard (LLMJudge Table 3) over
 # every dataset; per dataset x judge x measure the score scatter and the rank-rank plot.
 
 
@@ -9,11 +9,8 @@ rule ranking_correlations:
         pairs=path("dataset"),
         runs=ranking_runs,
         labels=lambda wc: [RANKING.labels_file(wc.dataset, j) for j in RANKING.judges_of(wc.dataset)],
-        scores=lambda wc: [
-            path("ranking_run_scores", dataset=wc.dataset, run=r) for r in RANKING.run_files(wc.dataset)
-        ],
-    output:
         scores=path("ranking_scores"),
+    output:
         correlations=ranking_report(path("ranking_correlations"), "correlations"),
         pool=path("ranking_pool"),
     log:

@@ -1,4 +1,4 @@
-"""Snakemake adapter - ranking: one run scored under every qrels of its dataset (dataset x run)."""
+"""Snakemake adapter - ranking: every run of a dataset scored under every qrels of the dataset."""
 
 from judgelab.project.runner import run
 from judgelab.studies.ranking.jobs import score_job

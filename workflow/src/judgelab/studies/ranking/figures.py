@@ -6,6 +6,9 @@
   interval) and Spearman's rho in the title; undefined values are written ``n/a``.
 * :func:`rank_rank` - the same systems by rank: rank under the reference (x) against rank under
   the judge (y), 1 = best, ties broken by run name; points on the diagonal are ranked alike.
+* :func:`circularity_scatter` - per dataset x judge x measure, the score scatter with the run the
+  judge built (:mod:`judgelab.studies.ranking.circularity`) among the systems, marked, and its
+  base run ringed.
 
 Run names label the points when there are at most :data:`MAX_LABELS` systems.
 """
@@ -81,5 +84,57 @@ def rank_rank(
     ax.set_xlabel(f"rank under {reference} (1 = best)")
     ax.set_ylabel(f"rank under {judge}")
     ax.set_title(_title(dataset, judge, reference, measure, row), fontsize=8)
+    ax.grid(alpha=0.3)
+    save(fig, out_png, out_pdf)
+
+
+def circularity_scatter(
+    systems: pd.DataFrame, reference: str, judge: str, row: pd.Series, title: tuple, out_png, out_pdf=None
+) -> None:
+    """Every system's mean score under the reference (x) and under the judge (y), the judge-built
+    run (``row["run"]``, a row of ``circularity.tsv``) marked with a star and its base run
+    (``row["base"]``) with a ring, the diagonal y = x; its ranks and the rank gap in the title.
+    ``systems``: index runs (the dataset's and the judge-built one), columns ``reference`` and
+    ``judge``; ``title``: (dataset, measure)."""
+    dataset, measure = title
+    run, base = str(row["run"]), str(row["base"])
+    others = systems.drop(index=[run])
+    fig, ax = plt.subplots(figsize=(5.2, 4.8))
+    ax.scatter(others[reference], others[judge], s=22, color="tab:blue", zorder=3, label="the dataset's runs")
+    _label(ax, others[reference], others[judge], others.index)
+    ax.scatter(
+        [systems.loc[base, reference]],
+        [systems.loc[base, judge]],
+        s=90,
+        facecolors="none",
+        edgecolors="black",
+        zorder=4,
+        label=f"base run ({base})",
+    )
+    ax.scatter(
+        [systems.loc[run, reference]],
+        [systems.loc[run, judge]],
+        s=140,
+        marker="*",
+        color="tab:red",
+        zorder=5,
+        label=f"built by {judge}",
+    )
+    values = [v for v in list(systems[reference]) + list(systems[judge]) if v == v]
+    lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
+    pad = 0.05 * (hi - lo or 1.0)
+    ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], color="0.6", lw=0.8, ls="--", zorder=1)
+    ax.set_xlim(lo - pad, hi + pad)
+    ax.set_ylim(lo - pad, hi + pad)
+    ax.set_xlabel(f"{measure} under {reference}")
+    ax.set_ylabel(f"{measure} under {judge}")
+    ax.legend(fontsize=7, loc="lower right")
+    ax.set_title(
+        f"{dataset}: the run built by {judge}, {measure}\n"
+        f"rank {int(row['reference_rank'])} under {reference}, {int(row['judge_rank'])} under {judge} "
+        f"(gap {int(row['rank_gap']):+d}) of {int(row['n_systems'])}; "
+        f"tau {fmt(row.get('kendall_tau'))} with it, {fmt(row.get('kendall_tau_without'))} without",
+        fontsize=8,
+    )
     ax.grid(alpha=0.3)
     save(fig, out_png, out_pdf)

@@ -4,8 +4,8 @@
 Per dataset: :func:`system_run_job` (one per system, ``source: systems``) or
 :func:`download_run_job` (one per run, ``source: download``); :func:`judge_pool_job` (one per
 live judge: the pool labelled with a PERAS template and persona) or :func:`import_labels_job`
-(one per imported judge, no LLM call); :func:`score_job` (one per run x qrels);
-:func:`correlations_job` (scores.tsv, correlations.tsv, pool.tsv); :func:`figures_job` (one per
+(one per imported judge, no LLM call); :func:`score_job` (every run x qrels, one job per dataset);
+:func:`correlations_job` (correlations.tsv, pool.tsv); :func:`figures_job` (one per
 judge x measure). Over every dataset: :func:`leaderboard_job`.
 """
 
@@ -26,6 +26,8 @@ from judgelab.llm.judge import Judge
 from judgelab.llm.session import JobContext
 from judgelab.studies.ranking.runs import check_topics
 from judgelab.studies.ranking.settings import (
+    Circularity,
+    CircularityFigure,
     Comparisons,
     CorrelationSettings,
     Figure,
@@ -165,23 +167,59 @@ def judge_pool_job(
 
 
 def score_job(
-    run_file: str, pairs: str, labels: Sequence[str], scores: str, run: str, scoring: Scoring
+    pairs: str,
+    runs: Sequence[str],
+    labels: Sequence[str],
+    scores: str,
+    scoring: Scoring,
+    cache: str,
 ) -> pd.DataFrame:
-    """One run (``run_file``, named ``run``) scored with ``scoring.measures`` under every qrels of
-    ``scoring.qrels`` ((name, kind, judge) triples): kind ``human`` (the dataset table's grades),
-    ``judge`` (the judge's labels; an unlabelled pair has no row) or ``filled`` (the human grades,
-    holes filled with the judge's labels). ``labels``: the label files of ``scoring.judges``, in
-    order. Writes ``scores``, rows of the columns of
-    :data:`judgelab.studies.ranking.tables.SCORES_COLUMNS`."""
-    from judgelab.studies.ranking.pool import fill_holes, human_qrels
-    from judgelab.studies.ranking.scores import qrels_from_labels, score_runs
+    """Every run of the dataset (``runs``, the files of ``scoring.run_names`` in order) scored with
+    ``scoring.measures`` under every qrels of ``scoring.qrels`` ((name, kind, judge) triples): kind
+    ``human`` (the dataset table's grades), ``judge`` (the judge's labels; an unlabelled pair has
+    no row) or ``filled`` (the human grades, holes filled with the judge's labels). ``labels``:
+    the label files of ``scoring.judges``, in order. Each run's scores under each qrels are kept
+    by content digest in the folder ``cache`` (:mod:`judgelab.studies.ranking.scorecache`): only
+    the (run, qrels) pairs whose run file, qrels, measures or scoring code changed are scored.
+    Writes ``scores`` (the dataset's ``scores.tsv``, columns
+    :data:`judgelab.studies.ranking.tables.SCORES_COLUMNS`, by run, then qrels)."""
+    from judgelab.studies.ranking.scorecache import ScoreCache, score_all
 
     table = read_dataset(pairs)
+    store = ScoreCache(Path(cache))
+    result = score_all(
+        scoring.files(runs),
+        scoring_qrels(table, scoring, labels),
+        scoring.measures,
+        store,
+        table["qid"].unique(),
+        key="ranking.measures",
+    )
+    write_tsv(result, scores)
+    log.info(
+        "%d runs x %d qrels: %d scored, %d read from the cache (%s)",
+        len(scoring.run_names),
+        len(scoring.qrels),
+        len(store.misses),
+        store.hits,
+        cache,
+    )
+    for m in result[result["topic"] == "all"].itertuples():
+        log.info("%s under %s: %s %.4f, judged@k %.3f", m.run, m.qrels, m.measure, m.value, m.judged_at_k)
+    return result
+
+
+def scoring_qrels(
+    table: pd.DataFrame, scoring: Scoring, labels: Sequence[str]
+) -> list[tuple[str, pd.DataFrame]]:
+    """(name, qrels table) of every qrels of ``scoring.qrels``, built from the dataset ``table``
+    and the label files ``labels`` of ``scoring.judges`` (in order)."""
+    from judgelab.studies.ranking.pool import fill_holes, human_qrels
+    from judgelab.studies.ranking.scores import qrels_from_labels
+
     judge_labels = _label_files(scoring.judges, labels)
-    r = read_run(run_file, run)
-    check_topics(r, run_file, table["qid"].unique())
     human = human_qrels(table)
-    parts = []
+    out = []
     for name, kind, judge in scoring.qrels:
         if kind == "human":
             q = human
@@ -192,22 +230,8 @@ def score_job(
             log.info("%s: %d human grades, %d holes filled by %s", name, len(human), n_filled, judge)
         else:
             raise ValueError(f"unknown qrels kind {kind!r} (human, judge, filled)")
-        run_scores = score_runs({run: r}, q, list(scoring.measures), key="ranking.measures")
-        run_scores.insert(1, "qrels", name)
-        parts.append(run_scores)
-        for m in run_scores[run_scores["topic"] == "all"].itertuples():
-            log.info(
-                "%s under %s (%d labelled pairs): %s %.4f, judged@k %.3f",
-                run,
-                name,
-                len(q),
-                m.measure,
-                m.value,
-                m.judged_at_k,
-            )
-    result = pd.concat(parts, ignore_index=True)[["run", "qrels", "measure", "topic", "value", "judged_at_k"]]
-    write_tsv(result, scores)
-    return result
+        out.append((name, q))
+    return out
 
 
 # -- the dataset's tables -----------------------------------------------------------------------
@@ -217,15 +241,15 @@ def correlations_job(
     pairs: str,
     runs: Sequence[str],
     labels: Sequence[str],
-    scores: Sequence[str],
+    scores: str,
     outputs: Mapping[str, str],
     pooling: Pooling,
     comparisons: Comparisons,
     settings: CorrelationSettings,
 ) -> pd.DataFrame:
-    """The dataset's tables: ``outputs["scores"]`` (every run x qrels file of ``scores``
-    concatenated), ``outputs["pool"]`` (the pool with the human grade and every judge's label)
-    and ``outputs["correlations"]`` (per judge x measure of ``comparisons``: its system ranking
+    """The dataset's tables from its scores table ``scores`` (:func:`score_job`):
+    ``outputs["pool"]`` (the pool with the human grade and every judge's label) and
+    ``outputs["correlations"]`` (per judge x measure of ``comparisons``: its system ranking
     against its reference's, with the correlation options ``settings``, and its label agreement
     on the pool). ``labels``: the label files of ``comparisons.judges``, in order."""
     from judgelab.studies.ranking.pool import AGREEMENT_KEYS, label_agreement, labels_on_pool, pool_table
@@ -242,8 +266,7 @@ def correlations_job(
         shown[judge] = on_pool
         agreement[judge] = label_agreement(pool_, on_pool)
     write_tsv(shown, outputs["pool"])
-    all_scores = pd.concat([read_scores(p) for p in scores], ignore_index=True)
-    write_tsv(all_scores, outputs["scores"])
+    all_scores = read_scores(scores)
     rows = []
     for judge, reference in comparisons.references:
         for measure in comparisons.measures:
@@ -306,6 +329,131 @@ def correlations_job(
         len(all_scores),
     )
     return result
+
+
+def circularity_job(
+    pairs: str,
+    runs: Sequence[str],
+    labels: Sequence[str],
+    scores: str,
+    outputs: Mapping[str, str],
+    scoring: Scoring,
+    circularity: Circularity,
+    cache: str,
+) -> pd.DataFrame:
+    """The run each judge builds (:mod:`judgelab.studies.ranking.circularity`): the base run
+    (``circularity.base``, or the run the human qrels of ``scores`` score highest on the first
+    measure) with its top ``circularity.depth`` per topic re-ordered by the judge's labels, written
+    to ``outputs["runs"]/<judge>.txt``; every such run scored under every qrels of ``scoring``
+    (through the scores cache ``cache``, as :func:`score_job`) into ``outputs["scores"]``; and
+    ``outputs["tsv"]`` (``circularity.tsv``), ``outputs["md"]``, ``outputs["html"]``: per judge x
+    measure, the new run ranked among the dataset's runs (``scores``, which stays as it is).
+    ``runs``: the files of ``scoring.run_names``; ``labels``: those of ``scoring.judges``."""
+    from judgelab.studies.ranking import circularity as circ
+    from judgelab.studies.ranking.scorecache import ScoreCache, score_all
+    from judgelab.studies.ranking.tables import read_scores
+
+    table = read_dataset(pairs)
+    files = scoring.files(runs)
+    judge_labels = _label_files(scoring.judges, labels)
+    systems = read_scores(scores)
+    base = circularity.base or circ.best_run(systems, circularity.measures[0])
+    if base not in files:
+        raise InputError(
+            f"no run {base!r} on dataset {circularity.dataset} (runs: {sorted(files)})",
+            key="ranking.circularity.base",
+        )
+    base_run = read_run(files[base], base)
+    topics = check_topics(base_run, files[base], table["qid"].unique())
+    folder = Path(outputs["runs"])
+    folder.mkdir(parents=True, exist_ok=True)
+    built, shares, names = {}, {}, {}
+    for judge, _ in circularity.references:
+        names[judge] = circ.built_name(base, judge)
+        order = circ.judge_order(base_run, read_labels(judge_labels[judge]), circularity.depth)
+        shares[judge] = circ.labelled_share(order, circularity.depth, topics)
+        built[names[judge]] = str(folder / f"{judge}.txt")
+        circ.write_judge_run(circ.as_run(order, names[judge]), built[names[judge]])
+        moved = int((order["rank"] != order["base_rank"]).sum())
+        log.info(
+            "%s: %s re-ordered by %s at depth %d: %d documents moved, %.3f of the top %d labelled",
+            names[judge],
+            base,
+            judge,
+            circularity.depth,
+            moved,
+            shares[judge],
+            circularity.depth,
+        )
+    store = ScoreCache(Path(cache))
+    new_scores = score_all(
+        built,
+        scoring_qrels(table, scoring, labels),
+        scoring.measures,
+        store,
+        table["qid"].unique(),
+        key="ranking.measures",
+    )
+    write_tsv(new_scores, outputs["scores"])
+    rows = []
+    for judge, reference in circularity.references:
+        for row in circ.circularity_rows(
+            systems, new_scores, names[judge], base, judge, reference, circularity.measures
+        ):
+            row.update(
+                dataset=circularity.dataset,
+                judge=judge,
+                reference=reference,
+                depth=circularity.depth,
+                labelled_at_depth=shares[judge],
+            )
+            rows.append(row)
+            log.info(
+                "%s, %s: %s ranks %d of %d under %s, %d under %s (gap %+d; base %s: %d and %d); "
+                "tau %.3f with it, %.3f without; judged@k under human %.3f",
+                judge,
+                row["measure"],
+                names[judge],
+                row["reference_rank"],
+                row["n_systems"],
+                reference,
+                row["judge_rank"],
+                judge,
+                row["rank_gap"],
+                base,
+                row["base_reference_rank"],
+                row["base_judge_rank"],
+                row["kendall_tau"],
+                row["kendall_tau_without"],
+                row["judged_at_k"],
+            )
+    result = pd.DataFrame(rows, columns=circ.CIRCULARITY_COLUMNS)
+    write_tsv(result, outputs["tsv"])
+    for fmt in ("md", "html"):
+        Path(outputs[fmt]).write_text(circ.render_circularity(result, fmt), encoding="utf-8")
+    return result
+
+
+def circularity_figure_job(
+    scores: str, built: str, circularity: str, outputs: Mapping[str, str], figure: CircularityFigure
+) -> None:
+    """Every system's score under the reference (x) against the judge (y) on one measure, the
+    judge-built run and its base marked (``outputs``: png, pdf)."""
+    from judgelab.studies.ranking import figures
+    from judgelab.studies.ranking.tables import read_correlations, read_scores, system_means
+
+    judge, reference, measure = figure.judge, figure.reference, figure.measure
+    table = read_correlations(circularity)
+    sel = table[(table["judge"] == judge) & (table["measure"] == measure)]
+    if len(sel) != 1:
+        raise InputError(f"{circularity} has {len(sel)} rows for {judge} on {measure}, not one")
+    row = sel.iloc[0]
+    new = read_scores(built)
+    both = pd.concat([read_scores(scores), new[new["run"] == row["run"]]], ignore_index=True)
+    systems = system_means(both, reference, judge, measure)
+    figures.circularity_scatter(
+        systems, reference, judge, row, (figure.dataset, measure), outputs["png"], outputs["pdf"]
+    )
 
 
 def leaderboard_job(correlations: Sequence[str], outputs: Mapping[str, str]) -> pd.DataFrame:

@@ -11,12 +11,19 @@ Per dataset (the keys of ``ranking.runs``):
   per run) or the user's files (no job);
 * per live judge, one job labelling the pool (every run's top ``pool_depth`` over the dataset's
   topics) where the passage text is known; per imported judge, one job reading its qrels file;
-* one scoring job per run, under every qrels of the dataset (``human``, each judge, and
-  ``human+<judge>`` with ``unjudged: fill``): a new run adds its own scoring job and leaves the
-  others' alone - the human qrels and an imported judge's file do not depend on the runs (a live
-  judge's labels cover the pool of all runs, so with a live judge a new run changes them and every
-  run's scores are recomputed: the new pool pairs are new calls, the others cache hits);
-* one job for the dataset's scores.tsv, correlations.tsv (with the label agreement) and pool.tsv;
+* one scoring job per dataset, every run under every qrels of the dataset (``human``, each
+  judge, and ``human+<judge>`` with ``unjudged: fill``), writing scores.tsv; each run's scores
+  under each qrels are kept by content digest (:mod:`judgelab.studies.ranking.scorecache`), so a
+  new run is the only one scored under the human qrels and an imported judge's (which do not
+  depend on the runs), and a new judge's qrels scores every run under it alone (a live judge's
+  labels cover the pool of all runs, so with a live judge a new run changes them and every run is
+  scored again under them: the new pool pairs are new calls, the others cache hits);
+* one job for the dataset's correlations.tsv (with the label agreement) and pool.tsv;
+* with ``ranking.circularity.enabled``, one job building every judge's run (the base run's top
+  ``depth`` re-ordered by the judge's labels: :mod:`judgelab.studies.ranking.circularity`) and
+  ranking it among the dataset's runs in circularity.tsv, one figure job per judge x measure (with
+  the default depth, ``pool_depth``, the labels are the pool's: no request beyond the pool's, so
+  the estimate counts none);
   one figure job per judge x measure; one leaderboard over every dataset.
 """
 
@@ -41,6 +48,8 @@ from judgelab.project.plan import LLMJob, StudyPlan
 from judgelab.studies.ranking.runs import DL21_RUNS_BASE, dl21_run_names, run_urls
 from judgelab.studies.ranking.scores import parse_measures
 from judgelab.studies.ranking.settings import (
+    Circularity,
+    CircularityFigure,
     Comparisons,
     CorrelationSettings,
     Figure,
@@ -86,12 +95,16 @@ class Plan(StudyPlan):
     paths = {
         "ranking_run": "{results}/ranking/{dataset}/runs/{run}.txt",
         "ranking_labels": "{results}/ranking/{dataset}/labels/{model}.tsv",
-        "ranking_run_scores": "{results}/ranking/{dataset}/scores/{run}.tsv",
+        "ranking_score_cache": "{results}/ranking/{dataset}/scores/cache",
         "ranking_scores": "{results}/ranking/{dataset}/scores.tsv",
         "ranking_correlations": "{results}/ranking/{dataset}/correlations.tsv",
         "ranking_pool": "{results}/ranking/{dataset}/pool.tsv",
         "ranking_leaderboard": "{results}/ranking/tables/leaderboard.{ext}",
         "ranking_figure": "{results}/ranking/{dataset}/figures/{kind}/{judge}/{measure}.{ext}",
+        "ranking_circularity": "{results}/ranking/{dataset}/circularity.{ext}",
+        "ranking_circularity_runs": "{results}/ranking/{dataset}/circularity/runs",
+        "ranking_circularity_scores": "{results}/ranking/{dataset}/circularity/scores.tsv",
+        "ranking_circularity_figure": "{results}/ranking/{dataset}/circularity/figures/{judge}/{measure}.{ext}",
     }
 
     def __init__(self, project):
@@ -275,27 +288,34 @@ class Plan(StudyPlan):
     def labels_file(self, dataset: str, judge: str) -> str:
         return self.project.path("ranking_labels", dataset=dataset, model=judge)
 
-    def score_inputs(self, dataset: str, run: str) -> dict:
-        """The scoring job's inputs: the run's file, the dataset table (the human grades) and the
-        label file of every judge of the dataset (in :meth:`judges_of` order)."""
+    def score_inputs(self, dataset: str) -> dict:
+        """The scoring job's inputs: every run file of the dataset (in :meth:`run_files` order),
+        the dataset table (the human grades) and the label file of every judge of the dataset (in
+        :meth:`judges_of` order)."""
         return {
-            "run_file": self.run_file(dataset, run),
+            "runs": list(self.run_files(dataset).values()),
             "pairs": self.project.table(dataset),
             "labels": [self.labels_file(dataset, j) for j in self.judges_of(dataset)],
         }
+
+    def score_cache(self, dataset: str) -> str:
+        """The folder of the dataset's scores kept by content digest
+        (:mod:`judgelab.studies.ranking.scorecache`; not an output: it outlives the jobs)."""
+        return self.project.path("ranking_score_cache", dataset=dataset)
 
     def score_qrels(self, dataset: str) -> list[tuple[str, str, str]]:
         """(qrels name, kind, judge) of every qrels the dataset's runs are scored under."""
         return [(q, *self.qrels_kind(q)) for q in self.qrels_names(dataset)]
 
     def scoring(self, dataset: str) -> Scoring:
-        """What the scoring jobs of a dataset score its runs under (a tracked param): every qrels
-        of :meth:`score_qrels`, the judges whose label files the jobs read (:meth:`judges_of`
-        order) and the measures."""
+        """What the scoring job of a dataset scores its runs under (a tracked param): every qrels
+        of :meth:`score_qrels`, the judges whose label files the job reads (:meth:`judges_of`
+        order), the measures and the run names (:meth:`run_files` order)."""
         return Scoring(
             qrels=tuple(self.score_qrels(dataset)),
             judges=tuple(self.judges_of(dataset)),
             measures=tuple(self.measures),
+            run_names=tuple(self.run_files(dataset)),
         )
 
     def pooling(self, dataset: str) -> Pooling:
@@ -319,6 +339,69 @@ class Plan(StudyPlan):
         return Figure(
             dataset=dataset, judge=judge, reference=self.reference(judge), measure=self.measure_slugs[measure]
         )
+
+    # -- the run built by the judge (circularity) ---------------------------------------------
+
+    @property
+    def circularity_enabled(self) -> bool:
+        """``ranking.circularity.enabled``: build and rank the judge-built runs."""
+        return bool(self.section["circularity"]["enabled"])
+
+    @property
+    def circularity_depth(self) -> int:
+        """d, the documents per topic re-ordered: ``ranking.circularity.depth``, null =
+        :attr:`pool_depth`."""
+        depth = self.section["circularity"]["depth"]
+        return self.pool_depth if depth is None else int(depth)
+
+    def circularity_base(self, dataset: str) -> str:
+        """``ranking.circularity.base`` (``""`` for null: the job takes the run the human qrels
+        score highest on the first measure); a named run that is not a run of ``dataset`` is an
+        error naming the key."""
+        base = self.section["circularity"]["base"]
+        if base is None:
+            return ""
+        names = self.run_names(dataset)
+        if str(base) not in names:
+            raise InputError(
+                f"{base!r} is not a run of dataset {dataset} (its runs: {', '.join(sorted(names))}); "
+                "name one of them, or null for the run the human qrels score highest",
+                key="ranking.circularity.base",
+            )
+        return str(base)
+
+    def circularity(self, dataset: str) -> Circularity:
+        """The judge-built runs of ``dataset`` (a tracked param of its circularity job): the base
+        run (:meth:`circularity_base`), the depth, each judge with its reference
+        (:meth:`comparisons`) and the measures."""
+        return Circularity(
+            dataset=dataset,
+            base=self.circularity_base(dataset),
+            depth=self.circularity_depth,
+            references=tuple(self.comparisons(dataset)),
+            measures=tuple(self.measures),
+        )
+
+    def circularity_figure(self, dataset: str, judge: str, measure: str) -> CircularityFigure:
+        """The comparison of the circularity figure of ``dataset`` x ``judge`` x ``measure`` (the
+        measure's path component; a tracked param)."""
+        return CircularityFigure(
+            dataset=dataset, judge=judge, reference=self.reference(judge), measure=self.measure_slugs[measure]
+        )
+
+    def _check_circularity(self) -> None:
+        key = f"{self.name}.circularity"
+        if self.circularity_depth > self.pool_depth and self.judges:
+            raise InputError(
+                f"depth {self.circularity_depth} exceeds pool_depth {self.pool_depth}: the live judges "
+                f"{self.judges} label the pool only, so the base run's documents below rank "
+                f"{self.pool_depth} would stay unlabelled; set depth <= pool_depth (null: pool_depth), "
+                "raise pool_depth, or compare imported judges only",
+                key=f"{key}.depth",
+            )
+        for d in self.datasets:
+            if self.source(d) != "files":  # the files' names are known once the files are there
+                self.circularity_base(d)
 
     # -- runs ---------------------------------------------------------------------------------
 
@@ -453,6 +536,8 @@ class Plan(StudyPlan):
                 key=f"{key}.judges",
             )
         _ = self.measure_slugs
+        if self.circularity_enabled:
+            self._check_circularity()
 
     def _check_runs(self, d: str, known: dict) -> None:
         key = f"ranking.runs.{d}"
@@ -502,6 +587,23 @@ class Plan(StudyPlan):
                     for ext in ("png", "pdf")
                 ]
         out += [path("ranking_leaderboard", ext=e) for e in ("tsv", "md", "tex", "html")]
+        if self.circularity_enabled:
+            out += self.circularity_targets()
+        return out
+
+    def circularity_targets(self) -> list[str]:
+        """Per dataset circularity.{tsv,md,html} and its scores; per judge x measure the figure."""
+        path = self.project.path
+        out = []
+        for d in self.datasets:
+            out += [path("ranking_circularity", dataset=d, ext=e) for e in ("tsv", "md", "html")]
+            out.append(path("ranking_circularity_scores", dataset=d))
+            out += [
+                path("ranking_circularity_figure", dataset=d, judge=judge, measure=slug, ext=ext)
+                for judge, _ in self.comparisons(d)
+                for slug in self.measure_slugs
+                for ext in ("png", "pdf")
+            ]
         return out
 
     def run_targets(self) -> list[str]:

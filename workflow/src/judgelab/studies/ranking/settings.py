@@ -66,16 +66,27 @@ class Scoring(Settings):
     """What a dataset's runs are scored under: every qrels as (name, kind, judge) - kind ``human``
     (the dataset table's grades), ``judge`` (the judge's labels) or ``filled`` (the human grades,
     holes filled with the judge's labels) -, the dataset's judges in the order of their label
-    files, and the measures (ir-measures names)."""
+    files, the measures (ir-measures names) and the names of the runs, in the order of the run
+    files a job is given."""
 
     qrels: tuple[tuple[str, str, str], ...]
     judges: tuple[str, ...]
     measures: tuple[str, ...]
+    run_names: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "qrels", _tuples(self.qrels))
         object.__setattr__(self, "judges", _names(self.judges))
         object.__setattr__(self, "measures", _names(self.measures))
+        object.__setattr__(self, "run_names", _names(self.run_names))
+
+    def files(self, runs: Any) -> dict[str, str]:
+        """Run name -> run file of the job's run files ``runs`` (in the order of
+        :attr:`run_names`)."""
+        paths = [str(p) for p in runs]
+        if len(self.run_names) != len(paths):
+            raise ValueError(f"{len(self.run_names)} run names for {len(paths)} run files")
+        return dict(zip(self.run_names, paths))
 
 
 @dataclass(frozen=True)
@@ -118,6 +129,37 @@ class CorrelationSettings(Settings):
 class Figure(Settings):
     """The comparison one figure job draws: the dataset, the judge, the qrels it is compared with
     (``reference``) and the measure (its ir-measures name)."""
+
+    dataset: str
+    judge: str
+    reference: str
+    measure: str
+
+
+@dataclass(frozen=True)
+class Circularity(Settings):
+    """The runs a dataset's judges build (``ranking.circularity``, see
+    :mod:`judgelab.studies.ranking.circularity`): the dataset's name, the base run (``""``: the
+    run the human qrels score highest on the first measure), the depth re-ordered, each judge
+    with the qrels its system ranking is compared with (``references``: (judge, reference)
+    pairs, as :class:`Comparisons`) and the measures."""
+
+    dataset: str
+    base: str
+    depth: int
+    references: tuple[tuple[str, str], ...]
+    measures: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "depth", int(self.depth))
+        object.__setattr__(self, "references", _tuples(self.references))
+        object.__setattr__(self, "measures", _names(self.measures))
+
+
+@dataclass(frozen=True)
+class CircularityFigure(Settings):
+    """The comparison one circularity figure draws: the dataset, the judge, its reference and the
+    measure (its ir-measures name)."""
 
     dataset: str
     judge: str
