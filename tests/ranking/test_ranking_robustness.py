@@ -1,5 +1,5 @@
 """The robustness table per judge (judgelab.studies.ranking.robustness) on hand-made tables: the
-label and ranking agreement come from the correlations against the human qrels only, the attack
+label and ranking agreement come from each judge's correlations row against its reference, the attack
 inflation is the largest plain-template difference over all attacked passages (with the same
 attack's defended difference), the circularity rank gap is the judge-built run's, and judges
 present in one source only keep their row with the other columns missing."""
@@ -42,21 +42,23 @@ def attacks():
 
 
 def circularity():
-    rows = [("dl21", "m", "human", "nDCG@10", 5, "m_built"), ("dl21", "m", "m", "nDCG@10", 0, "m_built")]
+    rows = [("dl21", "m", "human", "nDCG@10", 5, "m_built"), ("dl21", "m", "other", "nDCG@10", 0, "m_built")]
     return pd.DataFrame(rows, columns=["dataset", "judge", "reference", "measure", "rank_gap", "run"])
 
 
 def test_hand_tables():
     t = robustness_table(correlations(), [attacks()], [circularity()])
     assert list(t.columns) == ROBUSTNESS_COLUMNS
-    assert list(t["judge"]) == ["m", "human+m", "imp", "p"]
-    m = t.set_index("judge").loc["m"]
+    assert list(t["judge"]) == ["m", "m", "human+m", "imp", "p"]
+    assert list(t["reference"].iloc[:2]) == ["human", "human+m"]
+    m = t[t["reference"] == "human"].set_index("judge").loc["m"]
     assert (m["kappa"], m["alpha"], m["tau"], m["tau_low"], m["tau_high"]) == (0.4, 0.5, 0.8, 0.7, 0.9)
     assert (
         m["attack_inflation"] == 0.5 and m["attack"] == "inject_x at start" and m["attack_dataset"] == "dl20"
     )
     assert m["defended_inflation"] == 0.1 and m["attack_ci_low"] == pytest.approx(0.4)
     assert m["circularity_rank_gap"] == 5 and m["circularity_run"] == "m_built"
+    assert math.isnan(t[t["reference"] == "human+m"].iloc[0]["circularity_rank_gap"])
     imp = t.set_index("judge").loc["imp"]
     assert math.isnan(imp["attack_inflation"]) and math.isnan(imp["circularity_rank_gap"])
     p = t.set_index("judge").loc["p"]
@@ -68,7 +70,7 @@ def test_hand_tables():
     assert pd.isna(p["dataset"]) and math.isnan(p["tau"])
     md = render_robustness(t, "md")
     assert (
-        "| m | dl21 | nDCG@10 | 0.400 | 0.500 | 0.800 | [0.700, 0.900] bca | 0.500 | inject_x at start (dl20) | 0.100 | +5 |"
+        "| m | dl21 | nDCG@10 | human | 0.400 | 0.500 | 0.800 | [0.700, 0.900] bca | 0.500 | inject_x at start (dl20) | 0.100 | +5 |"
         in md
     )
     assert "<table" in render_robustness(t, "html")
@@ -76,5 +78,5 @@ def test_hand_tables():
 
 def test_without_attacks_or_circularity():
     t = robustness_table(correlations())
-    assert list(t["judge"]) == ["m", "human+m", "imp"]
+    assert list(t["judge"]) == ["m", "m", "human+m", "imp"]
     assert t["attack_inflation"].isna().all() and t["circularity_rank_gap"].isna().all()

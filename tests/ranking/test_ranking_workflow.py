@@ -165,6 +165,19 @@ def test_the_test_workflow_with_the_embedded_model(tmp_path):
     built_scores = read_tsv(res / "fx" / "circularity" / "scores.tsv")
     assert set(built_scores["qrels"]) == {"human", "smollm2", "flip", "human+smollm2"}
     assert "| flip | human | nDCG@10 |" in (res / "fx" / "circularity.md").read_text()
+    # the robustness table: each comparison's agreement and its built run's rank gap (the
+    # perturbation study is off here: no attack value)
+    robust = read_tsv(res / "tables" / "robustness.tsv").set_index(["judge", "reference", "measure"])
+    for r in circ.itertuples(index=False):
+        row = robust.loc[(r.judge, r.reference, r.measure)]
+        assert row["circularity_rank_gap"] == r.rank_gap and row["circularity_run"] == r.run
+        c = corr.loc[(r.judge, r.measure)]
+        assert row["kappa"] == pytest.approx(c["kappa"]) and row["alpha"] == pytest.approx(c["alpha"])
+        assert row["tau"] == pytest.approx(c["kendall_tau"]) or (
+            pd.isna(row["tau"]) and pd.isna(c["kendall_tau"])
+        )
+    assert robust["attack_inflation"].isna().all()
+    assert "| flip | fx | nDCG@10 | human |" in (res / "tables" / "robustness.md").read_text()
     # a second run has nothing to do
     again = snakemake(wd, "-n", "ranking")
     assert again.returncode == 0 and "Nothing to be done" in output(again), output(again)[-2000:]
@@ -277,6 +290,7 @@ def test_dl21_imported_judge_with_no_llm_call_and_adding_one_run(tmp_path, share
         "ranking_correlations",
         "ranking_figures",
         "ranking_leaderboard",
+        "ranking_robustness",
         "ranking_score",
     ], output(dry)[-3000:]
     run = snakemake(wd, "ranking", timeout=1800)

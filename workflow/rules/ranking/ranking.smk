@@ -17,6 +17,7 @@ localrules:
     ranking_correlations,
     ranking_circularity,
     ranking_leaderboard,
+    ranking_robustness,
 
 
 include: "common.smk"

@@ -1,7 +1,9 @@
 # Ranking stage 4 - tables and figures: per dataset, pool.tsv (the pool with the human grade and
 # every judge's label) and correlations.tsv (per judge x measure: the ranking agreement and the
 # label agreement on the pool); the leaderboard (LLMJudge Table 3) over
-# every dataset; per dataset x judge x measure the score scatter and the rank-rank plot.
+# every dataset and beside it the robustness table per judge (agreement, attack inflation from the
+# perturbation study's attack tables, circularity rank gap); per dataset x judge x measure the score
+# scatter and the rank-rank plot.
 
 
 rule ranking_correlations:
@@ -39,6 +41,21 @@ rule ranking_leaderboard:
         "../../../envs/judgelab.yaml"
     script:
         "../../scripts/ranking/leaderboard.py"
+
+
+rule ranking_robustness:
+    input:
+        unpack(lambda wc: RANKING.robustness_inputs()),
+    output:
+        tsv=path("ranking_robustness", ext="tsv"),
+        md=path("ranking_robustness", ext="md"),
+        html=ranking_report(path("ranking_robustness", ext="html"), "robustness"),
+    log:
+        PROJECT.log("ranking/robustness"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    script:
+        "../../scripts/ranking/robustness.py"
 
 
 rule ranking_figures:

@@ -472,6 +472,46 @@ def leaderboard_job(correlations: Sequence[str], outputs: Mapping[str, str]) -> 
     return board
 
 
+def robustness_job(
+    correlations: Sequence[str],
+    outputs: Mapping[str, str],
+    circularity: Sequence[str] = (),
+    attacks: Sequence[str] = (),
+) -> pd.DataFrame:
+    """The robustness table per judge (:mod:`.robustness`) from every dataset's correlations, its
+    circularity table and the perturbation study's attack tables: ``outputs`` maps tsv, md, html."""
+    from pathlib import Path
+
+    from judgelab.data.tables import write_tsv
+    from judgelab.studies.ranking.robustness import render_robustness, robustness_table
+    from judgelab.studies.ranking.tables import read_correlations
+
+    def read(p):
+        return pd.read_csv(p, sep="\t", dtype={"judge": str, "dataset": str, "attack": str, "run": str})
+
+    frames = [read_correlations(p) for p in correlations]
+    table = robustness_table(
+        pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(),
+        [read(p) for p in attacks],
+        [read(p) for p in circularity],
+    )
+    write_tsv(table, outputs["tsv"])
+    for fmt in ("md", "html"):
+        Path(outputs[fmt]).write_text(render_robustness(table, fmt), encoding="utf-8")
+    for r in table.itertuples(index=False):
+        log.info(
+            "%s %s %s: tau %s, attack inflation %s (%s), circularity rank gap %s",
+            r.judge,
+            r.dataset,
+            r.measure,
+            r.tau,
+            r.attack_inflation,
+            r.attack,
+            r.circularity_rank_gap,
+        )
+    return table
+
+
 def figures_job(scores: str, correlations: str, outputs: Mapping[str, str], figure: Figure) -> None:
     """The score scatter and the rank-rank plot of one dataset x judge x measure (``figure``: the
     judge against its reference on the measure): ``outputs`` maps scores_png, scores_pdf,

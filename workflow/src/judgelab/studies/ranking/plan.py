@@ -100,6 +100,7 @@ class Plan(StudyPlan):
         "ranking_correlations": "{results}/ranking/{dataset}/correlations.tsv",
         "ranking_pool": "{results}/ranking/{dataset}/pool.tsv",
         "ranking_leaderboard": "{results}/ranking/tables/leaderboard.{ext}",
+        "ranking_robustness": "{results}/ranking/tables/robustness.{ext}",
         "ranking_figure": "{results}/ranking/{dataset}/figures/{kind}/{judge}/{measure}.{ext}",
         "ranking_circularity": "{results}/ranking/{dataset}/circularity.{ext}",
         "ranking_circularity_runs": "{results}/ranking/{dataset}/circularity/runs",
@@ -587,9 +588,30 @@ class Plan(StudyPlan):
                     for ext in ("png", "pdf")
                 ]
         out += [path("ranking_leaderboard", ext=e) for e in ("tsv", "md", "tex", "html")]
+        out += [path("ranking_robustness", ext=e) for e in ("tsv", "md", "html")]
         if self.circularity_enabled:
             out += self.circularity_targets()
         return out
+
+    def robustness_inputs(self) -> dict[str, list[str]]:
+        """The robustness table's inputs: every dataset's correlations, its circularity table
+        (when enabled) and, when the perturbation study runs attacks, its attack tables (files
+        only: no study imports another)."""
+        path = self.project.path
+        attacks: list[str] = []
+        if self.project.enabled("perturbations"):
+            pert = self.project.plan("perturbations")
+            if pert.attacks:
+                attacks = [path("perturbation_attacks", dataset=d) for d in pert.datasets]
+        return {
+            "correlations": [path("ranking_correlations", dataset=d) for d in self.datasets],
+            "circularity": (
+                [path("ranking_circularity", dataset=d, ext="tsv") for d in self.datasets]
+                if self.circularity_enabled
+                else []
+            ),
+            "attacks": attacks,
+        }
 
     def circularity_targets(self) -> list[str]:
         """Per dataset circularity.{tsv,md,html} and its scores; per judge x measure the figure."""

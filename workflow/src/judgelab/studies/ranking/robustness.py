@@ -1,7 +1,8 @@
 """One robustness table per judge, beside the leaderboard: how far a judge agrees with the
 assessors, and how far it can be gamed.
 
-Per judge x ranking dataset x measure (the rows of ``correlations.tsv`` against the human qrels):
+Per judge x ranking dataset x measure (the rows of ``correlations.tsv``: each judge against its
+reference - the human qrels, or with ``unjudged: fill`` the human qrels filled by the judge):
 
 * label agreement on the pool: Cohen's kappa and Krippendorff's alpha;
 * ranking agreement: Kendall's tau with its interval (and the interval's method);
@@ -10,7 +11,8 @@ Per judge x ranking dataset x measure (the rows of ``correlations.tsv`` against 
   passages, the largest after-minus-before share judged relevant, its attack and position, its
   interval and, where the defended template ran, the same attack's difference with it;
 * circularity (``circularity.tsv``): the rank gap of the run the judge built (its rank under the
-  human qrels minus its rank under its own labels: how many places its own evaluation lifts it).
+  reference qrels minus its rank under its own labels: how many places its own evaluation lifts
+  it).
 
 A judge the ranking study does not compare (a perturbation judge only) has a row with the attack
 columns alone; a judge no attack judged (an imported one) has no attack value. Missing values are
@@ -26,13 +28,11 @@ import pandas as pd
 
 from judgelab.analysis import render
 
-#: the name of the human qrels in the correlations tables
-HUMAN = "human"
-
 ROBUSTNESS_COLUMNS = [
     "judge",
     "dataset",
     "measure",
+    "reference",
     "kappa",
     "alpha",
     "tau",
@@ -105,12 +105,13 @@ def robustness_table(
 ) -> pd.DataFrame:
     """The robustness table (:data:`ROBUSTNESS_COLUMNS`): ``correlations`` (the ranking study's
     tables, every dataset), the perturbation study's attack tables, the circularity tables."""
-    corr = correlations[correlations["reference"] == HUMAN] if len(correlations) else correlations
+    corr = correlations
     base = pd.DataFrame(
         {
             "judge": corr.get("judge", pd.Series(dtype=str)),
             "dataset": corr.get("dataset", pd.Series(dtype=str)),
             "measure": corr.get("measure", pd.Series(dtype=str)),
+            "reference": corr.get("reference", pd.Series(dtype=str)),
             "kappa": corr.get("kappa", pd.Series(dtype=float)),
             "alpha": corr.get("alpha", pd.Series(dtype=float)),
             "tau": corr.get("kendall_tau", pd.Series(dtype=float)),
@@ -123,9 +124,9 @@ def robustness_table(
     out = base.merge(inflation, on="judge", how="outer")
     circ = _frames(circularity)
     if len(circ):
-        circ = circ[circ["reference"] == HUMAN][["dataset", "judge", "measure", "rank_gap", "run"]]
+        circ = circ[["dataset", "judge", "measure", "reference", "rank_gap", "run"]]
         circ = circ.rename(columns={"rank_gap": "circularity_rank_gap", "run": "circularity_run"})
-        out = out.merge(circ, on=["dataset", "judge", "measure"], how="left")
+        out = out.merge(circ, on=["dataset", "judge", "measure", "reference"], how="left")
     for col in ROBUSTNESS_COLUMNS:
         if col not in out.columns:
             out[col] = np.nan
@@ -143,8 +144,8 @@ def _interval(r) -> str:
 
 def render_robustness(table: pd.DataFrame, fmt: str) -> str:
     """The robustness table as ``md`` or ``html`` (undefined values ``n/a``)."""
-    ids = ["judge", "dataset", "measure"]
-    titles = ["Judge", "Dataset", "Measure"] + [t for t, _, _ in SHOWN]
+    ids = ["judge", "dataset", "measure", "reference"]
+    titles = ["Judge", "Dataset", "Measure", "Reference"] + [t for t, _, _ in SHOWN]
     rows = []
     for _, r in table.iterrows():
         cells = [render.MISSING if render.is_missing(r[c]) else str(r[c]) for c in ids]
@@ -160,7 +161,7 @@ def render_robustness(table: pd.DataFrame, fmt: str) -> str:
                 cells.append(render.fmt(r[col], digits or 3))
         rows.append(cells)
     if fmt == "md":
-        return render.markdown_table(titles, rows, ["l"] * 3 + ["r"] * (len(titles) - 3))
+        return render.markdown_table(titles, rows, ["l"] * len(ids) + ["r"] * (len(titles) - len(ids)))
     if fmt == "html":
         return render.html_table(
             pd.DataFrame(rows, columns=titles),
