@@ -404,3 +404,8 @@ def download_dataset(urls: Mapping[str, str], dest: Mapping[str, str | Path]) ->
 
 
 # -- the jobs of the dataset rules ------------------------------------------------------------
+
+
+#: Judged queries of the public datasets: what the estimate's stand-ins of a dataset not
+#: downloaded yet count per query (the stand-in table holds one pair per judged pair).
+JUDGED_QUERIES = {"dl19": 43, "dl20": 54, "dl21": 53, "llmjudge": 25}

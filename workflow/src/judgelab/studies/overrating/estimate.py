@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from judgelab.data.sources import JUDGED_QUERIES
 from judgelab.llm.backends.base import Request
 from judgelab.studies.overrating.pairwise import pairwise_jobs, pairwise_judge_requests, sample_pairs
 from judgelab.studies.overrating.pointwise import pointwise_judge_requests
 
-#: Judged queries of the public datasets: the pairwise stand-in of ``judgelab estimate`` before a
-#: dataset is downloaded (at most 3 settings x ``per_setting`` pairs per query, an upper bound).
-JUDGED_QUERIES = {"dl19": 43, "dl20": 54, "dl21": 53, "llmjudge": 25}
+# the pairwise stand-in before a dataset is downloaded: at most 3 settings x ``per_setting`` pairs
+# per judged query (JUDGED_QUERIES), an upper bound
 
 
 def requests(plan, job, ctx) -> Iterator[tuple[str, Request, bool]]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from judgelab.data.sources import JUDGED_QUERIES
 from judgelab.llm.backends.base import Request
 from judgelab.studies.perturbations.insertions import (
     build_insertions,
@@ -239,22 +240,29 @@ def _sem(plan, ctx, queries: dict[str, str], exact: bool, requests: list) -> pd.
 
 def _attack_requests(plan, ctx, dataset: str, defense: str, attack: str, model: str):
     """An attack judge job's requests: exact, since the attacked passages depend on the dataset
-    table only (a dataset not downloaded yet: its stand-in pairs)."""
+    table only; for a dataset not downloaded yet an upper bound: per judged query ``per_label``
+    passages (and as many of other topics) of the stand-in's typical length."""
     from judgelab.studies.perturbations.attacks import attack_candidates
     from judgelab.studies.perturbations.jobs import attack_pairs
     from judgelab.studies.perturbations.originals import variant_requests
 
     sampling = plan.attack_sampling()
-    candidates = attack_candidates(
-        ctx.pairs(dataset).pairs,
-        grades=sampling.grades,
-        per_label=sampling.per_label,
-        seed=sampling.seed,
-        other_topics=sampling.other_topics,
-    )
+    src = ctx.pairs(dataset)
+    if src.exact:
+        candidates = attack_candidates(
+            src.pairs,
+            grades=sampling.grades,
+            per_label=sampling.per_label,
+            seed=sampling.seed,
+            other_topics=sampling.other_topics,
+        )
+    else:  # per judged query per_label assessed passages (and as many of other topics): a bound
+        n_queries = JUDGED_QUERIES.get(dataset, src.pairs["qid"].nunique())
+        n = min(len(src.pairs), n_queries * sampling.per_label) * (2 if sampling.other_topics else 1)
+        candidates = pd.concat([src.pairs] * 2, ignore_index=True).iloc[:n]
     pairs = attack_pairs(candidates, plan.attack(attack))
     judge = plan.attack_judge(model, defense)
     if judge.original == "peras":
         judge = judge.but(persona=plan._persona_text(ctx) or "")
     for req in variant_requests(pairs, judge):
-        yield "attack", req, _cached(ctx, model, req) is not None
+        yield "attack", req, src.exact and _cached(ctx, model, req) is not None

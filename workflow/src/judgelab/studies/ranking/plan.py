@@ -39,6 +39,7 @@ import pandas as pd
 
 from judgelab.data.imported import study_imports
 from judgelab.data.readers import read_run, run_name
+from judgelab.data.sources import JUDGED_QUERIES
 from judgelab.errors import InputError, NothingToDo
 from judgelab.llm.backends.base import Request
 from judgelab.llm.judge import Judge
@@ -65,8 +66,6 @@ RUNS_BASE = DL21_RUNS_BASE.rsplit("/", 1)[0]
 #: The dataset whose runs are bundled by name (``names: null``).
 BUNDLED_RUNS = {"dl21": "the 63 TREC DL 2021 passage runs (resources/ranking/dl21_runs.txt)"}
 
-#: Judged queries of the public datasets: the estimate's stand-in before a dataset is downloaded.
-JUDGED_QUERIES = {"dl19": 43, "dl20": 54, "dl21": 53, "llmjudge": 25}
 
 #: The name of the human qrels in the results (never a judge's name).
 HUMAN = "human"
