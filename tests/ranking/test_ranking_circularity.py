@@ -183,13 +183,55 @@ def test_a_base_run_that_does_not_exist_is_one_error_naming_the_key():
     assert "'nope' is not a run of dataset fx" in err.value.message and "bm25" in err.value.message
 
 
-def test_a_depth_past_the_pool_with_a_live_judge_is_an_error_naming_the_key():
-    with pytest.raises(InputError) as err:
-        Project(config(depth=11), ROOT)
-    assert err.value.key == "ranking.circularity.depth" and "pool_depth 10" in err.value.message
+def test_a_depth_past_the_pool_gives_each_live_judge_a_labelling_job():
+    plan = Project(config(depth=11), ROOT).plan("ranking")
+    assert plan.circularity_labelled == ["a"] and plan.circularity("fx").labelled == ("a",)
+    jobs = {(j.rule, j.wildcards) for j in plan.llm_jobs()}
+    assert ("ranking_circularity_judge", (("dataset", "fx"), ("model", "a"))) in jobs
+    assert plan.circularity_labels("fx") == ["results/ranking/fx/circularity/labels/a.tsv"]
+    at_pool = Project(config(depth=10), ROOT).plan("ranking")
+    assert at_pool.circularity_labelled == [] and not any(
+        j.rule == "ranking_circularity_judge" for j in at_pool.llm_jobs()
+    )
     cfg = config(depth=11)
-    cfg["ranking"]["judges"] = []  # the imported judge alone takes any depth
-    assert Project(cfg, ROOT).plan("ranking").circularity_depth == 11
+    cfg["ranking"]["judges"] = []  # an imported judge's labels are its file's: no job
+    assert Project(cfg, ROOT).plan("ranking").circularity_labelled == []
+    with pytest.raises(InputError) as err:
+        Project(config(depth=0), ROOT)
+    assert err.value.key == "ranking.circularity.depth"
+
+
+def test_the_pairs_a_live_judge_labels_past_the_pool():
+    from judgelab.studies.ranking.circularity import base_top, unlabelled_pairs
+
+    base = pd.DataFrame(
+        {
+            "qid": ["1"] * 4 + ["2"] * 2,
+            "docid": ["a", "b", "c", "x", "a", "d"],
+            "rank": [1, 2, 3, 4, 1, 2],
+            "score": [4.0, 3.0, 2.0, 1.0, 2.0, 1.0],
+            "tag": "r",
+        }
+    )
+    top = base_top(base, 3)
+    assert list(zip(top["qid"], top["docid"])) == [("1", "a"), ("1", "b"), ("1", "c"), ("2", "a"), ("2", "d")]
+    table = pd.DataFrame(
+        {
+            "dataset": "t",
+            "qid": ["1", "1", "2", "2"],
+            "query": ["q one", "q one", "q two", "q two"],
+            "docid": ["a", "b", "a", "d"],
+            "passage": ["pa", "pb", "pa", "pd"],
+            "grade": [1, 0, 2, 0],
+        }
+    )
+    pool = pd.DataFrame({"qid": ["1", "2"], "docid": ["a", "a"], "label": [2, 1]})
+    todo = unlabelled_pairs(top, pool, table)
+    # (1, a) and (2, a) are in the pool; c has no known text; x is below the depth
+    assert list(zip(todo["qid"], todo["docid"], todo["query"], todo["passage"])) == [
+        ("1", "b", "q one", "pb"),
+        ("2", "d", "q two", "pd"),
+    ]
 
 
 def test_the_job_names_the_key_of_a_base_run_missing_from_the_files(tmp_path):

@@ -384,3 +384,51 @@ def test_dl21_runs_download_through_file_urls(tmp_path, shared_data):
         got = wd / "results" / "ranking" / "dl21" / "runs" / f"{name}.txt"
         assert got.read_bytes() == (shared_data / "trec-dl-runs" / "dl21" / f"input.{name}.txt").read_bytes()
     assert "ranking_download_run" in output(run) and "ranking_score" not in output(run)
+
+
+@needs_model
+def test_a_live_judge_labels_the_base_run_past_the_pool(tmp_path, monkeypatch):
+    """pool_depth 2, circularity depth 5: the embedded model labels the pool, then the base run's
+    top 5 below it (one job; its pool pairs are not asked again), the built run is re-ordered by
+    both, every pair of its top 5 with a known text labelled, and the estimate of the finished run
+    counts exactly those extra requests, all cached."""
+    import yaml
+
+    from judgelab.project.estimate import estimate
+
+    wd = make_workdir(tmp_path / "deep", "ranking")
+    (wd / "deep.yaml").write_text(
+        yaml.safe_dump({"ranking": {"pool_depth": 2, "circularity": {"depth": 5}, "imported_judges": []}})
+    )
+    cfg = ["--configfile", str(wd / "deep.yaml")]
+    dry = snakemake(wd, "-n", "ranking", *cfg)
+    assert dry.returncode == 0, output(dry)[-3000:]
+    assert [wc for rule, wc in dry_run_jobs(output(dry)) if rule == "ranking_circularity_judge"] == [
+        {"dataset": "fx", "model": "smollm2"}
+    ]
+    run = snakemake(wd, "ranking", *cfg)
+    assert run.returncode == 0, output(run)[-4000:]
+    res = wd / "results" / "ranking" / "fx"
+    pool = read_tsv(res / "labels" / "smollm2.tsv")
+    extra = read_tsv(res / "circularity" / "labels" / "smollm2.tsv")
+    circ = read_tsv(res / "circularity.tsv")
+    base = str(circ["base"].iloc[0])
+    top = read_run(res / "runs" / f"{base}.txt")
+    top = top.sort_values(["qid", "score", "docid"], ascending=[True, False, False]).groupby("qid").head(5)
+    table = read_dataset(str(wd / "results" / "datasets" / "fx.tsv"))
+    known = set(table["docid"])
+    want = {(q, d) for q, d in zip(top["qid"].astype(str), top["docid"].astype(str)) if d in known}
+    assert set(zip(extra["qid"], extra["docid"])) == want
+    in_pool = extra.merge(pool[["qid", "docid", "label"]], on=["qid", "docid"], suffixes=("", "_pool"))
+    assert len(in_pool) and (in_pool["label"].astype("Int64") == in_pool["label_pool"].astype("Int64")).all()
+    assert len(want) > len(in_pool)  # the base run's top 5 goes past the pool
+    row = circ[circ["judge"] == "smollm2"].iloc[0]
+    assert row["depth"] == 5 and row["labelled_at_depth"] == pytest.approx(
+        extra["label"].notna().sum() / len(top)
+    )
+    log = (wd / "results" / "logs" / "ranking" / "fx" / "circularity" / "judge" / "smollm2.log").read_text()
+    assert f"{len(want) - len(in_pool)} more with a known text to judge" in log, log[-2000:]
+    monkeypatch.chdir(wd)
+    est, _ = estimate(Project.load([str(wd / "deep.yaml")], wd), directory=wd)
+    row = est.set_index("stage").loc["circularity"]
+    assert row["calls"] == len(want) - len(in_pool) and row["to_send"] == 0, est.to_string()

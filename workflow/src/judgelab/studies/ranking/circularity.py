@@ -40,7 +40,7 @@ import pandas as pd
 from judgelab.data.readers import RUN_COLUMNS
 from judgelab.errors import InputError
 from judgelab.studies.ranking.correlation import align, kendall_tau, ranking_order, spearman, tau_ap
-from judgelab.studies.ranking.runs import trec_order
+from judgelab.studies.ranking.runs import top_k, trec_order
 from judgelab.studies.ranking.scores import ALL
 from judgelab.studies.ranking.tables import ranks, topic_table
 
@@ -123,6 +123,33 @@ def judge_order(base: pd.DataFrame, labels: pd.DataFrame, depth: int) -> pd.Data
     ).reset_index(drop=True)
     out["rank"] = out.groupby("qid", sort=False).cumcount() + 1
     return out[["qid", "docid", "label", "base_rank", "rank"]]
+
+
+def base_top(base: pd.DataFrame, depth: int) -> pd.DataFrame:
+    """The (qid, docid) of each topic's first ``depth`` documents of the base run, trec_eval's
+    order (the documents :func:`judge_order` re-orders)."""
+    return top_k(base, int(depth))[["qid", "docid"]].astype(str).reset_index(drop=True)
+
+
+def unlabelled_pairs(top: pd.DataFrame, labelled: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    """The pairs of ``top`` (qid, docid) a live judge still has to label: not among ``labelled``
+    (its pool labels) and with a known passage text (``table``: the dataset table; the columns the
+    judgment builders read: dataset, qid, query, docid, passage, in ``top``'s order)."""
+    seen = pd.MultiIndex.from_frame(labelled[["qid", "docid"]].astype(str))
+    rest = top[~pd.MultiIndex.from_frame(top[["qid", "docid"]]).isin(seen)]
+    queries = table.drop_duplicates("qid").set_index("qid")["query"]
+    texts = table.drop_duplicates("docid").set_index("docid")["passage"]
+    rest = rest[rest["docid"].isin(texts.index) & rest["qid"].isin(queries.index)]
+    dataset = str(table["dataset"].iloc[0]) if len(table) else ""
+    return pd.DataFrame(
+        {
+            "dataset": dataset,
+            "qid": rest["qid"].to_numpy(),
+            "query": queries.reindex(rest["qid"]).to_numpy(),
+            "docid": rest["docid"].to_numpy(),
+            "passage": texts.reindex(rest["docid"]).to_numpy(),
+        }
+    )
 
 
 def as_run(order: pd.DataFrame, tag: str) -> pd.DataFrame:

@@ -340,6 +340,7 @@ def circularity_job(
     scoring: Scoring,
     circularity: Circularity,
     cache: str,
+    extra: Sequence[str] = (),
 ) -> pd.DataFrame:
     """The run each judge builds (:mod:`judgelab.studies.ranking.circularity`): the base run
     (``circularity.base``, or the run the human qrels of ``scores`` score highest on the first
@@ -348,7 +349,9 @@ def circularity_job(
     (through the scores cache ``cache``, as :func:`score_job`) into ``outputs["scores"]``; and
     ``outputs["tsv"]`` (``circularity.tsv``), ``outputs["md"]``, ``outputs["html"]``: per judge x
     measure, the new run ranked among the dataset's runs (``scores``, which stays as it is).
-    ``runs``: the files of ``scoring.run_names``; ``labels``: those of ``scoring.judges``."""
+    ``runs``: the files of ``scoring.run_names``; ``labels``: those of ``scoring.judges``;
+    ``extra``: the circularity labels of the live judges ``circularity.labelled`` (depth past the
+    pool: :func:`circularity_judge_job`), which re-order the base run instead of their pool labels."""
     from judgelab.studies.ranking import circularity as circ
     from judgelab.studies.ranking.scorecache import ScoreCache, score_all
     from judgelab.studies.ranking.tables import read_scores
@@ -356,6 +359,7 @@ def circularity_job(
     table = read_dataset(pairs)
     files = scoring.files(runs)
     judge_labels = _label_files(scoring.judges, labels)
+    order_labels = {**judge_labels, **_label_files(circularity.labelled, extra)}
     systems = read_scores(scores)
     base = circularity.base or circ.best_run(systems, circularity.measures[0])
     if base not in files:
@@ -370,7 +374,7 @@ def circularity_job(
     built, shares, names = {}, {}, {}
     for judge, _ in circularity.references:
         names[judge] = circ.built_name(base, judge)
-        order = circ.judge_order(base_run, read_labels(judge_labels[judge]), circularity.depth)
+        order = circ.judge_order(base_run, read_labels(order_labels[judge]), circularity.depth)
         shares[judge] = circ.labelled_share(order, circularity.depth, topics)
         built[names[judge]] = str(folder / f"{judge}.txt")
         circ.write_judge_run(circ.as_run(order, names[judge]), built[names[judge]])
@@ -432,6 +436,54 @@ def circularity_job(
     for fmt in ("md", "html"):
         Path(outputs[fmt]).write_text(circ.render_circularity(result, fmt), encoding="utf-8")
     return result
+
+
+def circularity_judge_job(
+    pairs: str,
+    runs: Sequence[str],
+    pool: str,
+    scores: str,
+    labels: str,
+    scoring: Scoring,
+    circularity: Circularity,
+    judge: Judge,
+    context: JobContext,
+    persona_file: str | None = None,
+) -> pd.DataFrame:
+    """A live judge's labels of the base run's top ``circularity.depth`` per topic where it goes
+    past the pool (``depth`` > ``pool_depth``): the base run (``circularity.base``, or the run the
+    human qrels of ``scores`` score highest on the first measure), its pairs already in the judge's
+    pool labels (``pool``) taken from there, the others whose passage text is known judged with
+    ``judge`` (the pool job's judge: the same requests, so pairs asked before are cache hits).
+    Writes ``labels`` (the pool's columns): one row per labelled pair of the base run's top."""
+    from judgelab.llm.judging import judge_table
+    from judgelab.studies.ranking import circularity as circ
+    from judgelab.studies.ranking.tables import read_scores
+
+    table = read_dataset(pairs)
+    files = scoring.files(runs)
+    base = circularity.base or circ.best_run(read_scores(scores), circularity.measures[0])
+    if base not in files:
+        raise InputError(
+            f"no run {base!r} on dataset {circularity.dataset} (runs: {sorted(files)})",
+            key="ranking.circularity.base",
+        )
+    top = circ.base_top(read_run(files[base], base), circularity.depth)
+    known = read_labels(pool)
+    have = known.merge(top, on=["qid", "docid"], how="inner")
+    todo = circ.unlabelled_pairs(top, known, table)
+    log.info(
+        "%s at depth %d: %d pairs in its top, %d labelled in the pool, %d more with a known text to judge",
+        base,
+        circularity.depth,
+        len(top),
+        len(have),
+        len(todo),
+    )
+    result = judge_table(todo, judge.resolved(persona_file), context) if len(todo) else known.iloc[0:0]
+    out = pd.concat([have[known.columns], result], ignore_index=True)
+    write_tsv(out, labels)
+    return out
 
 
 def circularity_figure_job(

@@ -105,12 +105,15 @@ class Plan(StudyPlan):
         "ranking_circularity_runs": "{results}/ranking/{dataset}/circularity/runs",
         "ranking_circularity_scores": "{results}/ranking/{dataset}/circularity/scores.tsv",
         "ranking_circularity_figure": "{results}/ranking/{dataset}/circularity/figures/{judge}/{measure}.{ext}",
+        # a live judge's labels of the base run's top depth below the pool (depth > pool_depth)
+        "ranking_circularity_labels": "{results}/ranking/{dataset}/circularity/labels/{model}.tsv",
     }
 
     def __init__(self, project):
         super().__init__(project)
         self._files: dict[str, dict[str, str]] = {}
         self._estimates: dict = {}
+        self._estimate_runs: dict = {}
 
     # -- the section --------------------------------------------------------------------------
 
@@ -370,6 +373,22 @@ class Plan(StudyPlan):
             )
         return str(base)
 
+    @property
+    def circularity_labelled(self) -> list[str]:
+        """The live judges that label the base run below the pool (``depth`` > ``pool_depth``):
+        one ``ranking_circularity_judge`` job each, per dataset; none at the default depth."""
+        return (
+            list(self.judges) if self.circularity_enabled and self.circularity_depth > self.pool_depth else []
+        )
+
+    def circularity_labels(self, dataset: str) -> list[str]:
+        """The circularity labels files of :attr:`circularity_labelled` (the circularity job reads
+        them instead of the pool's for those judges)."""
+        return [
+            self.project.path("ranking_circularity_labels", dataset=dataset, model=m)
+            for m in self.circularity_labelled
+        ]
+
     def circularity(self, dataset: str) -> Circularity:
         """The judge-built runs of ``dataset`` (a tracked param of its circularity job): the base
         run (:meth:`circularity_base`), the depth, each judge with its reference
@@ -380,6 +399,7 @@ class Plan(StudyPlan):
             depth=self.circularity_depth,
             references=tuple(self.comparisons(dataset)),
             measures=tuple(self.measures),
+            labelled=tuple(self.circularity_labelled),
         )
 
     def circularity_figure(self, dataset: str, judge: str, measure: str) -> CircularityFigure:
@@ -391,14 +411,9 @@ class Plan(StudyPlan):
 
     def _check_circularity(self) -> None:
         key = f"{self.name}.circularity"
-        if self.circularity_depth > self.pool_depth and self.judges:
-            raise InputError(
-                f"depth {self.circularity_depth} exceeds pool_depth {self.pool_depth}: the live judges "
-                f"{self.judges} label the pool only, so the base run's documents below rank "
-                f"{self.pool_depth} would stay unlabelled; set depth <= pool_depth (null: pool_depth), "
-                "raise pool_depth, or compare imported judges only",
-                key=f"{key}.depth",
-            )
+        depth = self.section["circularity"]["depth"]
+        if depth is not None and (isinstance(depth, bool) or int(depth) < 1):
+            raise InputError(f"must be a whole number >= 1 or null, got {depth!r}", key=f"{key}.depth")
         for d in self.datasets:
             if self.source(d) != "files":  # the files' names are known once the files are there
                 self.circularity_base(d)
@@ -568,10 +583,15 @@ class Plan(StudyPlan):
             raise InputError("source 'files' needs the run files (paths or globs)", key=f"{key}.paths")
 
     def llm_jobs(self) -> list[LLMJob]:
-        return [
+        jobs = [
             LLMJob("ranking_judge", m, (("dataset", d), ("model", m)), self.name)
             for d in self.datasets
             for m in self.judges
+        ]
+        return jobs + [
+            LLMJob("ranking_circularity_judge", m, (("dataset", d), ("model", m)), self.name)
+            for d in self.datasets
+            for m in self.circularity_labelled
         ]
 
     def targets(self) -> list[str]:
@@ -646,12 +666,59 @@ class Plan(StudyPlan):
         dataset is, at most ``pool_depth`` x runs pairs per topic stand in (an upper bound,
         never looked up)."""
         d = job.wc["dataset"]
-        pairs, exact = self._estimate_pool(ctx, d)
+        if job.rule == "ranking_circularity_judge":
+            pairs, exact = self._estimate_circularity(ctx, d)
+            stage = "circularity"
+        else:
+            pairs, exact = self._estimate_pool(ctx, d)
+            stage = "ranking_judge"
         judge = self.judge(job.model).but(persona=ctx.persona_text(self.persona))
         reqs = judgment_requests(pairs, judge)
         for req in reqs:
             cached = exact and job.model in ctx.backends and ctx.cached(job.model, req) is not None
-            yield "ranking_judge", req, cached
+            yield stage, req, cached
+
+    def _estimate_circularity(self, ctx, dataset: str) -> tuple[pd.DataFrame, bool]:
+        """The circularity labelling job's pairs (depth past the pool): the base run's top
+        ``depth`` pairs with a known text that are not in the pool - exact when the pool is (the
+        base run chosen as the job chooses it: the named run, or the best under the human qrels
+        on the first measure, scored here with ir-measures); else at most ``depth - pool_depth``
+        per topic (an upper bound)."""
+        from judgelab.studies.ranking.circularity import base_top, best_run, unlabelled_pairs
+        from judgelab.studies.ranking.pool import human_qrels
+        from judgelab.studies.ranking.scores import score_runs
+
+        pool_pairs, exact = self._estimate_pool(ctx, dataset)
+        runs = self._estimate_runs.get((id(ctx), dataset))
+        src = ctx.pairs(dataset)
+        if exact and runs is not None:
+            base = self.circularity_base(dataset)
+            if not base:
+                scores = score_runs(runs, human_qrels(src.pairs), [self.measures[0]])
+                base = best_run(scores.assign(qrels="human"), self.measures[0])
+            todo = unlabelled_pairs(base_top(runs[base], self.circularity_depth), pool_pairs, src.pairs)
+            ctx.notes.append(
+                f"ranking {dataset}: the circularity base {base}'s top {self.circularity_depth}: "
+                f"{len(todo):,} pairs with a known text below the pool (the live judges' extra requests)"
+            )
+            return todo, True
+        n_topics = (
+            src.pairs["qid"].nunique()
+            if src.exact
+            else JUDGED_QUERIES.get(dataset, src.pairs["qid"].nunique())
+        )
+        n = n_topics * (self.circularity_depth - self.pool_depth)
+        first = src.pairs.iloc[0]
+        stand_in = pd.DataFrame(
+            {
+                "dataset": dataset,
+                "qid": "q",
+                "query": [first["query"]] * n,
+                "docid": "d",
+                "passage": first["passage"],
+            }
+        )
+        return stand_in, False
 
     def _estimate_pool(self, ctx, dataset: str) -> tuple[pd.DataFrame, bool]:
         key = (id(ctx), dataset)
@@ -679,6 +746,7 @@ class Plan(StudyPlan):
                 n_runs = len(files)
                 if all(Path(f).is_file() for f in files.values()):
                     runs = {n: read_run(f, n) for n, f in files.items()}
+        self._estimate_runs[(id(ctx), dataset)] = runs
         if runs is not None:
             pool_ = pool_table(runs, src.pairs, self.pool_depth)
             pairs = judge_pairs(pool_, dataset)

@@ -142,18 +142,22 @@ class Circularity(Settings):
     :mod:`judgelab.studies.ranking.circularity`): the dataset's name, the base run (``""``: the
     run the human qrels score highest on the first measure), the depth re-ordered, each judge
     with the qrels its system ranking is compared with (``references``: (judge, reference)
-    pairs, as :class:`Comparisons`) and the measures."""
+    pairs, as :class:`Comparisons`), the measures, and the live judges whose labels of the base
+    run come from their circularity labelling job (``labelled``: ``depth`` > the pool depth; the
+    others' from the pool)."""
 
     dataset: str
     base: str
     depth: int
     references: tuple[tuple[str, str], ...]
     measures: tuple[str, ...]
+    labelled: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "depth", int(self.depth))
         object.__setattr__(self, "references", _tuples(self.references))
         object.__setattr__(self, "measures", _names(self.measures))
+        object.__setattr__(self, "labelled", tuple(str(m) for m in self.labelled))
 
 
 @dataclass(frozen=True)
