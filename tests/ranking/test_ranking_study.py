@@ -48,6 +48,7 @@ from judgelab.studies.ranking.settings import (
 from judgelab.studies.ranking.systems import check_system, ql_score, rank, tokenize, write_run
 from judgelab.studies.ranking.tables import (
     CORRELATION_COLUMNS,
+    LEADERBOARD_COLUMNS,
     compare,
     leaderboard,
     render_leaderboard,
@@ -342,13 +343,30 @@ def test_leaderboard_renders_llmjudge_table3_with_na():
         ]
     )
     board = leaderboard(corr)
-    assert list(board.columns) == ["dataset", "measure", "judge", "reference", "kappa", "alpha", "tau", "rho"]
+    assert list(board.columns) == LEADERBOARD_COLUMNS
+    assert list(board.columns[:8]) == [
+        "dataset",
+        "measure",
+        "judge",
+        "reference",
+        "kappa",
+        "alpha",
+        "tau",
+        "rho",
+    ]
     md = render_leaderboard(board, "md")
-    assert "| Cohen's κ | Krippendorff's α | Kendall's τ | Spearman's ρ |" in md
-    assert "| dl21 | nDCG@10 | j | human | 0.250 | 0.500 | 0.900 | 0.950 |" in md
+    assert (
+        "| Cohen's κ | Krippendorff's α | Kendall's τ | Spearman's ρ | Calls | $ / 1k judgments | Model s |"
+        in md
+    )
+    # a correlations table without cost columns (written before them): n/a there
+    assert "| dl21 | nDCG@10 | j | human | 0.250 | 0.500 | 0.900 | 0.950 | n/a | n/a | n/a |" in md
     assert "|  |  | k | human+k | n/a | 0.100 | 0.800 | n/a |" in md
     tex = render_leaderboard(board, "tex")
-    assert r"Cohen's $\kappa$ & Krippendorff's $\alpha$ & Kendall's $\tau$ & Spearman's $\rho$ \\" in tex
+    assert (
+        r"Cohen's $\kappa$ & Krippendorff's $\alpha$ & Kendall's $\tau$ & Spearman's $\rho$ & Calls & \$ / 1k judgments & Model s \\"
+        in tex
+    )
     assert "<table" in render_leaderboard(board, "html") and "n/a" in render_leaderboard(board, "html")
 
 

@@ -134,6 +134,16 @@ def test_the_test_workflow_with_the_embedded_model(tmp_path):
         cohen_kappa_score(g["human"].astype(int), [lookup[(q, d)] for q, d in zip(g["qid"], g["docid"])]),
         abs=1e-12,
     )
+    # what each judge's labels cost, beside its quality: the embedded model's tokens and seconds
+    # from its label table (once per request), the imported judge none
+    live = corr.loc[("smollm2", "nDCG@10")]
+    assert live["cost_source"] == "live (local)" and live["calls"] == len(labels) and live["usd"] == 0
+    assert live["input_tokens"] == labels["prompt_tokens"].sum()
+    assert live["model_s"] == pytest.approx(labels["latency_s"].sum())
+    assert (live["judge_template"], live["judge_persona"]) == ("wo_cot", "default")
+    flip_cost = corr.loc[("flip", "nDCG@10")]
+    assert flip_cost["cost_source"] == "imported (no calls)" and flip_cost["calls"] == 0
+    assert (res / "tables" / "cost.png").stat().st_size > 1000
     board = (res / "tables" / "leaderboard.md").read_text()
     assert (
         "| Cohen's κ | Krippendorff's α | Kendall's τ | Spearman's ρ |" in board
@@ -288,6 +298,7 @@ def test_dl21_imported_judge_with_no_llm_call_and_adding_one_run(tmp_path, share
         "ranking_circularity",
         "ranking_circularity_figure",
         "ranking_correlations",
+        "ranking_cost_figure",
         "ranking_figures",
         "ranking_leaderboard",
         "ranking_robustness",

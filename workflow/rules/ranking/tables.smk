@@ -58,6 +58,26 @@ rule ranking_robustness:
         "../../scripts/ranking/robustness.py"
 
 
+rule ranking_cost_figure:
+    input:
+        leaderboard=path("ranking_leaderboard", ext="tsv"),
+    output:
+        png=report(
+            path("ranking_cost_figure", ext="png"),
+            caption="../../report/ranking/cost.rst",
+            category="Ranking agreement",
+        ),
+        pdf=path("ranking_cost_figure", ext="pdf"),
+    log:
+        PROJECT.log("ranking/cost_figure"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    resources:
+        **cpu_job(30, 4000),
+    script:
+        "../../scripts/ranking/cost_figure.py"
+
+
 rule ranking_figures:
     input:
         scores=path("ranking_scores"),

@@ -138,3 +138,48 @@ def circularity_scatter(
     )
     ax.grid(alpha=0.3)
     save(fig, out_png, out_pdf)
+
+
+def cost_scatter(board: pd.DataFrame, out_png, out_pdf=None) -> None:
+    """Kendall's tau (y) against dollars per 1,000 judgments (x), one point per judge x template
+    x persona (the leaderboard's rows), one panel per dataset x measure; an imported judge (no
+    call) is an ``x`` at 0, a local model a hollow circle at 0 with its model seconds per 1,000
+    judgments in the label. ``board``: :func:`judgelab.studies.ranking.tables.leaderboard`'s rows."""
+    panels = list(dict.fromkeys(zip(board["dataset"], board["measure"]))) or [("", "")]
+    fig, axes = plt.subplots(1, len(panels), figsize=(1.5 + 4.5 * len(panels), 4.0), squeeze=False)
+    for ax, (dataset, measure) in zip(axes[0], panels):
+        rows = board[(board["dataset"] == dataset) & (board["measure"] == measure)]
+        ax.set_title(f"{dataset}, {measure}" if dataset else "no judge", fontsize=10)
+        ax.set_xlabel("$ per 1,000 judgments")
+        ax.set_ylabel("Kendall's τ (vs reference)")
+        ax.spines[["top", "right"]].set_visible(False)
+        for _, r in rows.iterrows():
+            x = float(r["usd_per_1k"]) if pd.notna(r["usd_per_1k"]) else 0.0
+            y = float(r["tau"]) if pd.notna(r["tau"]) else float("nan")
+            source = str(r["cost_source"])
+            label = str(r["judge"])
+            if r.get("judge_template"):
+                label += f" ({r['judge_template']}, {r['judge_persona']})"
+            if source.startswith("imported"):
+                ax.scatter([x], [y], marker="x", color="0.3")
+                label += ", imported"
+            elif x == 0 and pd.notna(r["model_s"]) and r["calls"]:
+                ax.scatter([x], [y], facecolors="none", edgecolors="C0")
+                label += f", {1000 * float(r['model_s']) / float(r['calls']):.0f} model s / 1k"
+            else:
+                ax.scatter([x], [y], color="C0")
+            ax.annotate(
+                label if pd.notna(y) else f"{label} (τ n/a)",
+                (x, 0 if pd.isna(y) else y),
+                fontsize=7,
+                xytext=(4, 3),
+                textcoords="offset points",
+            )
+        ax.set_ylim(min(0.0, float(rows["tau"].min()) if rows["tau"].notna().any() else 0.0) - 0.05, 1.05)
+        ax.set_xlim(
+            left=-0.02
+            * max(1e-9, float(rows["usd_per_1k"].max() or 0) if rows["usd_per_1k"].notna().any() else 1)
+        )
+    fig.suptitle("Ranking agreement against the cost of the labels", fontsize=11)
+    fig.tight_layout()
+    save(fig, out_png, out_pdf)

@@ -31,6 +31,7 @@ from judgelab.studies.ranking.settings import (
     Comparisons,
     CorrelationSettings,
     Figure,
+    JudgeCost,
     Pooling,
     Scoring,
     System,
@@ -237,6 +238,17 @@ def scoring_qrels(
 # -- the dataset's tables -----------------------------------------------------------------------
 
 
+def _cost(judged: pd.DataFrame, how: JudgeCost | None) -> dict[str, Any]:
+    """The cost columns of one judge's label table (:func:`judgelab.llm.pricing.judgment_cost`),
+    with the template and persona of its requests."""
+    from judgelab.llm.pricing import Prices, judgment_cost
+
+    how = how or JudgeCost(judge="")
+    prices = Prices(*how.prices) if how.prices else None
+    out = judgment_cost(judged, prices, backend=how.backend or None, batch=how.batch, imported=how.imported)
+    return out | {"judge_template": how.template, "judge_persona": how.persona}
+
+
 def correlations_job(
     pairs: str,
     runs: Sequence[str],
@@ -259,12 +271,15 @@ def correlations_job(
     table = read_dataset(pairs)
     files = pooling.files(runs)
     pool_ = pool_table(read_runs_checked(files, table["qid"].unique()), table, pooling.depth)
-    agreement = {}
+    agreement, costs = {}, {}
+    how = {c.judge: c for c in comparisons.costs}
     shown = pool_[["qid", "docid", "n_runs", "human", "text_known"]].copy()
     for judge, path in _label_files(comparisons.judges, labels).items():
-        on_pool = labels_on_pool(pool_, read_labels(path))
+        judged = read_labels(path)
+        on_pool = labels_on_pool(pool_, judged)
         shown[judge] = on_pool
         agreement[judge] = label_agreement(pool_, on_pool)
+        costs[judge] = _cost(judged, how.get(judge))
     write_tsv(shown, outputs["pool"])
     all_scores = read_scores(scores)
     rows = []
@@ -280,6 +295,7 @@ def correlations_job(
             row.update({k: agreement[judge][k] for k in AGREEMENT_KEYS})
             row["reference_judged_at_k"] = mean_judged(all_scores, reference, measure)
             row["judge_judged_at_k"] = mean_judged(all_scores, judge, measure)
+            row.update(costs[judge])
             rows.append(row)
             if not row["kendall_tau_low"] <= row["kendall_tau"] <= row["kendall_tau_high"]:
                 log.warning(
@@ -562,6 +578,17 @@ def robustness_job(
             r.circularity_rank_gap,
         )
     return table
+
+
+def cost_figure_job(leaderboard: str, outputs: Mapping[str, str]) -> None:
+    """Kendall's tau against dollars per 1,000 judgments, one point per judge x template x persona
+    (:func:`judgelab.studies.ranking.figures.cost_scatter`; ``outputs``: png, pdf)."""
+    from judgelab.studies.ranking import figures
+
+    board = pd.read_csv(leaderboard, sep="\t", dtype={"judge": str, "dataset": str, "measure": str})
+    board["judge_template"] = board["judge_template"].fillna("")
+    figures.cost_scatter(board, outputs["png"], outputs["pdf"])
+    log.info("cost figure: %d judge rows", len(board))
 
 
 def figures_job(scores: str, correlations: str, outputs: Mapping[str, str], figure: Figure) -> None:

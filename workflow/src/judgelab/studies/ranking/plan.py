@@ -54,6 +54,7 @@ from judgelab.studies.ranking.settings import (
     Comparisons,
     CorrelationSettings,
     Figure,
+    JudgeCost,
     Pooling,
     Scoring,
     System,
@@ -100,6 +101,7 @@ class Plan(StudyPlan):
         "ranking_pool": "{results}/ranking/{dataset}/pool.tsv",
         "ranking_leaderboard": "{results}/ranking/tables/leaderboard.{ext}",
         "ranking_robustness": "{results}/ranking/tables/robustness.{ext}",
+        "ranking_cost_figure": "{results}/ranking/tables/cost.{ext}",
         "ranking_figure": "{results}/ranking/{dataset}/figures/{kind}/{judge}/{measure}.{ext}",
         "ranking_circularity": "{results}/ranking/{dataset}/circularity.{ext}",
         "ranking_circularity_runs": "{results}/ranking/{dataset}/circularity/runs",
@@ -334,6 +336,25 @@ class Plan(StudyPlan):
             judges=tuple(self.judges_of(dataset)),
             references=tuple(self.comparisons(dataset)),
             measures=tuple(self.measures),
+            costs=tuple(self.judge_cost(j) for j in self.judges_of(dataset)),
+        )
+
+    def judge_cost(self, judge: str) -> JudgeCost:
+        """How a judge's cost is counted beside its quality: imported (no call), or its backend,
+        prices and batch mode, and the template and persona of its requests."""
+        from judgelab.llm.pricing import Prices
+
+        if not self.is_live(judge):
+            return JudgeCost(judge=judge, imported=True, backend="imported")
+        spec = self.project.config["models"][judge]
+        prices = Prices.from_spec(spec, judge)
+        return JudgeCost(
+            judge=judge,
+            backend=str(spec.get("backend") or ""),
+            prices=(prices.input, prices.output, prices.batch_factor) if prices else (),
+            batch=bool(spec.get("batch")),
+            template=self.template,
+            persona=self.persona,
         )
 
     def figure(self, dataset: str, judge: str, measure: str) -> Figure:
@@ -608,6 +629,7 @@ class Plan(StudyPlan):
                 ]
         out += [path("ranking_leaderboard", ext=e) for e in ("tsv", "md", "tex", "html")]
         out += [path("ranking_robustness", ext=e) for e in ("tsv", "md", "html")]
+        out += [path("ranking_cost_figure", ext=e) for e in ("png", "pdf")]
         if self.circularity_enabled:
             out += self.circularity_targets()
         return out

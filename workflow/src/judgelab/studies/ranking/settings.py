@@ -90,6 +90,25 @@ class Scoring(Settings):
 
 
 @dataclass(frozen=True)
+class JudgeCost(Settings):
+    """What a judge's labels cost (:func:`judgelab.llm.pricing.judgment_cost`): the judge, whether
+    it is imported (no call), its backend, its prices (input, output, batch factor: USD per
+    million tokens; empty: none listed), whether it runs as a batch, and the template and persona
+    its requests use (the cost figure's point label)."""
+
+    judge: str
+    imported: bool = False
+    backend: str = ""
+    prices: tuple[float, ...] = ()
+    batch: bool = False
+    template: str = ""
+    persona: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "prices", tuple(float(x) for x in self.prices))
+
+
+@dataclass(frozen=True)
 class Comparisons(Settings):
     """What a dataset's correlations job compares: the dataset's name, its judges in the order of
     their label files, each compared judge with the qrels its system ranking is compared with
@@ -99,11 +118,17 @@ class Comparisons(Settings):
     judges: tuple[str, ...]
     references: tuple[tuple[str, str], ...]
     measures: tuple[str, ...]
+    costs: tuple[JudgeCost, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "judges", _names(self.judges))
         object.__setattr__(self, "references", _tuples(self.references))
         object.__setattr__(self, "measures", _names(self.measures))
+        object.__setattr__(
+            self,
+            "costs",
+            tuple(c if isinstance(c, JudgeCost) else JudgeCost.from_param(c) for c in self.costs),
+        )
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ import logging
 import pandas as pd
 
 from judgelab.analysis import render
+from judgelab.llm.pricing import COST_COLUMNS
 from judgelab.studies.ranking.correlation import CORRELATION_KEYS, align, correlations, ranking_order
 from judgelab.studies.ranking.pool import AGREEMENT_KEYS
 from judgelab.studies.ranking.scores import ALL
@@ -35,6 +36,8 @@ CORRELATION_COLUMNS = (
     + CORRELATION_KEYS
     + AGREEMENT_KEYS
     + ["reference_judged_at_k", "judge_judged_at_k"]
+    + COST_COLUMNS
+    + ["judge_template", "judge_persona"]
 )
 
 #: (title, column, digits) of the leaderboard's metric columns (LLMJudge Table 3).
@@ -50,8 +53,30 @@ _TEX_TITLES = {
     "alpha": r"Krippendorff's $\alpha$",
     "tau": r"Kendall's $\tau$",
     "rho": r"Spearman's $\rho$",
+    "usd_per_1k": r"\$ / 1k judgments",
 }
-LEADERBOARD_COLUMNS = ["dataset", "measure", "judge", "reference", "kappa", "alpha", "tau", "rho"]
+LEADERBOARD_COLUMNS = [
+    "dataset",
+    "measure",
+    "judge",
+    "reference",
+    "kappa",
+    "alpha",
+    "tau",
+    "rho",
+    "cost_source",
+    "calls",
+    "input_tokens",
+    "output_tokens",
+    "usd",
+    "usd_per_1k",
+    "model_s",
+    "judge_template",
+    "judge_persona",
+]
+
+#: (title, column, digits) of the leaderboard's cost columns, beside the metrics.
+LEADERBOARD_COSTS = [("Calls", "calls", 0), ("$ / 1k judgments", "usd_per_1k", 4), ("Model s", "model_s", 1)]
 
 TABLE_FORMATS = render.TABLE_FORMATS
 
@@ -144,6 +169,9 @@ def leaderboard(correlations_: pd.DataFrame) -> pd.DataFrame:
     if correlations_.empty:
         return pd.DataFrame(columns=LEADERBOARD_COLUMNS)
     out = correlations_.rename(columns={"kendall_tau": "tau", "spearman": "rho"})
+    for col in LEADERBOARD_COLUMNS:  # correlations tables written before the cost columns
+        if col not in out.columns:
+            out[col] = pd.NA
     return out[LEADERBOARD_COLUMNS].reset_index(drop=True)
 
 
@@ -151,21 +179,37 @@ def render_leaderboard(board: pd.DataFrame, fmt: str) -> str:
     """The leaderboard as ``md``, ``tex`` or ``html`` (undefined values ``n/a``)."""
     ids = ["dataset", "measure", "judge", "reference"]
     id_titles = ["Dataset", "Measure", "Judge", "Reference"]
+    shown_cols = LEADERBOARD_METRICS + LEADERBOARD_COSTS
+
+    def cell(value, digits: int) -> str:
+        if digits == 0 and not render.is_missing(value):
+            return f"{int(value):,}"
+        return render.fmt(value, digits)
+
     rows = [
-        (shown, [render.fmt(r[col], digits) for _, col, digits in LEADERBOARD_METRICS])
+        (shown, [cell(r[col], digits) for _, col, digits in shown_cols])
         for shown, r in render.id_cells(board, ids)
     ]
-    titles = id_titles + [t for t, _, _ in LEADERBOARD_METRICS]
+    titles = id_titles + [t for t, _, _ in shown_cols]
+    n = len(shown_cols)
     if fmt == "md":
-        return render.markdown_table(titles, [s + v for s, v in rows], ["l"] * len(ids) + ["r"] * 4)
+        return render.markdown_table(titles, [s + v for s, v in rows], ["l"] * len(ids) + ["r"] * n)
     if fmt == "tex":
         esc = render.tex_escape
-        head = [" & ".join([esc(t) for t in id_titles] + [_TEX_TITLES[c] for _, c, _ in LEADERBOARD_METRICS])]
-        return render.latex_table("l" * len(ids) + "r" * 4, head, [[esc(x) for x in s] + v for s, v in rows])
+        head = [
+            " & ".join(
+                [esc(t) for t in id_titles]
+                + [_TEX_TITLES[c] for _, c, _ in LEADERBOARD_METRICS]
+                + [_TEX_TITLES.get(c, esc(t)) for t, c, _ in LEADERBOARD_COSTS]
+            )
+        ]
+        return render.latex_table(
+            "l" * len(ids) + "r" * n, head, [[esc(x) for x in s] + [esc(x) for x in v] for s, v in rows]
+        )
     if fmt == "html":
         return render.html_table(
             pd.DataFrame([s + v for s, v in rows], columns=titles),
-            caption="Label agreement on the pool and system-ranking agreement (LLMJudge Table 3)",
+            caption="Label agreement on the pool and system-ranking agreement (LLMJudge Table 3), and what the judge's labels cost",
         )
     raise ValueError(f"unknown table format {fmt!r} (md, tex or html)")
 
