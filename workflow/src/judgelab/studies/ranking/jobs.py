@@ -216,7 +216,7 @@ def scoring_qrels(
     """(name, qrels table) of every qrels of ``scoring.qrels``, built from the dataset ``table``
     and the label files ``labels`` of ``scoring.judges`` (in order)."""
     from judgelab.studies.ranking.pool import fill_holes, human_qrels
-    from judgelab.studies.ranking.scores import qrels_from_labels
+    from judgelab.studies.ranking.scores import expected_qrels, qrels_from_labels
 
     judge_labels = _label_files(scoring.judges, labels)
     human = human_qrels(table)
@@ -229,8 +229,11 @@ def scoring_qrels(
         elif kind == "filled":
             q, n_filled = fill_holes(human, read_labels(judge_labels[judge]))
             log.info("%s: %d human grades, %d holes filled by %s", name, len(human), n_filled, judge)
+        elif kind == "expected":
+            q = expected_qrels(read_labels(judge_labels[judge]))
+            log.info("%s: %d pairs with %s's expected grade as the gain", name, len(q), judge)
         else:
-            raise ValueError(f"unknown qrels kind {kind!r} (human, judge, filled)")
+            raise ValueError(f"unknown qrels kind {kind!r} (human, judge, filled, expected)")
         out.append((name, q))
     return out
 
@@ -265,6 +268,7 @@ def correlations_job(
     against its reference's, with the correlation options ``settings``, and its label agreement
     on the pool). ``labels``: the label files of ``comparisons.judges``, in order."""
     from judgelab.studies.ranking.pool import AGREEMENT_KEYS, label_agreement, labels_on_pool, pool_table
+    from judgelab.studies.ranking.scores import expected_name
     from judgelab.studies.ranking.tables import CORRELATION_COLUMNS, compare, mean_judged, read_scores
 
     dataset = comparisons.dataset
@@ -280,6 +284,14 @@ def correlations_job(
         shown[judge] = on_pool
         agreement[judge] = label_agreement(pool_, on_pool)
         costs[judge] = _cost(judged, how.get(judge))
+        expected = expected_name(judge)
+        if any(j == expected for j, _ in comparisons.references):
+            # the expected grade rounded to a grade, for the label agreement of the expected gains
+            rounded = pd.to_numeric(judged["expected_grade"], errors="coerce").round().astype("Int64")
+            as_grade = labels_on_pool(pool_, judged.assign(label=rounded))
+            shown[expected] = as_grade
+            agreement[expected] = label_agreement(pool_, as_grade)
+            costs[expected] = costs[judge]
     write_tsv(shown, outputs["pool"])
     all_scores = read_scores(scores)
     rows = []

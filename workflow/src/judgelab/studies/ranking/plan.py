@@ -47,7 +47,7 @@ from judgelab.llm.judging import judgment_requests
 from judgelab.project.config import check_name
 from judgelab.project.plan import LLMJob, StudyPlan
 from judgelab.studies.ranking.runs import DL21_RUNS_BASE, dl21_run_names, run_urls
-from judgelab.studies.ranking.scores import parse_measures
+from judgelab.studies.ranking.scores import EXPECTED, EXPECTED_SCALE, expected_name, parse_measures
 from judgelab.studies.ranking.settings import (
     Circularity,
     CircularityFigure,
@@ -269,25 +269,42 @@ class Plan(StudyPlan):
         """The qrels a judge's system ranking is compared with: ``human``, or with ``unjudged:
         fill`` and a live judge, ``human+<judge>`` (the human qrels with their holes filled by
         the judge; an imported judge labels only judged pairs, so it fills nothing)."""
-        return filled_name(judge) if self.fill and self.is_live(judge) else HUMAN
+        base = judge[: -len(EXPECTED)] if judge.endswith(EXPECTED) else judge
+        return filled_name(base) if self.fill and self.is_live(base) else HUMAN
+
+    @property
+    def expected_judges(self) -> list[str]:
+        """The live judges also scored with their expected grades (``ranking.expected_gain``)."""
+        return [str(j) for j in self.section.get("expected_gain") or []]
 
     def comparisons(self, dataset: str) -> list[tuple[str, str]]:
-        """(judge, reference) of every comparison on a dataset."""
-        return [(j, self.reference(j)) for j in self.judges_of(dataset)]
+        """(judge, reference) of every comparison on a dataset: each judge's labels, then the
+        expected-gain qrels of ``ranking.expected_gain`` (``<judge>@expected``, against the judge's
+        reference)."""
+        out = [(j, self.reference(j)) for j in self.judges_of(dataset)]
+        return out + [(expected_name(j), self.reference(j)) for j in self.expected_judges]
+
+    def label_comparisons(self, dataset: str) -> list[tuple[str, str]]:
+        """The comparisons of a judge's labels (the runs a judge builds re-order by its labels)."""
+        return [(j, r) for j, r in self.comparisons(dataset) if not j.endswith(EXPECTED)]
 
     def qrels_names(self, dataset: str) -> list[str]:
         """Every qrels a dataset's runs are scored under: ``human``, each judge, each filled
         reference."""
         names = [HUMAN] + self.judges_of(dataset)
         names += [r for _, r in self.comparisons(dataset) if r != HUMAN]
+        names += [j for j, _ in self.comparisons(dataset) if j.endswith(EXPECTED)]
         return list(dict.fromkeys(names))
 
     def qrels_kind(self, qrels: str) -> tuple[str, str]:
-        """(kind, judge) of a qrels name: (``human``, ""), (``judge``, name) or (``filled``, name)."""
+        """(kind, judge) of a qrels name: (``human``, ""), (``judge``, name), (``filled``, name) or
+        (``expected``, name)."""
         if qrels == HUMAN:
             return "human", ""
         if qrels.startswith(f"{HUMAN}+"):
             return "filled", qrels[len(HUMAN) + 1 :]
+        if qrels.endswith(EXPECTED):
+            return "expected", qrels[: -len(EXPECTED)]
         return "judge", qrels
 
     def labels_file(self, dataset: str, judge: str) -> str:
@@ -418,7 +435,7 @@ class Plan(StudyPlan):
             dataset=dataset,
             base=self.circularity_base(dataset),
             depth=self.circularity_depth,
-            references=tuple(self.comparisons(dataset)),
+            references=tuple(self.label_comparisons(dataset)),
             measures=tuple(self.measures),
             labelled=tuple(self.circularity_labelled),
         )
@@ -429,6 +446,28 @@ class Plan(StudyPlan):
         return CircularityFigure(
             dataset=dataset, judge=judge, reference=self.reference(judge), measure=self.measure_slugs[measure]
         )
+
+    def _check_expected(self) -> None:
+        """``ranking.expected_gain``: live judges only (their label distributions give the
+        expected grade; an imported judge's file has labels), and gain-based measures only."""
+        key = f"{self.name}.expected_gain"
+        for i, j in enumerate(self.expected_judges):
+            if j not in self.judges:
+                raise InputError(
+                    f"{j!r} is not a live judge of the study (ranking.judges: {self.judges}); expected "
+                    "grades come from a live judge's label distribution (an imported judge gives labels)",
+                    key=f"{key}[{i}]",
+                )
+        if self.expected_judges:
+            for name, m in parse_measures(self.measures, f"{self.name}.measures").items():
+                if m.NAME != "nDCG" or "rel" in m.params:
+                    raise InputError(
+                        f"the measure {name} counts relevance against a threshold, which expected "
+                        f"gains (scaled by {EXPECTED_SCALE}) do not have; expected-gain qrels serve "
+                        "gain-based measures (nDCG) only: drop it from ranking.measures or empty "
+                        "ranking.expected_gain",
+                        key=key,
+                    )
 
     def _check_circularity(self) -> None:
         key = f"{self.name}.circularity"
@@ -529,6 +568,7 @@ class Plan(StudyPlan):
         known = self.project.config["datasets"]
         for d in self.datasets:
             self._check_runs(d, known)
+        self._check_expected()
         if self.datasets_of("systems"):
             if not self.systems:
                 raise InputError(
@@ -663,7 +703,7 @@ class Plan(StudyPlan):
             out.append(path("ranking_circularity_scores", dataset=d))
             out += [
                 path("ranking_circularity_figure", dataset=d, judge=judge, measure=slug, ext=ext)
-                for judge, _ in self.comparisons(d)
+                for judge, _ in self.label_comparisons(d)
                 for slug in self.measure_slugs
                 for ext in ("png", "pdf")
             ]

@@ -127,6 +127,36 @@ def qrels_from_labels(labels: pd.DataFrame, label: str = "label") -> pd.DataFram
     return check_qrels(qrels, "label table")
 
 
+#: The suffix of a judge's expected-gain qrels (``ranking.expected_gain``): ``<judge>@expected``.
+EXPECTED = "@expected"
+
+
+def expected_name(judge: str) -> str:
+    """The name of a judge's expected-gain qrels and comparison."""
+    return f"{judge}{EXPECTED}"
+
+
+#: The gain scale of expected-grade qrels: ir-measures (trec_eval) takes integer relevance, so the
+#: expected grade sum_g p(g) g is written as round(EXPECTED_SCALE x expected): nDCG is unchanged by
+#: scaling every gain (its ideal DCG scales alike); the rounding moves a gain by at most 0.0005.
+EXPECTED_SCALE = 1000
+
+
+def expected_qrels(labels: pd.DataFrame, scale: int = EXPECTED_SCALE) -> pd.DataFrame:
+    """The expected-gain qrels of a judge's label table (``expected_grade``: sum over grades of
+    p(grade) x grade from its label distribution): relevance round(scale x expected), a pair
+    without a distribution left out (unlabelled, as :func:`qrels_from_labels` leaves a missing
+    label). For gain-based measures only (nDCG): a thresholded measure would count every gain
+    >= 1 (an expected grade of 0.001) as relevant."""
+    if "expected_grade" not in labels.columns:
+        raise InputError("the label table has no column expected_grade (no label distribution)")
+    kept = labels[pd.to_numeric(labels["expected_grade"], errors="coerce").notna()]
+    gain = (pd.to_numeric(kept["expected_grade"]) * int(scale)).round().astype("int64")
+    return check_qrels(
+        kept[["qid", "docid"]].assign(relevance=gain.to_numpy()), "label table (expected grades)"
+    )
+
+
 def _to_irm_qrels(qrels: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(
         {
