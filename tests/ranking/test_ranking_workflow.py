@@ -409,16 +409,26 @@ def test_a_live_judge_labels_the_base_run_past_the_pool(tmp_path, monkeypatch):
 
     wd = make_workdir(tmp_path / "deep", "ranking")
     (wd / "deep.yaml").write_text(
-        yaml.safe_dump({"ranking": {"pool_depth": 2, "circularity": {"depth": 5}, "imported_judges": []}})
+        yaml.safe_dump(
+            {
+                "ranking": {
+                    "pool_depth": 2,
+                    "circularity": {"depth": 5},
+                    # a committee of the live and the imported judge, a judge like the others
+                    "committees": {"pair": {"judges": ["smollm2", "flip"], "rule": "mean", "quorum": 1}},
+                }
+            }
+        )
     )
     cfg = ["--configfile", str(wd / "deep.yaml")]
-    target = "results/ranking/fx/circularity.tsv"  # the circularity alone: no figure, no table above
-    dry = snakemake(wd, "-n", target, *cfg)
+    # the circularity and the correlations alone: no figure, no table above them
+    target = ["results/ranking/fx/circularity.tsv", "results/ranking/fx/correlations.tsv"]
+    dry = snakemake(wd, "-n", *target, *cfg)
     assert dry.returncode == 0, output(dry)[-3000:]
     assert [wc for rule, wc in dry_run_jobs(output(dry)) if rule == "ranking_circularity_judge"] == [
         {"dataset": "fx", "model": "smollm2"}
     ]
-    run = snakemake(wd, target, *cfg)
+    run = snakemake(wd, *target, *cfg)
     assert run.returncode == 0, output(run)[-4000:]
     res = wd / "results" / "ranking" / "fx"
     pool = read_tsv(res / "labels" / "smollm2.tsv")
@@ -440,6 +450,20 @@ def test_a_live_judge_labels_the_base_run_past_the_pool(tmp_path, monkeypatch):
     )
     log = (wd / "results" / "logs" / "ranking" / "fx" / "circularity" / "judge" / "smollm2.log").read_text()
     assert f"{len(want) - len(in_pool)} more with a known text to judge" in log, log[-2000:]
+    # the committee: per pair the mean of the members' labels rounded half up, one member enough
+    flip = read_tsv(res / "labels" / "flip.tsv")
+    pair = read_tsv(res / "labels" / "pair.tsv").set_index(["qid", "docid"])
+    both = pool[["qid", "docid", "label"]].merge(
+        flip[["qid", "docid", "label"]], on=["qid", "docid"], how="outer"
+    )
+    for r in both.itertuples(index=False):
+        got = [int(x) for x in (r.label_x, r.label_y) if pd.notna(x)]
+        assert pair.loc[(r.qid, r.docid), "label"] == int(np.floor(np.mean(got) + 0.5)), r
+    corr = read_tsv(res / "correlations.tsv").set_index(["judge", "measure"])
+    committee = corr.loc[("pair", "nDCG@10")]
+    assert committee["reference"] == "human" and committee["cost_source"] == "committee of smollm2, flip"
+    assert committee["calls"] == corr.loc[("smollm2", "nDCG@10"), "calls"]
+    assert ("pair", "human") in set(zip(circ["judge"], circ["reference"]))
     monkeypatch.chdir(wd)
     est, _ = estimate(Project.load([str(wd / "deep.yaml")], wd), directory=wd)
     row = est.set_index("stage").loc["circularity"]

@@ -6,6 +6,7 @@ RANKING_SYSTEMS_RE = names_re(RANKING.datasets_of("systems"))
 RANKING_DOWNLOAD_RE = names_re(RANKING.datasets_of("download"))
 RANKING_LIVE_RE = names_re(RANKING.judges)
 RANKING_IMPORTED_RE = names_re(RANKING.imported)
+RANKING_COMMITTEE_RE = names_re(RANKING.committees)
 
 
 def ranking_runs(wildcards):

@@ -50,3 +50,23 @@ rule ranking_import:
         reading=lambda wc: PROJECT.import_reading(wc.model, wc.dataset).param(),
     script:
         "../../scripts/ranking/import.py"
+
+
+# Per dataset x committee (ranking.committees): one label per pair from its members' label files
+# (majority, median or mean; judgelab.analysis.committee), a judge like the others (no LLM call).
+rule ranking_committee:
+    input:
+        labels=lambda wc: [RANKING.labels_file(wc.dataset, m) for m in RANKING.committee(wc.model).members],
+    output:
+        committee_labels=path("ranking_labels"),
+    log:
+        PROJECT.log("ranking/{dataset}/committee/{model}"),
+    wildcard_constraints:
+        model=RANKING_COMMITTEE_RE,
+    conda:
+        "../../../envs/judgelab.yaml"
+    params:
+        # the members (in order), the rule and the quorum
+        committee=lambda wc: RANKING.committee(wc.model).param(),
+    script:
+        "../../scripts/ranking/committee.py"

@@ -14,6 +14,7 @@ localrules:
     ranking,
     ranking_runs,
     ranking_import,
+    ranking_committee,
     ranking_correlations,
     ranking_circularity,
     ranking_leaderboard,

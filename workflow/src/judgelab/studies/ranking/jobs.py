@@ -28,6 +28,7 @@ from judgelab.studies.ranking.runs import check_topics
 from judgelab.studies.ranking.settings import (
     Circularity,
     CircularityFigure,
+    Committee,
     Comparisons,
     CorrelationSettings,
     Figure,
@@ -125,6 +126,26 @@ def import_labels_job(pairs: str, judge_file: str, labels: str, reading: ImportR
     write_tsv(result, labels)
     log.info("%s: %d of the dataset's %d pairs labelled", judge_file, len(result), len(table))
     return result
+
+
+def committee_job(labels: Sequence[str], committee_labels: str, committee: Committee) -> pd.DataFrame:
+    """A committee's labels (:func:`judgelab.analysis.committee.committee_labels`) from its
+    members' label files (``labels``, in ``committee.members`` order)."""
+    from judgelab.analysis import committee as com
+
+    members = {m: read_labels(p) for m, p in zip(committee.members, labels)}
+    table = com.committee_labels(members, committee.rule, committee.quorum or None)
+    write_tsv(table, committee_labels)
+    log.info(
+        "%s (%s of %s): %d pairs, %d labelled (%s)",
+        committee.name,
+        committee.rule,
+        ", ".join(committee.members),
+        len(table),
+        int(table["label"].notna().sum()),
+        table["label"].value_counts().sort_index().to_dict(),
+    )
+    return table
 
 
 def judge_pool_job(
@@ -241,12 +262,26 @@ def scoring_qrels(
 # -- the dataset's tables -----------------------------------------------------------------------
 
 
-def _cost(judged: pd.DataFrame, how: JudgeCost | None) -> dict[str, Any]:
+def _cost(
+    judged: pd.DataFrame, how: JudgeCost | None, known: Mapping[str, dict] | None = None
+) -> dict[str, Any]:
     """The cost columns of one judge's label table (:func:`judgelab.llm.pricing.judgment_cost`),
-    with the template and persona of its requests."""
+    with the template and persona of its requests; a committee's: its members' (``known``, the
+    costs computed so far: members come first) summed."""
     from judgelab.llm.pricing import Prices, judgment_cost
 
     how = how or JudgeCost(judge="")
+    if how.members:
+        parts = [dict((known or {})[m]) for m in how.members]
+        out: dict[str, Any] = {
+            "cost_source": "committee of " + ", ".join(how.members),
+            **{
+                k: sum(p[k] for p in parts)
+                for k in ("calls", "input_tokens", "output_tokens", "usd", "model_s")
+            },
+        }
+        out["usd_per_1k"] = out["usd"] / out["calls"] * 1000 if out["calls"] else 0.0
+        return out | {"judge_template": "", "judge_persona": ""}
     prices = Prices(*how.prices) if how.prices else None
     out = judgment_cost(judged, prices, backend=how.backend or None, batch=how.batch, imported=how.imported)
     return out | {"judge_template": how.template, "judge_persona": how.persona}
@@ -275,7 +310,8 @@ def correlations_job(
     table = read_dataset(pairs)
     files = pooling.files(runs)
     pool_ = pool_table(read_runs_checked(files, table["qid"].unique()), table, pooling.depth)
-    agreement, costs = {}, {}
+    agreement: dict[str, Any] = {}
+    costs: dict[str, dict] = {}
     how = {c.judge: c for c in comparisons.costs}
     shown = pool_[["qid", "docid", "n_runs", "human", "text_known"]].copy()
     for judge, path in _label_files(comparisons.judges, labels).items():
@@ -283,7 +319,7 @@ def correlations_job(
         on_pool = labels_on_pool(pool_, judged)
         shown[judge] = on_pool
         agreement[judge] = label_agreement(pool_, on_pool)
-        costs[judge] = _cost(judged, how.get(judge))
+        costs[judge] = _cost(judged, how.get(judge), costs)
         expected = expected_name(judge)
         if any(j == expected for j, _ in comparisons.references):
             # the expected grade rounded to a grade, for the label agreement of the expected gains

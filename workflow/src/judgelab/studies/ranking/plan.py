@@ -51,6 +51,7 @@ from judgelab.studies.ranking.scores import EXPECTED, EXPECTED_SCALE, expected_n
 from judgelab.studies.ranking.settings import (
     Circularity,
     CircularityFigure,
+    Committee,
     Comparisons,
     CorrelationSettings,
     Figure,
@@ -254,13 +255,59 @@ class Plan(StudyPlan):
         template, persona = self.imported[name]
         return self.project.imported_file(name, dataset, template, persona)
 
+    @property
+    def committees(self) -> dict[str, Committee]:
+        """The committee judges (``ranking.committees``), by name."""
+        return {
+            str(name): Committee(
+                name=str(name),
+                members=tuple(spec.get("judges") or ()),
+                rule=str(spec.get("rule", "majority")),
+                quorum=int(spec.get("quorum") or 0),
+            )
+            for name, spec in (self.section.get("committees") or {}).items()
+        }
+
+    def committee(self, name: str) -> Committee:
+        """A committee's settings (a tracked param of its job)."""
+        return self.committees[name]
+
+    def _check_committees(self) -> None:
+        from judgelab.analysis.committee import RULES
+
+        models = set(self.project.config["models"])
+        for name, c in self.committees.items():
+            key = f"{self.name}.committees.{name}"
+            check_name(name, key)
+            if name in models or name in self.imported or name == HUMAN:
+                raise InputError(
+                    f"{name!r} already names a model, an imported judge or the human qrels", key=key
+                )
+            if len(c.members) < 2:
+                raise InputError(
+                    f"a committee needs at least 2 judges, got {list(c.members)}", key=f"{key}.judges"
+                )
+            known = list(self.judges) + list(self.imported)
+            for i, m in enumerate(c.members):
+                if m not in known:
+                    raise InputError(
+                        f"{m!r} is not a judge of the study (ranking.judges and ranking.imported_judges: {known})",
+                        key=f"{key}.judges[{i}]",
+                    )
+            if c.rule not in RULES:
+                raise InputError(f"unknown rule {c.rule!r} ({', '.join(RULES)})", key=f"{key}.rule")
+            if not 0 <= c.quorum <= len(c.members):
+                raise InputError(f"must lie in 0..{len(c.members)} (0: more than half)", key=f"{key}.quorum")
+
     # -- judges and qrels ---------------------------------------------------------------------
 
     def judges_of(self, dataset: str) -> list[str]:
-        """The judges compared on a dataset: the live judges, then the imported judges that
-        labelled it."""
+        """The judges compared on a dataset: the live judges, the imported judges that labelled
+        it, then the committees whose every member judges it."""
         imported = [n for n in self.imported if dataset in self.project.imported[n].datasets]
-        return list(self.judges) + imported
+        members = set(self.judges) | set(imported)
+        committees = [n for n, c in self.committees.items() if set(c.members) <= members]
+        return list(self.judges) + imported + committees
 
     def is_live(self, judge: str) -> bool:
         return judge in self.judges
@@ -361,6 +408,8 @@ class Plan(StudyPlan):
         prices and batch mode, and the template and persona of its requests."""
         from judgelab.llm.pricing import Prices
 
+        if judge in self.committees:
+            return JudgeCost(judge=judge, backend="committee", members=self.committees[judge].members)
         if not self.is_live(judge):
             return JudgeCost(judge=judge, imported=True, backend="imported")
         spec = self.project.config["models"][judge]
@@ -569,6 +618,7 @@ class Plan(StudyPlan):
         for d in self.datasets:
             self._check_runs(d, known)
         self._check_expected()
+        self._check_committees()
         if self.datasets_of("systems"):
             if not self.systems:
                 raise InputError(

@@ -90,11 +90,28 @@ class Scoring(Settings):
 
 
 @dataclass(frozen=True)
+class Committee(Settings):
+    """A committee judge (``ranking.committees.<name>``, :mod:`judgelab.analysis.committee`): its
+    name, its members (judges of the study, in order), the rule and the quorum (members that must
+    have labelled a pair; 0: more than half)."""
+
+    name: str
+    members: tuple[str, ...]
+    rule: str = "majority"
+    quorum: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "members", tuple(str(m) for m in self.members))
+        object.__setattr__(self, "quorum", int(self.quorum))
+
+
+@dataclass(frozen=True)
 class JudgeCost(Settings):
     """What a judge's labels cost (:func:`judgelab.llm.pricing.judgment_cost`): the judge, whether
     it is imported (no call), its backend, its prices (input, output, batch factor: USD per
     million tokens; empty: none listed), whether it runs as a batch, and the template and persona
-    its requests use (the cost figure's point label)."""
+    its requests use (the cost figure's point label); a committee's ``members``: its cost is
+    theirs, summed."""
 
     judge: str
     imported: bool = False
@@ -103,9 +120,11 @@ class JudgeCost(Settings):
     batch: bool = False
     template: str = ""
     persona: str = ""
+    members: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "prices", tuple(float(x) for x in self.prices))
+        object.__setattr__(self, "members", tuple(str(m) for m in self.members))
 
 
 @dataclass(frozen=True)
