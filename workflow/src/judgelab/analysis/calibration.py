@@ -300,18 +300,25 @@ def reliability_figure(
             ax.plot([0, 1], [0, 1], color="0.6", lw=0.8, ls="--")
             cell = at[(at["signal"] == signal) & (at["n"] > 0)]
             for value, curve in cell.groupby(line, sort=False):
-                ax.plot(
+                (drawn,) = ax.plot(
                     curve["mean_probability"],
                     curve["observed"],
                     marker="o",
+                    ms=3,
                     lw=1,
                     label=f"{value} (n={int(curve['n'].sum())})",
                 )
-                ax.scatter(curve["mean_probability"], curve["observed"], s=8 + 4 * curve["n"], alpha=0.3)
+                ax.scatter(
+                    curve["mean_probability"],
+                    curve["observed"],
+                    s=8 + 4 * curve["n"],
+                    alpha=0.3,
+                    color=drawn.get_color(),
+                )
             if cell.empty:
                 ax.text(0.5, 0.5, MISSING, ha="center", va="center", fontsize=10, color="0.3")
             else:
-                ax.legend(fontsize=6, loc="upper left")
+                ax.legend(fontsize=6, loc="best")
             ax.set_xlim(0, 1)
             ax.set_ylim(-0.02, 1.02)
             ax.set_xlabel("mean probability in the bin", fontsize=8)
