@@ -198,6 +198,11 @@ def test_the_tables_and_the_figure(tmp_path):
     assert len(table) == 4 and len(bins) == 2 * 2 * 2 * 4
     reliability_figure(bins, ["dataset", "model"], "persona", "t", tmp_path / "r.png", tmp_path / "r.pdf")
     assert (tmp_path / "r.png").stat().st_size > 1000 and (tmp_path / "r.pdf").stat().st_size > 1000
+    # no judge at all: empty tables with their columns, and a figure that says n/a
+    table, bins = calibration_tables([], 4)
+    assert list(table.columns) == CALIBRATION_COLUMNS and table.empty and bins.empty
+    reliability_figure(bins, ["dataset"], "judge", "t", tmp_path / "e.png")
+    assert (tmp_path / "e.png").stat().st_size > 1000
 
 
 def test_a_bin_count_below_1_names_the_config_key():

@@ -394,6 +394,8 @@ def test_the_report_page_carries_the_captions(workdir):
         "label transition matrix of one pointwise run",
         "Mean token-level confidence",
         "Pairwise rates by setting",
+        "Calibration diagnostics of every pointwise run",
+        "Reliability diagrams of every dataset x judge",
     ):
         assert caption in page
 

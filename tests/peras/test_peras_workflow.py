@@ -77,8 +77,10 @@ def test_full_run_writes_every_table(workdir):
         assert dist["n"] == m.loc[p, "n_parsed"] and dist["n"] + dist["n_missing"] == 8
         assert conf["n"] == m.loc[p, "n_confidence"] and conf["n"] + conf["n_missing"] == 8
         assert conf["mean_probability"] == pytest.approx(m.loc[p, "mean_confidence"] / 100, nan_ok=True)
-        for row in (dist, conf):
-            assert 0 <= row["brier"] <= 1 and 0 <= row["ece_equal_width"] <= 1 and row["bins"] == 10
+        for row in (dist, conf):  # undefined without a pair (the 135M model's confidences rarely parse)
+            assert row["bins"] == 10
+            scores = row[["brier", "ece_equal_width", "ece_equal_mass"]].astype(float)
+            assert scores.between(0, 1).all() if row["n"] else scores.isna().all()
     bins = pd.read_csv(res / "metrics" / "reliability.tsv", sep="\t")
     assert len(bins) == 3 * 2 * 2 * 10  # personas x signals x binnings x bins
     for (p, signal, _), n in bins.groupby(["persona", "signal", "binning"])["n"].sum().items():

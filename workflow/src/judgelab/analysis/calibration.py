@@ -289,7 +289,11 @@ def reliability_figure(
 
     data = bins_table[bins_table["binning"] == binning]
     signals = list(dict.fromkeys(data["signal"])) or [LABEL_DISTRIBUTION]
-    keys = list(dict.fromkeys(map(tuple, data[list(panels)].astype(str).to_numpy()))) or [("",) * len(panels)]
+    keys = (
+        list(dict.fromkeys(map(tuple, data[list(panels)].astype(str).to_numpy())))
+        if len(data)
+        else [("",) * len(panels)]
+    )
     fig, axes = plt.subplots(
         len(keys), len(signals), figsize=(3.4 * len(signals), 3.2 * len(keys)), squeeze=False
     )
@@ -299,7 +303,7 @@ def reliability_figure(
             ax = axes[i][j]
             ax.plot([0, 1], [0, 1], color="0.6", lw=0.8, ls="--")
             cell = at[(at["signal"] == signal) & (at["n"] > 0)]
-            for value, curve in cell.groupby(line, sort=False):
+            for value, curve in cell.groupby(line, sort=False) if len(cell) else []:
                 (drawn,) = ax.plot(
                     curve["mean_probability"],
                     curve["observed"],

@@ -10,7 +10,8 @@ Pointwise, per dataset x model x scale: :func:`pointwise_judge_job` (or
 :func:`imported_pointwise_job` for a judge read from a qrels file, no LLM call) ->
 :func:`pointwise_metrics_job`. Pairwise, per dataset: :func:`pair_sampling_job`; per dataset x
 model: :func:`pairwise_judge_job` -> :func:`pairwise_metrics_job`. Then :func:`table1_job` and
-:func:`table2_job` over every metrics file, and one figure job per figure.
+:func:`table2_job` over every metrics file, :func:`calibration_job` over every pointwise
+judgments table, and one figure job per figure.
 
 The tables these jobs hand on (pointwise and pairwise judgments, sampled pairs, metrics) are read
 only by this study, so their readers live here (:func:`read_pointwise`, :func:`read_pairwise`,
@@ -198,6 +199,67 @@ def pointwise_metrics_job(
 # Pairwise
 
 
+def pair_sampling_job(pairs: str, sampled: str, sampling: Sampling) -> pd.DataFrame:
+    """The sampled pairs of a dataset (see :func:`judgelab.studies.overrating.pairwise.sample_pairs`):
+    ``sampling``: pairs per setting per query, seed, relevance threshold."""
+    table = read_dataset(pairs)
+    result = sample_pairs(table, sampling.per_setting, sampling.seed, sampling.relevant_min)
+    write_tsv(result, sampled)
+    counts = result.groupby("setting").size().reindex(list(SETTINGS), fill_value=0).to_dict()
+    log.info(
+        "%d queries, %d pairs sampled (at most %d per setting per query): %s",
+        table["qid"].nunique(),
+        len(result),
+        sampling.per_setting,
+        counts,
+    )
+    return result
+
+
+def pairwise_judge_job(
+    pairs: str, sampled: str, judgments: str, judge: Judge, context: JobContext
+) -> pd.DataFrame:
+    """Judge every sampled pair in both orders with the forced-choice ``judge`` (its template, two
+    labels and answer bound); its coverage check counts the judgments (a pair in one order) that
+    parsed."""
+    table = read_dataset(pairs)
+    with judge.session(context) as client:
+        result = run_pairwise_judge(table, read_sampled(sampled), judge, client, desc=context.desc)
+    check_coverage(result, judge, context.desc)
+    write_tsv(result, judgments)
+    return result
+
+
+def pairwise_metrics_job(
+    judgments: str, metrics: str, outcomes: str, wildcards: Mapping[str, str]
+) -> pd.DataFrame:
+    """Per-pair outcomes (correct, tie, wrong win, missing) and the metrics per setting and
+    overall (rows: the ids dataset, model of the job's ``wildcards``, then setting and the
+    metrics)."""
+    ids = _ids(wildcards, PAIRWISE_IDS)
+    result = pair_outcomes(read_pairwise(judgments))
+    write_tsv(result, outcomes)
+    m = pairwise_metrics(result)
+    df = pd.concat([pd.DataFrame([ids] * len(m)), m], axis=1)
+    write_tsv(df, metrics)
+    overall = m.iloc[-1]
+    log.info(
+        "%s: %d pairs, %d judged; acc %.1f%%, acc (no ties) %.1f%%, ties %.1f%%, wrong wins %.1f%%",
+        "/".join(ids.values()),
+        overall["n_pairs"],
+        overall["n_judged"],
+        overall["accuracy_pct"],
+        overall["accuracy_no_ties_pct"],
+        overall["tie_rate_pct"],
+        overall["wrong_win_pct"],
+    )
+    return df
+
+
+# --------------------------------------------------------------------------------------------
+# Tables and figures
+
+
 def calibration_job(
     pairs: Sequence[str],
     judgments: Sequence[str],
@@ -258,66 +320,6 @@ def calibration_job(
         )
     return table
 
-
-def pair_sampling_job(pairs: str, sampled: str, sampling: Sampling) -> pd.DataFrame:
-    """The sampled pairs of a dataset (see :func:`judgelab.studies.overrating.pairwise.sample_pairs`):
-    ``sampling``: pairs per setting per query, seed, relevance threshold."""
-    table = read_dataset(pairs)
-    result = sample_pairs(table, sampling.per_setting, sampling.seed, sampling.relevant_min)
-    write_tsv(result, sampled)
-    counts = result.groupby("setting").size().reindex(list(SETTINGS), fill_value=0).to_dict()
-    log.info(
-        "%d queries, %d pairs sampled (at most %d per setting per query): %s",
-        table["qid"].nunique(),
-        len(result),
-        sampling.per_setting,
-        counts,
-    )
-    return result
-
-
-def pairwise_judge_job(
-    pairs: str, sampled: str, judgments: str, judge: Judge, context: JobContext
-) -> pd.DataFrame:
-    """Judge every sampled pair in both orders with the forced-choice ``judge`` (its template, two
-    labels and answer bound); its coverage check counts the judgments (a pair in one order) that
-    parsed."""
-    table = read_dataset(pairs)
-    with judge.session(context) as client:
-        result = run_pairwise_judge(table, read_sampled(sampled), judge, client, desc=context.desc)
-    check_coverage(result, judge, context.desc)
-    write_tsv(result, judgments)
-    return result
-
-
-def pairwise_metrics_job(
-    judgments: str, metrics: str, outcomes: str, wildcards: Mapping[str, str]
-) -> pd.DataFrame:
-    """Per-pair outcomes (correct, tie, wrong win, missing) and the metrics per setting and
-    overall (rows: the ids dataset, model of the job's ``wildcards``, then setting and the
-    metrics)."""
-    ids = _ids(wildcards, PAIRWISE_IDS)
-    result = pair_outcomes(read_pairwise(judgments))
-    write_tsv(result, outcomes)
-    m = pairwise_metrics(result)
-    df = pd.concat([pd.DataFrame([ids] * len(m)), m], axis=1)
-    write_tsv(df, metrics)
-    overall = m.iloc[-1]
-    log.info(
-        "%s: %d pairs, %d judged; acc %.1f%%, acc (no ties) %.1f%%, ties %.1f%%, wrong wins %.1f%%",
-        "/".join(ids.values()),
-        overall["n_pairs"],
-        overall["n_judged"],
-        overall["accuracy_pct"],
-        overall["accuracy_no_ties_pct"],
-        overall["tie_rate_pct"],
-        overall["wrong_win_pct"],
-    )
-    return df
-
-
-# --------------------------------------------------------------------------------------------
-# Tables and figures
 
 #: The prefix of Table 2's per-setting files among the table job's outputs (``by_setting_tsv``..).
 BY_SETTING = "by_setting_"

@@ -1,5 +1,5 @@
-"""PERAS jobs: judgment, confidence, metrics, imported judges, significance, figures
-and the RQ3 classifiers. One function per workflow job; plain paths and values in, files out.
+"""PERAS jobs: judgment, confidence, metrics (with the calibration of every job), imported
+judges, significance, figures and the RQ3 classifiers. One function per workflow job; plain paths and values in, files out.
 
 The analysis libraries (scikit-learn, statsmodels, xgboost, lightgbm, matplotlib) are imported
 inside the jobs that use them: a judgment job does not pay seconds of imports for them."""

@@ -6,7 +6,8 @@ Per dataset: :func:`system_run_job` (one per system, ``source: systems``) or
 live judge: the pool labelled with a PERAS template and persona) or :func:`import_labels_job`
 (one per imported judge, no LLM call); :func:`score_job` (every run x qrels, one job per dataset);
 :func:`correlations_job` (correlations.tsv, pool.tsv); :func:`figures_job` (one per
-judge x measure). Over every dataset: :func:`leaderboard_job`.
+judge x measure). Over every dataset: :func:`leaderboard_job`, :func:`calibration_job` (the
+calibration of every judge's pool labels).
 """
 
 from __future__ import annotations
