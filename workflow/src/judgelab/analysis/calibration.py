@@ -283,7 +283,7 @@ def reliability_figure(
     columns ``panels`` (e.g. dataset, model, template), one panel per signal, one line per value of
     ``line`` (e.g. persona): each non-empty bin of ``binning`` at (mean probability, observed
     share), its marker area growing with its pairs; the diagonal is perfect calibration. A panel
-    without a pair says ``n/a``."""
+    without a pair says ``n/a``; a line keeps its colour in every panel."""
     from judgelab.analysis.plotting import plt, save
     from judgelab.analysis.render import MISSING
 
@@ -294,6 +294,9 @@ def reliability_figure(
         if len(data)
         else [("",) * len(panels)]
     )
+    lines = list(dict.fromkeys(data[line].astype(str))) if len(data) else []
+    palette = plt.get_cmap("tab10" if len(lines) <= 10 else "tab20")
+    colours = {v: palette(i % palette.N) for i, v in enumerate(lines)}
     fig, axes = plt.subplots(
         len(keys), len(signals), figsize=(3.4 * len(signals), 3.2 * len(keys)), squeeze=False
     )
@@ -304,12 +307,14 @@ def reliability_figure(
             ax.plot([0, 1], [0, 1], color="0.6", lw=0.8, ls="--")
             cell = at[(at["signal"] == signal) & (at["n"] > 0)]
             for value, curve in cell.groupby(line, sort=False) if len(cell) else []:
-                (drawn,) = ax.plot(
+                colour = colours[str(value)]
+                ax.plot(
                     curve["mean_probability"],
                     curve["observed"],
                     marker="o",
                     ms=3,
                     lw=1,
+                    color=colour,
                     label=f"{value} (n={int(curve['n'].sum())})",
                 )
                 ax.scatter(
@@ -317,7 +322,7 @@ def reliability_figure(
                     curve["observed"],
                     s=8 + 4 * curve["n"],
                     alpha=0.3,
-                    color=drawn.get_color(),
+                    color=colour,
                 )
             if cell.empty:
                 ax.text(0.5, 0.5, MISSING, ha="center", va="center", fontsize=10, color="0.3")
