@@ -187,6 +187,10 @@ CONFIG_CASES = {
         {"personas": {"custom": {"my persona": "Be brief."}}},
         "config key 'personas.custom.my persona': the name 'my persona' becomes a path component",
     ),
+    "calibration bins below 1": (
+        {"calibration": {"bins": 0}},
+        "config key 'calibration.bins': 0 is less than the minimum of 1",
+    ),
     "encoding unknown": (
         {"datasets": {"fx": {"encoding": "utf-9"}}},
         "config key 'datasets.fx.encoding': unknown encoding 'utf-9'",

@@ -199,7 +199,7 @@ def test_the_rules_carry_one_judge_whose_requests_are_those_of_its_prompt():
 
 def test_every_job_takes_at_most_8_parameters_named_as_its_rule():
     jobs = [getattr(oj, name) for name in dir(oj) if name.endswith("_job")]
-    assert len(jobs) == 11
+    assert len(jobs) == 12
     for job in jobs:
         params = inspect.signature(job).parameters
         assert len(params) <= 8, job.__name__
@@ -354,9 +354,27 @@ def test_the_study_writes_tables_and_figures(workdir):
         for ext in ("tsv", "md", "tex", "html"):
             assert (out / "tables" / f"{name}.{ext}").stat().st_size > 100
     figures = list((out / "figures").rglob("*.png"))
-    # transition: smollm2 x 2 scales + ext + bin; confidence: 3 judges; pairwise: smollm2
-    assert len(figures) == 8 and all(f.with_suffix(".pdf").exists() for f in figures)
+    # transition: smollm2 x 2 scales + ext + bin; confidence: 3 judges; pairwise: smollm2; the
+    # reliability diagrams
+    assert len(figures) == 9 and all(f.with_suffix(".pdf").exists() for f in figures)
     assert (workdir / "results" / "logs" / "overrating" / "pairwise" / "fx" / "smollm2.log").exists()
+    # calibration: the imported graded judge by hand - no label distribution (all 8 missing); its
+    # confidences .9 .8 .7 .6 .5 .4 .3 (d1..d7, d8 unlabelled) against label = grade 1 0 0 1 0 0 1
+    cal = pd.read_csv(out / "tables" / "calibration.tsv", sep="\t").set_index(["model", "scale", "signal"])
+    assert list(cal.loc[("ext", "graded", "label_distribution"), ["n", "n_missing"]]) == [0, 8]
+    conf = cal.loc[("ext", "graded", "token_confidence_full")]
+    assert (conf["n"], conf["n_missing"], conf["observed"]) == (7, 1, pytest.approx(3 / 7))
+    assert conf["brier"] == pytest.approx(2.2 / 7)  # (.01 + .64 + .49 + .16 + .25 + .16 + .49) / 7
+    assert conf["ece_equal_width"] == pytest.approx(3.6 / 7)  # ten bins: one pair each, mean |p - y|
+    for scale in ("binary", "graded"):  # the embedded model: a distribution wherever a label parsed
+        dist = cal.loc[("smollm2", scale, "label_distribution")]
+        assert (
+            dist["n"]
+            == (pd.read_csv(out / "pointwise" / "fx" / "smollm2" / f"{scale}.tsv", sep="\t")["parsed"]).sum()
+        )
+        assert 0 <= dist["brier"] <= 1 and 0 <= dist["ece_equal_mass"] <= 1
+    assert pd.isna(cal.loc[("smollm2", "binary", "label_distribution"), "expected_grade_mae"])
+    assert len(pd.read_csv(out / "tables" / "reliability.tsv", sep="\t")) == len(cal) * 2 * 10
 
 
 @pytest.mark.slow
@@ -376,6 +394,8 @@ def test_the_report_page_carries_the_captions(workdir):
         "label transition matrix of one pointwise run",
         "Mean token-level confidence",
         "Pairwise rates by setting",
+        "Calibration diagnostics of every pointwise run",
+        "Reliability diagrams of every dataset x judge",
     ):
         assert caption in page
 
@@ -407,6 +427,7 @@ def test_a_new_judge_or_an_edited_prompt_reruns_only_its_cells(workdir):
         ("overrating_pairwise_figure", "fx/twin"),
         ("overrating_table1", ""),
         ("overrating_table2", ""),
+        ("overrating_calibration", ""),
         ("provenance", "overrating"),  # who answered: one row per model-calling job
         ("overrating", ""),
     }

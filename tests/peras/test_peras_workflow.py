@@ -69,6 +69,23 @@ def test_full_run_writes_every_table(workdir):
     for ext in ("md", "tex", "html"):
         for t in ("table4", "table7", "table8"):
             assert (res / "metrics" / f"{t}.{ext}").stat().st_size > 0
+    # calibration: per persona the label distribution (every pair read from the logits has one)
+    # and the verbal confidence (the pairs whose confidence parsed), ten bins each binning
+    cal = pd.read_csv(res / "metrics" / "calibration.tsv", sep="\t").set_index(["persona", "signal"])
+    for p in PERSONAS:
+        dist, conf = cal.loc[(p, "label_distribution")], cal.loc[(p, "verbal_confidence")]
+        assert dist["n"] == m.loc[p, "n_parsed"] and dist["n"] + dist["n_missing"] == 8
+        assert conf["n"] == m.loc[p, "n_confidence"] and conf["n"] + conf["n_missing"] == 8
+        assert conf["mean_probability"] == pytest.approx(m.loc[p, "mean_confidence"] / 100, nan_ok=True)
+        for row in (dist, conf):  # undefined without a pair (the 135M model's confidences rarely parse)
+            assert row["bins"] == 10
+            scores = row[["brier", "ece_equal_width", "ece_equal_mass"]].astype(float)
+            assert scores.between(0, 1).all() if row["n"] else scores.isna().all()
+    bins = pd.read_csv(res / "metrics" / "reliability.tsv", sep="\t")
+    assert len(bins) == 3 * 2 * 2 * 10  # personas x signals x binnings x bins
+    for (p, signal, _), n in bins.groupby(["persona", "signal", "binning"])["n"].sum().items():
+        assert n == cal.loc[(p, signal), "n"]
+    assert (res / "figures" / "reliability.png").stat().st_size > 1000
 
 
 def test_the_named_cache_file_alone_holds_every_answer_after_the_run(workdir, tmp_path):
@@ -110,6 +127,7 @@ def test_editing_one_persona_reruns_only_its_jobs(workdir):
         ("significance", ""),
         ("aggregate_significance", ""),
         ("figures", ""),
+        ("peras_calibration", ""),
         ("provenance", ""),  # who answered: it reads every judge and confidence table
         ("all", ""),
     }, jobs

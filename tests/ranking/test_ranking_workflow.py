@@ -144,6 +144,16 @@ def test_the_test_workflow_with_the_embedded_model(tmp_path):
     flip_cost = corr.loc[("flip", "nDCG@10")]
     assert flip_cost["cost_source"] == "imported (no calls)" and flip_cost["calls"] == 0
     assert (res / "tables" / "cost.png").stat().st_size > 1000
+    # calibration of the pool labels on the 8 pairs with a human grade: the live judge's label
+    # distribution where it labelled, none for the imported judge (labels only)
+    cal = read_tsv(res / "tables" / "calibration.tsv").set_index(["dataset", "judge"])
+    assert list(cal["signal"]) == ["label_distribution"] * 2
+    live = cal.loc[("fx", "smollm2")]
+    assert live["n_pairs"] == 8 and live["n"] == corr.loc[("smollm2", "nDCG@10"), "n_labelled"]
+    assert 0 <= live["brier"] <= 1 and live["expected_grade_mae"] >= 0
+    flip_cal = cal.loc[("fx", "flip")]
+    assert flip_cal["n"] == 0 and flip_cal["n_missing"] == corr.loc[("flip", "nDCG@10"), "n_labelled"]
+    assert (res / "figures" / "reliability.png").stat().st_size > 1000
     board = (res / "tables" / "leaderboard.md").read_text()
     assert (
         "| Cohen's κ | Krippendorff's α | Kendall's τ | Spearman's ρ |" in board

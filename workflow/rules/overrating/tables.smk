@@ -1,7 +1,8 @@
 # Overrating stage 3 - tables shaped like Tables 1 (pointwise, every dataset x judge) and 2
 # (pairwise, all settings pooled, and per setting) of "When LLM Judges Inflate Scores", as tsv, md,
 # tex and html (in the report): the paper's columns first (Avg Confidence of
-# `overrating.confidence`), the extra columns after, the judges by their display names.
+# `overrating.confidence`), the extra columns after, the judges by their display names; and the
+# calibration diagnostics of every pointwise run (ECE, Brier, reliability diagrams), one job.
 
 
 rule overrating_table1:
@@ -42,3 +43,39 @@ rule overrating_table2:
         settings=lambda wc: OVERRATING.table_settings().param(),
     script:
         "../../scripts/overrating/table2.py"
+
+
+# Calibration of every pointwise run (no model call): the label distribution as P(relevant) and
+# the token confidence (`overrating.confidence`) as P(label correct), ECE (equal-width and
+# equal-mass bins), Brier and the reliability diagrams, one table and one figure for the study.
+rule overrating_calibration:
+    input:
+        pairs=[
+            path("dataset", dataset=d)
+            for d in dict.fromkeys(c["dataset"] for c in OVERRATING.calibration_cells())
+        ],
+        judgments=OVERRATING.calibration_files(),
+    output:
+        calibration=ovr_report(
+            path("overrating_calibration"),
+            "calibration",
+            "Overrating (When LLM Judges Inflate Scores, section 2)",
+        ),
+        reliability=path("overrating_reliability"),
+        png=ovr_report(
+            path("overrating_reliability_figure", ext="png"), "reliability", "Overrating - reliability"
+        ),
+        pdf=path("overrating_reliability_figure", ext="pdf"),
+    log:
+        PROJECT.log("overrating/tables/calibration"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    resources:
+        **cpu_job(30, 4000),
+    params:
+        # the runs of the inputs, in order, the token-confidence definition and the ECE bins
+        cells=OVERRATING.calibration_cells(),
+        confidence=OVERRATING.confidence,
+        settings=PROJECT.calibration().param(),
+    script:
+        "../../scripts/overrating/calibration.py"

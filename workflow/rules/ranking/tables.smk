@@ -3,7 +3,8 @@
 # label agreement on the pool); the leaderboard (LLMJudge Table 3) over
 # every dataset and beside it the robustness table per judge (agreement, attack inflation from the
 # perturbation study's attack tables, circularity rank gap); per dataset x judge x measure the score
-# scatter and the rank-rank plot.
+# scatter and the rank-rank plot; the calibration of every judge's pool labels (ECE, Brier,
+# reliability diagrams), one job.
 
 
 rule ranking_correlations:
@@ -95,3 +96,30 @@ rule ranking_figures:
         figure=lambda wc: RANKING.figure(wc.dataset, wc.judge, wc.measure).param(),
     script:
         "../../scripts/ranking/figures.py"
+
+
+# Calibration of every dataset x judge's pool labels (no model call): the label distribution as
+# P(relevant), ECE (equal-width and equal-mass bins), Brier, the expected grade's MAE and the
+# reliability diagrams, one table and one figure for the study.
+rule ranking_calibration:
+    input:
+        unpack(lambda wc: RANKING.calibration_inputs()),
+    output:
+        calibration=ranking_report(path("ranking_calibration"), "calibration"),
+        reliability=path("ranking_reliability"),
+        png=ranking_report(
+            path("ranking_reliability_figure", ext="png"), "reliability", "Ranking agreement - figures"
+        ),
+        pdf=path("ranking_reliability_figure", ext="pdf"),
+    log:
+        PROJECT.log("ranking/calibration"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    resources:
+        **cpu_job(30, 4000),
+    params:
+        # the dataset x judge of every label input, in order, and the ECE bins (`calibration.bins`)
+        cells=RANKING.calibration_cells(),
+        settings=PROJECT.calibration().param(),
+    script:
+        "../../scripts/ranking/calibration.py"

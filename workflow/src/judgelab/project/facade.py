@@ -21,6 +21,7 @@ from functools import cached_property
 from importlib import import_module
 from pathlib import Path
 
+from judgelab.analysis.calibration import CalibrationSettings
 from judgelab.data.imported import ImportReading, resolve_imported
 from judgelab.data.sources import source_urls
 from judgelab.errors import InputError, NothingToDo
@@ -303,6 +304,13 @@ class Project:
 
         check_api_keys({"models": {m: self.config["models"][m] for m in self.used_models}})
         self.check_credentials()
+
+    # -- calibration --------------------------------------------------------------------------
+
+    def calibration(self) -> CalibrationSettings:
+        """The options of every study's calibration job (the config's top-level ``calibration``:
+        the ECE bins, at least 1 by the schema)."""
+        return CalibrationSettings(bins=int(self.config["calibration"]["bins"]))
 
     # -- datasets -----------------------------------------------------------------------------
 

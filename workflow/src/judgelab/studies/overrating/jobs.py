@@ -10,7 +10,8 @@ Pointwise, per dataset x model x scale: :func:`pointwise_judge_job` (or
 :func:`imported_pointwise_job` for a judge read from a qrels file, no LLM call) ->
 :func:`pointwise_metrics_job`. Pairwise, per dataset: :func:`pair_sampling_job`; per dataset x
 model: :func:`pairwise_judge_job` -> :func:`pairwise_metrics_job`. Then :func:`table1_job` and
-:func:`table2_job` over every metrics file, and one figure job per figure.
+:func:`table2_job` over every metrics file, :func:`calibration_job` over every pointwise
+judgments table, and one figure job per figure.
 
 The tables these jobs hand on (pointwise and pairwise judgments, sampled pairs, metrics) are read
 only by this study, so their readers live here (:func:`read_pointwise`, :func:`read_pairwise`,
@@ -27,7 +28,9 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from judgelab.analysis import render
+from judgelab.analysis.calibration import CalibrationSettings
 from judgelab.data.imported import ImportReading, SourcePairs, read_judge
+from judgelab.data.labels import SCALES
 from judgelab.data.tables import read_dataset, write_tsv
 from judgelab.llm.judge import Judge
 from judgelab.llm.judging import check_coverage
@@ -45,7 +48,7 @@ from judgelab.studies.overrating.pointwise import (
     run_pointwise_judge,
     transition_matrix,
 )
-from judgelab.studies.overrating.prompts import check_labels, effective_scale
+from judgelab.studies.overrating.prompts import CONFIDENCE_DEFINITIONS, check_labels, effective_scale
 from judgelab.studies.overrating.settings import Sampling, TableSettings
 from judgelab.studies.overrating.tables import flat_table1, render_table1, render_table2, table1, table2
 
@@ -255,6 +258,68 @@ def pairwise_metrics_job(
 
 # --------------------------------------------------------------------------------------------
 # Tables and figures
+
+
+def calibration_job(
+    pairs: Sequence[str],
+    judgments: Sequence[str],
+    cells: Sequence[Mapping[str, str]],
+    confidence: str,
+    settings: CalibrationSettings,
+    outputs: Mapping[str, str],
+) -> pd.DataFrame:
+    """Calibration of every pointwise run (``cells``: dataset, model, scale, in the order of
+    ``judgments``; ``pairs``: the dataset tables): the label-token distribution read at the label
+    step as P(relevant) (p1 on the binary scale, p2 + p3 on the graded one) against the human
+    binary relevance, with the expected grade's MAE on the graded scale, and the token confidence
+    of ``confidence`` (``full`` or ``renormalised``: ``overrating.confidence``) as the probability
+    that the label is correct (:mod:`judgelab.analysis.calibration`). ``outputs``: calibration,
+    reliability, png and pdf."""
+    from judgelab.analysis.calibration import calibration_tables, reliability_figure
+
+    if len(judgments) != len(cells):
+        raise ValueError("one judgments table per calibration cell expected")
+    column = CONFIDENCE_DEFINITIONS[confidence]
+    grades = pd.concat([read_dataset(p) for p in pairs], ignore_index=True)[
+        ["dataset", "qid", "docid", "grade"]
+    ]
+
+    def judges():
+        for cell, path in zip(cells, judgments):
+            labels = SCALES[cell["scale"]]
+            judged = read_pointwise(path)
+            on = grades[grades["dataset"] == cell["dataset"]].drop(columns="dataset")
+            table = on.merge(
+                judged[["qid", "docid", "label", *(f"p{x}" for x in labels), column]],
+                on=["qid", "docid"],
+                how="inner",
+                validate="one_to_one",
+            ).rename(columns={column: "confidence"})
+            if len(table) != len(on):
+                raise ValueError(f"{path} does not judge the dataset's {len(on)} pairs")
+            yield dict(cell), table, labels, f"token_confidence_{confidence}"
+
+    table, bins = calibration_tables(judges(), settings.bins)
+    write_tsv(table, outputs["calibration"])
+    write_tsv(bins, outputs["reliability"])
+    reliability_figure(
+        bins, ["dataset", "model"], "scale", "Overrating - reliability", outputs["png"], outputs["pdf"]
+    )
+    for r in table.itertuples(index=False):
+        log.info(
+            "%s / %s / %s, %s: %d of %d pairs, ECE %.3f (equal width) %.3f (equal mass), Brier %.3f",
+            r.dataset,
+            r.model,
+            r.scale,
+            r.signal,
+            r.n,
+            r.n_pairs,
+            r.ece_equal_width,
+            r.ece_equal_mass,
+            r.brier,
+        )
+    return table
+
 
 #: The prefix of Table 2's per-setting files among the table job's outputs (``by_setting_tsv``..).
 BY_SETTING = "by_setting_"

@@ -63,6 +63,9 @@ class Plan(StudyPlan):
         "overrating_transition_figure": "{results}/overrating/figures/transition/{dataset}/{model}/{scale}.{ext}",
         "overrating_pairwise_figure": "{results}/overrating/figures/pairwise/{dataset}/{model}.{ext}",
         "overrating_confidence_figure": "{results}/overrating/figures/confidence/{dataset}/{model}.{ext}",
+        "overrating_calibration": "{results}/overrating/tables/calibration.tsv",
+        "overrating_reliability": "{results}/overrating/tables/reliability.tsv",
+        "overrating_reliability_figure": "{results}/overrating/figures/reliability.{ext}",
     }
 
     # -- the section --------------------------------------------------------------------------
@@ -262,6 +265,15 @@ class Plan(StudyPlan):
     def pairwise_datasets(self) -> list[str]:
         return list(dict.fromkeys(d for d, _ in self.pairwise_cells))
 
+    def calibration_cells(self) -> list[dict[str, str]]:
+        """Every pointwise run (dataset, model, scale), in the order of the calibration job's
+        judgment inputs."""
+        return [{"dataset": d, "model": m, "scale": s} for d, m, s in self.pointwise_cells]
+
+    def calibration_files(self) -> list[str]:
+        """The judgments of every :meth:`calibration_cells` run."""
+        return [self.project.path("overrating_pointwise", **c) for c in self.calibration_cells()]
+
     def scales_of(self, dataset: str, model: str) -> list[str]:
         """The scales of one dataset x judge's pointwise runs (the confidence figure's inputs)."""
         return [s for d, m, s in self.pointwise_cells if (d, m) == (dataset, model)]
@@ -307,6 +319,8 @@ class Plan(StudyPlan):
         out = []
         if self.pointwise_cells:
             out.append(path("overrating_all_metrics", kind="pointwise"))
+            out += [path("overrating_calibration"), path("overrating_reliability")]
+            out += [path("overrating_reliability_figure", ext=e) for e in ("png", "pdf")]
             out += [path("overrating_table", table="table1", ext=e) for e in TABLE_FORMATS]
             out += [
                 path("overrating_transition_figure", dataset=d, model=m, scale=s, ext=e)

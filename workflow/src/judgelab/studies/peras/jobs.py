@@ -1,5 +1,5 @@
-"""PERAS jobs: judgment, confidence, metrics, imported judges, significance, figures
-and the RQ3 classifiers. One function per workflow job; plain paths and values in, files out.
+"""PERAS jobs: judgment, confidence, metrics (with the calibration of every job), imported
+judges, significance, figures and the RQ3 classifiers. One function per workflow job; plain paths and values in, files out.
 
 The analysis libraries (scikit-learn, statsmodels, xgboost, lightgbm, matplotlib) are imported
 inside the jobs that use them: a judgment job does not pay seconds of imports for them."""
@@ -15,6 +15,7 @@ from typing import cast
 import pandas as pd
 
 from judgelab.analysis import render
+from judgelab.analysis.calibration import CalibrationSettings
 from judgelab.data.imported import ImportReading
 from judgelab.data.labels import GRADE_LABELS
 from judgelab.data.tables import (
@@ -172,6 +173,71 @@ def aggregate_metrics_job(tables: Sequence[str], table: str) -> pd.DataFrame:
     write_tsv(df, table)
     log.info("%d jobs; mean parse coverage %.3f", len(df), df["coverage"].mean())
     return df
+
+
+def calibration_job(
+    pairs: Sequence[str],
+    judgments: Sequence[str],
+    confidence: Sequence[str],
+    cells: Sequence[Mapping[str, str]],
+    settings: CalibrationSettings,
+    outputs: Mapping[str, str],
+) -> pd.DataFrame:
+    """Calibration of every judge job (``cells``: dataset, model, template, persona, in the order
+    of ``judgments`` and ``confidence``; ``pairs``: the dataset tables): the label-token
+    distribution as P(relevant) (p2 + p3) against the human binary relevance, with the expected
+    grade's MAE, and the verbal confidence / 100 as the probability that label = grade
+    (:mod:`judgelab.analysis.calibration`). ``outputs``: calibration (the table), reliability (its
+    bins), png and pdf (the reliability diagrams, equal-width bins)."""
+    from judgelab.analysis.calibration import calibration_tables, reliability_figure
+
+    if not len(judgments) == len(confidence) == len(cells):
+        raise ValueError("one judgments and one confidence table per calibration cell expected")
+    tables = [read_dataset(p) for p in pairs]
+    grades = pd.concat(tables, ignore_index=True)[["dataset", "qid", "docid", "grade"]]
+
+    def judges():
+        for cell, j, c in zip(cells, judgments, confidence):
+            judged = read_judgments(j)
+            conf = read_confidence(c)[["qid", "docid", "confidence"]]
+            on = grades[grades["dataset"] == cell["dataset"]].drop(columns="dataset")
+            table = on.merge(
+                judged[["qid", "docid", "label", *(f"p{g}" for g in GRADE_LABELS)]],
+                on=["qid", "docid"],
+                how="inner",
+                validate="one_to_one",
+            ).merge(conf, on=["qid", "docid"], how="left", validate="one_to_one")
+            if len(table) != len(on):
+                raise ValueError(f"{j} does not cover the dataset's {len(on)} pairs")
+            table["confidence"] = table["confidence"].astype("Float64") / 100.0
+            yield dict(cell), table, GRADE_LABELS, "verbal_confidence"
+
+    table, bins = calibration_tables(judges(), settings.bins)
+    write_tsv(table, outputs["calibration"])
+    write_tsv(bins, outputs["reliability"])
+    reliability_figure(
+        bins,
+        ["dataset", "model", "template"],
+        "persona",
+        "PERAS - reliability",
+        outputs["png"],
+        outputs["pdf"],
+    )
+    for r in table.itertuples(index=False):
+        log.info(
+            "%s / %s / %s / %s, %s: %d of %d pairs, ECE %.3f (equal width) %.3f (equal mass), Brier %.3f",
+            r.dataset,
+            r.model,
+            r.template,
+            r.persona,
+            r.signal,
+            r.n,
+            r.n_pairs,
+            r.ece_equal_width,
+            r.ece_equal_mass,
+            r.brier,
+        )
+    return table
 
 
 # --------------------------------------------------------------------------------------------

@@ -53,6 +53,9 @@ class Plan(StudyPlan):
         "classifier": "{results}/classifier/{dataset}/{model}/{template}/{kind}.tsv",
         "classifier_table": "{results}/classifier/table5.{ext}",
         "peras_table": "{results}/metrics/{table}.{ext}",
+        "peras_calibration": "{results}/metrics/calibration.tsv",
+        "peras_reliability": "{results}/metrics/reliability.tsv",
+        "peras_reliability_figure": "{results}/figures/reliability.{ext}",
     }
 
     # -- templates ----------------------------------------------------------------------------
@@ -240,6 +243,19 @@ class Plan(StudyPlan):
             support=str(self.section["support"]),
         )
 
+    def calibration_cells(self) -> list[dict[str, str]]:
+        """Every judge job of the groups (dataset, model, template, persona), in the order of the
+        calibration job's judgment and confidence inputs."""
+        return [
+            {"dataset": d, "model": m, "template": t, "persona": p}
+            for (d, m, t), personas in self.groups.items()
+            for p in personas
+        ]
+
+    def calibration_files(self, stage: str) -> list[str]:
+        """The ``stage`` file (judgments, confidence) of every :meth:`calibration_cells` job."""
+        return [self.project.path(stage, **cell) for cell in self.calibration_cells()]
+
     def classifier_settings(self) -> ClassifierSettings:
         """The classifier job's settings (a tracked param; the order of ``models`` is the column
         order of Table 5)."""
@@ -325,6 +341,8 @@ class Plan(StudyPlan):
                     path("figure", kind=kind, dataset=d, model=m, template=t, ext=ext)
                     for d, m, t in self.groups
                 ]
+        targets += [path("peras_calibration"), path("peras_reliability")]
+        targets += [path("peras_reliability_figure", ext=e) for e in ("png", "pdf")]
         if self.classifier_groups():
             targets += [path("classifier_table", ext=e) for e in ("tsv", "md", "tex", "html")]
         return targets

@@ -6,7 +6,8 @@ Per dataset: :func:`system_run_job` (one per system, ``source: systems``) or
 live judge: the pool labelled with a PERAS template and persona) or :func:`import_labels_job`
 (one per imported judge, no LLM call); :func:`score_job` (every run x qrels, one job per dataset);
 :func:`correlations_job` (correlations.tsv, pool.tsv); :func:`figures_job` (one per
-judge x measure). Over every dataset: :func:`leaderboard_job`.
+judge x measure). Over every dataset: :func:`leaderboard_job`, :func:`calibration_job` (the
+calibration of every judge's pool labels).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgelab.analysis.calibration import CalibrationSettings
 from judgelab.data.imported import ImportReading
 from judgelab.data.readers import read_run
 from judgelab.data.tables import read_dataset, read_judgments, write_tsv
@@ -637,6 +639,64 @@ def cost_figure_job(leaderboard: str, outputs: Mapping[str, str]) -> None:
     board["judge_template"] = board["judge_template"].fillna("")
     figures.cost_scatter(board, outputs["png"], outputs["pdf"])
     log.info("cost figure: %d judge rows", len(board))
+
+
+def calibration_job(
+    pairs: Sequence[str],
+    labels: Sequence[str],
+    cells: Sequence[Mapping[str, str]],
+    settings: CalibrationSettings,
+    outputs: Mapping[str, str],
+) -> pd.DataFrame:
+    """Calibration of every dataset x judge's pool labels (``cells``: dataset, judge, template,
+    persona, in the order of ``labels``; ``pairs``: the dataset tables, the human grades), on the
+    labelled pairs with a human grade: the label-token distribution as P(relevant) (p2 + p3)
+    against the human binary relevance, with the expected grade's MAE
+    (:mod:`judgelab.analysis.calibration`; an imported judge has no distribution: all its pairs
+    missing). ``outputs``: calibration, reliability, png and pdf."""
+    from judgelab.analysis.calibration import calibration_tables, reliability_figure
+    from judgelab.data.labels import GRADE_LABELS
+
+    if len(labels) != len(cells):
+        raise ValueError("one label table per calibration cell expected")
+    grades = pd.concat([read_dataset(p) for p in pairs], ignore_index=True)[
+        ["dataset", "qid", "docid", "grade"]
+    ]
+    dist = [f"p{g}" for g in GRADE_LABELS]
+
+    def judges():
+        for cell, path in zip(cells, labels):
+            judged = read_labels(path)
+            judged = judged.assign(**{c: pd.NA for c in dist if c not in judged})
+            on = grades[grades["dataset"] == cell["dataset"]].drop(columns="dataset")
+            table = on.merge(
+                judged[["qid", "docid", "label", *dist]],
+                on=["qid", "docid"],
+                how="inner",
+                validate="one_to_one",
+            )
+            yield dict(cell), table, GRADE_LABELS, None
+
+    table, bins = calibration_tables(judges(), settings.bins)
+    write_tsv(table, outputs["calibration"])
+    write_tsv(bins, outputs["reliability"])
+    reliability_figure(
+        bins, ["dataset"], "judge", "Ranking pool labels - reliability", outputs["png"], outputs["pdf"]
+    )
+    for r in table.itertuples(index=False):
+        log.info(
+            "%s / %s: %d of %d labelled pairs with a human grade, ECE %.3f (equal width) %.3f "
+            "(equal mass), Brier %.3f, expected-grade MAE %.3f",
+            r.dataset,
+            r.judge,
+            r.n,
+            r.n_pairs,
+            r.ece_equal_width,
+            r.ece_equal_mass,
+            r.brier,
+            r.expected_grade_mae,
+        )
+    return table
 
 
 def figures_job(scores: str, correlations: str, outputs: Mapping[str, str], figure: Figure) -> None:

@@ -110,6 +110,9 @@ class Plan(StudyPlan):
         "ranking_circularity_figure": "{results}/ranking/{dataset}/circularity/figures/{judge}/{measure}.{ext}",
         # a live judge's labels of the base run's top depth below the pool (depth > pool_depth)
         "ranking_circularity_labels": "{results}/ranking/{dataset}/circularity/labels/{model}.tsv",
+        "ranking_calibration": "{results}/ranking/tables/calibration.tsv",
+        "ranking_reliability": "{results}/ranking/tables/reliability.tsv",
+        "ranking_reliability_figure": "{results}/ranking/figures/reliability.{ext}",
     }
 
     def __init__(self, project):
@@ -356,6 +359,29 @@ class Plan(StudyPlan):
 
     def labels_file(self, dataset: str, judge: str) -> str:
         return self.project.path("ranking_labels", dataset=dataset, model=judge)
+
+    def calibration_cells(self) -> list[dict[str, str]]:
+        """Every dataset x judge's pool labels (dataset, judge, and the template and persona it
+        labelled with: the study's for a live judge, the file's for an imported one), in the order
+        of the calibration job's label inputs."""
+        return [
+            {
+                "dataset": d,
+                "judge": j,
+                "template": self.template if self.is_live(j) else self.imported[j][0],
+                "persona": self.persona if self.is_live(j) else self.imported[j][1],
+            }
+            for d in self.datasets
+            for j in self.judges_of(d)
+        ]
+
+    def calibration_inputs(self) -> dict[str, list[str]]:
+        """The calibration job's inputs: every dataset table (the human grades) and the label file
+        of every :meth:`calibration_cells` entry."""
+        return {
+            "pairs": [self.project.table(d) for d in self.datasets],
+            "labels": [self.labels_file(c["dataset"], c["judge"]) for c in self.calibration_cells()],
+        }
 
     def score_inputs(self, dataset: str) -> dict:
         """The scoring job's inputs: every run file of the dataset (in :meth:`run_files` order),
@@ -720,6 +746,8 @@ class Plan(StudyPlan):
         out += [path("ranking_leaderboard", ext=e) for e in ("tsv", "md", "tex", "html")]
         out += [path("ranking_robustness", ext=e) for e in ("tsv", "md", "html")]
         out += [path("ranking_cost_figure", ext=e) for e in ("png", "pdf")]
+        out += [path("ranking_calibration"), path("ranking_reliability")]
+        out += [path("ranking_reliability_figure", ext=e) for e in ("png", "pdf")]
         if self.circularity_enabled:
             out += self.circularity_targets()
         return out
