@@ -362,8 +362,9 @@ class Plan(StudyPlan):
 
     def calibration_cells(self) -> list[dict[str, str]]:
         """Every dataset x judge's pool labels (dataset, judge, and the template and persona it
-        labelled with: the study's for a live judge, the file's for an imported one), in the order
-        of the calibration job's label inputs."""
+        labelled with: the study's for a live judge, the file's for an imported one; committees
+        left out: their labels carry no probability), in the order of the calibration job's label
+        inputs."""
         return [
             {
                 "dataset": d,
@@ -373,6 +374,7 @@ class Plan(StudyPlan):
             }
             for d in self.datasets
             for j in self.judges_of(d)
+            if j not in self.committees  # a committee's labels carry no probability
         ]
 
     def calibration_inputs(self) -> dict[str, list[str]]:
