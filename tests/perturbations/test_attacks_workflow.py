@@ -1,6 +1,6 @@
 """Attacks on passages through Snakemake, for real (the embedded model judges): on a two-topic
-fixture (tests/fixtures/attacks), STUFF (twice) and an injection of the test's own, at the start
-and the end, with the plain and the defended template. The attacked passages and texts are as
+fixture (tests/fixtures/attacks), STUFF (twice) and an injection of the test's own, at the end
+(the default run puts them at the start), with the plain and the defended template. The attacked passages and texts are as
 configured, the table counts what the judge tables hold, the estimate of the finished run finds
 every request cached (so the defended requests were built as the plan says), and editing the
 injection reruns exactly its judge jobs and the table and figure above them."""
@@ -42,7 +42,7 @@ ATTACKS = {
         "insertions": [],
         "attacks": {
             "run": ["STUFF", "INJECT"],
-            "positions": ["start", "end"],
+            "positions": ["end"],  # the default run has start; unit tests both
             "per_label": 1,
             "stuff_repeat": 2,
             "injections": ["mine"],
@@ -80,12 +80,12 @@ def test_the_attacked_passages_and_texts_are_as_configured(workdir):
     texts = dict(zip(sample["docid"], sample["passage"]))
     for template in ("plain", "defended"):
         stuff = pd.read_csv(res / template / "stuff" / "smollm2.tsv", sep="\t", dtype=str)
-        assert len(stuff) == 2 * len(sample)  # every passage at both positions
+        assert len(stuff) == len(sample) and set(stuff["position"]) == {"end"}
         terms = {"101": "goldfish grow goldfish grow", "102": "price gold price gold"}
         for r in stuff.itertuples(index=False):
             assert r.text == terms[r.qid]
         inject = pd.read_csv(res / template / "inject_mine" / "smollm2.tsv", sep="\t", dtype=str)
-        assert set(inject["text"]) == {SENTENCE} and set(inject["position"]) == {"start", "end"}
+        assert set(inject["text"]) == {SENTENCE} and set(inject["position"]) == {"end"}
         clean = pd.read_csv(res / template / "none" / "smollm2.tsv", sep="\t", dtype=str)
         assert len(clean) == len(sample) and set(clean["position"]) == {"none"}
     assert set(texts) == set(sample["docid"])
@@ -96,7 +96,7 @@ def test_the_table_counts_the_judge_tables(workdir):
     table = pd.read_csv(res / "attacks.tsv", sep="\t")
     every = table[table["passages"] == "all"]
     assert sorted(zip(every["template"], every["attack"], every["position"])) == sorted(
-        (t, a, p) for t in ("plain", "defended") for a in ("stuff", "inject_mine") for p in ("start", "end")
+        (t, a, "end") for t in ("plain", "defended") for a in ("stuff", "inject_mine")
     )
     assert (every["n"] == 4).all() and set(table["passages"]) == {"all", "assessed", "other_topic"}
     for r in every.itertuples(index=False):
@@ -118,7 +118,7 @@ def test_the_estimate_finds_every_attack_request_cached(workdir, monkeypatch):
     project = Project.load([str(workdir / "attacks.yaml")], workdir)
     table, _ = estimate(project, directory=workdir)
     row = table.set_index("stage").loc["attack"]
-    assert row["calls"] == 2 * (4 + 8 + 8) and row["to_send"] == 0, table.to_string()
+    assert row["calls"] == 2 * (4 + 4 + 4) and row["to_send"] == 0, table.to_string()
 
 
 def test_editing_the_injection_reruns_only_its_jobs(workdir):
