@@ -483,10 +483,9 @@ def test_calls_run_in_threads_bounded_by_concurrency_and_raw_bodies_parse():
 
     b.boto_client.meta.events.register("before-send.bedrock-runtime.Converse", send)
     requests = [judge_request("", f"item {i}") for i in range(9)]
-    t0 = time.perf_counter()
     answers = dict(b.complete_many(requests))
-    elapsed = time.perf_counter() - t0
+    # in parallel: 3 calls in flight at once (the peak), never more (the bound); no wall-clock
+    # bound here - under a loaded CI machine it failed although the peak showed the overlap
     assert state["calls"] == 9 and state["peak"] == 3
     assert [answers[i].text for i in range(9)] == [f"<judgment>{i}</judgment>" for i in range(9)]
     assert [answers[i].prompt_tokens for i in range(9)] == [100 + i for i in range(9)]
-    assert elapsed < 9 * 0.05  # in parallel: three waves of 0.05 s, not nine
