@@ -26,6 +26,7 @@ equal-mass bins, the Brier score and the reliability-diagram data.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,7 +36,10 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from judgelab.data.labels import SCALES, TREC_RELEVANT, binarise
+from judgelab.data.tables import write_tsv
 from judgelab.params import Settings
+
+log = logging.getLogger("judgelab")
 
 #: The two binnings of the ECE and the reliability diagram.
 BINNINGS = ("equal_width", "equal_mass")
@@ -268,6 +272,39 @@ def calibration_tables(
         else pd.DataFrame(columns=RELIABILITY_COLUMNS)
     )
     return table, bins_table
+
+
+def write_calibration(
+    judges: Iterable[tuple[Mapping[str, str], pd.DataFrame, Sequence[str], str | None]],
+    bins: int,
+    outputs: Mapping[str, str],
+    panels: Sequence[str],
+    line: str,
+    title: str,
+) -> pd.DataFrame:
+    """A study's calibration job's outputs from its judges (:func:`calibration_tables`):
+    ``outputs["calibration"]`` and ``outputs["reliability"]`` (TSV), the reliability diagrams
+    (``outputs["png"]``, ``outputs["pdf"]``; :func:`reliability_figure` with ``panels``, ``line``
+    and ``title``), and one log line per row (its ids, signal, pairs, ECE, Brier, MAE)."""
+    table, bins_table = calibration_tables(judges, bins)
+    write_tsv(table, outputs["calibration"])
+    write_tsv(bins_table, outputs["reliability"])
+    reliability_figure(bins_table, panels, line, title, outputs["png"], outputs["pdf"])
+    ids = [c for c in table.columns if c not in CALIBRATION_COLUMNS]
+    for r in table.to_dict("records"):
+        log.info(
+            "%s, %s: %d of %d pairs, ECE %.3f (equal width) %.3f (equal mass), Brier %.3f, "
+            "expected-grade MAE %.3f",
+            " / ".join(str(r[c]) for c in ids),
+            r["signal"],
+            r["n"],
+            r["n_pairs"],
+            r["ece_equal_width"],
+            r["ece_equal_mass"],
+            r["brier"],
+            r["expected_grade_mae"],
+        )
+    return table
 
 
 def reliability_figure(

@@ -275,7 +275,7 @@ def calibration_job(
     of ``confidence`` (``full`` or ``renormalised``: ``overrating.confidence``) as the probability
     that the label is correct (:mod:`judgelab.analysis.calibration`). ``outputs``: calibration,
     reliability, png and pdf."""
-    from judgelab.analysis.calibration import calibration_tables, reliability_figure
+    from judgelab.analysis.calibration import write_calibration
 
     if len(judgments) != len(cells):
         raise ValueError("one judgments table per calibration cell expected")
@@ -299,26 +299,9 @@ def calibration_job(
                 raise ValueError(f"{path} does not judge the dataset's {len(on)} pairs")
             yield dict(cell), table, labels, f"token_confidence_{confidence}"
 
-    table, bins = calibration_tables(judges(), settings.bins)
-    write_tsv(table, outputs["calibration"])
-    write_tsv(bins, outputs["reliability"])
-    reliability_figure(
-        bins, ["dataset", "model"], "scale", "Overrating - reliability", outputs["png"], outputs["pdf"]
+    return write_calibration(
+        judges(), settings.bins, outputs, ["dataset", "model"], "scale", "Overrating - reliability"
     )
-    for r in table.itertuples(index=False):
-        log.info(
-            "%s / %s / %s, %s: %d of %d pairs, ECE %.3f (equal width) %.3f (equal mass), Brier %.3f",
-            r.dataset,
-            r.model,
-            r.scale,
-            r.signal,
-            r.n,
-            r.n_pairs,
-            r.ece_equal_width,
-            r.ece_equal_mass,
-            r.brier,
-        )
-    return table
 
 
 #: The prefix of Table 2's per-setting files among the table job's outputs (``by_setting_tsv``..).

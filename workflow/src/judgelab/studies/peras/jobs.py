@@ -189,7 +189,7 @@ def calibration_job(
     grade's MAE, and the verbal confidence / 100 as the probability that label = grade
     (:mod:`judgelab.analysis.calibration`). ``outputs``: calibration (the table), reliability (its
     bins), png and pdf (the reliability diagrams, equal-width bins)."""
-    from judgelab.analysis.calibration import calibration_tables, reliability_figure
+    from judgelab.analysis.calibration import write_calibration
 
     if not len(judgments) == len(confidence) == len(cells):
         raise ValueError("one judgments and one confidence table per calibration cell expected")
@@ -212,32 +212,9 @@ def calibration_job(
             table["confidence"] = table["confidence"].astype("Float64") / 100.0
             yield dict(cell), table, GRADE_LABELS, "verbal_confidence"
 
-    table, bins = calibration_tables(judges(), settings.bins)
-    write_tsv(table, outputs["calibration"])
-    write_tsv(bins, outputs["reliability"])
-    reliability_figure(
-        bins,
-        ["dataset", "model", "template"],
-        "persona",
-        "PERAS - reliability",
-        outputs["png"],
-        outputs["pdf"],
+    return write_calibration(
+        judges(), settings.bins, outputs, ["dataset", "model", "template"], "persona", "PERAS - reliability"
     )
-    for r in table.itertuples(index=False):
-        log.info(
-            "%s / %s / %s / %s, %s: %d of %d pairs, ECE %.3f (equal width) %.3f (equal mass), Brier %.3f",
-            r.dataset,
-            r.model,
-            r.template,
-            r.persona,
-            r.signal,
-            r.n,
-            r.n_pairs,
-            r.ece_equal_width,
-            r.ece_equal_mass,
-            r.brier,
-        )
-    return table
 
 
 # --------------------------------------------------------------------------------------------

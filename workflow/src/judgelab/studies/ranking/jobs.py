@@ -654,7 +654,7 @@ def calibration_job(
     against the human binary relevance, with the expected grade's MAE
     (:mod:`judgelab.analysis.calibration`; an imported judge has no distribution: all its pairs
     missing). ``outputs``: calibration, reliability, png and pdf."""
-    from judgelab.analysis.calibration import calibration_tables, reliability_figure
+    from judgelab.analysis.calibration import write_calibration
     from judgelab.data.labels import GRADE_LABELS
 
     if len(labels) != len(cells):
@@ -677,26 +677,9 @@ def calibration_job(
             )
             yield dict(cell), table, GRADE_LABELS, None
 
-    table, bins = calibration_tables(judges(), settings.bins)
-    write_tsv(table, outputs["calibration"])
-    write_tsv(bins, outputs["reliability"])
-    reliability_figure(
-        bins, ["dataset"], "judge", "Ranking pool labels - reliability", outputs["png"], outputs["pdf"]
+    return write_calibration(
+        judges(), settings.bins, outputs, ["dataset"], "judge", "Ranking pool labels - reliability"
     )
-    for r in table.itertuples(index=False):
-        log.info(
-            "%s / %s: %d of %d labelled pairs with a human grade, ECE %.3f (equal width) %.3f "
-            "(equal mass), Brier %.3f, expected-grade MAE %.3f",
-            r.dataset,
-            r.judge,
-            r.n,
-            r.n_pairs,
-            r.ece_equal_width,
-            r.ece_equal_mass,
-            r.brier,
-            r.expected_grade_mae,
-        )
-    return table
 
 
 def figures_job(scores: str, correlations: str, outputs: Mapping[str, str], figure: Figure) -> None:
