@@ -27,7 +27,7 @@ PERAS's significance), McNemar's exact p on the passages both answers of which p
 from __future__ import annotations
 
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -217,7 +217,6 @@ def attack_table(
     n_boot: int,
     seed: int,
     alpha: float = 0.05,
-    kinds: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Per judge x template x attack x position x passages (:data:`PASSAGES`), the clean
     judgment (attack :data:`CLEAN`) against the attacked one of the same passage: ``n`` passages,
@@ -237,8 +236,8 @@ def attack_table(
     merged = attacked.merge(clean, on=keys, how="left", validate="many_to_one")
     rows = []
     dataset = str(judged["dataset"].iloc[0]) if len(judged) and "dataset" in judged else ""
-    group_keys = ["judge", "template", "attack", "position"]
-    for (judge, template, attack, position), g in merged.groupby(group_keys, sort=False):
+    group_keys = ["judge", "template", "attack", "kind", "position"]
+    for (judge, template, attack, kind, position), g in merged.groupby(group_keys, sort=False):
         for passages in PASSAGES:
             part = g if passages == "all" else g[g["source"] == passages]
             if not len(part):
@@ -260,7 +259,7 @@ def attack_table(
                     "judge": judge,
                     "template": template,
                     "attack": attack,
-                    "kind": (kinds or {}).get(attack, attack.split("_")[0].upper()),
+                    "kind": kind,
                     "position": position,
                     "passages": passages,
                     "n": len(part),

@@ -428,21 +428,21 @@ def attack_pairs(candidates: pd.DataFrame, attack: Attack) -> pd.DataFrame:
 
     if not attack.kind:
         return candidates.assign(position=CLEAN, text="")
+    texts = (
+        candidates["query"].map(lambda q: stuff_text(q, attack.words, attack.repeat))
+        if attack.kind == "STUFF"
+        else pd.Series(attack.sentence, index=candidates.index)
+    )
+    usable = candidates[texts != ""]
+    if len(usable) < len(candidates):
+        log.info(
+            "%s: %d passages whose query has no term, not attacked",
+            attack.name,
+            len(candidates) - len(usable),
+        )
+    t = texts[usable.index]
     parts = []
     for position in attack.positions:
-        texts = (
-            candidates["query"].map(lambda q: stuff_text(q, attack.words, attack.repeat))
-            if attack.kind == "STUFF"
-            else pd.Series(attack.sentence, index=candidates.index)
-        )
-        usable = candidates[texts != ""]
-        if len(usable) < len(candidates):
-            log.info(
-                "%s: %d passages whose query has no term, not attacked",
-                attack.name,
-                len(candidates) - len(usable),
-            )
-        t = texts[usable.index]
         parts.append(
             usable.assign(
                 position=position,
@@ -508,7 +508,6 @@ def attacks_job(judged: Sequence[str], attacks: str, markdown: str, measure: Att
         n_boot=measure.n_boot,
         seed=measure.seed,
         alpha=measure.alpha,
-        kinds={a: k for f in frames for a, k in zip(f["attack"], f["kind"])},
     )
     write_tsv(table, attacks)
     shown = table[table["passages"] == "all"].drop(columns=["dataset", "passages"])

@@ -333,12 +333,12 @@ class Plan(StudyPlan):
 
     @property
     def attack_section(self) -> dict:
-        return dict(self.section.get("attacks") or {})
+        return dict(self.section["attacks"])
 
     @property
     def attack_kinds(self) -> list[str]:
         """The attack kinds run (``perturbations.attacks.run``; [] = none)."""
-        return [str(k) for k in self.attack_section.get("run") or []]
+        return [str(k) for k in self.attack_section["run"]]
 
     @cached_property
     def injection_texts(self) -> dict[str, str]:
@@ -347,12 +347,12 @@ class Plan(StudyPlan):
         from judgelab.llm.prompts import template_path
 
         a = self.attack_section
-        ref = str(a.get("injection_list") or "perturbations/injections")
+        ref = str(a["injection_list"])
         path = template_path(ref, self.project.resources)
         if not Path(path).is_file():
             raise InputError(f"no injection list {path}", key=f"{self.name}.attacks.injection_list")
         texts = read_injections(path)
-        for name, sentence in (a.get("custom_injections") or {}).items():
+        for name, sentence in a["custom_injections"].items():
             check_name(str(name), f"{self.name}.attacks.custom_injections")
             if not str(sentence).strip():
                 raise InputError(
@@ -366,18 +366,18 @@ class Plan(StudyPlan):
         """The attacks run, by name (``stuff``; ``inject_<name>`` per injection), each at the
         configured positions."""
         a = self.attack_section
-        positions = tuple(str(p) for p in a.get("positions") or ())
+        positions = tuple(str(p) for p in a["positions"])
         out: dict[str, Attack] = {}
         if "STUFF" in self.attack_kinds:
             out["stuff"] = Attack(
                 name="stuff",
                 kind="STUFF",
                 positions=positions,
-                repeat=int(a.get("stuff_repeat", 1)),
+                repeat=int(a["stuff_repeat"]),
                 stopwords=tuple(sorted(self.stopwords)),
             )
         if "INJECT" in self.attack_kinds:
-            for name in a.get("injections") or []:
+            for name in a["injections"]:
                 out[f"inject_{name}"] = Attack(
                     name=f"inject_{name}",
                     kind="INJECT",
@@ -399,11 +399,11 @@ class Plan(StudyPlan):
     def defenses(self) -> list[str]:
         """The templates attacks are judged with: ``plain``, and ``defended`` with
         ``attacks.defended``."""
-        return ["plain", "defended"] if self.attack_section.get("defended") else ["plain"]
+        return ["plain", "defended"] if self.attack_section["defended"] else ["plain"]
 
     @cached_property
     def defense_text(self) -> str:
-        ref = str(self.attack_section.get("defense") or "perturbations/defense")
+        ref = str(self.attack_section["defense"])
         return self.project.load_template(ref, "defense", f"{self.name}.attacks.defense")
 
     def attack_judge(self, model: str, defense: str) -> OriginalJudge:
@@ -417,19 +417,19 @@ class Plan(StudyPlan):
     def attack_sampling(self) -> AttackSampling:
         a = self.attack_section
         return AttackSampling(
-            grades=tuple(a.get("grades") or (0,)),
-            per_label=int(a.get("per_label") or self.section["per_label"]),
+            grades=tuple(a["grades"]),
+            per_label=int(self.section["per_label"] if a["per_label"] is None else a["per_label"]),
             seed=int(self.section["seed"]),
-            other_topics=bool(a.get("other_topics", True)),
+            other_topics=bool(a["other_topics"]),
         )
 
     def attack_measure(self) -> AttackMeasure:
         a = self.attack_section
         return AttackMeasure(
-            relevant=int(a.get("relevant", 2)),
-            n_boot=int(a.get("n_boot", 1000)),
-            seed=int(a.get("seed", 0)),
-            alpha=float(a.get("alpha", 0.05)),
+            relevant=int(a["relevant"]),
+            n_boot=int(a["n_boot"]),
+            seed=int(a["seed"]),
+            alpha=float(a["alpha"]),
         )
 
     def attack_figure(self, dataset: str) -> AttackFigure:
@@ -452,7 +452,7 @@ class Plan(StudyPlan):
                 raise InputError(f"unknown attack {k!r} ({', '.join(ATTACK_KINDS)})", key=f"{key}.run[{i}]")
         if not self.attack_kinds:
             return
-        positions = list(a.get("positions") or [])
+        positions = list(a["positions"])
         if not positions:
             raise InputError(f"no position given ({', '.join(POSITIONS)})", key=f"{key}.positions")
         for i, p in enumerate(positions):
@@ -461,7 +461,7 @@ class Plan(StudyPlan):
                     f"unknown position {p!r} ({', '.join(POSITIONS)})", key=f"{key}.positions[{i}]"
                 )
         if "INJECT" in self.attack_kinds:
-            names = list(a.get("injections") or [])
+            names = list(a["injections"])
             if not names:
                 raise InputError(
                     "INJECT is run but no injection is named (names of the injection list or of "
@@ -475,9 +475,9 @@ class Plan(StudyPlan):
                         f"{sorted(self.injection_texts)})",
                         key=f"{key}.injections[{i}]",
                     )
-        if "STUFF" in self.attack_kinds and int(a.get("stuff_repeat", 1)) < 1:
-            raise InputError(f"must be >= 1, got {a.get('stuff_repeat')}", key=f"{key}.stuff_repeat")
-        for i, g in enumerate(a.get("grades") or [0]):
+        if "STUFF" in self.attack_kinds and int(a["stuff_repeat"]) < 1:
+            raise InputError(f"must be >= 1, got {a['stuff_repeat']}", key=f"{key}.stuff_repeat")
+        for i, g in enumerate(a["grades"]):
             if int(g) not in (0, 1, 2, 3):
                 raise InputError(f"grade {g!r} outside 0-3", key=f"{key}.grades[{i}]")
         if self.defenses[-1] == "defended":
