@@ -91,6 +91,29 @@ def filled_name(judge: str) -> str:
     return f"{HUMAN}+{judge}"
 
 
+def _n_topics(src, dataset: str) -> int:
+    """The topics an estimate counts: the dataset table's, or before a download its judged
+    queries (:data:`~judgelab.data.sources.JUDGED_QUERIES`)."""
+    return (
+        src.pairs["qid"].nunique() if src.exact else JUDGED_QUERIES.get(dataset, src.pairs["qid"].nunique())
+    )
+
+
+def _stand_in(src, dataset: str, n: int) -> pd.DataFrame:
+    """``n`` stand-in pairs of the dataset's first query and passage (an upper bound's requests,
+    never looked up in the cache)."""
+    first = src.pairs.iloc[0]
+    return pd.DataFrame(
+        {
+            "dataset": dataset,
+            "qid": "q",
+            "query": [first["query"]] * n,
+            "docid": "d",
+            "passage": first["passage"],
+        }
+    )
+
+
 class Plan(StudyPlan):
     name = "ranking"
     paths = {
@@ -119,7 +142,6 @@ class Plan(StudyPlan):
         super().__init__(project)
         self._files: dict[str, dict[str, str]] = {}
         self._estimates: dict = {}
-        self._estimate_runs: dict = {}
 
     # -- the section --------------------------------------------------------------------------
 
@@ -264,11 +286,11 @@ class Plan(StudyPlan):
         return {
             str(name): Committee(
                 name=str(name),
-                members=tuple(spec.get("judges") or ()),
-                rule=str(spec.get("rule", "majority")),
-                quorum=int(spec.get("quorum") or 0),
+                members=tuple(spec["judges"]),
+                rule=str(spec["rule"]),
+                quorum=int(spec["quorum"]),
             )
-            for name, spec in (self.section.get("committees") or {}).items()
+            for name, spec in self.section["committees"].items()
         }
 
     def committee(self, name: str) -> Committee:
@@ -325,7 +347,7 @@ class Plan(StudyPlan):
     @property
     def expected_judges(self) -> list[str]:
         """The live judges also scored with their expected grades (``ranking.expected_gain``)."""
-        return [str(j) for j in self.section.get("expected_gain") or []]
+        return [str(j) for j in self.section["expected_gain"]]
 
     def comparisons(self, dataset: str) -> list[tuple[str, str]]:
         """(judge, reference) of every comparison on a dataset: each judge's labels, then the
@@ -830,8 +852,7 @@ class Plan(StudyPlan):
         from judgelab.studies.ranking.pool import human_qrels
         from judgelab.studies.ranking.scores import score_runs
 
-        pool_pairs, exact = self._estimate_pool(ctx, dataset)
-        runs = self._estimate_runs.get((id(ctx), dataset))
+        pool_pairs, exact, runs = self._pool_estimate(ctx, dataset)
         src = ctx.pairs(dataset)
         if exact and runs is not None:
             base = self.circularity_base(dataset)
@@ -844,31 +865,24 @@ class Plan(StudyPlan):
                 f"{len(todo):,} pairs with a known text below the pool (the live judges' extra requests)"
             )
             return todo, True
-        n_topics = (
-            src.pairs["qid"].nunique()
-            if src.exact
-            else JUDGED_QUERIES.get(dataset, src.pairs["qid"].nunique())
-        )
+        n_topics = _n_topics(src, dataset)
         n = n_topics * (self.circularity_depth - self.pool_depth)
-        first = src.pairs.iloc[0]
-        stand_in = pd.DataFrame(
-            {
-                "dataset": dataset,
-                "qid": "q",
-                "query": [first["query"]] * n,
-                "docid": "d",
-                "passage": first["passage"],
-            }
-        )
+        stand_in = _stand_in(src, dataset, n)
         return stand_in, False
 
     def _estimate_pool(self, ctx, dataset: str) -> tuple[pd.DataFrame, bool]:
+        pairs, exact, _ = self._pool_estimate(ctx, dataset)
+        return pairs, exact
+
+    def _pool_estimate(self, ctx, dataset: str) -> tuple[pd.DataFrame, bool, dict | None]:
+        """The pool's judge pairs, whether they are exact, and the runs they came from (None
+        when a stand-in counts them), built once per estimate."""
         key = (id(ctx), dataset)
         if key not in self._estimates:
             self._estimates[key] = self._build_pool(ctx, dataset)
         return self._estimates[key]
 
-    def _build_pool(self, ctx, dataset: str) -> tuple[pd.DataFrame, bool]:
+    def _build_pool(self, ctx, dataset: str) -> tuple[pd.DataFrame, bool, dict | None]:
         from judgelab.studies.ranking.pool import judge_pairs, pool_table
         from judgelab.studies.ranking.systems import rank
 
@@ -888,7 +902,6 @@ class Plan(StudyPlan):
                 n_runs = len(files)
                 if all(Path(f).is_file() for f in files.values()):
                     runs = {n: read_run(f, n) for n, f in files.items()}
-        self._estimate_runs[(id(ctx), dataset)] = runs
         if runs is not None:
             pool_ = pool_table(runs, src.pairs, self.pool_depth)
             pairs = judge_pairs(pool_, dataset)
@@ -896,32 +909,19 @@ class Plan(StudyPlan):
                 f"ranking {dataset}: pool of {len(runs)} runs at depth {self.pool_depth}: {len(pool_):,} "
                 f"pairs, {len(pairs):,} with a known passage text (the judge's requests)"
             )
-            return pairs, True
+            return pairs, True, runs
         if n_runs is None:  # run files of a dataset that is not downloaded yet
             n_runs = len(self.run_files(dataset, ctx.directory))
-        n_topics = (
-            src.pairs["qid"].nunique()
-            if src.exact
-            else JUDGED_QUERIES.get(dataset, src.pairs["qid"].nunique())
-        )
+        n_topics = _n_topics(src, dataset)
         per_topic = self.pool_depth * n_runs
         if src.exact:
             per_topic = min(per_topic, src.pairs["docid"].nunique())
         n = n_topics * per_topic
-        first = src.pairs.iloc[0]
-        stand_in = pd.DataFrame(
-            {
-                "dataset": dataset,
-                "qid": "q",
-                "query": [first["query"]] * n,
-                "docid": "d",
-                "passage": first["passage"],
-            }
-        )
+        stand_in = _stand_in(src, dataset, n)
         why = "the runs are not downloaded yet" if src.exact else "the dataset is not downloaded yet"
         ctx.notes.append(
             f"ranking {dataset}: {why}: at most {self.pool_depth} x {n_runs} runs = {per_topic:,} pool pairs per "
             f"topic x {n_topics} topics = {n:,} requests counted (an upper bound; `snakemake ranking_runs` "
             "fetches the runs and the dataset, after which the pool is counted exactly)"
         )
-        return stand_in, False
+        return stand_in, False, None

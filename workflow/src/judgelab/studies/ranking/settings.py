@@ -23,6 +23,14 @@ def _names(names: Any) -> tuple[str, ...]:
     return tuple(str(x) for x in names)
 
 
+def _run_files(run_names: tuple[str, ...], runs: Any) -> dict[str, str]:
+    """Run name -> run file: a job's run files ``runs`` in the order of ``run_names``."""
+    paths = [str(p) for p in runs]
+    if len(run_names) != len(paths):
+        raise ValueError(f"{len(run_names)} run names for {len(paths)} run files")
+    return dict(zip(run_names, paths))
+
+
 @dataclass(frozen=True)
 class System(Settings):
     """One of the workflow's own retrieval systems (``source: systems``): the run's name (its tag
@@ -55,17 +63,14 @@ class Pooling(Settings):
     def files(self, runs: Any) -> dict[str, str]:
         """Run name -> run file of the job's run files ``runs`` (in the order of
         :attr:`run_names`)."""
-        paths = [str(p) for p in runs]
-        if len(self.run_names) != len(paths):
-            raise ValueError(f"{len(self.run_names)} run names for {len(paths)} run files")
-        return dict(zip(self.run_names, paths))
+        return _run_files(self.run_names, runs)
 
 
 @dataclass(frozen=True)
 class Scoring(Settings):
     """What a dataset's runs are scored under: every qrels as (name, kind, judge) - kind ``human``
-    (the dataset table's grades), ``judge`` (the judge's labels) or ``filled`` (the human grades,
-    holes filled with the judge's labels) -, the dataset's judges in the order of their label
+    (the dataset table's grades), ``judge`` (the judge's labels), ``filled`` (the human grades,
+    holes filled with the judge's labels) or ``expected`` (the judge's expected grades as gains) -, the dataset's judges in the order of their label
     files, the measures (ir-measures names) and the names of the runs, in the order of the run
     files a job is given."""
 
@@ -83,10 +88,7 @@ class Scoring(Settings):
     def files(self, runs: Any) -> dict[str, str]:
         """Run name -> run file of the job's run files ``runs`` (in the order of
         :attr:`run_names`)."""
-        paths = [str(p) for p in runs]
-        if len(self.run_names) != len(paths):
-            raise ValueError(f"{len(self.run_names)} run names for {len(paths)} run files")
-        return dict(zip(self.run_names, paths))
+        return _run_files(self.run_names, runs)
 
 
 @dataclass(frozen=True)
