@@ -311,6 +311,7 @@ def test_dl21_imported_judge_with_no_llm_call_and_adding_one_run(tmp_path, share
         "ranking_cost_figure",
         "ranking_figures",
         "ranking_leaderboard",
+        "ranking_ppi",
         "ranking_robustness",
         "ranking_score",
     ], output(dry)[-3000:]
@@ -385,6 +386,19 @@ def test_dl21_imported_judge_with_no_llm_call_and_adding_one_run(tmp_path, share
     assert corr["alpha"] == pytest.approx(alpha, abs=1e-12)
     board = read_tsv(wd / "results" / "ranking" / "tables" / "leaderboard.tsv")
     assert list(board["judge"]) == ["flip"] and board["tau"].iloc[0] == pytest.approx(corr["kendall_tau"])
+
+    # prediction-powered estimates (values checked against ppi-python in test_ranking_ppi.py): per
+    # n, the three methods on the 63 systems and their 1,953 pairs, against the 53 topics' means
+    ppi = read_tsv(wd / "results" / "ranking" / "tables" / "ppi.tsv")
+    assert len(ppi) == 4 * 2 * 3 and set(ppi["n"]) == {5, 10, 20, 30}
+    assert (ppi["n_topics"] == 53).all() and (ppi["draws"] == 200).all()
+    systems = ppi[ppi["target"] == "systems"].set_index(["n", "method"])
+    for n in (5, 10, 20, 30):
+        # the judge agrees with the human grades on most pairs: PPI's interval is narrower
+        assert systems.loc[(n, "ppi"), "width"] < systems.loc[(n, "human_only"), "width"]
+    assert systems.loc[(30, "human_only"), "width"] < systems.loc[(5, "human_only"), "width"]
+    assert (ppi[ppi["method"] != "judge_only"]["coverage"].between(0, 1)).all()
+    assert (ppi.loc[ppi["target"] == "pairs", "n_targets"] == 63 * 62 // 2).all()
 
 
 def test_dl21_runs_download_through_file_urls(tmp_path, shared_data):

@@ -123,3 +123,28 @@ rule ranking_calibration:
         settings=PROJECT.calibration().param(),
     script:
         "../../scripts/ranking/calibration.py"
+
+
+# Prediction-powered estimates (no model call): per dataset x judge x measure x n of
+# `ranking.ppi.n`, the systems' means and pair differences from n human-judged topics (seeded
+# draws) three ways - human-only, judge-only, PPI++ - with coverage, width, bias and the pairs
+# separated alike; one table and one figure for the study.
+rule ranking_ppi:
+    input:
+        scores=[path("ranking_scores", dataset=d) for d in RANKING.datasets],
+    output:
+        tsv=path("ranking_ppi", ext="tsv"),
+        md=path("ranking_ppi", ext="md"),
+        html=ranking_report(path("ranking_ppi", ext="html"), "ppi"),
+        png=ranking_report(path("ranking_ppi_figure", ext="png"), "ppi_figure", "Ranking agreement - figures"),
+        pdf=path("ranking_ppi_figure", ext="pdf"),
+    log:
+        PROJECT.log("ranking/ppi"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    resources:
+        **cpu_job(60, 4000),
+    params:
+        settings=RANKING.ppi().param(),
+    script:
+        "../../scripts/ranking/ppi.py"

@@ -36,6 +36,7 @@ from judgelab.studies.ranking.settings import (
     Figure,
     JudgeCost,
     Pooling,
+    PPISettings,
     Scoring,
     System,
 )
@@ -701,3 +702,25 @@ def figures_job(scores: str, correlations: str, outputs: Mapping[str, str], figu
     title = (figure.dataset, measure)
     figures.score_scatter(systems, reference, judge, row, title, outputs["scores_png"], outputs["scores_pdf"])
     figures.rank_rank(systems, reference, judge, row, title, outputs["ranks_png"], outputs["ranks_pdf"])
+
+
+def ppi_job(scores: Sequence[str], settings: PPISettings, outputs: Mapping[str, str]) -> pd.DataFrame:
+    """Prediction-powered estimates (:mod:`judgelab.studies.ranking.ppi`) of every dataset x
+    comparison x measure x n of ``settings`` from the datasets' scores tables (``scores``, in the
+    order of ``ranking.runs``; each names its dataset by its folder): ``outputs`` tsv, md, html (the
+    table) and png, pdf (the width-vs-n figure)."""
+    from judgelab.analysis.render import html_table
+    from judgelab.studies.ranking.ppi import ppi_figure, ppi_markdown, ppi_table
+    from judgelab.studies.ranking.tables import read_scores
+
+    tables = {Path(p).parent.name: read_scores(p) for p in scores}
+    table = ppi_table(tables, settings)
+    write_tsv(table, outputs["tsv"])
+    md = ppi_markdown(table)
+    Path(outputs["md"]).write_text(md, encoding="utf-8")
+    Path(outputs["html"]).write_text(
+        html_table(table, "Prediction-powered estimates: coverage, width and bias per method and n"),
+        encoding="utf-8",
+    )
+    ppi_figure(table, outputs["png"], outputs["pdf"])
+    return table

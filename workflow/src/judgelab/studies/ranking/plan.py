@@ -46,6 +46,7 @@ from judgelab.llm.judge import Judge
 from judgelab.llm.judging import judgment_requests
 from judgelab.project.config import check_name
 from judgelab.project.plan import LLMJob, StudyPlan
+from judgelab.studies.ranking.ppi import check_n
 from judgelab.studies.ranking.runs import DL21_RUNS_BASE, dl21_run_names, run_urls
 from judgelab.studies.ranking.scores import EXPECTED, EXPECTED_SCALE, expected_name, parse_measures
 from judgelab.studies.ranking.settings import (
@@ -57,6 +58,7 @@ from judgelab.studies.ranking.settings import (
     Figure,
     JudgeCost,
     Pooling,
+    PPISettings,
     Scoring,
     System,
 )
@@ -136,6 +138,8 @@ class Plan(StudyPlan):
         "ranking_calibration": "{results}/ranking/tables/calibration.tsv",
         "ranking_reliability": "{results}/ranking/tables/reliability.tsv",
         "ranking_reliability_figure": "{results}/ranking/figures/reliability.{ext}",
+        "ranking_ppi": "{results}/ranking/tables/ppi.{ext}",
+        "ranking_ppi_figure": "{results}/ranking/figures/ppi.{ext}",
     }
 
     def __init__(self, project):
@@ -546,6 +550,43 @@ class Plan(StudyPlan):
             dataset=dataset, judge=judge, reference=self.reference(judge), measure=self.measure_slugs[measure]
         )
 
+    @property
+    def ppi_enabled(self) -> bool:
+        return bool(self.section["ppi"]["enabled"])
+
+    def ppi(self) -> PPISettings:
+        """The PPI job's settings (``ranking.ppi``; a tracked param): every dataset x comparison,
+        the measures, n, draws, seed, alpha, and the correlation settings' paired test."""
+        c, corr = self.section["ppi"], self.correlation_settings()
+        return PPISettings(
+            comparisons=tuple((d, j, r) for d in self.datasets for j, r in self.comparisons(d)),
+            measures=tuple(self.measures),
+            n=tuple(int(x) for x in c["n"]),
+            draws=int(c["draws"]),
+            seed=int(c["seed"]),
+            alpha=float(c["alpha"]),
+            test=corr.test,
+            sig_alpha=corr.sig_alpha,
+        )
+
+    def _check_ppi(self) -> None:
+        """An n of ``ranking.ppi.n`` at or above a dataset's topics, where the config bounds them
+        (its ``queries``, ``max_queries``, or a public dataset's judged queries before a download),
+        is an error before any job; otherwise the PPI job checks it against the scored topics."""
+        n = [int(x) for x in self.section["ppi"]["n"]]
+        if len(set(n)) != len(n):
+            raise InputError(f"an n is listed twice: {n}", key="ranking.ppi.n")
+        datasets = self.project.config["datasets"]
+        for d in self.datasets:
+            spec = datasets.get(d, {})
+            bounds = [len(spec["queries"])] if spec.get("queries") else []
+            if spec.get("max_queries"):
+                bounds.append(int(spec["max_queries"]))
+            if spec.get("source") == "download" and d in JUDGED_QUERIES:
+                bounds.append(JUDGED_QUERIES[d])
+            if bounds:
+                check_n(n, min(bounds), d)
+
     def _check_expected(self) -> None:
         """``ranking.expected_gain``: live judges only (their label distributions give the
         expected grade; an imported judge's file has labels), and gain-based measures only."""
@@ -714,6 +755,8 @@ class Plan(StudyPlan):
         _ = self.measure_slugs
         if self.circularity_enabled:
             self._check_circularity()
+        if self.ppi_enabled:
+            self._check_ppi()
 
     def _check_runs(self, d: str, known: dict) -> None:
         key = f"ranking.runs.{d}"
@@ -774,6 +817,9 @@ class Plan(StudyPlan):
         out += [path("ranking_reliability_figure", ext=e) for e in ("png", "pdf")]
         if self.circularity_enabled:
             out += self.circularity_targets()
+        if self.ppi_enabled:
+            out += [path("ranking_ppi", ext=e) for e in ("tsv", "md", "html")]
+            out += [path("ranking_ppi_figure", ext=e) for e in ("png", "pdf")]
         return out
 
     def robustness_inputs(self) -> dict[str, list[str]]:

@@ -215,3 +215,25 @@ class CircularityFigure(Settings):
     judge: str
     reference: str
     measure: str
+
+
+@dataclass(frozen=True)
+class PPISettings(Settings):
+    """The PPI job's settings (``ranking.ppi``): per dataset its (judge, reference) comparisons,
+    the measures, the numbers of human-judged topics ``n``, the seeded ``draws``, the intervals'
+    ``alpha`` and the paired test (``test`` at ``sig_alpha``) that decides which pairs the
+    reference separates."""
+
+    comparisons: tuple[tuple[str, str, str], ...] = ()
+    measures: tuple[str, ...] = ()
+    n: tuple[int, ...] = (2,)
+    draws: int = 200
+    seed: int = 0
+    alpha: float = 0.05
+    test: str = "t"
+    sig_alpha: float = 0.05
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "comparisons", tuple(tuple(str(x) for x in c) for c in self.comparisons))
+        object.__setattr__(self, "measures", tuple(str(m) for m in self.measures))
+        object.__setattr__(self, "n", tuple(int(x) for x in self.n))
