@@ -164,15 +164,24 @@ def project(ppi: dict, **dataset) -> Project:
     return Project(cfg, ROOT)
 
 
-def test_the_plan_checks_n_before_any_job_where_the_config_bounds_the_topics():
-    plan = project({"enabled": True, "n": [2, 5]}).plan("ranking")
+def qrels_file(folder, n_topics: int) -> str:
+    path = folder / "qrels.txt"
+    path.write_text("".join(f"{100 + t} 0 d{t} 1\n{100 + t} 0 e{t} 0\n" for t in range(n_topics)))
+    return str(path)
+
+
+def test_the_plan_checks_n_before_any_job_against_the_topics_the_config_bounds(tmp_path):
+    plan = project({"enabled": True, "n": [2, 5]}, qrels=qrels_file(tmp_path, 6)).plan("ranking")
     s = plan.ppi()
     assert s.n == (2, 5) and s.draws == 200 and s.alpha == 0.05
     assert ("fx", "flip", plan.reference("flip")) in s.comparisons
     assert any(t.endswith("ranking/tables/ppi.tsv") for t in plan.targets())
     assert not any("ppi" in t for t in project({"enabled": False}).plan("ranking").targets())
+    # the qrels file's 6 topics, max_queries, a public dataset's judged queries before a download
+    with pytest.raises(InputError, match=r"ranking\.ppi\.n.*n = 6 .* below the dataset's 6 topics"):
+        project({"n": [2, 6]}, qrels=qrels_file(tmp_path, 6))
     with pytest.raises(InputError, match=r"ranking\.ppi\.n.*below the dataset's 4 topics"):
-        project({"n": [2, 4]}, max_queries=4)
+        project({"n": [2, 4]}, qrels=qrels_file(tmp_path, 6), max_queries=4)
     with pytest.raises(InputError, match=r"ranking\.ppi\.n.*listed twice"):
         project({"n": [2, 2]})
 

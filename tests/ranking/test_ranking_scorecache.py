@@ -2,7 +2,7 @@
 under each qrels kept by content digest. The table is byte for byte the one the per-run jobs
 wrote before (each run scored alone, its file read back and the files concatenated); adding a run
 scores only that run, a new qrels scores every run under it alone, a renamed run file is a hit,
-changed bytes or another measure are misses; over the 63 DL21 runs too (skipped without the
+changed bytes or another measure are misses; over 13 of the 63 DL21 runs too (skipped without the
 shared data)."""
 
 from __future__ import annotations
@@ -167,16 +167,19 @@ def dl21(shared: Path) -> tuple[dict[str, Path], pd.DataFrame]:
 
 
 def test_dl21_one_job_equals_the_per_run_jobs_and_a_new_run_is_the_only_one_scored(tmp_path):
-    runs, human = dl21(shared_folder())
+    all_runs, human = dl21(shared_folder())
+    # every fifth of the 63 runs (13): the per-run jobs' equality on real runs; the workflow test
+    # (test_ranking_workflow.py) adds a run to all 63 through Snakemake
+    runs = {n: all_runs[n] for n in sorted(all_runs)[::5]}
     judge = changed_grades(human, 0.2, seed=3)
     *first, last = runs
     qrels = [("human", human), ("flip", judge)]
     topics = human["qid"].unique()
     cache = ScoreCache(tmp_path / "cache")
     score_all({n: runs[n] for n in first}, qrels, ["nDCG@10"], cache, topics)
-    assert (cache.hits, len(cache.misses)) == (0, 62 * 2)
+    assert (cache.hits, len(cache.misses)) == (0, 12 * 2)
     cache = ScoreCache(tmp_path / "cache")
     table = score_all(runs, qrels, ["nDCG@10"], cache, topics)
-    assert (cache.hits, cache.misses) == (62 * 2, [(last, "human"), (last, "flip")])
+    assert (cache.hits, cache.misses) == (12 * 2, [(last, "human"), (last, "flip")])
     write_tsv(table, tmp_path / "new.tsv")
     assert (tmp_path / "new.tsv").read_text() == per_run_jobs(runs, qrels, ["nDCG@10"], tmp_path)

@@ -570,9 +570,10 @@ class Plan(StudyPlan):
         )
 
     def _check_ppi(self) -> None:
-        """An n of ``ranking.ppi.n`` at or above a dataset's topics, where the config bounds them
-        (its ``queries``, ``max_queries``, or a public dataset's judged queries before a download),
-        is an error before any job; otherwise the PPI job checks it against the scored topics."""
+        """An n of ``ranking.ppi.n`` at or above a dataset's topics is an error before any job,
+        against what bounds them: its ``queries``, ``max_queries``, the topics of its qrels file
+        (bundled sample or files) or a public dataset's judged queries before a download. The PPI
+        job checks it again against the topics both qrels score."""
         n = [int(x) for x in self.section["ppi"]["n"]]
         if len(set(n)) != len(n):
             raise InputError(f"an n is listed twice: {n}", key="ranking.ppi.n")
@@ -584,6 +585,11 @@ class Plan(StudyPlan):
                 bounds.append(int(spec["max_queries"]))
             if spec.get("source") == "download" and d in JUDGED_QUERIES:
                 bounds.append(JUDGED_QUERIES[d])
+            elif spec.get("source") in ("sample", "files"):
+                qrels = self.project.local(self.project.raw_files(d)["qrels"])
+                if qrels.is_file():  # a missing file is the dataset's own error
+                    with open(qrels, encoding="utf-8", errors="replace") as f:
+                        bounds.append(len({line.split(None, 1)[0] for line in f if line.strip()}))
             if bounds:
                 check_n(n, min(bounds), d)
 
