@@ -12,10 +12,10 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from judgelab.analysis.committee import combine, committee_labels
+from judgelab.analysis.committee import Committee, combine, committee_labels
 from judgelab.errors import InputError
 from judgelab.project.facade import Project
-from judgelab.studies.ranking.settings import Committee, JudgeCost
+from judgelab.studies.ranking.settings import JudgeCost
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,9 @@
-"""The analysis stages in the Snakemake graph, for real, on a tiny config: a live judge and an
-imported judge go through metrics, significance, figures and the classifier stage; every figure
-file exists; `snakemake --report` gathers them; a bad imported file fails naming file and line."""
+"""The analysis stages in the Snakemake graph, for real, on a tiny config: a live judge, an
+imported judge and two committees (a persona committee `trio` and a judge committee `both` of the
+two) go through metrics, significance, figures and the classifier stage; every figure file
+exists; the committees' metrics equal scikit-learn's on their labels combined by hand; they are no
+classifier feature and not in the calibration table; editing a committee reruns only what
+depends on it; `snakemake --report` gathers them; a bad imported file fails naming file and line."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ import pandas as pd
 import pytest
 from conftest import ROOT, have_model
 from sklearn.metrics import cohen_kappa_score, f1_score
-from snakerun import make_workdir, snakemake
+from snakerun import dry_run_jobs, make_workdir, snakemake
 
 pytestmark = [
     pytest.mark.slow,
@@ -20,7 +23,7 @@ pytestmark = [
 ]
 
 PERSONAS = ["default", "LA", "HN"]
-GROUPS = [("fx", "smollm2", "wo_cot"), ("fx", "ext", "wo_cot")]
+GROUPS = [("fx", "smollm2", "wo_cot"), ("fx", "ext", "wo_cot"), ("fx", "both", "wo_cot")]
 FIGURES = ["radar_agreement", "radar_calibration", "interpersona_kappa", "confidence_by_grade"]
 
 
@@ -89,10 +92,11 @@ def test_imported_judge_metrics_equal_sklearn(workdir, imported_labels):
 def test_significance_and_classifier_tables_cover_both_judges(workdir):
     res = workdir / "results"
     sig = pd.read_csv(res / "metrics" / "significance.tsv", sep="\t")
-    assert set(sig["model"]) == {"smollm2", "ext"}
-    assert set(sig["persona"]) == {"LA", "HN"} and set(sig["metric"]) == {"kappa", "qwk", "macro_f1", "HMR"}
+    assert set(sig["model"]) == {"smollm2", "ext", "both"}
+    assert set(sig["persona"]) == {"LA", "HN", "trio"}
+    assert set(sig["metric"]) == {"kappa", "qwk", "macro_f1", "HMR"}
     joined = pd.read_csv(res / "metrics" / "metrics_significance.tsv", sep="\t")
-    assert len(joined) == 6 and "kappa_p_holm" in joined
+    assert len(joined) == 12 and "kappa_p_holm" in joined
     table = pd.read_csv(res / "classifier" / "table5.tsv", sep="\t")
     assert set(table["model"]) == {"smollm2", "ext"}
     assert {"RF", "RF w/o conf.", "XGB", "LGBM", "Ord. Log.", "Oracle"} <= set(table["method"])
@@ -102,6 +106,97 @@ def test_significance_and_classifier_tables_cover_both_judges(workdir):
     feats = pd.read_csv(res / "classifier" / "fx" / "ext" / "wo_cot" / "features.tsv", sep="\t")
     assert [c for c in feats if c.startswith(("label_", "conf_"))] == [f"label_{p}" for p in PERSONAS] + [
         f"conf_{p}" for p in PERSONAS
+    ]
+
+
+def _labels(workdir, model, persona):
+    j = pd.read_csv(
+        workdir / "results" / "judgments" / "fx" / model / "wo_cot" / f"{persona}.tsv",
+        sep="\t",
+        dtype={"qid": str, "docid": str},
+    )
+    return j.set_index(["qid", "docid"])["label"]
+
+
+def _by_hand(values, rule):
+    """A committee's label by hand: majority (ties to the lower), mean rounded half up; None
+    below the quorum (more than half of the members)."""
+    got = [int(v) for v in values if not pd.isna(v)]
+    if len(got) <= len(values) // 2:
+        return None
+    if rule == "majority":
+        return min(v for v in set(got) if got.count(v) == max(got.count(u) for u in got))
+    return int(np.floor(np.mean(got) + 0.5))
+
+
+def test_committees_metrics_equal_sklearn_on_labels_combined_by_hand(workdir):
+    metrics = pd.read_csv(workdir / "results" / "metrics" / "metrics.tsv", sep="\t", dtype={"persona": str})
+    grades = {
+        (q, d): int(g)
+        for q, _, d, g in (
+            ln.split()
+            for ln in (ROOT / "tests/fixtures/trec/qrels.txt").read_text().splitlines()
+            if ln.strip()
+        )
+    }
+    cases = {
+        ("smollm2", "trio"): ("majority", [("smollm2", p) for p in PERSONAS]),
+        ("ext", "trio"): ("majority", [("ext", p) for p in PERSONAS]),
+    }
+    for p in [*PERSONAS, "trio"]:
+        cases[("both", p)] = ("mean", [("smollm2", p), ("ext", p)])
+    for (model, persona), (rule, members) in cases.items():
+        tables = [_labels(workdir, m, p) for m, p in members]
+        written = _labels(workdir, model, persona)
+        expect = {k: _by_hand([t.get(k) for t in tables], rule) for k in written.index}
+        for k, v in expect.items():
+            assert (pd.isna(written[k]) and v is None) or written[k] == v, (model, persona, k)
+        row = metrics[(metrics["model"] == model) & (metrics["persona"] == persona)].iloc[0]
+        pairs = [(grades[k], v) for k, v in expect.items() if v is not None]
+        y, yhat = [a for a, _ in pairs], [b for _, b in pairs]
+        assert row["n_parsed"] == len(pairs) and row["n_pairs"] == 8
+        assert row["kappa"] == pytest.approx(cohen_kappa_score(y, yhat, labels=[0, 1, 2, 3]))
+        assert row["macro_f1"] == pytest.approx(
+            f1_score(y, yhat, labels=[0, 1, 2, 3], average="macro", zero_division=0)
+        )
+        # a committee states no confidence: its calibration is n/a, not 0 or 1
+        assert row["n_confidence"] == 0 and pd.isna(row["HMR"])
+    # LA's ext file leaves one pair out: the judge committee `both` at LA has one member there,
+    # below its quorum (more than half of 2), so the pair is unlabelled, not a guess
+    row = metrics[(metrics["model"] == "both") & (metrics["persona"] == "LA")].iloc[0]
+    assert row["n_parsed"] == 7
+
+
+def test_committees_are_no_classifier_feature_and_not_in_calibration(workdir):
+    res = workdir / "results"
+    for model in ("smollm2", "ext"):
+        feats = pd.read_csv(res / "classifier" / "fx" / model / "wo_cot" / "features.tsv", sep="\t")
+        assert not [c for c in feats if "trio" in c]
+    assert not (res / "classifier" / "fx" / "both").exists()
+    cal = pd.read_csv(res / "metrics" / "calibration.tsv", sep="\t", dtype={"persona": str})
+    assert "both" not in set(cal["model"]) and "trio" not in set(cal["persona"])
+    assert set(cal["persona"]) == set(PERSONAS)
+    table7 = (res / "metrics" / "table7.md").read_text()
+    assert "| both |" in table7 and "| trio |" in table7
+
+
+def test_a_committee_edit_reruns_only_what_depends_on_it(workdir, tmp_path):
+    over = tmp_path / "rule.yaml"
+    over.write_text(
+        "peras:\n  committees:\n    trio: {personas: [default, LA, HN], rule: median}\n"
+        "    both: {judges: [smollm2, ext], rule: mean}\n"
+    )
+    dry = snakemake(workdir, "-n", "all", "--configfile", str(workdir / "config" / "config.yaml"), str(over))
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    jobs = dry_run_jobs(dry.stdout)
+    rules = {r for r, _ in jobs}
+    assert not rules & {"judge", "confidence", "import_judge", "classifier", "peras_calibration"}
+    committees = sorted((r, w.get("model"), w.get("persona")) for r, w in jobs if "committee" in r)
+    # trio of smollm2 and of ext, then both's trio (its members changed); both's own personas not
+    assert committees == [
+        ("peras_judge_committee", "both", "trio"),
+        ("peras_persona_committee", "ext", "trio"),
+        ("peras_persona_committee", "smollm2", "trio"),
     ]
 
 

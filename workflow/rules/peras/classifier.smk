@@ -7,8 +7,8 @@
 rule classifier:
     input:
         pairs=path("dataset"),
-        judgments=group_files("judgments"),
-        confidence=group_files("confidence"),
+        judgments=classifier_files("judgments"),
+        confidence=classifier_files("confidence"),
     output:
         features=path("classifier", kind="features"),
         missing=path("classifier", kind="missing"),
@@ -22,7 +22,7 @@ rule classifier:
     resources:
         **cpu_job(120, 8000),
     params:
-        group=group_param,
+        group=classifier_group_param,
         settings=PERAS.classifier_settings().param(),
     script:
         "../../scripts/peras/classifier.py"

@@ -40,6 +40,34 @@ def group_ids(wildcards):
 
 LIVE_JUDGES_RE = names_re(PERAS.judges)
 IMPORTED_JUDGES_RE = names_re(PROJECT.imported)
+# the personas of the imported judges' files (a persona committee's table is not one)
+IMPORTED_PERSONAS_RE = names_re(dict.fromkeys(p for j in PROJECT.imported.values() for p in j.personas))
+JUDGE_COMMITTEES_RE = names_re(PERAS.judge_committees)
+PERSONA_COMMITTEES_RE = names_re(PERAS.persona_committees)
+
+
+def committee_inputs(wildcards):
+    """The members' judgment tables of a committee's table (peras.committees)."""
+    return PERAS.committee_inputs(wildcards.dataset, wildcards.model, wildcards.template, wildcards.persona)
+
+
+def committee_param(wildcards):
+    return PERAS.committee_of(wildcards.model, wildcards.persona).param()
+
+
+def classifier_group_param(wildcards):
+    """The classifier's group: the wildcards' personas without the persona committees."""
+    return PERAS.classifier_group(wildcards.dataset, wildcards.model, wildcards.template).param()
+
+
+def classifier_files(stage):
+    """Input function: the stage's file of every persona of the classifier's group."""
+
+    def files(wildcards):
+        group = PERAS.classifier_group(wildcards.dataset, wildcards.model, wildcards.template)
+        return [path(stage, **group.ids, persona=p) for p in group.personas]
+
+    return files
 
 
 def figure_significance(wildcards):

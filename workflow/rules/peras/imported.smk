@@ -19,6 +19,7 @@ rule import_judge:
         PROJECT.log("import/{dataset}/{model}/{template}/{persona}"),
     wildcard_constraints:
         model=IMPORTED_JUDGES_RE,
+        persona=IMPORTED_PERSONAS_RE,
     conda:
         "../../../envs/judgelab.yaml"
     params:

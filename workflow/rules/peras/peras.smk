@@ -2,13 +2,15 @@
 # assessment with confidence.
 # Config section `peras` (switch: peras.enabled); target `snakemake peras`; library
 # judgelab.studies.peras.jobs; prompts resources/prompts/peras/; report captions workflow/report/peras/.
-# Stages: judge -> confidence -> metrics (+ imported judges) -> significance, figures, classifiers.
+# Stages: judge -> confidence -> metrics (+ imported judges, committees) -> significance, figures, classifiers.
 
 
 # cheap aggregations run on the submitting host on a cluster (profiles/slurm)
 localrules:
     peras,
     import_judge,
+    peras_judge_committee,
+    peras_persona_committee,
     group_metrics,
     aggregate_metrics,
     aggregate_significance,
@@ -21,6 +23,7 @@ include: "common.smk"
 include: "judge.smk"
 include: "confidence.smk"
 include: "imported.smk"
+include: "committee.smk"
 include: "metrics.smk"
 include: "significance.smk"
 include: "tables.smk"

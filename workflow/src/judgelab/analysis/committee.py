@@ -17,14 +17,54 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+
+from judgelab.errors import InputError
+from judgelab.params import Settings
 
 #: the committee rules
 RULES = ("majority", "median", "mean")
 
 COMMITTEE_COLUMNS = ["qid", "docid", "label", "n_members", "n_labelled", "labels"]
+
+
+@dataclass(frozen=True)
+class Committee(Settings):
+    """A committee judge (a study's ``committees.<name>``): its name, its members (judges, or a
+    judge's personas, in order: the order of the ``labels`` column), the rule and the quorum
+    (members that must have labelled a pair; 0: more than half). A tracked param of its job."""
+
+    name: str
+    members: tuple[str, ...]
+    rule: str = "majority"
+    quorum: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "members", tuple(str(m) for m in self.members))
+        object.__setattr__(self, "quorum", int(self.quorum))
+
+
+def check_committee(
+    committee: Committee, key: str, members_key: str, known: Sequence[str], what: str
+) -> None:
+    """The checks every study makes of a committee before any job, each an error naming the key:
+    at least 2 members (``members_key``), each one of ``known`` (``what`` says what they are), a
+    known rule, a quorum within 0..members. ``key``: the committee's config key."""
+    members = list(committee.members)
+    if len(members) < 2:
+        raise InputError(f"a committee needs at least 2 members, got {members}", key=f"{key}.{members_key}")
+    for i, m in enumerate(members):
+        if members.index(m) != i:
+            raise InputError(f"{m!r} is listed twice", key=f"{key}.{members_key}[{i}]")
+        if m not in known:
+            raise InputError(f"{m!r} is not {what}: {list(known)}", key=f"{key}.{members_key}[{i}]")
+    if committee.rule not in RULES:
+        raise InputError(f"unknown rule {committee.rule!r} ({', '.join(RULES)})", key=f"{key}.rule")
+    if not 0 <= committee.quorum <= len(members):
+        raise InputError(f"must lie in 0..{len(members)} (0: more than half)", key=f"{key}.quorum")
 
 
 def combine(labels: Sequence[int], rule: str) -> int:

@@ -48,7 +48,7 @@ import pandas as pd
 
 from judgelab.data.labels import SCALE_VALUES
 from judgelab.data.readers import parse_grade, read_qrels, read_topics, unique_pairs
-from judgelab.data.tables import CONFIDENCE_COLUMNS, JUDGMENT_COLUMNS
+from judgelab.data.tables import label_tables
 from judgelab.data.textfiles import text_lines
 from judgelab.errors import InputError
 from judgelab.params import Settings
@@ -423,41 +423,7 @@ def import_judgments(
     merged = pairs[["dataset", "qid", "docid"]].merge(
         read, on=["qid", "docid"], how="left", validate="one_to_one"
     )
-    has = merged["label"].notna()
-    j = pd.DataFrame(
-        {
-            "dataset": merged["dataset"],
-            "qid": merged["qid"],
-            "docid": merged["docid"],
-            "label": merged["label"],
-            "parsed": has,
-            "answer": merged["label"].astype("string"),
-            "truncated": False,
-            "parse_rule": has.map({True: "imported", False: None}),
-        },
-        columns=JUDGMENT_COLUMNS,
-    )
-    for col in ("p0", "p1", "p2", "p3", "label_mass", "expected_grade", "latency_s"):
-        j[col] = pd.array([pd.NA] * len(j), dtype="Float64")
-    j["label"] = j["label"].astype("Int64")
-    c = pd.DataFrame(
-        {
-            "dataset": merged["dataset"],
-            "qid": merged["qid"],
-            "docid": merged["docid"],
-            "label": merged["label"],
-            "asked": has,
-            "confidence": merged["confidence"],
-            "parsed": merged["confidence"].notna(),
-            "answer": merged["confidence"].astype("string"),
-            "truncated": False,
-            "parse_rule": merged["confidence"].notna().map({True: "imported", False: None}),
-        },
-        columns=CONFIDENCE_COLUMNS,
-    )
-    c["label"] = c["label"].astype("Int64")
-    c["confidence"] = c["confidence"].astype("Float64")
-    return j, c
+    return label_tables(merged, "imported")
 
 
 def study_imports(

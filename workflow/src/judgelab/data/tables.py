@@ -88,6 +88,51 @@ CONFIDENCE_COLUMNS = [
     *ANSWER_COLUMNS,
 ]
 
+
+def label_tables(table: pd.DataFrame, parse_rule: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The judgment and confidence tables (:data:`JUDGMENT_COLUMNS`, :data:`CONFIDENCE_COLUMNS`) of a
+    judge that gives labels and perhaps confidences but no answer text or label distribution (an
+    imported judge, a committee): ``table`` has dataset, qid, docid, label (missing: unlabelled)
+    and confidence (0-100, missing: none), one row per pair in the dataset's order; ``parse_rule``
+    names where a present value came from."""
+    has = table["label"].notna()
+    conf = table["confidence"]
+    j = pd.DataFrame(
+        {
+            "dataset": table["dataset"],
+            "qid": table["qid"],
+            "docid": table["docid"],
+            "label": table["label"],
+            "parsed": has,
+            "answer": table["label"].astype("string"),
+            "truncated": False,
+            "parse_rule": has.map({True: parse_rule, False: None}),
+        },
+        columns=JUDGMENT_COLUMNS,
+    )
+    for col in ("p0", "p1", "p2", "p3", "label_mass", "expected_grade", "latency_s"):
+        j[col] = pd.array([pd.NA] * len(j), dtype="Float64")
+    j["label"] = j["label"].astype("Int64")
+    c = pd.DataFrame(
+        {
+            "dataset": table["dataset"],
+            "qid": table["qid"],
+            "docid": table["docid"],
+            "label": table["label"],
+            "asked": has,
+            "confidence": conf,
+            "parsed": conf.notna(),
+            "answer": conf.astype("string"),
+            "truncated": False,
+            "parse_rule": conf.notna().map({True: parse_rule, False: None}),
+        },
+        columns=CONFIDENCE_COLUMNS,
+    )
+    c["label"] = c["label"].astype("Int64")
+    c["confidence"] = c["confidence"].astype("Float64")
+    return j, c
+
+
 #: Id columns of the metrics tables, read as strings.
 ID_COLUMNS = ("dataset", "model", "template", "persona")
 

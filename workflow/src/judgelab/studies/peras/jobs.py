@@ -16,10 +16,12 @@ import pandas as pd
 
 from judgelab.analysis import render
 from judgelab.analysis.calibration import CalibrationSettings
+from judgelab.analysis.committee import Committee
 from judgelab.data.imported import ImportReading
 from judgelab.data.labels import GRADE_LABELS
 from judgelab.data.tables import (
     concat_ids_tables,
+    label_tables,
     labels_with_confidence,
     read_confidence,
     read_dataset,
@@ -215,6 +217,51 @@ def calibration_job(
     return write_calibration(
         judges(), settings.bins, outputs, ["dataset", "model", "template"], "persona", "PERAS - reliability"
     )
+
+
+# --------------------------------------------------------------------------------------------
+# Committees
+
+
+def committee_job(
+    pairs: str, judgments: Sequence[str], committee: Committee, outputs: Mapping[str, str]
+) -> pd.DataFrame:
+    """A committee's judgment and confidence tables (``outputs``: judgments, confidence) from its
+    members' judgment tables (``judgments``, in ``committee.members`` order: a judge committee's
+    judges at one persona, or one judge's personas): per pair of the dataset table the label of
+    :func:`judgelab.analysis.committee.committee_labels` (missing below the quorum), no label
+    distribution and no confidence (a committee states none: its RO, RU, HMR are n/a)."""
+    from judgelab.analysis import committee as com
+
+    if len(judgments) != len(committee.members):
+        raise ValueError("one judgments table per committee member expected")
+    table = read_dataset(pairs)[["dataset", "qid", "docid"]]
+    members = {m: read_judgments(p) for m, p in zip(committee.members, judgments)}
+    for m, p in zip(committee.members, judgments):
+        if len(members[m]) != len(table):
+            raise ValueError(f"{p} does not cover the dataset's {len(table)} pairs")
+    voted = com.committee_labels(members, committee.rule, committee.quorum or None)
+    merged = table.merge(
+        voted[["qid", "docid", "label"]], on=["qid", "docid"], how="left", validate="one_to_one"
+    )
+    merged["confidence"] = pd.array([pd.NA] * len(merged), dtype="Float64")
+    j, c = label_tables(merged, f"committee:{committee.rule}")
+    c["asked"] = False  # a committee is asked nothing
+    write_tsv(j, outputs["judgments"])
+    write_tsv(c, outputs["confidence"])
+    labelled = voted["label"].notna()
+    log.info(
+        "%s (%s of %s, quorum %s): %d pairs, %d labelled (%s); members' labels all equal on %d",
+        committee.name,
+        committee.rule,
+        ", ".join(committee.members),
+        committee.quorum or "more than half",
+        len(j),
+        int(labelled.sum()),
+        {int(k): int(v) for k, v in j["label"].value_counts().sort_index().items()},
+        int((voted["labels"].map(lambda x: len(set(x.split())) == 1 and "-" not in x)).sum()),
+    )
+    return j
 
 
 # --------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from functools import cached_property
 from typing import cast
 
+from judgelab.analysis.committee import Committee
 from judgelab.data.imported import judge_groups
 from judgelab.data.labels import GRADE_LABELS
 from judgelab.errors import InputError, NothingToDo
@@ -184,7 +185,115 @@ class Plan(StudyPlan):
             self.datasets, self.judges, self.templates, list(self.project.personas), self.project.imported
         )
         cells, live = set(self.cells), set(self.judges)
-        return {g: ps for g, ps in groups.items() if g[1] not in live or g in cells}
+        groups = {g: ps for g, ps in groups.items() if g[1] not in live or g in cells}
+        # persona committees: a row of every group that runs all their personas
+        for name, c in self.persona_committees.items():
+            for ps in groups.values():
+                if set(c.members) <= set(ps):
+                    ps.append(name)
+        # judge committees: a judge of every dataset x template all their judges ran, with the
+        # personas (persona committees included) all of them ran, in the first judge's order
+        for name, c in self.judge_committees.items():
+            for d, m, t in list(groups):
+                if not c.members or m != c.members[0]:  # (no member: an error of the check)
+                    continue
+                of = [groups.get((d, j, t)) or [] for j in c.members]
+                if all(of):
+                    groups[(d, name, t)] = [p for p in groups[(d, m, t)] if all(p in ps for ps in of)]
+        return {g: ps for g, ps in groups.items() if ps}
+
+    # -- committees ---------------------------------------------------------------------------
+
+    @cached_property
+    def committees(self) -> dict[str, tuple[str, Committee]]:
+        """The committees (``peras.committees``), by name: (``personas`` or ``judges``, the
+        committee). Checked by :meth:`_check_committees`."""
+        out = {}
+        for name, spec in self.section["committees"].items():
+            kind = "personas" if "personas" in spec else "judges"
+            out[str(name)] = (
+                kind,
+                Committee(
+                    name=str(name),
+                    members=tuple(spec.get(kind) or ()),
+                    rule=str(spec["rule"]),
+                    quorum=int(spec["quorum"]),
+                ),
+            )
+        return out
+
+    @property
+    def persona_committees(self) -> dict[str, Committee]:
+        return {n: c for n, (kind, c) in self.committees.items() if kind == "personas"}
+
+    @property
+    def judge_committees(self) -> dict[str, Committee]:
+        return {n: c for n, (kind, c) in self.committees.items() if kind == "judges"}
+
+    def is_committee(self, model: str, persona: str) -> bool:
+        """Whether the judge job (model, persona) is a committee's (a judge or a persona committee)."""
+        return model in self.judge_committees or persona in self.persona_committees
+
+    def committee_of(self, model: str, persona: str) -> Committee:
+        """The committee whose labels the judgment table of ``model`` x ``persona`` holds (a judge
+        committee's, else a persona committee's: a tracked param of the committee job)."""
+        if model in self.judge_committees:
+            return self.judge_committees[model]
+        return self.persona_committees[persona]
+
+    def committee_inputs(self, dataset: str, model: str, template: str, persona: str) -> list[str]:
+        """The members' judgment tables of a committee's table, in the order of its members: its
+        judges' at the same persona, or the judge's at its personas."""
+        c = self.committee_of(model, persona)
+        ids = {"dataset": dataset, "template": template}
+        if model in self.judge_committees:
+            return [self.project.path("judgments", model=m, persona=persona, **ids) for m in c.members]
+        return [self.project.path("judgments", model=model, persona=p, **ids) for p in c.members]
+
+    def _check_committees(self) -> None:
+        from judgelab.analysis.committee import check_committee
+
+        run_personas = list(self.project.personas)
+        graded = [n for n, j in self.project.imported.items() if j.scale != "binary"]
+        for n in graded:
+            run_personas += [p for p in self.project.imported[n].personas if p not in run_personas]
+        judges = list(self.judges) + graded
+        taken = set(self.project.config["models"]) | set(self.project.imported) | set(run_personas)
+        for name, spec in self.section["committees"].items():
+            key = f"peras.committees.{name}"
+            check_name(str(name), key)
+            if name in taken:
+                raise InputError(
+                    f"{name!r} already names a model, an imported judge or a persona of the run", key=key
+                )
+            if ("personas" in spec) == ("judges" in spec):
+                raise InputError(
+                    "give exactly one of `personas` (a persona committee) or `judges` (a judge committee)",
+                    key=key,
+                )
+            kind, c = self.committees[str(name)]
+            if kind == "personas":
+                check_committee(
+                    c,
+                    key,
+                    kind,
+                    run_personas,
+                    "a persona of the run (personas.include, personas.custom, imported judges' personas)",
+                )
+                if not any(name in ps for ps in self.groups.values()):
+                    raise InputError(
+                        "no judge x template of the study runs all its personas", key=f"{key}.personas"
+                    )
+            else:
+                check_committee(
+                    c, key, kind, judges, "a judge of the study (peras.judges, graded imported judges)"
+                )
+                if not any(m == name for _, m, _ in self.groups):
+                    raise InputError(
+                        "no dataset x template x persona that all its judges judge (an imported "
+                        "judge's templates and personas must match the others')",
+                        key=f"{key}.judges",
+                    )
 
     def models(self) -> list[str]:
         """The judges that run in some cell."""
@@ -250,6 +359,7 @@ class Plan(StudyPlan):
             {"dataset": d, "model": m, "template": t, "persona": p}
             for (d, m, t), personas in self.groups.items()
             for p in personas
+            if not self.is_committee(m, p)  # a committee has no label distribution nor confidence
         ]
 
     def calibration_files(self, stage: str) -> list[str]:
@@ -272,8 +382,16 @@ class Plan(StudyPlan):
         return self.section["classifier"]["dataset"]
 
     def classifier_groups(self) -> list[tuple[str, str, str]]:
+        """The groups of the classifier dataset, judge committees left out (a committee is a
+        judge of the metrics tables, not a classifier's feature)."""
         d = self.classifier_dataset
-        return [g for g in self.groups if d is not None and g[0] == d]
+        return [g for g in self.groups if d is not None and g[0] == d and g[1] not in self.judge_committees]
+
+    def classifier_group(self, dataset: str, model: str, template: str) -> Group:
+        """The group of a classifier job: its personas without the persona committees (the
+        features are the personas' labels and confidences)."""
+        personas = [p for p in self.groups[(dataset, model, template)] if p not in self.persona_committees]
+        return Group(dataset, model, template, tuple(personas))
 
     # -- the study's contract -----------------------------------------------------------------
 
@@ -287,6 +405,7 @@ class Plan(StudyPlan):
                 "no graded imported judge; set peras.enabled: false to skip it",
                 key="peras",
             )
+        self._check_committees()
         clf = self.classifier_dataset
         if clf is not None and clf not in self.datasets:
             raise InputError(

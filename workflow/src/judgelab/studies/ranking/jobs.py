@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from judgelab.analysis.calibration import CalibrationSettings
+from judgelab.analysis.committee import Committee
 from judgelab.data.imported import ImportReading
 from judgelab.data.readers import read_run
 from judgelab.data.tables import read_dataset, read_judgments, write_tsv
@@ -30,7 +31,6 @@ from judgelab.studies.ranking.runs import check_topics
 from judgelab.studies.ranking.settings import (
     Circularity,
     CircularityFigure,
-    Committee,
     Comparisons,
     CorrelationSettings,
     Figure,

@@ -37,6 +37,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from judgelab.analysis.committee import Committee
 from judgelab.data.imported import study_imports
 from judgelab.data.readers import read_run, run_name
 from judgelab.data.sources import JUDGED_QUERIES
@@ -52,7 +53,6 @@ from judgelab.studies.ranking.scores import EXPECTED, EXPECTED_SCALE, expected_n
 from judgelab.studies.ranking.settings import (
     Circularity,
     CircularityFigure,
-    Committee,
     Comparisons,
     CorrelationSettings,
     Figure,
@@ -302,7 +302,7 @@ class Plan(StudyPlan):
         return self.committees[name]
 
     def _check_committees(self) -> None:
-        from judgelab.analysis.committee import RULES
+        from judgelab.analysis.committee import check_committee
 
         models = set(self.project.config["models"])
         for name, c in self.committees.items():
@@ -312,21 +312,10 @@ class Plan(StudyPlan):
                 raise InputError(
                     f"{name!r} already names a model, an imported judge or the human qrels", key=key
                 )
-            if len(c.members) < 2:
-                raise InputError(
-                    f"a committee needs at least 2 judges, got {list(c.members)}", key=f"{key}.judges"
-                )
             known = list(self.judges) + list(self.imported)
-            for i, m in enumerate(c.members):
-                if m not in known:
-                    raise InputError(
-                        f"{m!r} is not a judge of the study (ranking.judges and ranking.imported_judges: {known})",
-                        key=f"{key}.judges[{i}]",
-                    )
-            if c.rule not in RULES:
-                raise InputError(f"unknown rule {c.rule!r} ({', '.join(RULES)})", key=f"{key}.rule")
-            if not 0 <= c.quorum <= len(c.members):
-                raise InputError(f"must lie in 0..{len(c.members)} (0: more than half)", key=f"{key}.quorum")
+            check_committee(
+                c, key, "judges", known, "a judge of the study (ranking.judges and ranking.imported_judges)"
+            )
 
     # -- judges and qrels ---------------------------------------------------------------------
 

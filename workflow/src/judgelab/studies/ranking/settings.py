@@ -92,22 +92,6 @@ class Scoring(Settings):
 
 
 @dataclass(frozen=True)
-class Committee(Settings):
-    """A committee judge (``ranking.committees.<name>``, :mod:`judgelab.analysis.committee`): its
-    name, its members (judges of the study, in order), the rule and the quorum (members that must
-    have labelled a pair; 0: more than half)."""
-
-    name: str
-    members: tuple[str, ...]
-    rule: str = "majority"
-    quorum: int = 0
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "members", tuple(str(m) for m in self.members))
-        object.__setattr__(self, "quorum", int(self.quorum))
-
-
-@dataclass(frozen=True)
 class JudgeCost(Settings):
     """What a judge's labels cost (:func:`judgelab.llm.pricing.judgment_cost`): the judge, whether
     it is imported (no call), its backend, its prices (input, output, batch factor: USD per
