@@ -87,3 +87,56 @@ def test_bad_committees_name_the_key(committees, key):
 def test_an_unknown_rule_names_the_key():
     with pytest.raises(InputError, match="ranking.committees.pair.rule"):
         Project(config({"pair": {"judges": ["smollm2", "flip"], "rule": "vote"}}), ROOT)
+
+
+def test_a_persona_committee_of_the_ranking_study():
+    """`personas`: the live judge under each persona, `<judge>@<persona>`; under the study's own
+    persona it is the judge's label file; the others come from ranking_persona_judge jobs (LLM
+    jobs of the estimate) and their cost counts in the committee's."""
+    plan = Project(config({"pc": {"judges": ["smollm2"], "personas": ["default", "LA", "HN"]}}), ROOT).plan(
+        "ranking"
+    )
+    assert plan.judges_of("fx") == ["smollm2", "flip", "pc"]
+    assert plan.committee("pc").members == ("smollm2", "smollm2@LA", "smollm2@HN")
+    assert [plan.member_file("fx", m) for m in plan.committee("pc").members] == [
+        "results/ranking/fx/labels/smollm2.tsv",
+        "results/ranking/fx/labels/smollm2/LA.tsv",
+        "results/ranking/fx/labels/smollm2/HN.tsv",
+    ]
+    assert plan.persona_members("fx") == [("smollm2@LA", "smollm2", "LA"), ("smollm2@HN", "smollm2", "HN")]
+    costs = plan.compared("fx").member_costs
+    assert [(c.judge, c.persona, c.backend) for c in costs] == [
+        ("smollm2@LA", "LA", "local"),
+        ("smollm2@HN", "HN", "local"),
+    ]
+    assert [
+        dict(j.wildcards).get("persona") for j in plan.llm_jobs() if j.rule == "ranking_persona_judge"
+    ] == [
+        "LA",
+        "HN",
+    ]
+    # the judge under LA: PERAS's judge of the template and that persona
+    assert plan.judge("smollm2", "LA") == Project(config({}), ROOT).plan("peras").judge(
+        "smollm2", "wo_cot", "LA"
+    )
+
+
+@pytest.mark.parametrize(
+    "committees, key",
+    [
+        ({"pc": {"judges": ["flip"], "personas": ["default", "LA"]}}, r"ranking.committees.pc.judges\[0\]"),
+        (
+            {"pc": {"judges": ["smollm2"], "personas": ["default", "ZZ"]}},
+            r"ranking.committees.pc.personas\[1\]",
+        ),
+        ({"pc": {"judges": ["smollm2"], "personas": ["LA", "LA"]}}, r"ranking.committees.pc.personas\[1\]"),
+        ({"pc": {"judges": ["smollm2"], "personas": ["LA"]}}, "ranking.committees.pc.personas"),
+        (
+            {"pc": {"judges": ["smollm2"], "personas": ["LA", "HN"], "quorum": 3}},
+            "ranking.committees.pc.quorum",
+        ),
+    ],
+)
+def test_bad_persona_committees_name_the_key(committees, key):
+    with pytest.raises(InputError, match=key):
+        Project(config(committees), ROOT)

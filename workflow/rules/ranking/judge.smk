@@ -32,6 +32,34 @@ rule ranking_judge:
         "../../scripts/ranking/judge.py"
 
 
+# Per dataset x live judge x persona a persona committee names (ranking.committees.<c>.personas)
+# other than the study's: the pool labelled as ranking_judge labels it, under that persona (the
+# PERAS judge job's requests of the persona: cache hits where PERAS asked them).
+rule ranking_persona_judge:
+    input:
+        pairs=path("dataset"),
+        runs=ranking_runs,
+        persona_file=lambda wc: PROJECT.persona_input(wc.persona),
+        peras=lambda wc: RANKING.peras_judgments(wc.dataset, wc.model, wc.persona),
+    output:
+        labels=path("ranking_persona_labels"),
+    log:
+        PROJECT.log("ranking/{dataset}/judge/{model}/{persona}"),
+    wildcard_constraints:
+        model=RANKING_LIVE_RE,
+        persona=names_re(PROJECT.personas),
+    conda:
+        "../../../envs/judgelab.yaml"
+    threads: model_threads()
+    resources:
+        **model_job(720),
+    params:
+        pooling=lambda wc: RANKING.pooling(wc.dataset).param(),
+        judge=lambda wc: RANKING.judge(wc.model, wc.persona).param(),
+    script:
+        "../../scripts/ranking/judge.py"
+
+
 rule ranking_import:
     input:
         pairs=path("dataset"),
@@ -56,7 +84,7 @@ rule ranking_import:
 # (majority, median or mean; judgelab.analysis.committee), a judge like the others (no LLM call).
 rule ranking_committee:
     input:
-        labels=lambda wc: [RANKING.labels_file(wc.dataset, m) for m in RANKING.committee(wc.model).members],
+        labels=lambda wc: [RANKING.member_file(wc.dataset, m) for m in RANKING.committee(wc.model).members],
     output:
         committee_labels=path("ranking_labels"),
     log:

@@ -12,6 +12,10 @@ rule ranking_correlations:
         pairs=path("dataset"),
         runs=ranking_runs,
         labels=lambda wc: [RANKING.labels_file(wc.dataset, j) for j in RANKING.judges_of(wc.dataset)],
+        # persona committees' members under other personas (their cost is the committee's)
+        member_labels=lambda wc: [
+            RANKING.member_file(wc.dataset, m) for m, _, _ in RANKING.persona_members(wc.dataset)
+        ],
         scores=path("ranking_scores"),
     output:
         correlations=ranking_report(path("ranking_correlations"), "correlations"),

@@ -146,7 +146,7 @@ def committee_job(labels: Sequence[str], committee_labels: str, committee: Commi
         ", ".join(committee.members),
         len(table),
         int(table["label"].notna().sum()),
-        table["label"].value_counts().sort_index().to_dict(),
+        {int(k): int(v) for k, v in table["label"].value_counts().sort_index().items()},
     )
     return table
 
@@ -299,12 +299,15 @@ def correlations_job(
     pooling: Pooling,
     comparisons: Comparisons,
     settings: CorrelationSettings,
+    member_labels: Sequence[str] = (),
 ) -> pd.DataFrame:
     """The dataset's tables from its scores table ``scores`` (:func:`score_job`):
     ``outputs["pool"]`` (the pool with the human grade and every judge's label) and
     ``outputs["correlations"]`` (per judge x measure of ``comparisons``: its system ranking
     against its reference's, with the correlation options ``settings``, and its label agreement
-    on the pool). ``labels``: the label files of ``comparisons.judges``, in order."""
+    on the pool). ``labels``: the label files of ``comparisons.judges``, in order;
+    ``member_labels``: those of ``comparisons.member_costs`` (persona committees' members under
+    other personas: counted in their committee's cost)."""
     from judgelab.studies.ranking.pool import AGREEMENT_KEYS, label_agreement, labels_on_pool, pool_table
     from judgelab.studies.ranking.scores import expected_name
     from judgelab.studies.ranking.tables import CORRELATION_COLUMNS, compare, mean_judged, read_scores
@@ -316,6 +319,10 @@ def correlations_job(
     agreement: dict[str, Any] = {}
     costs: dict[str, dict] = {}
     how = {c.judge: c for c in comparisons.costs}
+    if len(member_labels) != len(comparisons.member_costs):
+        raise ValueError("one label file per committee member under another persona expected")
+    for member, path in zip(comparisons.member_costs, member_labels):
+        costs[member.judge] = _cost(read_labels(path), member)
     shown = pool_[["qid", "docid", "n_runs", "human", "text_known"]].copy()
     for judge, path in _label_files(comparisons.judges, labels).items():
         judged = read_labels(path)

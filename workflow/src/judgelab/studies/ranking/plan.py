@@ -32,6 +32,7 @@ from __future__ import annotations
 import glob
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 
@@ -121,6 +122,7 @@ class Plan(StudyPlan):
     paths = {
         "ranking_run": "{results}/ranking/{dataset}/runs/{run}.txt",
         "ranking_labels": "{results}/ranking/{dataset}/labels/{model}.tsv",
+        "ranking_persona_labels": "{results}/ranking/{dataset}/labels/{model}/{persona}.tsv",
         "ranking_score_cache": "{results}/ranking/{dataset}/scores/cache",
         "ranking_scores": "{results}/ranking/{dataset}/scores.tsv",
         "ranking_correlations": "{results}/ranking/{dataset}/correlations.tsv",
@@ -232,27 +234,28 @@ class Plan(StudyPlan):
         run = list(self.project.personas)
         return "default" if "default" in run or not run else run[0]
 
-    def judge(self, model: str) -> Judge:
+    def judge(self, model: str, persona: str | None = None) -> Judge:
         """The judge of the pool-labelling jobs of ``model`` (any dataset; the rule's one tracked
         param of the judge): PERAS's judge of ``model`` with the study's template
         (``ranking.template``) and persona (:attr:`persona`) - its model entry, the template's
         text, labels and bound, the persona, PERAS's reading of the label (``peras.answer``) and
         its coverage floor -, so its requests are the PERAS judge job's for the same pair and
         its labels of a pair PERAS judged are PERAS's."""
-        return self.project.plan("peras").judge(model, self.template, self.persona)
+        return self.project.plan("peras").judge(model, self.template, persona or self.persona)
 
-    def peras_judgments(self, dataset: str, model: str) -> list[str]:
+    def peras_judgments(self, dataset: str, model: str, persona: str | None = None) -> list[str]:
         """The PERAS judge table of the same dataset, model, template and persona when PERAS runs
         it: the ranking judge job waits for it, so the pairs PERAS judges are cache hits there
         instead of being asked twice at once."""
         peras = self.project.plan("peras")
         if not (peras.enabled and dataset in peras.datasets and model in peras.judges):
             return []
-        if self.persona not in self.project.personas:
+        persona = persona or self.persona
+        if persona not in self.project.personas:
             return []
         return [
             self.project.path(
-                "judgments", dataset=dataset, model=model, template=self.template, persona=self.persona
+                "judgments", dataset=dataset, model=model, template=self.template, persona=persona
             )
         ]
 
@@ -286,20 +289,62 @@ class Plan(StudyPlan):
 
     @property
     def committees(self) -> dict[str, Committee]:
-        """The committee judges (``ranking.committees``), by name."""
+        """The committee judges (``ranking.committees``), by name; a persona committee's members
+        are ``<judge>@<persona>`` (:meth:`committee_members`)."""
         return {
             str(name): Committee(
                 name=str(name),
-                members=tuple(spec["judges"]),
+                members=tuple(m for m, _, _ in self._members(spec)),
                 rule=str(spec["rule"]),
                 quorum=int(spec["quorum"]),
             )
             for name, spec in self.section["committees"].items()
         }
 
+    def _members(self, spec) -> list[tuple[str, str, str | None]]:
+        """(member name, judge, persona or None) of a committee's spec: its judges, or with
+        ``personas`` every judge x persona (a judge at the study's persona is the judge itself)."""
+        personas = spec.get("personas")
+        if personas is None:
+            return [(str(j), str(j), None) for j in spec["judges"]]
+        return [
+            (str(j) if p == self.persona else f"{j}@{p}", str(j), None if p == self.persona else str(p))
+            for j in spec["judges"]
+            for p in personas
+        ]
+
     def committee(self, name: str) -> Committee:
         """A committee's settings (a tracked param of its job)."""
         return self.committees[name]
+
+    def committee_members(self, name: str) -> list[tuple[str, str, str | None]]:
+        """A committee's members in order: (name, judge, persona: None for the judge's own labels
+        at the study's persona)."""
+        return self._members(self.section["committees"][name])
+
+    def member_file(self, dataset: str, name: str) -> str:
+        """A committee member's label file: a judge's, or a judge's pool labels under a persona."""
+        for member, judge, persona in (
+            m for c in self.section["committees"] for m in self.committee_members(c)
+        ):
+            if member == name and persona is not None:
+                return self.project.path(
+                    "ranking_persona_labels", dataset=dataset, model=judge, persona=persona
+                )
+        return self.labels_file(dataset, name)
+
+    def persona_members(self, dataset: str) -> list[tuple[str, str, str]]:
+        """The (member, judge, persona) of the dataset's persona committees whose labels come from
+        a persona labelling job (the study's persona left out: the judge's own labels)."""
+        out: dict[str, tuple[str, str, str]] = {}
+        compared = set(self.judges_of(dataset))
+        for c in self.section["committees"]:
+            if c not in compared:
+                continue
+            for member, judge, persona in self.committee_members(c):
+                if persona is not None:
+                    out.setdefault(member, (member, judge, persona))
+        return list(out.values())
 
     def _check_committees(self) -> None:
         from judgelab.analysis.committee import check_committee
@@ -312,10 +357,36 @@ class Plan(StudyPlan):
                 raise InputError(
                     f"{name!r} already names a model, an imported judge or the human qrels", key=key
                 )
-            known = list(self.judges) + list(self.imported)
-            check_committee(
-                c, key, "judges", known, "a judge of the study (ranking.judges and ranking.imported_judges)"
-            )
+            spec = self.section["committees"][name]
+            if spec.get("personas") is None:
+                known = list(self.judges) + list(self.imported)
+                check_committee(
+                    c,
+                    key,
+                    "judges",
+                    known,
+                    "a judge of the study (ranking.judges and ranking.imported_judges)",
+                )
+                continue
+            personas = [str(p) for p in spec["personas"]]
+            for i, j in enumerate(spec["judges"]):
+                if j not in self.judges:
+                    raise InputError(
+                        f"{j!r} is not a live judge of the study (ranking.judges: {self.judges}): "
+                        "only a live judge labels the pool under other personas",
+                        key=f"{key}.judges[{i}]",
+                    )
+            run = list(self.project.personas)
+            for i, p in enumerate(personas):
+                if p not in run or personas.index(p) != i:
+                    what = (
+                        "listed twice"
+                        if p in run
+                        else f"not a persona of the run (personas.include, personas.custom): {run}"
+                    )
+                    raise InputError(f"{p!r} is {what}", key=f"{key}.personas[{i}]")
+            # the members (judges x personas) as the shared check sees them: count, rule, quorum
+            check_committee(c, key, "personas", list(c.members), "a member")
 
     # -- judges and qrels ---------------------------------------------------------------------
 
@@ -324,7 +395,7 @@ class Plan(StudyPlan):
         it, then the committees whose every member judges it."""
         imported = [n for n in self.imported if dataset in self.project.imported[n].datasets]
         members = set(self.judges) | set(imported)
-        committees = [n for n, c in self.committees.items() if set(c.members) <= members]
+        committees = [n for n, spec in self.section["committees"].items() if set(spec["judges"]) <= members]
         return list(self.judges) + imported + committees
 
     def is_live(self, judge: str) -> bool:
@@ -444,6 +515,10 @@ class Plan(StudyPlan):
             references=tuple(self.comparisons(dataset)),
             measures=tuple(self.measures),
             costs=tuple(self.judge_cost(j) for j in self.judges_of(dataset)),
+            member_costs=tuple(
+                replace(self.judge_cost(judge), judge=member, persona=persona)
+                for member, judge, persona in self.persona_members(dataset)
+            ),
         )
 
     def judge_cost(self, judge: str) -> JudgeCost:
@@ -787,6 +862,11 @@ class Plan(StudyPlan):
             for d in self.datasets
             for m in self.judges
         ]
+        jobs += [
+            LLMJob("ranking_persona_judge", m, (("dataset", d), ("model", m), ("persona", p)), self.name)
+            for d in self.datasets
+            for _, m, p in self.persona_members(d)
+        ]
         return jobs + [
             LLMJob("ranking_circularity_judge", m, (("dataset", d), ("model", m)), self.name)
             for d in self.datasets
@@ -877,7 +957,8 @@ class Plan(StudyPlan):
         else:
             pairs, exact = self._estimate_pool(ctx, d)
             stage = "ranking_judge"
-        judge = self.judge(job.model).but(persona=ctx.persona_text(self.persona))
+        persona = job.wc.get("persona") or self.persona
+        judge = self.judge(job.model, persona).but(persona=ctx.persona_text(persona))
         reqs = judgment_requests(pairs, judge)
         for req in reqs:
             cached = exact and job.model in ctx.backends and ctx.cached(job.model, req) is not None

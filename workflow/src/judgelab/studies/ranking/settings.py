@@ -124,16 +124,20 @@ class Comparisons(Settings):
     references: tuple[tuple[str, str], ...]
     measures: tuple[str, ...]
     costs: tuple[JudgeCost, ...] = ()
+    member_costs: tuple[JudgeCost, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "judges", _names(self.judges))
         object.__setattr__(self, "references", _tuples(self.references))
         object.__setattr__(self, "measures", _names(self.measures))
-        object.__setattr__(
-            self,
-            "costs",
-            tuple(c if isinstance(c, JudgeCost) else JudgeCost.from_param(c) for c in self.costs),
-        )
+        for name in ("costs", "member_costs"):
+            object.__setattr__(
+                self,
+                name,
+                tuple(
+                    c if isinstance(c, JudgeCost) else JudgeCost.from_param(c) for c in getattr(self, name)
+                ),
+            )
 
 
 @dataclass(frozen=True)
