@@ -2,7 +2,7 @@ import pandas as pd
 import pytest
 
 from judgelab.data.prepare import build_llmjudge_table, build_trec_table
-from judgelab.data.readers import read_qrels, read_topics
+from judgelab.data.readers import qrels_topics, read_qrels, read_topics
 from judgelab.data.selection import select
 from judgelab.data.sources import download_dataset, source_urls
 from judgelab.data.tables import DATASET_COLUMNS, read_dataset, write_dataset
@@ -46,6 +46,14 @@ def test_malformed_qrels_line_names_file_and_line(tmp_path, fixtures):
     bad = write(tmp_path, "q2.txt", "101 Q0 d1 3\n101 Q0 d2 high\n")
     with pytest.raises(InputError, match=r"q2\.txt:2: grade 'high'"):
         read_qrels(bad)
+
+
+def test_qrels_topics_counts_a_files_topics_and_rereads_a_changed_file(tmp_path):
+    q = tmp_path / "qrels.txt"
+    q.write_text("1 0 a 2\n1 0 b 0\n\n2 0 a 1\n", encoding="utf-8")
+    assert qrels_topics(q) == 2
+    q.write_text("1 0 a 2\n2 0 a 1\n3 0 c 3\n7 0 d 0\n", encoding="utf-8")  # another size
+    assert qrels_topics(q) == 4 == len({x.qid for x in read_qrels(q)})
 
 
 def test_malformed_topics_line(tmp_path):

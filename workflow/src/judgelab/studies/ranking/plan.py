@@ -40,7 +40,7 @@ import pandas as pd
 
 from judgelab.analysis.committee import Committee
 from judgelab.data.imported import study_imports
-from judgelab.data.readers import read_run, run_name
+from judgelab.data.readers import qrels_topics, read_run, run_name
 from judgelab.data.sources import JUDGED_QUERIES
 from judgelab.errors import InputError, NothingToDo
 from judgelab.llm.backends.base import Request
@@ -652,8 +652,7 @@ class Plan(StudyPlan):
             elif spec.get("source") in ("sample", "files"):
                 qrels = self.project.local(self.project.raw_files(d)["qrels"])
                 if qrels.is_file():  # a missing file is the dataset's own error
-                    with open(qrels, encoding="utf-8", errors="replace") as f:
-                        bounds.append(len({line.split(None, 1)[0] for line in f if line.strip()}))
+                    bounds.append(qrels_topics(qrels))
             if bounds:
                 check_n(n, min(bounds), d)
 
