@@ -67,17 +67,25 @@ def request_max_tokens(max_tokens: int, answer: str = "parse") -> int:
 def judgment_requests(pairs: pd.DataFrame, judge: Judge) -> list[Request]:
     """One request per pair: the judge's persona instruction (:meth:`Judge.resolved`) and its
     template filled with the pair's query and passage, sent with the judge's bound (one token when
-    the label is read from the logits)."""
-    return [
-        Request.from_messages(
-            build_messages(
-                judge.persona, fill(judge.template, query=row.query, document=row.passage), judge.placement
-            ),
-            request_max_tokens(judge.max_tokens, judge.answer),
-            GRADE_LABELS,
-        )
-        for row in pairs.itertuples(index=False)
-    ]
+    the label is read from the logits). Pairs of the same query and passage share one (frozen)
+    request: rendered once (``judgelab estimate`` of a dataset not downloaded yet counts thousands of
+    pairs of one typical text)."""
+    max_tokens = request_max_tokens(judge.max_tokens, judge.answer)
+    made: dict[tuple[str, str], Request] = {}
+
+    def request(query: str, passage: str) -> Request:
+        key = (query, passage)
+        if key not in made:
+            made[key] = Request.from_messages(
+                build_messages(
+                    judge.persona, fill(judge.template, query=query, document=passage), judge.placement
+                ),
+                max_tokens,
+                GRADE_LABELS,
+            )
+        return made[key]
+
+    return [request(q, p) for q, p in zip(pairs["query"], pairs["passage"])]
 
 
 def cut_by_bound(comp: Completion, bound: int | None) -> bool:

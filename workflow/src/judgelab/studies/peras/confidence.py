@@ -25,17 +25,26 @@ log = logging.getLogger(__name__)
 def confidence_requests(pairs: pd.DataFrame, labels, judge: Judge) -> list[Request]:
     """The confidence follow-up for each pair (PERAS Table 6), given the label it was judged with
     (``labels``: one per row of ``pairs``; rows whose label is missing must be left out), by the
-    confidence judge (its persona resolved, its template the confidence instruction)."""
+    confidence judge (its persona resolved, its template the confidence instruction); the same
+    query, passage and label share one (frozen) request, rendered once."""
+    made: dict[tuple[str, str, int], Request] = {}
+
+    def request(query: str, passage: str, label: int) -> Request:
+        key = (query, passage, label)
+        if key not in made:
+            made[key] = Request.from_messages(
+                build_messages(
+                    judge.persona,
+                    fill(judge.template, query=query, document=passage, predicted_score=label),
+                    judge.placement,
+                ),
+                judge.max_tokens,
+            )
+        return made[key]
+
     return [
-        Request.from_messages(
-            build_messages(
-                judge.persona,
-                fill(judge.template, query=r.query, document=r.passage, predicted_score=int(label)),
-                judge.placement,
-            ),
-            judge.max_tokens,
-        )
-        for r, label in zip(pairs.itertuples(index=False), labels)
+        request(q, p, int(label))
+        for q, p, label in zip(pairs["query"], pairs["passage"], labels, strict=True)
     ]
 
 
