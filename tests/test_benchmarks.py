@@ -248,3 +248,21 @@ def test_ranking_scoring_benchmark_quick(tmp_path, shared_data):
     assert counts["cold"] == (6, 0) and counts["new judge"] == (3, 6)
     assert counts["one run more"] == (2, 4) and counts["nothing new"] == (0, 6)
     assert float(rows["old layout, estimated"]["wall_s"]) > 0
+
+
+def test_estimate_speed_benchmark_on_the_shipped_default_config(tmp_path, capsys):
+    """workflow/benchmarks/estimate_speed.py on config/config.yaml (the bundled sample, counted
+    from its raw files): the calls it reports are the sum of the estimate table's, twice the same."""
+    import csv
+
+    from benchlib import ROOT
+    from estimate_speed import main
+
+    out = tmp_path / "e.tsv"
+    assert (
+        main(["--run", f"a={ROOT}", "--run", f"b={ROOT}", "--config", "config.yaml", "--out", str(out)]) == 0
+    )
+    rows = list(csv.DictReader(open(out, encoding="utf-8"), delimiter="\t"))
+    assert [r["run"] for r in rows] == ["a", "b"]
+    assert rows[0]["calls"] == rows[1]["calls"] and int(rows[0]["calls"]) > 0
+    assert [r["same_table"] for r in rows] == ["True", "True"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 from conftest import ROOT
@@ -264,3 +265,21 @@ def test_the_simulations_prepared_records_count_only_for_their_own_selection(tmp
         "not used: made with another selection (evaluators ['annotator1', 'annotator2'] there, [] here)"
         in note
     )
+
+
+def test_pairs_of_one_text_share_one_request_and_each_request_is_its_own_pairs():
+    """The builders render each distinct query x passage (x label) once: a request per pair still,
+    equal to the pair rendered on its own, the same object for the same text."""
+    pairs = build_trec_table("dl19", SAMPLE / "qrels.txt", SAMPLE / "topics.txt", SAMPLE / "texts.tsv")
+    twice = pd.concat([pairs, pairs.iloc[[0, 0, 1]]], ignore_index=True)
+    judge = Judge("judge", template=load_template("peras/wo_cot"), max_tokens=8)
+    reqs = judgment_requests(twice, judge)
+    assert len(reqs) == len(twice)
+    assert reqs == [judgment_requests(twice.iloc[[i]], judge)[0] for i in range(len(twice))]
+    assert reqs[-3] is reqs[-2] is reqs[0] and reqs[-1] is reqs[1] and reqs[0] != reqs[1]
+    conf = Judge("gpt", template=load_template("peras/confidence"), labels=(), max_tokens=8)
+    labels = [2] * len(twice)
+    labels[-2] = 3  # the same pair asked with another label: another request
+    creqs = confidence_requests(twice, labels, conf)
+    assert creqs == [confidence_requests(twice.iloc[[i]], [labels[i]], conf)[0] for i in range(len(twice))]
+    assert creqs[-3] is creqs[0] and creqs[-2] != creqs[0]
