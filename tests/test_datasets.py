@@ -48,11 +48,11 @@ def test_malformed_qrels_line_names_file_and_line(tmp_path, fixtures):
         read_qrels(bad)
 
 
-def test_qrels_topics_counts_a_files_topics_and_rereads_a_changed_file(tmp_path):
+def test_qrels_topics_counts_a_files_topics(tmp_path):
     q = tmp_path / "qrels.txt"
     q.write_text("1 0 a 2\n1 0 b 0\n\n2 0 a 1\n", encoding="utf-8")
     assert qrels_topics(q) == 2
-    q.write_text("1 0 a 2\n2 0 a 1\n3 0 c 3\n7 0 d 0\n", encoding="utf-8")  # another size
+    q.write_text("1 0 a 2\n2 0 a 1\n3 0 c 3\n7 0 d 0\n", encoding="utf-8")  # as read_qrels counts them
     assert qrels_topics(q) == 4 == len({x.qid for x in read_qrels(q)})
 
 

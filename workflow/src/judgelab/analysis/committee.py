@@ -56,15 +56,22 @@ def check_committee(
     members = list(committee.members)
     if len(members) < 2:
         raise InputError(f"a committee needs at least 2 members, got {members}", key=f"{key}.{members_key}")
-    for i, m in enumerate(members):
-        if members.index(m) != i:
-            raise InputError(f"{m!r} is listed twice", key=f"{key}.{members_key}[{i}]")
-        if m not in known:
-            raise InputError(f"{m!r} is not {what}: {list(known)}", key=f"{key}.{members_key}[{i}]")
+    check_members(members, f"{key}.{members_key}", known, what)
     if committee.rule not in RULES:
         raise InputError(f"unknown rule {committee.rule!r} ({', '.join(RULES)})", key=f"{key}.rule")
     if not 0 <= committee.quorum <= len(members):
         raise InputError(f"must lie in 0..{len(members)} (0: more than half)", key=f"{key}.quorum")
+
+
+def check_members(names: Sequence[str], key: str, known: Sequence[str], what: str) -> None:
+    """Each of ``names`` (a config list at ``key``) listed once and one of ``known`` (``what``
+    says what they are): else one error naming ``key[i]``."""
+    names = list(names)
+    for i, m in enumerate(names):
+        if names.index(m) != i:
+            raise InputError(f"{m!r} is listed twice", key=f"{key}[{i}]")
+        if m not in known:
+            raise InputError(f"{m!r} is not {what}: {list(known)}", key=f"{key}[{i}]")
 
 
 def combine(labels: Sequence[int], rule: str) -> int:

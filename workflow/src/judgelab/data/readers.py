@@ -20,7 +20,6 @@ import json
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -98,15 +97,8 @@ def read_qrels(path: str | Path, encoding: str | None = None) -> list[QrelLine]:
 
 def qrels_topics(path: str | Path) -> int:
     """The number of topics (distinct first fields of its non-blank lines) of a qrels file, for
-    checks before any job; read once per file version (path, size, modification time) in a
-    process. Lenient on purpose: a malformed line or byte is the dataset's own error, reported at
-    its line by :func:`read_qrels` when the data are prepared."""
-    st = Path(path).stat()
-    return _qrels_topics(str(Path(path).resolve()), st.st_size, st.st_mtime_ns)
-
-
-@lru_cache(maxsize=64)
-def _qrels_topics(path: str, size: int, mtime_ns: int) -> int:
+    checks before any job. Lenient on purpose: a malformed line or byte is the dataset's own
+    error, reported at its line by :func:`read_qrels` when the data are prepared."""
     with open(path, encoding="utf-8", errors="replace") as f:
         return len({line.split(None, 1)[0] for line in f if line.strip()})
 

@@ -324,10 +324,8 @@ class Plan(StudyPlan):
 
     def member_file(self, dataset: str, name: str) -> str:
         """A committee member's label file: a judge's, or a judge's pool labels under a persona."""
-        for member, judge, persona in (
-            m for c in self.section["committees"] for m in self.committee_members(c)
-        ):
-            if member == name and persona is not None:
+        for member, judge, persona in self.persona_members(dataset):
+            if member == name:
                 return self.project.path(
                     "ranking_persona_labels", dataset=dataset, model=judge, persona=persona
                 )
@@ -347,7 +345,7 @@ class Plan(StudyPlan):
         return list(out.values())
 
     def _check_committees(self) -> None:
-        from judgelab.analysis.committee import check_committee
+        from judgelab.analysis.committee import check_committee, check_members
 
         models = set(self.project.config["models"])
         for name, c in self.committees.items():
@@ -368,23 +366,19 @@ class Plan(StudyPlan):
                     "a judge of the study (ranking.judges and ranking.imported_judges)",
                 )
                 continue
-            personas = [str(p) for p in spec["personas"]]
-            for i, j in enumerate(spec["judges"]):
-                if j not in self.judges:
-                    raise InputError(
-                        f"{j!r} is not a live judge of the study (ranking.judges: {self.judges}): "
-                        "only a live judge labels the pool under other personas",
-                        key=f"{key}.judges[{i}]",
-                    )
-            run = list(self.project.personas)
-            for i, p in enumerate(personas):
-                if p not in run or personas.index(p) != i:
-                    what = (
-                        "listed twice"
-                        if p in run
-                        else f"not a persona of the run (personas.include, personas.custom): {run}"
-                    )
-                    raise InputError(f"{p!r} is {what}", key=f"{key}.personas[{i}]")
+            check_members(
+                [str(j) for j in spec["judges"]],
+                f"{key}.judges",
+                self.judges,
+                "a live judge of the study (ranking.judges; only a live judge labels the pool under "
+                "other personas)",
+            )
+            check_members(
+                [str(p) for p in spec["personas"]],
+                f"{key}.personas",
+                list(self.project.personas),
+                "a persona of the run (personas.include, personas.custom)",
+            )
             # the members (judges x personas) as the shared check sees them: count, rule, quorum
             check_committee(c, key, "personas", list(c.members), "a member")
 
