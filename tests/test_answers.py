@@ -99,3 +99,26 @@ def test_parser_versions_name_their_rules():
     assert label_rules(1) == LEGACY_LABEL_RULES and confidence_rules(1) == LEGACY_CONFIDENCE_RULES
     assert label_rules() == tuple(LABEL_RULES) == label_rules(PARSER_VERSION)
     assert confidence_rules() == tuple(CONFIDENCE_RULES)
+
+
+@pytest.mark.parametrize("entry", CORPUS["labels"], ids=_id)
+def test_version_3_reads_every_answer_version_2_read_and_version_2_reads_as_it_did(entry):
+    """Version 3 only closes a scale's statement on a full stop: what version 2 read stays read
+    the same; the sentence shapes version 2 refused are the only new readings."""
+    labels = tuple(entry.get("labels") or GRADE_LABELS)
+    v2 = read_label(entry["text"], labels, rules=label_rules(2))
+    v3 = read_label(entry["text"], labels, rules=label_rules(3))
+    if v2.value is not None:
+        assert (v3.value, v3.start, v3.rule) == (v2.value, v2.start, v2.rule)
+    elif v3.value is not None:
+        assert v3.rule == "label-with-scale" and "." in entry["text"]
+
+
+def test_a_sentence_ending_on_the_scale_was_refused_by_version_2_and_is_read_by_version_3():
+    text = "I would rate this passage 2 out of 3."
+    assert read_label(text, rules=label_rules(2)).value is None
+    assert (read_label(text).value, read_label(text).rule) == ("2", "label-with-scale")
+    assert label_rules(2)[-1] == "label-with-scale@2" and label_rules(3) == tuple(LABEL_RULES)
+    assert PARSER_VERSION == 3
+    for refused in ("2 out of 3.5", "2 out of 3.5.", "7 out of 10."):
+        assert read_label(refused).value is None

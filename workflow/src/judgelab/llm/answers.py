@@ -14,7 +14,9 @@ Label rules (:data:`LABEL_RULES`, in order):
 * ``first-line`` - a label alone on the answer's first line, followed by other text
   (``"2\\n\\nNext steps: 1. ..."``, as a persona told to list next steps writes);
 * ``label-with-scale`` - one label beside a statement of the template's scale, which is not read
-  as a label (``"2 on the 0 to 3 scale"``, ``"2 out of 3"``, ``"I'd give this a 2 (scale 0-3)"``).
+  as a label (``"2 on the 0 to 3 scale"``, ``"2 out of 3"``, ``"I'd give this a 2 (scale 0-3)"``,
+  ``"I would rate this passage 2 out of 3."``: a full stop, ``!``, ``?`` or ``)`` after the
+  scale's top closes it, while ``"2 out of 3.5"`` states no scale of the template's).
 
 Refused (missing): several different labels, a number outside the scale or not whole (``4``,
 ``-1``, ``2.5``, ``1st``), an answer that echoes the scale's definitions, a scale that is not the
@@ -22,9 +24,11 @@ template's. The first three rules are the parser's first version (:data:`LEGACY_
 every answer they read reads the same under the later rules too, which only read answers the
 earlier ones leave missing.
 
-:data:`PARSER_VERSION` names the rules in use (1: the first version's rules, 2: every rule
-below); the judge jobs carry it in their params, so a change of the rules reruns them from the
-request cache (cache hits, no request sent) and every judgment row records the rule that read it.
+:data:`PARSER_VERSION` names the rules in use (1: the first version's rules; 2: every rule
+below, a full stop right after the scale's top leaving the statement unread; 3: every rule as
+described here); the judge jobs carry it in their params, so a change of the rules reruns them
+from the request cache (cache hits, no request sent) and every judgment row records the rule that
+read it. An earlier version's rules read as they did then (:data:`EARLIER_LABEL_RULES`).
 
 Confidence rules (:data:`CONFIDENCE_RULES`): ``number-only`` (``"85"``, ``"85%"``, ``"[90]"``),
 ``explicit`` (``Confidence: 85``, ``confidence score of 85``), ``first-line`` (a number alone on
@@ -116,29 +120,37 @@ def _first_line(a: _Answer) -> Reading:
     return Reading(m.group(1), a.lead + m.start(1), "first-line") if m else MISSING
 
 
-def _scale_patterns(low: str, high: str) -> list[str]:
-    """How an answer states the scale ``low``..``high`` (numbers as whole tokens)."""
+#: What may follow the scale's top for the statement to end there: no letter or digit, and a full
+#: stop only when no word or digit follows it (``3.`` ends a sentence, ``3.5`` is another number).
+_SCALE_END = r"(?!\w|\.\w)"
+#: Parser version 2's: no letter, digit or full stop (``2 out of 3.`` was refused).
+_SCALE_END_2 = r"(?![\w.])"
+
+
+def _scale_patterns(low: str, high: str, end: str = _SCALE_END) -> list[str]:
+    """How an answer states the scale ``low``..``high`` (numbers as whole tokens); ``end``: what
+    may follow the top."""
     lo, hi = re.escape(low), re.escape(high)
     dash = r"\s*(?:-|–|—|to)\s*"
     return [
         # "on the 0 to 3 scale", "on a scale of 0-3", "(scale 0-3)", "on a 0-3 scale", "from 0 to 3"
-        r"(?:on\s+)?(?:a|the)?\s*(?:scale|range)\s*(?:of|from)?\s*" + lo + dash + hi + r"(?![\w.])",
+        r"(?:on\s+)?(?:a|the)?\s*(?:scale|range)\s*(?:of|from)?\s*" + lo + dash + hi + end,
         r"(?<![\w.])" + lo + dash + hi + r"\s*(?:point\s+)?(?:scale|range)",
-        r"\bfrom\s+" + lo + dash + hi + r"(?![\w.])",
+        r"\bfrom\s+" + lo + dash + hi + end,
         # "out of 3", "2/3"
-        r"\bout\s+of\s+" + hi + r"(?![\w.])",
-        r"(?<=\d)\s*/\s*" + hi + r"(?![\w.])",
+        r"\bout\s+of\s+" + hi + end,
+        r"(?<=\d)\s*/\s*" + hi + end,
     ]
 
 
-def _label_with_scale(a: _Answer) -> Reading:
+def _label_with_scale(a: _Answer, end: str = _SCALE_END) -> Reading:
     """One distinct label left once every statement of the template's own scale (its lowest to
     its highest label) is taken out; a scale of other bounds leaves its numbers in (refused)."""
     if not a.numeric or len(a.labels) < 2:
         return MISSING
     ordered = sorted(a.labels, key=int)
     masked, found = a.stripped, False
-    for pattern in _scale_patterns(ordered[0], ordered[-1]):
+    for pattern in _scale_patterns(ordered[0], ordered[-1], end):
         masked, n = re.subn(pattern, lambda m: " " * len(m.group(0)), masked, flags=re.I)
         found = found or n > 0
     if not found:
@@ -159,6 +171,11 @@ LABEL_RULES: dict[str, Callable[[_Answer], Reading]] = {
 }
 #: The parser's first version: what every label rule after them must leave unchanged.
 LEGACY_LABEL_RULES = ("label-only", "final-score", "single-number")
+#: Rules as an earlier parser version read them, by the name its version lists (the reading
+#: records the rule's own name).
+EARLIER_LABEL_RULES: dict[str, Callable[[_Answer], Reading]] = {
+    "label-with-scale@2": lambda a: _label_with_scale(a, _SCALE_END_2),
+}
 
 
 def read_label(
@@ -185,7 +202,7 @@ def read_label(
         answer_keys=answer_keys,
     )
     for name in LABEL_RULES if rules is None else rules:
-        got = LABEL_RULES[name](a)
+        got = (LABEL_RULES.get(name) or EARLIER_LABEL_RULES[name])(a)
         if got.value is not None:
             return got
     return MISSING
@@ -279,11 +296,12 @@ def parse_confidence(text: str, *, rules: Sequence[str] | None = None) -> float 
 
 
 #: The version of the rules in use (the module docstring); a judge job's params carry it.
-PARSER_VERSION = 2
+PARSER_VERSION = 3
 #: The label and the confidence rules of each version.
 VERSIONS: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {
     1: (LEGACY_LABEL_RULES, LEGACY_CONFIDENCE_RULES),
-    2: (tuple(LABEL_RULES), tuple(CONFIDENCE_RULES)),
+    2: ((*tuple(LABEL_RULES)[:-1], "label-with-scale@2"), tuple(CONFIDENCE_RULES)),
+    3: (tuple(LABEL_RULES), tuple(CONFIDENCE_RULES)),
 }
 
 
