@@ -4,9 +4,13 @@
 # documented in config/README.md and validated against workflow/schemas/config.schema.yaml.
 
 import sys
+import time
+from pathlib import Path
 
 from snakemake.utils import min_version
 
+from judgelab.cache.store import default_cache_path
+from judgelab.llm.backends.native import deaths_lines
 from judgelab.project.config import user_layers
 from judgelab.project.facade import Project
 from judgelab.studies import STUDIES
@@ -55,6 +59,17 @@ envvars:
 onstart:
     if not workflow.touch:
         PROJECT.check_secrets()
+
+
+# A local model's native library that killed its job by a signal (SIGSEGV, SIGILL...) left a record
+# beside the request cache (judgelab.llm.backends.native): one line each, naming the library, the
+# likely cause and the command that fixes it, after Snakemake's own report of the failed jobs.
+STARTED = time.time()
+
+
+onerror:
+    for _line in deaths_lines(Path(config.get("cache") or default_cache_path()).parent, STARTED):
+        print(_line, file=sys.stderr)
 
 
 wildcard_constraints:

@@ -41,7 +41,7 @@ def llama_server(tmp_path_factory):
             [
                 sys.executable,
                 "-m",
-                "llama_cpp.server",
+                "judgelab.llm.llama_server",
                 "--model",
                 str(default_model_path()),
                 "--host",

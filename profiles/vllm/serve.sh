@@ -40,7 +40,7 @@ case "$engine" in
         vllm serve "$model" --host "$host" --port "$port" --served-model-name "$alias" "${extra[@]}" &
         ;;
     llamacpp)
-        "$python" -m llama_cpp.server --model "$model" --model_alias "$alias" --host "$host" \
+        "$python" -m judgelab.llm.llama_server --model "$model" --model_alias "$alias" --host "$host" \
             --port "$port" "${extra[@]}" &
         ;;
     *) echo "serve.sh: --engine must be vllm or llamacpp, not $engine" >&2; exit 2 ;;

@@ -56,6 +56,7 @@ class LLMSession:
             self.backend = make_backend(self.spec, self.name)
         except InputError as exc:
             raise _named(exc, self.name) from None
+        self.backend.desc = desc
         if interrupt_grace is not None and hasattr(self.backend, "interrupt_grace"):
             self.backend.interrupt_grace = float(interrupt_grace)  # an API backend's requests in flight
         self.client = CachedClient(self.backend, open_cache(cache))

