@@ -266,3 +266,16 @@ def test_estimate_speed_benchmark_on_the_shipped_default_config(tmp_path, capsys
     assert [r["run"] for r in rows] == ["a", "b"]
     assert rows[0]["calls"] == rows[1]["calls"] and int(rows[0]["calls"]) > 0
     assert [r["same_table"] for r in rows] == ["True", "True"]
+
+
+def test_first_hour_runs_the_readme_commands_as_written_and_ci_installs_the_same_way():
+    """workflow/benchmarks/first_hour.py reads the README's set-up block: the install, then the
+    default run (no second command, no flag to know); .ci/run's install is that same line."""
+    from first_hour import readme_commands
+
+    root = Path(__file__).resolve().parents[1]
+    commands = readme_commands(root / "README.md")
+    assert commands == ["pip install -e '.[test]'", "snakemake all --cores 8"]
+    ci = (root / ".ci" / "run").read_text().splitlines()
+    installs = [ln.strip() for ln in ci if "pip install" in ln and not ln.lstrip().startswith("#")]
+    assert installs == [commands[0]]  # no smoke test, no second build
