@@ -273,6 +273,25 @@ def test_a_downloaded_set_asked_for_j_alone_needs_no_checkpoint(tmp_path):
     assert [c["demo_type"] for c in plan.cells("dl")] == ["base", "J"] and plan.skipped("dl") == {}
 
 
+def test_the_estimate_of_a_jsonl_set_not_downloaded_yet_counts_its_configured_sizes(tmp_path):
+    download_set(tmp_path, ["J", "J+IT", "J+RR"], evaluators=["e1", "e2"])
+    table, notes = estimate(Project.load([], tmp_path), directory=tmp_path)
+    row = table.set_index("stage").loc["simulation"]
+    assert (row.jobs, bool(row.exact)) == (4, False)  # the Base Judge and three types: an upper bound
+    # 2 evaluators x 4 validation items per cell, each asked in one round (a direction-only
+    # evaluator: too few neutral labels in its pool) or two
+    assert 4 * 2 * 4 <= row.calls <= 4 * 2 * 4 * 2 and row.input_tokens > 0
+    assert any(
+        "simulation dl: 16 records, not downloaded yet (its size is unknown until then): its 2 "
+        "configured evaluators x 8 items" in n
+        for n in notes
+    )
+    # without `evaluators`: one stands in, the note says the counts are per evaluator
+    download_set(tmp_path, ["J"])
+    _, notes = estimate(Project.load([], tmp_path), directory=tmp_path)
+    assert any("one evaluator (the file names them: counts are per evaluator)" in n for n in notes)
+
+
 @pytest.mark.parametrize(
     "simulation, key, message",
     [
