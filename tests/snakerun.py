@@ -86,11 +86,11 @@ def output(run: subprocess.CompletedProcess) -> str:
 
 
 def dry_run_jobs(text: str) -> list[tuple[str, dict[str, str]]]:
-    """(rule, wildcards) of every job a dry run (``-n``) lists, in order."""
+    """(rule, wildcards) of every job a dry run (``-n``) lists, in order (checkpoint jobs too)."""
     jobs: list[tuple[str, dict[str, str]]] = []
     rule = None
     for line in text.splitlines():
-        m = re.match(r"^(?:local)?rule (\w+):", line)
+        m = re.match(r"^(?:local)?(?:rule|checkpoint) (\w+):", line)
         if m:
             if rule is not None:
                 jobs.append((rule, {}))

@@ -212,6 +212,86 @@ def test_pandalm_sets_skip_signal_types_without_reading_the_file(tmp_path):
     assert plan.download_url("pandalm").endswith("WeOpenML/PandaLM/main/data/testset-v1.json")
 
 
+def download_set(tmp_path, demo_types, **extra) -> dict:
+    """A config whose jsonl evaluator set ``dl`` the workflow downloads (from a file:// URL)."""
+    jsonl_records(tmp_path / "recs.jsonl", telemetry_every=2)
+    s = {"source": "download", "format": "jsonl", "url": (tmp_path / "recs.jsonl").as_uri(), "pool": 4}
+    sets = {"dl": {**s, "validation": 4, **extra}}
+    write_config(tmp_path, {"datasets": sets, "demo_types": demo_types, "shots": [1]})
+    return s
+
+
+def test_a_downloaded_jsonl_set_plans_its_cells_after_its_download_as_the_same_file_as_files(tmp_path):
+    download_set(tmp_path, ["J", "J+IT", "J+RR"])
+    project = Project.load([], tmp_path)
+    plan = project.plan("simulation")
+    raw = tmp_path / "results" / "simulation" / "dl" / "download.jsonl"
+    # before the download: its download is a checkpoint the cells wait for; the jobs known so
+    # far (the parse, the estimate) count every configured type, an upper bound
+    assert plan.file_decides("dl") and not plan.types_known("dl")
+    assert (
+        plan.checkpoints()
+        == plan.checkpoints("dl")
+        == [("simulation_download", {"dataset": "dl", "ext": "jsonl"})]
+    )
+    assert project.plan("peras").checkpoints() == []
+    assert [c["demo_type"] for c in plan.job_cells("dl")] == ["base", "J", "J+IT", "J+RR"]
+    assert len(project.llm_jobs()) == 4 and project.targets("simulation")
+    with pytest.raises(InputError) as err:
+        plan.cells("dl")
+    assert err.value.key == "simulation.datasets.dl.source" and "not downloaded yet" in str(err.value)
+    assert "`snakemake" not in str(err.value)  # no command to suggest: one `snakemake all` does it
+    # after it: the file's own types, as the same file as `source: files` gives them
+    raw.parent.mkdir(parents=True)
+    raw.write_bytes((tmp_path / "recs.jsonl").read_bytes())
+    assert plan.types_known("dl") and plan.job_cells("dl") == plan.cells("dl")
+    files = tmp_path / "files"
+    files.mkdir()
+    write_config(
+        files,
+        {
+            "datasets": {
+                "dl": {"source": "files", "format": "jsonl", "path": str(raw), "pool": 4, "validation": 4}
+            },
+            "demo_types": ["J", "J+IT", "J+RR"],
+            "shots": [1],
+        },
+    )
+    same = Project.load([], files).plan("simulation")
+    assert plan.design("dl") == same.design("dl") and plan.selection("dl") == same.selection("dl")
+    assert plan.skipped("dl") == {"J+IT": "J+IT needs telemetry on every record; 18 of 36 have it"}
+    assert same.checkpoints() == []
+    # a download the run replaces (another url) is read again
+    jsonl_records(raw, telemetry_every=1)
+    assert plan.types("dl") == ["J", "J+IT", "J+RR"] and plan.skipped("dl") == {}
+
+
+def test_a_downloaded_set_asked_for_j_alone_needs_no_checkpoint(tmp_path):
+    download_set(tmp_path, ["J"])
+    plan = Project.load([], tmp_path).plan("simulation")
+    assert not plan.file_decides("dl") and plan.checkpoints() == [] and plan.types_known("dl")
+    assert [c["demo_type"] for c in plan.cells("dl")] == ["base", "J"] and plan.skipped("dl") == {}
+
+
+def test_the_estimate_of_a_jsonl_set_not_downloaded_yet_counts_its_configured_sizes(tmp_path):
+    download_set(tmp_path, ["J", "J+IT", "J+RR"], evaluators=["e1", "e2"])
+    table, notes = estimate(Project.load([], tmp_path), directory=tmp_path)
+    row = table.set_index("stage").loc["simulation"]
+    assert (row.jobs, bool(row.exact)) == (4, False)  # the Base Judge and three types: an upper bound
+    # 2 evaluators x 4 validation items per cell, each asked in one round (a direction-only
+    # evaluator: too few neutral labels in its pool) or two
+    assert 4 * 2 * 4 <= row.calls <= 4 * 2 * 4 * 2 and row.input_tokens > 0
+    assert any(
+        "simulation dl: 16 records, not downloaded yet (its size is unknown until then): its 2 "
+        "configured evaluators x 8 items" in n
+        for n in notes
+    )
+    # without `evaluators`: one stands in, the note says the counts are per evaluator
+    download_set(tmp_path, ["J"])
+    _, notes = estimate(Project.load([], tmp_path), directory=tmp_path)
+    assert any("one evaluator (the file names them: counts are per evaluator)" in n for n in notes)
+
+
 @pytest.mark.parametrize(
     "simulation, key, message",
     [

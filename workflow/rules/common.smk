@@ -89,8 +89,22 @@ def persona_input(wildcards):
     return PROJECT.persona_input(wildcards.persona)
 
 
+def await_checkpoints(study):
+    """Wait for the checkpoints whose output decides the study's model-calling jobs
+    (StudyPlan.checkpoints): Snakemake evaluates the caller again once they have run."""
+    for rule, wildcards in PROJECT.plan(study).checkpoints():
+        getattr(checkpoints, rule).get(**wildcards)
+
+
+def provenance_settings(wildcards):
+    """The provenance job's param (the study's model-calling jobs), once they are known."""
+    await_checkpoints(wildcards.study)
+    return PROJECT.provenance_settings(wildcards.study).param()
+
+
 def provenance_tables(wildcards):
     """The answer table (first output) of every model-calling job of the study, in plan order."""
+    await_checkpoints(wildcards.study)
     return [
         expand(getattr(rules, job.rule).output[0], **{k: [v] for k, v in job.wildcards})[0]
         for job in PROJECT.provenance_jobs(wildcards.study)

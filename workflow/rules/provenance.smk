@@ -17,6 +17,6 @@ rule provenance:
     conda:
         "../../envs/judgelab.yaml"
     params:
-        settings=lambda wc: PROJECT.provenance_settings(wc.study).param(),
+        settings=provenance_settings,
     script:
         "../scripts/provenance.py"

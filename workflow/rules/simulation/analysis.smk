@@ -56,7 +56,7 @@ rule simulation_metrics:
         "../../../envs/judgelab.yaml"
     params:
         # the design: the cells (in the order of cell_predictions) and the skipped types
-        cells=lambda wc: SIMULATION.design(wc.dataset).param(),
+        cells=sim_design,
         settings=SIMULATION.metric_settings().param(),
     script:
         "../../scripts/simulation/metrics.py"

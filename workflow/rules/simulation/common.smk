@@ -22,8 +22,24 @@ def sim_files(which, names):
     return {n[:-4]: path(which, name=n[:-4]) for n in names}
 
 
+def sim_await(dataset):
+    """Wait for the download of an evaluator set whose file decides its demonstration types
+    (SIMULATION.checkpoints: a jsonl file, a type needing telemetry or reasoning): Snakemake
+    evaluates the caller again once the checkpoint has run, and the plan reads the file."""
+    for rule, wildcards in SIMULATION.checkpoints(dataset):
+        getattr(checkpoints, rule).get(**wildcards)
+
+
+def sim_design(wildcards):
+    """The metrics job's design param: the set's cells and skipped types, once they are known."""
+    sim_await(wildcards.dataset)
+    return SIMULATION.design(wildcards.dataset).param()
+
+
 def sim_predictions(wildcards):
-    """Every cell's prediction table of the wildcards' evaluator set, in the order of its cells."""
+    """Every cell's prediction table of the wildcards' evaluator set, in the order of its cells
+    (after the set's download where the file decides them)."""
+    sim_await(wildcards.dataset)
     return [
         path(
             "simulation_predictions",

@@ -1,10 +1,12 @@
-# Simulation stage 1 - data: download an evaluator set (source: download), then load and check
+# Simulation stage 1 - data: download an evaluator set (source: download; a checkpoint: where the
+# file decides the demonstration types - a jsonl file, a type needing telemetry or reasoning - the
+# rules listing the cells ask for them after it, see common.smk), then load and check
 # its records and split every evaluator's items into a demonstration pool and a disjoint
 # validation set, keeping each leakage group (items sharing a context, swapped-response twins,
 # identical items) on one side (checked in code; split_report.tsv counts what was grouped).
 
 
-rule simulation_download:
+checkpoint simulation_download:
     output:
         raw=path("simulation_raw"),
     log:

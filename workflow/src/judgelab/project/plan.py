@@ -84,6 +84,13 @@ class StudyPlan:
     def llm_jobs(self) -> list[LLMJob]:
         raise NotImplementedError
 
+    def checkpoints(self) -> list[tuple[str, dict[str, str]]]:
+        """The Snakemake checkpoints (rule, wildcards) whose output decides the study's
+        model-calling jobs (:meth:`llm_jobs`): a rule that lists those jobs (the provenance table)
+        asks for them first, so Snakemake lists its inputs again once they have run. None by
+        default."""
+        return []
+
     def targets(self) -> list[str]:
         raise NotImplementedError
 

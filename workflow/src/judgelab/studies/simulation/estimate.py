@@ -1,6 +1,13 @@
 """The evaluator simulation's requests for ``judgelab estimate``: the two-round cascade of every cell,
 built with the jobs' own builders; the second round only where the first round's cached answer says
 "preference" (else every validation item counts, an upper bound).
+
+An evaluator set not downloaded yet stands in by its known size, flagged approximate: PandaLM's
+measured size (:data:`PANDALM_SIZE`); a ``jsonl`` file, whose size is only known once it is here,
+by the config's own sizes - its ``evaluators`` (else one: the counts are per evaluator), ``pool`` +
+``validation`` items each - with PandaLM's typical lengths, telemetry and reasoning on every record
+(:data:`JSONL_STAND_IN`), and every configured demonstration type counted (the file decides which
+run: an upper bound).
 """
 
 from __future__ import annotations
@@ -16,7 +23,13 @@ from judgelab.errors import InputError
 from judgelab.llm.backends.base import Completion, Request
 from judgelab.studies.simulation import cascade
 from judgelab.studies.simulation.cascade import build_requests, plan_evaluators, read_rating
-from judgelab.studies.simulation.data import Record, load_records, select_task
+from judgelab.studies.simulation.data import (
+    ReasoningSection,
+    Record,
+    TelemetryEvent,
+    load_records,
+    select_task,
+)
 from judgelab.studies.simulation.splits import make_splits
 
 
@@ -68,10 +81,58 @@ def pandalm_stand_in() -> list:
     return out
 
 
+#: What stands in for the telemetry and reasoning of a ``jsonl`` file not downloaded yet: the
+#: events of one judgment in the PersonaJudge interface (the context and the two responses
+#: revealed, then the rating selected) and the three sections of its retrospective reasoning, each
+#: section as long as a typical PandaLM response (a guess: no measured reasoning length is here).
+STAND_IN_REVEALED = ("context", "response_a", "response_b")
+STAND_IN_SECTIONS = ("conversation understanding", "response evaluation", "final judgment")
+STAND_IN_SECTION_CHARS = round(PANDALM_SIZE["response_a"])
+
+
+def jsonl_stand_in(d: str, s: dict) -> tuple[list, str]:
+    """Records standing in for the ``jsonl`` file of evaluator set ``d`` (its config ``s``) not
+    downloaded yet: its configured evaluators (else one) each judging ``pool`` + ``validation``
+    shared items of PandaLM's typical lengths and label shares (seeded), with telemetry and
+    reasoning (:data:`STAND_IN_REVEALED`, :data:`STAND_IN_SECTIONS`); and the note saying so."""
+    size, rng = PANDALM_SIZE, random.Random(0)
+    evaluators = list(s["evaluators"] or []) or ["evaluator1"]
+    n = int(s["pool"]) + int(s["validation"])
+    labels, weights = list(size["labels"]), list(size["labels"].values())
+    sections = tuple(ReasoningSection(name, "x" * STAND_IN_SECTION_CHARS) for name in STAND_IN_SECTIONS)
+
+    def events(label: str) -> tuple[TelemetryEvent, ...]:
+        revealed = [
+            TelemetryEvent(float(i), "reveal", t, duration=1.0) for i, t in enumerate(STAND_IN_REVEALED)
+        ]
+        return (*revealed, TelemetryEvent(float(len(revealed)), "rating_selected", "rating", value=label))
+
+    out = []
+    for i in range(n):
+        for ev in evaluators:
+            label = rng.choices(labels, weights)[0]
+            context = f"{i} " + "x" * round(size["context"])
+            a, b = "x" * round(size["response_a"]), "x" * round(size["response_b"])
+            out.append(Record(ev, str(i), context, a, b, label, s["task"], events(label), sections))
+    who = (
+        f"its {len(evaluators)} configured evaluators"
+        if s["evaluators"]
+        else "one evaluator (the file names them: counts are per evaluator)"
+    )
+    how = (
+        f"not downloaded yet (its size is unknown until then): {who} x {n} items (pool + "
+        "validation) of PandaLM's typical lengths, with telemetry and reasoning, stand in, and "
+        "every configured demonstration type is counted (the file decides which run: an upper "
+        f"bound); --table {d}=PATH counts a local copy exactly"
+    )
+    return out, how
+
+
 def estimate_data(plan, d: str, ctx) -> tuple[list, object, bool]:
     """(records, splits, exact) of an evaluator set for ``judgelab estimate``: from a file
     given with ``--table NAME=PATH`` (in the set's format), the prepared records, the source
-    file, or - PandaLM not downloaded yet - records of its known size (approximate)."""
+    file, or - not downloaded yet - records of its known size (approximate: PandaLM's measured
+    size, a ``jsonl`` file's configured sizes, :func:`jsonl_stand_in`)."""
     memo = ctx.memo.setdefault("simulation", {})
     if d in memo:
         return memo[d]
@@ -109,10 +170,13 @@ def estimate_data(plan, d: str, ctx) -> tuple[list, object, bool]:
             f"not downloaded yet: PandaLM's known size ({PANDALM_SIZE['items']} items x "
             f"{PANDALM_SIZE['annotators']} annotators, typical lengths and label shares){passed}"
         )
+    elif s["source"] == "download":
+        (records, how), exact = jsonl_stand_in(d, s), False
+        how += passed
     else:
         raise InputError(
-            f"{source} is not downloaded yet; download it or pass --table {d}=PATH",
-            key=f"simulation.datasets.{d}",
+            f"file {source} does not exist; pass --table {d}=PATH for another copy",
+            key=f"simulation.datasets.{d}.path",
         )
     records = select_task(records, s["task"], how)
     keep = set(s["evaluators"] or [])

@@ -10,8 +10,11 @@ judgments, not the relevance datasets of the top-level ``datasets``); each is th
 wildcard of its paths. A *cell* is evaluator set x model x demonstration type x shot count, one
 prediction job each; the Base Judge is the cell of type ``base`` with 0 shots (one per model).
 The demonstration types an evaluator set cannot support (J+IT needs telemetry on every record,
-J+RR reasoning) are left out of the design with the reason, known before any job runs: the
-``pandalm`` format carries judgments only; a ``jsonl`` file is read when the workflow starts.
+J+RR reasoning) are left out of the design with the reason: the ``pandalm`` format carries
+judgments only (known before any job runs); a ``jsonl`` file is read when the workflow starts, or,
+when the workflow downloads it and a configured type needs telemetry or reasoning, after its
+download, a Snakemake checkpoint (:meth:`Plan.checkpoints`): the cells are planned from the
+downloaded file exactly as from the same file given as ``source: files``.
 """
 
 from __future__ import annotations
@@ -133,6 +136,11 @@ class Plan(StudyPlan):
         "simulation_table": "{results}/simulation/tables/{name}.{ext}",
     }
 
+    def __init__(self, project):
+        super().__init__(project)
+        #: evaluator set -> (its file's version, (types, skipped))
+        self._types_memo: dict[str, tuple[tuple, tuple[list[str], dict[str, str]]]] = {}
+
     # -- evaluator sets -----------------------------------------------------------------------
 
     @property
@@ -224,67 +232,119 @@ class Plan(StudyPlan):
     def shots(self) -> list[int]:
         return [int(k) for k in self.section["shots"]]
 
-    @cached_property
-    def _types(self) -> dict[str, tuple[list[str], dict[str, str]]]:
-        out = {}
-        for d, s in self.sets.items():
-            wanted = self.demo_types
-            if s["format"] == "pandalm":  # judgments only: no telemetry, no reasoning
-                types = [t for t in wanted if not DEMO_TYPES[t]]
-                skipped = {
-                    t: f"the pandalm format carries judgments only (no {' or '.join(DEMO_TYPES[t])})"
-                    for t in wanted
-                    if DEMO_TYPES[t]
-                }
-                for t, why in skipped.items():
-                    log.warning("simulation %s: skipping demonstration type %s: %s", d, t, why)
-            else:
-                path = self.source_file(d)
-                if not self.project.local(path).exists() and s["source"] == "download":
-                    raise InputError(
-                        f"the demonstration types it supports depend on the file's telemetry "
-                        f"and reasoning, and {path} is not downloaded yet: run "
-                        f"`snakemake {path}` first",
-                        key=f"simulation.datasets.{d}.source",
-                    )
-                if not self.project.local(path).exists():
-                    raise InputError(
-                        f"file {path} does not exist (a relative path is relative to the "
-                        "working directory of the run)",
-                        key=f"simulation.datasets.{d}.path",
-                    )
-                try:
-                    records = select_task(load_records(self.project.local(path), "jsonl"), s["task"], path)
-                except InputError as exc:
-                    if exc.key != "simulation.task":
-                        raise
-                    raise InputError(
-                        str(exc).removeprefix(f"config key '{exc.key}': "),
-                        key=f"simulation.datasets.{d}.task",
-                    ) from None
-                keep = set(s["evaluators"] or [])
-                if keep:
-                    records = [r for r in records if r.evaluator in keep]
-                types, skipped = plan_types(wanted, records)
-            out[d] = (types, skipped)
-        return out
+    def file_decides(self, d: str) -> bool:
+        """Whether the demonstration types of evaluator set ``d`` wait for the file the workflow
+        downloads: a ``jsonl`` file (telemetry and reasoning are optional per record) with
+        ``source: download``, when a configured type needs telemetry or reasoning (``J`` alone
+        runs on any file). Its download is a Snakemake checkpoint (:meth:`checkpoints`): the rules
+        that list the set's cells ask for them after it has run."""
+        s = self.sets[d]
+        return (
+            s["source"] == "download"
+            and s["format"] == "jsonl"
+            and any(DEMO_TYPES[t] for t in self.demo_types)
+        )
+
+    def checkpoints(self, dataset: str | None = None) -> list[tuple[str, dict[str, str]]]:
+        """The checkpoint jobs (rule, wildcards) whose output decides the cells of evaluator set
+        ``dataset`` (None: of every set): the download of each set whose types the file decides
+        (:meth:`file_decides`). The rules that list cells (the metrics job's inputs and design,
+        the provenance table) wait for them."""
+        sets = self.datasets if dataset is None else [dataset]
+        return [
+            ("simulation_download", {"dataset": d, "ext": RAW_EXT["jsonl"]})
+            for d in sets
+            if self.file_decides(d)
+        ]
+
+    def types_known(self, d: str) -> bool:
+        """Whether the demonstration types of ``d`` are known now: always, except for a set
+        whose types its download decides (:meth:`file_decides`) before that download."""
+        return not self.file_decides(d) or self.project.local(self.source_file(d)).exists()
+
+    def _read_types(self, d: str) -> tuple[list[str], dict[str, str]]:
+        """The types of a jsonl evaluator set, from its file's records (the task and evaluators
+        the set selects): what the prepare job will read."""
+        s = self.sets[d]
+        path = self.source_file(d)
+        if not self.project.local(path).exists():
+            if s["source"] == "download":
+                raise InputError(
+                    f"its demonstration types depend on the telemetry and reasoning of {path}, "
+                    "which is not downloaded yet: the workflow plans the set's cells after its "
+                    "download (the checkpoint simulation_download)",
+                    key=f"simulation.datasets.{d}.source",
+                )
+            raise InputError(
+                f"file {path} does not exist (a relative path is relative to the "
+                "working directory of the run)",
+                key=f"simulation.datasets.{d}.path",
+            )
+        try:
+            records = select_task(load_records(self.project.local(path), "jsonl"), s["task"], path)
+        except InputError as exc:
+            if exc.key != "simulation.task":
+                raise
+            raise InputError(
+                str(exc).removeprefix(f"config key '{exc.key}': "),
+                key=f"simulation.datasets.{d}.task",
+            ) from None
+        keep = set(s["evaluators"] or [])
+        if keep:
+            records = [r for r in records if r.evaluator in keep]
+        return plan_types(self.demo_types, records)
+
+    def _types(self, d: str) -> tuple[list[str], dict[str, str]]:
+        """(types, skipped) of evaluator set ``d``, worked out once per version of its file (a
+        download the run replaces is read again)."""
+        s = self.sets[d]
+        # no file to read: the pandalm format, or a download asked for J alone (any file has it)
+        if s["format"] == "pandalm" or (s["source"] == "download" and not self.file_decides(d)):
+            stamp: tuple = ()
+        else:
+            local = self.project.local(self.source_file(d))
+            stamp = (local.stat().st_mtime_ns, local.stat().st_size) if local.exists() else ("missing",)
+        if d in self._types_memo and self._types_memo[d][0] == stamp:
+            return self._types_memo[d][1]
+        wanted = self.demo_types
+        if s["format"] == "pandalm":  # judgments only: no telemetry, no reasoning
+            types = [t for t in wanted if not DEMO_TYPES[t]]
+            skipped = {
+                t: f"the pandalm format carries judgments only (no {' or '.join(DEMO_TYPES[t])})"
+                for t in wanted
+                if DEMO_TYPES[t]
+            }
+            for t, why in skipped.items():
+                log.warning("simulation %s: skipping demonstration type %s: %s", d, t, why)
+        elif not stamp:
+            types, skipped = list(wanted), {}
+        else:
+            types, skipped = self._read_types(d)
+        self._types_memo[d] = (stamp, (types, skipped))
+        return types, skipped
 
     def types(self, d: str) -> list[str]:
         """The demonstration types the evaluator set supports, in config order."""
-        return self._types[d][0]
+        return self._types(d)[0]
 
     def skipped(self, d: str) -> dict[str, str]:
         """The demonstration types left out, with the reason."""
-        return self._types[d][1]
+        return self._types(d)[1]
 
     def cells(self, d: str) -> list[dict]:
         """The cells of an evaluator set: a Base Judge per model, then model x type x shots."""
+        return self._cells(d, self.types(d))
+
+    def job_cells(self, d: str) -> list[dict]:
+        """The cells as far as they are known now: :meth:`cells`, or before the download of a
+        set whose types the file decides, those of every configured type (an upper bound; the
+        estimate counts them and says so)."""
+        return self._cells(d, self.types(d) if self.types_known(d) else self.demo_types)
+
+    def _cells(self, d: str, types: list[str]) -> list[dict]:
         cells = [{"model": m, "demo_type": BASE, "shots": 0} for m in self.judges]
         cells += [
-            {"model": m, "demo_type": t, "shots": k}
-            for m in self.judges
-            for t in self.types(d)
-            for k in self.shots
+            {"model": m, "demo_type": t, "shots": k} for m in self.judges for t in types for k in self.shots
         ]
         return cells
 
@@ -402,6 +462,9 @@ class Plan(StudyPlan):
                 )
 
     def llm_jobs(self):
+        """The prediction jobs (:meth:`job_cells`): before the download of a set whose file decides
+        its types, every configured type stands (an upper bound, for the estimate and the parse);
+        the rules that list them wait for the download first (:meth:`checkpoints`)."""
         return [
             LLMJob(
                 "simulation_predict",
@@ -415,7 +478,7 @@ class Plan(StudyPlan):
                 self.name,
             )
             for d in self.datasets
-            for c in self.cells(d)
+            for c in self.job_cells(d)
         ]
 
     def tasks(self) -> dict[str, str]:
