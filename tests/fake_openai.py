@@ -2,8 +2,10 @@
 
 Answers are a deterministic function of the prompt (the label is the prompt's SHA-256 mod 4, and
 the top logprobs put most mass on it), so a test can check that every answer reached the right
-request. A fault plan injects, by arrival order, HTTP 429 with ``Retry-After``, HTTP 500, or a
-response slower than the client's timeout.
+request. A fault plan injects, by arrival order, HTTP 429 with ``Retry-After``, HTTP 500, OpenAI's
+HTTP 429 of a used-up quota (``quota``), or a response slower than the client's timeout
+(``fault``: one of these for every arrival the plan does not name); ``models``: the model ids
+served, any other is answered HTTP 404 as OpenAI answers an unknown model.
 
     python tests/fake_openai.py --port 8000 --latency 0.1     # standalone (benchmarks)
 """
@@ -42,11 +44,14 @@ def expected_probs(prompt: str) -> list[float]:
 
 @dataclass
 class FakeOpenAI:
-    """``faults``: arrival number -> "429", "500" or "slow" (others answer normally);
+    """``faults``: arrival number -> "429", "500", "quota" or "slow" (others answer normally, or with
+    ``fault`` when set); ``models``: the model ids served (None: any; another is answered 404);
     ``refuse_logprobs``: answer HTTP 400 to requests asking for logprobs, as some servers do."""
 
     latency: float = 0.0
     faults: dict[int, str] = field(default_factory=dict)
+    fault: str | None = None
+    models: frozenset | None = None
     retry_after: float = 0.2
     slow_s: float = 3.0
     refuse_logprobs: bool = False
@@ -81,7 +86,21 @@ class FakeOpenAI:
                 },
                 status_code=400,
             )
-        fault = self.faults.get(n)
+        if self.models is not None and body.get("model") not in self.models:
+            self.injected["404"] += 1
+            return JSONResponse(
+                {
+                    "error": {
+                        "message": f"The model `{body.get('model')}` does not exist or you do not have "
+                        "access to it.",
+                        "type": "invalid_request_error",
+                        "param": None,
+                        "code": "model_not_found",
+                    }
+                },
+                status_code=404,
+            )
+        fault = self.faults.get(n, self.fault)
         self.history.append((time.monotonic(), body["messages"][-1]["content"], fault or "ok"))
         if fault == "429":
             self.injected["429"] += 1
@@ -89,6 +108,20 @@ class FakeOpenAI:
                 {"error": {"message": "rate limited", "type": "rate_limit_error"}},
                 status_code=429,
                 headers={"retry-after": f"{self.retry_after:g}"},
+            )
+        if fault == "quota":
+            self.injected["quota"] += 1
+            return JSONResponse(
+                {
+                    "error": {
+                        "message": "You exceeded your current quota, please check your plan and billing "
+                        "details.",
+                        "type": "insufficient_quota",
+                        "param": None,
+                        "code": "insufficient_quota",
+                    }
+                },
+                status_code=429,
             )
         if fault == "500":
             self.injected["500"] += 1

@@ -18,7 +18,7 @@ from judgelab.cache.keys import request_key
 from judgelab.cache.store import RequestCache
 from judgelab.data.prepare import build_trec_table
 from judgelab.data.tables import write_dataset
-from judgelab.errors import InputError
+from judgelab.errors import InputError, ProviderError
 from judgelab.llm.backends import make_backend
 from judgelab.llm.backends.api import api_key_envvars, backoff_delay, label_distribution, retry_after_seconds
 from judgelab.llm.backends.base import Request
@@ -175,6 +175,50 @@ def test_label_distribution_reads_the_label_tokens_like_the_local_backend():
 
 
 # -- against a local fault-injecting server ------------------------------------------------------
+
+
+def one_request() -> Request:
+    return Request(messages=(("user", "Is this relevant? Answer 0-3."),), max_tokens=4)
+
+
+def test_provider_errors_say_what_where_and_what_to_do_in_one_line(monkeypatch):
+    """Issue 38, case 6: an unknown model id (HTTP 404), a used-up quota (a 429 that waiting does
+    not cure) and a 500 after every retry are each one error naming the model, the endpoint, the
+    provider's words and what to do - never the key; only the 500 is retried."""
+    monkeypatch.setenv("JL_TEST_KEY", "sk-never-in-a-message-42")
+    key = {"api_key_env": "JL_TEST_KEY"}
+    fake = FakeOpenAI(models=frozenset({"served-judge"}))
+    with ServerThread(fake.app()) as srv:
+        b = OpenAIBackend.from_spec(openai_spec(srv.base_url, model="no-such-judge", **key), "gpt")
+        with pytest.raises(InputError) as err:
+            b.complete(one_request())
+    msg = str(err.value)
+    assert msg.startswith(f"config key 'models.gpt.model': openai no-such-judge at {srv.base_url} answered ")
+    assert "HTTP 404 (The model `no-such-judge` does not exist or you do not have access to it.)" in msg
+    assert "name a model id it serves" in msg and "\n" not in msg
+    assert fake.arrivals == 1 and b.stats["retries"] == 0
+
+    fake = FakeOpenAI(fault="quota")
+    with ServerThread(fake.app()) as srv:
+        b = OpenAIBackend.from_spec(openai_spec(srv.base_url, **key), "gpt")
+        with pytest.raises(ProviderError) as perr:
+            b.complete(one_request())
+    assert perr.value.status == 429 and fake.arrivals == 1  # not retried: waiting does not cure it
+    assert "the account's quota is used up (HTTP 429, insufficient_quota: You exceeded" in str(perr.value)
+    assert "add credit" in str(perr.value)
+
+    fake = FakeOpenAI(fault="500")
+    with ServerThread(fake.app()) as srv:
+        b = fast_backoff(OpenAIBackend.from_spec(openai_spec(srv.base_url, max_retries=2, **key), "gpt"))
+        with pytest.raises(ProviderError) as perr:
+            b.complete(one_request())
+    assert fake.arrivals == 3 and b.stats["gave_up"] == 1
+    assert str(perr.value).startswith(
+        f"openai fake-judge at {srv.base_url}: giving up after 3 attempts (max_retries=2): HTTP 500: boom; "
+    )
+    assert "rerun later" in str(perr.value) and "models.gpt.max_retries" in str(perr.value)
+    for e in (err.value, perr.value):
+        assert "sk-never-in-a-message-42" not in str(e)
 
 
 def test_every_judgment_arrives_once_through_429_bursts_500s_and_a_timeout(tmp_path):

@@ -17,7 +17,7 @@ from botocore.stub import Stubber
 
 from judgelab.cache.keys import request_key
 from judgelab.cache.store import RequestCache
-from judgelab.errors import InputError
+from judgelab.errors import InputError, ProviderError
 from judgelab.llm.backends import make_backend
 from judgelab.llm.backends.base import Request
 from judgelab.llm.backends.bedrock import BedrockBackend, BedrockError, check_aws_chain
@@ -251,8 +251,10 @@ def test_a_validation_error_is_not_retried_and_surfaces_clearly():
         b.complete(judge_request("", TASK))
     assert str(err.value) == (
         f"bedrock {NOVA} in {REGION}: ValidationException: Input is too long "
-        "for requested model. (HTTP 400, not retried)"
+        "for requested model. (HTTP 400, not retried: the same request gets the same answer); "
+        "check the model entry models.nova against what Bedrock accepts, then rerun"
     )
+    assert isinstance(err.value, ProviderError) and err.value.status == 400
     assert b.stats["attempts"] == 1 and b.stats["retries"] == 0
 
     # a model id that needs an inference profile names the config key

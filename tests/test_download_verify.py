@@ -24,10 +24,12 @@ from judgelab.data.sources import (
     download,
     download_dataset,
     known_file,
+    line_ends,
     refetch_hint,
     source_urls,
 )
-from judgelab.errors import InputError
+from judgelab.errors import InputError, JudgelabError
+from judgelab.studies.ranking.jobs import download_run_job
 from judgelab.studies.simulation.data import PANDALM_URL, download_records
 
 
@@ -326,3 +328,82 @@ def test_a_body_without_a_length_that_ends_early_fails_where_a_digest_is_known(t
         with pytest.raises(DownloadError, match="does not have the expected size"):
             download(srv.url("/q"), tmp_path / "q", size=len(body))
     assert leftovers(tmp_path) == []
+
+
+# -- bodies without a length and without a known digest: their own shape (issue 38, case 7) ----------
+
+
+def trec_files(fixtures: Path) -> dict[str, bytes]:
+    return {
+        "qrels": (fixtures / "trec" / "qrels.txt").read_bytes(),
+        "topics": (fixtures / "trec" / "topics.txt").read_bytes(),
+        "texts": (fixtures / "trec" / "texts.tsv").read_bytes(),
+    }
+
+
+def serve_dataset(tmp_path: Path, bodies: dict[str, bytes], cut: dict[str, int]):
+    """The dataset's three files served without a Content-Length, ``cut``: kind -> bytes sent."""
+    routes = {f"/{k}": (b, cut.get(k, len(b)), 200) for k, b in bodies.items()}
+    dest = {k: tmp_path / "raw" / f"{k}.raw" for k in bodies}
+    return Server(routes, length=False), dest
+
+
+@pytest.mark.parametrize("which", ["texts", "qrels"])
+def test_a_dataset_file_cut_at_a_line_boundary_without_a_length_is_not_kept(tmp_path, fixtures, which):
+    """A body that ends early right after a line end, served without a Content-Length and with no
+    recorded digest: every line of it is well formed, but the judged-text file must have one line
+    per qrels line, so the one cut short is named and no file of the dataset takes its name."""
+    bodies = trec_files(fixtures)
+    lines = bodies[which].splitlines(keepends=True)
+    cut = len(b"".join(lines[:5]))  # 5 whole lines of 8
+    srv, dest = serve_dataset(tmp_path, bodies, {which: cut})
+    with srv:
+        urls = {k: srv.url(f"/{k}") for k in bodies}
+        with pytest.raises(DownloadError) as err:
+            download_dataset(urls, dest)
+    msg = str(err.value)
+    assert msg.startswith(f"download of {urls[which]} came without a length")
+    assert (
+        "the judged-text file has" in msg
+        and "one of the two was cut short" in msg
+        and str(dest[which]) in msg
+    )
+    assert (err.value.url, err.value.dest, err.value.received) == (urls[which], dest[which], cut)
+    assert leftovers(tmp_path / "raw") == []  # none of the three under its name, no partial file
+    assert isinstance(err.value, JudgelabError)  # a job stopped by it prints it as one line first
+
+    srv, dest = serve_dataset(tmp_path, bodies, {})  # whole, still without a length: kept
+    with srv:
+        download_dataset({k: srv.url(f"/{k}") for k in bodies}, dest)
+    assert {k: dest[k].read_bytes() for k in bodies} == bodies
+
+
+def test_a_body_without_a_length_cut_inside_a_line_is_retried_and_not_kept(tmp_path, fixtures):
+    run_bytes = (fixtures / "ranking" / "input.sysA.txt").read_bytes()
+    cut = run_bytes.index(b"sysA", 40) + 2  # inside the tag of a line: the line still has 6 fields
+    with Server({"/run": (run_bytes, cut, 200)}, length=False) as srv:
+        with pytest.raises(DownloadError) as err:
+            download_run_job(srv.url("/run"), str(tmp_path / "sysA.txt"))
+        assert srv.hits["/run"] == 1 + len(sources.RETRY_DELAYS)  # a cut may pass: retried
+    line = run_bytes[:cut].count(b"\n") + 1
+    assert f"(line {line}: the last line has no line end): cut short" in str(err.value)
+    assert leftovers(tmp_path) == []
+    # a run whose lines do not read is refused before it takes its name, naming its line
+    bad = run_bytes.replace(b"2 Q0 e1 1 1.0", b"2 Q0 e1 one 1.0")
+    with Server({"/run": (bad, len(bad), 200)}, length=False) as srv:
+        with pytest.raises(DownloadError, match=r"line 6: rank 'one' is not an integer"):
+            download_run_job(srv.url("/run"), str(tmp_path / "sysA.txt"))
+    assert leftovers(tmp_path) == []
+    with Server({"/run": (run_bytes, len(run_bytes), 200)}, length=False) as srv:
+        download_run_job(srv.url("/run"), str(tmp_path / "sysA.txt"))
+    assert (tmp_path / "sysA.txt").read_bytes() == run_bytes
+
+
+def test_line_ends_tells_a_cut_inside_a_line_only(tmp_path):
+    f = tmp_path / "f"
+    for body in (b"", b"101 Q0 d1 3\n", b"101 Q0 d1 3\r\n", b"a\nb\r"):
+        f.write_bytes(body)
+        line_ends(f)
+    f.write_bytes(b"101 Q0 d1 3\n101 Q0 d")
+    with pytest.raises(InputError, match=r":2: the last line has no line end"):
+        line_ends(f)

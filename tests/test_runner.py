@@ -111,3 +111,32 @@ def test_a_job_stopped_by_bad_input_prints_one_message_and_logs_its_traceback(tm
     assert "Traceback" not in err and f"traceback in {smk.log[0]}" in err
     log = (tmp_path / "logs" / "job.log").read_text()
     assert "Traceback" in log and "0 of 3 answers parsed" in log
+
+
+@pytest.mark.parametrize("kind", ["provider", "download"])
+def test_provider_and_download_errors_print_one_line_first_too(tmp_path, capsys, kind):
+    """Issue 38, case 6: a provider's refusal or no answer after every retry, and a failed
+    download, stop the job as bad input does: one line saying what, where and what to do, the
+    traceback in the log only."""
+    from pathlib import Path
+
+    from judgelab.data.sources import DownloadError
+    from judgelab.errors import ProviderError
+
+    said = {
+        "provider": "openai m at http://127.0.0.1:1/v1: giving up after 7 attempts (max_retries=6): HTTP 500",
+        "download": "download of http://127.0.0.1:1/q failed (HTTP Error 404: Not Found)",
+    }[kind]
+
+    def fail() -> None:
+        if kind == "provider":
+            raise ProviderError(said, status=500)
+        raise DownloadError(said, url="http://127.0.0.1:1/q", dest=Path("q"), received=0, expected=None)
+
+    smk = FakeJob(tmp_path)
+    with pytest.raises(SystemExit) as stop:
+        run(smk, fail)
+    assert stop.value.code == 1
+    err = capsys.readouterr().err
+    assert err.splitlines() == [f"judgelab: rule judge stopped: {said} (traceback in {smk.log[0]})"]
+    assert "Traceback" in (tmp_path / "logs" / "job.log").read_text()

@@ -24,7 +24,7 @@ import os
 import sys
 from pathlib import Path
 
-from judgelab.errors import InputError
+from judgelab.errors import InputError, JudgelabError
 
 
 def _model_spec(args) -> dict:
@@ -235,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return _run(args)
-    except InputError as exc:
+    except JudgelabError as exc:  # bad input, a provider's refusal, a failed download
         print(f"judgelab: error: {exc}", file=sys.stderr)
         return 2
 

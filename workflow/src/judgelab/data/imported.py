@@ -277,11 +277,48 @@ def read_judge(
     ``confidence_scale``: as declared for the judge (None: not declared; see the module
     docstring). The labels are Int64 on ``scale``, the confidences Float64 on
     ``confidence_scale`` as in the file (missing without a 5th column)."""
+    src = source or SourcePairs.of_table(pairs)
+    selected = set(zip(pairs["qid"], pairs["docid"]))
+    every = judge_lines(path, src, scale=scale, confidence_scale=confidence_scale)
+    inside = pd.Series([(q, d) in selected for q, d in zip(every["qid"], every["docid"])], dtype=bool)
+    labels = every[inside.to_numpy()].reset_index(drop=True)
+    dataset = str(pairs["dataset"].iloc[0]) if "dataset" in pairs and len(pairs) else None
+    key = f"datasets.{dataset}" if dataset else "the dataset's selection"
+    if labels.empty and not every.empty:
+        raise InputError(
+            f"none of the {len(every)} pairs this file labels is among the {len(selected)} pairs "
+            f"of the dataset's selection ({key}: queries, max_queries, per_grade); this line "
+            "labels the first of them",
+            path=str(path),
+            line=int(every["line"].iloc[0]),
+        )
+    counts = ImportCounts(
+        labelled=len(every),
+        in_selection=len(labels),
+        outside_selection=len(every) - len(labels),
+        selection=len(selected),
+        unlabelled=len(selected) - len(labels),
+    )
+    return JudgeFile(str(path), labels, counts, scale, confidence_scale)
+
+
+def judge_lines(
+    path: str | Path,
+    source: SourcePairs | None,
+    *,
+    scale: str | None = None,
+    confidence_scale: str | None = None,
+) -> pd.DataFrame:
+    """Every label line of an imported judge's file, checked: (qid, docid, label, confidence, line),
+    one row per pair in file order. Errors name the file and line: a wrong number of fields, a
+    label or confidence outside its (declared) scale, a query or pair unknown to ``source`` (the
+    dataset's source files; None: not known yet, e.g. before a download - not checked), a pair
+    labelled twice differently, undeclared scales the file would be misread with (see the module
+    docstring). The project runs it when the workflow is planned
+    (:meth:`judgelab.project.facade.Project.imported_file`); :func:`read_judge` in the job."""
     labels_ok = SCALE_VALUES[scale or "graded"]
     conf_max = CONFIDENCE_SCALES[confidence_scale or "percent"]
-    src = source or SourcePairs.of_table(pairs)
-    where = f" ({src.files})" if src.files else ""
-    selected = set(zip(pairs["qid"], pairs["docid"]))
+    where = f" ({source.files})" if source is not None and source.files else ""
     rows: list[JudgeLine] = []
     for no, line in text_lines(path):
         if not line.strip() or line.lstrip().startswith("#"):
@@ -316,9 +353,9 @@ def read_judge(
                 raise InputError(
                     f"confidence {parts[4]} is outside 0-{conf_max:g}{why}", path=str(path), line=no
                 )
-        if qid not in src.queries:
+        if source is not None and qid not in source.queries:
             raise InputError(f"unknown query id {qid!r}: not in the dataset{where}", path=str(path), line=no)
-        if (qid, docid) not in src.pairs:
+        if source is not None and (qid, docid) not in source.pairs:
             raise InputError(
                 f"unknown passage id {docid!r} for query {qid}: not a judged pair of the dataset{where}",
                 path=str(path),
@@ -332,26 +369,7 @@ def read_judge(
     every["label"] = every["label"].astype("Int64")
     every["confidence"] = every["confidence"].astype("Float64")
     _refuse_ambiguous(every, path, scale, confidence_scale)
-    inside = pd.Series([(q, d) in selected for q, d in zip(every["qid"], every["docid"])], dtype=bool)
-    labels = every[inside.to_numpy()].reset_index(drop=True)
-    dataset = str(pairs["dataset"].iloc[0]) if "dataset" in pairs and len(pairs) else None
-    key = f"datasets.{dataset}" if dataset else "the dataset's selection"
-    if labels.empty and not every.empty:
-        raise InputError(
-            f"none of the {len(every)} pairs this file labels is among the {len(selected)} pairs "
-            f"of the dataset's selection ({key}: queries, max_queries, per_grade); this line "
-            "labels the first of them",
-            path=str(path),
-            line=int(every["line"].iloc[0]),
-        )
-    counts = ImportCounts(
-        labelled=len(every),
-        in_selection=len(labels),
-        outside_selection=len(every) - len(labels),
-        selection=len(selected),
-        unlabelled=len(selected) - len(labels),
-    )
-    return JudgeFile(str(path), labels, counts, scale, confidence_scale)
+    return every
 
 
 def _shown(r: JudgeLine) -> str:

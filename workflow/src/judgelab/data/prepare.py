@@ -8,6 +8,7 @@ files. The columns are :data:`judgelab.data.tables.DATASET_COLUMNS`."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -30,16 +31,28 @@ from judgelab.errors import InputError
 log = logging.getLogger(__name__)
 
 
+def _stripped(text: str) -> str:
+    return text.strip()
+
+
 def _check_and_build(
-    dataset: str, qrels: list[QrelLine], qrels_path: str, topics: dict[str, str], topics_path: str, text_of
+    dataset: str,
+    qrels: list[QrelLine],
+    qrels_path: str,
+    topics: dict[str, str],
+    topics_path: str,
+    text_of,
+    clean: Callable[[str], str] = clean_text,
 ) -> pd.DataFrame:
     """Shared checks: known query, passage present, no conflicting duplicate pairs (a pair listed
-    twice must agree on grade and passage text)."""
+    twice must agree on grade and passage text). ``clean``: how texts are repaired
+    (:func:`~judgelab.data.readers.clean_text`; white space stripped only, to check the files
+    without repairing them: :func:`build_table` with ``repair=False``)."""
     kept, repeats = unique_pairs(qrels, qrels_path)  # one grade per pair
     for first, again in repeats:  # an exact repeat must also carry the same passage text
         (path_a, line_a), text_a = text_of(first)
         (path_b, line_b), text_b = text_of(again)
-        if clean_text(text_a or "") != clean_text(text_b or ""):
+        if clean(text_a or "") != clean(text_b or ""):
             raise InputError(
                 f"pair (qid {again.qid}, docid {again.docid}) is listed twice with different passage "
                 f"texts: {path_a}:{line_a} and {path_b}:{line_b}",
@@ -47,16 +60,19 @@ def _check_and_build(
                 line=line_b,
             )
     rows = []
+    queries: dict[str, str] = {}  # each query repaired once, not once per judged pair
     for q in kept:
         where, text = text_of(q)
-        text = clean_text(text or "")
+        text = clean(text or "")
         if q.qid not in topics:
             raise InputError(f"query {q.qid} has no text in {topics_path}", path=qrels_path, line=q.line)
         if not text:
             raise InputError(
                 f"judged passage {q.docid} (query {q.qid}) has no text", path=where[0], line=where[1]
             )
-        rows.append((dataset, q.qid, clean_text(topics[q.qid]), q.docid, text, q.grade))
+        if q.qid not in queries:
+            queries[q.qid] = clean(topics[q.qid])
+        rows.append((dataset, q.qid, queries[q.qid], q.docid, text, q.grade))
     return pd.DataFrame(rows, columns=DATASET_COLUMNS)
 
 
@@ -66,6 +82,7 @@ def build_trec_table(
     topics_path: str | Path,
     texts_path: str | Path,
     encoding: str | None = None,
+    repair: bool = True,
 ) -> pd.DataFrame:
     """Normalised table from qrels + topics + a judged-text file aligned line by line with the qrels."""
     qrels = read_qrels(qrels_path, encoding)
@@ -87,7 +104,13 @@ def build_trec_table(
             )
         aligned[q.line] = ((str(texts_path), no), text)
     return _check_and_build(
-        dataset, qrels, str(qrels_path), topics, str(topics_path), lambda q: aligned[q.line]
+        dataset,
+        qrels,
+        str(qrels_path),
+        topics,
+        str(topics_path),
+        lambda q: aligned[q.line],
+        clean_text if repair else _stripped,
     )
 
 
@@ -98,6 +121,7 @@ def build_llmjudge_table(
     docs_path: str | Path,
     docid_map: str | Path | None = None,
     encoding: str | None = None,
+    repair: bool = True,
 ) -> pd.DataFrame:
     """Normalised table for LLMJudge: qrels use short ids (``p123``); passages come from the JSONL.
 
@@ -120,7 +144,15 @@ def build_llmjudge_table(
         no, text = docs[q.docid]
         return (str(docs_path), no), text
 
-    return _check_and_build(dataset, qrels, str(qrels_path), topics, str(topics_path), text_of)
+    return _check_and_build(
+        dataset,
+        qrels,
+        str(qrels_path),
+        topics,
+        str(topics_path),
+        text_of,
+        clean_text if repair else _stripped,
+    )
 
 
 def build_table(
@@ -131,11 +163,15 @@ def build_table(
     texts: str | Path,
     docid_map: str | Path | None = None,
     encoding: str | None = None,
+    repair: bool = True,
 ) -> pd.DataFrame:
+    """The normalised table of a dataset's raw files in format ``fmt`` (``trec``, ``llmjudge``).
+    ``repair=False``: every line read and checked, the texts not repaired (ftfy, 90% of the time:
+    how the plan checks a dataset's own files before any job, :mod:`judgelab.project.inputs`)."""
     if fmt == "trec":
-        return build_trec_table(name, qrels, topics, texts, encoding)
+        return build_trec_table(name, qrels, topics, texts, encoding, repair)
     if fmt == "llmjudge":
-        return build_llmjudge_table(name, qrels, topics, texts, docid_map, encoding)
+        return build_llmjudge_table(name, qrels, topics, texts, docid_map, encoding, repair)
     raise InputError(f"unknown format {fmt!r} (trec or llmjudge)", key=f"datasets.{name}.format")
 
 

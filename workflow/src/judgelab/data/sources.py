@@ -15,11 +15,11 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from judgelab.errors import InputError
+from judgelab.errors import InputError, JudgelabError
 
 log = logging.getLogger(__name__)
 
@@ -125,8 +125,10 @@ KNOWN_FILES: dict[str, KnownFile] = {
 DOWNLOAD_RULE = "download_dataset"
 
 
-class DownloadError(OSError):
-    """A download that failed or ended early: nothing was written under the final name.
+class DownloadError(JudgelabError, OSError):
+    """A download that failed or ended early: nothing was written under the final name (a
+    workflow job stopped by one prints its message as one line, first:
+    :class:`~judgelab.errors.JudgelabError`).
 
     ``received``: bytes that arrived; ``expected``: bytes announced (Content-Length) or known
     (:data:`KNOWN_FILES`), None if neither."""
@@ -166,15 +168,25 @@ _HTML_START = (b"<!doctype html", b"<html", b"<head", b"<body")
 class _Transient(Exception):
     """A failed attempt worth retrying (see :data:`RETRY_DELAYS`)."""
 
-    def __init__(self, what: str, received: int, expected: int | None):
+    def __init__(
+        self,
+        what: str,
+        received: int,
+        expected: int | None,
+        advice: str = "the source may be down or overloaded: rerun later",
+    ):
         super().__init__(what)
-        self.what, self.received, self.expected = what, received, expected
+        self.what, self.received, self.expected, self.advice = what, received, expected, advice
 
 
 def _looks_like_html(content_type: str | None, head: bytes) -> bool:
     if content_type and "text/html" in content_type.lower():
         return True
     return head.lstrip()[:16].lower().startswith(_HTML_START)
+
+
+#: What a shape check of :func:`download` is given: the downloaded file, before it takes its name.
+ShapeCheck = Callable[[Path], object]
 
 
 def download(
@@ -184,22 +196,72 @@ def download(
     size: int | None = None,
     sha256: str | None = None,
     html: bool = False,
+    shape: ShapeCheck | None = None,
 ) -> Path:
     """Fetch ``url`` (``https://``, ``http://`` or ``file://``) to ``dest`` atomically and verified.
 
     The bytes that arrive are compared with the server's ``Content-Length`` (for ``file://``: the
     file's size when opened) and with ``size`` / ``sha256``, which default to what
     :func:`known_file` records for the URL (so a body cut short without a Content-Length fails on
-    the known size or digest). An HTML page where a data file is expected (an error page served
-    with status 200: ``Content-Type: text/html`` or a body that starts like HTML) is refused unless
-    ``html``. An attempt that fails in a way that may pass (an HTTP 5xx, a connection error, a body
-    shorter than announced) is retried after each of :data:`RETRY_DELAYS`. Only a complete,
-    matching download is renamed to ``dest``; a failed, short or different one leaves nothing
-    under ``dest`` (an earlier file there is kept as it was) and raises one :class:`DownloadError`
-    naming the URL, the bytes that arrived and the bytes expected. A successful download also
-    writes ``<dest>.download.json`` (URL, size, SHA-256, time) for :func:`refetch_hint`."""
+    the known size or digest). A body that none of these vouches for (no Content-Length, no known
+    size or digest) is checked by its own shape, ``shape`` (e.g. :func:`line_ends`: a line-based
+    file ends with a line end, so a body cut inside a line does not; the format's reader): an
+    :class:`~judgelab.errors.InputError` from it counts as a body that ended early. An HTML page
+    where a data file is expected (an error page served with status 200: ``Content-Type:
+    text/html`` or a body that starts like HTML) is refused unless ``html``. An attempt that fails
+    in a way that may pass (an HTTP 5xx, a connection error, a body shorter than announced or of
+    the wrong shape) is retried after each of :data:`RETRY_DELAYS`. Only a complete, matching
+    download is renamed to ``dest``; a failed, short or different one leaves nothing under
+    ``dest`` (an earlier file there is kept as it was) and raises one :class:`DownloadError`
+    naming the URL, the bytes that arrived and the bytes expected, and what to do. A successful
+    download also writes ``<dest>.download.json`` (URL, size, SHA-256, time) for
+    :func:`refetch_hint`."""
+    fetched = _fetch(url, Path(dest), size=size, sha256=sha256, html=html, shape=shape)
+    try:
+        return fetched.commit()
+    finally:
+        fetched.tmp.unlink(missing_ok=True)
 
-    dest = Path(dest)
+
+@dataclass
+class _Fetched:
+    """A download that arrived complete, under a temporary name beside ``dest`` until
+    :meth:`commit`. ``vouched``: its length was announced or known (not only its shape checked)."""
+
+    url: str
+    dest: Path
+    tmp: Path
+    received: int
+    digest: str
+    verified: bool
+    vouched: bool
+
+    def commit(self) -> Path:
+        """Rename it to ``dest`` and record what was fetched (``<dest>.download.json``)."""
+        self.tmp.replace(self.dest)
+        record = {
+            "url": self.url,
+            "bytes": self.received,
+            "sha256": self.digest,
+            "verified": self.verified,
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        }
+        try:
+            _marker(self.dest).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        except OSError as exc:  # the download itself is complete; only the hint of a later error is lost
+            log.warning("could not record the download of %s in %s: %s", self.url, _marker(self.dest), exc)
+        how = ", size and SHA-256 verified" if self.verified else ""
+        if not self.vouched:
+            how = ", no length announced or known: its shape checked"
+        log.info("downloaded %s: %s bytes%s", self.url, f"{self.received:,}", how)
+        return self.dest
+
+
+def _fetch(
+    url: str, dest: Path, *, size: int | None, sha256: str | None, html: bool, shape: ShapeCheck | None
+) -> _Fetched:
+    """:func:`download` up to the rename: the attempts and their retries; the file that arrived
+    complete and matching stays under its temporary name (the caller commits or removes it)."""
     known = known_file(url)
     if known is not None:
         size = known.size if size is None else size
@@ -208,12 +270,21 @@ def download(
     attempt = 0
     while True:
         try:
-            received, digest = _attempt(url, dest, size, sha256, html, known is not None)
+            tmp, received, digest, announced = _attempt(
+                url, dest, size, sha256, html, known is not None, shape
+            )
             break
         except _Transient as exc:
             if attempt >= len(RETRY_DELAYS):
                 tries = f" ({attempt + 1} attempts)" if attempt else ""
-                raise _failure(url, dest, exc.what + tries, exc.received, exc.expected) from None
+                raise _failure(
+                    url,
+                    dest,
+                    exc.what + tries,
+                    exc.received,
+                    exc.expected,
+                    advice=exc.advice,
+                ) from None
             log.warning(
                 "download of %s %s (%s bytes arrived); trying again in %g s",
                 url,
@@ -223,30 +294,17 @@ def download(
             )
             time.sleep(RETRY_DELAYS[attempt])
             attempt += 1
-    record = {
-        "url": url,
-        "bytes": received,
-        "sha256": digest,
-        "verified": bool(size or sha256),
-        "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-    }
-    try:
-        _marker(dest).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    except OSError as exc:  # the download itself is complete; only the hint of a later error is lost
-        log.warning("could not record the download of %s in %s: %s", url, _marker(dest), exc)
-    log.info(
-        "downloaded %s: %s bytes%s",
-        url,
-        f"{received:,}",
-        ", size and SHA-256 verified" if record["verified"] else "",
-    )
-    return dest
+    verified = bool(size or sha256)
+    return _Fetched(url, dest, tmp, received, digest, verified, verified or announced is not None)
 
 
-def _failure(url: str, dest: Path, what: str, received: int, expected: int | None) -> DownloadError:
+def _failure(
+    url: str, dest: Path, what: str, received: int, expected: int | None, advice: str = ""
+) -> DownloadError:
     want = f"{expected:,} bytes expected" if expected is not None else "size unknown"
     return DownloadError(
-        f"download of {url} {what}: {received:,} bytes arrived, {want}; nothing was written to {dest}",
+        f"download of {url} {what}: {received:,} bytes arrived, {want}; nothing was written to {dest}"
+        + (f"; {advice}" if advice else ""),
         url=url,
         dest=dest,
         received=received,
@@ -255,10 +313,17 @@ def _failure(url: str, dest: Path, what: str, received: int, expected: int | Non
 
 
 def _attempt(
-    url: str, dest: Path, size: int | None, sha256: str | None, html: bool, known: bool
-) -> tuple[int, str]:
-    """One attempt of :func:`download`: the file renamed into place, or an error (retryable:
-    :class:`_Transient`; final: :class:`DownloadError`). Returns the bytes and their SHA-256."""
+    url: str,
+    dest: Path,
+    size: int | None,
+    sha256: str | None,
+    html: bool,
+    known: bool,
+    shape: ShapeCheck | None,
+) -> tuple[Path, int, str, int | None]:
+    """One attempt of :func:`download`: the file complete under a temporary name, or an error
+    (retryable: :class:`_Transient`; final: :class:`DownloadError`). Returns the temporary file,
+    the bytes, their SHA-256 and the announced length (None: none)."""
     fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=dest.name + ".", suffix=".part")
     received, announced = 0, None
     h = hashlib.sha256()
@@ -285,7 +350,9 @@ def _attempt(
             what = f"failed ({exc})"
             if exc.code >= 500:
                 raise _Transient(what, received, size) from None
-            raise _failure(url, dest, what, received, size) from None
+            raise _failure(
+                url, dest, what, received, size, advice="check the URL (the source may have moved)"
+            ) from None
         except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
             expected = announced if announced is not None else size
             if url.startswith("file:"):  # a local file that is missing or unreadable stays so
@@ -317,11 +384,49 @@ def _attempt(
             raise _failure(
                 url, dest, f"has SHA-256 {digest}, not the expected {sha256}{recorded}", received, size
             )
-        Path(tmp).replace(dest)
+        if shape is not None and announced is None and size is None and sha256 is None:
+            try:
+                shape(Path(tmp))
+            except InputError as exc:
+                where = f"line {exc.line}: " if exc.line is not None else ""
+                raise _Transient(
+                    f"came without a length (no Content-Length, no recorded size or SHA-256) and is "
+                    f"not whole ({where}{exc.message}): cut short, or not the file expected",
+                    received,
+                    None,
+                    advice="rerun later; if the source serves it so every time, fetch it yourself and "
+                    "give the file to the run instead of its URL",
+                ) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return received, digest
+    return Path(tmp), received, digest, announced
+
+
+def line_ends(path: Path) -> None:
+    """The shape check of a line-based text file (qrels, topics, passage texts, runs, JSON lines):
+    a file that is not empty ends with a line end. The public files all do, so a body cut inside
+    a line is told from a whole one; a body cut right after a line end is not (see
+    :func:`download_dataset` for what a dataset's files tell each other)."""
+    with open(path, "rb") as fh:
+        fh.seek(0, 2)
+        if fh.tell() == 0:
+            return
+        fh.seek(-1, 2)
+        last = fh.read(1)
+    if last not in (b"\n", b"\r"):
+        lines = Path(path).read_bytes().count(b"\n") + 1
+        raise InputError("the last line has no line end", path=str(path), line=lines)
+
+
+def lines_and(reader: Callable[[Path], object]) -> ShapeCheck:
+    """A shape check: :func:`line_ends`, then the format's ``reader`` reads the whole file."""
+
+    def check(path: Path) -> None:
+        line_ends(path)
+        reader(path)
+
+    return check
 
 
 def refetch_hint(path: str | Path) -> str | None:
@@ -395,9 +500,64 @@ def source_urls(
 
 
 def download_dataset(urls: Mapping[str, str], dest: Mapping[str, str | Path]) -> None:
-    """Download each of ``urls`` (qrels, topics, texts) to the matching path of ``dest``."""
-    for kind in ("qrels", "topics", "texts"):
-        download(urls[kind], dest[kind])
+    """Download each of ``urls`` (qrels, topics, texts) to the matching path of ``dest``
+    (:func:`download`); none takes its name before all three arrived whole.
+
+    A file whose length nothing vouches for (no Content-Length, no recorded size or digest) must
+    end with a line end (:func:`line_ends`), and when the qrels or a judged-text file aligned
+    with it (``docid<TAB>passage``, one line per qrels line: the TREC format) is such a file, the
+    texts must have one line per judged pair of the qrels (:func:`aligned_counts`): a body cut
+    right after a line end is told from a whole one by what the other file declares. A cut at a
+    line boundary of a file nothing else counts (topics; LLMJudge's passages, JSON lines keyed by
+    docid) cannot be told here; the prepare job then names a query or passage the qrels need
+    and the file lacks."""
+    fetched: dict[str, _Fetched] = {}
+    try:
+        for kind in ("qrels", "topics", "texts"):
+            fetched[kind] = _fetch(
+                urls[kind], Path(dest[kind]), size=None, sha256=None, html=False, shape=line_ends
+            )
+        qrels, texts = fetched["qrels"], fetched["texts"]
+        if not (qrels.vouched and texts.vouched):
+            aligned_counts(qrels, texts)
+        for kind in ("qrels", "topics", "texts"):
+            fetched[kind].commit()
+    finally:
+        for f in fetched.values():
+            f.tmp.unlink(missing_ok=True)
+
+
+#: Byte-order marks of encodings whose line ends are not single bytes (no byte count applies).
+_WIDE_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def aligned_counts(qrels: _Fetched, texts: _Fetched) -> None:
+    """A TREC judged-text file (``docid<TAB>passage`` lines, not JSON lines) has one line per
+    judged pair of its qrels (non-blank lines), as the readers count them
+    (:func:`judgelab.data.readers.read_qrels`, :func:`~judgelab.data.readers.read_qrels_text`);
+    otherwise the one of the two whose length nothing vouched for was cut short: a
+    :class:`DownloadError` naming it. Counted on the bytes, so whatever ASCII-compatible
+    encoding the dataset declares (UTF-16 and UTF-32 files are left to the prepare job)."""
+    q, t = qrels.tmp.read_bytes(), texts.tmp.read_bytes()
+    if q.startswith(_WIDE_BOMS) or t.startswith(_WIDE_BOMS) or t.lstrip()[:1] == b"{":
+        return
+    pairs = sum(1 for line in q.splitlines() if line.strip())
+    lines = len(t.splitlines())
+    if pairs == lines:
+        return
+    cut = texts if not texts.vouched and (qrels.vouched or lines < pairs) else qrels
+    other = qrels if cut is texts else texts
+    raise _failure(
+        cut.url,
+        cut.dest,
+        f"came without a length (no Content-Length, no recorded size or SHA-256) and does not "
+        f"match {other.url}: the judged-text file has {lines:,} lines, the qrels {pairs:,} judged "
+        f"pairs (one text line per qrels line); {'it' if other.vouched else 'one of the two'} was "
+        "cut short",
+        cut.received,
+        None,
+        advice="rerun to fetch them again",
+    )
 
 
 # -- whole-topic subsets with given counts ------------------------------------------------------

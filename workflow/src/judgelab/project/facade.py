@@ -339,7 +339,11 @@ class Project:
 
     def raw_checked(self, name: str) -> dict[str, str]:
         """:meth:`raw_files` (paths relative to the working directory), each configured or bundled
-        file checked to exist: one that does not is an error naming its key."""
+        file checked to exist: one that does not is an error naming its key. The user's files
+        (``source: files``) are read as the prepare job reads them (every line, the texts
+        aligned with the qrels: :func:`judgelab.data.prepare.build_table`), once while they are
+        unchanged (:mod:`judgelab.project.inputs`): a bad line is an error naming its file and
+        line before any job runs."""
         files = self.raw_files(name)
         source = self.dataset(name)["source"]
         if source != "download":
@@ -350,7 +354,28 @@ class Project:
         docid_map = self.dataset(name).get("docid_map")
         if docid_map and not self.local(docid_map).is_file():
             raise InputError(f"file {docid_map} does not exist", key=f"datasets.{name}.docid_map")
+        if source == "files":
+            self._check_raw(name, files)
         return files
+
+    def _check_raw(self, name: str, files: Mapping[str, str]) -> None:
+        from judgelab.data.prepare import build_table
+        from judgelab.project.inputs import InputCheck, check_inputs
+
+        d = self.dataset(name)
+        shown = [files["qrels"], files["topics"], files["texts"]]
+        if d.get("docid_map"):
+            shown.append(self.run_path(d["docid_map"]))
+        opened = [self.local(f) for f in shown]
+
+        def read() -> None:
+            docid_map = opened[3] if len(opened) > 3 else None
+            build_table(
+                name, d["format"], opened[0], opened[1], opened[2], docid_map, d.get("encoding"), repair=False
+            )
+
+        what = f"dataset {name} {d['format']} {d.get('encoding')}"
+        check_inputs([InputCheck(what, tuple(opened), read, tuple(shown))], self.workdir)
 
     def raw_inputs(self, name: str) -> dict[str, str]:
         """The raw files of the prepare rule that are its input files: the configured or downloaded
@@ -507,7 +532,31 @@ class Project:
                 f"{template}, persona {persona})",
                 key=f"imported_judges.{name}.path",
             )
+        self._check_judge_file(name, dataset, f)
         return f
+
+    def _check_judge_file(self, name: str, dataset: str, f: str) -> None:
+        """Every line of an imported (or published) judge's file, read as its import job reads
+        it (:func:`judgelab.data.imported.judge_lines`), against the dataset's source qrels and
+        topics where they are at hand; once while the files are unchanged
+        (:mod:`judgelab.project.inputs`)."""
+        from judgelab.data.imported import SourcePairs, judge_lines
+        from judgelab.project.inputs import InputCheck, check_inputs
+
+        judge, encoding = self.imported[name], self.dataset(dataset).get("encoding")
+        raw = self.raw_files(dataset)
+        source = [raw["qrels"], raw["topics"]]
+        if not all(self.local(s).is_file() for s in source):
+            source = []  # a dataset not downloaded yet: the file's own lines only
+        shown = [f, *source]
+        opened = [self.local(p) for p in shown]
+
+        def read() -> None:
+            pairs = SourcePairs.read(opened[1], opened[2], encoding) if source else None
+            judge_lines(opened[0], pairs, scale=judge.scale, confidence_scale=judge.confidence_scale)
+
+        what = f"imported judge {judge.scale} {judge.confidence_scale} {encoding}"
+        check_inputs([InputCheck(what, tuple(opened), read, tuple(shown))], self.workdir)
 
     # -- jobs and targets ---------------------------------------------------------------------
 

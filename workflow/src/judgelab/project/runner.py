@@ -24,10 +24,10 @@ import types
 import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from judgelab.cache.store import CacheConfig
-from judgelab.errors import InputError
+from judgelab.errors import JudgelabError
 from judgelab.llm.session import JobContext
 from judgelab.project.bundled import resolve, workflow_root
 
@@ -174,18 +174,27 @@ def arguments(job: Callable[..., Any], smk: Any, fixed: Mapping[str, Any] | None
     return kwargs
 
 
+def stopped(rule: str, exc: BaseException, log_path: str | None) -> NoReturn:
+    """End a job stopped by ``exc`` with its one-line summary, ``judgelab: rule <rule> stopped:
+    <what, where, what to do>``, printed first to stderr (before Snakemake's own report and the
+    log it shows), and exit status 1; the traceback is in the job's log (``log_path``) only."""
+    where = f" (traceback in {log_path})" if log_path else ""
+    print(f"judgelab: rule {rule} stopped: {exc}{where}", file=sys.stderr, flush=True)
+    raise SystemExit(1) from None
+
+
 def run(smk: Any, job: Callable[..., Any], **fixed: Any) -> Any:
     """Run ``job`` for the Snakemake job of a script (its ``snakemake`` object), logging into the
     rule's log file; ``fixed``: arguments given by the script itself.
 
-    A job that stops on bad input (:class:`~judgelab.errors.InputError`: it names the file and
-    line, or the config key, and what to do) prints that one message, first, and exits with status
-    1; its traceback goes to the job's log only. Any other error keeps its traceback (a bug)."""
+    A job stopped by an error that says what, where and what to do
+    (:class:`~judgelab.errors.JudgelabError`: bad input naming the file and line or the config key,
+    a provider's refusal or no answer after every retry, a failed download) prints that one
+    message, first, and exits with status 1 (:func:`stopped`); its traceback goes to the job's log
+    only. Any other error keeps its traceback (a bug)."""
     log_path = smk.log[0] if smk.log else None
     try:
         with script_logging(log_path):
             return job(**arguments(job, smk, fixed))
-    except InputError as exc:
-        where = f" (traceback in {log_path})" if log_path else ""
-        print(f"judgelab: rule {smk.rule} stopped: {exc}{where}", file=sys.stderr, flush=True)
-        raise SystemExit(1) from None
+    except JudgelabError as exc:
+        stopped(smk.rule, exc, log_path)

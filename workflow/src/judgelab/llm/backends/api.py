@@ -10,6 +10,12 @@
 * **Retries** are ours (the SDK's own are off, so they can be counted): 408/409/429/5xx, timeouts
   and connection errors are retried up to ``max_retries`` times with exponential backoff and
   jitter; a ``Retry-After`` / ``retry-after-ms`` header is honoured (the wait is never shorter).
+  A 429 that says the account's quota is used up (``insufficient_quota``) is not retried.
+* **Errors** say what, where and what to do in one line: a refused key is an
+  :class:`~judgelab.errors.InputError` naming the key's variable, an unknown model (HTTP 404) one
+  naming ``models.<name>.model``; any other refusal, and no answer after every retry, a
+  :class:`~judgelab.errors.ProviderError` with the status and the provider's own words (the key
+  removed, should a server echo it). The answers received before it are cached already.
 * **Batch mode** (``batch: true``): the uncached requests go to the provider's batch API in one
   submission; the batch id is saved (:class:`~judgelab.llm.backends.batch.BatchStore`, beside the
   request cache) before anything else happens, so a job killed while the batch runs resumes
@@ -35,7 +41,7 @@ from typing import Any, ClassVar, TypeVar
 
 from judgelab.cache.keys import request_key
 from judgelab.cache.store import default_cache_path, resolve_mode
-from judgelab.errors import InputError
+from judgelab.errors import InputError, ProviderError
 from judgelab.llm.backends.base import Backend, Completion, Request
 from judgelab.llm.backends.batch import BatchStore
 from judgelab.llm.client import cache_request
@@ -210,6 +216,24 @@ def status_retry_kind(status: int | None) -> str | None:
     return None
 
 
+#: Provider error codes of an account whose quota or credit is used up (OpenAI's
+#: ``insufficient_quota`` comes as HTTP 429, which waiting does not cure).
+QUOTA_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached"})
+
+
+def provider_said(exc: BaseException) -> tuple[str | None, str]:
+    """(error code or type, message) of a provider's error answer, from the body the SDKs keep
+    (OpenAI: ``{"error": {"message", "code", "type"}}``; Anthropic: ``{"type": "error", "error":
+    {"type", "message"}}``), else (None, the exception's text); the message on one line."""
+    body = getattr(exc, "body", None)
+    err = body.get("error", body) if isinstance(body, dict) else None
+    if isinstance(err, dict) and err.get("message"):
+        code = err.get("code") or err.get("type")
+        return (str(code) if code else None), " ".join(str(err["message"]).split())
+    code = getattr(exc, "code", None)
+    return (code if isinstance(code, str) else None), " ".join(str(exc).split())
+
+
 def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
     """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
     if not headers:
@@ -281,7 +305,7 @@ class BatchStatus:
     detail: str = ""
 
 
-class BatchItemFailed(RuntimeError):
+class BatchItemFailed(ProviderError):
     """Some requests of a batch came back without an answer (errored, expired or cancelled)."""
 
 
@@ -556,10 +580,7 @@ class ApiBackend(Backend, abc.ABC):
                     raise explained from exc
                 if attempt >= self.settings.max_retries:
                     self.stats["gave_up"] += 1
-                    raise RuntimeError(
-                        f"{self.describe()}: giving up after {attempt + 1} attempts "
-                        f"(max_retries={self.settings.max_retries}): {exc}"
-                    ) from exc
+                    raise self._gave_up(exc, attempt + 1) from exc
                 headers = getattr(getattr(exc, "response", None), "headers", None)
                 delay = backoff_delay(
                     attempt,
@@ -574,16 +595,30 @@ class ApiBackend(Backend, abc.ABC):
                 attempt += 1
 
     def _retry_kind(self, exc: BaseException) -> str | None:
-        """'rate_limited', 'server_error', 'timeout' or 'connection_error'; None: do not retry."""
+        """'rate_limited', 'server_error', 'timeout' or 'connection_error'; None: do not retry (a
+        used-up quota is a 429 that waiting does not cure)."""
         if self.timeout_errors and isinstance(exc, self.timeout_errors):
             return "timeout"
         if self.connection_errors and isinstance(exc, self.connection_errors):
             return "connection_error"
+        if provider_said(exc)[0] in QUOTA_CODES:
+            return None
         return status_retry_kind(getattr(exc, "status_code", None))
 
+    def _said(self, exc: BaseException) -> str:
+        """The provider's words about ``exc`` on one line, the API key removed should they echo it."""
+        text = provider_said(exc)[1]
+        if self._api_key and self._api_key in text:
+            text = text.replace(self._api_key, "<key>")
+        return text
+
     def _explain(self, exc: BaseException) -> BaseException:
-        """Authentication failures name the variable the key came from (never the key)."""
+        """An error retries do not cure, as one that says what to do: a refused key names the
+        variable it came from (never the key), an unknown model (404) the model's key, a used-up
+        quota and any other refusal are a :class:`ProviderError`; an exception that is no HTTP
+        answer is left as it is."""
         status = getattr(exc, "status_code", None)
+        name = self.settings.name
         if status in (401, 403):
             where = (
                 f"the key in ${self.settings.api_key_env}"
@@ -592,9 +627,46 @@ class ApiBackend(Backend, abc.ABC):
             )
             return InputError(
                 f"{self.describe()} refused the request (HTTP {status}): {where} is not accepted",
-                key=f"models.{self.settings.name}.api_key_env",
+                key=f"models.{name}.api_key_env",
             )
-        return exc
+        if not isinstance(status, int):
+            return exc
+        code, _ = provider_said(exc)
+        said = self._said(exc)
+        if status == 404:
+            return InputError(
+                f"{self.describe()} answered HTTP 404 ({said}): it serves no model "
+                f"{self.settings.model!r} there; name a model id it serves (or check "
+                f"models.{name}.base_url)",
+                key=f"models.{name}.model",
+            )
+        if code in QUOTA_CODES:
+            return ProviderError(
+                f"{self.describe()}: the account's quota is used up (HTTP {status}, {code}: {said}); "
+                "add credit or raise the limit with the provider, then rerun (the answers received "
+                "so far are cached: a rerun pays only for the rest)",
+                status=status,
+            )
+        return ProviderError(
+            f"{self.describe()} refused the request (HTTP {status}: {said}); not retried, as the "
+            f"same request gets the same answer: check the model entry models.{name} (model, "
+            "extra_body, the token limit) against what the provider accepts, then rerun",
+            status=status,
+        )
+
+    def _gave_up(self, exc: BaseException, attempts: int) -> ProviderError:
+        """No answer after every retry: the last error, and what to do."""
+        status = getattr(exc, "status_code", None)
+        what = f"HTTP {status}: {self._said(exc)}" if isinstance(status, int) else self._said(exc)
+        if self.connection_errors and isinstance(exc, self.connection_errors):
+            what += f"; check models.{self.settings.name}.base_url and that the server is up"
+        return ProviderError(
+            f"{self.describe()}: giving up after {attempts} attempts "
+            f"(max_retries={self.settings.max_retries}): {what}; the provider is failing or "
+            "overloaded: rerun later (the answers received so far are cached: a rerun pays only "
+            f"for the rest), or allow more retries (models.{self.settings.name}.max_retries)",
+            status=status if isinstance(status, int) else None,
+        )
 
     def close(self) -> None:
         if self.stats:
@@ -652,7 +724,7 @@ class ApiBackend(Backend, abc.ABC):
                 store.set_status(batch_id, status.status)
                 if status.failed:
                     store.mark(batch_id, batch_keys, "failed")
-                    raise RuntimeError(
+                    raise ProviderError(
                         f"{self.describe()}: batch {batch_id} failed as a whole "
                         f"({status.status}): {status.detail}; rerun to resubmit"
                     )

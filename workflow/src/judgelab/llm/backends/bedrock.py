@@ -56,7 +56,7 @@ import boto3
 import botocore.exceptions as bexc
 from botocore.config import Config
 
-from judgelab.errors import InputError
+from judgelab.errors import InputError, ProviderError
 from judgelab.llm.backends.api import ApiBackend, ApiSettings, BatchStatus, status_retry_kind
 from judgelab.llm.backends.base import Completion, Request
 
@@ -100,8 +100,9 @@ CREDENTIAL_HELP = (
 REGION_HELP = "set AWS_REGION (or AWS_DEFAULT_REGION), or `region` in the profile of ~/.aws/config"
 
 
-class BedrockError(RuntimeError):
-    """Bedrock refused a request for a reason retries do not cure (the AWS code and message)."""
+class BedrockError(ProviderError):
+    """Bedrock refused a request for a reason retries do not cure (the AWS code and message; one
+    line, first, when a workflow job stops on it: :class:`~judgelab.errors.ProviderError`)."""
 
 
 @dataclass(frozen=True)
@@ -344,7 +345,11 @@ class BedrockBackend(ApiBackend):
                 "inference-profile id (e.g. us.<model id>) available in this region",
                 key=f"models.{name}.model",
             )
-        return BedrockError(f"{self.describe()}: {said} (HTTP {status}, not retried)")
+        return BedrockError(
+            f"{self.describe()}: {said} (HTTP {status}, not retried: the same request gets the same "
+            f"answer); check the model entry models.{name} against what Bedrock accepts, then rerun",
+            status=status,
+        )
 
     # -- no batch mode (refused in options_from_spec, so these are never reached) -------------
     def _no_batch(self) -> BedrockError:

@@ -101,10 +101,11 @@ def system_run_job(pairs: str, run: str, system: System) -> pd.DataFrame:
 
 def download_run_job(url: str, run: str) -> None:
     """Fetch one run file to ``run`` (atomically; ``file://`` works) and check that it reads as a
-    run."""
-    from judgelab.data.sources import download
+    run; one that came without a length (no Content-Length) is checked before it takes its name
+    (it ends with a line end and reads as a run: :func:`judgelab.data.sources.download`)."""
+    from judgelab.data.sources import download, lines_and
 
-    download(url, run)
+    download(url, run, shape=lines_and(read_run))
     table = read_run(run)
     log.info("%s: %d lines, %d topics", url, len(table), table["qid"].nunique())
 

@@ -92,12 +92,16 @@ def run_urls(names: Iterable[str], base: str = DL21_RUNS_BASE) -> dict[str, str]
 
 def download_runs(urls: Mapping[str, str], dest_dir: str | Path) -> dict[str, Path]:
     """Download every run of ``urls`` (name -> URL) to ``dest_dir/input.<run>.txt`` with
-    :func:`judgelab.data.sources.download` (atomic: a failed download leaves no partial file). Returns
-    name -> local path."""
-    from judgelab.data.sources import download
+    :func:`judgelab.data.sources.download` (atomic: a failed download leaves no partial file; one
+    without a length must end with a line end and read as a run before it takes its name).
+    Returns name -> local path."""
+    from judgelab.data.sources import download, lines_and
 
     dest = Path(dest_dir)
-    return {name: download(url, dest / f"input.{name}.txt") for name, url in urls.items()}
+    return {
+        name: download(url, dest / f"input.{name}.txt", shape=lines_and(read_run))
+        for name, url in urls.items()
+    }
 
 
 def trec_order(run: pd.DataFrame) -> pd.DataFrame:

@@ -57,7 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from judgelab.data.sources import KNOWN_FILES, KnownFile, download
+from judgelab.data.sources import KNOWN_FILES, KnownFile, download, line_ends
 from judgelab.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -469,8 +469,16 @@ def write_jsonl(records: Iterable[Record], path: str | Path) -> None:
 
 def download_records(dest: str | Path, url: str, fmt: str) -> list[Record]:
     """Fetch a dataset file (``url``: https or a ``file://`` mirror) to ``dest`` and check that it
-    loads in format ``fmt``; a file that does not is removed again."""
-    download(url, dest)
+    loads in format ``fmt``; a file that does not is removed again (one that came without a
+    length is checked before it takes its name: JSON lines end with a line end, and the file
+    loads)."""
+
+    def loads(path: Path) -> None:
+        if fmt == "jsonl":
+            line_ends(path)
+        load_records(path, fmt)
+
+    download(url, dest, shape=loads)
     try:
         records = load_records(dest, fmt)
     except InputError:
