@@ -14,8 +14,8 @@ installed elsewhere with ``pip install --target DIR`` (``--build NAME=DIR``, put
   with ``amx: false``: no extra buffer types if the build has AMX kernels, else the defaults);
 * ``no-extra-buffers``: extra buffer types off whatever the build (what an AMX build runs).
 
-A run: load the model (outside the timing), then evaluate the judgment prompts of the bundled
-DL19 sample (PERAS's ``w_cot`` template, persona LA; each prompt from an empty KV state, no prefix
+A run: load the model (outside the timing), then evaluate the judgment prompts of the first
+``--pairs`` pairs of the bundled DL19 sample (PERAS's ``w_cot`` template, persona LA; each prompt from an empty KV state, no prefix
 reuse) with one thread, as a default-config job does; prompt tokens per CPU second and per wall
 second. ``--runs`` runs per variant (default 5); the median is reported, with the build's
 ``llama_print_system_info()`` and the buffer types llama.cpp reported loading the weights.
@@ -62,12 +62,12 @@ from judgelab.llm.personas import load_persona_file
 from judgelab.llm.prompts import load_template
 from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-load, threads = sys.argv[1], int(sys.argv[2])
+load, threads, n_pairs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 fields = {"defaults": {}, "backend": native.load_fields(False), "no-extra-buffers": {"use_extra_bufts": False}}[load]
 sample = os.path.join(os.environ["JL_ROOT"], "resources", "sample", "dl19")
 pairs = build_trec_table("dl19", *(os.path.join(sample, f) for f in ("qrels.txt", "topics.txt", "texts.tsv")))
 judge = Judge("m", template=load_template("peras/w_cot"), persona=load_persona_file()["LA"].instruction, max_tokens=1)
-requests = judgment_requests(pairs.sort_values(["qid", "docid"]), judge)
+requests = judgment_requests(pairs.sort_values(["qid", "docid"]).head(n_pairs), judge)
 
 with native.model_params(fields):
     llm = llama_cpp.Llama(model_path=str(default_model_path()), n_ctx=2048, n_threads=threads,
@@ -90,12 +90,12 @@ print(json.dumps({"tokens": sum(map(len, prompts)), "prompts": len(prompts), "cp
 """
 
 
-def measure(build: str | None, load: str, threads: int) -> dict:
+def measure(build: str | None, load: str, threads: int, pairs: int) -> dict:
     env = {**os.environ, "JL_SRC": str(SRC), "JL_ROOT": str(ROOT)}
     if build:
         env["PYTHONPATH"] = os.pathsep.join([build, *filter(None, [env.get("PYTHONPATH", "")])])
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, load, str(threads)], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-c", CHILD, load, str(threads), str(pairs)], env=env, capture_output=True, text=True, check=True
     )
     got = json.loads(out.stdout.strip().splitlines()[-1])
     # llama.cpp's load log (verbose, on stderr): "load_tensors:   CPU_Mapped model buffer size = ..."
@@ -117,6 +117,7 @@ def main() -> None:
     ap.add_argument("--load", action="append", default=None, help="defaults | backend | no-extra-buffers")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--pairs", type=int, default=8, help="the first N pairs of the sample (8: about 3,600 tokens)")
     ap.add_argument("--out", default=str(default_out("llama_build")))
     args = ap.parse_args()
 
@@ -125,7 +126,7 @@ def main() -> None:
     rows = []
     for name, folder in builds:
         for load in loads:
-            runs = [measure(folder, load, args.threads) for _ in range(args.runs)]
+            runs = [measure(folder, load, args.threads, args.pairs) for _ in range(args.runs)]
             per_cpu = [r["tokens"] / r["cpu"] for r in runs]
             per_wall = [r["tokens"] / r["wall"] for r in runs]
             rows.append(
