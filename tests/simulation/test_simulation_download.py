@@ -7,15 +7,14 @@ and prepared records equal those of the same file given as `source: files`."""
 
 from __future__ import annotations
 
-import http.server
 import json
-import threading
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
-from conftest import FIXTURES, ROOT, free_port, have_model
+from conftest import FIXTURES, ROOT, have_model
+from http_server import Server
 from snakerun import dry_run_jobs, make_workdir, output, snakemake
 
 from judgelab.cli import main
@@ -46,37 +45,17 @@ def served_records(dest: Path) -> Path:
     return dest
 
 
-class Server:
-    """``file`` over http://127.0.0.1 on a free port (a real HTTP server in a thread), counting
-    the requests."""
+#: where the test's server serves the file
+SERVED = "/records.jsonl"
 
-    def __init__(self, file: Path):
-        self.file, self.hits = file, 0
-        body = file.read_bytes()
-        server = self
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802 - http.server's name
-                server.hits += 1
-                self.send_response(200 if self.path == "/records.jsonl" else 404)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):  # keep the test output clean
-                return None
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/records.jsonl"
-
-    def __enter__(self) -> Server:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+def serve(file: Path) -> Server:
+    """``file`` over http://127.0.0.1 at :data:`SERVED` (a real HTTP server in a thread, its
+    requests counted in ``hits``; the file it serves in ``file``)."""
+    body = file.read_bytes()
+    server = Server({SERVED: (body, len(body), 200)})
+    server.file = file
+    return server
 
 
 def workdir(dest: Path, url: str) -> Path:
@@ -93,7 +72,7 @@ def run(wd: Path, *args: str):
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    with Server(served_records(tmp_path_factory.mktemp("served") / "records.jsonl")) as srv:
+    with serve(served_records(tmp_path_factory.mktemp("served") / "records.jsonl")) as srv:
         yield srv
 
 
@@ -101,9 +80,9 @@ def served(tmp_path_factory):
 def runs(served, tmp_path_factory):
     """Dry runs of `all` and `simulation` before the download, then one `snakemake all`, then a
     dry run of `all` again."""
-    wd = workdir(tmp_path_factory.mktemp("simdl"), served.url)
+    wd = workdir(tmp_path_factory.mktemp("simdl"), served.url(SERVED))
     out = {"wd": wd, "dry_all": run(wd, "-n", "all"), "dry_simulation": run(wd, "-n", "simulation")}
-    out["hits_before"] = served.hits
+    out["hits_before"] = served.hits.get(SERVED, 0)
     out["all"] = run(wd, "all")
     assert out["all"].returncode == 0, output(out["all"])[-4000:]
     out["again_all"] = run(wd, "-n", "all")
@@ -133,7 +112,7 @@ def test_a_dry_run_before_the_download_lists_the_download_and_sends_nothing(runs
 
 def test_one_run_downloads_the_set_and_writes_every_table(runs, served):
     res = runs["wd"] / "results" / "simulation"
-    assert served.hits == 1  # downloaded once, by the checkpoint
+    assert served.hits.get(SERVED, 0) == 1  # downloaded once, by the checkpoint
     text = output(runs["all"])
     assert "Updating checkpoint dependencies" in text
     for t in ("design", "core", "annotators", "splits"):
@@ -192,9 +171,9 @@ def row(report: str) -> list[str]:
 
 
 def test_estimate_works_before_the_download_and_is_exact_after_it(runs, served, tmp_path, capsys):
-    hits = served.hits
-    before = estimate_report(workdir(tmp_path / "fresh", served.url), capsys)
-    assert served.hits == hits  # the estimate downloads nothing
+    hits = served.hits.get(SERVED, 0)
+    before = estimate_report(workdir(tmp_path / "fresh", served.url(SERVED)), capsys)
+    assert served.hits.get(SERVED, 0) == hits  # the estimate downloads nothing
     # dataset model stage jobs calls cached to_send input_tokens output_tokens_max cost batch exact
     cells = row(before)
     assert cells[3] == "3" and cells[-1] == "False"  # the Base Judge, J+IT and J+RR: an upper bound
