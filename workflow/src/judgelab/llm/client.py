@@ -123,15 +123,6 @@ class CachedClient:
                     bar.update(1)
             finally:
                 bar.close()
-                if self.cache.unsaved and self.cache.flush_unsaved():
-                    log.error(
-                        "%s: %d answers could not be written to the cache %s nor to %s; they "
-                        "are only in this job's output",
-                        desc,
-                        len(self.cache.unsaved),
-                        self.cache.path,
-                        self.cache.pending.path,
-                    )
         missing = [i for i, o in enumerate(out) if o is None]
         if missing:
             raise RuntimeError(f"backend returned no answer for {len(missing)} requests")
