@@ -336,6 +336,8 @@ class RequestCache:
         self._gave_up = False
         #: where the last held answers went (said when the wait for space ends well)
         self._written_to = str(self.path)
+        #: how many lost answers the last :meth:`lost_error` said (-1: none)
+        self._told_lost = -1
         self.failed_writes = 0
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -479,19 +481,35 @@ class RequestCache:
             self._gave_up = True  # interrupted: close() tries once more and names what is lost
             raise
         self._gave_up = True
-        raise self.lost_error()
+        # said by whoever stops on it: the cached client first holds the answers still in flight
+        raise self.lost_error(tell=False)
 
-    def lost_error(self) -> CacheError:
-        """The error naming the paid answers :attr:`unsaved` holds, written nowhere."""
+    def lost_error(self, tell: bool = True) -> CacheError:
+        """The error naming the paid answers :attr:`unsaved` holds, written nowhere (tried once
+        more first); ``tell``: also said on the terminal (:func:`_tell`: the job's log may be on
+        the full disk, and so may be the file its error would be printed through), unless the same
+        count was said before."""
+        self.flush_unsaved()
         rows = self.unsaved
-        return CacheError(
-            f"{len(rows)} paid answers are lost: no place could take them within "
-            f"{self.space_wait:.0f} s ({'; '.join(self._refused)}); a rerun pays for them again: "
-            f"requests {self._named_keys(rows)}. Free space on the disk holding {self.path.parent}, "
-            "or set JUDGELAB_CACHE_FALLBACK to a folder on another disk, or wait longer (config key "
-            "cache_space_wait)",
-            path=str(self.path),
-        )
+        if not rows:
+            err = CacheError(
+                f"no place could take the answers this job paid for within {self.space_wait:.0f} s; "
+                "they were written in the end (nothing is lost), but the job stopped sending: rerun it",
+                path=str(self.path),
+            )
+        else:
+            err = CacheError(
+                f"{len(rows)} paid answers are lost: no place could take them within "
+                f"{self.space_wait:.0f} s ({'; '.join(self._refused)}); a rerun pays for them again: "
+                f"requests {self._named_keys(rows)}. Free space on the disk holding {self.path.parent}, "
+                "or set JUDGELAB_CACHE_FALLBACK to a folder on another disk, or wait longer (config key "
+                "cache_space_wait)",
+                path=str(self.path),
+            )
+        if tell and len(rows) != self._told_lost:
+            _tell(logging.ERROR, str(err))
+            self._told_lost = len(rows)
+        return err
 
     def _import_pending(self) -> None:
         for source in [*self._store.pending_sources(), self.fallback.path]:
@@ -589,8 +607,8 @@ class RequestCache:
             except BaseException:
                 self._store.close()
                 raise
-        elif self.unsaved and self.flush_unsaved():  # the wait ended before: one last try
-            _tell(logging.ERROR, str(self.lost_error()))
+        elif self.unsaved:  # the wait ended before: one last try, and what is lost is said
+            self.lost_error()
         self._store.close()
 
     def __enter__(self) -> RequestCache:

@@ -33,6 +33,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from judgelab.cache.pending import fallback_path
 from judgelab.cache.readonly import database_image, open_as_a_job_would, open_file_readonly, open_image
 from judgelab.cache.shards import shard_folder
 from judgelab.cache.sqlite import (
@@ -401,7 +402,9 @@ def check(path: str | Path) -> dict:
     ``named_file_entries``: answers in the named file alone (None: it cannot be read without its
     WAL, ``named_file_problem`` says why); ``wal_bytes``, ``wal_frames`` (committed frames a job
     reads from the WAL); ``shards`` (``shards``-mode files not yet merged); ``pending_answers``
-    (answers a failed write left in ``<cache>.pending.jsonl``, imported at the next open);
+    (answers a failed write left in ``<cache>.pending.jsonl`` or in the cache's fallback file in
+    the temporary directory, :func:`~judgelab.cache.pending.fallback_path`: imported at the next
+    open on this host);
     ``complete``: the named file alone holds every answer; ``problem``: why the cache would not open
     as it is (see :func:`judgelab.cache.sqlite.check_wal_pair`), else None; ``status``
     (:data:`STATUS_EXIT`) and ``advice``: what the next run does and what to do before copying the
@@ -433,6 +436,7 @@ def check(path: str | Path) -> dict:
     pending = [
         Path(f"{path}.pending.jsonl"),
         *(sorted(folder.glob("*.pending.jsonl")) if folder.is_dir() else []),
+        fallback_path(path),  # where answers went that the disk holding the cache had no room for
     ]
     pending_answers = 0
     for p in pending:
@@ -507,8 +511,8 @@ def _incomplete(
         return f"merge the shards first (no job running): judgelab cache merge --cache {path}"
     if pending:
         return (
-            f"{pending} answers wait in a pending file: open the cache once (any job, or "
-            f"`judgelab cache --cache {path}`) to import them"
+            f"{pending} answers wait in a pending file ({path.name}.pending.jsonl, or {fallback_path(path)}): "
+            f"open the cache once on this host (any job, or `judgelab cache --cache {path}`) to import them"
         )
     fold = (
         f"let the jobs using the cache end (the last one to close it folds the WAL into the file; "
