@@ -28,14 +28,20 @@ A request in flight is paid once: :meth:`RequestCache.claim` (used by
 see :mod:`judgelab.cache.claims`.
 
 Faults: a cache file that is not a database, is damaged, cannot be opened or written raises one
-:class:`CacheError` naming the file and what to do. An answer whose write fails is kept: it goes
-to ``<cache>.pending.jsonl`` (imported by the next open), or, when that is on the same full disk,
-to the fallback file in the system's temporary directory (:func:`~judgelab.cache.pending.fallback_path`,
-imported by the next open on this host), or, if even that fails, stays in
-:attr:`RequestCache.unsaved` (tried again when the cache closes; what is still unwritten then is
-logged as an error), and the failure is logged naming the file. A new cache file that the disk
-fills up before its tables are written is made anew by the next open
-(:func:`~judgelab.cache.sqlite.begin_creation`), not refused as a copy without its WAL.
+:class:`CacheError` naming the file and what to do. Every stored answer carries a digest of its key
+and answer (:func:`~judgelab.cache.sqlite.entry_digest`), checked whenever it is read: a damaged
+answer is not served but treated as absent - asked again, its new answer replacing it - with a
+warning naming the file and the entry (:func:`~judgelab.cache.sqlite.served`); answers stored
+before digests existed are trusted as long as they are JSON. An answer whose write fails is kept:
+it goes to ``<cache>.pending.jsonl`` (imported by the next open), or, when that is on the same full
+disk, to the fallback file in the system's temporary directory
+(:func:`~judgelab.cache.pending.fallback_path`, imported by the next open on this host), and the
+failure is logged naming the file. When no place takes it, the answer is held in
+:attr:`RequestCache.unsaved` and the job waits up to ``space_wait`` seconds for space
+(:meth:`RequestCache.put`), saying so; when the wait ends, it stops with an error naming how many
+paid answers are lost, and which. A new cache file that the disk fills up before its tables are
+written is made anew by the next open (:func:`~judgelab.cache.sqlite.begin_creation`), not refused
+as a copy without its WAL.
 """
 
 from __future__ import annotations
