@@ -186,10 +186,13 @@ class _WalStore:
             for start in range(0, len(keys), CHUNK):
                 chunk = list(keys[start : start + CHUNK])
                 marks = ",".join("?" * len(chunk))
+                asked = set(chunk)
                 for k, resp, digest in self._conn.execute(
                     f"SELECT key, response, {self._digest_sql} FROM responses WHERE key IN ({marks})",
                     chunk,
                 ):
+                    if k not in asked:  # a damaged index led to another row
+                        continue
                     answer = served(self.path, k, resp, digest)
                     if answer is not None:  # a damaged answer is asked again: claimed below
                         out.answered[k] = answer
