@@ -36,6 +36,7 @@ def no_cache_env(monkeypatch):
 def test_schema_defaults_and_checked_values(tmp_path):
     project = Project.load([], ROOT)
     assert project.config["cache_mode"] == "auto" and project.config["cache_lease"] == 60
+    assert project.config["cache_space_wait"] == 600
     bad = tmp_path / "bad.yaml"
     bad.write_text("cache_mode: nfs\n")
     from judgelab.errors import InputError
@@ -45,13 +46,16 @@ def test_schema_defaults_and_checked_values(tmp_path):
     bad.write_text("cache_lease: 0\n")
     with pytest.raises(InputError, match="config key 'cache_lease'"):
         Project.load([str(bad)], ROOT)
+    bad.write_text("cache_space_wait: -1\n")
+    with pytest.raises(InputError, match="config key 'cache_space_wait'"):
+        Project.load([str(bad)], ROOT)
 
 
 def test_the_config_keys_open_the_cache_and_the_variables_override_them(tmp_path, monkeypatch):
     path = tmp_path / "c" / "requests.sqlite"
-    cfg = {"cache": str(path), "cache_mode": "shards", "cache_lease": 7.5}
+    cfg = {"cache": str(path), "cache_mode": "shards", "cache_lease": 7.5, "cache_space_wait": 12}
     with CacheConfig.of(cfg).open() as cache:
-        assert (cache.mode, cache.lease) == ("shards", 7.5)
+        assert (cache.mode, cache.lease, cache.space_wait) == ("shards", 7.5, 12.0)
         cache.put("k", {"q": 1}, {"text": "a"})
     assert list(shard_folder(path).glob("*.sqlite")), "shards mode writes its own shard"
     monkeypatch.setenv("JUDGELAB_CACHE_LEASE", "3")

@@ -16,6 +16,8 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -23,12 +25,13 @@ import pytest
 from judgelab.cache import filehash as cache_mod
 from judgelab.cache import fsdetect
 from judgelab.cache.filehash import file_sha256
+from judgelab.cache.keys import request_key
 from judgelab.cache.pending import PendingFile
 from judgelab.cache.sqlite import CacheError
 from judgelab.cache.store import RequestCache, resolve_mode
 from judgelab.llm.backends import make_backend
 from judgelab.llm.backends.base import Backend, Completion, Request
-from judgelab.llm.client import CachedClient
+from judgelab.llm.client import CachedClient, cache_request
 
 SRC = Path(cache_mod.__file__).resolve().parents[2]
 
@@ -56,7 +59,7 @@ def test_a_file_that_is_not_a_database_gets_one_error_naming_it(tmp_path):
         RequestCache(path)
     msg = str(err.value)
     assert msg.startswith(f"{path}: opening the request cache failed: file is not a database")
-    assert f"mv {path} {path}.broken && python -m judgelab.cache.tools salvage" in msg
+    assert f"`python -m judgelab.cache.tools salvage {path}` moves it aside" in msg
 
 
 def _damaged_cache(tmp_path: Path, n: int = 3000) -> Path:
@@ -80,8 +83,8 @@ def test_a_damaged_cache_names_the_file_and_how_to_recover(tmp_path):
                 cache.get(f"k{i:05d}")
     msg = str(err.value)
     assert msg.startswith(f"{path}: reading the request cache failed: database disk image is malformed")
-    advice = f"mv {path} {path}.broken && python -m judgelab.cache.tools salvage {path}.broken {path}"
-    assert advice in msg
+    advice = f"python -m judgelab.cache.tools salvage {path}"  # in place: the WAL moves with the file
+    assert f"`{advice}`" in msg
     # follow the advice (a real shell, the module's command line)
     done = subprocess.run(
         advice.replace("python", sys.executable, 1),
@@ -213,30 +216,38 @@ def test_when_the_side_file_fails_too_answers_go_to_the_fallback_on_another_disk
     assert not fallback.exists()
 
 
-def test_when_every_side_file_fails_answers_stay_in_memory_and_are_written_at_close(
-    tmp_path, monkeypatch, caplog
-):
+def test_when_every_place_fails_the_job_holds_its_answers_and_waits_for_space(tmp_path, monkeypatch, caplog):
+    """No writable place left (cache, side file, fallback): the job stops sending, holds the paid
+    answer, says how many it holds and where they will go, and writes them once space returns."""
     blocked = tmp_path / "not-a-folder"
     blocked.write_text("", encoding="utf-8")  # the fallback folder cannot be made either
     monkeypatch.setenv("JUDGELAB_CACHE_FALLBACK", str(blocked))
     path = tmp_path / "requests.sqlite"
     pending = Path(f"{path}.pending.jsonl")
-    with RequestCache(path) as cache:
+    backend = Counting()
+    with RequestCache(path, space_wait=60) as cache:
+        cache.space_poll = 0.05
         _fill_up(cache)
         pending.mkdir()
-        with caplog.at_level(logging.ERROR, logger="judgelab"):
-            out = CachedClient(Counting(), cache).run(
+        # space returns (the side file can be written) half a second into the wait
+        threading.Timer(0.5, pending.rmdir).start()
+        t0 = time.monotonic()
+        with caplog.at_level(logging.WARNING, logger="judgelab"):
+            out = CachedClient(backend, cache).run(
                 [req("q1 " + "y" * 5000), req("q2 " + "y" * 5000)], progress=False
             )
+        waited = time.monotonic() - t0
         assert [c.text[:9] for c, _ in out] == ["answer q1", "answer q2"]
-        assert len(cache.unsaved) == 2
-        assert any(
-            "kept in memory, written again when the job ends" in r.getMessage() for r in caplog.records
-        )
-        pending.rmdir()
-        cache._store._conn.execute("PRAGMA max_page_count=1073741823")  # space again
-    # close() wrote them: the rerun finds both without a call
-    again = Counting()
+        assert cache.unsaved == [] and backend.calls == 2
+    assert 0.4 < waited < 30
+    said = [r.getMessage() for r in caplog.records]
+    held = [m for m in said if "paid answers are held in memory" in m]
+    assert len(held) == 1, said  # the first answer: held until space returned, then the second went aside
+    assert held[0].startswith(f"{path}: 1 paid answers are held in memory: no place could take them")
+    assert "Waiting up to 60 s (config key cache_space_wait)" in held[0]
+    assert f"they go to {path} (else {pending}, else {blocked}" in held[0]
+    assert any(f"space again: the 1 held answers are written to {pending}" in m for m in said)
+    again = Counting()  # the rerun finds both without a call
     with RequestCache(path) as cache:
         out = CachedClient(again, cache).run(
             [req("q1 " + "y" * 5000), req("q2 " + "y" * 5000)], progress=False
@@ -244,23 +255,29 @@ def test_when_every_side_file_fails_answers_stay_in_memory_and_are_written_at_cl
     assert again.calls == 0 and all(hit for _, hit in out)
 
 
-def test_answers_written_nowhere_when_the_cache_closes_are_one_error_naming_every_place(
-    tmp_path, monkeypatch, caplog
-):
+def test_when_the_wait_for_space_ends_the_error_names_the_answers_lost(tmp_path, monkeypatch, caplog):
     blocked = tmp_path / "not-a-folder"
     blocked.write_text("", encoding="utf-8")
     monkeypatch.setenv("JUDGELAB_CACHE_FALLBACK", str(blocked))
     path = tmp_path / "requests.sqlite"
     pending = Path(f"{path}.pending.jsonl")
-    cache = RequestCache(path)
+    cache = RequestCache(path, space_wait=0.3)
+    cache.space_poll = 0.05
     _fill_up(cache)
     pending.mkdir()
-    CachedClient(Counting(), cache).run([req("q1 " + "y" * 5000)], progress=False)
+    requests = [req("q1 " + "y" * 5000), req("q2 " + "y" * 5000)]
+    with caplog.at_level(logging.ERROR, logger="judgelab"), pytest.raises(CacheError) as err:
+        CachedClient(Counting(), cache).run(requests, progress=False)
+    msg = str(err.value)
+    key = request_key(cache_request(Counting(), requests[0]))
+    assert msg.startswith(f"{path}: 1 paid answers are lost: no place could take them within 0 s (")
+    assert f"a rerun pays for them again: requests {key}." in msg
+    assert str(pending) in msg and "JUDGELAB_CACHE_FALLBACK" in msg and "cache_space_wait" in msg
+    assert "output" not in msg  # the job failed: there is no output that holds them
     with caplog.at_level(logging.ERROR, logger="judgelab"):
-        cache.close()
-    lost = [r.getMessage() for r in caplog.records if "could be written nowhere" in r.getMessage()]
-    assert len(lost) == 1 and "1 answers" in lost[0]
-    assert str(pending) in lost[0] and "JUDGELAB_CACHE_FALLBACK" in lost[0]
+        cache.close()  # one last try; still nowhere to go: not waited for, not said twice
+    lost = [r.getMessage() for r in caplog.records if "paid answers are lost" in r.getMessage()]
+    assert lost == [msg]
 
 
 def test_an_append_that_fails_part_way_is_cut_back_so_no_line_is_torn(tmp_path, monkeypatch):

@@ -168,4 +168,4 @@ def test_salvage_finds_the_rows_page_by_page_when_the_tables_root_is_overwritten
     report = salvage(damaged, tmp_path / "new.sqlite")
     assert (report["by_sqlite"], report["by_pages"], report["copied"]) == (0, 96, 96)
     assert _answers(tmp_path / "new.sqlite") == _answers(full_cache)
-    assert sorted(rowid for _, rowid in scan_pages(full_cache)) == list(range(1, 97))
+    assert sorted(rowid for _, _, rowid in scan_pages(full_cache)) == list(range(1, 97))

@@ -8,9 +8,9 @@ judgelab metrics dl19.tsv j.tsv c.tsv
 judgelab personas                                  # the Table 1 conditions
 judgelab cut-sample ../shared/data/trec-dl --out resources/sample
 judgelab cache [stats]                             # request-cache statistics
-judgelab cache check                               # does the named file alone hold every answer?
+judgelab cache check                               # intact? does the named file alone hold every answer?
 judgelab cache merge                               # fold a shards-mode cache's shards into its file
-judgelab cache salvage BROKEN NEW                  # copy the readable answers of a damaged cache
+judgelab cache salvage [BROKEN NEW]                # copy the intact answers of a damaged cache
 judgelab estimate --configfile config/paper-scale.yaml   # calls, tokens, cost: nothing sent
 judgelab endpoints --url-dir endpoints --model NAME=SERVED --out config/endpoints.yaml
 """
@@ -166,14 +166,21 @@ def main(argv: list[str] | None = None) -> int:
     _add_cache_args(q, argparse.SUPPRESS)
     q = cache_sub.add_parser(
         "check",
-        help="whether the named cache file alone holds every answer (exit 0) or not (1); writes nothing",
+        help="whether the cache is intact (SQLite's integrity check, every answer's digest) and the named "
+        "file alone holds every answer (exit 0), the named file alone is not complete (1), or the cache "
+        "is damaged (2); writes nothing",
     )
     _add_cache_args(q, argparse.SUPPRESS)
     q = cache_sub.add_parser("merge", help="fold the shards <cache>.d/*.sqlite into the cache file")
     _add_cache_args(q, argparse.SUPPRESS)
-    q = cache_sub.add_parser("salvage", help="copy the readable answers of a damaged cache file")
-    q.add_argument("damaged", help="the damaged cache file (move it aside first)")
-    q.add_argument("dest", help="the cache file to copy them into (e.g. the config's `cache`)")
+    q = cache_sub.add_parser(
+        "salvage",
+        help="copy the intact answers of a damaged cache file; without files: the cache (--cache) in "
+        "place (moved aside to <cache>.broken with its -wal and -shm, salvaged into a new file)",
+    )
+    _add_cache_args(q, argparse.SUPPRESS)
+    q.add_argument("damaged", nargs="?", help="a damaged cache file (read with its -wal)")
+    q.add_argument("dest", nargs="?", help="the cache file to copy them into (e.g. the config's `cache`)")
 
     p = sub.add_parser(
         "estimate",
@@ -325,21 +332,26 @@ def _run(args) -> int:
             )
     elif args.cmd == "cache":
         if args.cache_cmd == "check":
-            from judgelab.cache.tools import check
+            from judgelab.cache.tools import STATUS_EXIT, check
 
             summary = check(args.cache)
             print(json.dumps(summary, indent=1))
-            return 0 if summary["complete"] else 1
+            return STATUS_EXIT[summary["status"]]
         if args.cache_cmd == "merge":
             from judgelab.cache.shards import merge_shards
 
             with script_logging(None):
                 print(json.dumps(merge_shards(args.cache), indent=1))
         elif args.cache_cmd == "salvage":
-            from judgelab.cache.tools import salvage
+            from judgelab.cache.tools import salvage, salvage_in_place
 
+            if (args.damaged is None) != (args.dest is None):
+                raise InputError("judgelab cache salvage takes both DAMAGED and DEST, or neither (in place)")
             with script_logging(None):
-                print(json.dumps(salvage(args.damaged, args.dest), indent=1))
+                done = (
+                    salvage_in_place(args.cache) if args.damaged is None else salvage(args.damaged, args.dest)
+                )
+                print(json.dumps(done, indent=1))
         else:
             with _cache_config(args).open() as cache:
                 print(json.dumps(cache.stats(), indent=1))

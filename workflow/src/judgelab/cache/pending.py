@@ -3,14 +3,15 @@
 When writing an answer to the cache fails (disk full, I/O error, a damaged or read-only file),
 :class:`~judgelab.cache.store.RequestCache` appends it to ``<cache>.pending.jsonl`` instead, one JSON
 object a line (``key``, ``request``, ``response``: canonical JSON texts, ``created``: epoch
-seconds). The next open of the cache imports the file and removes it, so a rerun does not pay
+seconds, ``digest``: :func:`~judgelab.cache.sqlite.entry_digest` of key and response). The next open of the cache imports the file and removes it, so a rerun does not pay
 for those answers again.
 
 Guarantees: every append and the import hold an exclusive lock on the file (``flock``), so an
 answer appended while another process imports is either imported or left in the file, never
 lost; an appended line is flushed and fsynced before :meth:`PendingFile.append` returns. A line
-that does not parse (a crash mid-append leaves a torn last line) is not imported: it is moved to
-``<pending>.rejected`` and logged with its file and line. An append that fails part way (the disk
+that does not parse (a crash mid-append leaves a torn last line), or whose digest does not match
+its key and answer (a line written before digests existed has none and is taken as it is), is not
+imported: it is moved to ``<pending>.rejected`` and logged with its file and line. An append that fails part way (the disk
 filled) is cut back to where it began, so a torn line never swallows the next good one.
 
 When the side file cannot be written either (it is on the same full disk), the answers go to the
@@ -30,7 +31,7 @@ import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from judgelab.cache.sqlite import Row
+from judgelab.cache.sqlite import Row, entry_digest, entry_problem
 
 try:  # POSIX; without it (Windows) appends and imports are not serialised across processes
     import fcntl
@@ -76,7 +77,11 @@ class PendingFile:
     def append(self, rows: Iterable[Row]) -> None:
         """Append ``rows`` durably; raises :class:`OSError` if they cannot be written."""
         text = "".join(
-            json.dumps({"key": k, "request": q, "response": r, "created": t}, ensure_ascii=False) + "\n"
+            json.dumps(
+                {"key": k, "request": q, "response": r, "created": t, "digest": entry_digest(k, r)},
+                ensure_ascii=False,
+            )
+            + "\n"
             for k, q, r, t in rows
         )
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -109,10 +114,12 @@ class PendingFile:
                     continue
                 try:
                     obj = json.loads(line)
-                    rows.append(
-                        (str(obj["key"]), str(obj["request"]), str(obj["response"]), float(obj["created"]))
-                    )
-                except (ValueError, KeyError, TypeError) as exc:
+                    row = (str(obj["key"]), str(obj["request"]), str(obj["response"]), float(obj["created"]))
+                    why = entry_problem(row[0], row[2], obj.get("digest"))
+                    if why is not None:
+                        raise ValueError(why)
+                    rows.append(row)
+                except (ValueError, KeyError, TypeError, AttributeError) as exc:
                     log.warning(
                         "%s:%d: not a pending answer (%s); moved to %s.rejected",
                         self.path,

@@ -18,17 +18,18 @@ they appear; the folder is listed again, at most once a second, whenever request
 A shard that cannot be read (half-created, a hot journal of a crashed writer, a file server hiccup)
 is skipped with a warning and retried later; :func:`merge_shards` opens it read-write, which rolls a
 hot journal back. A damaged main file or own shard raises :class:`~judgelab.cache.sqlite.CacheError`.
+A damaged answer (its digest does not hold, :func:`~judgelab.cache.sqlite.served`) is skipped: the
+lookup goes on to the next file, and if none has the answer, the request is asked again.
 
 Merge when no job runs (between runs; ``python -m judgelab.cache.tools merge <cache>``): every
-shard's answers go into the main file (``INSERT OR IGNORE``: the first answer of a request is
-kept), finished shards are removed, live ones are copied but kept. Lookups get slower with the
+shard's intact answers go into the main file (the first answer of a request is kept, unless the
+main file's is damaged), finished shards are removed, live ones are copied but kept. Lookups get slower with the
 number of shards (one query per shard), which merging resets.
 """
 
 from __future__ import annotations
 
 import errno
-import json
 import logging
 import os
 import re
@@ -46,11 +47,16 @@ from judgelab.cache.sqlite import (
     RESPONSES_SCHEMA,
     CacheError,
     Row,
+    add_digest_column,
     connect_db,
+    digest_column,
     explain,
     insert_row,
     insert_rows,
+    intact_sql,
     is_wal_database,
+    served,
+    text,
 )
 
 try:  # POSIX
@@ -72,7 +78,9 @@ def shard_folder(path: str | Path) -> Path:
 
 def _open_ro(path: Path, timeout: float) -> sqlite3.Connection:
     uri = f"file:{urllib.parse.quote(str(path.resolve()))}?mode=ro"
-    return sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None)
+    conn = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None)
+    conn.text_factory = text
+    return conn
 
 
 def _has_responses(conn: sqlite3.Connection) -> bool:
@@ -117,6 +125,8 @@ class ShardStore:
         self._lock_fd: int | None = None
         self._main: sqlite3.Connection | None = None
         self._others: dict[Path, sqlite3.Connection] = {}
+        #: the lookup of each open file (its digest column, or NULL in a legacy file)
+        self._lookup: dict[sqlite3.Connection, str] = {}
         self._listed = 0.0
         self.refresh(force=True)
 
@@ -141,7 +151,7 @@ class ShardStore:
                 self._main = None
         present = set(self.dir.glob("*.sqlite"))
         for gone in [p for p in self._others if p not in present]:
-            self._others.pop(gone).close()
+            self._close(self._others.pop(gone))
         for shard in sorted(present - set(self._others) - {self.own_path}):
             try:
                 conn = _open_ro(shard, self.timeout)
@@ -158,7 +168,11 @@ class ShardStore:
 
     def _drop(self, shard: Path, exc: sqlite3.Error) -> None:
         log.warning("%s: reading this shard failed (%s); skipped until the next listing", shard, exc)
-        self._others.pop(shard).close()
+        self._close(self._others.pop(shard))
+
+    def _close(self, conn: sqlite3.Connection) -> None:
+        self._lookup.pop(conn, None)
+        conn.close()
 
     def _own_conn(self) -> sqlite3.Connection:
         if self._own is None:
@@ -179,21 +193,28 @@ class ShardStore:
         return self._own
 
     # -- answers ---------------------------------------------------------------------------
+    def _find(self, conn: sqlite3.Connection, path: Path, key: str) -> dict | None:
+        """The intact answer of ``key`` in the file ``path`` (None: none, or a damaged one)."""
+        sql = self._lookup.get(conn)
+        if sql is None:
+            sql = self._lookup[conn] = f"SELECT response, {digest_column(conn)} FROM responses WHERE key = ?"
+        row = conn.execute(sql, (key,)).fetchone()
+        return served(path, key, row[0], row[1]) if row else None
+
     def get(self, key: str) -> dict | None:
-        sql = "SELECT response FROM responses WHERE key = ?"
-        for conn in (self._own, self._main):
+        for conn, path in ((self._own, self.own_path), (self._main, self.path)):
             if conn is not None:
-                row = conn.execute(sql, (key,)).fetchone()
-                if row:
-                    return json.loads(row[0])
+                answer = self._find(conn, path, key)
+                if answer is not None:
+                    return answer
         for shard, conn in list(self._others.items()):
             try:
-                row = conn.execute(sql, (key,)).fetchone()
+                answer = self._find(conn, shard, key)
             except sqlite3.Error as exc:
                 self._drop(shard, exc)
                 continue
-            if row:
-                return json.loads(row[0])
+            if answer is not None:
+                return answer
         return None
 
     def put(self, row: Row) -> None:
@@ -290,7 +311,7 @@ class ShardStore:
     def close(self) -> None:
         for conn in [self._own, self._main, *self._others.values()]:
             if conn is not None:
-                conn.close()
+                self._close(conn)
         self._own = self._main = None
         self._others.clear()
         _LIVE_SHARDS.discard(self.own_path)
@@ -299,13 +320,33 @@ class ShardStore:
             self._lock_fd = None
 
 
+def _merge_sql(intact: str, digests: bool) -> str:
+    """Copy the intact answers of the attached shard ``s`` into the main file (with their digest,
+    unless the main file is a legacy one without the column): a key the main file has keeps its
+    answer, unless that one is damaged."""
+    cols = "key, request, response, created" + (", digest" if digests else "")
+    new = "key, request, response, created" + (", judgelab_digest(key, response)" if digests else "")
+    update = "request = excluded.request, response = excluded.response, created = excluded.created"
+    own = intact_sql(
+        "main.responses.key", "main.responses.response", "main.responses.digest" if digests else "NULL"
+    )
+    return (
+        f"INSERT INTO main.responses ({cols}) SELECT {new} FROM s.responses WHERE {intact} "
+        f"ON CONFLICT (key) DO UPDATE SET {update}{', digest = excluded.digest' if digests else ''} "
+        f"WHERE NOT {own}"
+    )
+
+
 def merge_shards(path: str | Path, timeout: float = 120.0) -> dict:
     """Fold every shard of the cache ``path`` (and every pending-answers file) into the main file.
 
     The main file is created if absent and left in rollback-journal mode (as shards mode reads it).
-    Returns ``{"main", "added", "shards", "removed", "in_use"}``: answers new to the main file, the
-    shards read, those removed (finished: no live writer), those kept (their writer still runs, or
-    the filesystem has no locks to tell). Nothing is removed before its answers are committed."""
+    Returns ``{"main", "added", "shards", "removed", "in_use", "damaged"}``: answers new to the
+    main file, the shards read, those removed (finished: no live writer), those kept (their writer
+    still runs, or the filesystem has no locks to tell), damaged answers left behind (their digest
+    does not hold: asked again by the next run that needs them; logged with their shard). An
+    intact answer replaces a damaged one of the main file. Nothing is removed before its answers
+    are committed."""
     main = Path(path)
     folder = shard_folder(main)
     try:
@@ -314,9 +355,12 @@ def merge_shards(path: str | Path, timeout: float = 120.0) -> dict:
         conn.execute(CLAIMS_SCHEMA)
     except sqlite3.Error as exc:
         raise explain(main, exc, "opening the main cache file to merge shards") from None
+    digests = add_digest_column(conn, main)
 
     def put_many(rows: list[Row]) -> None:
-        insert_rows(conn, rows)
+        insert_rows(conn, rows, digests)
+
+    damaged = 0
 
     added = 0
     before = conn.total_changes
@@ -345,11 +389,19 @@ def merge_shards(path: str | Path, timeout: float = 120.0) -> dict:
             try:
                 has = conn.execute("SELECT 1 FROM s.sqlite_master WHERE name = 'responses'").fetchall()
                 if has:
+                    digest = digest_column(conn, "s")
+                    intact = intact_sql(digest=digest)
+                    bad = conn.execute(f"SELECT COUNT(*) FROM s.responses WHERE NOT {intact}").fetchone()[0]
+                    if bad:
+                        damaged += bad
+                        log.warning(
+                            "%s: %d damaged answers (their digest does not hold) are not merged; "
+                            "the next run that needs them asks them again",
+                            shard,
+                            bad,
+                        )
                     before = conn.total_changes
-                    conn.execute(
-                        "INSERT OR IGNORE INTO main.responses (key, request, response, created) "
-                        "SELECT key, request, response, created FROM s.responses"
-                    )
+                    conn.execute(_merge_sql(intact, digests))
                     added += conn.total_changes - before
             except sqlite3.Error as exc:
                 raise explain(shard, exc, "merging a shard") from None
@@ -374,4 +426,11 @@ def merge_shards(path: str | Path, timeout: float = 120.0) -> dict:
         len(removed),
         len(in_use),
     )
-    return {"main": str(main), "added": added, "shards": shards, "removed": removed, "in_use": in_use}
+    return {
+        "main": str(main),
+        "added": added,
+        "shards": shards,
+        "removed": removed,
+        "in_use": in_use,
+        "damaged": damaged,
+    }

@@ -1,14 +1,20 @@
-"""The SQLite layer of the request cache: connections, the schema, writing rows, the one error
-type (:class:`CacheError`, with what to do about each SQLite failure) and the checks of a cache
-file and its WAL that run before it is opened (a named file copied without its ``-wal``, a WAL
-SQLite would ignore)."""
+"""The SQLite layer of the request cache: connections, the schema, writing rows, the digest every
+stored answer carries (:func:`entry_digest`, checked whenever an answer is read:
+:func:`served`), the one error type (:class:`CacheError`, with what to do about each SQLite
+failure) and the checks of a cache file and its WAL that run before it is opened (a named file
+copied without its ``-wal``, a WAL SQLite would ignore)."""
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import logging
 import os
+import shlex
 import sqlite3
+import struct
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -18,13 +24,16 @@ from judgelab.errors import InputError
 
 log = logging.getLogger(__name__)
 
-#: The answers: one row per request key (the first answer stored wins).
+#: The answers: one row per request key (the first answer stored wins, unless it is damaged).
+#: ``digest``: :func:`entry_digest` of the row's key and answer; NULL in a row written before
+#: digests existed (a legacy row, trusted as long as its answer is JSON).
 RESPONSES_SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
     key TEXT PRIMARY KEY,
     request TEXT NOT NULL,
     response TEXT NOT NULL,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    digest TEXT
 )
 """
 
@@ -47,6 +56,125 @@ class CacheError(InputError):
     """The request cache cannot be used as it is: the message names the file and what to do."""
 
 
+# -- the digest of a stored answer --------------------------------------------------------------
+
+
+def entry_digest(key: str, response: str) -> str:
+    """The digest a stored answer carries: the SHA-256 of its request key and its answer's JSON
+    text. The request's own text is not part of it: it is never served (the key stands for it)."""
+    return hashlib.sha256(f"{key}\n{response}".encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def entry_problem(key: object, response: object, digest: object) -> str | None:
+    """Why the stored answer ``response`` of ``key`` must not be served (its digest does not hold;
+    a legacy row without a digest: its answer is not a JSON object), or None: it is intact."""
+    if not isinstance(key, str) or not isinstance(response, str):
+        return "its key or answer is not text"
+    if digest is not None:
+        if digest != entry_digest(key, response):
+            return "its digest does not match its content"
+        return None
+    try:
+        response.encode("utf-8")
+    except UnicodeEncodeError:
+        return "its answer is not UTF-8 text"
+    try:
+        value = json.loads(response)
+    except ValueError as exc:
+        return f"its answer is not JSON ({exc})"
+    return None if isinstance(value, dict) else "its answer is not a JSON object"
+
+
+def text(data: bytes) -> str:
+    """SQLite text as Python reads it from a cache (the connections' ``text_factory``): bytes that
+    are not UTF-8 (a damaged row) become lone surrogates instead of an error naming no entry, and
+    the row's digest then does not hold (:func:`entry_problem`)."""
+    return data.decode("utf-8", "surrogateescape")
+
+
+def _intact(key: object, response: object, digest: object) -> int:
+    """:func:`entry_problem` as an SQL function (``judgelab_intact``): 1 if the row is intact.
+    The SQL passes key and response as BLOBs (:func:`intact_sql`): text that is not UTF-8 would not
+    even reach a Python function."""
+    values = [text(v) if isinstance(v, bytes) else v for v in (key, response, digest)]
+    return int(entry_problem(*values) is None)
+
+
+def intact_sql(key: str = "key", response: str = "response", digest: str = "digest") -> str:
+    """The SQL test that a row is intact (``judgelab_intact`` of :func:`connect_db`'s connections)."""
+    return f"judgelab_intact(CAST({key} AS BLOB), CAST({response} AS BLOB), {digest})"
+
+
+_told: set[tuple[str, str]] = set()
+_told_lock = threading.Lock()
+
+
+def served(path: str | Path, key: str, response: str, digest: str | None) -> dict | None:
+    """The answer to serve from a row of the cache file ``path``, or None when it is damaged
+    (:func:`entry_problem`): then it is treated as absent - the request is asked again and its new
+    answer replaces the row (:func:`insert_rows`) - and a warning names the file, the entry and
+    why (once per entry and process)."""
+    why = entry_problem(key, response, digest)
+    if why is None:
+        return json.loads(response)
+    with _told_lock:
+        first = (str(path), key) not in _told
+        _told.add((str(path), key))
+    if first:
+        log.warning(
+            "%s: the stored answer of request %s is damaged (%s); it is not served: the request is "
+            "asked again (paid again) and the new answer replaces it. `judgelab cache check --cache "
+            "%s` lists every damaged entry",
+            path,
+            key,
+            why,
+            path,
+        )
+    return None
+
+
+def has_digest_column(conn: sqlite3.Connection, schema: str = "main") -> bool:
+    """Whether the ``responses`` table of ``schema`` has the ``digest`` column (a cache made
+    before digests existed has not)."""
+    return any(row[1] == "digest" for row in conn.execute(f"PRAGMA {schema}.table_info(responses)"))
+
+
+def digest_column(conn: sqlite3.Connection, schema: str = "main") -> str:
+    """The SQL expression of a row's digest: the column, or NULL on a legacy table without it."""
+    return "digest" if has_digest_column(conn, schema) else "NULL"
+
+
+def add_digest_column(conn: sqlite3.Connection, path: str | Path) -> bool:
+    """Give a legacy ``responses`` table its ``digest`` column (its rows keep NULL: legacy, trusted
+    while their answers are JSON). True: the table has it now. A cache that cannot be written
+    right now (a full disk) is used without digests for new rows until a later open adds it."""
+    if has_digest_column(conn):
+        return True
+    try:
+        with transaction(conn):
+            if not has_digest_column(conn):  # another process may have added it meanwhile
+                conn.execute("ALTER TABLE responses ADD COLUMN digest TEXT")
+    except sqlite3.OperationalError as exc:
+        if "duplicate column" in str(exc):
+            return True
+        log.warning(
+            "%s: cannot add the digest column to this cache made by an older judgelab (%s); new "
+            "answers are stored without digests until a later open adds it",
+            path,
+            exc,
+        )
+        return False
+    log.info("%s: added the digest column (answers stored before it are trusted as they are)", path)
+    return True
+
+
+def salvage_command(path: str | Path) -> str:
+    """The shell command that moves a damaged cache file aside to ``<cache>.broken`` together with
+    its ``-wal`` and ``-shm`` (its answers may be in the WAL) and copies every intact answer into a
+    new file at its place (:func:`judgelab.cache.tools.salvage_in_place`)."""
+    return f"python -m judgelab.cache.tools salvage {shlex.quote(str(path))}"
+
+
 def _advice(path: Path, exc: sqlite3.Error, pending: Path | None) -> str:
     """What to do about ``exc`` on the cache file ``path``."""
     name = getattr(exc, "sqlite_errorname", "") or ""
@@ -65,10 +193,10 @@ def _advice(path: Path, exc: sqlite3.Error, pending: Path | None) -> str:
             else ""
         )
         return (
-            f"the cache file is damaged. Move it aside (with {path.name}-wal and {path.name}-shm if "
-            f"present) and copy what is still readable into a new file: `mv {path} {path}.broken && "
-            f"python -m judgelab.cache.tools salvage {path}.broken {path}`; answers on damaged pages "
-            f"are computed (and paid for) again by the rerun{kept}. The tables the jobs already wrote "
+            f"the cache file is damaged. With no job running, `{salvage_command(path)}` moves it aside "
+            f"to {path.name}.broken together with its {path.name}-wal (which may hold answers) and "
+            f"copies every intact answer into a new file at its place; answers on damaged pages are "
+            f"computed (and paid for) again by the rerun{kept}. The tables the jobs already wrote "
             "keep their answers"
         )
     if (
@@ -111,8 +239,13 @@ def connect_db(
     Switching a fresh database to WAL needs an exclusive lock and SQLite's busy handler does not
     always wait for it, so two connections opening a new file at once can get "database is
     locked"; the switch is retried until ``timeout``. SQLite errors are raised as they are (the
-    callers turn them into :class:`CacheError`)."""
+    callers turn them into :class:`CacheError`). The connection knows the SQL functions
+    ``judgelab_intact(key, response, digest)`` (:func:`entry_problem` is None) and
+    ``judgelab_digest(key, response)`` (:func:`entry_digest`)."""
     conn = sqlite3.connect(str(path), timeout=timeout, isolation_level=None, check_same_thread=not any_thread)
+    conn.text_factory = text
+    conn.create_function("judgelab_intact", 3, _intact, deterministic=True)
+    conn.create_function("judgelab_digest", 2, entry_digest, deterministic=True)
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -190,13 +323,15 @@ def schema_is_empty(path: Path) -> bool:
     return size <= _page_size(head) and head[100] == 0x0D and int.from_bytes(head[103:105], "big") == 0
 
 
-def _wal_checksum(data: bytes, big_endian: bool) -> tuple[int, int]:
-    """SQLite's WAL checksum of ``data`` (a multiple of 8 bytes), as its file format states."""
-    s0 = s1 = 0
-    order: Literal["big", "little"] = "big" if big_endian else "little"
-    for i in range(0, len(data), 8):
-        s0 = (s0 + int.from_bytes(data[i : i + 4], order) + s1) & 0xFFFFFFFF
-        s1 = (s1 + int.from_bytes(data[i + 4 : i + 8], order) + s0) & 0xFFFFFFFF
+def _wal_checksum(data: bytes, big_endian: bool, start: tuple[int, int] = (0, 0)) -> tuple[int, int]:
+    """SQLite's WAL checksum of ``data`` (a multiple of 8 bytes), as its file format states,
+    continued from ``start`` (the checksum of what comes before ``data`` in the WAL)."""
+    order: Literal[">", "<"] = ">" if big_endian else "<"
+    words = struct.unpack(f"{order}{len(data) // 4}I", data)
+    s0, s1 = start
+    for i in range(0, len(words), 2):
+        s0 = (s0 + words[i] + s1) & 0xFFFFFFFF
+        s1 = (s1 + words[i + 1] + s0) & 0xFFFFFFFF
     return s0, s1
 
 
@@ -223,6 +358,36 @@ def wal_header_problem(db: Path, wal: Path) -> str | None:
     return None
 
 
+def wal_pair_problem(path: Path) -> tuple[str | None, bool]:
+    """Why the cache file ``path`` would open with fewer answers than it has (see
+    :func:`check_wal_pair`), or None; and whether it is a table-less file whose creation failed
+    (its marker beside it, :func:`begin_creation`: it never held an answer and the next open makes
+    it anew). Reads only; None when no such file exists or a process has it open (``-shm``)."""
+    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+    if not path.exists() or shm.exists():
+        return None, False
+    wal_size = wal.stat().st_size if wal.exists() else 0
+    if wal_size:
+        why = wal_header_problem(path, wal)
+        if why is None:
+            return None, False
+        return (
+            f"the WAL file beside it ({wal.name}, {wal_size} bytes) cannot be read: {why}. SQLite "
+            "would ignore it and overwrite it at the next write, losing the answers it holds. If it "
+            f"belongs to another copy of the cache, put it back there; if it is damaged, move it "
+            f"aside (`mv {wal} {wal}.broken`) and open again (its answers are then computed again)"
+        ), False
+    if is_wal_database(path) and schema_is_empty(path):
+        return (
+            f"the file has no table of answers, but it is a WAL-mode database: its answers were "
+            f"in {wal.name}, which is not beside it (the file was copied or backed up without "
+            f"it, or {wal.name} was deleted). Put {wal.name} back beside it, or copy the cache "
+            "again after `judgelab cache check` says the named file alone is complete; if this "
+            "file never held answers, delete it"
+        ), creation_marker(path).exists()
+    return None, False
+
+
 def check_wal_pair(path: Path, settle: float = 1.0) -> None:
     """Refuse to open a cache file that would open with fewer answers than it has, silently.
 
@@ -232,34 +397,11 @@ def check_wal_pair(path: Path, settle: float = 1.0) -> None:
     that SQLite would ignore (:func:`wal_header_problem`). A file that a process is creating right
     now looks like the first case for a moment: the check looks again for ``settle`` seconds. A
     table-less file whose creation failed (its marker beside it, :func:`begin_creation`) never
-    held answers: it is removed, to be made anew."""
-    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+    held answers: it is removed, to be made anew (:func:`wal_pair_problem` tells without acting)."""
     deadline = time.monotonic() + settle
-    failed_creation = False
     while True:
-        if not path.exists() or shm.exists():
-            return
-        wal_size = wal.stat().st_size if wal.exists() else 0
-        if wal_size:
-            why = wal_header_problem(path, wal)
-            if why is None:
-                return
-            problem = (
-                f"the WAL file beside it ({wal.name}, {wal_size} bytes) cannot be read: {why}. SQLite "
-                "would ignore it and overwrite it at the next write, losing the answers it holds. If it "
-                f"belongs to another copy of the cache, put it back there; if it is damaged, move it "
-                f"aside (`mv {wal} {wal}.broken`) and open again (its answers are then computed again)"
-            )
-        elif is_wal_database(path) and schema_is_empty(path):
-            failed_creation = creation_marker(path).exists()
-            problem = (
-                f"the file has no table of answers, but it is a WAL-mode database: its answers were "
-                f"in {wal.name}, which is not beside it (the file was copied or backed up without "
-                f"it, or {wal.name} was deleted). Put {wal.name} back beside it, or copy the cache "
-                "again after `judgelab cache check` says the named file alone is complete; if this "
-                "file never held answers, delete it"
-            )
-        else:
+        problem, failed_creation = wal_pair_problem(path)
+        if problem is None:
             return
         if time.monotonic() >= deadline:
             if failed_creation:
@@ -275,10 +417,24 @@ def check_wal_pair(path: Path, settle: float = 1.0) -> None:
         time.sleep(0.1)
 
 
-#: a row of ``responses``: key, request JSON, response JSON, the time it was stored
+#: a row of ``responses`` as it is stored: key, request JSON, response JSON, the time it was
+#: stored (its digest, :func:`entry_digest`, is computed from the key and response when written)
 Row = tuple[str, str, str, float]
 
-_INSERT = "INSERT OR IGNORE INTO responses (key, request, response, created) VALUES (?, ?, ?, ?)"
+#: a new answer is stored unless the key has one already; a damaged one (:func:`entry_problem`:
+#: served as absent, so the request was asked again) is replaced
+_UPSERT = (
+    "INSERT INTO responses (key, request, response, created, digest) VALUES (?, ?, ?, ?, ?) "
+    "ON CONFLICT (key) DO UPDATE SET request = excluded.request, response = excluded.response, "
+    "created = excluded.created, digest = excluded.digest "
+    f"WHERE NOT {intact_sql('responses.key', 'responses.response', 'responses.digest')}"
+)
+#: the same on a legacy table without the digest column
+_UPSERT_LEGACY = (
+    "INSERT INTO responses (key, request, response, created) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT (key) DO UPDATE SET request = excluded.request, response = excluded.response, "
+    f"created = excluded.created WHERE NOT {intact_sql('responses.key', 'responses.response', 'NULL')}"
+)
 
 
 @contextlib.contextmanager
@@ -294,12 +450,24 @@ def transaction(conn: sqlite3.Connection) -> Iterator[None]:
     conn.execute("COMMIT")
 
 
-def insert_row(conn: sqlite3.Connection, row: Row) -> None:
-    """Store one answer (``INSERT OR IGNORE``: two jobs answering the same request keep the first)."""
-    conn.execute(_INSERT, row)
+def _with_digest(row: Row) -> tuple[str, str, str, float, str]:
+    return (*row, entry_digest(row[0], row[2]))
 
 
-def insert_rows(conn: sqlite3.Connection, rows: Sequence[Row]) -> None:
-    """Store many answers in one transaction (``INSERT OR IGNORE``, as :func:`insert_row`)."""
+def insert_row(conn: sqlite3.Connection, row: Row, digests: bool = True) -> None:
+    """Store one answer with its digest (``digests``: False on a legacy table without the
+    column). Two jobs answering the same request keep the first answer; a damaged
+    stored answer is replaced (``conn`` from :func:`connect_db`)."""
+    if digests:
+        conn.execute(_UPSERT, _with_digest(row))
+    else:
+        conn.execute(_UPSERT_LEGACY, row)
+
+
+def insert_rows(conn: sqlite3.Connection, rows: Sequence[Row], digests: bool = True) -> None:
+    """Store many answers in one transaction (as :func:`insert_row`)."""
     with transaction(conn):
-        conn.executemany(_INSERT, rows)
+        if digests:
+            conn.executemany(_UPSERT, [_with_digest(r) for r in rows])
+        else:
+            conn.executemany(_UPSERT_LEGACY, rows)

@@ -28,22 +28,29 @@ A request in flight is paid once: :meth:`RequestCache.claim` (used by
 see :mod:`judgelab.cache.claims`.
 
 Faults: a cache file that is not a database, is damaged, cannot be opened or written raises one
-:class:`CacheError` naming the file and what to do. An answer whose write fails is kept: it goes
-to ``<cache>.pending.jsonl`` (imported by the next open), or, when that is on the same full disk,
-to the fallback file in the system's temporary directory (:func:`~judgelab.cache.pending.fallback_path`,
-imported by the next open on this host), or, if even that fails, stays in
-:attr:`RequestCache.unsaved` (tried again when the cache closes; what is still unwritten then is
-logged as an error), and the failure is logged naming the file. A new cache file that the disk
-fills up before its tables are written is made anew by the next open
-(:func:`~judgelab.cache.sqlite.begin_creation`), not refused as a copy without its WAL.
+:class:`CacheError` naming the file and what to do. Every stored answer carries a digest of its key
+and answer (:func:`~judgelab.cache.sqlite.entry_digest`), checked whenever it is read: a damaged
+answer is not served but treated as absent - asked again, its new answer replacing it - with a
+warning naming the file and the entry (:func:`~judgelab.cache.sqlite.served`); answers stored
+before digests existed are trusted as long as they are JSON. An answer whose write fails is kept:
+it goes to ``<cache>.pending.jsonl`` (imported by the next open), or, when that is on the same full
+disk, to the fallback file in the system's temporary directory
+(:func:`~judgelab.cache.pending.fallback_path`, imported by the next open on this host), and the
+failure is logged naming the file. When no place takes it, the answer is held in
+:attr:`RequestCache.unsaved` and the job waits up to ``space_wait`` seconds for space
+(:meth:`RequestCache.put`), saying so; when the wait ends, it stops with an error naming how many
+paid answers are lost, and which. A new cache file that the disk fills up before its tables are
+written is made anew by the next open (:func:`~judgelab.cache.sqlite.begin_creation`), not refused
+as a copy without its WAL.
 """
 
 from __future__ import annotations
 
-import json
+import contextlib
 import logging
 import os
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -61,6 +68,7 @@ from judgelab.cache.sqlite import (
     RESPONSES_SCHEMA,
     CacheError,
     Row,
+    add_digest_column,
     begin_creation,
     check_wal_pair,
     connect_db,
@@ -69,6 +77,7 @@ from judgelab.cache.sqlite import (
     explain,
     insert_row,
     insert_rows,
+    served,
     transaction,
 )
 
@@ -78,6 +87,11 @@ log = logging.getLogger(__name__)
 MODES = ("auto", "wal", "shards")
 #: Seconds a claim stays valid without renewal (renewed every third of it while its owner lives).
 DEFAULT_LEASE = 60.0
+#: Seconds a job holding paid answers that no place could take waits for free space (the config
+#: key ``cache_space_wait``) before it stops and names them as lost.
+DEFAULT_SPACE_WAIT = 600.0
+#: Answers (their keys) a message about answers held or lost names; the rest are counted.
+KEYS_NAMED = 5
 
 
 def default_cache_path() -> Path:
@@ -142,6 +156,9 @@ class _WalStore:
         self._conn.execute(CLAIMS_SCHEMA)
         if creating or creation_marker(path).exists():
             end_creation(path)  # the tables are committed: from now on it may hold answers
+        #: the table has the digest column (a cache of an older judgelab gets it here)
+        self._digests = add_digest_column(self._conn, path)
+        self._digest_sql = "digest" if self._digests else "NULL"
         self._timeout = timeout
         #: the lease thread's connection (see :meth:`renewer`)
         self._renew_conn: sqlite3.Connection | None = None
@@ -150,14 +167,16 @@ class _WalStore:
         self.write_path = path
 
     def get(self, key: str) -> dict | None:
-        row = self._conn.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+        row = self._conn.execute(
+            f"SELECT response, {self._digest_sql} FROM responses WHERE key = ?", (key,)
+        ).fetchone()
+        return served(self.path, key, row[0], row[1]) if row else None
 
     def put(self, row: Row) -> None:
-        insert_row(self._conn, row)
+        insert_row(self._conn, row, self._digests)
 
     def put_many(self, rows: list[Row]) -> None:
-        insert_rows(self._conn, rows)
+        insert_rows(self._conn, rows, self._digests)
 
     def claim(self, keys: Sequence[str], limit: int, owner: str, lease: float) -> Claimed:
         out = Claimed()
@@ -167,10 +186,16 @@ class _WalStore:
             for start in range(0, len(keys), CHUNK):
                 chunk = list(keys[start : start + CHUNK])
                 marks = ",".join("?" * len(chunk))
-                for k, resp in self._conn.execute(
-                    f"SELECT key, response FROM responses WHERE key IN ({marks})", chunk
+                asked = set(chunk)
+                for k, resp, digest in self._conn.execute(
+                    f"SELECT key, response, {self._digest_sql} FROM responses WHERE key IN ({marks})",
+                    chunk,
                 ):
-                    out.answered[k] = json.loads(resp)
+                    if k not in asked:  # a damaged index led to another row
+                        continue
+                    answer = served(self.path, k, resp, digest)
+                    if answer is not None:  # a damaged answer is asked again: claimed below
+                        out.answered[k] = answer
                 for k, o, e in self._conn.execute(
                     f"SELECT key, owner, expires FROM claims WHERE key IN ({marks})", chunk
                 ):
@@ -267,12 +292,33 @@ def _lease_seconds(lease: float | None) -> float:
     return seconds
 
 
+def _space_wait_seconds(wait: float | None) -> float:
+    seconds = DEFAULT_SPACE_WAIT if wait is None else float(wait)
+    if not seconds >= 0:
+        raise CacheError(f"cache_space_wait must be >= 0 seconds, got {wait}")
+    return seconds
+
+
+def _tell(level: int, message: str) -> None:
+    """Log ``message``, and when the job's stderr goes to its log file, say it on the process's own
+    stderr too (Snakemake's terminal): the log may sit on the very disk that is full."""
+    log.log(level, message)
+    term = sys.__stderr__
+    if term is not None and sys.stderr is not term:
+        with contextlib.suppress(OSError, ValueError):
+            print(f"judgelab: {message}", file=term, flush=True)
+
+
 class RequestCache:
     """A key/value store of JSON requests and responses (see the module docstring for the modes,
     claims and faults). Opening it imports the answers earlier jobs could not write.
 
     ``lease``: seconds a claim of this process stays valid without renewal (default
-    ``JUDGELAB_CACHE_LEASE`` or :data:`DEFAULT_LEASE`)."""
+    ``JUDGELAB_CACHE_LEASE`` or :data:`DEFAULT_LEASE`). ``space_wait``: seconds a write that no
+    place can take waits for free space (:meth:`put`; default :data:`DEFAULT_SPACE_WAIT`)."""
+
+    #: seconds between two tries to write the answers held while waiting for space
+    space_poll: float = 2.0
 
     def __init__(
         self,
@@ -281,15 +327,26 @@ class RequestCache:
         *,
         mode: str | None = None,
         lease: float | None = None,
+        space_wait: float | None = None,
     ):
         self.path = Path(path) if path else default_cache_path()
         self.timeout = timeout
         self.lease = _lease_seconds(lease)
+        self.space_wait = _space_wait_seconds(space_wait)
         self.mode = resolve_mode(self.path, mode)
         #: who this process is in the claims table (never anything secret)
         self.owner = new_owner()
-        #: answers that neither the cache nor the pending file took (also in the job's output)
+        #: paid answers that no place took yet (the cache, the side file, the fallback file): held
+        #: in memory while the job waits for space (:meth:`put`)
         self.unsaved: list[Row] = []
+        #: why each place refused the last write (named in the messages about held answers)
+        self._refused: list[str] = []
+        #: the wait for space ended (or was interrupted): what is still held is lost
+        self._gave_up = False
+        #: where the last held answers went (said when the wait for space ends well)
+        self._written_to = str(self.path)
+        #: how many lost answers the last :meth:`lost_error` said (-1: none)
+        self._told_lost = -1
         self.failed_writes = 0
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -329,24 +386,29 @@ class RequestCache:
 
     def put(self, key: str, request: dict, response: dict) -> bool:
         """Store an answer. True: it is in the cache. False: the write failed; the answer was kept
-        in the pending file (imported by the next open) or, failing that, in :attr:`unsaved`, and
-        the failure was logged naming the cache file. Never raises for a failed write."""
+        in the pending file or the fallback file (imported by the next open), and the failure was
+        logged naming the cache file. When no place can take it (every one of them on a full
+        disk), the answer is held in memory and the job waits up to :attr:`space_wait` seconds
+        for space, saying so (:meth:`_wait_for_space`): it returns once the held answers are
+        written, or raises :class:`CacheError` naming how many paid answers are lost, and which."""
         row: Row = (key, canonical(request), canonical(response), time.time())
         try:
             self._store.put(row)
             return True
         except sqlite3.Error as exc:
-            self._keep(
-                [row],
-                explain(
-                    self._store.write_path, exc, "writing an answer to the request cache", self.pending.path
-                ),
+            why = explain(
+                self._store.write_path, exc, "writing an answer to the request cache", self.pending.path
             )
+            self._keep([row], why, str(exc))
+            self._wait_for_space()
             return False
 
-    def _keep(self, rows: list[Row], why: CacheError) -> None:
+    def _keep(self, rows: list[Row], why: CacheError, reason: str) -> None:
+        """``rows`` the cache refused (``why``; ``reason``: SQLite's words): set aside and logged."""
         self.failed_writes += len(rows)
-        kept = self._set_aside(rows)
+        kept = self._set_aside(rows, reason)
+        if kept is None:
+            return  # held in memory: _wait_for_space says it
         if self.failed_writes == len(rows):  # the first failure says everything; later ones count
             log.error("%s; the answer was %s", why, kept)
         else:
@@ -364,14 +426,15 @@ class RequestCache:
                 failures.append(f"{side.path}: {exc}")
         return None, failures
 
-    def _set_aside(self, rows: list[Row]) -> str:
-        """Keep ``rows`` the cache could not take: :meth:`_append_aside`, else in :attr:`unsaved`
-        (written again at :meth:`close`); says where."""
+    def _set_aside(self, rows: list[Row], reason: str) -> str | None:
+        """Keep ``rows`` the cache could not take (``reason``): :meth:`_append_aside` (says where),
+        else held in :attr:`unsaved` (None)."""
         side, failures = self._append_aside(rows)
         if side is not None:
             return f"kept in {side.path} (imported by the next open of the cache on this host)"
         self.unsaved.extend(rows)
-        return f"kept in memory, written again when the job ends ({'; '.join(failures)})"
+        self._refused = [f"{self._store.write_path}: {reason}", *failures]
+        return None
 
     def flush_unsaved(self) -> int:
         """Try again to write :attr:`unsaved` (to the cache, else the side file, else the fallback
@@ -380,10 +443,82 @@ class RequestCache:
         if rows:
             try:
                 self._store.put_many(rows)
-            except sqlite3.Error:
-                if self._append_aside(rows)[0] is None:
+                self._written_to = str(self._store.write_path)
+            except sqlite3.Error as exc:
+                side, failures = self._append_aside(rows)
+                if side is None:
                     self.unsaved = rows
+                    self._refused = [f"{self._store.write_path}: {exc}", *failures]
+                else:
+                    self._written_to = f"{side.path} (imported by the next open of the cache)"
         return len(self.unsaved)
+
+    def _named_keys(self, rows: list[Row]) -> str:
+        keys = ", ".join(r[0] for r in rows[:KEYS_NAMED])
+        return keys + (f" and {len(rows) - KEYS_NAMED} more" if len(rows) > KEYS_NAMED else "")
+
+    def _wait_for_space(self) -> None:
+        """Hold :attr:`unsaved` (answers paid for that no place took) and try to write them every
+        :attr:`space_poll` seconds for up to :attr:`space_wait` seconds, saying in the log (and on
+        the terminal) how many are held and where they will go. Returns once they are written;
+        when the wait ends (or is interrupted) raises :class:`CacheError` (:meth:`lost_error`)."""
+        if not self.unsaved or self._gave_up:
+            return
+        n = len(self.unsaved)
+        _tell(
+            logging.ERROR,
+            f"{self.path}: {n} paid answers are held in memory: no place could take them "
+            f"({'; '.join(self._refused)}). Waiting up to {self.space_wait:.0f} s (config key "
+            f"cache_space_wait) for free space; they go to {self._store.write_path} (else "
+            f"{self.pending.path}, else {self.fallback.path}) as soon as one takes them. Free space "
+            f"on the disk holding {self.path.parent} (requests {self._named_keys(self.unsaved)})",
+        )
+        deadline = time.monotonic() + self.space_wait
+        try:
+            while True:
+                if not self.flush_unsaved():
+                    _tell(
+                        logging.WARNING,
+                        f"{self.path}: space again: the {n} held answers are written to {self._written_to}",
+                    )
+                    return
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                time.sleep(min(self.space_poll, left))
+        except BaseException:
+            self._gave_up = True  # interrupted: close() tries once more and names what is lost
+            raise
+        self._gave_up = True
+        # said by whoever stops on it: the cached client first holds the answers still in flight
+        raise self.lost_error(tell=False)
+
+    def lost_error(self, tell: bool = True) -> CacheError:
+        """The error naming the paid answers :attr:`unsaved` holds, written nowhere (tried once
+        more first); ``tell``: also said on the terminal (:func:`_tell`: the job's log may be on
+        the full disk, and so may be the file its error would be printed through), unless the same
+        count was said before."""
+        self.flush_unsaved()
+        rows = self.unsaved
+        if not rows:
+            err = CacheError(
+                f"no place could take the answers this job paid for within {self.space_wait:.0f} s; "
+                "they were written in the end (nothing is lost), but the job stopped sending: rerun it",
+                path=str(self.path),
+            )
+        else:
+            err = CacheError(
+                f"{len(rows)} paid answers are lost: no place could take them within "
+                f"{self.space_wait:.0f} s ({'; '.join(self._refused)}); a rerun pays for them again: "
+                f"requests {self._named_keys(rows)}. Free space on the disk holding {self.path.parent}, "
+                "or set JUDGELAB_CACHE_FALLBACK to a folder on another disk, or wait longer (config key "
+                "cache_space_wait)",
+                path=str(self.path),
+            )
+        if tell and len(rows) != self._told_lost:
+            _tell(logging.ERROR, str(err))
+            self._told_lost = len(rows)
+        return err
 
     def _import_pending(self) -> None:
         for source in [*self._store.pending_sources(), self.fallback.path]:
@@ -461,9 +596,10 @@ class RequestCache:
         return {"path": str(self.path), "mode": self.mode, **body}
 
     def close(self) -> None:
-        """Stop renewing, release this process's claims, write what is still unsaved and close the
-        store (in ``wal`` mode: the WAL folded into the named file; see :meth:`_WalStore.close`).
-        Closing twice is harmless."""
+        """Stop renewing, release this process's claims, write the answers still held (waiting
+        for space as :meth:`put` does: raises :class:`CacheError` naming them if the wait ends) and
+        close the store (in ``wal`` mode: the WAL folded into the named file; see
+        :meth:`_WalStore.close`). Closing twice is harmless."""
         if self._closed:
             return
         self._closed = True
@@ -474,17 +610,14 @@ class RequestCache:
             held, self._held = sorted(self._held), set()
         if held:
             self.release(held)
-        lost = self.flush_unsaved()
-        if lost:
-            log.error(
-                "%s: %d answers could be written nowhere (not to the cache, %s or %s): they are "
-                "in this job's output only, and a rerun pays for them again; free space on those "
-                "disks, or set JUDGELAB_CACHE_FALLBACK to a folder on another disk",
-                self.path,
-                lost,
-                self.pending.path,
-                self.fallback.path,
-            )
+        if self.unsaved and not self._gave_up:
+            try:
+                self._wait_for_space()  # raises, after closing the store, if the wait ends
+            except BaseException:
+                self._store.close()
+                raise
+        elif self.unsaved:  # the wait ended before: one last try, and what is lost is said
+            self.lost_error()
         self._store.close()
 
     def __enter__(self) -> RequestCache:
@@ -497,25 +630,33 @@ class RequestCache:
 @dataclass(frozen=True)
 class CacheConfig:
     """Where a job's request cache is and how it opens: the config keys ``cache`` (the file),
-    ``cache_mode`` (auto | wal | shards) and ``cache_lease`` (seconds a claim of a request in
-    flight stays valid without renewal). The environment variables ``JUDGELAB_CACHE_MODE`` and
-    ``JUDGELAB_CACHE_LEASE``, when set, override the two keys (one run on a cluster, without
-    editing the config). None: the variable, else the cache's default (auto, 60 s)."""
+    ``cache_mode`` (auto | wal | shards), ``cache_lease`` (seconds a claim of a request in
+    flight stays valid without renewal) and ``cache_space_wait`` (seconds a job holding paid
+    answers that no place can take waits for free space). The environment variables
+    ``JUDGELAB_CACHE_MODE`` and ``JUDGELAB_CACHE_LEASE``, when set, override the mode and lease
+    keys (one run on a cluster, without editing the config). None: the variable, else the cache's
+    default (auto, 60 s, 600 s)."""
 
     path: str | Path | None = None
     mode: str | None = None
     lease: float | None = None
+    space_wait: float | None = None
 
     @classmethod
     def of(cls, config: Mapping) -> CacheConfig:
         """The request cache of a workflow job: ``snakemake.config``'s cache keys."""
-        return cls(config.get("cache"), config.get("cache_mode"), config.get("cache_lease"))
+        return cls(
+            config.get("cache"),
+            config.get("cache_mode"),
+            config.get("cache_lease"),
+            config.get("cache_space_wait"),
+        )
 
     def open(self) -> RequestCache:
         mode = os.environ.get("JUDGELAB_CACHE_MODE") or self.mode
         # a set variable wins; RequestCache reads (and checks) it when no lease is given
         lease = None if os.environ.get("JUDGELAB_CACHE_LEASE") else self.lease
-        return RequestCache(self.path, mode=mode, lease=lease)
+        return RequestCache(self.path, mode=mode, lease=lease, space_wait=self.space_wait)
 
 
 def open_cache(cache: str | Path | CacheConfig | None) -> RequestCache:

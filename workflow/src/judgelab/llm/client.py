@@ -4,14 +4,18 @@ it can, claims and sends only the misses, and stores each answer the moment it a
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from tqdm import tqdm
 
 from judgelab.cache.keys import canonical, request_key
+from judgelab.cache.sqlite import CacheError
 from judgelab.cache.store import RequestCache
 from judgelab.llm.backends.base import Backend, Completion, Request
 
@@ -51,6 +55,22 @@ def decoding(backend: Backend, request: Request) -> str:
         else f"{k}={canonical(v)}"
         for k, v in items
     )
+
+
+class _Progress:
+    """The stream a progress bar writes to (the job's stderr: its log file), minus its write errors:
+    a full disk under the log must not stop a job that holds answers it has paid for."""
+
+    def __init__(self, stream: Any):
+        self.stream = stream
+
+    def write(self, text: str) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self.stream.write(text)
+
+    def flush(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self.stream.flush()
 
 
 class CachedClient:
@@ -107,7 +127,14 @@ class CachedClient:
             len(misses),
         )
         if misses:
-            bar = tqdm(total=len(misses), desc=desc, disable=not progress, mininterval=2.0, unit="call")
+            bar = tqdm(
+                total=len(misses),
+                desc=desc,
+                disable=not progress,
+                mininterval=2.0,
+                unit="call",
+                file=_Progress(sys.stderr),
+            )
             try:
                 for key, completion, paid in self._answer(list(misses), requests, keyed, misses):
                     idxs = misses[key]
@@ -123,15 +150,6 @@ class CachedClient:
                     bar.update(1)
             finally:
                 bar.close()
-                if self.cache.unsaved and self.cache.flush_unsaved():
-                    log.error(
-                        "%s: %d answers could not be written to the cache %s nor to %s; they "
-                        "are only in this job's output",
-                        desc,
-                        len(self.cache.unsaved),
-                        self.cache.path,
-                        self.cache.pending.path,
-                    )
         missing = [i for i, o in enumerate(out) if o is None]
         if missing:
             raise RuntimeError(f"backend returned no answer for {len(missing)} requests")
@@ -217,11 +235,17 @@ class CachedClient:
         the next keys when the backend has taken every key so far (``[]``: none left); the claims
         of the keys answered by then are released at that point."""
         claimed, sent, done = list(keys), [], set()
+        stopping = False  # answers are being lost (no place takes them): start no new request
+        #: an error claiming the next keys (raised inside the backend's loop it would be lost there):
+        #: no new request; raised once the requests in flight are answered and stored
+        failed: list[CacheError] = []
 
         def feed() -> Iterator[Request]:
             batch = keys
             while batch:
                 for k in batch:
+                    if stopping:
+                        return
                     sent.append(k)
                     yield requests[where[k][0]]
                 if more is None:
@@ -230,16 +254,33 @@ class CachedClient:
                 if answered:
                     self.cache.release(answered)
                     claimed[:] = [k for k in claimed if k not in done]
-                batch = more()
+                try:
+                    batch = more()
+                except CacheError as exc:
+                    failed.append(exc)
+                    return
                 claimed.extend(batch)
 
         try:
             stream = feed() if more is not None else list(feed())
-            for j, completion in self.backend.complete_many(stream):
+            answers = self.backend.complete_many(stream)
+            for j, completion in answers:
                 key = sent[j]
                 req = keyed[where[key][0]][1]
-                self.cache.put(key, req, completion.to_json())
+                try:
+                    self.cache.put(key, req, completion.to_json())
+                except CacheError:
+                    if more is None:  # a local model (free) or a provider batch (resumed by a rerun)
+                        raise
+                    # the wait for space ended: no new request; the answers of those in flight
+                    # (paid too) are held with the rest, so the error counts every one lost
+                    stopping = True
+                    for j2, late in answers:
+                        self.cache.put(sent[j2], keyed[where[sent[j2]][0]][1], late.to_json())
+                    raise self.cache.lost_error() from None
                 done.add(key)
                 yield key, completion, True
+            if failed:
+                raise failed[0]
         finally:
             self.cache.release(claimed)
