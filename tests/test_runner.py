@@ -7,6 +7,7 @@ parameter named in one error."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import pytest
 
@@ -140,3 +141,15 @@ def test_provider_and_download_errors_print_one_line_first_too(tmp_path, capsys,
     err = capsys.readouterr().err
     assert err.splitlines() == [f"judgelab: rule judge stopped: {said} (traceback in {smk.log[0]})"]
     assert "Traceback" in (tmp_path / "logs" / "job.log").read_text()
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+def test_a_log_on_a_full_disk_never_hides_the_jobs_own_error(capsys):
+    """The log's file cannot be written (every write: ENOSPC): the job's error still comes out
+    (here: the one-line InputError a cache on the full disk raises), and the log's loss is said."""
+    from judgelab.errors import InputError
+    from judgelab.project.runner import script_logging
+
+    with pytest.raises(InputError, match="answers lost"), script_logging("/dev/full"):
+        raise InputError("3 answers lost")
+    assert "judgelab: the job's log /dev/full is incomplete" in capsys.readouterr().err

@@ -42,22 +42,26 @@ def script_logging(path: str | None) -> Iterator[None]:
         yield
         return
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", buffering=1, encoding="utf-8") as fh:
-        old = sys.stderr
-        sys.stderr = fh
-        handler = logging.StreamHandler(fh)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        root = logging.getLogger()
-        root.addHandler(handler)
-        root.setLevel(logging.INFO)
+    fh = open(path, "w", buffering=1, encoding="utf-8")  # noqa: SIM115 (closed below, its error reported)
+    old = sys.stderr
+    sys.stderr = fh
+    handler = logging.StreamHandler(fh)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    try:
+        yield
+    except BaseException:
+        log.exception("job failed")
+        raise
+    finally:
+        root.removeHandler(handler)
+        sys.stderr = old
         try:
-            yield
-        except BaseException:
-            log.exception("job failed")
-            raise
-        finally:
-            root.removeHandler(handler)
-            sys.stderr = old
+            fh.close()
+        except OSError as exc:  # a full disk: say so, and never hide the job's own error
+            print(f"judgelab: the job's log {path} is incomplete: {exc}", file=sys.stderr, flush=True)
 
 
 def as_value(v):
