@@ -45,6 +45,11 @@ def fill(disk: Path, leave_kb: int) -> Path:
     return filler
 
 
+#: the outputs of the model-calling jobs of `.test/api`: its 2 personas' confidence tables (each
+#: job's input is its judgment table)
+PAYING = tuple(f"results/confidence/fx/gpt/wo_cot/{p}.tsv" for p in ("default", "LA"))
+
+
 @pytest.mark.parametrize("free_kb", [250, 350])
 def test_answers_paid_for_on_a_full_disk_are_not_paid_again(small_disk, free_kb):
     wd = make_workdir(small_disk / "run", "api")
@@ -53,11 +58,13 @@ def test_answers_paid_for_on_a_full_disk_are_not_paid_again(small_disk, free_kb)
     env = {**os.environ, "JL_WF_KEY": "sk-full-disk-test"}
     with ServerThread(fake.app()) as srv:
         (wd / "server.yaml").write_text(yaml.safe_dump({"models": {"gpt": {"base_url": srv.base_url}}}))
-        args = ("all", "--configfile", str(wd / "server.yaml"))
-        first = snakemake(wd, *args, env=env, timeout=600)
+        config = ("--configfile", str(wd / "server.yaml"))
+        # the whole run: the disk fills in the judge jobs (250 KB) or the confidence jobs (350 KB)
+        first = snakemake(wd, "all", *config, env=env, timeout=600)
         paid_first = fake.arrivals
         filler.unlink()  # space again
-        again = snakemake(wd, *args, env=env, timeout=600)
+        # the rerun of the jobs that pay (the tables above them send nothing)
+        again = snakemake(wd, *PAYING, *config, env=env, timeout=600)
         assert again.returncode == 0, output(again)[-3000:]
     assert first.returncode != 0, "the disk did not fill: leave less room"
     assert paid_first > 0, "nothing was paid before the disk filled: leave more room"
