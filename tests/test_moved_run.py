@@ -45,6 +45,7 @@ def moved(tmp_path_factory):
     done = snakemake(run, *TARGETS, snakefile=workflow / "Snakefile")
     assert done.returncode == 0, output(done)[-3000:]
     again = snakemake(run, "-n", *TARGETS, snakefile=workflow / "Snakefile")
+    assert again.returncode == 0, output(again)[-3000:]
     assert NOTHING in output(again), output(again)[-3000:]
     (base / "runs" / "deeper").mkdir()
     there = base / "runs" / "deeper" / "run"
@@ -95,6 +96,7 @@ def test_the_run_and_its_workflow_copied_elsewhere_have_nothing_to_do(moved, tmp
         env=env_for(wf2),
         snakefile=wf2 / "Snakefile",
     )
+    assert dry.returncode == 0, output(dry)[-3000:]
     assert NOTHING in output(dry), output(dry)[-3000:]
 
 
