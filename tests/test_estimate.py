@@ -164,6 +164,23 @@ def test_configfiles_merge_like_snakemake_and_bad_keys_are_named(tmp_path, capsy
     assert "models.gpt.concurrency" in capsys.readouterr().err
 
 
+def test_a_config_file_is_read_as_it_is_now_and_each_reader_gets_its_own_copy(tmp_path):
+    """read_yaml keeps the parse of each text (the schema is parsed once per process): an edit of
+    the same size, at once, is read; changing what one read returned changes no other read."""
+    from judgelab.project.config import read_yaml
+
+    f = tmp_path / "c.yaml"
+    f.write_text("a: [1, 2]\nb: 3\n")
+    first = read_yaml(f)
+    first["a"].append(9)
+    assert read_yaml(f) == {"a": [1, 2], "b": 3}
+    f.write_text("a: [1, 5]\nb: 3\n")
+    assert read_yaml(f) == {"a": [1, 5], "b": 3}
+    f.write_text("a: [1, 5\nb: 3\n")
+    with pytest.raises(InputError, match=r"c\.yaml:2: invalid YAML"):
+        read_yaml(f)
+
+
 # -- prepared tables made by another config ------------------------------------------------------
 
 

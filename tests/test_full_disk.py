@@ -89,6 +89,11 @@ def copy_reads(cache: Path, dest: Path) -> int:
         return conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
 
 
+#: the outputs of the model-calling jobs of `.test/api`: its 2 personas' confidence tables (each
+#: job's input is its judgment table)
+PAYING = tuple(f"results/confidence/fx/gpt/wo_cot/{p}.tsv" for p in ("default", "LA"))
+
+
 @pytest.mark.parametrize("free_kb", [250, 350])
 def test_answers_paid_for_on_a_full_disk_are_not_paid_again(small_disk, tmp_path, free_kb):
     wd = make_workdir(small_disk / "run", "api")
@@ -98,8 +103,9 @@ def test_answers_paid_for_on_a_full_disk_are_not_paid_again(small_disk, tmp_path
     cache = wd / "cache" / "requests.sqlite"
     with ServerThread(fake.app()) as srv:
         (wd / "server.yaml").write_text(yaml.safe_dump({"models": {"gpt": {"base_url": srv.base_url}}}))
-        args = ("all", "--configfile", str(wd / "server.yaml"))
-        first = snakemake(wd, *args, env=env, timeout=600)
+        config = ("--configfile", str(wd / "server.yaml"))
+        # the whole run: the disk fills in the judge jobs (250 KB) or the confidence jobs (350 KB)
+        first = snakemake(wd, "all", *config, env=env, timeout=600)
         paid_first = fake.arrivals
         # issue 38, case 1: the check tells the truth about the cache the full disk left
         checked = judgelab("cache", "check", "--cache", str(cache), env=env)
@@ -116,7 +122,8 @@ def test_answers_paid_for_on_a_full_disk_are_not_paid_again(small_disk, tmp_path
         if report["status"] != "complete":
             again_checked = judgelab("cache", "check", "--cache", str(cache), env=env)
             assert again_checked.returncode == 0, again_checked.stdout
-        again = snakemake(wd, *args, env=env, timeout=600)
+        # the rerun of the jobs that pay (the tables above them send nothing)
+        again = snakemake(wd, *PAYING, *config, env=env, timeout=600)
         assert again.returncode == 0, output(again)[-3000:]
     assert first.returncode != 0, "the disk did not fill: leave less room"
     assert paid_first > 0, "nothing was paid before the disk filled: leave more room"

@@ -6,6 +6,7 @@ and no module keeps a global that decides which cache a call uses."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "workflow" / "src" / "judgelab"
@@ -18,11 +19,17 @@ def module_name(f: Path) -> str:
     return ".".join(p for p in rel.parts if p != "__init__")
 
 
+@functools.cache  # the tests read the same modules: each is parsed once
+def tree(f: Path) -> ast.Module:
+    return ast.parse(f.read_text(encoding="utf-8"))
+
+
+@functools.cache
 def imports(f: Path) -> set[str]:
     """Every judgelab module ``f`` imports, at any depth (functions, TYPE_CHECKING blocks)."""
     me = module_name(f)
     found = set()
-    for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+    for node in ast.walk(tree(f)):
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = me.split(".") if f.name == "__init__.py" else me.split(".")[:-1]
@@ -119,7 +126,7 @@ def test_no_module_sets_a_global_at_run_time():
     offenders = [
         f"{f.relative_to(PACKAGE)}:{node.lineno}"
         for f in PACKAGE.rglob("*.py")
-        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8")))
+        for node in ast.walk(tree(f))
         if isinstance(node, ast.Global)
     ]
     assert not offenders, offenders

@@ -50,8 +50,11 @@ def llama_server(tmp_path_factory):
                 str(port),
                 "--n_ctx",
                 "1024",
+                # one thread, for the prompt too: the other core runs the other test worker (pytest-xdist)
                 "--n_threads",
-                "2",
+                "1",
+                "--n_threads_batch",
+                "1",
             ],
             stdout=fh,
             stderr=subprocess.STDOUT,

@@ -56,7 +56,7 @@ def test_prefix_reuse_gives_the_same_answers_as_naive(local_backend):
 def test_greedy_is_deterministic_across_instances(local_backend):
     req = requests_for("")[0]
     first = local_backend.complete(req)
-    other = LocalBackend(n_ctx=2048, n_threads=1)
+    other = LocalBackend(n_ctx=2048, n_threads=2)  # another instance, another thread count
     try:
         second = other.complete(req)
     finally:

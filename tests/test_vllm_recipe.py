@@ -55,8 +55,11 @@ def server(tmp_path_factory):
             "--",
             "--n_ctx",
             "2048",
+            # one thread, for the prompt too: the other core runs the other test worker (pytest-xdist)
             "--n_threads",
-            "2",
+            "1",
+            "--n_threads_batch",
+            "1",
         ],
         stdout=log,
         stderr=subprocess.STDOUT,

@@ -22,7 +22,6 @@ from judgelab.cli import main as cli
 from judgelab.data.imported import ImportReading
 from judgelab.errors import InputError
 from judgelab.llm.judge import Judge
-from judgelab.project.estimate import estimate
 from judgelab.project.facade import Project
 from judgelab.studies.overrating import jobs as oj
 from judgelab.studies.overrating.pairwise import (
@@ -226,16 +225,8 @@ def test_paper_config_resolves_with_the_four_served_models_and_no_embedded_model
     assert {j.model for j in p.llm_jobs()} == set(four) and len(p.llm_jobs()) == 4 * 2 * 3
     plan = p.plan("overrating")
     assert plan.sampling.per_setting == 20 and plan.datasets == ["dl19", "dl20"]
-    # the estimate before anything is downloaded: known sizes, pairwise 3 x 20 pairs per query
-    table, _ = estimate(p, directory=tmp_path, cache_path=tmp_path / "none.sqlite")
-    rows = table.set_index(["dataset", "model", "stage"])
-    for m in four:
-        assert rows.loc[("dl19", m, "overrating_pointwise"), "calls"] == 2 * 9260
-        assert rows.loc[("dl20", m, "overrating_pointwise"), "calls"] == 2 * 11386
-        assert rows.loc[("dl19", m, "overrating_pairwise"), "calls"] == 2 * 43 * 3 * 20
-        assert rows.loc[("dl20", m, "overrating_pairwise"), "calls"] == 2 * 54 * 3 * 20
-    assert not rows["exact"].any()
-    # the command line, as the README shows it (from a run folder with the default config)
+    # the estimate before anything is downloaded, on the command line as the README shows it (from
+    # a run folder with the default config; --out: its table as TSV too)
     (tmp_path / "config").mkdir()
     shutil.copy(ROOT / "config" / "config.yaml", tmp_path / "config" / "config.yaml")
     assert (
@@ -248,12 +239,22 @@ def test_paper_config_resolves_with_the_four_served_models_and_no_embedded_model
                 str(ROOT / "Snakefile"),
                 "--configfile",
                 str(ROOT / "config" / "paper-overrating.yaml"),
+                "--out",
+                str(tmp_path / "estimate.tsv"),
             ]
         )
         == 0
     )
     out = capsys.readouterr().out
     assert "qwen3-8b: 52,932 calls" in out  # 2 x (9,260 + 11,386) + 2 x 3 x 20 x (43 + 54)
+    # known sizes, pairwise 3 x 20 pairs per query
+    rows = pd.read_csv(tmp_path / "estimate.tsv", sep="\t").set_index(["dataset", "model", "stage"])
+    for m in four:
+        assert rows.loc[("dl19", m, "overrating_pointwise"), "calls"] == 2 * 9260
+        assert rows.loc[("dl20", m, "overrating_pointwise"), "calls"] == 2 * 11386
+        assert rows.loc[("dl19", m, "overrating_pairwise"), "calls"] == 2 * 43 * 3 * 20
+        assert rows.loc[("dl20", m, "overrating_pairwise"), "calls"] == 2 * 54 * 3 * 20
+    assert rows["exact"].dtype == bool and not rows["exact"].any()
 
 
 @pytest.mark.slow

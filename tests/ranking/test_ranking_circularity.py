@@ -281,12 +281,10 @@ def irm_means(run_files: dict, qrels: pd.DataFrame, topics: list[str]) -> pd.Ser
     """Each run's nDCG@10 mean over ``topics`` (0 where it has no document), by ir-measures
     called directly on the run files."""
     q = qrels.rename(columns={"qid": "query_id", "docid": "doc_id"})
+    evaluator = ir_measures.evaluator([ir_measures.nDCG @ 10], q)  # the qrels read once for every run
     out = {}
     for name, path in run_files.items():
-        per = {
-            m.query_id: m.value
-            for m in ir_measures.iter_calc([ir_measures.nDCG @ 10], q, ir_measures.read_trec_run(str(path)))
-        }
+        per = {m.query_id: m.value for m in evaluator.iter_calc(ir_measures.read_trec_run(str(path)))}
         out[name] = float(np.mean([per.get(t, 0.0) for t in topics]))
     return pd.Series(out)
 

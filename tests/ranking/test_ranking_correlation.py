@@ -352,17 +352,25 @@ def test_correlations_hand_case():
     assert got["kendall_tau_low"] <= got["kendall_tau_high"]
 
 
-def test_correlations_on_dl21_with_a_coarser_judge():
-    """The whole chain on the 63 DL21 runs: a 'judge' that merges grade 1 into 0 (binary at 2)."""
+@pytest.fixture(scope="module")
+def dl21():
+    """The 63 DL21 runs, the human qrels and the runs' scores under them (read and scored once for
+    the tests on DL21)."""
     from judgelab.studies.ranking.runs import dl21_run_names, read_runs
     from judgelab.studies.ranking.scores import read_qrels_table, score_runs
 
     shared = shared_folder()
-    folder = shared / "trec-dl-runs" / "dl21"
-    runs = read_runs([folder / f"input.{name}.txt" for name in dl21_run_names()])
+    runs = read_runs([shared / "trec-dl-runs" / "dl21" / f"input.{n}.txt" for n in dl21_run_names()])
     qrels = read_qrels_table(shared / "trec-dl" / "qrels.dl21-passage.txt")
+    return runs, qrels, score_runs(runs, qrels)
+
+
+def test_correlations_on_dl21_with_a_coarser_judge(dl21):
+    """The whole chain on the 63 DL21 runs: a 'judge' that merges grade 1 into 0 (binary at 2)."""
+    from judgelab.studies.ranking.scores import score_runs
+
+    runs, qrels, human = dl21
     coarse = qrels.assign(relevance=qrels["relevance"].where(qrels["relevance"] >= 2, 0))
-    human = score_runs(runs, qrels)
     judge = score_runs(runs, coarse)
     got = correlations(human, judge, CorrelationSettings(n_boot=200))
     assert (got["n_systems"], got["n_topics"]) == (63, 53)
@@ -424,28 +432,25 @@ def test_bca_falls_back_to_percentile_where_undefined_and_names_the_key():
         tau_interval(human.to_numpy(), human.to_numpy(), 10, 0, 0.05, "normal")
 
 
-def _dl21_changed(share: float):
+def _dl21_changed(dl21, share: float):
     """The 63 DL21 runs scored under the human qrels and under an imported-style judge made of
     them with a known share of the grades (seeded) moved to another grade."""
-    from judgelab.studies.ranking.runs import dl21_run_names, read_runs
-    from judgelab.studies.ranking.scores import read_qrels_table, score_runs
+    from judgelab.studies.ranking.scores import score_runs
 
-    shared = shared_folder()
-    runs = read_runs([shared / "trec-dl-runs" / "dl21" / f"input.{n}.txt" for n in dl21_run_names()])
-    qrels = read_qrels_table(shared / "trec-dl" / "qrels.dl21-passage.txt")
+    runs, qrels, human = dl21
     rng = np.random.default_rng(7)
     rel = qrels["relevance"].to_numpy().copy()
     change = rng.random(len(rel)) < share
     rel[change] = (rel[change] + rng.integers(1, 4, int(change.sum()))) % 4
-    return score_runs(runs, qrels), score_runs(runs, qrels.assign(relevance=rel))
+    return human, score_runs(runs, qrels.assign(relevance=rel))
 
 
-def test_bca_centres_the_interval_the_percentile_one_leaves_below_tau_on_dl21():
+def test_bca_centres_the_interval_the_percentile_one_leaves_below_tau_on_dl21(dl21):
     """The issue's case, reproduced without the published labels: 20% of the DL21 grades changed
     gives tau about 0.91 with 92% of the resampled taus below it (resampled topic sets make every
     system's mean noisier), so the percentile interval ends just above tau (tau in its top tenth);
     BCa, on the same resamples, contains tau well inside."""
-    human, judge = _dl21_changed(0.2)
+    human, judge = _dl21_changed(dl21, 0.2)
     bca = correlations(human, judge, CorrelationSettings(n_boot=1000, seed=0))
     pct = correlations(human, judge, CorrelationSettings(n_boot=1000, seed=0, ci_method="percentile"))
     tau = bca["kendall_tau"]
@@ -459,12 +464,12 @@ def test_bca_centres_the_interval_the_percentile_one_leaves_below_tau_on_dl21():
     assert 0.85 < position(pct) < 1.0 and 0.1 < position(bca) < 0.6
 
 
-def test_where_nearly_every_resample_is_below_tau_neither_interval_contains_it_on_dl21():
+def test_where_nearly_every_resample_is_below_tau_neither_interval_contains_it_on_dl21(dl21):
     """Measured, not hidden: with 10% of the grades changed 99% of the resampled taus fall below
     the observed one; the percentile interval lies below tau and BCa's corrected quantiles land
     in the few resamples above it, so its interval lies above tau. The share of resamples below
     (kendall_tau_boot_below) is in the table to show it."""
-    human, judge = _dl21_changed(0.1)
+    human, judge = _dl21_changed(dl21, 0.1)
     bca = correlations(human, judge, CorrelationSettings(n_boot=1000, seed=0))
     pct = correlations(human, judge, CorrelationSettings(n_boot=1000, seed=0, ci_method="percentile"))
     tau = bca["kendall_tau"]

@@ -346,9 +346,8 @@ def test_dl21_imported_judge_with_no_llm_call_and_adding_one_run(tmp_path, share
     for f in run_files:
         name = f.name[len("input.") : -len(".txt")]
         r = run_dict(f)
-        means[name] = [
-            np.mean([pytrec(q, r, "ndcg_cut.10").get(t, 0.0) for t in topics]) for q in (human_q, flip_q)
-        ]
+        per_topic = [pytrec(q, r, "ndcg_cut.10") for q in (human_q, flip_q)]  # one evaluation each
+        means[name] = [np.mean([v.get(t, 0.0) for t in topics]) for v in per_topic]
     h = np.array([means[n][0] for n in sorted(means)])
     j = np.array([means[n][1] for n in sorted(means)])
     corr = read_tsv(res / "correlations.tsv").set_index(["judge", "measure"]).loc[("flip", "nDCG@10")]

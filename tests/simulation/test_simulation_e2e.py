@@ -26,7 +26,8 @@ from judgelab.studies.simulation.settings import (
 )
 
 SAMPLE = resources_dir() / "sample" / "pandalm" / "testset-v1.json"
-MODEL = {"name": "smollm2", "backend": "local", "n_ctx": 2048, "threads": 2}
+#: one thread: the other test files run on the other core (pytest-xdist)
+MODEL = {"name": "smollm2", "backend": "local", "n_ctx": 2048, "threads": 1}
 
 
 @pytest.mark.slow

@@ -178,17 +178,26 @@ def _to_irm_run(run: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def judged_share(run: pd.DataFrame, qrels: pd.DataFrame, k: int) -> pd.Series:
+def judged_share(
+    run: pd.DataFrame, qrels: pd.DataFrame, k: int, judged: pd.MultiIndex | None = None
+) -> pd.Series:
     """Per topic of ``run`` (index qid): the share of its first ``k`` documents (trec_eval order)
-    that have a row in ``qrels``, i.e. judged / min(k, documents retrieved)."""
+    that have a row in ``qrels``, i.e. judged / min(k, documents retrieved). ``judged``: the
+    (qid, docid) index of ``qrels``, when the caller made it once for many runs."""
     top = top_k(run, k)[["qid", "docid"]]
-    judged = pd.MultiIndex.from_frame(qrels[["qid", "docid"]])
+    if judged is None:
+        judged = pd.MultiIndex.from_frame(qrels[["qid", "docid"]])
     flags = pd.MultiIndex.from_frame(top).isin(judged)
     return pd.Series(flags, index=top["qid"].to_numpy()).groupby(level=0).mean().rename("judged_at_k")
 
 
 def _score_one(
-    name: str, run: pd.DataFrame, qrels: pd.DataFrame, evaluator, measures: dict[str, ir_measures.Measure]
+    name: str,
+    run: pd.DataFrame,
+    qrels: pd.DataFrame,
+    evaluator,
+    measures: dict[str, ir_measures.Measure],
+    judged_pairs: pd.MultiIndex,
 ) -> list[tuple]:
     names = {measure: label for label, measure in measures.items()}
     topics = set(run["qid"])
@@ -199,7 +208,7 @@ def _score_one(
     rows = []
     for label, measure in measures.items():
         per_topic = values[label]
-        judged = judged_share(run, qrels, measure_depth(measure))
+        judged = judged_share(run, qrels, measure_depth(measure), judged_pairs)
         for topic in sorted(per_topic):
             rows.append((name, label, topic, per_topic[topic], float(judged.get(topic, 0.0))))
         scored = sorted(per_topic)
@@ -224,9 +233,10 @@ def score_runs(
     parsed = parse_measures(measures, key)
     qrels = check_qrels(qrels)
     evaluator = ir_measures.evaluator(list(parsed.values()), _to_irm_qrels(qrels))
+    judged_pairs = pd.MultiIndex.from_frame(qrels[["qid", "docid"]])  # once, not per run and measure
     rows = []
     for name, run in runs.items():
-        rows.extend(_score_one(str(name), run, qrels, evaluator, parsed))
+        rows.extend(_score_one(str(name), run, qrels, evaluator, parsed, judged_pairs))
     return pd.DataFrame(rows, columns=SCORE_COLUMNS)
 
 
