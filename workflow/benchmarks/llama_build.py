@@ -30,7 +30,6 @@ import os
 import statistics
 import subprocess
 import sys
-from pathlib import Path
 
 from benchlib import ROOT, SRC, default_out, markdown, write_tsv
 
@@ -95,7 +94,11 @@ def measure(build: str | None, load: str, threads: int, pairs: int) -> dict:
     if build:
         env["PYTHONPATH"] = os.pathsep.join([build, *filter(None, [env.get("PYTHONPATH", "")])])
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, load, str(threads), str(pairs)], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-c", CHILD, load, str(threads), str(pairs)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     got = json.loads(out.stdout.strip().splitlines()[-1])
     # llama.cpp's load log (verbose, on stderr): "load_tensors:   CPU_Mapped model buffer size = ..."
@@ -117,7 +120,9 @@ def main() -> None:
     ap.add_argument("--load", action="append", default=None, help="defaults | backend | no-extra-buffers")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--pairs", type=int, default=8, help="the first N pairs of the sample (8: about 3,600 tokens)")
+    ap.add_argument(
+        "--pairs", type=int, default=8, help="the first N pairs of the sample (8: about 3,600 tokens)"
+    )
     ap.add_argument("--out", default=str(default_out("llama_build")))
     args = ap.parse_args()
 
