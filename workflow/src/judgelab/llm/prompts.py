@@ -22,6 +22,7 @@ keywords) are inserted as they are, never scanned for placeholders or escapes th
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -114,20 +115,44 @@ def placeholders(text: str) -> frozenset[str]:
 def fill(template: str, /, **values: object) -> str:
     """The template with each ``{name}`` replaced by ``values[name]`` and ``{{`` / ``}}`` by
     single braces, in one pass (inserted values are not scanned). A placeholder without a value
-    or a stray brace is a ``ValueError`` (checked templates have neither)."""
-
-    def sub(m: re.Match) -> str:
-        tok, name = m.group(0), m.group(1)
-        if tok in ("{{", "}}"):
-            return tok[0]
+    or a stray brace is a ``ValueError`` (checked templates have neither). The template is split
+    into its text and its tokens once per process (a job or an estimate fills one template for
+    every pair)."""
+    out = []
+    for text, tok, name in _pieces(template):
+        out.append(text)
+        if tok is None:
+            continue
         if name is not None and name in values:
-            return str(values[name])
-        raise ValueError(
-            f"template token {tok!r} has no value (given: {sorted(values)}); "
-            "write {{ and }} for literal braces"
-        )
+            out.append(str(values[name]))
+        else:
+            raise ValueError(
+                f"template token {tok!r} has no value (given: {sorted(values)}); "
+                "write {{ and }} for literal braces"
+            )
+    return "".join(out)
 
-    return _TOKEN.sub(sub, template)
+
+@functools.lru_cache(maxsize=256)
+def _pieces(template: str) -> tuple[tuple[str, str | None, str | None], ...]:
+    """``template`` as (text, token, name) pieces, in order: each token with the text before it
+    (``{{`` and ``}}`` folded into the text as single braces) and its placeholder name (None for
+    a stray brace); the last piece is the text after the last token, with no token."""
+    pieces: list[tuple[str, str | None, str | None]] = []
+    text: list[str] = []
+    pos = 0
+    for m in _TOKEN.finditer(template):
+        text.append(template[pos : m.start()])
+        pos = m.end()
+        tok = m.group(0)
+        if tok in ("{{", "}}"):
+            text.append(tok[0])
+            continue
+        pieces.append(("".join(text), tok, m.group(1)))
+        text = []
+    text.append(template[pos:])
+    pieces.append(("".join(text), None, None))
+    return tuple(pieces)
 
 
 def _locate(path: Path, text: str):
