@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from judgelab.data.resources import resources_dir
-from judgelab.data.textfiles import read_text
+from judgelab.data.textfiles import load_yaml, read_text
 from judgelab.errors import InputError
 from judgelab.llm.backends.base import Request
 from judgelab.llm.client import CachedClient
@@ -45,7 +45,7 @@ def load_persona_file(ref: str = "peras_table1", resources: str | Path | None = 
             key="personas.file",
         )
     try:
-        data = yaml.safe_load(read_text(path))
+        data = load_yaml(read_text(path))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise InputError(

@@ -32,7 +32,7 @@ import yaml
 
 from judgelab.data.labels import GRADE_LABELS
 from judgelab.data.resources import resources_dir
-from judgelab.data.textfiles import read_text
+from judgelab.data.textfiles import load_yaml, read_text
 from judgelab.errors import InputError
 
 
@@ -265,7 +265,7 @@ def load_template_spec(
         )
     text = read_text(path)
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise InputError(

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from judgelab.data.textfiles import read_text
+from judgelab.data.textfiles import load_yaml, read_text
 from judgelab.errors import InputError
 
 #: The workflow folder of this checkout (Snakefile, config/, resources/, workflow/).
@@ -69,7 +69,7 @@ def read_yaml(path: str | Path) -> Any:
 
 @functools.lru_cache(maxsize=32)
 def _parse_yaml(text: str) -> Any:
-    return yaml.safe_load(text)
+    return load_yaml(text)
 
 
 def load_config(

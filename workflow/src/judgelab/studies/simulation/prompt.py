@@ -27,6 +27,7 @@ from typing import TypedDict
 import yaml
 
 from judgelab.data.resources import resources_dir
+from judgelab.data.textfiles import load_yaml
 from judgelab.errors import InputError
 from judgelab.studies.simulation.data import DEMO_TYPES, Record
 
@@ -85,7 +86,7 @@ class SimulationPrompt:
         if not path.exists():
             raise InputError(f"no simulation prompt {ref!r} (looked for {path})", key="simulation.prompt")
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            data = load_yaml(path.read_text(encoding="utf-8"))
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             raise InputError(
