@@ -85,3 +85,22 @@ def write_lines(folder: Path, lines, name: str = "judge.qrels") -> Path:
     path = folder / name
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return path
+
+
+def pytest_xdist_auto_num_workers(config) -> int:
+    """`-n auto`: one worker per core and one more. A workflow test waits much of its time (SLURM's
+    queue and status polls, a server starting, a job's grace window, a run's last job alone on its
+    core); with one worker per core that core idles (the suite used 1.78 of 2 cores), the extra
+    worker fills it (1.89: docs/performance.md section 14)."""
+    import os
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return cores + 1
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """The files with `slow` tests (whole workflows, the real model: tens of seconds each) first,
+    the quick files after them: a worker free near the end takes a short file, so no worker is left
+    alone with a long one while the others idle. The order within each part is unchanged."""
+    slow_files = {item.path for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: item.path not in slow_files)
