@@ -17,7 +17,8 @@ installed elsewhere with ``pip install --target DIR`` (``--build NAME=DIR``, put
 A run: load the model (outside the timing), then evaluate the judgment prompts of the first
 ``--pairs`` pairs of the bundled DL19 sample (PERAS's ``w_cot`` template, persona LA; each prompt from an empty KV state, no prefix
 reuse) with one thread, as a default-config job does; prompt tokens per CPU second and per wall
-second. ``--runs`` runs per variant (default 5); the median is reported, with the build's
+second. ``--runs`` runs per variant (default 5), taken in turns (run 1 of every variant, then run 2,
+...); the median is reported, with the build's
 ``llama_print_system_info()`` and the buffer types llama.cpp reported loading the weights.
 Writes ``results/benchmarks/llama_build.tsv``.
 """
@@ -128,28 +129,34 @@ def main() -> None:
 
     builds = [("installed", None)] + [tuple(b.split("=", 1)) for b in args.build]
     loads = args.load or ["defaults", "backend", "no-extra-buffers"]
+    variants = [(name, folder, load) for name, folder in builds for load in loads]
+    # round robin (run 1 of every variant, then run 2, ...): a drift of the machine's speed over
+    # the minutes of the benchmark falls on every variant alike, not on the last ones
+    measured: dict[tuple[str, str], list[dict]] = {(n, ld): [] for n, _, ld in variants}
+    for _ in range(args.runs):
+        for name, folder, load in variants:
+            measured[(name, load)].append(measure(folder, load, args.threads, args.pairs))
     rows = []
-    for name, folder in builds:
-        for load in loads:
-            runs = [measure(folder, load, args.threads, args.pairs) for _ in range(args.runs)]
-            per_cpu = [r["tokens"] / r["cpu"] for r in runs]
-            per_wall = [r["tokens"] / r["wall"] for r in runs]
-            rows.append(
-                {
-                    "build": name,
-                    "load": load + (" (extra buffers off)" if not runs[0]["use_extra_bufts"] else ""),
-                    "runs": len(runs),
-                    "prompts": runs[0]["prompts"],
-                    "prompt_tokens": runs[0]["tokens"],
-                    "tokens_per_cpu_s": statistics.median(per_cpu),
-                    "tokens_per_wall_s": statistics.median(per_wall),
-                    "min_tokens_per_cpu_s": min(per_cpu),
-                    "max_tokens_per_cpu_s": max(per_cpu),
-                    "weights_in": runs[0]["weights_in"],
-                    "system_info": runs[0]["system_info"],
-                }
-            )
-            print(json.dumps(rows[-1]), flush=True)
+    for name, _, load in variants:
+        runs = measured[(name, load)]
+        per_cpu = [r["tokens"] / r["cpu"] for r in runs]
+        per_wall = [r["tokens"] / r["wall"] for r in runs]
+        rows.append(
+            {
+                "build": name,
+                "load": load + (" (extra buffers off)" if not runs[0]["use_extra_bufts"] else ""),
+                "runs": len(runs),
+                "prompts": runs[0]["prompts"],
+                "prompt_tokens": runs[0]["tokens"],
+                "tokens_per_cpu_s": statistics.median(per_cpu),
+                "tokens_per_wall_s": statistics.median(per_wall),
+                "min_tokens_per_cpu_s": min(per_cpu),
+                "max_tokens_per_cpu_s": max(per_cpu),
+                "weights_in": runs[0]["weights_in"],
+                "system_info": runs[0]["system_info"],
+            }
+        )
+        print(json.dumps(rows[-1]), flush=True)
     for r in rows:
         r["vs_first"] = r["tokens_per_cpu_s"] / rows[0]["tokens_per_cpu_s"]
     path = write_tsv(rows, COLUMNS, args.out)
