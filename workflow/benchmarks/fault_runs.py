@@ -85,10 +85,10 @@ def run_pair(snakerun, fake, wd: Path, between=None, first=None) -> dict:
     }
 
 
-def full_disk(checkout: Path, free_kb: int) -> dict:
-    fake_openai, snakerun = setup(checkout)
-    import yaml
-
+@contextlib.contextmanager
+def nearly_full_disk(snakerun, free_kb: int):
+    """A 4 MB tmpfs with `.test/api`'s run folder on it and a filler file leaving ``free_kb`` KB
+    free; yields (run folder, filler); unmounted after."""
     mnt = Path(tempfile.mkdtemp(prefix="judgelab-full-disk-"))
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mnt)], check=True)
     try:
@@ -96,13 +96,21 @@ def full_disk(checkout: Path, free_kb: int) -> dict:
         st = os.statvfs(mnt)
         filler = mnt / "filler"
         filler.write_bytes(b"\0" * max(0, st.f_bavail * st.f_frsize - free_kb * 1024))
+        yield wd, filler
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)])
+        shutil.rmtree(mnt, ignore_errors=True)
+
+
+def full_disk(checkout: Path, free_kb: int) -> dict:
+    fake_openai, snakerun = setup(checkout)
+    import yaml
+
+    with nearly_full_disk(snakerun, free_kb) as (wd, filler):
         fake = fake_openai.FakeOpenAI()
         with fake_openai.ServerThread(fake.app()) as srv:
             (wd / "server.yaml").write_text(yaml.safe_dump({"models": {"gpt": {"base_url": srv.base_url}}}))
             return {"fault": f"full disk, {free_kb} KB free", **run_pair(snakerun, fake, wd, filler.unlink)}
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)])
-        shutil.rmtree(mnt, ignore_errors=True)
 
 
 def judgelab_check(checkout: Path, cache: Path) -> subprocess.CompletedProcess:
@@ -130,13 +138,7 @@ def full_disk_check(checkout: Path, free_kb: int) -> dict:
     fake_openai, snakerun = setup(checkout)
     import yaml
 
-    mnt = Path(tempfile.mkdtemp(prefix="judgelab-full-disk-"))
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mnt)], check=True)
-    try:
-        wd = snakerun.make_workdir(mnt / "run", "api")
-        st = os.statvfs(mnt)
-        filler = mnt / "filler"
-        filler.write_bytes(b"\0" * max(0, st.f_bavail * st.f_frsize - free_kb * 1024))
+    with nearly_full_disk(snakerun, free_kb) as (wd, filler):
         fake = fake_openai.FakeOpenAI()
         seen: dict = {}
 
@@ -150,9 +152,6 @@ def full_disk_check(checkout: Path, free_kb: int) -> dict:
             (wd / "server.yaml").write_text(yaml.safe_dump({"models": {"gpt": {"base_url": srv.base_url}}}))
             row = run_pair(snakerun, fake, wd, check_then_follow)
         return {"fault": f"full disk, {free_kb} KB free, then check and its commands", **seen, **row}
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)])
-        shutil.rmtree(mnt, ignore_errors=True)
 
 
 def no_place_left(checkout: Path, fill_at: int, space_wait: float) -> dict:
