@@ -24,7 +24,7 @@ import pytest
 
 from judgelab.cache import filehash as cache_mod
 from judgelab.cache import fsdetect
-from judgelab.cache.filehash import file_sha256
+from judgelab.cache.filehash import file_sha256, sha256_of_file
 from judgelab.cache.keys import request_key
 from judgelab.cache.pending import PendingFile
 from judgelab.cache.sqlite import CacheError
@@ -457,3 +457,14 @@ def test_a_damaged_shard_of_another_process_is_skipped_not_fatal(tmp_path, caplo
     assert any(
         "otherhost-1-deadbeef.sqlite: cannot read this shard" in r.getMessage() for r in caplog.records
     )
+
+
+def test_the_file_digest_is_hashlibs_over_block_boundaries(tmp_path):
+    """judgelab.cache.filehash.sha256_of_file, the package's one file digest (model files, the
+    ranking score cache's run files, downloads), equals hashlib's over the whole bytes: empty, one
+    byte, a 1 MB block exactly, a block and one byte."""
+    for size in (0, 1, 1 << 20, (1 << 20) + 1):
+        data = os.urandom(size)
+        path = tmp_path / f"f{size}"
+        path.write_bytes(data)
+        assert sha256_of_file(path) == hashlib.sha256(data).hexdigest(), size

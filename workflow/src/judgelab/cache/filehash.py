@@ -33,6 +33,16 @@ def _read_memo(side: Path) -> dict:
     return table
 
 
+def sha256_of_file(path: str | Path) -> str:
+    """SHA-256 of a file's bytes (hex), read in 1 MB blocks: the one file digest of the package
+    (model files here, run files of the ranking study's score cache, downloads)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def file_sha256(path: str | Path, memo_dir: str | Path | None) -> str:
     """SHA-256 of a (model) file, memoised on (path, size, mtime) in-process and in the side file
     ``file-hashes.json`` in ``memo_dir`` (None: in-process only). A memo file that cannot be read
@@ -48,11 +58,7 @@ def file_sha256(path: str | Path, memo_dir: str | Path | None) -> str:
     tag = f"{memo_key[0]}|{memo_key[1]}|{memo_key[2]}"
     digest = table.get(tag)
     if digest is None:
-        h = hashlib.sha256()
-        with open(p, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-        digest = h.hexdigest()
+        digest = sha256_of_file(p)
         table[tag] = digest
         if side is not None:
             _write_memo(side, table)

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from judgelab.cache.filehash import sha256_of_file
 from judgelab.errors import InputError, JudgelabError
 
 log = logging.getLogger(__name__)
@@ -147,14 +148,6 @@ def known_file(url: str) -> KnownFile | None:
 def _marker(dest: Path) -> Path:
     """Where :func:`download` records what it fetched to ``dest`` (see :func:`refetch_hint`)."""
     return dest.with_name(dest.name + ".download.json")
-
-
-def _sha256_of(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 #: Seconds to wait before each retry of a download that failed in a way that may pass (an HTTP 5xx
@@ -444,7 +437,7 @@ def refetch_hint(path: str | Path) -> str | None:
         return None
     try:
         now_bytes = p.stat().st_size
-        same = now_bytes == record.get("bytes") and _sha256_of(p) == record.get("sha256")
+        same = now_bytes == record.get("bytes") and sha256_of_file(p) == record.get("sha256")
     except OSError:
         return None
     if same and record.get("verified"):

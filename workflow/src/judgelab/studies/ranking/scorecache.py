@@ -36,6 +36,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from judgelab.cache.filehash import sha256_of_file
 from judgelab.data.readers import read_run
 from judgelab.studies.ranking.runs import check_topics
 from judgelab.studies.ranking.scores import QRELS_COLUMNS, SCORE_COLUMNS, check_qrels, score_runs
@@ -52,15 +53,6 @@ ENTRY_COLUMNS = [c for c in SCORE_COLUMNS if c != "run"]
 
 #: Columns of :func:`score_all`'s table (those of ``scores.tsv``).
 COLUMNS = ["run", "qrels", "measure", "topic", "value", "judged_at_k"]
-
-
-def file_digest(path: str | Path) -> str:
-    """sha256 of a file's bytes (hex)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def qrels_digest(qrels: pd.DataFrame) -> str:
@@ -157,7 +149,7 @@ def score_all(
     measures = [str(m) for m in measures]
     versions = library_versions()
     topics = list(topics)
-    digests = {name: file_digest(path) for name, path in run_files.items()}
+    digests = {name: sha256_of_file(path) for name, path in run_files.items()}
     qkeys = {name: qrels_digest(q) for name, q in qrels}
     found: dict[tuple[str, str], pd.DataFrame] = {}
     missing: dict[str, list[str]] = {}
