@@ -42,12 +42,13 @@ def _check_and_build(
     topics: dict[str, str],
     topics_path: str,
     text_of,
-    clean: Callable[[str], str] = clean_text,
+    repair: bool = True,
 ) -> pd.DataFrame:
     """Shared checks: known query, passage present, no conflicting duplicate pairs (a pair listed
-    twice must agree on grade and passage text). ``clean``: how texts are repaired
-    (:func:`~judgelab.data.readers.clean_text`; white space stripped only, to check the files
-    without repairing them: :func:`build_table` with ``repair=False``)."""
+    twice must agree on grade and passage text). ``repair``: texts repaired by
+    :func:`~judgelab.data.readers.clean_text`; False: white space stripped only, to check the
+    files without repairing them (:func:`build_table` with ``repair=False``)."""
+    clean: Callable[[str], str] = clean_text if repair else _stripped
     kept, repeats = unique_pairs(qrels, qrels_path)  # one grade per pair
     for first, again in repeats:  # an exact repeat must also carry the same passage text
         (path_a, line_a), text_a = text_of(first)
@@ -104,13 +105,7 @@ def build_trec_table(
             )
         aligned[q.line] = ((str(texts_path), no), text)
     return _check_and_build(
-        dataset,
-        qrels,
-        str(qrels_path),
-        topics,
-        str(topics_path),
-        lambda q: aligned[q.line],
-        clean_text if repair else _stripped,
+        dataset, qrels, str(qrels_path), topics, str(topics_path), lambda q: aligned[q.line], repair
     )
 
 
@@ -144,15 +139,7 @@ def build_llmjudge_table(
         no, text = docs[q.docid]
         return (str(docs_path), no), text
 
-    return _check_and_build(
-        dataset,
-        qrels,
-        str(qrels_path),
-        topics,
-        str(topics_path),
-        text_of,
-        clean_text if repair else _stripped,
-    )
+    return _check_and_build(dataset, qrels, str(qrels_path), topics, str(topics_path), text_of, repair)
 
 
 def build_table(
