@@ -109,9 +109,13 @@ class LocalBackend(Backend):
             from llama_cpp import Llama
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-            fields = native.load_fields(self.amx)
+            features = native.build_features()  # read once: the load's fields and the record's identity
+            fields = native.load_fields(self.amx, features)
             watch = native.Watch(
-                self.state_dir, native.identity(self.amx and native.has_amx_kernels()), self.desc, self.name
+                self.state_dir,
+                native.identity(self.amx and native.has_amx_kernels(features)),
+                self.desc,
+                self.name,
             )
             earlier = watch.earlier()
             if earlier:  # this build died on this CPU before: no second death (module docstring)
