@@ -68,6 +68,13 @@ def load_yaml(text: str) -> Any:
         return yaml.safe_load(text)  # raises the error with PyYAML's usual message and line
 
 
+def yaml_error(exc: Exception, path: str | Path, after: str = "") -> InputError:
+    """The error for a YAML file that does not parse: ``invalid YAML: <PyYAML's message><after>``,
+    naming the file and the line PyYAML stopped at."""
+    mark = getattr(exc, "problem_mark", None)
+    return InputError(f"invalid YAML: {exc}{after}", path=str(path), line=(mark.line + 1) if mark else None)
+
+
 def text_lines(path: str | Path, encoding: str | None = None) -> Iterator[tuple[int, str]]:
     """(line number, line without its end) of every line of ``path``; lines end at ``\\n``,
     ``\\r\\n`` or ``\\r`` (as ``open(..., newline="")`` splits them)."""

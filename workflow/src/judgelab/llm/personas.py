@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from judgelab.data.resources import resources_dir
-from judgelab.data.textfiles import load_yaml, read_text
+from judgelab.data.textfiles import load_yaml, read_text, yaml_error
 from judgelab.errors import InputError
 from judgelab.llm.backends.base import Request
 from judgelab.llm.client import CachedClient
@@ -47,10 +47,7 @@ def load_persona_file(ref: str = "peras_table1", resources: str | Path | None = 
     try:
         data = load_yaml(read_text(path))
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise InputError(
-            f"invalid YAML: {exc}", path=str(path), line=(mark.line + 1) if mark else None
-        ) from None
+        raise yaml_error(exc, path) from None
     entries = (data or {}).get("personas")
     if not isinstance(entries, dict):
         raise InputError("expected a top-level 'personas' mapping", path=str(path))

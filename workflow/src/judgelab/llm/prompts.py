@@ -32,7 +32,7 @@ import yaml
 
 from judgelab.data.labels import GRADE_LABELS
 from judgelab.data.resources import resources_dir
-from judgelab.data.textfiles import load_yaml, read_text
+from judgelab.data.textfiles import load_yaml, read_text, yaml_error
 from judgelab.errors import InputError
 
 
@@ -267,10 +267,7 @@ def load_template_spec(
     try:
         data = load_yaml(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise InputError(
-            f"invalid YAML: {exc}{used_by}", path=str(path), line=(mark.line + 1) if mark else None
-        ) from None
+        raise yaml_error(exc, path, used_by) from None
     if not isinstance(data, dict) or not isinstance(data.get("template"), str):
         raise InputError(f"expected a mapping with a 'template' string{used_by}", path=str(path))
     declared = data.get("kind")

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from judgelab.data.textfiles import load_yaml, read_text
+from judgelab.data.textfiles import load_yaml, read_text, yaml_error
 from judgelab.errors import InputError
 
 #: The workflow folder of this checkout (Snakefile, config/, resources/, workflow/).
@@ -61,10 +61,7 @@ def read_yaml(path: str | Path) -> Any:
     try:
         return copy.deepcopy(_parse_yaml(read_text(path)))
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise InputError(
-            f"invalid YAML: {exc}", path=str(path), line=(mark.line + 1) if mark else None
-        ) from None
+        raise yaml_error(exc, path) from None
 
 
 @functools.lru_cache(maxsize=32)

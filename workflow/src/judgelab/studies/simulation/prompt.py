@@ -27,7 +27,7 @@ from typing import TypedDict
 import yaml
 
 from judgelab.data.resources import resources_dir
-from judgelab.data.textfiles import load_yaml
+from judgelab.data.textfiles import load_yaml, yaml_error
 from judgelab.errors import InputError
 from judgelab.studies.simulation.data import DEMO_TYPES, Record
 
@@ -88,10 +88,7 @@ class SimulationPrompt:
         try:
             data = load_yaml(path.read_text(encoding="utf-8"))
         except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            raise InputError(
-                f"invalid YAML: {exc}", path=str(path), line=(mark.line + 1) if mark else None
-            ) from None
+            raise yaml_error(exc, path) from None
         if not isinstance(data, dict):
             raise InputError("expected a mapping", path=str(path))
         return cls.from_mapping(data, str(path))
