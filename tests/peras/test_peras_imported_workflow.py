@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import ROOT, have_model
+from conftest import ROOT, have_model, start_cache_from
 from sklearn.metrics import cohen_kappa_score, f1_score
 from snakerun import dry_run_jobs, make_workdir, output, snakemake
 
@@ -47,8 +47,10 @@ def imports(fx: Path) -> tuple[dict, dict]:
 
 
 @pytest.fixture(scope="module")
-def workdir(tmp_path_factory):
+def workdir(tmp_path_factory, peras_answers):
     wd = make_workdir(tmp_path_factory.mktemp("analysis"), "analysis")
+    # the live judge asks what `.test/peras` asks: its answers come from the session's cache
+    start_cache_from(peras_answers, wd)
     (wd / "imports").mkdir()
     for p, text in imports(ROOT / "tests" / "fixtures" / "trec")[1].items():
         (wd / "imports" / f"{p}.qrels").write_text(text)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import have_model
+from conftest import have_model, start_cache_from
 from snakerun import make_workdir, output, planned_jobs, snakemake
 
 from judgelab.cache.store import RequestCache
@@ -23,8 +23,11 @@ PERSONAS = ["default", "LA", "HN"]
 
 
 @pytest.fixture(scope="module")
-def workdir(tmp_path_factory):
+def workdir(tmp_path_factory, peras_answers):
     wd = make_workdir(tmp_path_factory.mktemp("wf"), "peras")
+    # the model's answers were asked once for the session (conftest.peras_answers): this run reads
+    # them from its cache; the edit below pays for its own
+    start_cache_from(peras_answers, wd)
     run = snakemake(wd, "all")
     assert run.returncode == 0, run.stderr[-4000:]
     return wd
@@ -42,7 +45,9 @@ def test_full_run_writes_every_table(workdir):
     metrics = pd.read_csv(res / "metrics" / "metrics.tsv", sep="\t")
     assert sorted(metrics["persona"]) == sorted(PERSONAS)
     assert {"kappa", "qwk", "macro_f1", "RO", "RU", "HMR", "coverage"} <= set(metrics.columns)
-    assert (workdir / "results" / "logs" / "judge" / "fx" / "smollm2" / "wo_cot" / "LA.log").exists()
+    for p in PERSONAS:  # every answer from the session's cache (conftest.peras_answers)
+        log = (workdir / "results" / "logs" / "judge" / "fx" / "smollm2" / "wo_cot" / f"{p}.log").read_text()
+        assert "0 new calls, 8 cache hits" in log, log[-2000:]
     # PERAS Tables 4, 7 and 8 beside the long table
     t4 = pd.read_csv(res / "metrics" / "table4.tsv", sep="\t", dtype={"topic_ids": str})
     assert t4.to_dict("records") == [
