@@ -607,7 +607,7 @@ def test_a_second_clone_runs_its_own_edited_prompt(tmp_path):
             )
             == 0
         )
-        judge = pd.read_csv(out, sep="\t", dtype=str).set_index("stage").loc["judge"]
+        judge = pd.read_csv(out, sep="\t", dtype=str).set_index("stage").loc["peras_judge"]
         assert (judge["calls"], judge["cached"]) == ("4", cached)
 
 

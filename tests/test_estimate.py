@@ -75,13 +75,13 @@ def test_estimate_counts_exactly_the_job_requests_and_cache_hits_are_free(tmp_pa
     ) + judgment_requests(pairs, Judge("judge", template=judge_tpl, persona=la, max_tokens=8))
 
     table, notes = estimate(project, directory=tmp_path)
-    judge = table.set_index("stage").loc["judge"]
+    judge = table.set_index("stage").loc["peras_judge"]
     n = 2 * len(pairs)
     assert (judge.calls, judge.cached, judge.to_send) == (n, 0, n)
     assert judge.input_tokens == sum(approx_tokens(r) for r in judge_reqs)
     assert judge.output_tokens_max == 8 * n
     assert judge.cost_usd == pytest.approx((judge.input_tokens * 0.15 + 8 * n * 0.60) / 1e6)
-    conf = table.set_index("stage").loc["confidence"]
+    conf = table.set_index("stage").loc["peras_confidence"]
     assert conf.calls == n and conf.cached == 0  # upper bound: every label assumed to parse
     assert any("characters/4" in x for x in notes)
     assert any("OPENAI_API_KEY: NOT SET" in x for x in notes)
@@ -98,8 +98,8 @@ def test_estimate_counts_exactly_the_job_requests_and_cache_hits_are_free(tmp_pa
                 Completion(text=text, prompt_tokens=100, completion_tokens=1).to_json(),
             )
     table, _ = estimate(project, directory=tmp_path)
-    judge = table.set_index("stage").loc["judge"]
-    conf = table.set_index("stage").loc["confidence"]
+    judge = table.set_index("stage").loc["peras_judge"]
+    conf = table.set_index("stage").loc["peras_confidence"]
     assert (judge.calls, judge.cached) == (n, 2)
     assert judge.input_tokens == sum(approx_tokens(r) for r in judge_reqs[2:])
     assert (conf.calls, conf.cached) == (n - 1, 1)  # the unparsable answer asks no confidence
