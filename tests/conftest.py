@@ -108,7 +108,7 @@ def pytest_collection_modifyitems(config, items) -> None:
 
 
 #: the embedded model's jobs of `.test/peras` (3 personas x 8 pairs: the judge and its confidence)
-PERAS_MODEL_TARGETS = [f"results/confidence/fx/smollm2/wo_cot/{p}.tsv" for p in ("default", "LA", "HN")]
+PERAS_MODEL_TARGETS = [f"results/peras/confidence/fx/smollm2/wo_cot/{p}.tsv" for p in ("default", "LA", "HN")]
 
 
 @pytest.fixture(scope="session")

@@ -52,7 +52,7 @@ def test_local_only_config_needs_no_key_and_a_missing_key_stops_the_run_before_a
     assert res.returncode == 0, res.stderr[-3000:]
 
     api = workdir(tmp_path / "api")
-    res = run(api, clean_env(), "results/judgments/fx/gpt/wo_cot/default.tsv")
+    res = run(api, clean_env(), "results/peras/judgments/fx/gpt/wo_cot/default.tsv")
     assert res.returncode != 0
     assert "config key 'models.gpt.api_key_env': the environment variable JL_WF_KEY is not set" in res.stderr
     assert not (api / "results").exists()  # nothing ran
@@ -62,27 +62,29 @@ def test_a_dry_run_needs_no_key_and_a_real_run_stops_before_any_call(tmp_path):
     fake = FakeOpenAI()
     with ServerThread(fake.app()) as srv:
         wd = workdir(tmp_path, srv.base_url)
-        target = "results/judgments/fx/gpt/wo_cot/default.tsv"
+        target = "results/peras/judgments/fx/gpt/wo_cot/default.tsv"
         res = run(wd, clean_env(), "-n", target)
         assert res.returncode == 0, res.stderr[-3000:]
-        assert [r for r, _ in dry_run_jobs(output(res))] == ["prepare_dataset", "judge"]
+        assert [r for r, _ in dry_run_jobs(output(res))] == ["prepare_dataset", "peras_judge"]
         # the onstart check is skipped with --no-hooks: the job checks its own model's key
         # before its first call, naming the variable
         res = run(wd, clean_env(), "--no-hooks", target)
         assert res.returncode != 0
-        log = (wd / "results" / "logs" / "judge" / "fx" / "gpt" / "wo_cot" / "default.log").read_text()
+        log = (
+            wd / "results" / "logs" / "peras" / "judge" / "fx" / "gpt" / "wo_cot" / "default.log"
+        ).read_text()
         assert "config key 'models.gpt.api_key_env': the environment variable JL_WF_KEY is not set" in log
     assert fake.arrivals == 0 and not (wd / target).exists()
 
 
-@pytest.mark.parametrize("paper", ["paper-scale", "paper-simulation"])
+@pytest.mark.parametrize("paper", ["paper-peras", "paper-simulation"])
 def test_a_paper_config_dry_runs_without_keys_or_aws_credentials(tmp_path, paper):
     env = {k: v for k, v in clean_env().items() if not k.startswith("AWS_")}
     env["AWS_CONFIG_FILE"] = env["AWS_SHARED_CREDENTIALS_FILE"] = str(tmp_path / "none")
     shutil.copytree(ROOT / "config", tmp_path / "config")  # a run folder with the default config
     res = snakemake(tmp_path, "-n", "--configfile", f"config/{paper}.yaml", cores=1, env=env, timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
-    llm = {"judge", "confidence", "simulation_predict"}
+    llm = {"peras_judge", "peras_confidence", "simulation_predict"}
     assert any(rule in llm for rule, _ in dry_run_jobs(output(res)))
 
 
@@ -91,10 +93,10 @@ def test_judge_job_through_the_workflow_never_writes_the_key(tmp_path):
     with ServerThread(fake.app()) as srv:
         wd = workdir(tmp_path, srv.base_url)
         env = {**clean_env(), "JL_WF_KEY": SECRET}
-        res = run(wd, env, "results/judgments/fx/gpt/wo_cot/default.tsv")
+        res = run(wd, env, "results/peras/judgments/fx/gpt/wo_cot/default.tsv")
         assert res.returncode == 0, res.stderr[-4000:]
     assert fake.auth == {f"Bearer {SECRET}": 8}
-    log = (wd / "results" / "logs" / "judge" / "fx" / "gpt" / "wo_cot" / "default.log").read_text()
+    log = (wd / "results" / "logs" / "peras" / "judge" / "fx" / "gpt" / "wo_cot" / "default.log").read_text()
     assert "8 new calls" in log and "cost $" in log
     leaked = [
         p for p in wd.rglob("*") if p.is_file() and not p.is_symlink() and SECRET.encode() in p.read_bytes()
@@ -119,19 +121,21 @@ def test_the_provenance_table_names_who_answered_every_job(tmp_path):
     )
     assert sorted(zip(table["rule"], table["job"])) == sorted(
         (rule, f"dataset=fx,model=gpt,template=wo_cot,persona={p}")
-        for rule in ("judge", "confidence")
+        for rule in ("peras_judge", "peras_confidence")
         for p in ("default", "LA")
     )
     assert set(table["served_models"]) == {"gpt-4o-2024-08-06"} and set(table["same_model"]) == {"False"}
     assert set(table["configured_model"]) == {"gpt-4o-mini"} and set(table["backend"]) == {"openai"}
     assert set(table["system_fingerprints"]) == {"fp_wf42"}
-    judged = table[table["rule"] == "judge"]
-    judgments = pd.read_csv(wd / "results" / "judgments" / "fx" / "gpt" / "wo_cot" / "default.tsv", sep="\t")
+    judged = table[table["rule"] == "peras_judge"]
+    judgments = pd.read_csv(
+        wd / "results" / "peras" / "judgments" / "fx" / "gpt" / "wo_cot" / "default.tsv", sep="\t"
+    )
     cut = int((judgments["finish_reason"] == "length").sum())
     assert cut > 0
     row = judged[judged["job"].str.endswith("persona=default")].iloc[0]
     assert int(row["answers"]) == len(judgments) == 8 and int(row["truncated"]) == cut
     assert row["finish_reasons"] == f"length {cut}; stop {8 - cut}"
     assert row["decoding"] == "max_tokens=4 temperature=0.0 top_logprobs=20 top_p=1.0"
-    log = (wd / "results" / "logs" / "judge" / "fx" / "gpt" / "wo_cot" / "default.log").read_text()
+    log = (wd / "results" / "logs" / "peras" / "judge" / "fx" / "gpt" / "wo_cot" / "default.log").read_text()
     assert "answered by gpt-4o-2024-08-06, not the configured models.gpt.model 'gpt-4o-mini'" in log

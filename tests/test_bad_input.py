@@ -366,7 +366,7 @@ def test_out_of_range_and_ordinal_answers_are_missing_and_counted(tmp_path):
         )
         res = snakemake(
             wd,
-            "results/judgments/fx/gpt/wo_cot/default.tsv",
+            "results/peras/judgments/fx/gpt/wo_cot/default.tsv",
             "--configfile",
             str(wd / "server.yaml"),
             cores=1,
@@ -375,7 +375,7 @@ def test_out_of_range_and_ordinal_answers_are_missing_and_counted(tmp_path):
         )
         assert res.returncode == 0, output(res)[-4000:]
     table = pd.read_csv(
-        wd / "results/judgments/fx/gpt/wo_cot/default.tsv",
+        wd / "results/peras/judgments/fx/gpt/wo_cot/default.tsv",
         sep="\t",
         dtype={"answer": str},
         keep_default_na=False,
@@ -394,7 +394,7 @@ def test_out_of_range_and_ordinal_answers_are_missing_and_counted(tmp_path):
         "[0]": 0,
     }
     assert int(table["parsed"].sum()) == 3
-    log = (wd / "results/logs/judge/fx/gpt/wo_cot/default.log").read_text(encoding="utf-8")
+    log = (wd / "results/logs/peras/judge/fx/gpt/wo_cot/default.log").read_text(encoding="utf-8")
     assert "8 pairs, 3 parsed, 5 missing (unparsable answers)" in log
     assert [parse_label(a) for a in ANSWERS.values()] == [None, None, 2, None, None, 3, None, 0]
 
@@ -541,7 +541,8 @@ def test_empty_dataset_through_the_workflow(tmp_path):
 def test_context_overflow_names_the_model_key(tmp_path):
     wd = peras_run(tmp_path, {"models": {"smollm2": {"n_ctx": 256}}, "personas": {"include": ["LA"]}})
     out = failed_with(
-        run(wd, "results/judgments/fx/smollm2/wo_cot/LA.tsv"), "config key 'models.smollm2.n_ctx': prompt of"
+        run(wd, "results/peras/judgments/fx/smollm2/wo_cot/LA.tsv"),
+        "config key 'models.smollm2.n_ctx': prompt of",
     )
     assert "<name>" not in out
 
@@ -574,7 +575,7 @@ def test_a_second_clone_runs_its_own_edited_prompt(tmp_path):
         encoding="utf-8",
     )
     wd = peras_run(tmp_path, {"personas": {"include": ["default"]}, "datasets": {"fx": {"max_queries": 1}}})
-    target = "results/judgments/fx/smollm2/wo_cot/default.tsv"
+    target = "results/peras/judgments/fx/smollm2/wo_cot/default.tsv"
     res = run(wd, target, snakefile=clone / "Snakefile")
     assert res.returncode == 0, output(res)[-4000:]
     with sqlite3.connect(wd / "cache" / "requests.sqlite") as db:
@@ -583,7 +584,7 @@ def test_a_second_clone_runs_its_own_edited_prompt(tmp_path):
     assert all(marker in r["messages"][-1]["content"] for r in requests)
     # the checkout's own workflow sees its unedited prompt: its judge job is out of date
     res = run(wd, "-n", target, "--rerun-triggers", "params")
-    assert res.returncode == 0 and "rule judge" in output(res), output(res)[-3000:]
+    assert res.returncode == 0 and "rule peras_judge" in output(res), output(res)[-3000:]
     # everything the cache needs lives beside the configured cache file
     assert (wd / "cache" / "file-hashes.json").is_file()
     assert not (wd / ".judgelab-cache").exists()
@@ -606,7 +607,7 @@ def test_a_second_clone_runs_its_own_edited_prompt(tmp_path):
             )
             == 0
         )
-        judge = pd.read_csv(out, sep="\t", dtype=str).set_index("stage").loc["judge"]
+        judge = pd.read_csv(out, sep="\t", dtype=str).set_index("stage").loc["peras_judge"]
         assert (judge["calls"], judge["cached"]) == ("4", cached)
 
 
@@ -653,12 +654,12 @@ def test_after_a_killed_run_unlock_and_rerun_pays_nothing_twice(tmp_path):
         os.killpg(proc.pid, signal.SIGKILL)  # the run and its job, as a power cut would
         proc.wait()
     paid = cached_answers(db)
-    target = "results/judgments/fx/smollm2/wo_cot/default.tsv"
+    target = "results/peras/judgments/fx/smollm2/wo_cot/default.tsv"
     failed_with(run(wd, target), "--unlock")
     res = run(wd, "--unlock")
     assert res.returncode == 0, output(res)[-3000:]
     res = run(wd, target, "--rerun-incomplete")
     assert res.returncode == 0, output(res)[-3000:]
-    log = (wd / "results/logs/judge/fx/smollm2/wo_cot/default.log").read_text(encoding="utf-8")
+    log = (wd / "results/logs/peras/judge/fx/smollm2/wo_cot/default.log").read_text(encoding="utf-8")
     assert f"8 requests, {paid} cached, {8 - paid} to send" in log
     assert cached_answers(db) == 8

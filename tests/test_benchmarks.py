@@ -184,7 +184,7 @@ def test_default_run_maps_every_rule_of_this_checkout_to_its_study():
 
     root = Path(__file__).resolve().parents[1]
     studies = rule_studies(root)
-    assert studies["judge"] == "peras" and studies["classifier"] == "peras"
+    assert studies["peras_judge"] == "peras" and studies["peras_classifier"] == "peras"
     assert studies["simulation_predict"] == "simulation"
     assert studies["overrating_pointwise"] == "overrating"
     assert studies["perturbation_rewrite"] == "perturbations"

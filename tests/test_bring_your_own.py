@@ -68,13 +68,13 @@ def test_the_bring_your_own_commands_run_as_written(tmp_path):
     sh(imported)
     sh(one_study)
     summary = pd.read_csv(
-        checkout / "results" / "imported" / "dl19" / "mine" / "imported" / "default.tsv", sep="\t"
+        checkout / "results" / "peras" / "imported" / "dl19" / "mine" / "imported" / "default.tsv", sep="\t"
     )
     assert summary[["labelled", "in_selection", "outside_selection"]].values.tolist() == [[24, 8, 16]]
     assert (checkout / "results" / "overrating" / "tables" / "table1.md").exists()
     assert not (checkout / ".judgelab-cache").exists()  # no model was asked anything
     text = sh(paper)
-    assert "rule judge:" in text and "This was a dry-run" in text
+    assert "rule peras_judge:" in text and "This was a dry-run" in text
     text = sh(moved)
     assert NOTHING in text, text[-3000:]
-    assert (tmp_path / "judgelab-moved" / "results" / "metrics" / "metrics.tsv").exists()
+    assert (tmp_path / "judgelab-moved" / "results" / "peras" / "metrics" / "metrics.tsv").exists()

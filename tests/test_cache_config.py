@@ -97,7 +97,7 @@ def test_a_workflow_run_with_cache_mode_shards_writes_a_shard(tmp_path):
             "cache_lease": 30,
         }
         (wd / "over.yaml").write_text(yaml.safe_dump(over))
-        target = "results/judgments/fx/gpt/wo_cot/default.tsv"
+        target = "results/peras/judgments/fx/gpt/wo_cot/default.tsv"
         res = snakemake(wd, target, "--configfile", str(wd / "over.yaml"), cores=1, timeout=600)
         assert res.returncode == 0, res.stderr[-4000:]
     assert sum(fake.served.values()) == 8

@@ -168,7 +168,7 @@ def test_default_selection_params_are_unchanged_by_the_new_keys(monkeypatch):
 
 def paper_project(monkeypatch) -> Project:
     monkeypatch.chdir(ROOT)
-    return Project.load(["config/paper-scale.yaml"], ROOT)
+    return Project.load(["config/paper-peras.yaml"], ROOT)
 
 
 def test_paper_llmjudge_prepared_table_is_table4(shared_data, tmp_path, monkeypatch):

@@ -55,4 +55,4 @@ def test_the_workflow_runs_the_peras_only_config_and_says_what_it_skipped(tmp_pa
     assert dry.returncode == 0, text[-3000:]
     for study in ("overrating", "perturbations", "simulation", "ranking"):
         assert text.count(f"judgelab: study {study} skipped: ") == 1, text[-3000:]
-    assert "rule import_judge:" in text and "rule ranking_score" not in text
+    assert "rule peras_import_judge:" in text and "rule ranking_score" not in text

@@ -75,13 +75,13 @@ def test_estimate_counts_exactly_the_job_requests_and_cache_hits_are_free(tmp_pa
     ) + judgment_requests(pairs, Judge("judge", template=judge_tpl, persona=la, max_tokens=8))
 
     table, notes = estimate(project, directory=tmp_path)
-    judge = table.set_index("stage").loc["judge"]
+    judge = table.set_index("stage").loc["peras_judge"]
     n = 2 * len(pairs)
     assert (judge.calls, judge.cached, judge.to_send) == (n, 0, n)
     assert judge.input_tokens == sum(approx_tokens(r) for r in judge_reqs)
     assert judge.output_tokens_max == 8 * n
     assert judge.cost_usd == pytest.approx((judge.input_tokens * 0.15 + 8 * n * 0.60) / 1e6)
-    conf = table.set_index("stage").loc["confidence"]
+    conf = table.set_index("stage").loc["peras_confidence"]
     assert conf.calls == n and conf.cached == 0  # upper bound: every label assumed to parse
     assert any("characters/4" in x for x in notes)
     assert any("OPENAI_API_KEY: NOT SET" in x for x in notes)
@@ -98,8 +98,8 @@ def test_estimate_counts_exactly_the_job_requests_and_cache_hits_are_free(tmp_pa
                 Completion(text=text, prompt_tokens=100, completion_tokens=1).to_json(),
             )
     table, _ = estimate(project, directory=tmp_path)
-    judge = table.set_index("stage").loc["judge"]
-    conf = table.set_index("stage").loc["confidence"]
+    judge = table.set_index("stage").loc["peras_judge"]
+    conf = table.set_index("stage").loc["peras_confidence"]
     assert (judge.calls, judge.cached) == (n, 2)
     assert judge.input_tokens == sum(approx_tokens(r) for r in judge_reqs[2:])
     assert (conf.calls, conf.cached) == (n - 1, 1)  # the unparsable answer asks no confidence
@@ -113,8 +113,8 @@ def test_datasets_not_downloaded_use_their_known_size_and_tables_can_be_given(tm
     )
     table, notes = estimate(Project.load([], tmp_path), directory=tmp_path)
     rows = table.set_index(["dataset", "stage"])
-    assert rows.loc[("dl19", "judge"), "calls"] == 2 * 9260
-    assert rows.loc[("llmjudge", "judge"), "calls"] == 2 * 4423
+    assert rows.loc[("dl19", "peras_judge"), "calls"] == 2 * 9260
+    assert rows.loc[("llmjudge", "peras_judge"), "calls"] == 2 * 4423
     assert not rows["exact"].any()
     assert any("dl19: 9,260 pairs from not downloaded yet" in x for x in notes)
 
@@ -152,7 +152,7 @@ def test_configfiles_merge_like_snakemake_and_bad_keys_are_named(tmp_path, capsy
     project = Project.load([over], tmp_path)
     assert list(project.config["models"]) == ["gpt", "claude"]  # merged over config/config.yaml
     table, _ = estimate(project, directory=tmp_path)
-    claude = table[(table.model == "claude") & (table.stage == "judge")].iloc[0]
+    claude = table[(table.model == "claude") & (table.stage == "peras_judge")].iloc[0]
     assert claude.batch and claude.cost_usd == pytest.approx(
         0.5 * (claude.input_tokens * 1 + claude.output_tokens_max * 5) / 1e6
     )
@@ -210,7 +210,7 @@ def test_a_prepared_table_counts_only_for_the_config_that_made_it(default_run_ta
     assert f"dl19: 8 pairs from prepared table {Path('results/datasets/dl19.tsv')}" in notes
     # config/sample-full.yaml judges all 24 pairs: counted from the raw files, saying why
     table, notes = estimate(load_in(wd, monkeypatch, "sample-full.yaml"), directory=".")
-    assert table.set_index(["dataset", "stage"]).loc[("dl19", "judge"), "calls"] == 24 * 11 * 2
+    assert table.set_index(["dataset", "stage"]).loc[("dl19", "peras_judge"), "calls"] == 24 * 11 * 2
     assert table["exact"].all()
     note = next(n for n in notes if n.startswith("dl19: "))
     assert note.startswith("dl19: 24 pairs from raw files (sample), prepared in memory (prepared table ")
@@ -234,7 +234,7 @@ def test_the_paper_config_is_not_estimated_on_the_default_runs_tables(
 
     def run(wd):
         monkeypatch.chdir(wd)
-        project = Project.load([str(ROOT / "config" / "paper-scale.yaml"), str(narrow)], ".", ROOT)
+        project = Project.load([str(ROOT / "config" / "paper-peras.yaml"), str(narrow)], ".", ROOT)
         return estimate(project, directory=".")
 
     fresh = tmp_path / "fresh"
@@ -244,7 +244,7 @@ def test_the_paper_config_is_not_estimated_on_the_default_runs_tables(
     assert got.drop(columns="exact").equals(want.drop(columns="exact"))
     assert not got["exact"].any()
     calls = got.set_index(["dataset", "model", "stage"])["calls"]
-    assert calls[("dl19", "gpt-4o-mini", "judge")] == 9260 * 2 * 2  # pairs x personas x templates
+    assert calls[("dl19", "gpt-4o-mini", "peras_judge")] == 9260 * 2 * 2  # pairs x personas x templates
     note = next(n for n in notes if n.startswith("dl19: "))
     assert "dl19: 9,260 pairs from not downloaded yet" in note
     assert "not used: made with another selection (" in note and "per_grade 2 there, None here" in note
@@ -258,7 +258,7 @@ def test_a_table_without_a_record_of_its_making_is_not_trusted(tmp_path, monkeyp
     write_dataset(first.iloc[:3], table)  # e.g. written by `judgelab prepare`, with another subset
     monkeypatch.chdir(tmp_path)
     result, notes = estimate(Project.load([], "."), directory=".")
-    assert result.set_index("stage").loc["judge", "calls"] == 2 * 24
+    assert result.set_index("stage").loc["peras_judge", "calls"] == 2 * 24
     note = next(n for n in notes if n.startswith("dl19: "))
     assert "not used: no record of how it was made" in note
 

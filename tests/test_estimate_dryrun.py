@@ -18,8 +18,8 @@ from judgelab.studies.overrating.pairwise import sample_pairs
 pytestmark = pytest.mark.slow
 
 LLM_RULES = {
-    "judge": "judge",
-    "confidence": "confidence",
+    "peras_judge": "peras_judge",
+    "peras_confidence": "peras_confidence",
     "generate_persona": "personas",
     "simulation_predict": "simulation",
     "overrating_pointwise": "overrating_pointwise",

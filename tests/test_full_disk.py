@@ -38,7 +38,10 @@ pytestmark = pytest.mark.slow
 
 SRC = Path(__file__).resolve().parents[1] / "workflow" / "src"
 #: the model-calling jobs of .test/api: 8 pairs x 2 personas, judgment then confidence
-TARGETS = ("results/confidence/fx/gpt/wo_cot/default.tsv", "results/confidence/fx/gpt/wo_cot/LA.tsv")
+TARGETS = (
+    "results/peras/confidence/fx/gpt/wo_cot/default.tsv",
+    "results/peras/confidence/fx/gpt/wo_cot/LA.tsv",
+)
 
 
 @pytest.fixture
@@ -91,7 +94,7 @@ def copy_reads(cache: Path, dest: Path) -> int:
 
 #: the outputs of the model-calling jobs of `.test/api`: its 2 personas' confidence tables (each
 #: job's input is its judgment table)
-PAYING = tuple(f"results/confidence/fx/gpt/wo_cot/{p}.tsv" for p in ("default", "LA"))
+PAYING = tuple(f"results/peras/confidence/fx/gpt/wo_cot/{p}.tsv" for p in ("default", "LA"))
 
 
 @pytest.mark.parametrize("free_kb", [250, 350])

@@ -107,7 +107,7 @@ def test_ctrl_c_of_a_workflow_run_with_requests_in_flight_pays_nothing_twice(tmp
         run.communicate(timeout=300)
         assert run.returncode != 0
         # the rerun of the jobs that pay (the tables above them send nothing)
-        paying = [f"results/confidence/fx/gpt/wo_cot/{p}.tsv" for p in ("default", "LA")]
+        paying = [f"results/peras/confidence/fx/gpt/wo_cot/{p}.tsv" for p in ("default", "LA")]
         again = snakemake(wd, *paying, *config, env=env, timeout=600)
         assert again.returncode == 0, output(again)[-3000:]
     assert len(fake.served) == 32

@@ -20,7 +20,7 @@ def judge_threads(workdir, cores: int, *args: str) -> set[int]:
     blocks = re.split(r"\n(?=(?:local)?rule \w+:)", text)
     threads = set()
     for block in blocks:
-        if block.startswith("rule judge:"):
+        if block.startswith("rule peras_judge:"):
             m = re.search(r"^\s+threads: (\d+)$", block, re.MULTILINE)
             threads.add(int(m.group(1)) if m else 1)  # Snakemake prints threads only when > 1
     assert threads, text[-3000:]

@@ -329,10 +329,10 @@ def test_the_workflow_job_of_a_judge_that_never_parses_fails_with_the_message(tm
         wd = make_workdir(tmp_path, "api")
         (wd / "server.yaml").write_text(yaml.safe_dump({"models": {"gpt": {"base_url": srv.base_url}}}))
         env = {**os.environ, "JL_WF_KEY": "sk-test"}
-        target = "results/judgments/fx/gpt/wo_cot/default.tsv"
+        target = "results/peras/judgments/fx/gpt/wo_cot/default.tsv"
         res = snakemake(wd, target, "--configfile", str(wd / "server.yaml"), cores=1, env=env, timeout=600)
     assert res.returncode != 0
-    log = (wd / "results" / "logs" / "judge" / "fx" / "gpt" / "wo_cot" / "default.log").read_text()
+    log = (wd / "results" / "logs" / "peras" / "judge" / "fx" / "gpt" / "wo_cot" / "default.log").read_text()
     assert (
         "CoverageError" in log and "0 of 8 answers of model 'gpt' with template wo_cot (peras/wo_cot)" in log
     )

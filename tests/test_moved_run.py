@@ -56,13 +56,13 @@ def moved(tmp_path_factory):
 def test_an_imported_judge_is_scored_by_peras_and_diagnosed_by_the_overrating_study(moved):
     _, run = moved
     res = run / "results"
-    summary = pd.read_csv(res / "imported" / "dl19" / "mine" / "imported" / "default.tsv", sep="\t")
+    summary = pd.read_csv(res / "peras" / "imported" / "dl19" / "mine" / "imported" / "default.tsv", sep="\t")
     assert summary[["labelled", "in_selection", "outside_selection", "unlabelled"]].values.tolist() == [
         [24, 8, 16, 0]
     ]
-    log = (res / "logs" / "import" / "dl19" / "mine" / "imported" / "default.log").read_text()
+    log = (res / "logs" / "peras" / "import" / "dl19" / "mine" / "imported" / "default.log").read_text()
     assert "16 outside it (skipped" in log
-    metrics = pd.read_csv(res / "metrics" / "metrics.tsv", sep="\t")
+    metrics = pd.read_csv(res / "peras" / "metrics" / "metrics.tsv", sep="\t")
     assert metrics[["model", "persona", "n_pairs", "n_parsed"]].values.tolist() == [["mine", "default", 8, 8]]
     # every third pair of the file is one grade above the human's (an overrating judge): on the
     # 8 selected pairs, the same kappa as scikit-learn's
@@ -123,7 +123,7 @@ def test_editing_a_bundled_file_reruns_the_jobs_that_read_it(moved, tmp_path):
     assert dry.returncode == 0, output(dry)[-3000:]
     rules = {rule for rule, _ in dry_run_jobs(output(dry))}
     # the prepare job and both imports read DL19's topics; PandaLM's records do not
-    assert {"prepare_dataset", "import_judge", "overrating_import"} <= rules, rules
+    assert {"prepare_dataset", "peras_import_judge", "overrating_import"} <= rules, rules
     assert "simulation_prepare" not in rules
     assert "Params have changed since last execution" in output(dry)
 

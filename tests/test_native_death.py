@@ -159,7 +159,7 @@ def test_a_build_with_amx_kernels_really_loads_the_model_without_extra_buffers(m
 
 
 def _judgments(persona: str) -> str:
-    return f"results/judgments/fx/smollm2/wo_cot/{persona}.tsv"
+    return f"results/peras/judgments/fx/smollm2/wo_cot/{persona}.tsv"
 
 
 @pytest.mark.slow
@@ -193,7 +193,7 @@ def test_a_model_job_killed_by_a_signal_is_one_line_and_no_model_job_starts_afte
     assert summary == [line], text  # onerror: the one line, once
     assert "likely cause: a fault in llama.cpp's native code on this CPU" in line
     assert "fix: rebuild it without native CPU detection: CMAKE_ARGS=" in line
-    stopped = [ln for ln in text.splitlines() if ln.startswith("judgelab: rule judge stopped:")]
+    stopped = [ln for ln in text.splitlines() if ln.startswith("judgelab: rule peras_judge stopped:")]
     assert len(stopped) == 1 and all(ln.endswith(")") and native.explain(died) in ln for ln in stopped), text
     assert text.count("died with <Signals.SIGSEGV: 11>") <= 1
     assert not any((work / t).exists() for t in targets)

@@ -13,7 +13,7 @@ from judgelab.llm.prompts import load_template
 from judgelab.project.facade import Project
 
 PAPER = {
-    "paper-scale": "peras",
+    "paper-peras": "peras",
     "paper-overrating": "overrating",
     "paper-perturbations": "perturbations",
     "paper-simulation": "simulation",

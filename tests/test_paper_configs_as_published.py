@@ -3,7 +3,7 @@
 plans' LLM jobs and the values the rules pass as their params (template text, labels, answer bound,
 persona, answer reading, model entry) - are checked against a table of what the papers state:
 When LLM Judges Inflate Scores (sections 2 and 3) for paper-overrating and paper-perturbations; for
-paper-scale and paper-simulation (being changed for issues 20 and 19) only the per-model
+paper-peras and paper-simulation (being changed for issues 20 and 19) only the per-model
 chat-template switch and that their judge jobs resolve.
 
 The one thing When LLM Judges Inflate Scores leaves to us here - section 3's original labels and
@@ -33,7 +33,7 @@ PAPER_CONFIGS = (
     "paper-overrating",
     "paper-perturbations",
     "paper-ranking",
-    "paper-scale",
+    "paper-peras",
     "paper-simulation",
 )
 
@@ -138,7 +138,7 @@ def test_every_model_that_thinks_first_carries_its_switch(name, monkeypatch):
         "paper-overrating": 1,
         "paper-perturbations": 2,
         "paper-ranking": 0,
-        "paper-scale": 0,
+        "paper-peras": 0,
         "paper-simulation": 0,
     }
     assert checked == expected[name]
@@ -238,7 +238,7 @@ def test_paper_perturbations_is_section_3_with_section_2s_graded_labels(monkeypa
     assert sorted((j.wc["dataset"], j.model, j.wc["scale"]) for j in originals) == sorted(
         (d, m, "graded") for d in PUBLISHED["datasets"] for m in SEED_004_JUDGES
     )
-    assert not any(j.rule == "judge" for j in plan.llm_jobs())  # no PERAS judgment (wo_cot) any more
+    assert not any(j.rule == "peras_judge" for j in plan.llm_jobs())  # no PERAS judgment (wo_cot) any more
     for d in PUBLISHED["datasets"]:
         for m in SEED_004_JUDGES:
             assert graded_job_params(project, d, m) == graded_job_params(section2, d, m)
@@ -269,9 +269,9 @@ def test_paper_scale_judge_jobs_resolve(monkeypatch):
     from judgelab.llm.judge import Judge
     from judgelab.llm.judging import judgment_requests
 
-    project = load("paper-scale", monkeypatch)
+    project = load("paper-peras", monkeypatch)
     peras = project.plan("peras")
-    judge_jobs = [j for j in project.llm_jobs() if j.rule == "judge"]
+    judge_jobs = [j for j in project.llm_jobs() if j.rule == "peras_judge"]
     assert judge_jobs
     for job in judge_jobs:
         w = job.wc

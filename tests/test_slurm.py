@@ -37,19 +37,20 @@ PROFILE = ROOT / "profiles" / "slurm"
 PERSONAS = ["default", "LA"]
 GROUP = "fx/smollm2/wo_cot"
 # the tables compared (judgments, confidence, metrics) and the stages behind them: prepare_dataset,
-# persona_table, judge, confidence, group_metrics, aggregate_metrics and one CPU analysis job
+# persona_table, peras_judge, peras_confidence, peras_group_metrics, peras_aggregate_metrics and one
+# CPU analysis job
 TARGETS = [
-    "results/metrics/metrics.tsv",
+    "results/peras/metrics/metrics.tsv",
     "results/personas/personas.tsv",
-    f"results/significance/{GROUP}.tsv",
+    f"results/peras/significance/{GROUP}.tsv",
 ]
 # differ between any two runs by nature
 VOLATILE = ["latency_s", "cache_hit"]
 # sbatch --mem and -t of the rules' own resources (model_job, cpu_job in workflow/rules/common.smk) at attempt 1
 LIMITS = {
-    "judge": ("8000M", "12:00:00"),
-    "confidence": ("8000M", "04:00:00"),
-    "significance": ("4000M", "01:00:00"),
+    "peras_judge": ("8000M", "12:00:00"),
+    "peras_confidence": ("8000M", "04:00:00"),
+    "peras_significance": ("4000M", "01:00:00"),
 }
 SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+) \(log: (.+?)\)")
 
@@ -202,11 +203,11 @@ def test_every_job_ran_through_sbatch(runs):
     assert executed == {
         "prepare_dataset",
         "persona_table",
-        "judge",
-        "confidence",
-        "group_metrics",
-        "aggregate_metrics",
-        "significance",
+        "peras_judge",
+        "peras_confidence",
+        "peras_group_metrics",
+        "peras_aggregate_metrics",
+        "peras_significance",
     }
     rules = []
     for _, slurm_id, log in submitted:
@@ -226,14 +227,21 @@ def test_every_job_ran_through_sbatch(runs):
     # table, group metrics, aggregate metrics run on the submitting host): 1 dataset, 2 judge,
     # 2 confidence, 1 significance
     assert sorted(rules) == sorted(
-        ["prepare_dataset", "judge", "judge", "confidence", "confidence", "significance"]
+        [
+            "prepare_dataset",
+            "peras_judge",
+            "peras_judge",
+            "peras_confidence",
+            "peras_confidence",
+            "peras_significance",
+        ]
     )
     assert "SLURM jobid" not in local_out
 
 
 def test_slurm_run_computed_its_own_answers(runs):
     for p in PERSONAS:
-        log = (runs["slurm"] / "results" / "logs" / "judge" / GROUP / f"{p}.log").read_text()
+        log = (runs["slurm"] / "results" / "logs" / "peras" / "judge" / GROUP / f"{p}.log").read_text()
         assert "8 new calls, 0 cache hits" in log, log[-2000:]
     assert (runs["slurm"] / "cache" / "requests.sqlite").exists()
 
@@ -241,16 +249,16 @@ def test_slurm_run_computed_its_own_answers(runs):
 def test_tables_equal_the_local_run(runs):
     local, slurm = tables(runs["local"] / "results"), tables(runs["slurm"] / "results")
     assert set(local) == set(slurm)
-    assert {f"judgments/{GROUP}/{p}.tsv" for p in PERSONAS} <= set(local)
-    assert {f"confidence/{GROUP}/{p}.tsv" for p in PERSONAS} <= set(local)
-    assert "metrics/metrics.tsv" in local
+    assert {f"peras/judgments/{GROUP}/{p}.tsv" for p in PERSONAS} <= set(local)
+    assert {f"peras/confidence/{GROUP}/{p}.tsv" for p in PERSONAS} <= set(local)
+    assert "peras/metrics/metrics.tsv" in local
     for name, a in local.items():
         b = slurm[name]
         keep = [c for c in a.columns if c not in VOLATILE]
         # greedy decoding on the same model file and threads: answers, labels, label-token
         # probabilities and every metric are the same
         pd.testing.assert_frame_equal(a[keep], b[keep], check_exact=False, rtol=1e-9, obj=name)
-    judged = local[f"judgments/{GROUP}/LA.tsv"]
+    judged = local[f"peras/judgments/{GROUP}/LA.tsv"]
     assert len(judged) == 8 and judged["answer"].str.len().gt(0).all()
 
 
@@ -265,10 +273,10 @@ def test_profile_resolves_in_a_dry_run(tmp_path):
     out = dry.stdout + dry.stderr
     job = re.compile(r"^rule (\w+):\n(?:    .*\n)*?    resources: (.*)$", re.MULTILINE)
     resources = {rule: dict(kv.split("=", 1) for kv in res.split(", ")) for rule, res in job.findall(out)}
-    assert resources["judge"]["mem_mb"] == "8000" and resources["judge"]["runtime"] == "720"
-    assert resources["confidence"]["runtime"] == "240"
-    assert resources["significance"]["mem_mb"] == "4000"
-    assert resources["aggregate_metrics"]["mem_mb"] == "2000"
-    assert resources["aggregate_metrics"]["runtime"] == "30"
+    assert resources["peras_judge"]["mem_mb"] == "8000" and resources["peras_judge"]["runtime"] == "720"
+    assert resources["peras_confidence"]["runtime"] == "240"
+    assert resources["peras_significance"]["mem_mb"] == "4000"
+    assert resources["peras_aggregate_metrics"]["mem_mb"] == "2000"
+    assert resources["peras_aggregate_metrics"]["runtime"] == "30"
     # cpus-per-task = the rule's threads: models.smollm2.threads (1) for the model jobs
     assert all(r["cpus_per_task"] == "1" for r in resources.values())

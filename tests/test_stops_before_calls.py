@@ -20,7 +20,7 @@ from judgelab.project import inputs
 from judgelab.project.inputs import MEMO, InputCheck, check_inputs
 
 KEY = "sk-judgelab-stop-first-38"
-TARGET = "results/judgments/fx/gpt/wo_cot/default.tsv"
+TARGET = "results/peras/judgments/fx/gpt/wo_cot/default.tsv"
 
 
 def api_run(tmp_path: Path, server: str, **over) -> Path:
@@ -95,7 +95,7 @@ def test_a_bad_line_of_a_dataset_or_an_imported_judge_file_stops_the_dry_run(tmp
 def summary_first(text: str, summary: str) -> int:
     """The line number of the one-line summary; every traceback comes after it."""
     lines = text.splitlines()
-    at = next(i for i, line in enumerate(lines) if line.startswith("judgelab: rule judge stopped: "))
+    at = next(i for i, line in enumerate(lines) if line.startswith("judgelab: rule peras_judge stopped: "))
     assert summary in lines[at], lines[at]
     assert not any("Traceback" in line for line in lines[:at]), "\n".join(lines[: at + 1])[-3000:]
     return at
@@ -130,7 +130,7 @@ def test_a_provider_error_prints_its_summary_before_any_traceback(tmp_path, faul
         )
         assert fake.arrivals <= 4
     summary_first(res.stderr, summary)
-    log = wd / "results" / "logs" / "judge" / "fx" / "gpt" / "wo_cot" / "default.log"
+    log = wd / "results" / "logs" / "peras" / "judge" / "fx" / "gpt" / "wo_cot" / "default.log"
     assert "Traceback" in log.read_text()
     assert KEY not in text and KEY not in log.read_text()
 

@@ -116,7 +116,7 @@ def test_the_made_study_runs_end_to_end(made, tmp_path):
     snakefile = root / "Snakefile"
     dry = snakemake(work, "-n", "example", env=env, snakefile=snakefile)
     assert dry.returncode == 0, output(dry)[-3000:]
-    assert "example_judge" in output(dry) and "rule judge:" not in output(dry)
+    assert "example_judge" in output(dry) and "rule peras_judge:" not in output(dry)
     run = snakemake(work, "example", env=env, snakefile=snakefile)
     assert run.returncode == 0, output(run)[-3000:]
     table = pd.read_csv(work / "results" / "example" / "tables" / "agreement.tsv", sep="\t")

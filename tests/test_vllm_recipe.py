@@ -147,7 +147,7 @@ def test_a_judgment_job_runs_against_the_served_model(server, tmp_path, capsys):
     (wd / "logits.yaml").write_text("peras:\n  answer: logits\n", encoding="utf-8")
     run = snakemake(
         wd,
-        "results/judgments/fx/gpt/wo_cot/default.tsv",
+        "results/peras/judgments/fx/gpt/wo_cot/default.tsv",
         "--configfile",
         str(wd / "endpoints.yaml"),
         str(wd / "logits.yaml"),
@@ -156,8 +156,10 @@ def test_a_judgment_job_runs_against_the_served_model(server, tmp_path, capsys):
         timeout=900,
     )
     assert run.returncode == 0, run.stderr[-4000:]
-    j = pd.read_csv(wd / "results" / "judgments" / "fx" / "gpt" / "wo_cot" / "default.tsv", sep="\t")
+    j = pd.read_csv(
+        wd / "results" / "peras" / "judgments" / "fx" / "gpt" / "wo_cot" / "default.tsv", sep="\t"
+    )
     assert len(j) == 8 and j["answer"].notna().all() and j["parsed"].all()
-    log = (wd / "results" / "logs" / "judge" / "fx" / "gpt" / "wo_cot" / "default.log").read_text()
+    log = (wd / "results" / "logs" / "peras" / "judge" / "fx" / "gpt" / "wo_cot" / "default.log").read_text()
     assert "8 new calls" in log
     assert Path(url_file).exists()

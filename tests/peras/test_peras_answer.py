@@ -63,7 +63,7 @@ def test_the_default_config_reads_the_embedded_model_from_the_logits(monkeypatch
     peras = project.plan("peras")
     assert peras.section["answer"] == "auto" and peras.answer("smollm2") == "logits"
     assert peras.datasets == ["dl21"]  # the DL21 sample alone: the default run's budget
-    scale = Project.load(["config/paper-scale.yaml"], ROOT)
+    scale = Project.load(["config/paper-peras.yaml"], ROOT)
     assert {scale.plan("peras").answer(m) for m in scale.plan("peras").judges} == {"parse"}
 
 
@@ -145,7 +145,7 @@ def test_the_estimate_reads_cached_labels_as_the_job_does(tmp_path, monkeypatch)
         cache.close()
         table, _ = estimate(project, directory=ROOT, cache_path=cache_path)
         at = table[table["dataset"] == "dl21"].set_index("stage")
-        counts[answer] = (int(at.loc["judge", "cached"]), int(at.loc["confidence", "calls"]))
+        counts[answer] = (int(at.loc["peras_judge", "cached"]), int(at.loc["peras_confidence", "calls"]))
     # 12 cached default-persona judgments (the DL21 sample); confidence: 22 jobs x 12 pairs, minus
     # the 12 unparsed
     assert counts == {"logits": (12, 264), "parse": (12, 252)}

@@ -107,7 +107,7 @@ def test_a_name_no_cell_can_run_names_its_key(tmp_path, monkeypatch, block, key)
 
 def test_paper_config_runs_the_seed_cells(monkeypatch):
     monkeypatch.chdir(ROOT)
-    project = Project.load(["config/paper-scale.yaml"], ROOT)
+    project = Project.load(["config/paper-peras.yaml"], ROOT)
     plan = project.plan("peras")
     assert set(plan.cells) == SEED_CELLS and len(plan.cells) == 30
     jobs = project.llm_jobs()
@@ -133,7 +133,7 @@ def test_paper_config_runs_the_seed_cells(monkeypatch):
 
 @pytest.mark.slow
 def test_paper_config_dry_run_lists_the_seed_cells(tmp_path):
-    """`snakemake -n peras --configfile config/paper-scale.yaml` with dummy keys (nothing is
+    """`snakemake -n peras --configfile config/paper-peras.yaml` with dummy keys (nothing is
     sent): the judge and confidence jobs are the paper's cells x 11 personas, and the paper's
     tables are targets."""
     import shutil
@@ -142,10 +142,10 @@ def test_paper_config_dry_run_lists_the_seed_cells(tmp_path):
 
     shutil.copytree(ROOT / "config", tmp_path / "config")
     env = {**os.environ, "OPENAI_API_KEY": "dummy", "DEEPSEEK_API_KEY": "dummy"}
-    run = snakemake(tmp_path, "-n", "peras", "--configfile", "config/paper-scale.yaml", env=env, timeout=900)
+    run = snakemake(tmp_path, "-n", "peras", "--configfile", "config/paper-peras.yaml", env=env, timeout=900)
     assert run.returncode == 0, output(run)[-3000:]
     jobs = dry_run_jobs(output(run))
-    llm = [(r, wc) for r, wc in jobs if r in ("judge", "confidence")]
+    llm = [(r, wc) for r, wc in jobs if r in ("peras_judge", "peras_confidence")]
     assert {(wc["dataset"], wc["model"], wc["template"]) for _, wc in llm} == SEED_CELLS
     assert Counter((wc["model"], r) for r, wc in llm) == {
         (m, r): n
@@ -156,9 +156,9 @@ def test_paper_config_dry_run_lists_the_seed_cells(tmp_path):
             ("llama-3-8b", 88),
             ("deepseek-v3", 88),
         )
-        for r in ("judge", "confidence")
+        for r in ("peras_judge", "peras_confidence")
     }
     rules = Counter(r for r, _ in jobs)
     assert rules["download_dataset"] == rules["prepare_dataset"] == 4
-    assert rules["peras_table4"] == rules["peras_wide_tables"] == rules["classifier_table"] == 1
-    assert rules["classifier"] == 6 and rules["figures"] == 30
+    assert rules["peras_table4"] == rules["peras_wide_tables"] == rules["peras_classifier_table"] == 1
+    assert rules["peras_classifier"] == 6 and rules["peras_figures"] == 30

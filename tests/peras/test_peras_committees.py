@@ -38,10 +38,10 @@ def test_committees_among_the_groups():
     assert p.committee_of("smollm2", "trio") == Committee("trio", ("default", "LA", "HN"))
     assert p.committee_of("both", "trio") == Committee("both", ("smollm2", "ext"), rule="mean")
     assert p.committee_inputs("fx", "ext", "wo_cot", "trio") == [
-        f"results/judgments/fx/ext/wo_cot/{x}.tsv" for x in ("default", "LA", "HN")
+        f"results/peras/judgments/fx/ext/wo_cot/{x}.tsv" for x in ("default", "LA", "HN")
     ]
     assert p.committee_inputs("fx", "both", "wo_cot", "trio") == [
-        f"results/judgments/fx/{m}/wo_cot/trio.tsv" for m in ("smollm2", "ext")
+        f"results/peras/judgments/fx/{m}/wo_cot/trio.tsv" for m in ("smollm2", "ext")
     ]
     # the classifier's features are the personas; a judge committee has no classifier
     assert p.classifier_groups() == [("fx", "smollm2", "wo_cot"), ("fx", "ext", "wo_cot")]

@@ -66,7 +66,7 @@ def imported_labels(workdir):
 
 
 def test_every_figure_file_exists_and_is_not_empty(workdir):
-    res = workdir / "results"
+    res = workdir / "results" / "peras"
     for d, m, t in GROUPS:
         for kind in FIGURES:
             for ext in ("png", "pdf"):
@@ -76,7 +76,9 @@ def test_every_figure_file_exists_and_is_not_empty(workdir):
 
 
 def test_imported_judge_metrics_equal_sklearn(workdir, imported_labels):
-    metrics = pd.read_csv(workdir / "results" / "metrics" / "metrics.tsv", sep="\t", dtype={"persona": str})
+    metrics = pd.read_csv(
+        workdir / "results" / "peras" / "metrics" / "metrics.tsv", sep="\t", dtype={"persona": str}
+    )
     for p in PERSONAS:
         row = metrics[(metrics["model"] == "ext") & (metrics["persona"] == p)].iloc[0]
         pairs = [v for k, v in imported_labels.items() if k[0] == p]
@@ -92,7 +94,7 @@ def test_imported_judge_metrics_equal_sklearn(workdir, imported_labels):
 
 
 def test_significance_and_classifier_tables_cover_both_judges(workdir):
-    res = workdir / "results"
+    res = workdir / "results" / "peras"
     sig = pd.read_csv(res / "metrics" / "significance.tsv", sep="\t")
     assert set(sig["model"]) == {"smollm2", "ext", "both"}
     assert set(sig["persona"]) == {"LA", "HN", "trio"}
@@ -113,7 +115,7 @@ def test_significance_and_classifier_tables_cover_both_judges(workdir):
 
 def _labels(workdir, model, persona):
     j = pd.read_csv(
-        workdir / "results" / "judgments" / "fx" / model / "wo_cot" / f"{persona}.tsv",
+        workdir / "results" / "peras" / "judgments" / "fx" / model / "wo_cot" / f"{persona}.tsv",
         sep="\t",
         dtype={"qid": str, "docid": str},
     )
@@ -132,7 +134,9 @@ def _by_hand(values, rule):
 
 
 def test_committees_metrics_equal_sklearn_on_labels_combined_by_hand(workdir):
-    metrics = pd.read_csv(workdir / "results" / "metrics" / "metrics.tsv", sep="\t", dtype={"persona": str})
+    metrics = pd.read_csv(
+        workdir / "results" / "peras" / "metrics" / "metrics.tsv", sep="\t", dtype={"persona": str}
+    )
     grades = {
         (q, d): int(g)
         for q, _, d, g in (
@@ -170,7 +174,7 @@ def test_committees_metrics_equal_sklearn_on_labels_combined_by_hand(workdir):
 
 
 def test_committees_are_no_classifier_feature_and_not_in_calibration(workdir):
-    res = workdir / "results"
+    res = workdir / "results" / "peras"
     for model in ("smollm2", "ext"):
         feats = pd.read_csv(res / "classifier" / "fx" / model / "wo_cot" / "features.tsv", sep="\t")
         assert not [c for c in feats if "trio" in c]
@@ -192,7 +196,13 @@ def test_a_committee_edit_reruns_only_what_depends_on_it(workdir, tmp_path):
     assert dry.returncode == 0, dry.stderr[-3000:]
     jobs = dry_run_jobs(dry.stdout)
     rules = {r for r, _ in jobs}
-    assert not rules & {"judge", "confidence", "import_judge", "classifier", "peras_calibration"}
+    assert not rules & {
+        "peras_judge",
+        "peras_confidence",
+        "peras_import_judge",
+        "peras_classifier",
+        "peras_calibration",
+    }
     committees = sorted((r, w.get("model"), w.get("persona")) for r, w in jobs if "committee" in r)
     # trio of smollm2 and of ext, then both's trio (its members changed); both's own personas not
     assert committees == [
@@ -227,7 +237,7 @@ def test_bad_imported_line_fails_naming_file_and_line(workdir, tmp_path):
     lines = bad.read_text().splitlines()
     lines[2] = "102 Q0 d404 1 50"
     bad.write_text("\n".join(lines) + "\n")
-    run = snakemake(wd, "results/judgments/fx/ext/wo_cot/HN.tsv", "--forcerun", "import_judge")
+    run = snakemake(wd, "results/peras/judgments/fx/ext/wo_cot/HN.tsv", "--forcerun", "peras_import_judge")
     assert run.returncode != 0
     # read as the import job reads it when the DAG is built: no job runs (issue 38)
     assert "imports/HN.qrels:3: unknown passage id 'd404'" in output(run), output(run)[-3000:]

@@ -34,7 +34,7 @@ def workdir(tmp_path_factory, peras_answers):
 
 
 def test_full_run_writes_every_table(workdir):
-    res = workdir / "results"
+    res = workdir / "results" / "peras"
     for p in PERSONAS:
         j = pd.read_csv(res / "judgments" / "fx" / "smollm2" / "wo_cot" / f"{p}.tsv", sep="\t")
         assert len(j) == 8
@@ -46,8 +46,8 @@ def test_full_run_writes_every_table(workdir):
     assert sorted(metrics["persona"]) == sorted(PERSONAS)
     assert {"kappa", "qwk", "macro_f1", "RO", "RU", "HMR", "coverage"} <= set(metrics.columns)
     for p in PERSONAS:  # every answer from the session's cache (conftest.peras_answers)
-        log = (workdir / "results" / "logs" / "judge" / "fx" / "smollm2" / "wo_cot" / f"{p}.log").read_text()
-        assert "0 new calls, 8 cache hits" in log, log[-2000:]
+        log = workdir / "results" / "logs" / "peras" / "judge" / "fx" / "smollm2" / "wo_cot" / f"{p}.log"
+        assert "0 new calls, 8 cache hits" in log.read_text(), log.read_text()[-2000:]
     # PERAS Tables 4, 7 and 8 beside the long table
     t4 = pd.read_csv(res / "metrics" / "table4.tsv", sep="\t", dtype={"topic_ids": str})
     assert t4.to_dict("records") == [
@@ -123,15 +123,15 @@ def test_editing_one_persona_reruns_only_its_jobs(workdir):
     jobs = planned_jobs(dry.stdout + dry.stderr)
     # the aggregations over personas rerun too: metrics table, significance vs default, figures
     assert jobs == {
-        ("judge", "LA"),
-        ("confidence", "LA"),
-        ("group_metrics", ""),
-        ("aggregate_metrics", ""),
+        ("peras_judge", "LA"),
+        ("peras_confidence", "LA"),
+        ("peras_group_metrics", ""),
+        ("peras_aggregate_metrics", ""),
         ("peras_wide_tables", ""),
         ("persona_table", ""),
-        ("significance", ""),
-        ("aggregate_significance", ""),
-        ("figures", ""),
+        ("peras_significance", ""),
+        ("peras_aggregate_significance", ""),
+        ("peras_figures", ""),
         ("peras_calibration", ""),
         ("provenance", ""),  # who answered: it reads every judge and confidence table
         ("all", ""),
@@ -139,7 +139,9 @@ def test_editing_one_persona_reruns_only_its_jobs(workdir):
     # and running it makes new calls for LA only
     run = snakemake(workdir, "all")
     assert run.returncode == 0, run.stderr[-3000:]
-    log = (workdir / "results" / "logs" / "judge" / "fx" / "smollm2" / "wo_cot" / "LA.log").read_text()
+    log = (
+        workdir / "results" / "logs" / "peras" / "judge" / "fx" / "smollm2" / "wo_cot" / "LA.log"
+    ).read_text()
     assert "8 new calls, 0 cache hits" in log
     assert "Nothing to be done" in output(snakemake(workdir, "-n", "all"))
 

@@ -46,7 +46,7 @@ def test_original_overrating_uses_the_graded_run_its_prompt_bound_and_no_persona
     fx = ("dataset", "fx")
     jobs = [(j.rule, j.model, j.wildcards) for j in plan.llm_jobs()]
     assert jobs[0] == ("overrating_pointwise", "gpt", (fx, ("model", "gpt"), ("scale", "graded")))
-    assert not any(r == "judge" for r, _, _ in jobs)
+    assert not any(r == "peras_judge" for r, _, _ in jobs)
     assert plan.judgments("fx", "gpt") == "results/overrating/pointwise/fx/gpt/graded.tsv"
     ovr = project.plan("overrating")
     assert plan.judge_template_text == ovr.prompts["graded"].template

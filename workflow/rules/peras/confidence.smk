@@ -2,7 +2,7 @@
 # own stage, so editing the confidence prompt reruns only the confidence jobs (and what uses them).
 
 
-rule confidence:
+rule peras_confidence:
     input:
         pairs=path("dataset"),
         judgments=path("judgments"),
@@ -10,7 +10,7 @@ rule confidence:
     output:
         confidence=path("confidence"),
     log:
-        PROJECT.log("confidence/{dataset}/{model}/{template}/{persona}"),
+        PROJECT.log("peras/confidence/{dataset}/{model}/{template}/{persona}"),
     wildcard_constraints:
         model=LIVE_JUDGES_RE,
     conda:

@@ -4,7 +4,7 @@
 # grade (Fig. 3). Undefined metrics (NaN) are drawn as gaps marked n/a.
 
 
-rule figures:
+rule peras_figures:
     input:
         pairs=path("dataset"),
         judgments=group_files("judgments"),
@@ -25,7 +25,7 @@ rule figures:
         interpersona=path("interpersona"),
         confidence_table=path("confidence_by_grade"),
     log:
-        PROJECT.log("figures/{dataset}/{model}/{template}"),
+        PROJECT.log("peras/figures/{dataset}/{model}/{template}"),
     conda:
         "../../../envs/judgelab.yaml"
     resources:

@@ -1,12 +1,12 @@
 # Imported judges: labels (and optional confidences) from TREC-qrels-format files, written as the
 # judgment and confidence tables of a pseudo model named after the judge, so the metrics,
 # significance, figure and classifier stages use them exactly like a live judge. The wildcard
-# constraints keep them apart from the judge and confidence rules. The dataset's raw qrels and
-# topics tell a labelled pair outside the selection (skipped, counted in the import's table) from
-# one the dataset does not have (an error naming the file and line).
+# constraints keep them apart from the peras_judge and peras_confidence rules. The dataset's raw
+# qrels and topics tell a labelled pair outside the selection (skipped, counted in the import's
+# table) from one the dataset does not have (an error naming the file and line).
 
 
-rule import_judge:
+rule peras_import_judge:
     input:
         unpack(lambda wc: PROJECT.source_inputs(wc.dataset)),
         pairs=path("dataset"),
@@ -16,7 +16,7 @@ rule import_judge:
         confidence=path("confidence"),
         summary=path("import_summary"),
     log:
-        PROJECT.log("import/{dataset}/{model}/{template}/{persona}"),
+        PROJECT.log("peras/import/{dataset}/{model}/{template}/{persona}"),
     wildcard_constraints:
         model=IMPORTED_JUDGES_RE,
         persona=IMPORTED_PERSONAS_RE,

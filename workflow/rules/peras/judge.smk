@@ -1,17 +1,17 @@
 # PERAS stage 3 - judgment: one job per dataset x model x template x persona (live judges only;
-# imported judges' tables come from import_judge). The label is parsed from the answer text, or
+# imported judges' tables come from peras_import_judge). The label is parsed from the answer text, or
 # (peras.answer: logits; auto for the embedded model) read from the first answer position's
 # label distribution; a job whose answers parse less than min_coverage fails, saying what to try.
 
 
-rule judge:
+rule peras_judge:
     input:
         pairs=path("dataset"),
         persona_file=persona_input,
     output:
         judgments=path("judgments"),
     log:
-        PROJECT.log("judge/{dataset}/{model}/{template}/{persona}"),
+        PROJECT.log("peras/judge/{dataset}/{model}/{template}/{persona}"),
     wildcard_constraints:
         model=LIVE_JUDGES_RE,
     conda:

@@ -3,7 +3,7 @@
 # and the calibration diagnostics of every job (ECE, Brier, reliability diagrams), one job.
 
 
-rule group_metrics:
+rule peras_group_metrics:
     input:
         pairs=path("dataset"),
         judgments=group_files("judgments"),
@@ -11,7 +11,7 @@ rule group_metrics:
     output:
         metrics=path("group_metrics"),
     log:
-        PROJECT.log("metrics/{dataset}/{model}/{template}"),
+        PROJECT.log("peras/metrics/{dataset}/{model}/{template}"),
     conda:
         "../../../envs/judgelab.yaml"
     params:
@@ -20,13 +20,13 @@ rule group_metrics:
         "../../scripts/peras/group_metrics.py"
 
 
-rule aggregate_metrics:
+rule peras_aggregate_metrics:
     input:
         tables=expand_groups("group_metrics", PERAS.groups),
     output:
         table=path("metrics"),
     log:
-        PROJECT.log("metrics/aggregate"),
+        PROJECT.log("peras/metrics/aggregate"),
     conda:
         "../../../envs/judgelab.yaml"
     script:
@@ -53,7 +53,7 @@ rule peras_calibration:
         ),
         pdf=path("peras_reliability_figure", ext="pdf"),
     log:
-        PROJECT.log("metrics/calibration"),
+        PROJECT.log("peras/metrics/calibration"),
     conda:
         "../../../envs/judgelab.yaml"
     resources:

@@ -8,13 +8,13 @@
 # cheap aggregations run on the submitting host on a cluster (profiles/slurm)
 localrules:
     peras,
-    import_judge,
+    peras_import_judge,
     peras_judge_committee,
     peras_persona_committee,
-    group_metrics,
-    aggregate_metrics,
-    aggregate_significance,
-    classifier_table,
+    peras_group_metrics,
+    peras_aggregate_metrics,
+    peras_aggregate_significance,
+    peras_classifier_table,
     peras_table4,
     peras_wide_tables,
 

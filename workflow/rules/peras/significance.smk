@@ -3,7 +3,7 @@
 # p-values (judgelab.studies.peras.significance), then one tidy table and the metrics table joined with it.
 
 
-rule significance:
+rule peras_significance:
     input:
         pairs=path("dataset"),
         judgments=group_files("judgments"),
@@ -11,7 +11,7 @@ rule significance:
     output:
         table=path("group_significance"),
     log:
-        PROJECT.log("significance/{dataset}/{model}/{template}"),
+        PROJECT.log("peras/significance/{dataset}/{model}/{template}"),
     conda:
         "../../../envs/judgelab.yaml"
     resources:
@@ -23,7 +23,7 @@ rule significance:
         "../../scripts/peras/significance.py"
 
 
-rule aggregate_significance:
+rule peras_aggregate_significance:
     input:
         tables=expand_groups("group_significance", PERAS.significance_groups()),
         metrics=path("metrics"),
@@ -36,7 +36,7 @@ rule aggregate_significance:
             caption="../../report/peras/metrics.rst",
         ),
     log:
-        PROJECT.log("significance/aggregate"),
+        PROJECT.log("peras/significance/aggregate"),
     conda:
         "../../../envs/judgelab.yaml"
     script:

@@ -10,7 +10,7 @@ rule peras_table4:
     output:
         **peras_table("table4", "table4"),
     log:
-        PROJECT.log("metrics/table4"),
+        PROJECT.log("peras/metrics/table4"),
     conda:
         "../../../envs/judgelab.yaml"
     script:
@@ -24,7 +24,7 @@ rule peras_wide_tables:
         **{f"table7_{k}": v for k, v in peras_table("table7", "table7").items()},
         **{f"table8_{k}": v for k, v in peras_table("table8", "table8").items()},
     log:
-        PROJECT.log("metrics/tables"),
+        PROJECT.log("peras/metrics/tables"),
     conda:
         "../../../envs/judgelab.yaml"
     params:

@@ -1,5 +1,5 @@
 # Perturbations stage 1 - sample: per judge, per query at most `per_label` passages per label it
-# predicted in its original judgment (original: peras - the PERAS judge rule's table of the
+# predicted in its original judgment (original: peras - the peras_judge rule's table of the
 # study's template and persona; overrating - the overrating study's graded pointwise table;
 # requiring it schedules that job even when its study is disabled).
 

@@ -2,16 +2,16 @@
 
 judgelab download dl19 --out data/dl19            # raw files from the public sources
 judgelab prepare dl19 --qrels .. --topics .. --texts .. --out dl19.tsv [--per-grade 10]
-judgelab judge dl19.tsv --persona LA --template wo_cot --out j.tsv
-judgelab confidence dl19.tsv j.tsv --persona LA --out c.tsv
-judgelab metrics dl19.tsv j.tsv c.tsv
+judgelab peras judge dl19.tsv --persona LA --template peras/wo_cot --out j.tsv   # a study's job by hand
+judgelab peras confidence dl19.tsv j.tsv --persona LA --out c.tsv
+judgelab peras metrics dl19.tsv j.tsv c.tsv
 judgelab personas                                  # the Table 1 conditions
 judgelab cut-sample ../shared/data/trec-dl --out resources/sample
 judgelab cache [stats]                             # request-cache statistics
 judgelab cache check                               # intact? does the named file alone hold every answer?
 judgelab cache merge                               # fold a shards-mode cache's shards into its file
 judgelab cache salvage [BROKEN NEW]                # copy the intact answers of a damaged cache
-judgelab estimate --configfile config/paper-scale.yaml   # calls, tokens, cost: nothing sent
+judgelab estimate --configfile config/paper-peras.yaml   # calls, tokens, cost: nothing sent
 judgelab endpoints --url-dir endpoints --model NAME=SERVED --out config/endpoints.yaml
 """
 
@@ -98,7 +98,24 @@ def _assignments(items: list[str], option: str, form: str) -> dict[str, str]:
     return out
 
 
+#: The commands named before they said their study: old name -> the study's command (still run,
+#: after a one-line notice on stderr).
+DEPRECATED = {
+    "judge": ("peras", "judge"),
+    "confidence": ("peras", "confidence"),
+    "metrics": ("peras", "metrics"),
+}
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in DEPRECATED:
+        new = DEPRECATED[argv[0]]
+        print(
+            f"judgelab: `judgelab {argv[0]}` is deprecated, use `judgelab {' '.join(new)}` (same arguments)",
+            file=sys.stderr,
+        )
+        argv = [*new, *argv[1:]]
     parser = argparse.ArgumentParser(
         prog="judgelab", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -122,14 +139,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--out", required=True)
 
-    p = sub.add_parser("judge", help="judge every pair of a dataset table")
+    p = sub.add_parser(
+        "peras",
+        help="PERAS's jobs by hand: judge, confidence, metrics",
+        description="One PERAS job outside the workflow, with the embedded model or a GGUF file.",
+    )
+    peras = p.add_subparsers(dest="study_cmd", required=True)
+    p = peras.add_parser("judge", help="judge every pair of a dataset table")
     p.add_argument("pairs")
     p.add_argument("--template", default="peras/wo_cot")
     p.add_argument("--max-tokens", type=int, default=8)
     p.add_argument("--out", required=True)
     _add_model_args(p)
 
-    p = sub.add_parser("confidence", help="ask the confidence instruction for judged pairs")
+    p = peras.add_parser("confidence", help="ask the confidence instruction for judged pairs")
     p.add_argument("pairs")
     p.add_argument("judgments")
     p.add_argument("--template", default="peras/confidence")
@@ -137,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True)
     _add_model_args(p)
 
-    p = sub.add_parser("metrics", help="agreement and calibration of one judgment run")
+    p = peras.add_parser("metrics", help="agreement and calibration of one judgment run")
     p.add_argument("pairs")
     p.add_argument("judgments")
     p.add_argument("confidence")
@@ -240,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True, help="the overlay YAML to write (use it as a --configfile)")
 
     args = parser.parse_args(argv)
+    if args.cmd == "peras":
+        args.cmd = f"peras {args.study_cmd}"
     try:
         return _run(args)
     except JudgelabError as exc:  # bad input, a provider's refusal, a failed download
@@ -274,7 +299,7 @@ def _run(args) -> int:
         }
         with script_logging(None):
             prepare_dataset_job(args.dataset, args.qrels, args.topics, args.texts, sel, args.out)
-    elif args.cmd == "judge":
+    elif args.cmd == "peras judge":
         template = load_template_spec(args.template, kind="judgment")
         judge = Judge(
             model="model",
@@ -287,7 +312,7 @@ def _run(args) -> int:
         )
         with script_logging(None):
             judge_job(args.pairs, args.out, judge, JobContext(_cache_config(args), desc="judge"))
-    elif args.cmd == "confidence":
+    elif args.cmd == "peras confidence":
         judge = Judge(
             model="model",
             spec=_model_spec(args),
@@ -305,7 +330,7 @@ def _run(args) -> int:
                 judge,
                 JobContext(_cache_config(args), desc="confidence"),
             )
-    elif args.cmd == "metrics":
+    elif args.cmd == "peras metrics":
         import tempfile
 
         with tempfile.NamedTemporaryFile(suffix=".tsv") as tmp:

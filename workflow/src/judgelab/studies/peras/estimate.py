@@ -19,9 +19,9 @@ def requests(plan, job, ctx) -> Iterator[tuple[str, Request, bool]]:
     text = ctx.persona_text(w["persona"])
     judge = plan.judge(job.model, w["template"], w["persona"]).but(persona=text)
     reqs = judgment_requests(src.pairs, judge)
-    if job.rule == "judge":
+    if job.rule == "peras_judge":
         for req in reqs:
-            yield "judge", req, src.exact and ctx.cached(job.model, req) is not None
+            yield job.rule, req, src.exact and ctx.cached(job.model, req) is not None
         return
     asked_rows, labels, upper = [], [], []
     for i, req in enumerate(reqs):
@@ -37,6 +37,6 @@ def requests(plan, job, ctx) -> Iterator[tuple[str, Request, bool]]:
                 labels.append(label)
     confidence = plan.confidence_judge(job.model, w["persona"]).but(persona=text)
     for req in confidence_requests(src.pairs.iloc[asked_rows], labels, confidence):
-        yield "confidence", req, ctx.cached(job.model, req) is not None
+        yield "peras_confidence", req, ctx.cached(job.model, req) is not None
     for req in confidence_requests(src.pairs.iloc[upper], [0] * len(upper), confidence):
-        yield "confidence", req, False
+        yield "peras_confidence", req, False

@@ -26,7 +26,7 @@ from judgelab.studies.peras.settings import ClassifierSettings, FigureSettings, 
 
 #: The figures per dataset x model x template (PERAS Figures 2-5).
 FIGURE_KINDS = ("radar_agreement", "radar_calibration", "interpersona_kappa", "confidence_by_grade")
-#: The PERAS paper's tables besides Table 5 (``{results}/metrics/<table>.{tsv,md,tex,html}``): Table 4
+#: The PERAS paper's tables besides Table 5 (``{results}/peras/metrics/<table>.{tsv,md,tex,html}``): Table 4
 #: (dataset statistics), Tables 7 and 8 (agreement and calibration, wide).
 TABLES = ("table4", "table7", "table8")
 
@@ -40,23 +40,23 @@ FIGURE3_PERSONAS = ("HN", "LC")
 class Plan(StudyPlan):
     name = "peras"
     paths = {
-        "judgments": "{results}/judgments/{dataset}/{model}/{template}/{persona}.tsv",
-        "confidence": "{results}/confidence/{dataset}/{model}/{template}/{persona}.tsv",
-        "import_summary": "{results}/imported/{dataset}/{model}/{template}/{persona}.tsv",
-        "group_metrics": "{results}/metrics/groups/{dataset}/{model}/{template}.tsv",
-        "metrics": "{results}/metrics/metrics.tsv",
-        "group_significance": "{results}/significance/{dataset}/{model}/{template}.tsv",
-        "significance": "{results}/metrics/significance.tsv",
-        "metrics_significance": "{results}/metrics/metrics_significance.{ext}",
-        "interpersona": "{results}/metrics/interpersona/{dataset}/{model}/{template}.tsv",
-        "confidence_by_grade": "{results}/metrics/confidence_by_grade/{dataset}/{model}/{template}.tsv",
-        "figure": "{results}/figures/{kind}/{dataset}/{model}/{template}.{ext}",
-        "classifier": "{results}/classifier/{dataset}/{model}/{template}/{kind}.tsv",
-        "classifier_table": "{results}/classifier/table5.{ext}",
-        "peras_table": "{results}/metrics/{table}.{ext}",
-        "peras_calibration": "{results}/metrics/calibration.tsv",
-        "peras_reliability": "{results}/metrics/reliability.tsv",
-        "peras_reliability_figure": "{results}/figures/reliability.{ext}",
+        "judgments": "{results}/peras/judgments/{dataset}/{model}/{template}/{persona}.tsv",
+        "confidence": "{results}/peras/confidence/{dataset}/{model}/{template}/{persona}.tsv",
+        "import_summary": "{results}/peras/imported/{dataset}/{model}/{template}/{persona}.tsv",
+        "group_metrics": "{results}/peras/metrics/groups/{dataset}/{model}/{template}.tsv",
+        "metrics": "{results}/peras/metrics/metrics.tsv",
+        "group_significance": "{results}/peras/significance/{dataset}/{model}/{template}.tsv",
+        "significance": "{results}/peras/metrics/significance.tsv",
+        "metrics_significance": "{results}/peras/metrics/metrics_significance.{ext}",
+        "interpersona": "{results}/peras/metrics/interpersona/{dataset}/{model}/{template}.tsv",
+        "confidence_by_grade": "{results}/peras/metrics/confidence_by_grade/{dataset}/{model}/{template}.tsv",
+        "figure": "{results}/peras/figures/{kind}/{dataset}/{model}/{template}.{ext}",
+        "classifier": "{results}/peras/classifier/{dataset}/{model}/{template}/{kind}.tsv",
+        "classifier_table": "{results}/peras/classifier/table5.{ext}",
+        "peras_table": "{results}/peras/metrics/{table}.{ext}",
+        "peras_calibration": "{results}/peras/metrics/calibration.tsv",
+        "peras_reliability": "{results}/peras/metrics/reliability.tsv",
+        "peras_reliability_figure": "{results}/peras/figures/reliability.{ext}",
     }
 
     # -- templates ----------------------------------------------------------------------------
@@ -446,7 +446,7 @@ class Plan(StudyPlan):
             LLMJob(rule, m, (("dataset", d), ("model", m), ("template", t), ("persona", p)), self.name)
             for d, m, t in self.cells
             for p in self.project.personas
-            for rule in ("judge", "confidence")
+            for rule in ("peras_judge", "peras_confidence")
         ]
 
     def targets(self) -> list[str]:

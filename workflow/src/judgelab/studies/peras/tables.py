@@ -1,6 +1,6 @@
 """The PERAS paper's Table 4 (dataset statistics) and Tables 7 and 8 (Appendix B: agreement and
 calibration of every model x persona, in the paper's wide layout), from the prepared dataset
-tables and the long metrics table (``metrics/metrics.tsv``), rendered with :mod:`judgelab.analysis.render`.
+tables and the long metrics table (``peras/metrics/metrics.tsv``), rendered with :mod:`judgelab.analysis.render`.
 
 * Table 4: per dataset the topics, the judged pairs (the paper's ``#docs``) and the pairs of each
   grade; the tsv also lists the topic ids, so a subset drawn by ``datasets.<name>.match_counts``

@@ -61,7 +61,7 @@ def requests(plan, job, ctx) -> Iterator[tuple[str, Request, bool]]:
     dataset not downloaded yet is a stand-in of one pair per query (its known size): then
     every pair is sampled and every pair is a query for SEM - a loose upper bound."""
     w = job.wc
-    if job.rule in ("judge", "overrating_pointwise"):
+    if job.rule in ("peras_judge", "overrating_pointwise"):
         yield from plan.project.plan(plan.original).requests(job, ctx)
         return
     if job.rule == "perturbation_attack_judge":

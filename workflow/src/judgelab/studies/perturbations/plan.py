@@ -688,7 +688,7 @@ class Plan(StudyPlan):
             wc = (("dataset", dataset), ("model", judge), ("scale", "graded"))
             return LLMJob("overrating_pointwise", judge, wc, self.name)
         wc = (("dataset", dataset), ("model", judge), ("template", self.template), ("persona", self.persona))
-        return LLMJob("judge", judge, wc, self.name)
+        return LLMJob("peras_judge", judge, wc, self.name)
 
     def llm_jobs(self):
         jobs = []
