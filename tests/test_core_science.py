@@ -71,8 +71,12 @@ def test_transitions_equal_scikit_learn_and_count_the_missing():
             continue
         want = confusion_matrix(first[both], [second[k] for k in both], labels=[0, 1, 2, 3])[:, :2]
         assert counts.tolist() == want.tolist()
-        assert missing.tolist() == [sum(1 for f, s in zip(first, second) if f == g and s is None) for g in range(4)]
-    counts, missing = transitions(["A", "N", "B", "B", "x", None], ["B", None, "B", "A", "A", "A"], ["A", "N", "B"])
+        assert missing.tolist() == [
+            sum(1 for f, s in zip(first, second) if f == g and s is None) for g in range(4)
+        ]
+    counts, missing = transitions(
+        ["A", "N", "B", "B", "x", None], ["B", None, "B", "A", "A", "A"], ["A", "N", "B"]
+    )
     assert counts.tolist() == [[0, 0, 1], [0, 0, 0], [1, 0, 1]]
     assert missing.tolist() == [0, 1, 0]
     with pytest.raises(ValueError, match="differ in length"):

@@ -97,7 +97,9 @@ def test_a_group_of_files_is_filled_field_by_field(tmp_path):
     """A parameter annotated with a Files dataclass gets each field as a parameter of its name
     would: one file to a sequence field as a list, an empty optional input as None, a field the
     rule does not give keeps its default, a required one missing is named in the error."""
-    smk = FakeJob(tmp_path, input={"pairs": "p.tsv", "runs": "r.txt", "persona_file": []}, output={"out": "o"})
+    smk = FakeJob(
+        tmp_path, input={"pairs": "p.tsv", "runs": "r.txt", "persona_file": []}, output={"out": "o"}
+    )
     got = arguments(grouped, smk)
     assert got == {"inputs": Inputs("p.tsv", ["r.txt"], None, "none"), "out": "o"}
     smk = FakeJob(tmp_path, input={"runs": ["a", "b"]}, output={"out": "o"})

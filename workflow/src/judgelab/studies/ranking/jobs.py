@@ -13,8 +13,8 @@ calibration of every judge's pool labels).
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,7 @@ from judgelab.studies.ranking.settings import (
 # bm25s, ir-measures, the backends), so the many small jobs start fast.
 
 log = logging.getLogger("judgelab")
+
 
 @dataclass(frozen=True)
 class DatasetFiles(Files):
