@@ -11,10 +11,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.metrics import cohen_kappa_score, f1_score
+from sklearn.metrics import cohen_kappa_score, confusion_matrix, f1_score
 
 from judgelab.analysis import render
-from judgelab.analysis.agreement import agreement, cohen_kappa, confusion, kappa_from_confusion, macro_f1
+from judgelab.analysis.agreement import (
+    agreement,
+    cohen_kappa,
+    confusion,
+    kappa_from_confusion,
+    macro_f1,
+    transitions,
+)
 from judgelab.analysis.stats import adjust_pvalues
 
 PACKAGE = Path(__file__).resolve().parents[1] / "workflow" / "src" / "judgelab"
@@ -45,6 +52,35 @@ def test_kappa_and_macro_f1_equal_scikit_learn_bit_for_bit():
         singles.append(float(kappa_from_confusion(cm, "quadratic")))
     vector = kappa_from_confusion(np.array(stacked), "quadratic")
     assert all(a == b or (math.isnan(a) and math.isnan(b)) for a, b in zip(vector, singles))
+
+
+def test_transitions_equal_scikit_learn_and_count_the_missing():
+    """The one label-pair counter (every study's confusion and transition matrix) gives
+    scikit-learn's confusion matrix over the pairs both labelled, for integer, nullable and
+    string labels and a second label set of its own; a missing second label is counted per row,
+    a first label outside the set is not counted at all."""
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        n = int(rng.integers(0, 40))
+        first = rng.integers(0, 4, n)
+        second = [None if rng.random() < 0.25 else int(v) for v in rng.integers(0, 2, n)]
+        counts, missing = transitions(first, pd.array(second, dtype="Int64"), [0, 1, 2, 3], [0, 1])
+        both = [k for k, v in enumerate(second) if v is not None]
+        if not both:  # scikit-learn refuses an empty input
+            assert counts.sum() == 0
+            continue
+        want = confusion_matrix(first[both], [second[k] for k in both], labels=[0, 1, 2, 3])[:, :2]
+        assert counts.tolist() == want.tolist()
+        assert missing.tolist() == [
+            sum(1 for f, s in zip(first, second) if f == g and s is None) for g in range(4)
+        ]
+    counts, missing = transitions(
+        ["A", "N", "B", "B", "x", None], ["B", None, "B", "A", "A", "A"], ["A", "N", "B"]
+    )
+    assert counts.tolist() == [[0, 0, 1], [0, 0, 0], [1, 0, 1]]
+    assert missing.tolist() == [0, 1, 0]
+    with pytest.raises(ValueError, match="differ in length"):
+        transitions([0, 1], [0])
 
 
 def test_kappa_by_hand():

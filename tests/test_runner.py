@@ -2,11 +2,12 @@
 parameter by its name from the rule's named input, output, params and wildcards, settings values
 decoded from their param text, the job's context, every output or wildcard as a mapping, an
 empty optional input as None, one file given to a list parameter as a list, and a missing
-parameter named in one error."""
+parameter named in one error; a group of files (judgelab.params.Files) field by field."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from judgelab.cache.store import CacheConfig
 from judgelab.llm.judge import Coverage, Judge
 from judgelab.llm.session import JobContext
+from judgelab.params import Files
 from judgelab.project.runner import arguments, run
 
 
@@ -77,6 +79,32 @@ def test_each_parameter_comes_from_the_rule_by_its_name(tmp_path):
     context = got["context"]
     assert context.threads == 2 and context.desc == "judge dl21/m"
     assert context.cache == CacheConfig(str(tmp_path / "c.sqlite"), "wal", 30)
+
+
+@dataclass(frozen=True)
+class Inputs(Files):
+    pairs: str
+    runs: Sequence[str]
+    persona_file: str | None = None
+    extra: str = "none"
+
+
+def grouped(inputs: Inputs, out: str) -> None:
+    return None
+
+
+def test_a_group_of_files_is_filled_field_by_field(tmp_path):
+    """A parameter annotated with a Files dataclass gets each field as a parameter of its name
+    would: one file to a sequence field as a list, an empty optional input as None, a field the
+    rule does not give keeps its default, a required one missing is named in the error."""
+    smk = FakeJob(
+        tmp_path, input={"pairs": "p.tsv", "runs": "r.txt", "persona_file": []}, output={"out": "o"}
+    )
+    got = arguments(grouped, smk)
+    assert got == {"inputs": Inputs("p.tsv", ["r.txt"], None, "none"), "out": "o"}
+    smk = FakeJob(tmp_path, input={"runs": ["a", "b"]}, output={"out": "o"})
+    with pytest.raises(TypeError, match=r"rule judge: .*grouped needs 'pairs'"):
+        arguments(grouped, smk)
 
 
 def test_a_parameter_the_rule_does_not_give_is_named(tmp_path):

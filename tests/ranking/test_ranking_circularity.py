@@ -262,10 +262,8 @@ def test_the_job_names_the_key_of_a_base_run_missing_from_the_files(tmp_path):
     outputs = {k: str(tmp_path / "out" / f"{k}.x") for k in ("runs", "scores", "tsv", "md", "html")}
     with pytest.raises(InputError) as err:
         jobs.circularity_job(
-            str(pairs),
-            [str(run)],
+            jobs.DatasetFiles(str(pairs), [str(run)], str(tmp_path / "s.tsv")),
             [str(tmp_path / "j.tsv")],
-            str(tmp_path / "s.tsv"),
             outputs,
             scoring,
             Circularity("t", "other", 10, [["j", "human"]], ["nDCG@10"]),
@@ -322,10 +320,8 @@ def test_dl21_the_judge_built_run_ranks_as_ir_measures_ranks_it(tmp_path):
     out |= {e: str(tmp_path / f"circularity.{e}") for e in ("tsv", "md", "html")}
     settings = Circularity("dl21", "", 10, [["flip", "human"]], ["nDCG@10"])
     got = jobs.circularity_job(
-        str(pairs),
-        paths,
+        jobs.DatasetFiles(str(pairs), paths, scores),
         [str(tmp_path / "flip.tsv")],
-        scores,
         out,
         scoring,
         settings,

@@ -648,10 +648,8 @@ def test_correlations_job_and_tables(tmp_path):
         str(tmp_path / "cache"),
     )
     corr = jobs.correlations_job(
-        str(pairs),
-        list(runs.values()),
+        jobs.DatasetFiles(str(pairs), list(runs.values()), out["scores"]),
         [str(tmp_path / "j.tsv")],
-        out["scores"],
         {k: out[k] for k in ("correlations", "pool")},
         Pooling(run_names=list(runs), depth=10),
         Comparisons(

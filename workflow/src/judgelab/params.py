@@ -59,3 +59,10 @@ def _inner(annotation: Any) -> Any:
         args = [a for a in typing.get_args(annotation) if a is not type(None)]
         return args[0] if len(args) == 1 else annotation
     return annotation
+
+
+class Files:
+    """Mixin of a frozen dataclass that groups some of a job's input files (keeping a job function
+    to a few parameters): the workflow's adapter (:func:`judgelab.project.runner.run`) fills each
+    field from the rule's named input (or output) of the field's name, as it would a parameter of
+    that name; a test builds it by hand."""

@@ -1,5 +1,8 @@
 """Agreement between two raters' labels (a judge and the human assessors), one implementation each.
 
+* :func:`transitions` - the one counter of label pairs: the K x L matrix of (first, second)
+  label counts and, per first label, the pairs whose second label is missing (the transition
+  matrices of the overrating, perturbation and simulation studies).
 * :func:`confusion` - the K x K confusion matrix (rows: the first rater, columns: the second) over
   a label set.
 * :func:`kappa_from_confusion` - Cohen's kappa, unweighted or with linear / quadratic weights
@@ -43,16 +46,33 @@ Level = Literal["nominal", "ordinal", "interval", "ratio"]
 LEVELS: tuple[Level, ...] = ("nominal", "ordinal", "interval", "ratio")
 
 
+def transitions(
+    first: Sequence, second: Sequence, labels: Sequence = GRADES, second_labels: Sequence | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The one counter of label pairs (confusion and transition matrices of every study):
+    ``counts[i, j]`` = pairs with ``first == labels[i]`` and ``second == second_labels[j]``
+    (``second_labels``: ``labels`` when None), and ``missing[i]`` = pairs with
+    ``first == labels[i]`` whose second label is missing (None, NaN, pd.NA). Pairs whose first label
+    is outside ``labels``, or whose second is present but outside ``second_labels``, are not
+    counted. Both arrays are int64."""
+    first, second = list(first), list(second)
+    if len(first) != len(second):
+        raise ValueError(f"the two label sequences differ in length ({len(first)} and {len(second)})")
+    columns = labels if second_labels is None else second_labels
+    i = pd.Index(list(labels)).get_indexer(pd.Index(first, dtype=object))
+    j = pd.Index(list(columns)).get_indexer(pd.Index(second, dtype=object))
+    both = (i >= 0) & (j >= 0)
+    counts = np.bincount(i[both] * len(columns) + j[both], minlength=len(labels) * len(columns))
+    absent = (i >= 0) & np.asarray(pd.isna(pd.Series(second, dtype=object)), dtype=bool)
+    missing = np.bincount(i[absent], minlength=len(labels))
+    return counts.reshape(len(labels), len(columns)).astype(np.int64), missing.astype(np.int64)
+
+
 def confusion(first: Sequence[int], second: Sequence[int], labels: Sequence[int] = GRADES) -> np.ndarray:
-    """Counts of (first, second) label pairs: ``cm[i, j]`` = pairs with ``first == labels[i]`` and
-    ``second == labels[j]`` (pairs outside ``labels`` are not counted)."""
-    pos = {lab: i for i, lab in enumerate(labels)}
-    cm = np.zeros((len(labels), len(labels)), dtype=float)
-    for a, b in zip(first, second):
-        i, j = pos.get(a), pos.get(b)
-        if i is not None and j is not None:
-            cm[i, j] += 1.0
-    return cm
+    """Counts of (first, second) label pairs as floats (:func:`transitions`, missing labels left
+    out): ``cm[i, j]`` = pairs with ``first == labels[i]`` and ``second == labels[j]`` (pairs
+    outside ``labels`` are not counted)."""
+    return transitions(first, second, labels)[0].astype(float)
 
 
 def kappa_from_confusion(cm: np.ndarray, weights: str | None = None) -> np.ndarray:

@@ -7,8 +7,9 @@ label stays missing (``<NA>``) and never becomes a grade.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -137,6 +138,16 @@ def label_tables(table: pd.DataFrame, parse_rule: str) -> tuple[pd.DataFrame, pd
 ID_COLUMNS = ("dataset", "model", "template", "persona")
 
 
+def read_tsv(
+    path: str | Path, dtype: Any = None, *, missing: Sequence[str] | Mapping[str, Sequence[str]] = ("",)
+) -> pd.DataFrame:
+    """A tab-separated table as the workflow writes them (:func:`write_tsv`): ``dtype`` as pandas
+    takes it (one type, or column -> type), and missing only the cells in ``missing`` (a blank
+    cell; a mapping: per column; empty: none) - never the text ``NA``, ``null`` or ``nan``,
+    which are ids, labels or answers here."""
+    return pd.read_csv(path, sep="\t", dtype=dtype, keep_default_na=False, na_values=missing)
+
+
 def write_tsv(df: pd.DataFrame, path: str | Path) -> None:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     df.to_csv(path, sep="\t", index=False)
@@ -147,22 +158,15 @@ def write_dataset(table: pd.DataFrame, path: str | Path) -> None:
 
 
 def read_dataset(path: str | Path) -> pd.DataFrame:
-    return pd.read_csv(
+    return read_tsv(
         path,
-        sep="\t",
-        dtype={"qid": str, "docid": str, "query": str, "passage": str, "dataset": str, "grade": "Int64"},
-        keep_default_na=False,
+        {"qid": str, "docid": str, "query": str, "passage": str, "dataset": str, "grade": "Int64"},
+        missing=(),
     )
 
 
 def read_judgments(path: str | Path) -> pd.DataFrame:
-    df = pd.read_csv(
-        path,
-        sep="\t",
-        dtype={"qid": str, "docid": str, "dataset": str, "answer": str},
-        keep_default_na=False,
-        na_values=[""],
-    )
+    df = read_tsv(path, {"qid": str, "docid": str, "dataset": str, "answer": str})
     df["label"] = df["label"].astype("Int64")
     return df
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from judgelab.data.tables import truthy, write_tsv
+from judgelab.data.tables import read_tsv, truthy, write_tsv
 from judgelab.llm.judging import same_model
 from judgelab.params import Settings
 
@@ -132,12 +132,7 @@ def provenance_table(settings: ProvenanceSettings, files: Sequence[str]) -> pd.D
     tables, in the same order)."""
     if len(files) != len(settings.jobs):
         raise ValueError(f"{len(settings.jobs)} jobs but {len(files)} answer tables")
-    rows = [
-        job_row(
-            settings.study, job, pd.read_csv(f, sep="\t", dtype=str, keep_default_na=False, na_values=[""]), f
-        )
-        for job, f in zip(settings.jobs, files)
-    ]
+    rows = [job_row(settings.study, job, read_tsv(f, str), f) for job, f in zip(settings.jobs, files)]
     return pd.DataFrame(rows, columns=PROVENANCE_COLUMNS)
 
 

@@ -9,13 +9,15 @@ the rule's named ``input`` (and the files of its ``bundled`` param, :mod:`judgel
 ``output``, ``params`` and wildcards (a param decoded by the parameter's
 annotation: a settings class with ``from_param``, such as :class:`~judgelab.llm.judge.Judge`; JSON
 text for a dict or list), the job's :class:`~judgelab.llm.session.JobContext` for a parameter
-annotated so; ``outputs``: every named output (a job that writes many), ``wildcards``: the job's
+annotated so; a parameter annotated with a :class:`~judgelab.params.Files` dataclass (a group of
+files) gets one with each field filled as a parameter of that name would be; ``outputs``: every named output (a job that writes many), ``wildcards``: the job's
 wildcards. An input the rule leaves empty is None where the parameter defaults to None; a
 parameter annotated as a sequence of files gets a list also when the rule names one file."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import json
 import logging
@@ -29,6 +31,7 @@ from typing import Any, NoReturn
 from judgelab.cache.store import CacheConfig
 from judgelab.errors import JudgelabError
 from judgelab.llm.session import JobContext
+from judgelab.params import Files
 from judgelab.project.bundled import resolve, workflow_root
 
 log = logging.getLogger("judgelab")
@@ -149,33 +152,65 @@ def arguments(job: Callable[..., Any], smk: Any, fixed: Mapping[str, Any] | None
     kwargs: dict[str, Any] = {}
     for name, par in inspect.signature(job).parameters.items():
         annotation = hints.get(name, par.annotation)
-        if _plain(annotation) is JobContext:
+        kind = _plain(annotation)
+        if kind is JobContext:
             kwargs[name] = context_of(smk)
-            continue
-        for where, values in sources:
-            if name in values:
-                value = values[name]
-                if where == "params":
-                    value = decode(value, annotation)
-                elif value == [] and par.default is None:
-                    value = None  # an optional input the rule left empty
-                elif isinstance(value, str) and _is_sequence(annotation):
-                    value = [value]  # a list of files that holds one
-                kwargs[name] = value
-                break
-        else:
-            if name == "outputs":  # every named output, for a job that writes many
-                kwargs[name] = _named(smk.output.items())
-                continue
-            if name == "wildcards":
-                kwargs[name] = {k: str(v) for k, v in smk.wildcards.items()}
-                continue
-            if par.default is inspect.Parameter.empty:
-                raise TypeError(
-                    f"rule {smk.rule}: {job.__module__}.{job.__name__} needs {name!r}, which is "
-                    "none of the rule's named input, output or params"
-                )
+        elif isinstance(kind, type) and issubclass(kind, Files) and dataclasses.is_dataclass(kind):
+            # a group of files: each field by its name, as a parameter of that name would be
+            group = typing.get_type_hints(kind)
+            kwargs[name] = kind(
+                **{
+                    f.name: value
+                    for f in dataclasses.fields(kind)
+                    if (value := _lookup(f.name, group.get(f.name), _default(f), sources, job, smk))
+                    is not _ABSENT
+                }
+            )
+        elif name in ("outputs", "wildcards") and not any(name in values for _, values in sources):
+            # every named output, for a job that writes many; the job's wildcards
+            kwargs[name] = (
+                _named(smk.output.items())
+                if name == "outputs"
+                else {k: str(v) for k, v in smk.wildcards.items()}
+            )
+        elif (value := _lookup(name, annotation, par.default, sources, job, smk)) is not _ABSENT:
+            kwargs[name] = value
     return kwargs
+
+
+_ABSENT = object()
+
+
+def _default(f: dataclasses.Field) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return inspect.Parameter.empty
+
+
+def _lookup(
+    name: str, annotation: Any, default: Any, sources: Sequence[tuple[str, Mapping[str, Any]]], job, smk
+) -> Any:
+    """The value of a job parameter (or a field of a :class:`~judgelab.params.Files` group) named
+    ``name`` from the first of ``sources`` that has it; ``_ABSENT`` where none has it and it has a
+    default; an error naming the rule and the parameter where it has none."""
+    for where, values in sources:
+        if name in values:
+            value = values[name]
+            if where == "params":
+                return decode(value, annotation)
+            if value == [] and default is None:
+                return None  # an optional input the rule left empty
+            if isinstance(value, str) and _is_sequence(annotation):
+                return [value]  # a list of files that holds one
+            return value
+    if default is inspect.Parameter.empty:
+        raise TypeError(
+            f"rule {smk.rule}: {job.__module__}.{job.__name__} needs {name!r}, which is "
+            "none of the rule's named input, output or params"
+        )
+    return _ABSENT
 
 
 def stopped(rule: str, exc: BaseException, log_path: str | None) -> NoReturn:

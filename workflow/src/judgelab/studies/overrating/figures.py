@@ -19,7 +19,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from judgelab.analysis.plotting import plt, save
+from judgelab.analysis.plotting import annotated_heatmap, plt, save
 from judgelab.analysis.render import MISSING
 from judgelab.data.labels import GRADES
 from judgelab.studies.overrating.pointwise import OUTCOMES
@@ -42,21 +42,11 @@ def transition_heatmap(tidy: pd.DataFrame, title: str, out_png, out_pdf=None) ->
     missing = tidy.groupby("human")["n_missing"].first().reindex(list(GRADES)).fillna(0).astype(int)
     vals = share.to_numpy(dtype=float)
     fig, ax = plt.subplots(figsize=(1.3 * len(labels) + 2.6, 3.9))
-    ax.set_facecolor("0.85")  # NaN cells stay transparent: the grey shows
-    im = ax.imshow(np.ma.masked_invalid(vals), cmap="Blues", vmin=0, vmax=1, aspect="auto")
-    for (i, j), v in np.ndenumerate(vals):
-        if np.isfinite(v):
-            ax.text(
-                j,
-                i,
-                f"{v:.2f}\n(n={int(count.iat[i, j])})",
-                ha="center",
-                va="center",
-                fontsize=8,
-                color="white" if v > 0.6 else "black",
-            )
-        else:
-            ax.text(j, i, MISSING, ha="center", va="center", fontsize=8, color="0.3")
+    texts = [
+        [f"{v:.2f}\n(n={int(n)})" if np.isfinite(v) else "" for v, n in zip(row, counts)]
+        for row, counts in zip(vals, count.to_numpy(dtype=float))
+    ]
+    im = annotated_heatmap(ax, vals, texts, aspect="auto")
     ax.set_xticks(range(len(labels)))
     ax.set_xticklabels([str(x) for x in labels])
     ax.set_yticks(range(len(GRADES)))

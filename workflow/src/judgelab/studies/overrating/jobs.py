@@ -31,7 +31,7 @@ from judgelab.analysis import render
 from judgelab.analysis.calibration import CalibrationSettings
 from judgelab.data.imported import ImportReading, SourcePairs, read_judge
 from judgelab.data.labels import SCALES
-from judgelab.data.tables import read_dataset, write_tsv
+from judgelab.data.tables import read_dataset, read_tsv, write_tsv
 from judgelab.llm.judge import Judge
 from judgelab.llm.judging import check_coverage
 from judgelab.llm.session import JobContext
@@ -65,13 +65,7 @@ def _ids(wildcards: Mapping[str, str], names: Sequence[str]) -> dict[str, str]:
 
 
 def _read(path: str, **dtypes) -> pd.DataFrame:
-    return pd.read_csv(
-        path,
-        sep="\t",
-        keep_default_na=False,
-        na_values=[""],
-        dtype={"dataset": str, "qid": str, "docid": str, "model": str, "answer": str, **dtypes},
-    )
+    return read_tsv(path, {"dataset": str, "qid": str, "docid": str, "model": str, "answer": str, **dtypes})
 
 
 def read_pointwise(path: str) -> pd.DataFrame:

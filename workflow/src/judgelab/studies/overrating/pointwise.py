@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from judgelab.analysis.agreement import cohen_kappa, krippendorff_alpha
+from judgelab.analysis.agreement import cohen_kappa, krippendorff_alpha, transitions
 from judgelab.data.imported import JudgeFile, confidence_as_probability, read_judge_file
 from judgelab.data.labels import GRADES, SCALES, binarise
 from judgelab.data.tables import ANSWER_COLUMNS, missing_split
@@ -227,20 +227,19 @@ def transition_matrix(pairs: pd.DataFrame, scale: str) -> pd.DataFrame:
     scale, with ``n`` and ``share`` (of the human grade's parsed pairs; NaN without any), and
     ``n_missing`` (that grade's pairs whose answer is missing)."""
     labels = [int(x) for x in SCALES[scale]]
+    counts, missing = transitions(pairs["grade"].astype(int), pairs["label"], GRADES, labels)
     rows = []
-    for g in GRADES:
-        at = pairs[pairs["grade"].astype(int) == g]
-        parsed = at[at["label"].notna()]
-        n_missing = len(at) - len(parsed)
-        for lab in labels:
-            k = int((parsed["label"].astype(int) == lab).sum())
+    for i, g in enumerate(GRADES):
+        parsed = int(counts[i].sum())
+        for j, lab in enumerate(labels):
+            k = int(counts[i, j])
             rows.append(
                 {
                     "human": g,
                     "llm": lab,
                     "n": k,
-                    "share": k / len(parsed) if len(parsed) else math.nan,
-                    "n_missing": n_missing,
+                    "share": k / parsed if parsed else math.nan,
+                    "n_missing": int(missing[i]),
                 }
             )
     return pd.DataFrame(rows)

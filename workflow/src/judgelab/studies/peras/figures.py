@@ -1,4 +1,4 @@
-"""Figures of PERAS (matplotlib/seaborn), each written as PNG and PDF.
+"""Figures of PERAS (matplotlib), each written as PNG and PDF.
 
 * :func:`radar` - Figures 4 and 5: one polar panel per metric over the persona conditions of one
   dataset x model x template. The default persona's value is a dashed reference circle; a
@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.analysis.agreement import cohen_kappa
-from judgelab.analysis.plotting import plt, save
+from judgelab.analysis.plotting import annotated_heatmap, plt, save
 from judgelab.analysis.render import MISSING
 from judgelab.data.labels import GRADES
 
@@ -166,35 +166,20 @@ def interpersona_kappa(labels: Mapping[str, pd.Series]) -> pd.DataFrame:
 
 
 def interpersona_heatmap(tidy: pd.DataFrame, title: str, out_png, out_pdf=None):
-    import seaborn as sns
-
     order = list(dict.fromkeys(tidy["persona_a"]))
     mat = tidy.pivot(index="persona_a", columns="persona_b", values="kappa").loc[order, order]
     vals = mat.to_numpy(dtype=float)
     finite = vals[np.isfinite(vals)]
     vmin = min(0.0, math.floor(finite.min() * 10) / 10) if len(finite) else 0.0
-    annot = np.where(np.isfinite(vals), np.vectorize(lambda v: f"{v:.2f}")(np.nan_to_num(vals)), MISSING)
     size = 0.55 * len(order) + 2.2
     fig, ax = plt.subplots(figsize=(size + 1.2, size))
-    ax.set_facecolor("0.85")  # NaN cells are masked: the grey background shows
-    sns.heatmap(
-        mat.astype(float),
-        mask=~np.isfinite(vals),
-        annot=annot,
-        fmt="",
-        cmap="viridis",
-        vmin=vmin,
-        vmax=1.0,
-        square=True,
-        linewidths=0.5,
-        linecolor="white",
-        cbar_kws={"label": "Cohen's κ", "shrink": 0.8},
-        annot_kws={"fontsize": 7},
-        ax=ax,
+    texts = [[f"{v:.2f}" for v in row] for row in vals]
+    image = annotated_heatmap(
+        ax, vals, texts, cmap="viridis", vmin=vmin, fontsize=7, white_above=None, lines="white"
     )
-    for (i, j), v in np.ndenumerate(vals):
-        if not np.isfinite(v):
-            ax.text(j + 0.5, i + 0.5, MISSING, ha="center", va="center", fontsize=7, color="0.3")
+    fig.colorbar(image, ax=ax, label="Cohen's κ", shrink=0.8).outline.set_visible(False)
+    ax.set_xticks(range(len(order)), order)
+    ax.set_yticks(range(len(order)), order)
     ax.set_xlabel("")
     ax.set_ylabel("")
     ax.set_title(title, fontsize=11)

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from judgelab.analysis.plotting import plt, save
+from judgelab.analysis.plotting import annotated_heatmap, plt, save
 from judgelab.analysis.render import MISSING
 from judgelab.data.labels import GRADES
 
@@ -69,21 +69,11 @@ def transition_heatmaps(
             .to_numpy(dtype=int)
         )
         rows = t.drop_duplicates("original_label").set_index("original_label").reindex(GRADES)
-        ax.set_facecolor("0.88")  # rows without parsed re-judgments stay grey
-        image = ax.imshow(np.ma.masked_invalid(share), cmap="Blues", vmin=0.0, vmax=1.0)
-        for (i, j), v in np.ndenumerate(share):
-            if np.isfinite(v):
-                ax.text(
-                    j,
-                    i,
-                    f"{v:.2f}\n({count[i, j]})",
-                    ha="center",
-                    va="center",
-                    fontsize=7,
-                    color="white" if v > 0.6 else "black",
-                )
-            elif j == 1:
-                ax.text(1.5, i, MISSING, ha="center", va="center", fontsize=8, color="0.35")
+        texts = [[f"{v:.2f}\n({c})" for v, c in zip(r, n)] for r, n in zip(share, count)]
+        # rows without parsed re-judgments stay grey, one n/a across the row
+        image = annotated_heatmap(ax, share, texts, fontsize=7, missing=None, background="0.88")
+        for i in np.flatnonzero(~np.isfinite(share).any(axis=1)):
+            ax.text(1.5, i, MISSING, ha="center", va="center", fontsize=8, color="0.35")
         ax.set_yticks(range(len(GRADES)))
         ax.set_yticklabels(
             [

@@ -43,7 +43,7 @@ from pathlib import Path
 import pandas as pd
 
 from judgelab.analysis.render import MISSING
-from judgelab.data.tables import JUDGMENT_COLUMNS, read_dataset, read_judgments, write_tsv
+from judgelab.data.tables import JUDGMENT_COLUMNS, read_dataset, read_judgments, read_tsv, write_tsv
 from judgelab.errors import InputError
 from judgelab.llm.judging import check_coverage
 from judgelab.llm.session import JobContext
@@ -415,7 +415,7 @@ def attack_sample_job(pairs: str, sample: str, sampling: AttackSampling) -> pd.D
 
 
 def read_attack_sample(path: str) -> pd.DataFrame:
-    df = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False, na_values={"grade": [""]})
+    df = read_tsv(path, str, missing={"grade": [""]})
     df["grade"] = df["grade"].astype("Int64")
     return df
 

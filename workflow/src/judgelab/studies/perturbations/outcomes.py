@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from judgelab.analysis.agreement import transitions
 from judgelab.data.labels import GRADES
 from judgelab.data.tables import missing_split, truthy
 from judgelab.errors import InputError
@@ -85,10 +86,12 @@ def transition_counts(original: Sequence, new: Sequence) -> pd.DataFrame:
         raise ValueError("original and new labels differ in length")
     if orig.isna().any():
         raise ValueError("every re-judged pair must have an original label")
-    mat = pd.DataFrame(0, index=pd.Index(GRADES, name="original_label"), columns=[*GRADES, "missing"])
-    for o, n in zip(orig, lab):
-        mat.loc[int(o), "missing" if pd.isna(n) else int(n)] += 1
-    return mat
+    counts, missing = transitions(orig, lab, GRADES)
+    return pd.DataFrame(
+        np.column_stack([counts, missing]),
+        index=pd.Index(GRADES, name="original_label"),
+        columns=[*GRADES, "missing"],
+    )
 
 
 def transition_table(rejudged: pd.DataFrame) -> pd.DataFrame:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from judgelab.data.tables import truthy
+from judgelab.data.tables import read_tsv, truthy
 from judgelab.errors import InputError
 from judgelab.llm.backends.base import Request
 from judgelab.llm.client import CachedClient
@@ -210,10 +210,9 @@ def run_rewrites(
 
 def read_variant_table(path: str) -> pd.DataFrame:
     """A rewrites or insertions table as written by the jobs."""
-    df = pd.read_csv(
+    df = read_tsv(
         path,
-        sep="\t",
-        dtype={
+        {
             "dataset": str,
             "qid": str,
             "query": str,
@@ -227,8 +226,7 @@ def read_variant_table(path: str) -> pd.DataFrame:
             "reason": str,
             "sentence": str,
         },
-        keep_default_na=False,
-        na_values={"grade": [""]},
+        missing={"grade": [""]},
     )
     flag = "kept" if "kept" in df.columns else "ok"
     if flag not in df.columns or "text" not in df.columns:

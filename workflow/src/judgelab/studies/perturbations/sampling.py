@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.data.labels import GRADES
-from judgelab.data.tables import truthy
+from judgelab.data.tables import read_tsv, truthy
 from judgelab.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -109,12 +109,10 @@ def pool_samples(samples: Iterable[pd.DataFrame]) -> pd.DataFrame:
 
 
 def read_sample(path: str) -> pd.DataFrame:
-    df = pd.read_csv(
+    df = read_tsv(
         path,
-        sep="\t",
-        dtype={"dataset": str, "judge": str, "qid": str, "query": str, "docid": str, "passage": str},
-        keep_default_na=False,
-        na_values={"grade": [""], "label": [""]},
+        {"dataset": str, "judge": str, "qid": str, "query": str, "docid": str, "passage": str},
+        missing={"grade": [""], "label": [""]},
     )
     missing = [c for c in SAMPLE_COLUMNS if c not in df.columns]
     if missing:

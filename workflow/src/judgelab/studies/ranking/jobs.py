@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from judgelab.data.tables import read_dataset, read_judgments, write_tsv
 from judgelab.errors import InputError
 from judgelab.llm.judge import Judge
 from judgelab.llm.session import JobContext
+from judgelab.params import Files
 from judgelab.studies.ranking.runs import check_topics
 from judgelab.studies.ranking.settings import (
     Circularity,
@@ -45,6 +47,18 @@ from judgelab.studies.ranking.settings import (
 # bm25s, ir-measures, the backends), so the many small jobs start fast.
 
 log = logging.getLogger("judgelab")
+
+
+@dataclass(frozen=True)
+class DatasetFiles(Files):
+    """A dataset's files that the correlation and circularity jobs read, filled from the rule's
+    inputs of these names: ``pairs``, the dataset table (the human grades); ``runs``, its run files
+    (in the plan's run order); ``scores``, its scores table (:func:`score_job`)."""
+
+    pairs: str
+    runs: Sequence[str]
+    scores: str
+
 
 #: Columns of an imported judge's label table.
 IMPORTED_COLUMNS = ["qid", "docid", "label", "confidence"]
@@ -292,17 +306,15 @@ def _cost(
 
 
 def correlations_job(
-    pairs: str,
-    runs: Sequence[str],
+    files: DatasetFiles,
     labels: Sequence[str],
-    scores: str,
     outputs: Mapping[str, str],
     pooling: Pooling,
     comparisons: Comparisons,
     settings: CorrelationSettings,
     member_labels: Sequence[str] = (),
 ) -> pd.DataFrame:
-    """The dataset's tables from its scores table ``scores`` (:func:`score_job`):
+    """The dataset's tables from its scores table ``files.scores`` (:func:`score_job`):
     ``outputs["pool"]`` (the pool with the human grade and every judge's label) and
     ``outputs["correlations"]`` (per judge x measure of ``comparisons``: its system ranking
     against its reference's, with the correlation options ``settings``, and its label agreement
@@ -314,9 +326,9 @@ def correlations_job(
     from judgelab.studies.ranking.tables import CORRELATION_COLUMNS, compare, mean_judged, read_scores
 
     dataset = comparisons.dataset
-    table = read_dataset(pairs)
-    files = pooling.files(runs)
-    pool_ = pool_table(read_runs_checked(files, table["qid"].unique()), table, pooling.depth)
+    table = read_dataset(files.pairs)
+    run_files = pooling.files(files.runs)
+    pool_ = pool_table(read_runs_checked(run_files, table["qid"].unique()), table, pooling.depth)
     agreement: dict[str, Any] = {}
     costs: dict[str, dict] = {}
     how = {c.judge: c for c in comparisons.costs}
@@ -340,7 +352,7 @@ def correlations_job(
             agreement[expected] = label_agreement(pool_, as_grade)
             costs[expected] = costs[judge]
     write_tsv(shown, outputs["pool"])
-    all_scores = read_scores(scores)
+    all_scores = read_scores(files.scores)
     rows = []
     for judge, reference in comparisons.references:
         for measure in comparisons.measures:
@@ -397,7 +409,7 @@ def correlations_job(
     log.info(
         "%s: %d runs, pool %d pairs (%d with a human grade, %d with a known text), %d score rows",
         dataset,
-        len(files),
+        len(run_files),
         len(pool_),
         int(pool_["human"].notna().sum()),
         int(pool_["text_known"].sum()),
@@ -407,10 +419,8 @@ def correlations_job(
 
 
 def circularity_job(
-    pairs: str,
-    runs: Sequence[str],
+    files: DatasetFiles,
     labels: Sequence[str],
-    scores: str,
     outputs: Mapping[str, str],
     scoring: Scoring,
     circularity: Circularity,
@@ -423,27 +433,27 @@ def circularity_job(
     to ``outputs["runs"]/<judge>.txt``; every such run scored under every qrels of ``scoring``
     (through the scores cache ``cache``, as :func:`score_job`) into ``outputs["scores"]``; and
     ``outputs["tsv"]`` (``circularity.tsv``), ``outputs["md"]``, ``outputs["html"]``: per judge x
-    measure, the new run ranked among the dataset's runs (``scores``, which stays as it is).
-    ``runs``: the files of ``scoring.run_names``; ``labels``: those of ``scoring.judges``;
+    measure, the new run ranked among the dataset's runs (``files.scores``, which stays as it
+    is). ``files.runs``: the files of ``scoring.run_names``; ``labels``: those of ``scoring.judges``;
     ``extra``: the circularity labels of the live judges ``circularity.labelled`` (depth past the
     pool: :func:`circularity_judge_job`), which re-order the base run instead of their pool labels."""
     from judgelab.studies.ranking import circularity as circ
     from judgelab.studies.ranking.scorecache import ScoreCache, score_all
     from judgelab.studies.ranking.tables import read_scores
 
-    table = read_dataset(pairs)
-    files = scoring.files(runs)
+    table = read_dataset(files.pairs)
+    run_files = scoring.files(files.runs)
     judge_labels = _label_files(scoring.judges, labels)
     order_labels = {**judge_labels, **_label_files(circularity.labelled, extra)}
-    systems = read_scores(scores)
+    systems = read_scores(files.scores)
     base = circularity.base or circ.best_run(systems, circularity.measures[0])
-    if base not in files:
+    if base not in run_files:
         raise InputError(
-            f"no run {base!r} on dataset {circularity.dataset} (runs: {sorted(files)})",
+            f"no run {base!r} on dataset {circularity.dataset} (runs: {sorted(run_files)})",
             key="ranking.circularity.base",
         )
-    base_run = read_run(files[base], base)
-    topics = check_topics(base_run, files[base], table["qid"].unique())
+    base_run = read_run(run_files[base], base)
+    topics = check_topics(base_run, run_files[base], table["qid"].unique())
     folder = Path(outputs["runs"])
     folder.mkdir(parents=True, exist_ok=True)
     built, shares, names = {}, {}, {}
@@ -514,10 +524,8 @@ def circularity_job(
 
 
 def circularity_judge_job(
-    pairs: str,
-    runs: Sequence[str],
+    files: DatasetFiles,
     pool: str,
-    scores: str,
     labels: str,
     scoring: Scoring,
     circularity: Circularity,
@@ -527,7 +535,7 @@ def circularity_judge_job(
 ) -> pd.DataFrame:
     """A live judge's labels of the base run's top ``circularity.depth`` per topic where it goes
     past the pool (``depth`` > ``pool_depth``): the base run (``circularity.base``, or the run the
-    human qrels of ``scores`` score highest on the first measure), its pairs already in the judge's
+    human qrels of ``files.scores`` score highest on the first measure), its pairs already in the judge's
     pool labels (``pool``) taken from there, the others whose passage text is known judged with
     ``judge`` (the pool job's judge: the same requests, so pairs asked before are cache hits).
     Writes ``labels`` (the pool's columns): one row per labelled pair of the base run's top."""
@@ -535,15 +543,15 @@ def circularity_judge_job(
     from judgelab.studies.ranking import circularity as circ
     from judgelab.studies.ranking.tables import read_scores
 
-    table = read_dataset(pairs)
-    files = scoring.files(runs)
-    base = circularity.base or circ.best_run(read_scores(scores), circularity.measures[0])
-    if base not in files:
+    table = read_dataset(files.pairs)
+    run_files = scoring.files(files.runs)
+    base = circularity.base or circ.best_run(read_scores(files.scores), circularity.measures[0])
+    if base not in run_files:
         raise InputError(
-            f"no run {base!r} on dataset {circularity.dataset} (runs: {sorted(files)})",
+            f"no run {base!r} on dataset {circularity.dataset} (runs: {sorted(run_files)})",
             key="ranking.circularity.base",
         )
-    top = circ.base_top(read_run(files[base], base), circularity.depth)
+    top = circ.base_top(read_run(run_files[base], base), circularity.depth)
     known = read_labels(pool)
     have = known.merge(top, on=["qid", "docid"], how="inner")
     todo = circ.unlabelled_pairs(top, known, table)

@@ -38,6 +38,7 @@ import pandas as pd
 
 from judgelab.cache.filehash import sha256_of_file
 from judgelab.data.readers import read_run
+from judgelab.data.tables import read_tsv
 from judgelab.studies.ranking.runs import check_topics
 from judgelab.studies.ranking.scores import QRELS_COLUMNS, SCORE_COLUMNS, check_qrels, score_runs
 
@@ -111,9 +112,7 @@ class ScoreCache:
         p = self.path(key)
         if not p.is_file():
             return None
-        return pd.read_csv(
-            p, sep="\t", dtype={"measure": str, "topic": str}, keep_default_na=False, na_values=[""]
-        )[ENTRY_COLUMNS]
+        return read_tsv(p, {"measure": str, "topic": str})[ENTRY_COLUMNS]
 
     def put(self, key: str, rows: pd.DataFrame) -> None:
         """Write an entry atomically (a temporary file in the same folder, renamed)."""

@@ -19,6 +19,7 @@ import logging
 import pandas as pd
 
 from judgelab.analysis import render
+from judgelab.data.tables import read_tsv
 from judgelab.llm.pricing import COST_COLUMNS
 from judgelab.studies.ranking.correlation import CORRELATION_KEYS, align, correlations, ranking_order
 from judgelab.studies.ranking.pool import AGREEMENT_KEYS
@@ -77,23 +78,11 @@ TABLE_FORMATS = render.TABLE_FORMATS
 
 def read_scores(path) -> pd.DataFrame:
     """A scores table (ids as strings; the columns :data:`SCORES_COLUMNS`)."""
-    return pd.read_csv(
-        path,
-        sep="\t",
-        dtype={"run": str, "qrels": str, "measure": str, "topic": str},
-        keep_default_na=False,
-        na_values=[""],
-    )[SCORES_COLUMNS]
+    return read_tsv(path, {"run": str, "qrels": str, "measure": str, "topic": str})[SCORES_COLUMNS]
 
 
 def read_correlations(path) -> pd.DataFrame:
-    return pd.read_csv(
-        path,
-        sep="\t",
-        dtype={"dataset": str, "judge": str, "reference": str, "measure": str},
-        keep_default_na=False,
-        na_values=[""],
-    )
+    return read_tsv(path, {"dataset": str, "judge": str, "reference": str, "measure": str})
 
 
 def topic_table(scores: pd.DataFrame, qrels: str, measure: str) -> pd.DataFrame:

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from judgelab.data.tables import read_tsv
 from judgelab.errors import InputError
 from judgelab.llm.backends.base import Completion, Request
 from judgelab.llm.client import CachedClient
@@ -353,10 +354,9 @@ def simulate(
 
 
 def read_predictions(path) -> pd.DataFrame:
-    df = pd.read_csv(
+    df = read_tsv(
         path,
-        sep="\t",
-        dtype={
+        {
             "evaluator": str,
             "item": str,
             "gold": str,
@@ -366,8 +366,6 @@ def read_predictions(path) -> pd.DataFrame:
             "r1_answer": str,
             "r2_answer": str,
         },
-        keep_default_na=False,
-        na_values=[""],
     )
     missing = set(PREDICTION_COLUMNS) - set(df.columns)
     if missing:

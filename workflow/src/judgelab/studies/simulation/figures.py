@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from judgelab.analysis.plotting import plt, save
+from judgelab.analysis.plotting import annotated_heatmap, plt, save
 from judgelab.analysis.render import fmt
 from judgelab.studies.simulation.data import LABELS
 from judgelab.studies.simulation.metrics import BASE_JUDGE, PJ
@@ -106,18 +106,7 @@ def fig_confusion(confusion: pd.DataFrame, groups: Sequence[str], title: str, ou
         m = np.full((3, 3), np.nan)
         for _, r in g.iterrows():
             m[LABELS.index(r["gold"]), LABELS.index(r["pred"])] = r["row_share"]
-        ax.imshow(np.nan_to_num(m, nan=0.0), vmin=0, vmax=1, cmap="Blues")
-        for i in range(3):
-            for j in range(3):
-                ax.text(
-                    j,
-                    i,
-                    fmt(m[i, j], 2),
-                    ha="center",
-                    va="center",
-                    fontsize=8,
-                    color="white" if np.isfinite(m[i, j]) and m[i, j] > 0.6 else "black",
-                )
+        annotated_heatmap(ax, m, [[fmt(v, 2) for v in row] for row in m])
         ax.set_xticks(range(3), LABELS)
         ax.set_yticks(range(3), LABELS)
         ax.set_xlabel("predicted")

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from judgelab.data.tables import write_tsv
+from judgelab.data.tables import read_tsv, write_tsv
 from judgelab.errors import InputError
 from judgelab.llm.judging import require_coverage
 from judgelab.llm.session import JobContext
@@ -258,7 +258,7 @@ def _long(predictions: Sequence[str], cells: Sequence[Mapping], baselines: str) 
                 shots=int(cell["shots"]),
             )
         )
-    b = pd.read_csv(baselines, sep="\t", dtype=str, keep_default_na=False, na_values=[""])
+    b = read_tsv(baselines, str)
     parts.append(
         b[["method", "evaluator", "item", "gold", "pred"]].assign(model=NONE, demo_type=NONE, shots=0)
     )
@@ -403,10 +403,9 @@ def metrics_job(
 def _read(path: str | Path) -> pd.DataFrame:
     """A table written by these jobs; a table without columns (no rows to report) is empty."""
     try:
-        return pd.read_csv(
+        return read_tsv(
             path,
-            sep="\t",
-            dtype={
+            {
                 "evaluator": str,
                 "item": str,
                 "model": str,
@@ -425,8 +424,6 @@ def _read(path: str | Path) -> pd.DataFrame:
                 "reading": str,
                 "configuration": str,
             },
-            keep_default_na=False,
-            na_values=[""],
         )
     except pd.errors.EmptyDataError:
         return pd.DataFrame()

@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from judgelab.analysis.agreement import transitions
 from judgelab.studies.simulation.baselines import consensus
 from judgelab.studies.simulation.data import LABELS, Record
 
@@ -139,11 +140,7 @@ def deviation_table(preds: pd.DataFrame, by: Sequence[str] = CELL) -> pd.DataFra
 
 def confusion(df: pd.DataFrame) -> np.ndarray:
     """3x3 counts, rows gold, columns prediction, order A, N, B (answered predictions only)."""
-    ans = df[df["pred"].notna()]
-    cm = np.zeros((3, 3), dtype=int)
-    for g, p in zip(ans["gold"], ans["pred"]):
-        cm[LABELS.index(g), LABELS.index(p)] += 1
-    return cm
+    return transitions(df["gold"], df["pred"], LABELS)[0]
 
 
 def row_normalise(cm: np.ndarray) -> np.ndarray:

@@ -29,11 +29,11 @@ import yaml
 from judgelab.data.resources import resources_dir
 from judgelab.data.textfiles import load_yaml, yaml_error
 from judgelab.errors import InputError
+from judgelab.llm.judging import ANSWER_MODES
 from judgelab.studies.simulation.data import DEMO_TYPES, Record
 
 DEFAULT_PROMPT = "simulation/personajudge"
 BASE = "base"  #: demonstration type of the Base Judge cells (shots 0)
-ANSWER_MODES = ("parse", "logits")
 #: rating number of a stored label in each round (round 2 has no neutral)
 ROUND_RATING = {1: {"N": "1", "A": "2", "B": "2"}, 2: {"A": "1", "B": "2"}}
 _SLOT = re.compile(r"\{([a-z_]+)\}")

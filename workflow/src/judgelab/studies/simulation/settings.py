@@ -12,10 +12,11 @@ from typing import Any
 
 from judgelab.errors import InputError
 from judgelab.llm.judge import Coverage
+from judgelab.llm.judging import request_max_tokens, resolve_answer
 from judgelab.llm.session import JobContext, LLMSession
 from judgelab.params import Settings
 from judgelab.studies.simulation.baselines import RANDOM_DRAWS
-from judgelab.studies.simulation.prompt import ANSWER_MODES, SimulationPrompt
+from judgelab.studies.simulation.prompt import SimulationPrompt
 
 
 @dataclass(frozen=True)
@@ -55,20 +56,15 @@ class CascadeSettings(Settings):
         if unknown:
             raise InputError(f"unknown settings {sorted(unknown)}", key="simulation")
         v = dict(values)
-        if v.get("answer", "parse") == "auto":
-            v["answer"] = "logits" if (model_spec or {}).get("backend") == "local" else "parse"
-        if v.get("answer", "parse") not in ANSWER_MODES:
-            raise InputError(
-                f"unknown answer mode {v['answer']!r}; known: auto, {', '.join(ANSWER_MODES)}",
-                key="simulation.answer",
-            )
+        if "answer" in v:
+            v["answer"] = resolve_answer(v["answer"], (model_spec or {}).get("backend"), "simulation.answer")
         for name, low in (("max_tokens", 1), ("min_neutral", 0)):
             if name in v and (isinstance(v[name], bool) or not isinstance(v[name], int) or v[name] < low):
                 raise InputError(f"must be an integer >= {low}, got {v[name]!r}", key=f"simulation.{name}")
         return cls(**v)
 
     def request_max_tokens(self) -> int:
-        return 1 if self.answer == "logits" else self.max_tokens
+        return request_max_tokens(self.max_tokens, self.answer)
 
 
 @dataclass(frozen=True)

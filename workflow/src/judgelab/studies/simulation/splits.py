@@ -56,7 +56,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from judgelab.data.tables import write_tsv
+from judgelab.data.tables import read_tsv, write_tsv
 from judgelab.errors import InputError
 from judgelab.studies.simulation.data import Record
 
@@ -441,12 +441,7 @@ def write_splits(splits: pd.DataFrame, path: str | Path) -> None:
 
 
 def read_splits(path: str | Path) -> pd.DataFrame:
-    df = pd.read_csv(
-        path,
-        sep="\t",
-        dtype={"evaluator": str, "item": str, "role": str, "group": str},
-        keep_default_na=False,
-    )
+    df = read_tsv(path, {"evaluator": str, "item": str, "role": str, "group": str}, missing=())
     missing = set(SPLIT_COLUMNS) - set(df.columns)
     if missing:
         raise InputError(f"not a split table: missing columns {sorted(missing)}", path=str(path))
