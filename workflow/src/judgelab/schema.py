@@ -2,8 +2,10 @@
 type, constraints and default are written: :func:`validate` checks a config against it and fills
 the defaults in; :func:`default` is one key's default, for the code that reads a key the
 validation leaves unfilled (a model entry: ``x-fill-defaults: false``, see :func:`validate`);
-:func:`validate_entry` checks one value against its key's schema (the model entry a backend is
-built from). Every error is an :class:`~judgelab.errors.InputError` naming the full key.
+:func:`default_of` makes a typed settings field default to its key's schema default (so a
+settings value built without it - a test, a library call - has the config's default, written
+once); :func:`validate_entry` checks one value against its key's schema (the model entry a
+backend is built from). Every error is an :class:`~judgelab.errors.InputError` naming the full key.
 
 Keys are dotted paths whose ``<name>`` stands for any name of a mapping
 (``models.<name>.concurrency``, ``ranking.correlation.top_k``), as in ``config/README.md``."""
@@ -11,7 +13,9 @@ Keys are dotted paths whose ``<name>`` stands for any name of a mapping
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -92,3 +96,23 @@ def validate_entry(value: Any, key: str, name: str, root: str | Path | None = No
     import jsonschema
 
     _raise_first(jsonschema.Draft202012Validator(node(key, root)).iter_errors(value), key.replace("<name>", name))
+
+
+@dataclasses.dataclass(frozen=True)
+class Default:
+    """The default factory of a dataclass field: the schema's default of ``key`` (``convert``
+    applied: ``tuple`` for a list), read when a value is built without that field."""
+
+    key: str
+    convert: Callable[[Any], Any] | None = None
+
+    def __call__(self) -> Any:
+        value = copy.deepcopy(default(self.key))
+        return self.convert(value) if self.convert else value
+
+
+def default_of(key: str, convert: Callable[[Any], Any] | None = None) -> Any:
+    """A dataclass field whose default is the schema's default of ``key``::
+
+    k: int = schema.default_of("ranking.correlation.top_k")"""
+    return dataclasses.field(default_factory=Default(key, convert))

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from judgelab import schema
 from judgelab.errors import InputError
 from judgelab.params import Settings
 
@@ -39,8 +40,8 @@ class Committee(Settings):
 
     name: str
     members: tuple[str, ...]
-    rule: str = "majority"
-    quorum: int = 0
+    rule: str = schema.default_of("peras.committees.<name>.rule")
+    quorum: int = schema.default_of("peras.committees.<name>.quorum")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "members", tuple(str(m) for m in self.members))
