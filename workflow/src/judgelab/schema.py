@@ -57,11 +57,13 @@ def _with_defaults(cls):
 
 
 def _raise_first(errors: Any, prefix: str = "") -> None:
-    """The first error (by key) as an :class:`InputError` naming its full key."""
+    """The first error (by key) as an :class:`InputError` naming its full key (``a.b[2].c``)."""
     errors = sorted(errors, key=lambda e: list(e.absolute_path))
     if errors:
         e = errors[0]
-        key = ".".join([prefix] * bool(prefix) + [str(p) for p in e.absolute_path])
+        key = prefix
+        for p in e.absolute_path:  # list items as key[i], as every other error names them
+            key += f"[{p}]" if isinstance(p, int) else f".{p}" if key else str(p)
         raise InputError(e.message, key=key or "(top level)")
 
 

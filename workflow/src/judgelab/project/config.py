@@ -24,7 +24,7 @@ import yaml
 from judgelab import schema
 from judgelab.data.textfiles import load_yaml, read_text, yaml_error
 from judgelab.errors import InputError
-from judgelab.schema import SCHEMA
+from judgelab.schema import SCHEMA as SCHEMA  # where the schema sits in a workflow folder
 
 #: The workflow folder of this checkout (Snakefile, config/, resources/, workflow/).
 PACKAGE_ROOT = Path(__file__).resolve().parents[4]

@@ -30,7 +30,6 @@ from judgelab.llm.backends.api import ApiBackend, ApiSettings, BatchStatus, mode
 from judgelab.llm.backends.base import Completion, Request, served
 
 
-
 class AnthropicBackend(ApiBackend):
     kind = "anthropic"
     default_base_url = "https://api.anthropic.com"
