@@ -174,7 +174,7 @@ def test_a_model_entry_is_checked_but_not_filled_in():
     assert config["models"]["m"] == {"backend": "local"}  # a tracked param: unchanged
     assert config["ranking"]["correlation"]["top_k"] == 10  # any other section: filled in
     with pytest.raises(InputError, match=r"^config key 'models\.gpt\.prices\.batch_factor': 3 is greater"):
-        schema.validate_entry({"input": 1, "output": 2, "batch_factor": 3}, "models.<name>.prices", "gpt")
+        schema.validate_entry({"input": 1, "output": 2, "batch_factor": 3}, "models.<name>.prices", "models.gpt.prices")
 
 
 def test_every_default_of_a_model_entry_is_the_backend_default(tmp_path: Path):

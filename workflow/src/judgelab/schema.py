@@ -92,12 +92,13 @@ def default(key: str, root: str | Path | None = None) -> Any:
     return found["default"]
 
 
-def validate_entry(value: Any, key: str, name: str, root: str | Path | None = None) -> None:
+def validate_entry(value: Any, key: str, where: str, root: str | Path | None = None) -> None:
     """Check ``value`` against the schema of ``key`` (``models.<name>``; nothing filled in); the
-    error names the full key, ``<name>`` replaced by ``name`` (``models.gpt.concurrency``)."""
+    error names the full key below ``where``, the value's own key (``models.gpt`` ->
+    ``models.gpt.concurrency``)."""
     import jsonschema
 
-    _raise_first(jsonschema.Draft202012Validator(node(key, root)).iter_errors(value), key.replace("<name>", name))
+    _raise_first(jsonschema.Draft202012Validator(node(key, root)).iter_errors(value), where)
 
 
 @dataclasses.dataclass(frozen=True)

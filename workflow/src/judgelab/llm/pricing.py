@@ -23,7 +23,7 @@ class Prices:
         raw = spec.get("prices")
         if raw is None:
             return None
-        schema.validate_entry(raw, "models.<name>.prices", name)
+        schema.validate_entry(raw, "models.<name>.prices", f"models.{name}.prices")
         # input and output are required; batch_factor, when unset, is the schema's default
         factor = raw.get("batch_factor", schema.default("models.<name>.prices.batch_factor"))
         return cls(float(raw["input"]), float(raw["output"]), float(factor))

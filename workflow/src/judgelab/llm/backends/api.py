@@ -90,7 +90,7 @@ class ApiSettings:
     ) -> ApiSettings:
         """The settings of the entry ``spec`` of ``models.<name>``, checked against the schema
         (each error names its key); a blank model id is an error too."""
-        schema.validate_entry(spec, "models.<name>", name)
+        schema.validate_entry(spec, "models.<name>", f"models.{name}")
         if not str(spec.get("model") or "").strip():
             raise InputError(
                 f"the {kind} backend needs the provider's model id (e.g. gpt-4o-mini)", key=f"models.{name}.model"
