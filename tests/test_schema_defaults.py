@@ -36,7 +36,11 @@ def _plain(value):
 
 def schema_defaults(node: dict | None = None, path: str = "") -> list[tuple[str, str, object]]:
     """(key, its last component, default) of every key of the schema with a default."""
-    node = yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text()) if node is None else node
+    node = (
+        yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
+        if node is None
+        else node
+    )
     out = []
     for name, sub in (node.get("properties") or {}).items():
         if isinstance(sub, dict):
@@ -74,7 +78,11 @@ def package_dataclasses() -> list[type]:
     for info in pkgutil.walk_packages(judgelab.__path__, "judgelab."):
         module = importlib.import_module(info.name)
         for obj in vars(module).values():
-            if isinstance(obj, type) and dataclasses.is_dataclass(obj) and obj.__module__.startswith("judgelab."):
+            if (
+                isinstance(obj, type)
+                and dataclasses.is_dataclass(obj)
+                and obj.__module__.startswith("judgelab.")
+            ):
                 classes[f"{obj.__module__}.{obj.__qualname__}"] = obj
     return list(classes.values())
 
@@ -96,7 +104,10 @@ def test_no_dataclass_field_restates_a_schema_default():
                 value = f.default_factory()
             else:
                 continue
-            offenders += [f"{cls.__module__}.{cls.__qualname__}.{f.name} = {value!r}: {k}" for k in restated(f.name, value, defaults)]
+            offenders += [
+                f"{cls.__module__}.{cls.__qualname__}.{f.name} = {value!r}: {k}"
+                for k in restated(f.name, value, defaults)
+            ]
     assert not offenders, "defaults written in Python and in the schema:\n" + "\n".join(offenders)
     assert from_schema > 30
 
@@ -124,7 +135,12 @@ def test_no_literal_fallback_restates_a_schema_default():
     for f in sorted(SRC.rglob("*.py")):
         for line, key, value in literal_fallbacks(ast.parse(f.read_text(encoding="utf-8"))):
             for k, leaf, default in defaults:
-                if key == leaf and value not in (None, {}) and _plain(value) == default and type(default) is type(_plain(value)):
+                if (
+                    key == leaf
+                    and value not in (None, {})
+                    and _plain(value) == default
+                    and type(default) is type(_plain(value))
+                ):
                     offenders.append(f"{f.relative_to(ROOT)}:{line}: .get({key!r}, {value!r}) restates {k}")
     assert not offenders, "\n".join(offenders)
 
@@ -150,13 +166,23 @@ def test_a_settings_value_built_without_a_field_has_the_config_default():
     from judgelab.studies.ranking.settings import CorrelationSettings, PPISettings
     from judgelab.studies.simulation.settings import Selection
 
-    config = {"datasets": {"d": {"source": "sample", "format": "trec"}}, "models": {"m": {"backend": "local"}}, "judges": []}
+    config = {
+        "datasets": {"d": {"source": "sample", "format": "trec"}},
+        "models": {"m": {"backend": "local"}},
+        "judges": [],
+    }
     from judgelab.project.config import validate
 
     corr = validate(config)["ranking"]["correlation"]
     assert CorrelationSettings() == CorrelationSettings(
-        k=corr["top_k"], p=corr["rbo_p"], n_boot=corr["n_boot"], seed=corr["seed"], ci_alpha=corr["ci_alpha"],
-        sig_alpha=corr["sig_alpha"], test=corr["test"], ci_method=corr["ci_method"],
+        k=corr["top_k"],
+        p=corr["rbo_p"],
+        n_boot=corr["n_boot"],
+        seed=corr["seed"],
+        ci_alpha=corr["ci_alpha"],
+        sig_alpha=corr["sig_alpha"],
+        test=corr["test"],
+        ci_method=corr["ci_method"],
     )
     assert PPISettings().n == tuple(config["ranking"]["ppi"]["n"])
     assert Selection("jsonl", pool=1, validation=1, seed=0).evaluators == ()
@@ -174,7 +200,9 @@ def test_a_model_entry_is_checked_but_not_filled_in():
     assert config["models"]["m"] == {"backend": "local"}  # a tracked param: unchanged
     assert config["ranking"]["correlation"]["top_k"] == 10  # any other section: filled in
     with pytest.raises(InputError, match=r"^config key 'models\.gpt\.prices\.batch_factor': 3 is greater"):
-        schema.validate_entry({"input": 1, "output": 2, "batch_factor": 3}, "models.<name>.prices", "models.gpt.prices")
+        schema.validate_entry(
+            {"input": 1, "output": 2, "batch_factor": 3}, "models.<name>.prices", "models.gpt.prices"
+        )
 
 
 def test_every_default_of_a_model_entry_is_the_backend_default(tmp_path: Path):

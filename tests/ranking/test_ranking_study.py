@@ -178,7 +178,11 @@ def test_write_run_reads_back_the_same_run(tmp_path):
         ({"kind": "bm25", "k1": 0.9}, "s.b", "a bm25 system needs `b`"),
         ({"kind": "bm25", "k1": 0.9, "b": 0.4, "mu": 3}, "s.mu", "a bm25 system takes k1, b, method"),
         ({"kind": "bm25", "k1": 0.9, "b": 1.4}, "s.b", "1.4 is greater than the maximum of 1"),
-        ({"kind": "bm25", "k1": 0.9, "b": 0.4, "method": "bm99"}, "s.method", "'bm99' is not one of ['lucene',"),
+        (
+            {"kind": "bm25", "k1": 0.9, "b": 0.4, "method": "bm99"},
+            "s.method",
+            "'bm99' is not one of ['lucene',",
+        ),
         ({"kind": "ql", "mu": 0}, "s.mu", "0 is less than or equal to the minimum of 0"),
         ({"kind": "random", "seed": None}, "s.seed", "None is not of type 'integer'"),
         ({"kind": "random", "seed": -1}, "s.seed", "-1 is less than the minimum of 0"),

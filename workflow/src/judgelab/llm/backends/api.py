@@ -93,7 +93,8 @@ class ApiSettings:
         schema.validate_entry(spec, "models.<name>", f"models.{name}")
         if not str(spec.get("model") or "").strip():
             raise InputError(
-                f"the {kind} backend needs the provider's model id (e.g. gpt-4o-mini)", key=f"models.{name}.model"
+                f"the {kind} backend needs the provider's model id (e.g. gpt-4o-mini)",
+                key=f"models.{name}.model",
             )
 
         def value(key: str) -> Any:

@@ -78,7 +78,11 @@ class LocalBackend(Backend):
         def value(given: Any, key: str) -> Any:  # None: the schema's default of models.<name>.<key>
             return schema.default(f"models.<name>.{key}") if given is None else given
 
-        self.n_ctx, self.n_batch, self.seed = int(value(n_ctx, "n_ctx")), int(value(n_batch, "n_batch")), int(seed)
+        self.n_ctx, self.n_batch, self.seed = (
+            int(value(n_ctx, "n_ctx")),
+            int(value(n_batch, "n_batch")),
+            int(seed),
+        )
         self.n_threads = int(n_threads or os.environ.get("JUDGELAB_THREADS", 0) or value(None, "threads"))
         self.reuse_prefix = bool(value(reuse_prefix, "reuse_prefix"))
         self.amx, self.name = bool(value(amx, "amx")), name

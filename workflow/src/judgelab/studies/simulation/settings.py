@@ -41,11 +41,17 @@ class Selection(Settings):
 class CascadeSettings(Settings):
     """What besides the prompt texts and the demonstrations shapes a cell's requests."""
 
-    task: str = schema.default_of("simulation.datasets.<name>.task")  #: scale block (a key of the prompt YAML's ``scales``)
+    task: str = schema.default_of(
+        "simulation.datasets.<name>.task"
+    )  #: scale block (a key of the prompt YAML's ``scales``)
     answer: str = "parse"  #: parse | logits (``auto`` resolved: :meth:`resolve`)
-    max_tokens: int = schema.default_of("simulation.max_tokens")  #: answer length bound on the parse path (logits: 1 token)
+    max_tokens: int = schema.default_of(
+        "simulation.max_tokens"
+    )  #: answer length bound on the parse path (logits: 1 token)
     seed: int = schema.default_of("simulation.seed")  #: demonstration draws
-    min_neutral: int = schema.default_of("simulation.min_neutral")  #: fewer neutral pool labels -> direction-only evaluator
+    min_neutral: int = schema.default_of(
+        "simulation.min_neutral"
+    )  #: fewer neutral pool labels -> direction-only evaluator
 
     @classmethod
     def resolve(cls, values: Mapping, model_spec: Mapping | None = None) -> CascadeSettings:
