@@ -122,7 +122,10 @@ class _BM25:
         import bm25s
 
         self.model = bm25s.BM25(
-            k1=float(spec["k1"]), b=float(spec["b"]), method=spec.get("method", schema.default("ranking.systems.<name>.method")), dtype="float64"
+            k1=float(spec["k1"]),
+            b=float(spec["b"]),
+            method=spec.get("method", schema.default("ranking.systems.<name>.method")),
+            dtype="float64",
         )
         # bm25s needs a non-empty token list per document (an empty passage gets an empty token)
         self.model.index([t or [""] for t in col.tokens], show_progress=False)
