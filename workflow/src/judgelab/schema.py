@@ -32,11 +32,15 @@ def _parse(text: str) -> Any:
     return load_yaml(text)
 
 
+def _tree(root: str | Path | None = None) -> dict:
+    """The parsed schema, shared (read, never changed: defaults are copied out of it)."""
+    return _parse(read_text(Path(root) / SCHEMA if root else SCHEMA_FILE))
+
+
 def load(root: str | Path | None = None) -> dict:
     """The schema of the workflow folder ``root`` (default: this checkout's), parsed once per
     process and text; a copy."""
-    path = Path(root) / SCHEMA if root else SCHEMA_FILE
-    return copy.deepcopy(_parse(read_text(path)))
+    return copy.deepcopy(_tree(root))
 
 
 def _with_defaults(cls):
@@ -72,13 +76,13 @@ def validate(config: dict, root: str | Path | None = None) -> dict:
     names the offending key."""
     import jsonschema
 
-    _raise_first(_with_defaults(jsonschema.Draft202012Validator)(load(root)).iter_errors(config))
+    _raise_first(_with_defaults(jsonschema.Draft202012Validator)(_tree(root)).iter_errors(config))
     return config
 
 
 def node(key: str, root: str | Path | None = None) -> dict:
-    """The schema of ``key``."""
-    out = load(root)
+    """The schema of ``key`` (shared: not to be changed)."""
+    out = _tree(root)
     for part in key.split("."):
         out = out["additionalProperties"] if part == "<name>" else out["properties"][part]
     return out
@@ -89,7 +93,7 @@ def default(key: str, root: str | Path | None = None) -> Any:
     found = node(key, root)
     if "default" not in found:
         raise KeyError(f"the schema gives {key} no default")
-    return found["default"]
+    return copy.deepcopy(found["default"])
 
 
 def validate_entry(value: Any, key: str, where: str, root: str | Path | None = None) -> None:
@@ -110,7 +114,7 @@ class Default:
     convert: Callable[[Any], Any] | None = None
 
     def __call__(self) -> Any:
-        value = copy.deepcopy(default(self.key))
+        value = default(self.key)
         return self.convert(value) if self.convert else value
 
 
