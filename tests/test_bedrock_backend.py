@@ -421,7 +421,7 @@ def test_cache_saves_every_answer_and_a_rerun_makes_no_call(tmp_path):
         assert client.calls == 3 and client.hits == 0
         assert (client.prompt_tokens, client.completion_tokens) == (400 + 410 + 420, 9 + 12 + 30)
         # Claude 3.5 Sonnet's on-demand prices: (1230 * 3 + 51 * 15) / 1e6 = 0.00369 + 0.000765
-        assert Prices(input=3.0, output=15.0).cost(
+        assert Prices(input=3.0, output=15.0, batch_factor=0.5).cost(
             client.prompt_tokens, client.completion_tokens
         ) == pytest.approx(0.004455)
         b.close()

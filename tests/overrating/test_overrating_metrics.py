@@ -14,6 +14,7 @@ import pytest
 from conftest import write_lines
 from sklearn.metrics import cohen_kappa_score
 
+from judgelab import schema
 from judgelab.data.imported import (
     ImportReading,
     import_judgments,
@@ -282,8 +283,9 @@ def test_sampling_is_capped_deterministic_and_per_query():
     # a query's draw does not depend on the other queries
     alone = sample_pairs(t[t["qid"] == "q1"], per_setting=20, seed=7)
     pd.testing.assert_frame_equal(alone, s1[s1["qid"] == "q1"].reset_index(drop=True))
-    with pytest.raises(InputError, match="overrating.pairwise.per_setting"):
-        sample_pairs(t, per_setting=0)
+    # at least 1: the schema's minimum (the config is checked against it when it loads)
+    with pytest.raises(InputError, match="overrating.pairwise.per_setting': 0 is less than the minimum of 1"):
+        schema.validate_entry(0, "overrating.pairwise.per_setting", "overrating.pairwise.per_setting")
 
 
 def test_sampling_on_the_real_dl19_qrels(shared_data):

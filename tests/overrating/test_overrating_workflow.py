@@ -136,8 +136,12 @@ def test_schema_default_leaves_the_study_off_and_the_default_config_turns_it_on(
         ),
         ({"judges": [], "imported_judges": []}, "overrating", "the study is enabled but judges nothing"),
         ({"pairwise": {"relevant_min": 4}}, "overrating.pairwise.relevant_min", "4 is not one of [1, 2, 3]"),
-        ({"pointwise": {"scales": ["ternary"]}}, "overrating.pointwise.scales.0", "'ternary' is not one of"),
-        ({"imported_judges": [{"name": "ext", "file": "x"}]}, "overrating.imported_judges.0", "is not valid"),
+        ({"pointwise": {"scales": ["ternary"]}}, "overrating.pointwise.scales[0]", "'ternary' is not one of"),
+        (
+            {"imported_judges": [{"name": "ext", "file": "x"}]},
+            "overrating.imported_judges[0]",
+            "is not valid",
+        ),
     ],
 )
 def test_bad_sections_name_the_full_key(overrating, key, message):

@@ -142,10 +142,12 @@ def test_ordinal_and_boosters_run_on_a_tiny_sample_with_heavy_missingness():
 
 
 def test_config_errors_name_the_key():
+    from judgelab import schema
     from judgelab.errors import InputError
 
-    with pytest.raises(InputError, match="classifier.models.X.kind"):
-        clf.parse_specs({"X": {"kind": "svm"}})
+    # an unknown kind: the schema's enum (the config is checked against it when it loads)
+    with pytest.raises(InputError, match=r"peras\.classifier\.models\.X\.kind': 'svm' is not one of \['rf'"):
+        schema.validate_entry({"kind": "svm"}, "peras.classifier.models.<name>", "peras.classifier.models.X")
     with pytest.raises(InputError, match="classifier.models.Oracle"):
         clf.parse_specs({"Oracle": {"kind": "rf"}})
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from judgelab import schema
 from judgelab.cache.store import RequestCache
 from judgelab.errors import InputError
 from judgelab.llm.backends.base import Backend, Completion, Request
@@ -406,8 +407,9 @@ def test_sampling_bounds_skips_unparsed_and_is_deterministic():
     assert len(draws) > 1  # the seed matters (5 candidates choose 2 in q1 label 0)
     big = sample_judged(pairs, judgments, judge="m", per_label=20, seed=7)
     assert len(big) == 11  # every parsed pair
-    with pytest.raises(InputError, match="perturbations.per_label"):
-        sample_judged(pairs, judgments, judge="m", per_label=0, seed=7)
+    # at least 1: the schema's minimum (the config is checked against it when it loads)
+    with pytest.raises(InputError, match="perturbations.per_label': 0 is less than the minimum of 1"):
+        schema.validate_entry(0, "perturbations.per_label", "perturbations.per_label")
 
 
 def test_sampling_rejects_judgments_of_pairs_not_in_the_dataset():

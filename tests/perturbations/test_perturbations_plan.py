@@ -83,7 +83,7 @@ def write_config(folder, peras=None, **pert):
         ({"rewriter": "nobody"}, "perturbations.rewriter"),
         ({"rewriter": None}, "perturbations.rewriter"),
         ({"checker": "nobody"}, "perturbations.checker"),
-        ({"variants": ["PSV", "XYZ"]}, "perturbations.variants.1"),
+        ({"variants": ["PSV", "XYZ"]}, r"perturbations.variants\[1\]"),
         ({"per_label": 0}, "perturbations.per_label"),
     ],
 )

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from judgelab import schema
 from judgelab.analysis.stats import paired_p
 from judgelab.errors import InputError
 from judgelab.studies.ranking.correlation import (
@@ -428,8 +429,11 @@ def test_bca_falls_back_to_percentile_where_undefined_and_names_the_key():
     two = wide({"a": [3, 3], "b": [2, 2], "c": [1, 1]})
     judge = wide({"a": [3, 1], "b": [2, 2], "c": [1, 4]})
     assert tau_interval(two.to_numpy(), judge.to_numpy(), 300, 11, 0.1)[2] == "percentile (BCa undefined)"
-    with pytest.raises(InputError, match="ranking.correlation.ci_method"):
-        tau_interval(human.to_numpy(), human.to_numpy(), 10, 0, 0.05, "normal")
+    # bca or percentile: the schema's enum (the config is checked against it when it loads)
+    with pytest.raises(
+        InputError, match=r"ranking.correlation.ci_method': 'normal' is not one of \['bca', 'percentile'\]"
+    ):
+        schema.validate_entry("normal", "ranking.correlation.ci_method", "ranking.correlation.ci_method")
 
 
 def _dl21_changed(dl21, share: float):

@@ -182,7 +182,7 @@ def test_the_plan_checks_n_before_any_job_against_the_topics_the_config_bounds(t
         project({"n": [2, 6]}, qrels=qrels_file(tmp_path, 6))
     with pytest.raises(InputError, match=r"ranking\.ppi\.n.*below the dataset's 4 topics"):
         project({"n": [2, 4]}, qrels=qrels_file(tmp_path, 6), max_queries=4)
-    with pytest.raises(InputError, match=r"ranking\.ppi\.n.*listed twice"):
+    with pytest.raises(InputError, match=r"ranking\.ppi\.n.*non-unique elements"):
         project({"n": [2, 2]})
 
 

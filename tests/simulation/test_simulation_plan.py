@@ -316,7 +316,7 @@ def test_the_estimate_of_a_jsonl_set_not_downloaded_yet_counts_its_configured_si
             "simulation.datasets.nosample.source",
             "no bundled sample",
         ),
-        ({"demo_types": ["J", "J+XX"]}, "simulation.demo_types.1", "'J+XX' is not one of"),
+        ({"demo_types": ["J", "J+XX"]}, "simulation.demo_types[1]", "'J+XX' is not one of"),
         ({"shots": [1, 1]}, "simulation.shots", "non-unique"),
         ({"answer": "guess"}, "simulation.answer", "'guess' is not one of"),
         ({"prompt": "simulation/nothing"}, "simulation.prompt", "no simulation prompt"),

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from judgelab import schema
 from judgelab.errors import InputError
 from judgelab.params import Settings
 
@@ -39,8 +40,8 @@ class Committee(Settings):
 
     name: str
     members: tuple[str, ...]
-    rule: str = "majority"
-    quorum: int = 0
+    rule: str = schema.default_of("peras.committees.<name>.rule")
+    quorum: int = schema.default_of("peras.committees.<name>.quorum")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "members", tuple(str(m) for m in self.members))
@@ -52,13 +53,11 @@ def check_committee(
 ) -> None:
     """The checks every study makes of a committee before any job, each an error naming the key:
     at least 2 members (``members_key``), each one of ``known`` (``what`` says what they are), a
-    known rule, a quorum within 0..members. ``key``: the committee's config key."""
+    quorum within 0..members (the rule: the schema's). ``key``: the committee's config key."""
     members = list(committee.members)
     if len(members) < 2:
         raise InputError(f"a committee needs at least 2 members, got {members}", key=f"{key}.{members_key}")
     check_members(members, f"{key}.{members_key}", known, what)
-    if committee.rule not in RULES:
-        raise InputError(f"unknown rule {committee.rule!r} ({', '.join(RULES)})", key=f"{key}.rule")
     if not 0 <= committee.quorum <= len(members):
         raise InputError(f"must lie in 0..{len(members)} (0: more than half)", key=f"{key}.quorum")
 

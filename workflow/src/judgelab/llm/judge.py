@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
+from judgelab import schema
 from judgelab.data.labels import GRADE_LABELS
 from judgelab.llm.answers import PARSER_VERSION
 from judgelab.llm.personas import read_persona
@@ -63,7 +64,7 @@ class Judge(Settings):
     template: str = ""
     labels: tuple[str, ...] = GRADE_LABELS
     persona: str = ""
-    placement: str = "user"
+    placement: str = schema.default_of("personas.placement")
     max_tokens: int = 16
     answer: str = "parse"
     coverage: Coverage | None = None

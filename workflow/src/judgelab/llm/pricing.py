@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from judgelab.errors import InputError
+from judgelab import schema
 
 
 @dataclass(frozen=True)
@@ -15,7 +15,7 @@ class Prices:
 
     input: float
     output: float
-    batch_factor: float = 0.5
+    batch_factor: float
 
     @classmethod
     def from_spec(cls, spec: Mapping[str, Any], name: str) -> Prices | None:
@@ -23,20 +23,10 @@ class Prices:
         raw = spec.get("prices")
         if raw is None:
             return None
-        key = f"models.{name}.prices"
-        if not isinstance(raw, Mapping):
-            raise InputError("expected a mapping {input: USD per 1M tokens, output: ...}", key=key)
-        values = {}
-        for field_name, default in (("input", None), ("output", None), ("batch_factor", 0.5)):
-            value = raw.get(field_name, default)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise InputError(f"expected a number >= 0, got {value!r}", key=f"{key}.{field_name}")
-            values[field_name] = float(value)
-        if values["batch_factor"] > 1:
-            raise InputError(
-                f"expected a factor in [0, 1], got {values['batch_factor']}", key=f"{key}.batch_factor"
-            )
-        return cls(**values)
+        schema.validate_entry(raw, "models.<name>.prices", f"models.{name}.prices")
+        # input and output are required; batch_factor, when unset, is the schema's default
+        factor = raw.get("batch_factor", schema.default("models.<name>.prices.batch_factor"))
+        return cls(float(raw["input"]), float(raw["output"]), float(factor))
 
     def cost(self, input_tokens: float, output_tokens: float, *, batch: bool = False) -> float:
         usd = (input_tokens * self.input + output_tokens * self.output) / 1e6

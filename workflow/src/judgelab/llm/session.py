@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from judgelab import schema
 from judgelab.cache.store import CacheConfig, open_cache
 from judgelab.errors import InputError
 from judgelab.llm.backends import make_backend
@@ -82,7 +83,11 @@ class LLMSession:
         prices = Prices.from_spec(self.spec, self.name)
         cost = ""
         if prices is not None:
-            usd = prices.cost(c.prompt_tokens, c.completion_tokens, batch=bool(self.spec.get("batch", False)))
+            usd = prices.cost(
+                c.prompt_tokens,
+                c.completion_tokens,
+                batch=bool(self.spec.get("batch", schema.default("models.<name>.batch"))),
+            )
             cost = f", cost ${usd:.4f}"
         log.info(
             "%s: %d new calls, %d cache hits, tokens sent %d prompt + %d completion%s, %.1f s",

@@ -21,12 +21,13 @@ from typing import Any
 
 import yaml
 
+from judgelab import schema
 from judgelab.data.textfiles import load_yaml, read_text, yaml_error
 from judgelab.errors import InputError
+from judgelab.schema import SCHEMA as SCHEMA  # where the schema sits in a workflow folder
 
 #: The workflow folder of this checkout (Snakefile, config/, resources/, workflow/).
 PACKAGE_ROOT = Path(__file__).resolve().parents[4]
-SCHEMA = Path("workflow") / "schemas" / "config.schema.yaml"
 
 
 def check_name(name: str, key: str) -> None:
@@ -113,32 +114,7 @@ def user_layers(
     return [layer for layer in layers if isinstance(layer, dict)]
 
 
-def _with_defaults(cls):
-    from jsonschema import validators
-
-    props = cls.VALIDATORS["properties"]
-
-    def set_defaults(validator, properties, instance, schema):
-        if isinstance(instance, dict):
-            for name, sub in properties.items():
-                if isinstance(sub, dict) and "default" in sub and name not in instance:
-                    instance[name] = copy.deepcopy(sub["default"])
-        yield from props(validator, properties, instance, schema)
-
-    return validators.extend(cls, {"properties": set_defaults})
-
-
 def validate(config: dict, root: str | Path | None = None) -> dict:
     """Check ``config`` against the workflow's schema and fill in the schema's defaults (in
-    place). The error names the offending key."""
-    import jsonschema
-
-    schema = read_yaml(Path(root or PACKAGE_ROOT) / SCHEMA)
-    errors = sorted(
-        _with_defaults(jsonschema.Draft202012Validator)(schema).iter_errors(config),
-        key=lambda e: list(e.absolute_path),
-    )
-    if errors:
-        e = errors[0]
-        raise InputError(e.message, key=".".join(str(p) for p in e.absolute_path) or "(top level)")
-    return config
+    place). The error names the offending key (:func:`judgelab.schema.validate`)."""
+    return schema.validate(config, root)

@@ -38,6 +38,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgelab import schema
 from judgelab.cache.keys import request_key
 from judgelab.cache.store import CacheConfig, RequestCache
 from judgelab.data.prepare import prepare_table
@@ -389,7 +390,7 @@ ROW_COLUMNS = [
 
 def _row(dataset: str, model: str, stage: str, t: Tally, spec: Mapping[str, Any], exact: bool) -> dict:
     prices = Prices.from_spec(spec, model)
-    batch = bool(spec.get("batch", False))
+    batch = bool(spec.get("batch", schema.default("models.<name>.batch")))
     cost = prices.cost(t.input_tokens, t.output_tokens_max, batch=batch) if prices else None
     return {
         "dataset": dataset,

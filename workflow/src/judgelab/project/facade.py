@@ -21,6 +21,7 @@ from functools import cached_property
 from importlib import import_module
 from pathlib import Path
 
+from judgelab import schema
 from judgelab.analysis.calibration import CalibrationSettings
 from judgelab.data.imported import ImportReading, resolve_imported
 from judgelab.data.sources import source_urls
@@ -226,7 +227,7 @@ class Project:
         return {n: self.display_name(n) for n in names}
 
     def model_threads(self, name: str) -> int:
-        return int(self.config["models"][name].get("threads", 1))
+        return int(self.config["models"][name].get("threads", schema.default("models.<name>.threads")))
 
     def job_threads(self, models: Sequence[str], local_cores: int | None = None) -> int:
         """The threads a job of these models reserves from Snakemake's --cores: the largest

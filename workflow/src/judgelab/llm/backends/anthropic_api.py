@@ -26,10 +26,8 @@ from typing import Any, cast
 import anthropic
 
 from judgelab.errors import InputError
-from judgelab.llm.backends.api import ApiBackend, ApiSettings, BatchStatus
+from judgelab.llm.backends.api import ApiBackend, ApiSettings, BatchStatus, model_default
 from judgelab.llm.backends.base import Completion, Request, served
-
-DEFAULT_VERSION = "2023-06-01"
 
 
 class AnthropicBackend(ApiBackend):
@@ -43,7 +41,7 @@ class AnthropicBackend(ApiBackend):
         self,
         settings: ApiSettings,
         *,
-        api_version: str = DEFAULT_VERSION,
+        api_version: str,
         need_key: bool = True,
         http_client=None,
     ):
@@ -52,13 +50,13 @@ class AnthropicBackend(ApiBackend):
 
     @classmethod
     def options_from_spec(cls, spec: Mapping[str, Any], name: str) -> dict[str, Any]:
-        version = spec.get("anthropic_version", DEFAULT_VERSION)
-        if not isinstance(version, str) or not version.strip():
+        version = spec.get("anthropic_version", model_default("anthropic_version"))
+        if not str(version).strip():
             raise InputError(
-                f"expected an API version date such as {DEFAULT_VERSION}, got {version!r}",
+                "expected an API version date such as 2023-06-01, got an empty text",
                 key=f"models.{name}.anthropic_version",
             )
-        return {"api_version": version.strip()}
+        return {"api_version": str(version).strip()}
 
     def identity(self) -> dict:
         return {

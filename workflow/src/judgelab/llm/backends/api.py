@@ -31,7 +31,6 @@ import logging
 import math
 import os
 import random
-import re
 import signal
 import time
 from collections import Counter
@@ -39,6 +38,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Se
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
+from judgelab import schema
 from judgelab.cache.keys import request_key
 from judgelab.cache.store import default_cache_path, resolve_mode
 from judgelab.errors import InputError, ProviderError
@@ -52,36 +52,33 @@ T = TypeVar("T")
 #: HTTP statuses worth another try: request timeout, conflict, rate limit, and server errors.
 RETRY_STATUSES = frozenset({408, 409, 429})
 
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 #: Default ``api_key_env`` per backend kind (bedrock: none, its credentials come from the AWS chain).
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "bedrock": None}
 
 
-def _check(cond: bool, name: str, key: str, message: str) -> None:
-    if not cond:
-        raise InputError(message, key=f"models.{name}.{key}")
-
-
-#: seconds an interrupted job waits for its requests in flight (the config key ``interrupt_grace``)
-DEFAULT_INTERRUPT_GRACE = 5.0
+def model_default(key: str) -> Any:
+    """The schema's default of the model entry's ``key`` (``models.<name>.<key>``): the one place
+    it is written (a model entry is not filled in with them; see the schema's ``x-fill-defaults``)."""
+    return schema.default(f"models.<name>.{key}")
 
 
 @dataclass(frozen=True)
 class ApiSettings:
-    """The settings of one API model entry (``models.<name>``). Secrets are not among them."""
+    """The settings of one API model entry (``models.<name>``), each unset key at the schema's
+    default. Secrets are not among them."""
 
     name: str
     kind: str
     model: str
     base_url: str
     api_key_env: str | None
-    concurrency: int = 8
-    timeout: float = 60.0
-    max_retries: int = 6
-    batch: bool = False
-    batch_poll_interval: float = 60.0
-    send_sampling: bool = True
+    concurrency: int
+    timeout: float
+    max_retries: int
+    batch: bool
+    batch_poll_interval: float
+    send_sampling: bool
     extra_body: dict = field(default_factory=dict)
     #: first backoff step and its cap, in seconds (not config keys: tests shorten them)
     backoff_base: float = 1.0
@@ -91,63 +88,31 @@ class ApiSettings:
     def from_spec(
         cls, spec: Mapping[str, Any], name: str, *, kind: str, default_base_url: str
     ) -> ApiSettings:
-        model = spec.get("model")
-        _check(
-            isinstance(model, str) and bool(model.strip()),
-            name,
-            "model",
-            f"the {kind} backend needs the provider's model id (e.g. gpt-4o-mini)",
-        )
-        base_url = spec.get("base_url") or default_base_url
-        _check(
-            isinstance(base_url, str) and base_url.startswith(("http://", "https://")),
-            name,
-            "base_url",
-            f"expected an http(s) URL, got {base_url!r}",
-        )
-        key_env = spec.get("api_key_env", DEFAULT_KEY_ENV[kind])
-        _check(
-            key_env is None or (isinstance(key_env, str) and bool(_ENV_NAME.match(key_env))),
-            name,
-            "api_key_env",
-            f"expected the NAME of an environment variable (or null), got {key_env!r}",
-        )
-
-        def number(
-            key: str, default: float, *, integer: bool = False, minimum: float = 0.0, strict: bool = False
-        ) -> Any:
-            value = spec.get(key, default)
-            ok = isinstance(value, int) if integer else isinstance(value, (int, float))
-            ok = ok and not isinstance(value, bool) and (value > minimum if strict else value >= minimum)
-            _check(
-                ok,
-                name,
-                key,
-                f"expected {'an integer' if integer else 'a number'} "
-                f"{'>' if strict else '>='} {minimum:g}, got {value!r}",
+        """The settings of the entry ``spec`` of ``models.<name>``, checked against the schema
+        (each error names its key); a blank model id is an error too."""
+        schema.validate_entry(spec, "models.<name>", f"models.{name}")
+        if not str(spec.get("model") or "").strip():
+            raise InputError(
+                f"the {kind} backend needs the provider's model id (e.g. gpt-4o-mini)",
+                key=f"models.{name}.model",
             )
-            return value
 
-        def flag(key: str, default: bool) -> bool:
-            value = spec.get(key, default)
-            _check(isinstance(value, bool), name, key, f"expected true or false, got {value!r}")
-            return value
+        def value(key: str) -> Any:
+            return spec[key] if key in spec else model_default(key)
 
-        extra = spec.get("extra_body") or {}
-        _check(isinstance(extra, dict), name, "extra_body", "expected a mapping of request fields")
         return cls(
             name=name,
             kind=kind,
-            model=str(model).strip(),
-            base_url=base_url.rstrip("/"),
-            api_key_env=key_env,
-            concurrency=number("concurrency", 8, integer=True, minimum=1),
-            timeout=float(number("timeout", 60.0, strict=True)),
-            max_retries=number("max_retries", 6, integer=True),
-            batch=flag("batch", False),
-            batch_poll_interval=float(number("batch_poll_interval", 60.0, strict=True)),
-            send_sampling=flag("send_sampling", True),
-            extra_body=dict(extra),
+            model=str(spec["model"]).strip(),
+            base_url=(spec.get("base_url") or default_base_url).rstrip("/"),
+            api_key_env=spec.get("api_key_env", DEFAULT_KEY_ENV[kind]),
+            concurrency=value("concurrency"),
+            timeout=float(value("timeout")),
+            max_retries=value("max_retries"),
+            batch=value("batch"),
+            batch_poll_interval=float(value("batch_poll_interval")),
+            send_sampling=value("send_sampling"),
+            extra_body=dict(spec.get("extra_body") or {}),
         )
 
 
@@ -375,8 +340,8 @@ class ApiBackend(Backend, abc.ABC):
     #: at most this many requests per provider batch
     batch_limit: ClassVar[int] = 50_000
     #: seconds an interrupted job waits for its requests in flight, so their answers are kept
-    #: (the config key ``interrupt_grace``; 0: stop at once)
-    interrupt_grace: float = DEFAULT_INTERRUPT_GRACE
+    #: (the config key ``interrupt_grace``, its schema default until a session sets it; 0: stop at once)
+    interrupt_grace: float
     #: exception classes of the SDK that mean "timed out" / "could not connect"
     timeout_errors: ClassVar[tuple[type[BaseException], ...]] = ()
     connection_errors: ClassVar[tuple[type[BaseException], ...]] = ()
@@ -385,6 +350,7 @@ class ApiBackend(Backend, abc.ABC):
         self, settings: ApiSettings, *, need_key: bool = True, http_client: Callable[[], Any] | None = None
     ):
         self.settings = settings
+        self.interrupt_grace = float(schema.default("interrupt_grace"))
         self._api_key = read_api_key(settings) if need_key else None
         self._http_client = http_client
         self.stats: Counter = Counter()
@@ -403,8 +369,9 @@ class ApiBackend(Backend, abc.ABC):
     ) -> ApiBackend:
         """The backend of model entry ``models.<name>``: the shared settings plus the options
         :meth:`options_from_spec` of the subclass reads (each bad value names its key)."""
+        options = cls.options_from_spec(spec, name)  # first: a backend's refusal says why
         settings = ApiSettings.from_spec(spec, name, kind=cls.kind, default_base_url=cls.default_base_url)
-        return cls(settings, **cls.options_from_spec(spec, name), need_key=need_key, http_client=http_client)
+        return cls(settings, **options, need_key=need_key, http_client=http_client)
 
     @classmethod
     def options_from_spec(cls, spec: Mapping[str, Any], name: str) -> dict[str, Any]:

@@ -29,9 +29,11 @@ import importlib.util
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from judgelab import schema
 from judgelab.cache.filehash import file_sha256
 from judgelab.errors import InputError
 from judgelab.llm.backends import native
@@ -61,21 +63,29 @@ class LocalBackend(Backend):
         self,
         model_path: str | Path | None = None,
         *,
-        n_ctx: int = 4096,
+        n_ctx: int | None = None,
         n_threads: int | None = None,
-        n_batch: int = 512,
-        reuse_prefix: bool = True,
+        n_batch: int | None = None,
+        reuse_prefix: bool | None = None,
         seed: int = 0,
-        amx: bool = False,
+        amx: bool | None = None,
         name: str = "<name>",
     ):
         self.model_path = Path(model_path) if model_path else default_model_path()
         if not self.model_path.exists():
             raise InputError(f"GGUF file {self.model_path} does not exist", key="models.<name>.model_path")
-        self.n_ctx, self.n_batch, self.seed = int(n_ctx), int(n_batch), int(seed)
-        self.n_threads = int(n_threads or os.environ.get("JUDGELAB_THREADS", 0) or 1)
-        self.reuse_prefix = reuse_prefix
-        self.amx, self.name = bool(amx), name
+
+        def value(given: Any, key: str) -> Any:  # None: the schema's default of models.<name>.<key>
+            return schema.default(f"models.<name>.{key}") if given is None else given
+
+        self.n_ctx, self.n_batch, self.seed = (
+            int(value(n_ctx, "n_ctx")),
+            int(value(n_batch, "n_batch")),
+            int(seed),
+        )
+        self.n_threads = int(n_threads or os.environ.get("JUDGELAB_THREADS", 0) or value(None, "threads"))
+        self.reuse_prefix = bool(value(reuse_prefix, "reuse_prefix"))
+        self.amx, self.name = bool(value(amx, "amx")), name
         self._watch: native.Watch | None = None
         self._llm = None
         self._formatter = None
@@ -86,11 +96,11 @@ class LocalBackend(Backend):
     def from_spec(cls, spec: dict, name: str = "model", *, need_key: bool = True) -> LocalBackend:
         return cls(
             spec.get("model_path"),
-            n_ctx=spec.get("n_ctx", 4096),
+            n_ctx=spec.get("n_ctx"),
             n_threads=spec.get("threads"),
-            n_batch=spec.get("n_batch", 512),
-            reuse_prefix=spec.get("reuse_prefix", True),
-            amx=spec.get("amx", False),
+            n_batch=spec.get("n_batch"),
+            reuse_prefix=spec.get("reuse_prefix"),
+            amx=spec.get("amx"),
             name=name,
         )
 

@@ -30,13 +30,11 @@ from typing import Any
 import openai
 from openai.types.chat import ChatCompletion
 
-from judgelab.errors import InputError
-from judgelab.llm.backends.api import ApiBackend, ApiSettings, BatchStatus, label_distribution
+from judgelab.llm.backends.api import ApiBackend, ApiSettings, BatchStatus, label_distribution, model_default
 from judgelab.llm.backends.base import Completion, Request, label_form, served
 
 log = logging.getLogger(__name__)
 
-TOKEN_LIMIT_PARAMS = ("max_tokens", "max_completion_tokens")
 #: OpenAI batch statuses after which nothing changes any more
 _ENDED = {"completed", "failed", "expired", "cancelled"}
 
@@ -52,9 +50,9 @@ class OpenAIBackend(ApiBackend):
         self,
         settings: ApiSettings,
         *,
-        logprobs: bool = True,
-        top_logprobs: int = 20,
-        token_limit_param: str = "max_tokens",
+        logprobs: bool,
+        top_logprobs: int,
+        token_limit_param: str,
         need_key: bool = True,
         http_client=None,
     ):
@@ -66,17 +64,10 @@ class OpenAIBackend(ApiBackend):
 
     @classmethod
     def options_from_spec(cls, spec: Mapping[str, Any], name: str) -> dict[str, Any]:
-        logprobs = spec.get("logprobs", True)
-        if not isinstance(logprobs, bool):
-            raise InputError(f"expected true or false, got {logprobs!r}", key=f"models.{name}.logprobs")
-        top = spec.get("top_logprobs", 20)
-        if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= 20:
-            raise InputError(f"expected an integer 1-20, got {top!r}", key=f"models.{name}.top_logprobs")
-        limit = spec.get("token_limit_param", "max_tokens")
-        if limit not in TOKEN_LIMIT_PARAMS:
-            raise InputError(
-                f"expected one of {TOKEN_LIMIT_PARAMS}, got {limit!r}", key=f"models.{name}.token_limit_param"
-            )
+        # checked against the schema with the shared settings (:meth:`ApiBackend.from_spec`)
+        logprobs, top, limit = (
+            spec.get(k, model_default(k)) for k in ("logprobs", "top_logprobs", "token_limit_param")
+        )
         return {"logprobs": logprobs, "top_logprobs": top, "token_limit_param": limit}
 
     # -- identity (cache key): endpoint and model, never the key ---------------------------

@@ -188,10 +188,6 @@ def run_pairwise_judge(
 def pairwise_groups(table: pd.DataFrame, relevant_min: int = 1) -> pd.DataFrame:
     """The Best / Acceptable / Unacceptable group (``B``, ``A``, ``U``) of every judged passage,
     per query (see the module docstring). ``table``: columns qid, docid, grade."""
-    if relevant_min not in (1, 2, 3):
-        raise InputError(
-            f"relevant_min must be 1, 2 or 3, got {relevant_min!r}", key="overrating.pairwise.relevant_min"
-        )
     out = table[["qid", "docid", "grade"]].copy()
     out["grade"] = out["grade"].astype(int)
     top = out.groupby("qid")["grade"].transform("max")
@@ -211,10 +207,6 @@ def sample_pairs(
     higher group (``hi``, the ground-truth winner) and one of the lower (``lo``); drawn without
     replacement from all cross pairs (in docid order) with a generator seeded by (``seed``, query,
     setting). Columns: dataset (if present), qid, setting, hi_docid, lo_docid, hi_grade, lo_grade."""
-    if int(per_setting) < 1:
-        raise InputError(
-            f"per_setting must be >= 1, got {per_setting!r}", key="overrating.pairwise.per_setting"
-        )
     groups = pairwise_groups(table, relevant_min)
     dataset = str(table["dataset"].iloc[0]) if "dataset" in table and len(table) else None
     rows = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from judgelab import schema
 from judgelab.params import Settings
 
 
@@ -34,7 +35,7 @@ class TableSettings(Settings):
     (``full``, the paper's, or ``renormalised``; the other follows it) and the judges' display
     names by model key (a judge not named keeps its key)."""
 
-    confidence: str = "full"
+    confidence: str = schema.default_of("overrating.confidence")
     names: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -19,7 +19,6 @@ from typing import Any
 import pandas as pd
 
 from judgelab.analysis import render
-from judgelab.errors import InputError
 from judgelab.studies.overrating.pointwise import OUTCOMES
 
 #: the formats every table of the study is written in
@@ -29,15 +28,6 @@ TABLE_FORMATS = render.TABLE_FORMATS
 #: and its title in the tables
 CONFIDENCE_SUFFIX = {"full": "", "renormalised": "_renorm"}
 CONFIDENCE_TITLE = {"full": "full distribution", "renormalised": "renormalised"}
-
-
-def _check_definition(confidence: str) -> str:
-    if confidence not in CONFIDENCE_SUFFIX:
-        raise InputError(
-            f"unknown token-confidence definition {confidence!r} (full or renormalised)",
-            key="overrating.confidence",
-        )
-    return confidence
 
 
 def _other(confidence: str) -> str:
@@ -50,7 +40,7 @@ def table1_columns(confidence: str = "full") -> list[tuple[str, str, str, str, i
     FN of ``confidence``), then the graded run binarised (Grad.→Bin.), Krippendorff's ordinal
     alpha of each run (LLMJudge reports it beside kappa), the other confidence definition, and the
     coverage of each run."""
-    main = CONFIDENCE_SUFFIX[_check_definition(confidence)]
+    main = CONFIDENCE_SUFFIX[confidence]
     other = _other(confidence)
     metrics = [
         ("Overrated (%)", "overrate_pct", 2),
@@ -94,7 +84,7 @@ def table2_columns(confidence: str = "full") -> list[tuple[str, str, str, int]]:
     Ties), Tie Rate, Wrong Wins; Avg Confidence Corr., Incorr. of ``confidence``), then the share
     of ties confident in both orders, the same three of the other definition, the pairs judged
     and the coverage."""
-    main = CONFIDENCE_SUFFIX[_check_definition(confidence)]
+    main = CONFIDENCE_SUFFIX[confidence]
     other = _other(confidence)
     osfx = CONFIDENCE_SUFFIX[other]
     return [

@@ -50,6 +50,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
+from judgelab import schema
 from judgelab.analysis import render
 from judgelab.analysis.agreement import agreement
 from judgelab.errors import InputError
@@ -97,7 +98,7 @@ DEFAULT_CLASSIFIERS: dict[str, dict] = {
 class ClassifierSpec:
     name: str
     kind: str
-    features: str = "all"
+    features: str = schema.default_of("peras.classifier.models.<name>.features")
     params: dict = field(default_factory=dict)
 
 
@@ -106,23 +107,13 @@ def parse_specs(models: Mapping[str, Mapping] | None) -> list[ClassifierSpec]:
     models = DEFAULT_CLASSIFIERS if models is None else models
     specs = []
     for name, m in models.items():
-        kind, feats = m.get("kind"), m.get("features", "all")
-        if kind not in KINDS:
-            raise InputError(
-                f"unknown kind {kind!r}; one of {list(KINDS)}", key=f"classifier.models.{name}.kind"
-            )
-        if feats not in FEATURE_SETS:
-            raise InputError(
-                f"unknown feature set {feats!r}; one of {list(FEATURE_SETS)}",
-                key=f"classifier.models.{name}.features",
-            )
+        # the kind and the feature set: the schema's (peras.classifier.models.<name>)
+        kind, feats = m["kind"], m.get("features", schema.default("peras.classifier.models.<name>.features"))
         if name == "Oracle" or name.startswith("persona "):
             raise InputError(
                 "this name is reserved for the single-persona baselines", key=f"classifier.models.{name}"
             )
         specs.append(ClassifierSpec(str(name), kind, feats, dict(m.get("params") or {})))
-    if not specs:
-        raise InputError("needs at least one classifier", key="classifier.models")
     return specs
 
 

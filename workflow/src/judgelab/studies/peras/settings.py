@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from judgelab import schema
 from judgelab.params import Settings
 
 
@@ -52,7 +53,7 @@ class FigureSettings(Settings):
     reference: str
     confidence_personas: tuple[str, ...]
     confidence_label: int
-    support: str = "parsed"
+    support: str = schema.default_of("peras.support")
 
 
 @dataclass(frozen=True)

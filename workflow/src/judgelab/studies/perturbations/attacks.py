@@ -97,8 +97,6 @@ def attack_candidates(
     queries of ``pairs`` that this query's assessors did not judge (source ``other_topic``, grade
     empty; distinct docids ordered by docid, seeded by (seed, crc32(qid), 1)), judged for this
     query. Columns :data:`CANDIDATE_COLUMNS`, sorted by qid, source, docid."""
-    if isinstance(per_label, bool) or int(per_label) < 1:
-        raise InputError(f"must be a whole number >= 1, got {per_label!r}", key="perturbations.per_label")
     chosen = {int(g) for g in grades}
     if not chosen:
         raise InputError(

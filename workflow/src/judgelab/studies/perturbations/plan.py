@@ -35,16 +35,13 @@ from judgelab.llm.judge import Coverage, Judge
 from judgelab.project.plan import LLMJob, StudyPlan
 from judgelab.studies.perturbations import estimate
 from judgelab.studies.perturbations.attacks import (
-    ATTACK_KINDS,
     CLEAN,
-    POSITIONS,
     check_name,
     defended_template,
     read_injections,
 )
 from judgelab.studies.perturbations.insertions import load_stopwords, stopwords_param
 from judgelab.studies.perturbations.originals import variant_requests
-from judgelab.studies.perturbations.outcomes import REWRITE_FILTERS
 from judgelab.studies.perturbations.settings import (
     Attack,
     AttackFigure,
@@ -446,20 +443,9 @@ class Plan(StudyPlan):
 
     def _check_attacks(self) -> None:
         key = f"{self.name}.attacks"
-        a = self.attack_section
-        for i, k in enumerate(self.attack_kinds):
-            if k not in ATTACK_KINDS:
-                raise InputError(f"unknown attack {k!r} ({', '.join(ATTACK_KINDS)})", key=f"{key}.run[{i}]")
+        a = self.attack_section  # the kinds, positions, grades and repeat count: the schema's
         if not self.attack_kinds:
             return
-        positions = list(a["positions"])
-        if not positions:
-            raise InputError(f"no position given ({', '.join(POSITIONS)})", key=f"{key}.positions")
-        for i, p in enumerate(positions):
-            if p not in POSITIONS:
-                raise InputError(
-                    f"unknown position {p!r} ({', '.join(POSITIONS)})", key=f"{key}.positions[{i}]"
-                )
         if "INJECT" in self.attack_kinds:
             names = list(a["injections"])
             if not names:
@@ -475,11 +461,6 @@ class Plan(StudyPlan):
                         f"{sorted(self.injection_texts)})",
                         key=f"{key}.injections[{i}]",
                     )
-        if "STUFF" in self.attack_kinds and int(a["stuff_repeat"]) < 1:
-            raise InputError(f"must be >= 1, got {a['stuff_repeat']}", key=f"{key}.stuff_repeat")
-        for i, g in enumerate(a["grades"]):
-            if int(g) not in (0, 1, 2, 3):
-                raise InputError(f"grade {g!r} outside 0-3", key=f"{key}.grades[{i}]")
         if self.defenses[-1] == "defended":
             _ = self.defense_text
 
@@ -603,8 +584,6 @@ class Plan(StudyPlan):
             self._check_overrating_original()
         else:
             self._check_peras_original()
-        if self.rewrite_filter not in REWRITE_FILTERS:
-            raise InputError(f"unknown filter {self.rewrite_filter!r}", key=f"{key}.rewrite_filter")
         _ = self.stopwords  # loaded here: a missing or malformed list fails before any job
         self._check_attacks()
         if self.sem_file is not None and not Path(self.sem_file).is_file():

@@ -45,8 +45,6 @@ def sample_judged(
     drawn with a generator seeded by (seed, crc32(qid), label), so the draw does not depend on row
     order or on the other groups. Columns :data:`SAMPLE_COLUMNS`, sorted by qid, label, docid.
     """
-    if isinstance(per_label, bool) or not isinstance(per_label, (int, np.integer)) or per_label < 1:
-        raise InputError(f"must be a whole number >= 1, got {per_label!r}", key="perturbations.per_label")
     for col in ("qid", "docid", "label", "parsed"):
         if col not in judgments.columns:
             raise InputError(f"judgment table has no column {col!r}", path=source)

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, TypeVar
 
+from judgelab import schema
 from judgelab.llm.judge import Judge
 from judgelab.llm.session import JobContext, LLMSession
 from judgelab.params import Settings
@@ -33,7 +34,7 @@ class OriginalJudge(Judge):
     generated: ``persona`` "" and ``answer`` ``parse``). Everything that decides its requests, so
     an unchanged passage's request is the original's (a cache hit)."""
 
-    original: str = "peras"
+    original: str = schema.default_of("perturbations.original")
 
     @classmethod
     def of(cls, original: str, judge: Judge) -> OriginalJudge:
@@ -115,7 +116,7 @@ class Selection(Settings):
     variant only those kept by every rewrite variant (``per_variant``: the variant's own)."""
 
     variant: str
-    rewrite_filter: str = "per_variant"
+    rewrite_filter: str = schema.default_of("perturbations.rewrite_filter")
 
 
 @dataclass(frozen=True)
@@ -148,7 +149,7 @@ class AttackSampling(Settings):
     grades: tuple[int, ...]
     per_label: int
     seed: int
-    other_topics: bool = True
+    other_topics: bool = schema.default_of("perturbations.attacks.other_topics")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "grades", tuple(sorted(int(g) for g in self.grades)))
@@ -165,7 +166,7 @@ class Attack(Settings):
     kind: str = ""
     positions: tuple[str, ...] = ()
     sentence: str = ""
-    repeat: int = 1
+    repeat: int = schema.default_of("perturbations.attacks.stuff_repeat")
     stopwords: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
@@ -185,7 +186,7 @@ class AttackMeasure(Settings):
     relevant: int
     n_boot: int
     seed: int
-    alpha: float = 0.05
+    alpha: float = schema.default_of("perturbations.attacks.alpha")
 
 
 @dataclass(frozen=True)

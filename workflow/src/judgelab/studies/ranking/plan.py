@@ -632,9 +632,7 @@ class Plan(StudyPlan):
         against what bounds them: its ``queries``, ``max_queries``, the topics of its qrels file
         (bundled sample or files) or a public dataset's judged queries before a download. The PPI
         job checks it again against the topics both qrels score."""
-        n = [int(x) for x in self.section["ppi"]["n"]]
-        if len(set(n)) != len(n):
-            raise InputError(f"an n is listed twice: {n}", key="ranking.ppi.n")
+        n = [int(x) for x in self.section["ppi"]["n"]]  # distinct, each >= 2: the schema's
         datasets = self.project.config["datasets"]
         for d in self.datasets:
             spec = datasets.get(d, {})
@@ -673,10 +671,6 @@ class Plan(StudyPlan):
                     )
 
     def _check_circularity(self) -> None:
-        key = f"{self.name}.circularity"
-        depth = self.section["circularity"]["depth"]
-        if depth is not None and (isinstance(depth, bool) or int(depth) < 1):
-            raise InputError(f"must be a whole number >= 1 or null, got {depth!r}", key=f"{key}.depth")
         for d in self.datasets:
             if self.source(d) != "files":  # the files' names are known once the files are there
                 self.circularity_base(d)

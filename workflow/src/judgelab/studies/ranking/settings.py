@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from judgelab import schema
 from judgelab.params import Settings
 
 
@@ -40,8 +41,8 @@ class System(Settings):
 
     name: str
     spec: Mapping[str, Any] = field(default_factory=dict)
-    candidates: str = "judged"
-    depth: int = 100
+    candidates: str = schema.default_of("ranking.candidates")
+    depth: int = schema.default_of("ranking.depth")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "spec", dict(self.spec))
@@ -103,7 +104,7 @@ class JudgeCost(Settings):
     imported: bool = False
     backend: str = ""
     prices: tuple[float, ...] = ()
-    batch: bool = False
+    batch: bool = schema.default_of("models.<name>.batch")
     template: str = ""
     persona: str = ""
     members: tuple[str, ...] = ()
@@ -149,14 +150,14 @@ class CorrelationSettings(Settings):
     ``percentile``), and the paired ``test`` (``t``, ``wilcoxon``, ``sign``) of the significance
     decisions at level ``sig_alpha``."""
 
-    k: int = 10
-    p: float = 0.9
-    n_boot: int = 1000
-    seed: int = 0
-    ci_alpha: float = 0.05
-    sig_alpha: float = 0.05
-    test: str = "t"
-    ci_method: str = "bca"
+    k: int = schema.default_of("ranking.correlation.top_k")
+    p: float = schema.default_of("ranking.correlation.rbo_p")
+    n_boot: int = schema.default_of("ranking.correlation.n_boot")
+    seed: int = schema.default_of("ranking.correlation.seed")
+    ci_alpha: float = schema.default_of("ranking.correlation.ci_alpha")
+    sig_alpha: float = schema.default_of("ranking.correlation.sig_alpha")
+    test: str = schema.default_of("ranking.correlation.test")
+    ci_method: str = schema.default_of("ranking.correlation.ci_method")
 
 
 @dataclass(frozen=True)
@@ -214,12 +215,12 @@ class PPISettings(Settings):
 
     comparisons: tuple[tuple[str, str, str], ...] = ()
     measures: tuple[str, ...] = ()
-    n: tuple[int, ...] = (2,)
-    draws: int = 200
-    seed: int = 0
-    alpha: float = 0.05
-    test: str = "t"
-    sig_alpha: float = 0.05
+    n: tuple[int, ...] = schema.default_of("ranking.ppi.n", tuple)
+    draws: int = schema.default_of("ranking.ppi.draws")
+    seed: int = schema.default_of("ranking.ppi.seed")
+    alpha: float = schema.default_of("ranking.ppi.alpha")
+    test: str = schema.default_of("ranking.correlation.test")
+    sig_alpha: float = schema.default_of("ranking.correlation.sig_alpha")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "comparisons", tuple(tuple(str(x) for x in c) for c in self.comparisons))

@@ -50,6 +50,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from judgelab import schema
 from judgelab.data.readers import RUN_COLUMNS
 from judgelab.errors import InputError
 from judgelab.studies.ranking.runs import trec_order
@@ -65,8 +66,6 @@ KINDS: dict[str, tuple[str, ...]] = {
 }
 #: Parameters a kind may take beyond its required ones.
 OPTIONAL: dict[str, tuple[str, ...]] = {"bm25": ("method",)}
-#: bm25s's BM25 variants.
-BM25_METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
 #: What each system ranks per topic.
 CANDIDATES = ("judged", "all")
 
@@ -90,35 +89,18 @@ def tokenize(text: str) -> list[str]:
 def check_system(name: str, spec: Mapping, key: str) -> None:
     """A system entry names a known ``kind`` and exactly its parameters, with valid values;
     errors name the full key (``key`` is the entry's, e.g. ``ranking.systems.bm25``)."""
-    kind = spec.get("kind")
-    if kind not in KINDS:
-        raise InputError(f"unknown kind {kind!r} (known: {', '.join(KINDS)})", key=f"{key}.kind")
+    schema.validate_entry(spec, "ranking.systems.<name>", key)  # the kind, the values' ranges
+    kind = spec["kind"]
     allowed = set(KINDS[kind]) | set(OPTIONAL.get(kind, ())) | {"kind"}
-    for k, v in spec.items():
+    for k in spec:
         if k not in allowed:
             raise InputError(
                 f"a {kind} system takes {', '.join(KINDS[kind] + OPTIONAL.get(kind, ())) or 'no parameter'}",
                 key=f"{key}.{k}",
             )
-        if v is None:
-            raise InputError("must be set (not null)", key=f"{key}.{k}")
     for k in KINDS[kind]:
         if k not in spec:
             raise InputError(f"a {kind} system needs `{k}`", key=f"{key}.{k}")
-    if kind == "bm25":
-        if not float(spec["k1"]) >= 0:
-            raise InputError(f"k1 must be >= 0, not {spec['k1']}", key=f"{key}.k1")
-        if not 0 <= float(spec["b"]) <= 1:
-            raise InputError(f"b must lie in [0, 1], not {spec['b']}", key=f"{key}.b")
-        if spec.get("method", "lucene") not in BM25_METHODS:
-            raise InputError(
-                f"unknown BM25 method {spec['method']!r} (bm25s: {', '.join(BM25_METHODS)})",
-                key=f"{key}.method",
-            )
-    if kind == "ql" and not float(spec["mu"]) > 0:
-        raise InputError(f"mu must be > 0, not {spec['mu']}", key=f"{key}.mu")
-    if kind == "random" and int(spec["seed"]) < 0:
-        raise InputError(f"the seed must be >= 0, not {spec['seed']}", key=f"{key}.seed")
 
 
 # --- scorers: (collection token lists, query token list) -> one score per collection passage ---
@@ -140,7 +122,10 @@ class _BM25:
         import bm25s
 
         self.model = bm25s.BM25(
-            k1=float(spec["k1"]), b=float(spec["b"]), method=spec.get("method", "lucene"), dtype="float64"
+            k1=float(spec["k1"]),
+            b=float(spec["b"]),
+            method=spec.get("method", schema.default("ranking.systems.<name>.method")),
+            dtype="float64",
         )
         # bm25s needs a non-empty token list per document (an empty passage gets an empty token)
         self.model.index([t or [""] for t in col.tokens], show_progress=False)

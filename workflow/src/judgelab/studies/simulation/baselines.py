@@ -47,7 +47,6 @@ MIN_CONSENSUS_ANNOTATORS = 3
 REFERENCE_METHODS = ("random", "oracle_consensus", "global_majority", "evaluator_majority")
 BASELINE_COLUMNS = ["method", "evaluator", "item", "gold", "pred", "answered"]
 CONTROL_COLUMNS = ["evaluator", "item", "gold", "own_correct", "control_accuracy", "n_others"]
-RANDOM_DRAWS = 200  #: seeded draws of Random Selection by default (``simulation.random_draws``)
 DRAW_COLUMNS = ["draw", "items", "evaluator", "n", "correct", "accuracy"]
 
 
@@ -136,7 +135,7 @@ def cross_evaluator_control(predictions: pd.DataFrame, *, answered_only: bool = 
     return pd.DataFrame(rows, columns=CONTROL_COLUMNS)
 
 
-def random_draws(pairs: pd.DataFrame, *, draws: int = RANDOM_DRAWS, seed: int = 0) -> pd.DataFrame:
+def random_draws(pairs: pd.DataFrame, *, draws: int, seed: int) -> pd.DataFrame:
     """Random Selection drawn ``draws`` times (seeded) over the validation pairs (evaluator, item,
     gold, consensus): per draw and evaluator the right guesses over all validation items and over
     the consensus-eligible ones (:data:`DRAW_COLUMNS`)."""

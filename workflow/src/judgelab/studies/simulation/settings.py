@@ -10,12 +10,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from judgelab import schema
 from judgelab.errors import InputError
 from judgelab.llm.judge import Coverage
 from judgelab.llm.judging import request_max_tokens, resolve_answer
 from judgelab.llm.session import JobContext, LLMSession
 from judgelab.params import Settings
-from judgelab.studies.simulation.baselines import RANDOM_DRAWS
 from judgelab.studies.simulation.prompt import SimulationPrompt
 
 
@@ -30,23 +30,29 @@ class Selection(Settings):
     pool: int
     validation: int
     seed: int
-    evaluators: tuple[str, ...] = ()
+    evaluators: tuple[str, ...] = schema.default_of("simulation.datasets.<name>.evaluators", tuple)
     task: str | None = None
-    split: str = "coordinated"
-    group_by: str = "context"
-    balance_neutral: bool = True
-    min_neutral: int = 2
+    split: str = schema.default_of("simulation.datasets.<name>.split")
+    group_by: str = schema.default_of("simulation.datasets.<name>.group_by")
+    balance_neutral: bool = schema.default_of("simulation.datasets.<name>.balance_neutral")
+    min_neutral: int = schema.default_of("simulation.min_neutral")
 
 
 @dataclass(frozen=True)
 class CascadeSettings(Settings):
     """What besides the prompt texts and the demonstrations shapes a cell's requests."""
 
-    task: str = "helpfulness"  #: scale block (a key of the prompt YAML's ``scales``)
-    answer: str = "parse"  #: parse | logits
-    max_tokens: int = 64  #: answer length bound on the parse path (logits: 1 token)
-    seed: int = 0  #: demonstration draws
-    min_neutral: int = 2  #: fewer neutral pool labels -> direction-only evaluator
+    task: str = schema.default_of(
+        "simulation.datasets.<name>.task"
+    )  #: scale block (a key of the prompt YAML's ``scales``)
+    answer: str = "parse"  #: parse | logits (``auto`` resolved: :meth:`resolve`)
+    max_tokens: int = schema.default_of(
+        "simulation.max_tokens"
+    )  #: answer length bound on the parse path (logits: 1 token)
+    seed: int = schema.default_of("simulation.seed")  #: demonstration draws
+    min_neutral: int = schema.default_of(
+        "simulation.min_neutral"
+    )  #: fewer neutral pool labels -> direction-only evaluator
 
     @classmethod
     def resolve(cls, values: Mapping, model_spec: Mapping | None = None) -> CascadeSettings:
@@ -125,8 +131,8 @@ class BaselineSettings(Settings):
     """The reference predictors: Random Selection's seed, and the labels the majorities count
     (``all`` or ``pool``)."""
 
-    seed: int = 0
-    majority_source: str = "all"
+    seed: int = schema.default_of("simulation.seed")
+    majority_source: str = schema.default_of("simulation.majority_source")
 
 
 @dataclass(frozen=True)
@@ -134,9 +140,9 @@ class MetricSettings(Settings):
     """The metric tables: the accuracy the correlations and the control's scoring use, and the
     seeded draws of Random Selection shown beside its expectation."""
 
-    metric: str = "accuracy"
-    random_draws: int = RANDOM_DRAWS
-    seed: int = 0
+    metric: str = schema.default_of("simulation.metric")
+    random_draws: int = schema.default_of("simulation.random_draws")
+    seed: int = schema.default_of("simulation.seed")
 
 
 @dataclass(frozen=True)
@@ -145,11 +151,11 @@ class StatsSettings(Settings):
     random permutations and seed, and the units those tests keep together (``group``, ``item``,
     ``judgment``)."""
 
-    metric: str = "accuracy"
-    alpha: float = 0.05
-    permutations: int = 10_000
-    seed: int = 0
-    cluster_by: str = "group"
+    metric: str = schema.default_of("simulation.metric")
+    alpha: float = schema.default_of("simulation.alpha")
+    permutations: int = schema.default_of("simulation.permutations")
+    seed: int = schema.default_of("simulation.seed")
+    cluster_by: str = schema.default_of("simulation.cluster_by")
 
 
 @dataclass(frozen=True)
@@ -157,5 +163,5 @@ class TableSettings(Settings):
     """The report tables: the accuracy they report and the significance level of their
     readings."""
 
-    metric: str = "accuracy"
-    alpha: float = 0.05
+    metric: str = schema.default_of("simulation.metric")
+    alpha: float = schema.default_of("simulation.alpha")
