@@ -25,6 +25,7 @@ from judgelab.data.prepare import build_trec_table
 from judgelab.data.tables import read_dataset, write_dataset
 from judgelab.errors import InputError
 from judgelab.llm.answers import parse_label
+from judgelab.llm.readings import parse_answer
 from judgelab.studies.overrating import figures as of
 from judgelab.studies.overrating import jobs as oj
 from judgelab.studies.overrating.pairwise import (
@@ -34,7 +35,7 @@ from judgelab.studies.overrating.pairwise import (
     sample_pairs,
 )
 from judgelab.studies.overrating.pointwise import imported_pointwise, pointwise_metrics, transition_matrix
-from judgelab.studies.overrating.prompts import PAIRWISE_KIND, check_labels, load_prompt, parse_answer
+from judgelab.studies.overrating.prompts import PAIRWISE_KIND, check_labels, load_prompt
 from judgelab.studies.overrating.tables import TABLE_FORMATS, table1
 
 NA = None

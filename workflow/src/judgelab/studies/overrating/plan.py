@@ -27,11 +27,11 @@ from judgelab.data.imported import ImportReading, study_imports
 from judgelab.errors import InputError, NothingToDo
 from judgelab.llm.backends.base import Request
 from judgelab.llm.judge import Coverage, Judge
+from judgelab.llm.readings import Prompt
 from judgelab.project.plan import LLMJob, StudyPlan
 from judgelab.studies.overrating import estimate
 from judgelab.studies.overrating.prompts import (
     PAIRWISE_KIND,
-    Prompt,
     check_labels,
     effective_scale,
     load_prompt,

@@ -4,8 +4,8 @@ The Snakefile, the rules' helpers (``workflow/rules/common.smk``), ``judgelab es
 functions and the CLI all ask a :class:`Project`; none of them re-derives which personas run and
 where each one's text comes from, which raw files a dataset reads, which models judge, or where a
 result goes. Each study answers its own questions in its plan (``judgelab.studies.<study>.plan``),
-which the project holds; this is the one module that knows the studies (by name, from
-:data:`judgelab.studies.STUDIES`).
+which the project holds; with the estimate and the CLI it is the wiring, the layer above the
+studies that knows them (by name, from :data:`judgelab.studies.STUDIES`).
 
 Every path the project gives is relative to the working directory of the run, and every resource
 (prompts, personas, bundled sample) resolves against the workflow's own folder (``root``), never
