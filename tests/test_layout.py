@@ -257,6 +257,21 @@ def test_the_backend_contract_names_no_backend():
         assert backend not in base, backend
 
 
+def test_no_backend_is_asked_by_its_name_outside_the_registry():
+    """What the embedded model does differently (runs here, reads logits, costs nothing) is a
+    capability its registry entry declares (``judgelab.llm.backends.capabilities``): no module
+    outside the backends compares a backend with ``"local"``."""
+    offenders = [
+        f"{f.relative_to(PACKAGE)}:{node.lineno}"
+        for f in PACKAGE.rglob("*.py")
+        if "backends" not in f.relative_to(PACKAGE).parts
+        for node in ast.walk(tree(f))
+        if isinstance(node, ast.Compare)
+        and any(isinstance(x, ast.Constant) and x.value == "local" for x in [node.left, *node.comparators])
+    ]
+    assert not offenders, offenders
+
+
 def test_every_package_says_what_lives_where():
     for init in PACKAGE.rglob("__init__.py"):
         doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))

@@ -14,12 +14,11 @@ from judgelab.cache.store import RequestCache
 from judgelab.errors import InputError
 from judgelab.llm.backends.base import Backend, Completion, Request
 from judgelab.llm.client import CachedClient
-from judgelab.llm.judge import Judge
+from judgelab.llm.judge import Judge, resolve_answer
 from judgelab.llm.judging import (
     judgment_requests,
     label_from_probs,
     read_judgment,
-    resolve_answer,
     run_judgments,
 )
 from judgelab.llm.prompts import load_template

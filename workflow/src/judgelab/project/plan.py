@@ -63,6 +63,11 @@ class StudyPlan:
         ``judgelab estimate --table NAME=PATH`` may name them."""
         return []
 
+    def judge_section(self, name: str):
+        """The section of templates and judges ``name`` (:data:`judgelab.project.judges.JUDGE_SECTIONS`;
+        a :class:`judgelab.llm.judge.JudgeSection`): the one factory of the judges its jobs run."""
+        return self.project.judge_section(name)
+
     def models(self) -> list[str]:
         """Every model the study's jobs call."""
         return self.judges

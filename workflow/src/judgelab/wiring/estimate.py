@@ -40,7 +40,7 @@ from judgelab.cache.store import CacheConfig, RequestCache
 from judgelab.data.prepare import prepare_table
 from judgelab.data.tables import read_dataset
 from judgelab.errors import InputError
-from judgelab.llm.backends import make_backend
+from judgelab.llm.backends import capabilities, make_backend
 from judgelab.llm.backends.api import api_key_envvars
 from judgelab.llm.backends.base import Backend, Request
 from judgelab.llm.client import cache_request
@@ -330,7 +330,7 @@ def _row(dataset: str, model: str, stage: str, t: Tally, spec: Mapping[str, Any]
         "to_send": t.calls - t.cached,
         "input_tokens": t.input_tokens,
         "output_tokens_max": t.output_tokens_max,
-        "cost_usd": cost if prices else (0.0 if spec.get("backend") == "local" else None),
+        "cost_usd": cost if prices else (None if capabilities(spec.get("backend")).priced else 0.0),
         "batch": batch,
         "exact": exact,
     }

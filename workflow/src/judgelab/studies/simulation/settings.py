@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from judgelab.errors import InputError
+from judgelab.llm.backends import capabilities
 from judgelab.llm.judge import Coverage
 from judgelab.llm.session import JobContext, LLMSession
 from judgelab.params import Settings
@@ -56,7 +57,9 @@ class CascadeSettings(Settings):
             raise InputError(f"unknown settings {sorted(unknown)}", key="simulation")
         v = dict(values)
         if v.get("answer", "parse") == "auto":
-            v["answer"] = "logits" if (model_spec or {}).get("backend") == "local" else "parse"
+            v["answer"] = (
+                "logits" if capabilities((model_spec or {}).get("backend")).reads_logits else "parse"
+            )
         if v.get("answer", "parse") not in ANSWER_MODES:
             raise InputError(
                 f"unknown answer mode {v['answer']!r}; known: auto, {', '.join(ANSWER_MODES)}",
