@@ -176,10 +176,7 @@ class JudgeSection:
         judges): the model's entry, the template's text, labels and bound, the persona and its
         placement, how the label is read and the coverage floor."""
         t = self.template(template)
-        with_persona = {}
-        if self.persona is not None and persona is not None:
-            with_persona = {"persona": self.persona(persona), "placement": self.placement}
-        return Judge(
+        judge = Judge(
             model=model,
             spec=self.models(model),
             template=t.text,
@@ -187,5 +184,7 @@ class JudgeSection:
             max_tokens=t.max_tokens,
             answer=self.answer_of(model),
             coverage=self.coverage(template) if self.checked else None,
-            **with_persona,
         )
+        if self.persona is None or persona is None:
+            return judge
+        return judge.but(persona=self.persona(persona), placement=self.placement)
