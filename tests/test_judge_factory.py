@@ -13,6 +13,7 @@ import pytest
 import yaml
 from conftest import FIXTURES
 
+from judgelab.errors import InputError
 from judgelab.llm import backends
 from judgelab.llm.backends import Capabilities, capabilities, register_backend
 from judgelab.llm.judge import Coverage, Judge, JudgeSection, JudgeTemplate, resolve_answer
@@ -140,3 +141,23 @@ def test_a_backend_declares_what_it_can_do(monkeypatch):
     assert math.isnan(judgment_cost(pd.DataFrame(table), None, backend="served")["usd"])
     with pytest.raises(ValueError, match="module:Class"):
         register_backend("bad", "judgelab.llm.backends.local")
+
+
+def test_a_section_names_its_templates_that_run_and_its_judges(tmp_path):
+    """The judges a section's rule runs (its study's ``judges``, null: the top-level ones) and
+    the names that run (the overrating study's ``pointwise.scales``): what a study naming the
+    section checks its own choices against."""
+    p = project(tmp_path, overrating={"pointwise": {"scales": ["graded"]}, "judges": ["small"]})
+    peras, overrating = p.judge_section("peras"), p.judge_section("overrating")
+    assert (peras.names, peras.judges) == (("wo_cot",), ("gpt", "small"))
+    assert (overrating.names, overrating.judges) == (("graded",), ("small",))
+
+
+def test_a_template_whose_labels_are_not_the_scale_names_its_key(tmp_path):
+    (tmp_path / "three.yaml").write_text(
+        "kind: judgment\nlabels: ['0', '1', '2']\ntemplate: 'Q: {query} D: {document}'\n", encoding="utf-8"
+    )
+    p = project(tmp_path, overrating={"pointwise": {"templates": {"graded": str(tmp_path / "three.yaml")}}})
+    with pytest.raises(InputError, match="graded scale needs labels") as got:
+        p.judge_section("overrating").judge("gpt", "graded")
+    assert got.value.key == "overrating.pointwise.templates.graded"

@@ -139,7 +139,8 @@ class JudgeSection:
     coverage check offers none to change it); ``persona``: a persona's name -> the judge's
     persona param (None: the section's judges take no persona, so no placement either);
     ``placement``: where a persona's instruction goes; ``names``: the section's template names
-    (what a study naming one may choose from); ``checked``: its judge jobs end with the coverage
+    that run (what a study naming one may choose from); ``judges``: the models its judge rule
+    runs (a study naming the section judges with those); ``checked``: its judge jobs end with the coverage
     check (False: a follow-up whose answers are no labels, e.g. a confidence).
 
     A study names a section (``perturbations.original``, the PERAS section the ranking judges
@@ -154,6 +155,7 @@ class JudgeSection:
     persona: Callable[[str], str] | None = None
     placement: str = "user"
     names: tuple[str, ...] = ()
+    judges: tuple[str, ...] = ()
     checked: bool = True
 
     @classmethod

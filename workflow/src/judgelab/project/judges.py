@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from judgelab.data.labels import check_grade_labels, check_labels
 from judgelab.llm.judge import JudgeSection, JudgeTemplate
 
 
@@ -26,7 +27,11 @@ class SectionKeys:
     the reference); ``bound`` the answer bound, the entry's key when ``ref`` is set, else a dotted
     key of the config; ``answer`` the dotted key of the answer mode (None: parsed); ``personas``
     whether its judges take a persona; ``shown`` how the coverage check names a template
-    (fields ``name``, ``ref``, ``key``: the dotted key of the entry)."""
+    (fields ``name``, ``ref``, ``key``: the dotted key of the entry); ``judges`` the dotted key of
+    the models its judge rule runs (null: the top-level ``judges``); ``runs`` the dotted key of
+    the template names that run (None: every name); ``labels`` what a template's labels are
+    checked against: ``grades`` (each a grade: compared with the human grades) or ``scale``
+    (exactly the labels of the scale the name is)."""
 
     templates: str
     ref: str | None
@@ -34,18 +39,34 @@ class SectionKeys:
     answer: str | None
     personas: bool
     shown: str
+    judges: str
+    runs: str | None
+    labels: str
 
 
 #: The sections of templates and judges, by the name a study gives.
 JUDGE_SECTIONS = {
-    "peras": SectionKeys("peras.templates", "template", "max_tokens", "peras.answer", True, "{name} ({ref})"),
+    "peras": SectionKeys(
+        templates="peras.templates",
+        ref="template",
+        bound="max_tokens",
+        answer="peras.answer",
+        personas=True,
+        shown="{name} ({ref})",
+        judges="peras.judges",
+        runs=None,
+        labels="grades",
+    ),
     "overrating": SectionKeys(
-        "overrating.pointwise.templates",
-        None,
-        "overrating.pointwise.max_tokens",
-        None,
-        False,
-        "{ref} ({key})",
+        templates="overrating.pointwise.templates",
+        ref=None,
+        bound="overrating.pointwise.max_tokens",
+        answer=None,
+        personas=False,
+        shown="{ref} ({key})",
+        judges="overrating.judges",
+        runs="overrating.pointwise.scales",
+        labels="scale",
     ),
 }
 
@@ -70,6 +91,10 @@ def judge_section(project: Any, name: str) -> JudgeSection:
         key = f"{keys.templates}.{t}"
         ref = entries[t] if keys.ref is None else entries[t][keys.ref]
         spec = project.template(ref, "judgment", key if keys.ref is None else f"{key}.{keys.ref}")
+        if keys.labels == "scale":
+            check_labels(spec.labels or (), t)
+        else:
+            check_grade_labels(spec.labels or (), str(spec.path), f"{key}.{keys.ref}")
         bound_key = f"{key}.{keys.bound}" if keys.ref is not None else keys.bound
         bound = entries[t][keys.bound] if keys.ref is not None else _at(config, keys.bound)
         return JudgeTemplate(
@@ -88,5 +113,6 @@ def judge_section(project: Any, name: str) -> JudgeSection:
         answer_key=keys.answer,
         persona=project.persona_param if keys.personas else None,
         placement=project.placement if keys.personas else "user",
-        names=tuple(entries),
+        names=tuple(entries if keys.runs is None else _at(config, keys.runs)),
+        judges=tuple(config["judges"] if _at(config, keys.judges) is None else _at(config, keys.judges)),
     )

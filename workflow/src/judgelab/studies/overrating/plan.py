@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from functools import cached_property
 
 from judgelab.data.imported import ImportReading, study_imports
+from judgelab.data.labels import check_labels
 from judgelab.errors import InputError, NothingToDo
 from judgelab.llm.backends.base import Request
 from judgelab.llm.judge import Coverage, Judge, JudgeSection, JudgeTemplate
@@ -32,7 +33,6 @@ from judgelab.project.plan import LLMJob, StudyPlan
 from judgelab.studies.overrating import estimate
 from judgelab.studies.overrating.prompts import (
     PAIRWISE_KIND,
-    check_labels,
     effective_scale,
     load_prompt,
 )

@@ -6,7 +6,6 @@ answer it is, and the token confidence at that position.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from pathlib import Path
 
 from judgelab.data.labels import SCALES
@@ -43,18 +42,6 @@ def effective_scale(scale: str | None) -> str:
     if scale not in SCALES:
         raise InputError(f"unknown scale {scale!r} (binary or graded)", key="imported_judges.<name>.scale")
     return scale
-
-
-def check_labels(labels: Sequence[str], scale: str) -> tuple[str, ...]:
-    """The labels of a pointwise run, checked against its scale."""
-    if scale not in SCALES:
-        raise InputError(f"unknown scale {scale!r} (binary or graded)", key="overrating.pointwise.scales")
-    if tuple(labels) != SCALES[scale]:
-        raise InputError(
-            f"the {scale} scale needs labels {list(SCALES[scale])}, the prompt declares {list(labels)}",
-            key=f"overrating.pointwise.templates.{scale}",
-        )
-    return tuple(labels)
 
 
 #: The two token confidences of a judgment (see :func:`label_reading`), by their names in the

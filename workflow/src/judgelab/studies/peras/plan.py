@@ -14,7 +14,7 @@ from typing import cast
 
 from judgelab.analysis.committee import Committee
 from judgelab.data.imported import judge_groups
-from judgelab.data.labels import GRADE_LABELS
+from judgelab.data.labels import check_grade_labels
 from judgelab.errors import InputError, NothingToDo
 from judgelab.llm.backends.base import Request
 from judgelab.llm.judge import Coverage, Judge, JudgeSection, JudgeTemplate
@@ -73,13 +73,7 @@ class Plan(StudyPlan):
             check_name(t, f"peras.templates.{t}")
             key = f"peras.templates.{t}.template"
             spec = self.project.template(s["template"], "judgment", key)
-            outside = [x for x in spec.labels if x not in GRADE_LABELS]
-            if outside:
-                raise InputError(
-                    f"{spec.path} declares labels {outside}: PERAS compares labels with "
-                    f"the human grades {list(GRADE_LABELS)}",
-                    key=key,
-                )
+            check_grade_labels(spec.labels or (), str(spec.path), key)
             out[t] = spec
         return out
 

@@ -621,11 +621,10 @@ class Plan(StudyPlan):
 
     def _check_peras_original(self) -> None:
         key = self.name
-        peras = self.project.plan("peras")
-        if self.template not in peras.section["templates"]:
+        peras = self.judge_section("peras")
+        if self.template not in peras.names:
             raise InputError(
-                f"{self.template!r} is not a PERAS template (keys of peras.templates: "
-                f"{sorted(peras.section['templates'])})",
+                f"{self.template!r} is not a PERAS template (keys of peras.templates: {sorted(peras.names)})",
                 key=f"{key}.template",
             )
         if self.persona not in self.project.personas:
@@ -634,18 +633,18 @@ class Plan(StudyPlan):
                 f"personas.custom: {list(self.project.personas)})",
                 key=f"{key}.persona",
             )
-        self._check_judges_among(peras.judges, "the PERAS judge rule", "peras.judges")
+        self._check_judges_among(list(peras.judges), "the PERAS judge rule", "peras.judges")
 
     def _check_overrating_original(self) -> None:
-        ovr = self.project.plan("overrating")
-        if "graded" not in ovr.scales:
+        ovr = self.judge_section("overrating")
+        if "graded" not in ovr.names:
             raise InputError(
                 "the original labels are the overrating study's graded run (original: overrating), "
-                f"but overrating.pointwise.scales is {ovr.scales}: add graded",
+                f"but overrating.pointwise.scales is {list(ovr.names)}: add graded",
                 key=f"{self.name}.original",
             )
-        _ = ovr.prompts["graded"]  # the graded template, checked
-        self._check_judges_among(ovr.judges, "the overrating pointwise rule", "overrating.judges")
+        _ = ovr.template("graded")  # the graded template, checked
+        self._check_judges_among(list(ovr.judges), "the overrating pointwise rule", "overrating.judges")
 
     def _check_judges_among(self, allowed: list[str], rule: str, key: str) -> None:
         for i, m in enumerate(self.judges):
