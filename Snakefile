@@ -12,7 +12,7 @@ from snakemake.utils import min_version
 from judgelab.cache.store import default_cache_path
 from judgelab.llm.backends.native import deaths_lines
 from judgelab.project.config import user_layers
-from judgelab.project.facade import Project
+from judgelab.wiring.facade import Project
 from judgelab.studies import STUDIES
 
 min_version("8.0")

@@ -16,8 +16,8 @@ import yaml
 from conftest import ROOT
 
 from judgelab.errors import InputError
-from judgelab.project.estimate import estimate
-from judgelab.project.facade import Project
+from judgelab.wiring.estimate import estimate
+from judgelab.wiring.facade import Project
 
 TABLE1 = ["default", "HA", "LA", "HC", "LC", "HE", "LE", "HN", "LN", "HO", "LO"]
 #: an imported judge with one file, persona `default` (the defaults of imported_judges.<name>)

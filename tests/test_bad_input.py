@@ -201,11 +201,11 @@ CONFIG_CASES = {
 def snakefile_config_error(wd: Path) -> str:
     """What the Snakefile does with a run folder's config before it defines a rule, in this
     process: the run folder's config/config.yaml with bad.yaml merged over it (Snakemake's
-    `--configfile`), validated, and every name it uses resolved (judgelab.project.facade.Project);
+    `--configfile`), validated, and every name it uses resolved (judgelab.wiring.facade.Project);
     the message of the error it raises."""
     from judgelab.errors import InputError
     from judgelab.project.config import load_config, user_layers
-    from judgelab.project.facade import Project
+    from judgelab.wiring.facade import Project
 
     cwd = Path.cwd()
     os.chdir(wd)  # as `snakemake -d wd`: the config's relative paths are the run folder's

@@ -22,7 +22,7 @@ from judgelab.cache.shards import shard_folder
 from judgelab.cache.store import CacheConfig, RequestCache
 from judgelab.cli import main
 from judgelab.llm.session import LLMSession
-from judgelab.project.facade import Project
+from judgelab.wiring.facade import Project
 
 API_MODEL = {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None}
 
@@ -137,7 +137,7 @@ def test_cli_cache_stats_merge_and_salvage(tmp_path, capsys):
 
 def test_estimate_opens_the_cache_in_the_configured_mode(tmp_path, monkeypatch):
     from judgelab.cache.shards import merge_shards
-    from judgelab.project.estimate import estimate
+    from judgelab.wiring.estimate import estimate
 
     wd = make_workdir(tmp_path / "run", "api")
     cache = wd / "cache" / "requests.sqlite"

@@ -28,7 +28,7 @@ from judgelab.analysis.calibration import (
 )
 from judgelab.errors import InputError
 from judgelab.project.config import load_config, validate
-from judgelab.project.facade import Project
+from judgelab.wiring.facade import Project
 
 ROOT = Path(__file__).resolve().parents[1]
 GRADED = ("0", "1", "2", "3")

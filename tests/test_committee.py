@@ -14,8 +14,8 @@ from conftest import ROOT
 
 from judgelab.analysis.committee import Committee, combine, committee_labels
 from judgelab.errors import InputError
-from judgelab.project.facade import Project
 from judgelab.studies.ranking.settings import JudgeCost
+from judgelab.wiring.facade import Project
 
 
 @pytest.mark.parametrize(

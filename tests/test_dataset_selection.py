@@ -18,7 +18,7 @@ from judgelab.data.readers import read_qrels
 from judgelab.data.selection import match_topics, select, subsets_with_counts, topic_grade_counts
 from judgelab.data.sources import LLMJUDGE, source_urls
 from judgelab.errors import InputError
-from judgelab.project.facade import Project
+from judgelab.wiring.facade import Project
 
 #: PERAS, Table 4: topics and pairs of grade 0, 1, 2, 3
 TABLE4 = {
@@ -232,7 +232,7 @@ def test_dl19_has_exactly_three_table4_subsets(shared_data):
 
 
 def test_estimate_stand_in_for_the_llmjudge_dev_split_not_downloaded(tmp_path, monkeypatch):
-    from judgelab.project.estimate import dataset_pairs
+    from judgelab.wiring.estimate import dataset_pairs
 
     project = paper_project(monkeypatch)
     src = dataset_pairs(project, "llmjudge", directory=tmp_path)

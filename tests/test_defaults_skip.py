@@ -11,7 +11,7 @@ from conftest import ROOT
 from snakerun import output, snakemake
 
 from judgelab.errors import InputError
-from judgelab.project.facade import Project
+from judgelab.wiring.facade import Project
 
 SAMPLE = ROOT / "resources" / "sample" / "dl19"
 

@@ -24,9 +24,9 @@ from judgelab.llm.judge import Judge
 from judgelab.llm.judging import judgment_requests
 from judgelab.llm.personas import load_persona_file
 from judgelab.llm.prompts import load_template
-from judgelab.project.estimate import approx_tokens, estimate
-from judgelab.project.facade import Project
 from judgelab.studies.peras.confidence import confidence_requests
+from judgelab.wiring.estimate import approx_tokens, estimate
+from judgelab.wiring.facade import Project
 
 SAMPLE = ROOT / "resources" / "sample" / "dl19"
 GPT = {"backend": "openai", "model": "gpt-4o-mini", "prices": {"input": 0.15, "output": 0.60}}

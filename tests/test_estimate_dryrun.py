@@ -11,9 +11,9 @@ import pytest
 from conftest import ROOT
 from snakerun import dry_run_jobs, make_workdir, output, snakemake
 
-from judgelab.project.estimate import dataset_pairs, estimate
-from judgelab.project.facade import Project
 from judgelab.studies.overrating.pairwise import sample_pairs
+from judgelab.wiring.estimate import dataset_pairs, estimate
+from judgelab.wiring.facade import Project
 
 pytestmark = pytest.mark.slow
 

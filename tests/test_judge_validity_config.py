@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from conftest import ROOT
 
-from judgelab.project.estimate import estimate
-from judgelab.project.facade import Project
+from judgelab.wiring.estimate import estimate
+from judgelab.wiring.facade import Project
 
 
 def test_judge_validity_config_runs_the_attacks_and_the_circularity_test_with_the_api_judge(monkeypatch):

@@ -9,7 +9,7 @@ import re
 from snakerun import make_workdir, output, snakemake
 
 from judgelab.llm.session import LLMSession
-from judgelab.project.facade import usable_cpus
+from judgelab.wiring.facade import usable_cpus
 
 
 def judge_threads(workdir, cores: int, *args: str) -> set[int]:
@@ -57,7 +57,7 @@ def test_job_threads_arithmetic(tmp_path, monkeypatch):
 
     from conftest import ROOT
 
-    import judgelab.project.facade as config
+    import judgelab.wiring.facade as config
 
     (tmp_path / "config").mkdir()
     shutil.copy(ROOT / "config" / "config.yaml", tmp_path / "config" / "config.yaml")

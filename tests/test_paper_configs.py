@@ -10,7 +10,7 @@ import yaml
 from conftest import ROOT
 
 from judgelab.llm.prompts import load_template
-from judgelab.project.facade import Project
+from judgelab.wiring.facade import Project
 
 PAPER = {
     "paper-peras": "peras",

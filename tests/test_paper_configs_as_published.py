@@ -22,8 +22,8 @@ import yaml
 from conftest import ROOT
 
 from judgelab.llm.prompts import load_template
-from judgelab.project.facade import Project
-from judgelab.studies.overrating.pointwise import pointwise_requests
+from judgelab.llm.readings import pointwise_requests
+from judgelab.wiring.facade import Project
 
 SEEDS = ROOT.parent / "shared" / "seeds"
 SEED_000 = SEEDS / "000_43f052d8f685e3d2.txt"

@@ -14,7 +14,7 @@ import shutil
 import pytest
 from snakerun import ROOT, output, snakemake
 
-from judgelab.project.facade import Project
+from judgelab.wiring.facade import Project
 
 pytestmark = [
     pytest.mark.slow,

@@ -36,15 +36,9 @@ from judgelab.llm.backends.base import Completion, Request, label_step_at
 from judgelab.llm.backends.openai_compat import OpenAIBackend, completion_from_chat
 from judgelab.llm.client import CachedClient, cache_request
 from judgelab.llm.prompts import build_messages, fill, load_template
+from judgelab.llm.readings import Prompt, label_reading, parse_answer, run_pointwise
 from judgelab.studies.overrating.pairwise import pair_outcomes, run_pairwise
-from judgelab.studies.overrating.pointwise import run_pointwise
-from judgelab.studies.overrating.prompts import (
-    PAIRWISE_KIND,
-    Prompt,
-    label_reading,
-    load_prompt,
-    parse_answer,
-)
+from judgelab.studies.overrating.prompts import PAIRWISE_KIND, load_prompt
 
 GRADED = ("0", "1", "2", "3")
 TEMPLATE = Prompt("{query}", GRADED, "judgment")  # the prompt is the case name: the server's key

@@ -22,10 +22,12 @@ from judgelab.data.imported import (
     read_judge_file,
     resolve_imported,
 )
+from judgelab.data.labels import check_labels
 from judgelab.data.prepare import build_trec_table
 from judgelab.data.tables import read_dataset, write_dataset
 from judgelab.errors import InputError
 from judgelab.llm.answers import parse_label
+from judgelab.llm.readings import parse_answer
 from judgelab.studies.overrating import figures as of
 from judgelab.studies.overrating import jobs as oj
 from judgelab.studies.overrating.pairwise import (
@@ -35,7 +37,7 @@ from judgelab.studies.overrating.pairwise import (
     sample_pairs,
 )
 from judgelab.studies.overrating.pointwise import imported_pointwise, pointwise_metrics, transition_matrix
-from judgelab.studies.overrating.prompts import PAIRWISE_KIND, check_labels, load_prompt, parse_answer
+from judgelab.studies.overrating.prompts import PAIRWISE_KIND, load_prompt
 from judgelab.studies.overrating.tables import TABLE_FORMATS, table1
 
 NA = None

@@ -22,7 +22,7 @@ from judgelab.cli import main as cli
 from judgelab.data.imported import ImportReading
 from judgelab.errors import InputError
 from judgelab.llm.judge import Judge
-from judgelab.project.facade import Project
+from judgelab.llm.readings import pointwise_requests
 from judgelab.studies.overrating import jobs as oj
 from judgelab.studies.overrating.pairwise import (
     pairwise_jobs,
@@ -30,8 +30,9 @@ from judgelab.studies.overrating.pairwise import (
     pairwise_requests,
     sample_pairs,
 )
-from judgelab.studies.overrating.pointwise import pointwise_judge_requests, pointwise_requests
+from judgelab.studies.overrating.pointwise import pointwise_judge_requests
 from judgelab.studies.overrating.settings import Sampling, TableSettings
+from judgelab.wiring.facade import Project
 
 API = {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None}
 TEST_CONFIG = yaml.safe_load((ROOT / ".test" / "overrating" / "config" / "config.yaml").read_text())

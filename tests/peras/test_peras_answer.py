@@ -14,16 +14,15 @@ from judgelab.cache.store import RequestCache
 from judgelab.errors import InputError
 from judgelab.llm.backends.base import Backend, Completion, Request
 from judgelab.llm.client import CachedClient
-from judgelab.llm.judge import Judge
+from judgelab.llm.judge import Judge, resolve_answer
 from judgelab.llm.judging import (
     judgment_requests,
     label_from_probs,
     read_judgment,
-    resolve_answer,
     run_judgments,
 )
 from judgelab.llm.prompts import load_template
-from judgelab.project.facade import Project
+from judgelab.wiring.facade import Project
 
 
 def test_label_from_probs_by_hand():
@@ -124,7 +123,7 @@ def test_the_estimate_reads_cached_labels_as_the_job_does(tmp_path, monkeypatch)
     from judgelab.cache.keys import request_key
     from judgelab.llm.backends import make_backend
     from judgelab.llm.client import cache_request
-    from judgelab.project.estimate import dataset_pairs, estimate
+    from judgelab.wiring.estimate import dataset_pairs, estimate
 
     monkeypatch.chdir(ROOT)
     (tmp_path / "parse.yaml").write_text(yaml.safe_dump({"peras": {"answer": "parse"}}))

@@ -12,7 +12,7 @@ import yaml
 from conftest import ROOT
 
 from judgelab.errors import InputError
-from judgelab.project.facade import Project
+from judgelab.wiring.facade import Project
 
 #: PERAS section 5.2: (datasets, models, templates) blocks of Experiments 1 and 2
 SEED_CELLS = {

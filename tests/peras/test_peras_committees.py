@@ -15,8 +15,8 @@ from conftest import ROOT
 from judgelab.analysis.committee import Committee
 from judgelab.data.tables import read_confidence, read_judgments, write_tsv
 from judgelab.errors import InputError
-from judgelab.project.facade import Project
 from judgelab.studies.peras.jobs import committee_job
+from judgelab.wiring.facade import Project
 
 CONFIG = yaml.safe_load((ROOT / ".test" / "analysis" / "config" / "config.yaml").read_text())
 

@@ -14,7 +14,6 @@ import pytest
 from test_perturbations_plan import write_config
 
 from judgelab.errors import InputError
-from judgelab.project.facade import Project
 from judgelab.studies.perturbations.attacks import (
     CLEAN,
     attack_candidates,
@@ -25,6 +24,7 @@ from judgelab.studies.perturbations.attacks import (
 )
 from judgelab.studies.perturbations.jobs import attack_pairs
 from judgelab.studies.perturbations.settings import Attack
+from judgelab.wiring.facade import Project
 
 STOP = frozenset({"do", "the", "of", "a"})
 
@@ -167,7 +167,7 @@ def test_plan_jobs_targets_and_the_defended_template(tmp_path):
 
 
 def test_estimate_counts_the_attack_requests(tmp_path, monkeypatch):
-    from judgelab.project.estimate import estimate
+    from judgelab.wiring.estimate import estimate
 
     write_config(tmp_path, variants=[], insertions=[], attacks={**ATTACKS, "positions": ["start"]})
     monkeypatch.chdir(tmp_path)
@@ -175,7 +175,7 @@ def test_estimate_counts_the_attack_requests(tmp_path, monkeypatch):
     table, _ = estimate(project, directory=tmp_path)
     rows = table.set_index("stage")
     plan = project.plan("perturbations")
-    from judgelab.project.estimate import dataset_pairs
+    from judgelab.wiring.estimate import dataset_pairs
 
     pairs = dataset_pairs(project, "fx", directory=tmp_path)
     s = plan.attack_sampling()

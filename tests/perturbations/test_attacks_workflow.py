@@ -13,8 +13,8 @@ import yaml
 from conftest import have_model
 from snakerun import dry_run_jobs, make_workdir, output, snakemake
 
-from judgelab.project.estimate import estimate
-from judgelab.project.facade import Project
+from judgelab.wiring.estimate import estimate
+from judgelab.wiring.facade import Project
 
 pytestmark = [
     pytest.mark.slow,

@@ -17,13 +17,13 @@ from judgelab.errors import InputError
 from judgelab.llm.backends import make_backend
 from judgelab.llm.backends.base import Completion
 from judgelab.llm.client import cache_request
-from judgelab.project.estimate import dataset_pairs, estimate
-from judgelab.project.facade import Project
-from judgelab.studies.overrating.pointwise import pointwise_requests
+from judgelab.llm.readings import pointwise_requests
 from judgelab.studies.perturbations.insertions import generate_sem, load_stopwords, read_reviewed_sem
 from judgelab.studies.perturbations.originals import variant_requests
 from judgelab.studies.perturbations.outcomes import pool_distributions, pool_transitions
 from judgelab.studies.perturbations.settings import OriginalJudge, SemWriter
+from judgelab.wiring.estimate import dataset_pairs, estimate
+from judgelab.wiring.facade import Project
 
 GPT = {"backend": "openai", "model": "gpt-4o-mini", "prices": {"input": 0.15, "output": 0.60}}
 

@@ -18,12 +18,12 @@ from judgelab.llm.client import cache_request
 from judgelab.llm.judge import Judge
 from judgelab.llm.judging import judgment_requests
 from judgelab.llm.prompts import load_template
-from judgelab.project.estimate import dataset_pairs, estimate
-from judgelab.project.facade import Project
 from judgelab.studies.perturbations.insertions import sem_request
 from judgelab.studies.perturbations.originals import variant_requests
 from judgelab.studies.perturbations.rewrites import meaning_check_requests, rewrite_requests
 from judgelab.studies.perturbations.settings import OriginalJudge, Selection
+from judgelab.wiring.estimate import dataset_pairs, estimate
+from judgelab.wiring.facade import Project
 
 GPT = {"backend": "openai", "model": "gpt-4o-mini", "prices": {"input": 0.15, "output": 0.60}}
 TREC = FIXTURES / "trec"

@@ -15,10 +15,10 @@ import yaml
 from conftest import ROOT, have_model
 from snakerun import dry_run_jobs, make_workdir, output, snakemake
 
-from judgelab.project.estimate import estimate
-from judgelab.project.facade import Project
 from judgelab.studies.perturbations.rewrites import REASONS, read_variant_table
 from judgelab.studies.perturbations.sampling import read_sample
+from judgelab.wiring.estimate import estimate
+from judgelab.wiring.facade import Project
 
 pytestmark = [
     pytest.mark.slow,

@@ -24,7 +24,6 @@ from judgelab.data.prepare import build_trec_table
 from judgelab.data.readers import read_run
 from judgelab.data.tables import write_dataset, write_tsv
 from judgelab.errors import InputError
-from judgelab.project.facade import Project
 from judgelab.studies.ranking import jobs
 from judgelab.studies.ranking.circularity import (
     CIRCULARITY_COLUMNS,
@@ -39,6 +38,7 @@ from judgelab.studies.ranking.correlation import tau_ap
 from judgelab.studies.ranking.runs import trec_order
 from judgelab.studies.ranking.scores import read_qrels_table
 from judgelab.studies.ranking.settings import Circularity, CircularityFigure, Scoring
+from judgelab.wiring.facade import Project
 
 TEST_CONFIG = yaml.safe_load((ROOT / ".test" / "ranking" / "config" / "config.yaml").read_text())
 

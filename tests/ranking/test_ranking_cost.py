@@ -15,8 +15,8 @@ import yaml
 from conftest import ROOT
 
 from judgelab.llm.pricing import COST_COLUMNS, Prices, judgment_cost
-from judgelab.project.facade import Project
 from judgelab.studies.ranking.settings import JudgeCost
+from judgelab.wiring.facade import Project
 
 TEST_CONFIG = yaml.safe_load((ROOT / ".test" / "ranking" / "config" / "config.yaml").read_text())
 

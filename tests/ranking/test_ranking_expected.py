@@ -16,8 +16,8 @@ import yaml
 from conftest import ROOT
 
 from judgelab.errors import InputError
-from judgelab.project.facade import Project
 from judgelab.studies.ranking.scores import EXPECTED_SCALE, expected_qrels, score_runs
+from judgelab.wiring.facade import Project
 
 TEST_CONFIG = yaml.safe_load((ROOT / ".test" / "ranking" / "config" / "config.yaml").read_text())
 

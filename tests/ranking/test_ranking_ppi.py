@@ -17,10 +17,10 @@ from test_ranking_scorecache import changed_grades, dl21
 
 from judgelab.analysis.ppi import METHODS, ppi_mean, topic_draws
 from judgelab.errors import InputError
-from judgelab.project.facade import Project
 from judgelab.studies.ranking.jobs import ppi_job
 from judgelab.studies.ranking.ppi import PPI_COLUMNS, ppi_table
 from judgelab.studies.ranking.settings import PPISettings
+from judgelab.wiring.facade import Project
 
 
 def test_equals_the_reference_library_on_dl21_ndcg_with_a_synthetic_judge():

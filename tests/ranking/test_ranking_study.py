@@ -25,8 +25,6 @@ from judgelab.data.imported import ImportReading
 from judgelab.data.readers import read_run
 from judgelab.data.tables import write_dataset
 from judgelab.errors import InputError
-from judgelab.project.estimate import estimate
-from judgelab.project.facade import Project
 from judgelab.studies.ranking import jobs
 from judgelab.studies.ranking.plan import Plan, measure_slug
 from judgelab.studies.ranking.pool import (
@@ -54,6 +52,8 @@ from judgelab.studies.ranking.tables import (
     render_leaderboard,
     topic_table,
 )
+from judgelab.wiring.estimate import estimate
+from judgelab.wiring.facade import Project
 
 TEST_CONFIG = yaml.safe_load((ROOT / ".test" / "ranking" / "config" / "config.yaml").read_text())
 API = {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None}
@@ -743,8 +743,8 @@ def test_estimate_default_counts_the_pool_as_peras_requests(tmp_path):
     row = table_[(table_["stage"] == "ranking_judge")].iloc[0]
     assert (row["dataset"], row["jobs"], row["calls"]) == ("dl21", 1, 12) and bool(row["exact"])
     assert any("pool of 7 runs at depth 10: 12 pairs, 12 with a known passage text" in n for n in notes)
-    from judgelab.project.estimate import EstimateContext
     from judgelab.project.plan import LLMJob
+    from judgelab.wiring.estimate import EstimateContext
 
     ctx = EstimateContext(p, wd, {}, None, {}, [])
     ranking = [

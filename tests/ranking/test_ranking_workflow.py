@@ -22,7 +22,7 @@ from snakerun import dry_run_jobs, make_workdir, output, snakemake
 
 from judgelab.data.readers import read_run
 from judgelab.data.tables import read_dataset
-from judgelab.project.facade import Project
+from judgelab.wiring.facade import Project
 
 pytestmark = pytest.mark.slow
 
@@ -428,7 +428,7 @@ def test_a_live_judge_labels_the_base_run_past_the_pool(tmp_path, monkeypatch):
     counts exactly those extra requests, all cached."""
     import yaml
 
-    from judgelab.project.estimate import estimate
+    from judgelab.wiring.estimate import estimate
 
     wd = make_workdir(tmp_path / "deep", "ranking")
     (wd / "deep.yaml").write_text(

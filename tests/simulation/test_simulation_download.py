@@ -18,9 +18,9 @@ from http_server import Server
 from snakerun import dry_run_jobs, make_workdir, output, snakemake
 
 from judgelab.cli import main
-from judgelab.project.estimate import _param_values, snakemake_record
-from judgelab.project.facade import Project
+from judgelab.project.records import _param_values, snakemake_record
 from judgelab.studies.simulation.jobs import prepare_job
+from judgelab.wiring.facade import Project
 
 pytestmark = [
     pytest.mark.slow,

@@ -17,13 +17,13 @@ from judgelab.errors import InputError
 from judgelab.llm.backends import make_backend
 from judgelab.llm.backends.base import Completion
 from judgelab.llm.client import cache_request
-from judgelab.project.estimate import estimate
-from judgelab.project.facade import Project
 from judgelab.studies.simulation.cascade import CascadeSettings, build_requests, plan_evaluators
 from judgelab.studies.simulation.data import load_records
 from judgelab.studies.simulation.prompt import SimulationPrompt
 from judgelab.studies.simulation.settings import CascadeJudge
 from judgelab.studies.simulation.splits import make_splits
+from judgelab.wiring.estimate import estimate
+from judgelab.wiring.facade import Project
 
 GPT = {"backend": "openai", "model": "gpt-4o-mini", "prices": {"input": 0.15, "output": 0.60}}
 SAMPLE = ROOT / "resources" / "sample" / "pandalm" / "testset-v1.json"

@@ -2,7 +2,7 @@
 
 1. **Dry runs at paper scale**: the paper configs (``--configfile``, repeatable; default every
    ``config/paper-*.yaml``) merged over ``config/config.yaml`` as Snakemake merges them, in an
-   empty run folder: ``judgelab.project.facade.Project`` (merge, validation, resolution), ``snakemake
+   empty run folder: ``judgelab.wiring.facade.Project`` (merge, validation, resolution), ``snakemake
    --list-rules`` (start and parse), ``snakemake -n all`` (parse, DAG, every job listed) and
    ``-n --quiet rules all``. API keys are dummy values in the subprocess environment (nothing is
    sent by a dry run); the LLM jobs of the dry run are checked against ``Project.llm_jobs()``.
@@ -76,7 +76,7 @@ def describe(project) -> str:
 
 
 def paper_dry_runs(configfiles: list[Path], repeat: int) -> list[dict]:
-    from judgelab.project.facade import Project
+    from judgelab.wiring.facade import Project
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -153,7 +153,7 @@ def run_config(
 ) -> dict:
     """The merged paper config with tiny data, the fake server as every model the run calls, and
     a copy of the persona file in ``run_dir``."""
-    from judgelab.project.facade import Project
+    from judgelab.wiring.facade import Project
 
     cfg = copy.deepcopy(merged)
     cut_judges(cfg, max_judges)
@@ -209,7 +209,7 @@ def invalidation(
     from snakerun import dry_run_jobs
 
     from judgelab.project.config import load_config
-    from judgelab.project.facade import Project
+    from judgelab.wiring.facade import Project
 
     merged = load_config(configfiles, directory=ROOT, root=ROOT)
     run_dir.mkdir(parents=True, exist_ok=True)

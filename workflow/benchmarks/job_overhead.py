@@ -208,7 +208,7 @@ def probe() -> None:
     from judgelab.llm.backends.local import LocalBackend
     from judgelab.llm.judge import Judge
     from judgelab.llm.judging import judgment_requests
-    from judgelab.project.facade import Project
+    from judgelab.wiring.facade import Project
 
     project = Project.load(directory=ROOT, root=ROOT)
     plan = project.plan("peras")

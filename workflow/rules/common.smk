@@ -1,12 +1,12 @@
 # Helpers shared by the rules. Every question (which personas, which raw files, which judges,
-# where a result goes) is answered by PROJECT (judgelab.project.facade.Project); these only adapt its
+# where a result goes) is answered by PROJECT (judgelab.wiring.facade.Project); these only adapt its
 # answers to Snakemake's input functions and params.
 import json
 import re
 
 from snakemake.exceptions import WorkflowError
 
-from judgelab.project.facade import API_BACKENDS
+from judgelab.wiring.facade import API_BACKENDS
 
 RESULTS = PROJECT.results
 path = PROJECT.path

@@ -388,8 +388,8 @@ def _run(args) -> int:
         for name, spec in data["models"].items():
             print(f"{name}: {spec['model']} at {spec['base_url']}")
     elif args.cmd == "estimate":
-        from judgelab.project.estimate import estimate, format_report
-        from judgelab.project.facade import Project
+        from judgelab.wiring.estimate import estimate, format_report
+        from judgelab.wiring.facade import Project
 
         tables = {
             name: str(Path(path).resolve())

@@ -40,7 +40,7 @@ class InputError(JudgelabError, ValueError):
 class NothingToDo(InputError):
     """A study that is enabled but has nothing to do under the config (no judge, no dataset). When
     only the shipped defaults enable the study, it is skipped with one line saying why
-    (:attr:`judgelab.project.facade.Project.skipped`); when the user's own config enables it, this
+    (:attr:`judgelab.wiring.facade.Project.skipped`); when the user's own config enables it, this
     is the error."""
 
 

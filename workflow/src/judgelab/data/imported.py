@@ -315,7 +315,7 @@ def judge_lines(
     dataset's source files; None: not known yet, e.g. before a download - not checked), a pair
     labelled twice differently, undeclared scales the file would be misread with (see the module
     docstring). The project runs it when the workflow is planned
-    (:meth:`judgelab.project.facade.Project.imported_file`); :func:`read_judge` in the job."""
+    (:meth:`judgelab.wiring.facade.Project.imported_file`); :func:`read_judge` in the job."""
     labels_ok = SCALE_VALUES[scale or "graded"]
     conf_max = CONFIDENCE_SCALES[confidence_scale or "percent"]
     where = f" ({source.files})" if source is not None and source.files else ""

@@ -6,5 +6,7 @@
 * :mod:`.prompts` - templates as data; :mod:`.personas` - persona conditions and generation;
 * :mod:`.answers` - reading a label or a confidence from an answer;
 * :mod:`.judging` - the pointwise judgment several studies share (requests, reading, coverage);
+  :mod:`.readings` - the judgment whose label is located in the answer, with its token
+  confidence (the overrating study's, which the perturbations' re-judging repeats);
 * :mod:`.pricing` - what tokens cost; :mod:`.endpoints` - configs pointing at served models.
 """

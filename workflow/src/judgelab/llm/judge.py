@@ -1,6 +1,9 @@
-"""One judge's settings as one value (:class:`Judge`), and its coverage floor (:class:`Coverage`).
+"""A judge: its settings as one value (:class:`Judge`), its coverage floor (:class:`Coverage`),
+how its answers are read (:func:`resolve_answer`), and the one factory that builds both from a
+section of templates and judges (:class:`JudgeSection`). Running a judge's judgment - its
+requests, reading its answers, the coverage check - is :mod:`judgelab.llm.judging`.
 
-A study's plan builds it once per job from the config (the model's entry, the template's text
+A study's plan builds it once per job from the config (through a :class:`JudgeSection`) (the model's entry, the template's text
 and labels, the persona, the answer bound and reading, the coverage floor); it travels whole
 through the rule's ``params`` (:meth:`Judge.param`, a deterministic JSON text, so Snakemake reruns
 exactly the jobs whose judge changed), the script (:func:`judgelab.project.runner.run` decodes it
@@ -10,18 +13,33 @@ by the job function's annotation) and the job into the judgment. The model's dec
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from judgelab import schema
 from judgelab.data.labels import GRADE_LABELS
+from judgelab.errors import InputError
 from judgelab.llm.answers import PARSER_VERSION
+from judgelab.llm.backends import capabilities
 from judgelab.llm.personas import read_persona
 from judgelab.llm.session import JobContext, LLMSession
 from judgelab.params import Settings
 
 J = TypeVar("J", bound="Judge")
+
+#: How a pointwise judgment's label is read (``auto`` resolves to one of them).
+ANSWER_MODES = ("parse", "logits")
+
+
+def resolve_answer(answer: str, backend: str | None, key: str = "peras.answer") -> str:
+    """``auto`` -> ``logits`` for the embedded (``local``) backend, ``parse`` for the others;
+    ``parse`` and ``logits`` as given. ``key``: the config key naming the mode (errors)."""
+    if answer == "auto":
+        return "logits" if capabilities(backend).reads_logits else "parse"
+    if answer not in ANSWER_MODES:
+        raise InputError(f"unknown answer mode {answer!r}; known: auto, {', '.join(ANSWER_MODES)}", key=key)
+    return answer
 
 
 @dataclass(frozen=True)
@@ -96,3 +114,80 @@ class Judge(Settings):
     def session(self, context: JobContext) -> LLMSession:
         """The model session of a job of this judge (backend, request cache, usage line)."""
         return context.session(dict(self.spec), self.model)
+
+
+@dataclass(frozen=True)
+class JudgeTemplate:
+    """One template of a judge section: its text and labels, its answer bound, how the coverage
+    check names it (``shown``) and the config key of its bound (``bound_key``)."""
+
+    text: str
+    labels: tuple[str, ...]
+    max_tokens: int
+    shown: str
+    bound_key: str
+
+
+@dataclass(frozen=True)
+class JudgeSection:
+    """A section of templates and judges, and the one way every judge of it is built.
+
+    ``models``: a model's entry as its jobs send it (the keys that change no answer left out);
+    ``template``: a template's :class:`JudgeTemplate` by its name in the section (loaded and
+    checked when first asked); ``min_coverage``: the coverage floor; ``answer``: how the label
+    is read (``parse`` | ``logits`` | ``auto``: by the backend's capability,
+    :func:`resolve_answer`) and ``answer_key`` the config key naming it (None: no key, and the
+    coverage check offers none to change it); ``persona``: a persona's name -> the judge's
+    persona param (None: the section's judges take no persona, so no placement either);
+    ``placement``: where a persona's instruction goes; ``names``: the section's template names
+    that run (what a study naming one may choose from); ``judges``: the models its judge rule
+    runs (a study naming the section judges with those); ``checked``: its judge jobs end with the coverage
+    check (False: a follow-up whose answers are no labels, e.g. a confidence).
+
+    A study names a section (``perturbations.original``, the PERAS section the ranking judges
+    with) and asks it for its judges, so the judge of a pair is the same value, and its requests
+    the same cache keys, in every study that judges it with the same model and template."""
+
+    models: Callable[[str], Mapping[str, Any]]
+    template: Callable[[str], JudgeTemplate]
+    min_coverage: float
+    answer: str = "parse"
+    answer_key: str | None = None
+    persona: Callable[[str], str] | None = None
+    placement: str = "user"
+    names: tuple[str, ...] = ()
+    judges: tuple[str, ...] = ()
+    checked: bool = True
+
+    @classmethod
+    def one(cls, template: JudgeTemplate, **settings: Any) -> JudgeSection:
+        """A section of one template (a study's single prompt), ``settings`` as the fields."""
+        return cls(template=lambda _: template, **settings)
+
+    def answer_of(self, model: str) -> str:
+        """How the judges of ``model`` read the label (``auto`` resolved by its backend)."""
+        backend = self.models(model).get("backend")
+        return resolve_answer(self.answer, backend, key=self.answer_key or "answer")
+
+    def coverage(self, template: str) -> Coverage:
+        """The coverage check of the judge jobs of ``template`` (a tracked param)."""
+        t = self.template(template)
+        return Coverage(self.min_coverage, t.shown, t.bound_key, self.answer_key)
+
+    def judge(self, model: str, template: str, persona: str | None = None) -> Judge:
+        """The judge of ``model`` with ``template`` (and ``persona``, in a section of persona
+        judges): the model's entry, the template's text, labels and bound, the persona and its
+        placement, how the label is read and the coverage floor."""
+        t = self.template(template)
+        judge = Judge(
+            model=model,
+            spec=self.models(model),
+            template=t.text,
+            labels=t.labels,
+            max_tokens=t.max_tokens,
+            answer=self.answer_of(model),
+            coverage=self.coverage(template) if self.checked else None,
+        )
+        if self.persona is None or persona is None:
+            return judge
+        return judge.but(persona=self.persona(persona), placement=self.placement)

@@ -16,7 +16,7 @@ How the label is read (``answer``):
   (the label-token distribution the backend returns; one answer token is generated), as the
   simulation study's ``answer: logits``; a backend that returns no distribution, or a tie
   between the largest probabilities, gives a missing label (``parse_rule``: ``logits``);
-* ``auto`` (resolved by :func:`resolve_answer`) - ``logits`` for the embedded (``local``)
+* ``auto`` (resolved by :func:`judgelab.llm.judge.resolve_answer`) - ``logits`` for the embedded (``local``)
   backend, ``parse`` for every API backend.
 
 :func:`require_coverage`: a judge job whose answers parse less than ``min_coverage`` of the time
@@ -36,26 +36,14 @@ from judgelab.data.labels import GRADE_LABELS
 from judgelab.data.tables import JUDGMENT_COLUMNS
 from judgelab.errors import InputError
 from judgelab.llm.answers import label_rules, label_value, read_label
+from judgelab.llm.backends import capabilities
 from judgelab.llm.backends.base import Completion, Request
 from judgelab.llm.client import CachedClient
-from judgelab.llm.judge import Coverage, Judge
+from judgelab.llm.judge import ANSWER_MODES, Coverage, Judge
 from judgelab.llm.prompts import build_messages, fill
 from judgelab.llm.session import JobContext
 
 log = logging.getLogger(__name__)
-
-#: How a pointwise judgment's label is read (``auto`` resolves to one of them).
-ANSWER_MODES = ("parse", "logits")
-
-
-def resolve_answer(answer: str, backend: str | None, key: str = "peras.answer") -> str:
-    """``auto`` -> ``logits`` for the embedded (``local``) backend, ``parse`` for the others;
-    ``parse`` and ``logits`` as given. ``key``: the config key naming the mode (errors)."""
-    if answer == "auto":
-        return "logits" if backend == "local" else "parse"
-    if answer not in ANSWER_MODES:
-        raise InputError(f"unknown answer mode {answer!r}; known: auto, {', '.join(ANSWER_MODES)}", key=key)
-    return answer
 
 
 def request_max_tokens(max_tokens: int, answer: str = "parse") -> int:
@@ -208,7 +196,11 @@ def log_served(desc: str, judge: Judge, served_models) -> list[str]:
     if not names:
         return names
     configured = str(judge.spec.get("model") or "")
-    other = [n for n in names if configured and judge.backend != "local" and not same_model(configured, n)]
+    other = [
+        n
+        for n in names
+        if configured and not capabilities(judge.backend).runs_here and not same_model(configured, n)
+    ]
     if other:
         log.warning(
             "%s: answered by %s, not the configured models.%s.model %r (recorded in the rows' served_model)",
@@ -310,7 +302,7 @@ def require_coverage(
             f"truncated: {n_cut} of the {n - k} missing answers were cut by the bound of {bound} "
             f"tokens, raise {cov.bound_key}; "
         )
-    if backend == "local":
+    if capabilities(backend).reads_logits:
         if cov.answer_key:
             tries.append(f"reading the label from the logits ({cov.answer_key}: logits, or auto)")
     else:

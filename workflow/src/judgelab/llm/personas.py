@@ -99,7 +99,7 @@ def read_generated(path: str | Path) -> dict:
 
 def read_persona(text: str, generated_file: str | Path | None = None) -> str:
     """The instruction a job sends: the generated file's, when the job was given one (see
-    :meth:`judgelab.project.facade.Project.persona_input`), else ``text``."""
+    :meth:`judgelab.wiring.facade.Project.persona_input`), else ``text``."""
     return read_generated(generated_file)["instruction"] if generated_file else text
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from judgelab import schema
+from judgelab.llm.backends import capabilities
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ def judgment_cost(
     if prices is not None:
         usd = prices.cost(tokens_in, tokens_out, batch=batch)
     else:
-        usd = 0.0 if backend == "local" else math.nan
+        usd = math.nan if capabilities(backend).priced else 0.0
     return {
         "cost_source": f"live ({backend or 'unknown backend'}{', batch' if batch else ''})",
         "calls": calls,

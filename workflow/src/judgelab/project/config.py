@@ -8,7 +8,7 @@
   persona ids).
 
 What a validated config means (which personas run, which files a dataset reads, where a result
-goes) is answered by :class:`judgelab.project.facade.Project`.
+goes) is answered by :class:`judgelab.wiring.facade.Project`.
 """
 
 from __future__ import annotations

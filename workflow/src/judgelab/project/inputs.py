@@ -3,8 +3,8 @@
 The project asks for a check where it names the file to Snakemake (the input functions, when the
 DAG is built - so ``snakemake -n`` stops with the file and line, and no model is called before a
 bad line of a file a later job reads is found): a dataset's own files
-(:meth:`judgelab.project.facade.Project.raw_checked`), an imported or published judge's file
-(:meth:`~judgelab.project.facade.Project.imported_file`), the ranking study's run files
+(:meth:`judgelab.wiring.facade.Project.raw_checked`), an imported or published judge's file
+(:meth:`~judgelab.wiring.facade.Project.imported_file`), the ranking study's run files
 (``judgelab.studies.ranking.plan.Plan.run_files``). Files a job of the run makes or downloads are
 checked by that job (:mod:`judgelab.data.sources`: before they take their names).
 

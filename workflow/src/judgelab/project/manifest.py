@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from judgelab.cache.store import CacheConfig
+from judgelab.llm.backends import capabilities
 from judgelab.llm.session import JobContext
 from judgelab.params import Settings
 
@@ -125,7 +126,7 @@ def local_model_files(
 
     out = {}
     for name, entry in models.items():
-        if entry.get("backend") != "local":
+        if not capabilities(entry.get("backend")).runs_here:
             continue
         path = Path(entry["model_path"]) if entry.get("model_path") else default_model_path()
         out[str(name)] = {

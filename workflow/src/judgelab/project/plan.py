@@ -1,7 +1,7 @@
 """What a study's plan is: :class:`StudyPlan`, the base of every ``judgelab.studies.<study>.plan.Plan``
 (how its config section resolves, its checks, its result paths, its LLM jobs and targets), and
 :class:`LLMJob`, one job that calls a model. The project facade
-(:class:`judgelab.project.facade.Project`) builds one plan per study by module path and asks
+(:class:`judgelab.wiring.facade.Project`) builds one plan per study by module path and asks
 them; this module imports neither the facade nor any study."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ class StudyPlan:
     paths: dict[str, str] = {}
 
     def __init__(self, project: Any):
-        #: the :class:`~judgelab.project.facade.Project` that built the plan
+        #: the :class:`~judgelab.wiring.facade.Project` that built the plan
         self.project = project
         self.section: dict = project.config[self.name]
 
@@ -62,6 +62,11 @@ class StudyPlan:
         """Datasets the study defines in its own section (not keys of the top-level `datasets`);
         ``judgelab estimate --table NAME=PATH`` may name them."""
         return []
+
+    def judge_section(self, name: str):
+        """The section of templates and judges ``name`` (:data:`judgelab.project.judges.JUDGE_SECTIONS`;
+        a :class:`judgelab.llm.judge.JudgeSection`): the one factory of the judges its jobs run."""
+        return self.project.judge_section(name)
 
     def models(self) -> list[str]:
         """Every model the study's jobs call."""

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from judgelab.data.tables import read_tsv, truthy, write_tsv
+from judgelab.llm.backends import capabilities
 from judgelab.llm.judging import same_model
 from judgelab.params import Settings
 
@@ -104,7 +105,7 @@ def job_row(study: str, job: ProvenanceJob, table: pd.DataFrame, file: str) -> d
     """The provenance row of one job's answer table."""
     answers = _answers(table)
     served = _distinct(answers, "served_model")
-    if served == NOT_RECORDED or job.backend == "local" or not job.configured_model:
+    if served == NOT_RECORDED or capabilities(job.backend).runs_here or not job.configured_model:
         same: bool | None = None
     else:
         same = all(same_model(job.configured_model, name) for name in served.split("; "))

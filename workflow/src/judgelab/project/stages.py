@@ -30,7 +30,7 @@ def prepare_dataset_job(
     dataset: str, qrels: str, topics: str, texts: str, selection: Mapping[str, Any], table: str
 ) -> pd.DataFrame:
     """The normalised table of ``dataset``'s raw files, cut to its ``selection`` (the format and
-    subset keys of :meth:`judgelab.project.facade.Project.selection`)."""
+    subset keys of :meth:`judgelab.wiring.facade.Project.selection`)."""
     full, subset = prepare_table(dataset, dict(selection), qrels, topics, texts)
     log.info("%s: %d judged pairs, %d queries", dataset, len(full), full["qid"].nunique())
     log.info(
@@ -75,7 +75,7 @@ def persona_table_job(
     """The persona texts a run uses, with the generated alternatives beside the paper's.
 
     ``personas``: one entry per persona (id, personality_type, instruction, origin and
-    ``uses_generated``, as :class:`judgelab.project.facade.Project` resolved them); ``generated``: the
+    ``uses_generated``, as :class:`judgelab.wiring.facade.Project` resolved them); ``generated``: the
     generation's files (their stem is the persona id)."""
     rows = list(personas)
     by_id = {Path(f).stem: read_generated(f) for f in generated}

@@ -2,12 +2,14 @@
 
 * ``plan.py``: the study's :class:`~judgelab.project.plan.StudyPlan` - how its config section resolves (datasets,
   judges, prompts), its checks, its result paths, its LLM jobs and its targets - so the rules,
-  ``judgelab estimate`` and the jobs take the same answers from :class:`judgelab.project.facade.Project`;
+  ``judgelab estimate`` and the jobs take the same answers from :class:`judgelab.wiring.facade.Project`;
 * ``jobs.py``: one function per workflow job (the ``workflow/scripts/`` adapters call them);
 * the science, one module per stage with a name that says what it holds, and ``figures.py``.
 
 A study imports the shared core (:mod:`judgelab.cache`, :mod:`judgelab.data`, :mod:`judgelab.llm`,
-:mod:`judgelab.analysis`, :mod:`judgelab.project.plan`); the core imports no study.
+:mod:`judgelab.analysis`) and the project base (:mod:`judgelab.project`); neither imports a study,
+and no study imports another study's modules (what two share lives in the core). Only the
+wiring (:mod:`judgelab.wiring`, :mod:`judgelab.cli`) names the studies.
 """
 
 from __future__ import annotations

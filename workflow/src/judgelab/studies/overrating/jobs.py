@@ -30,7 +30,7 @@ import pandas as pd
 from judgelab.analysis import render
 from judgelab.analysis.calibration import CalibrationSettings
 from judgelab.data.imported import ImportReading, SourcePairs, read_judge
-from judgelab.data.labels import SCALES
+from judgelab.data.labels import SCALES, check_labels
 from judgelab.data.tables import read_dataset, read_tsv, write_tsv
 from judgelab.llm.judge import Judge
 from judgelab.llm.judging import check_coverage
@@ -48,7 +48,7 @@ from judgelab.studies.overrating.pointwise import (
     run_pointwise_judge,
     transition_matrix,
 )
-from judgelab.studies.overrating.prompts import CONFIDENCE_DEFINITIONS, check_labels, effective_scale
+from judgelab.studies.overrating.prompts import CONFIDENCE_DEFINITIONS, effective_scale
 from judgelab.studies.overrating.settings import Sampling, TableSettings
 from judgelab.studies.overrating.tables import flat_table1, render_table1, render_table2, table1, table2
 

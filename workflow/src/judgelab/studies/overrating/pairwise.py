@@ -19,14 +19,8 @@ from judgelab.llm.backends.base import Request
 from judgelab.llm.client import CachedClient
 from judgelab.llm.judge import Judge
 from judgelab.llm.prompts import build_messages, fill
-from judgelab.studies.overrating.pointwise import READING_COLUMNS
-from judgelab.studies.overrating.prompts import (
-    PAIRWISE_KIND,
-    Prompt,
-    prob_columns,
-    reading_cells,
-    typed_readings,
-)
+from judgelab.llm.readings import READING_COLUMNS, Prompt, prob_columns, reading_cells, typed_readings
+from judgelab.studies.overrating.prompts import PAIRWISE_KIND
 
 log = logging.getLogger(__name__)
 

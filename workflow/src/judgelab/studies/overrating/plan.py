@@ -24,15 +24,15 @@ from collections.abc import Iterator
 from functools import cached_property
 
 from judgelab.data.imported import ImportReading, study_imports
+from judgelab.data.labels import check_labels
 from judgelab.errors import InputError, NothingToDo
 from judgelab.llm.backends.base import Request
-from judgelab.llm.judge import Coverage, Judge
+from judgelab.llm.judge import Coverage, Judge, JudgeSection, JudgeTemplate
+from judgelab.llm.readings import Prompt
 from judgelab.project.plan import LLMJob, StudyPlan
 from judgelab.studies.overrating import estimate
 from judgelab.studies.overrating.prompts import (
     PAIRWISE_KIND,
-    Prompt,
-    check_labels,
     effective_scale,
     load_prompt,
 )
@@ -120,49 +120,42 @@ class Plan(StudyPlan):
         or ``renormalised``)."""
         return self.section["confidence"]
 
+    @property
+    def pairwise_section(self) -> JudgeSection:
+        """The forced-choice judge's section: its one template (``pairwise``) and bound, no
+        persona, the label parsed."""
+        prompt = self.pairwise_prompt
+        template = JudgeTemplate(
+            prompt.template,
+            prompt.labels,
+            int(self.pairwise["max_tokens"]),
+            f"{self.pairwise['template']} (overrating.pairwise.template)",
+            "overrating.pairwise.max_tokens",
+        )
+        return JudgeSection.one(
+            template, models=self.project.model_entry, min_coverage=float(self.project.config["min_coverage"])
+        )
+
     def coverage(self, kind: str, scale: str | None = None) -> Coverage:
         """The coverage check of a pointwise (``kind`` pointwise, with its ``scale``) or pairwise
         judge job (a tracked param)."""
         if kind == "pointwise":
-            ref = self.pointwise["templates"][scale]
-            return Coverage(
-                float(self.project.config["min_coverage"]),
-                f"{ref} (overrating.pointwise.templates.{scale})",
-                "overrating.pointwise.max_tokens",
-            )
-        return Coverage(
-            float(self.project.config["min_coverage"]),
-            f"{self.pairwise['template']} (overrating.pairwise.template)",
-            "overrating.pairwise.max_tokens",
-        )
+            return self.judge_section("overrating").coverage(str(scale))
+        return self.pairwise_section.coverage("pairwise")
 
     def pointwise_judge(self, model: str, scale: str) -> Judge:
-        """The judge of the pointwise jobs of ``model`` on ``scale`` (any dataset): the model's
+        """The judge of the pointwise jobs of ``model`` on ``scale`` (any dataset), from the
+        study's section of templates (:data:`judgelab.project.judges.JUDGE_SECTIONS`): the model's
         entry, the scale's template and labels, the answer bound and the coverage floor (the
         rule's one tracked param of the judge). No persona: the template alone is the prompt."""
-        prompt = self.prompts[scale]
-        return Judge(
-            model=model,
-            spec=self.project.model_entry(model),
-            template=prompt.template,
-            labels=prompt.labels,
-            max_tokens=int(self.pointwise["max_tokens"]),
-            coverage=self.coverage("pointwise", scale),
-        )
+        _ = self.prompts[scale]  # the scale's template, its labels checked against the scale
+        return self.judge_section("overrating").judge(model, scale)
 
     def pairwise_judge(self, model: str) -> Judge:
         """The judge of the pairwise jobs of ``model`` (any dataset): the model's entry, the
         forced-choice template and its two labels (Passage 1, Passage 2), the answer bound and
         the coverage floor (the rule's one tracked param of the judge)."""
-        prompt = self.pairwise_prompt
-        return Judge(
-            model=model,
-            spec=self.project.model_entry(model),
-            template=prompt.template,
-            labels=prompt.labels,
-            max_tokens=int(self.pairwise["max_tokens"]),
-            coverage=self.coverage("pairwise"),
-        )
+        return self.pairwise_section.judge(model, "pairwise")
 
     def display_names(self) -> dict[str, str]:
         """Every judge of the study (live and imported) by its display name (the tables' and

@@ -15,93 +15,18 @@ import pandas as pd
 from judgelab.analysis.agreement import cohen_kappa, krippendorff_alpha, transitions
 from judgelab.data.imported import JudgeFile, confidence_as_probability, read_judge_file
 from judgelab.data.labels import GRADES, SCALES, binarise
-from judgelab.data.tables import ANSWER_COLUMNS, missing_split
+from judgelab.data.tables import missing_split
 from judgelab.errors import InputError
 from judgelab.llm.backends.base import Request
 from judgelab.llm.client import CachedClient
 from judgelab.llm.judge import Judge
-from judgelab.llm.prompts import build_messages, fill
-from judgelab.studies.overrating.prompts import (
-    Prompt,
-    effective_scale,
-    prob_columns,
-    reading_cells,
-    typed_readings,
-)
+from judgelab.llm.readings import Prompt, pointwise_columns, pointwise_requests, run_pointwise, typed_readings
+from judgelab.studies.overrating.prompts import effective_scale
 
 log = logging.getLogger(__name__)
 
 
 OUTCOMES = ("TP", "FP", "TN", "FN")
-
-
-#: The columns after the label distribution, in a pointwise and a pairwise judgment table alike.
-READING_COLUMNS = [
-    "label_mass",
-    "confidence",
-    "confidence_renorm",
-    "prompt_tokens",
-    "completion_tokens",
-    "latency_s",
-    "cache_hit",
-    *ANSWER_COLUMNS,
-]
-
-
-def pointwise_columns(labels: Sequence[str]) -> list[str]:
-    return (
-        ["dataset", "qid", "docid", "label", "parsed", "answer", "label_pos"]
-        + prob_columns(labels)
-        + READING_COLUMNS
-    )
-
-
-def pointwise_requests(pairs: pd.DataFrame, prompt: Prompt, *, max_tokens: int) -> list[Request]:
-    """One request per pair: the template filled with the query and passage (no persona), asking
-    for the label steps of the prompt's labels."""
-    return [
-        Request.from_messages(
-            build_messages("", fill(prompt.template, query=r.query, document=r.passage)),
-            max_tokens,
-            prompt.labels,
-            label_steps=True,
-        )
-        for r in pairs.itertuples(index=False)
-    ]
-
-
-def run_pointwise(
-    pairs: pd.DataFrame,
-    prompt: Prompt,
-    client: CachedClient,
-    *,
-    max_tokens: int,
-    progress: bool = True,
-    desc: str = "pointwise",
-) -> pd.DataFrame:
-    """Judge every pair; one row per input row, in input order (:func:`pointwise_columns`)."""
-    requests = pointwise_requests(pairs, prompt, max_tokens=max_tokens)
-    answers = client.run(requests, desc=desc, progress=progress)
-    rows = [
-        {
-            "dataset": r.dataset,
-            "qid": r.qid,
-            "docid": r.docid,
-            **reading_cells(comp, prompt.labels, max_tokens=max_tokens, decoding=client.decoding(req)),
-            "cache_hit": hit,
-        }
-        for r, req, (comp, hit) in zip(pairs.itertuples(index=False), requests, answers)
-    ]
-    out = typed_readings(pd.DataFrame(rows, columns=pointwise_columns(prompt.labels)), prompt.labels)
-    log.info(
-        "%s: %d pairs, %d parsed, %d missing, %d with a label-token confidence",
-        desc,
-        len(out),
-        int(out["parsed"].sum()),
-        int((~out["parsed"]).sum()),
-        int(out["confidence"].notna().sum()),
-    )
-    return out
 
 
 def pointwise_judge_requests(pairs: pd.DataFrame, judge: Judge) -> list[Request]:

@@ -8,16 +8,16 @@ Config section ``peras``; target ``peras``; rules ``workflow/rules/peras/peras.s
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from functools import cached_property
 from typing import cast
 
 from judgelab.analysis.committee import Committee
 from judgelab.data.imported import judge_groups
-from judgelab.data.labels import GRADE_LABELS
+from judgelab.data.labels import check_grade_labels
 from judgelab.errors import InputError, NothingToDo
 from judgelab.llm.backends.base import Request
-from judgelab.llm.judge import Coverage, Judge
-from judgelab.llm.judging import resolve_answer
+from judgelab.llm.judge import Coverage, Judge, JudgeSection, JudgeTemplate
 from judgelab.llm.prompts import Template
 from judgelab.project.config import check_name
 from judgelab.project.plan import LLMJob, StudyPlan
@@ -73,13 +73,7 @@ class Plan(StudyPlan):
             check_name(t, f"peras.templates.{t}")
             key = f"peras.templates.{t}.template"
             spec = self.project.template(s["template"], "judgment", key)
-            outside = [x for x in spec.labels if x not in GRADE_LABELS]
-            if outside:
-                raise InputError(
-                    f"{spec.path} declares labels {outside}: PERAS compares labels with "
-                    f"the human grades {list(GRADE_LABELS)}",
-                    key=key,
-                )
+            check_grade_labels(spec.labels or (), str(spec.path), key)
             out[t] = spec
         return out
 
@@ -132,48 +126,36 @@ class Plan(StudyPlan):
             chosen.update((d, m, t) for d in picked[0] for m in picked[1] for t in picked[2])
         return [c for c in every if c in chosen]
 
+    @property
+    def judges_section(self) -> JudgeSection:
+        """The study's section of templates and judges (``peras.templates``, ``peras.answer``,
+        the run's personas): the factory of its judges, which the studies judging as PERAS does
+        name too (:data:`judgelab.project.judges.JUDGE_SECTIONS`)."""
+        return self.judge_section("peras")
+
     def answer(self, model: str) -> str:
         """How the judge jobs of ``model`` read the label (``peras.answer``, ``auto`` resolved by
         the model's backend: ``logits`` for the embedded model, ``parse`` for API models)."""
-        return resolve_answer(self.section["answer"], self.project.config["models"][model]["backend"])
+        return self.judges_section.answer_of(model)
 
     def coverage(self, template: str) -> Coverage:
         """The coverage check of the judge jobs of ``template`` (a tracked param)."""
-        return Coverage(
-            min_coverage=float(self.project.config["min_coverage"]),
-            template=f"{template} ({self.section['templates'][template]['template']})",
-            bound_key=f"peras.templates.{template}.max_tokens",
-            answer_key="peras.answer",
-        )
+        return self.judges_section.coverage(template)
 
     def judge(self, model: str, template: str, persona: str) -> Judge:
         """The judge of the judgment jobs of ``model`` x ``template`` x ``persona`` (any dataset):
         its entry, the template's text, labels and bound, the persona, how the label is read and
         the coverage floor (the rule's one tracked param of the judge)."""
-        return Judge(
-            model=model,
-            spec=self.project.model_entry(model),
-            template=self.template_texts[template],
-            labels=tuple(self.template_labels[template]),
-            persona=self.project.persona_param(persona),
-            placement=self.project.placement,
-            max_tokens=self.max_tokens(template),
-            answer=self.answer(model),
-            coverage=self.coverage(template),
-        )
+        return self.judges_section.judge(model, template, persona)
 
     def confidence_judge(self, model: str, persona: str) -> Judge:
         """The judge of the confidence follow-up of ``model`` x ``persona``: the same model and
-        persona, the confidence template and its bound (its answers are read as a 0-100 number)."""
-        return Judge(
-            model=model,
-            spec=self.project.model_entry(model),
-            template=self.confidence_text,
-            labels=(),
-            persona=self.project.persona_param(persona),
-            placement=self.project.placement,
-            max_tokens=self.confidence_max_tokens,
-        )
+        persona, the confidence template and its bound (its answers are read as a 0-100 number,
+        with no coverage check)."""
+        follow_up = JudgeTemplate(self.confidence_text, (), self.confidence_max_tokens, "", "")
+        return replace(
+            self.judges_section, template=lambda _: follow_up, answer="parse", answer_key=None, checked=False
+        ).judge(model, "confidence", persona)
 
     @cached_property
     def groups(self) -> dict[tuple[str, str, str], list[str]]:

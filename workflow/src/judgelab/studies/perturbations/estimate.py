@@ -61,8 +61,10 @@ def requests(plan, job, ctx) -> Iterator[tuple[str, Request, bool]]:
     dataset not downloaded yet is a stand-in of one pair per query (its known size): then
     every pair is sampled and every pair is a query for SEM - a loose upper bound."""
     w = job.wc
-    if job.rule in ("peras_judge", "overrating_pointwise"):
-        yield from plan.project.plan(plan.original).requests(job, ctx)
+    if job.rule in ("peras_judge", "overrating_pointwise"):  # the original judgment: the original's requests
+        src = ctx.pairs(w["dataset"])
+        for req in plan.judge_requests(src.pairs, job.model, plan._persona_text(ctx)):
+            yield job.rule, req, src.exact and ctx.cached(job.model, req) is not None
         return
     if job.rule == "perturbation_attack_judge":
         yield from _attack_requests(plan, ctx, w["dataset"], w["defense"], w["attack"], job.model)

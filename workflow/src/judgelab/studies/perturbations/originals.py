@@ -10,7 +10,7 @@ The judge (:class:`~judgelab.studies.perturbations.settings.OriginalJudge`) says
   PERAS ``answer`` mode);
 * ``overrating`` - the overrating study's graded pointwise run (its ``overrating/graded``
   UMBRELA template, no persona, the label parsed where it is generated, the token confidence
-  beside it: :func:`judgelab.studies.overrating.pointwise.run_pointwise`), so Table 1, the
+  beside it: :func:`judgelab.llm.readings.run_pointwise`), so Table 1, the
   transition matrices and Figures 1 and 3 rest on one set of labels per judge, as in the paper.
 
 Both give one row per pair with ``label`` (nullable) and ``parsed``; the request builders are the
@@ -25,8 +25,7 @@ from judgelab.errors import InputError
 from judgelab.llm.backends.base import Completion, Request
 from judgelab.llm.client import CachedClient
 from judgelab.llm.judging import judgment_requests, read_judgment, run_judgments
-from judgelab.studies.overrating.pointwise import pointwise_requests, run_pointwise
-from judgelab.studies.overrating.prompts import Prompt, reading_cells
+from judgelab.llm.readings import Prompt, pointwise_requests, reading_cells, run_pointwise
 from judgelab.studies.perturbations.settings import ORIGINALS, OriginalJudge
 
 __all__ = ["ORIGINALS", "check_original", "judge_variant", "label_of", "variant_requests"]

@@ -31,7 +31,7 @@ import pandas as pd
 
 from judgelab.errors import InputError, NothingToDo
 from judgelab.llm.backends.base import Request
-from judgelab.llm.judge import Coverage, Judge
+from judgelab.llm.judge import Coverage, JudgeSection
 from judgelab.project.plan import LLMJob, StudyPlan
 from judgelab.studies.perturbations import estimate
 from judgelab.studies.perturbations.attacks import (
@@ -248,27 +248,33 @@ class Plan(StudyPlan):
     # -- how the original judgment (and so the re-judging) is made ----------------------------
 
     @property
+    def original_section(self) -> JudgeSection:
+        """The section of templates and judges the original judgment was made with (``original``:
+        PERAS's or the overrating study's; :data:`judgelab.project.judges.JUDGE_SECTIONS`)."""
+        return self.judge_section(self.original)
+
+    @property
+    def original_template(self) -> str:
+        """The template of the original judgment in its section: the study's ``template`` (PERAS),
+        or the overrating study's graded one."""
+        return self.template if self.original == "peras" else "graded"
+
+    @property
     def judge_template_text(self) -> str:
-        if self.original == "overrating":
-            return self.project.plan("overrating").prompts["graded"].template
-        return self.project.plan("peras").template_texts[self.template]
+        return self.original_section.template(self.original_template).text
 
     @property
     def judge_labels(self) -> list[str]:
-        if self.original == "overrating":
-            return list(self.project.plan("overrating").prompts["graded"].labels)
-        return list(self.project.plan("peras").template_labels[self.template])
+        return list(self.original_section.template(self.original_template).labels)
 
     @property
     def judge_max_tokens(self) -> int:
-        if self.original == "overrating":
-            return int(self.project.plan("overrating").pointwise["max_tokens"])
-        return self.project.plan("peras").max_tokens(self.template)
+        return self.original_section.template(self.original_template).max_tokens
 
     def judge_answer(self, model: str) -> str:
         """How the label of ``model`` is read: the PERAS ``answer`` mode (``original: peras``), or
         the overrating reading (``parse``: parsed where it is generated)."""
-        return self.project.plan("peras").answer(model) if self.original == "peras" else "parse"
+        return self.original_section.answer_of(model)
 
     @property
     def judge_persona(self) -> str | None:
@@ -281,39 +287,17 @@ class Plan(StudyPlan):
 
     def coverage(self) -> Coverage:
         """The coverage check of the re-judge jobs (a tracked param)."""
-        if self.original == "overrating":
-            ref = self.project.plan("overrating").pointwise["templates"]["graded"]
-            return Coverage(
-                float(self.project.config["min_coverage"]),
-                f"{ref} (overrating.pointwise.templates.graded)",
-                "overrating.pointwise.max_tokens",
-            )
-        peras = self.project.plan("peras").coverage(self.template)
-        return Coverage(
-            float(self.project.config["min_coverage"]), peras.template, peras.bound_key, peras.answer_key
-        )
+        return self.original_section.coverage(self.original_template)
 
     def judge(self, model: str) -> OriginalJudge:
         """The judge of the re-judge jobs of ``model``: its original judgment's judge (the rule's
-        one tracked param of the judge). ``original: peras`` - the PERAS plan's judge of the
-        study's template and persona (its persona "" when it is a generated one: the job reads
-        the file); ``overrating`` - the graded pointwise judge of the overrating study (its
-        template, labels and bound, no persona - so no placement either - the label parsed), with
-        the re-judging's coverage floor (:meth:`coverage`)."""
-        if self.original == "peras":
-            return OriginalJudge.of(
-                "peras", self.project.plan("peras").judge(model, self.template, self.persona)
-            )
-        judge = Judge(
-            model=model,
-            spec=self.project.model_entry(model),
-            template=self.judge_template_text,
-            labels=tuple(self.judge_labels),
-            max_tokens=self.judge_max_tokens,
-            answer=self.judge_answer(model),
-            coverage=self.coverage(),
-        )
-        return OriginalJudge.of("overrating", judge)
+        one tracked param of the judge), from the original's section: ``original: peras`` -
+        PERAS's judge of the study's template and persona (its persona "" when it is a generated
+        one: the job reads the file); ``overrating`` - the overrating study's graded pointwise
+        judge (its template, labels and bound, no persona - so no placement either - the label
+        parsed)."""
+        judge = self.original_section.judge(model, self.original_template, self.judge_persona)
+        return OriginalJudge.of(self.original, judge)
 
     def judge_requests(self, pairs: pd.DataFrame, model: str, persona_text: str | None) -> list[Request]:
         """The requests judging ``pairs`` as the original judgment does (the estimate; the
@@ -616,11 +600,10 @@ class Plan(StudyPlan):
 
     def _check_peras_original(self) -> None:
         key = self.name
-        peras = self.project.plan("peras")
-        if self.template not in peras.section["templates"]:
+        peras = self.judge_section("peras")
+        if self.template not in peras.names:
             raise InputError(
-                f"{self.template!r} is not a PERAS template (keys of peras.templates: "
-                f"{sorted(peras.section['templates'])})",
+                f"{self.template!r} is not a PERAS template (keys of peras.templates: {sorted(peras.names)})",
                 key=f"{key}.template",
             )
         if self.persona not in self.project.personas:
@@ -629,18 +612,18 @@ class Plan(StudyPlan):
                 f"personas.custom: {list(self.project.personas)})",
                 key=f"{key}.persona",
             )
-        self._check_judges_among(peras.judges, "the PERAS judge rule", "peras.judges")
+        self._check_judges_among(list(peras.judges), "the PERAS judge rule", "peras.judges")
 
     def _check_overrating_original(self) -> None:
-        ovr = self.project.plan("overrating")
-        if "graded" not in ovr.scales:
+        ovr = self.judge_section("overrating")
+        if "graded" not in ovr.names:
             raise InputError(
                 "the original labels are the overrating study's graded run (original: overrating), "
-                f"but overrating.pointwise.scales is {ovr.scales}: add graded",
+                f"but overrating.pointwise.scales is {list(ovr.names)}: add graded",
                 key=f"{self.name}.original",
             )
-        _ = ovr.prompts["graded"]  # the graded template, checked
-        self._check_judges_among(ovr.judges, "the overrating pointwise rule", "overrating.judges")
+        _ = ovr.template("graded")  # the graded template, checked
+        self._check_judges_among(list(ovr.judges), "the overrating pointwise rule", "overrating.judges")
 
     def _check_judges_among(self, allowed: list[str], rule: str, key: str) -> None:
         for i, m in enumerate(self.judges):

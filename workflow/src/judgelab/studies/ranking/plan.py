@@ -241,7 +241,7 @@ class Plan(StudyPlan):
         text, labels and bound, the persona, PERAS's reading of the label (``peras.answer``) and
         its coverage floor -, so its requests are the PERAS judge job's for the same pair and
         its labels of a pair PERAS judged are PERAS's."""
-        return self.project.plan("peras").judge(model, self.template, persona or self.persona)
+        return self.judge_section("peras").judge(model, self.template, persona or self.persona)
 
     def peras_judgments(self, dataset: str, model: str, persona: str | None = None) -> list[str]:
         """The PERAS judge table of the same dataset, model, template and persona when PERAS runs
@@ -792,15 +792,15 @@ class Plan(StudyPlan):
             for name, spec in self.systems.items():
                 check_name(name, f"{key}.systems.{name}")
                 check_system(name, spec, f"{key}.systems.{name}")
-        peras = self.project.plan("peras")
+        peras = self.judge_section("peras")
         if self.judges:
-            if self.template not in peras.section["templates"]:
+            if self.template not in peras.names:
                 raise InputError(
                     f"{self.template!r} is not a PERAS template (keys of peras.templates: "
-                    f"{sorted(peras.section['templates'])})",
+                    f"{sorted(peras.names)})",
                     key=f"{key}.template",
                 )
-            _ = peras.template_specs  # the template file is loaded and checked here
+            _ = peras.template(self.template)  # the template file is loaded and checked here
             if self.persona not in self.project.personas:
                 raise InputError(
                     f"{self.persona!r} is not a persona of the run (personas.include and "

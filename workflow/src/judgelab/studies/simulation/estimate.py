@@ -21,6 +21,7 @@ from typing import TypedDict
 
 from judgelab.errors import InputError
 from judgelab.llm.backends.base import Completion, Request
+from judgelab.project.records import made_for
 from judgelab.studies.simulation import cascade
 from judgelab.studies.simulation.cascade import build_requests, plan_evaluators, read_rating
 from judgelab.studies.simulation.data import (
@@ -142,8 +143,6 @@ def estimate_data(plan, d: str, ctx) -> tuple[list, object, bool]:
     source = Path(plan.source_file(d))
     source = source if source.is_absolute() else ctx.directory / source
     exact = True
-    from judgelab.project.estimate import made_for
-
     records_path = plan.project.path("simulation_records", dataset=d)
     files = {"source": plan.source_file(d)}
     why = (

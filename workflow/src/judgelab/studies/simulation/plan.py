@@ -163,7 +163,7 @@ class Plan(StudyPlan):
     def source_file(self, d: str) -> str:
         """The file the prepare job reads: the bundled sample, the configured path or the download,
         as the rule gives it to Snakemake: relative to the run's working directory (open it from
-        anywhere with :meth:`judgelab.project.facade.Project.local`)."""
+        anywhere with :meth:`judgelab.wiring.facade.Project.local`)."""
         s = self.sets[d]
         if s["source"] == "sample":
             return self.project.run_path(self.project.resources / "sample" / d / SAMPLE_FILES[s["format"]])

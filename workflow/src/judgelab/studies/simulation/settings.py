@@ -12,8 +12,8 @@ from typing import Any
 
 from judgelab import schema
 from judgelab.errors import InputError
-from judgelab.llm.judge import Coverage
-from judgelab.llm.judging import request_max_tokens, resolve_answer
+from judgelab.llm.judge import Coverage, resolve_answer
+from judgelab.llm.judging import request_max_tokens
 from judgelab.llm.session import JobContext, LLMSession
 from judgelab.params import Settings
 from judgelab.studies.simulation.prompt import SimulationPrompt

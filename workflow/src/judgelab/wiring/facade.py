@@ -4,8 +4,8 @@ The Snakefile, the rules' helpers (``workflow/rules/common.smk``), ``judgelab es
 functions and the CLI all ask a :class:`Project`; none of them re-derives which personas run and
 where each one's text comes from, which raw files a dataset reads, which models judge, or where a
 result goes. Each study answers its own questions in its plan (``judgelab.studies.<study>.plan``),
-which the project holds; this is the one module that knows the studies (by name, from
-:data:`judgelab.studies.STUDIES`).
+which the project holds; with the estimate and the CLI it is the wiring, the layer above the
+studies that knows them (by name, from :data:`judgelab.studies.STUDIES`).
 
 Every path the project gives is relative to the working directory of the run, and every resource
 (prompts, personas, bundled sample) resolves against the workflow's own folder (``root``), never
@@ -26,10 +26,13 @@ from judgelab.analysis.calibration import CalibrationSettings
 from judgelab.data.imported import ImportReading, resolve_imported
 from judgelab.data.sources import source_urls
 from judgelab.errors import InputError, NothingToDo
+from judgelab.llm.backends import api_backends, capabilities
+from judgelab.llm.judge import JudgeSection
 from judgelab.llm.personas import PersonaGeneration, load_persona_file, read_generated, resolve_personas
 from judgelab.llm.prompts import load_template_spec
 from judgelab.project.bundled import param as bundled_param
 from judgelab.project.config import PACKAGE_ROOT, SCHEMA, check_name, load_config, user_layers, validate
+from judgelab.project.judges import judge_section
 from judgelab.project.manifest import (
     ManifestSettings,
     config_digest,
@@ -51,7 +54,7 @@ def usable_cpus() -> int:
 
 
 #: Backends that call a provider's API (their jobs hold one `<backend>_jobs` resource token).
-API_BACKENDS = ("openai", "anthropic", "bedrock")
+API_BACKENDS = api_backends()
 
 #: Model keys that only some backends read (elsewhere they would be ignored silently): key ->
 #: the backends that read it. Keys not listed (backend, threads, prices) apply to every backend.
@@ -121,6 +124,7 @@ class Project:
         self.config = config if validated else validate(config, self.root)
         self.results = self.config["results"]
         self.cache = self.config["cache"]
+        self._judge_sections: dict[str, JudgeSection] = {}
         self.plans = {s: import_module(f"judgelab.studies.{s}.plan").Plan(self) for s in STUDIES}
         self.paths = dict(PATHS)
         for plan in self.plans.values():
@@ -212,6 +216,13 @@ class Project:
         (:data:`DISPLAY_KEYS`: renaming a judge reruns only its tables and figures)."""
         return {k: v for k, v in self.config["models"][name].items() if k not in DISPLAY_KEYS}
 
+    def judge_section(self, name: str) -> JudgeSection:
+        """The section of templates and judges ``name`` (:func:`judgelab.project.judges.judge_section`),
+        built once per project."""
+        if name not in self._judge_sections:
+            self._judge_sections[name] = judge_section(self, name)
+        return self._judge_sections[name]
+
     def model_param(self, name: str) -> str:
         """:meth:`model_entry` as a deterministic string (a tracked param of the jobs using it)."""
         return json.dumps(self.model_entry(name), sort_keys=True)
@@ -238,7 +249,7 @@ class Project:
         (docs/performance.md section 4). The job still runs the model's own `threads`
         (``jobs.LLMSession`` takes the smaller of the two)."""
         threads = max(self.model_threads(m) for m in models)
-        local = any(self.config["models"][m]["backend"] == "local" for m in models)
+        local = self.runs_here(models)
         cpus = usable_cpus()
         if not local or local_cores is None or local_cores <= cpus:
             return threads
@@ -255,10 +266,15 @@ class Project:
         """Whether any of ``models`` is called through ``backend``."""
         return any(self.config["models"][m]["backend"] == backend for m in models)
 
+    def runs_here(self, models: Sequence[str]) -> bool:
+        """Whether any of ``models`` runs inside the job (its backend's
+        :attr:`~judgelab.llm.backends.Capabilities.runs_here`: the embedded model)."""
+        return any(capabilities(self.config["models"][m]["backend"]).runs_here for m in models)
+
     def job_memory_mb(self, models: Sequence[str]) -> int:
         """The memory a job calling ``models`` needs (first attempt): a local model is held in the
         job's memory, an API model is not."""
-        local = self.uses_backend(models, "local")
+        local = self.runs_here(models)
         return self.LOCAL_MODEL_MEM_MB if local else self.API_MODEL_MEM_MB
 
     def job_runtime_min(self, models: Sequence[str], runtime: int) -> int:
@@ -721,7 +737,7 @@ class Project:
         """A local model's GGUF file exists (relative to the working directory, as the backend
         opens it); the default model's package is installed."""
         spec = self.config["models"][name]
-        if spec["backend"] != "local":
+        if not capabilities(spec["backend"]).runs_here:
             return
         if spec.get("model_path"):
             if not self.local(spec["model_path"]).is_file():
