@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "workflow" / "src" / "judgelab"
 
 #: The layers, lowest first: a module may import only modules of its own layer or below.
 LAYERS = (
-    ("core", ("cache", "data", "llm", "analysis", "errors", "params", "")),
+    ("core", ("cache", "data", "llm", "analysis", "errors", "params", "schema", "")),
     ("project", ("project",)),
     ("studies", ("studies",)),
     ("wiring", ("wiring", "cli")),

@@ -63,7 +63,7 @@ def same_key(field: str, leaf: str) -> bool:
 
 
 def restated(field: str, value: object, defaults) -> list[str]:
-    if value is None or value == {}:
+    if value is None or value in ({}, (), []):  # "none": an empty collection restates no default
         return []
     value = _plain(value)
     return [

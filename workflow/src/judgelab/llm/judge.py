@@ -154,7 +154,7 @@ class JudgeSection:
     answer: str = "parse"
     answer_key: str | None = None
     persona: Callable[[str], str] | None = None
-    placement: str = "user"
+    placement: str = schema.default_of("personas.placement")
     names: tuple[str, ...] = ()
     judges: tuple[str, ...] = ()
     checked: bool = True
