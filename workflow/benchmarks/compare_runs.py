@@ -4,6 +4,11 @@ that differ - TSVs re-read without the columns that record per-call timing and c
 creation date; a TSV that differs in its numbers only says by how much at most.
 
     python3 workflow/benchmarks/compare_runs.py BEFORE/results AFTER/results
+    python3 workflow/benchmarks/compare_runs.py BEFORE/results AFTER/results \
+        --rename workflow/benchmarks/peras-renames.tsv
+
+``--rename``: the path prefixes a refactoring moved (``dryrun_jobs.py``'s file, paths given from the
+run folder: ``results/...``); each file of BEFORE is compared with the file of AFTER at its new place.
 
 Used for the before/after check of a refactoring: the same default `all` on two commits must
 give the same files.
@@ -13,9 +18,10 @@ from __future__ import annotations
 
 import argparse
 import re
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pandas as pd
+from dryrun_jobs import Renames
 
 #: per-call timing and cache provenance: whether an answer was computed or read from the cache
 VOLATILE = ("latency_s", "cache_hit", "rewrite_cache_hit", "check_cache_hit", "cache_hits")
@@ -61,18 +67,24 @@ def main() -> int:
     )
     parser.add_argument("before", type=Path)
     parser.add_argument("after", type=Path)
+    parser.add_argument("--rename", type=Path, help="a TSV of renames (dryrun_jobs.py --rename)")
     args = parser.parse_args()
-    fa, fb = files(args.before), files(args.after)
+    renames = Renames.read(args.rename) if args.rename else Renames()
+    top = PurePosixPath(args.before.name)  # the renames' paths start at the run folder: results/...
+    moved = {rel: Path(renames.path(str(top / rel))).relative_to(top) for rel in files(args.before)}
+    fa, fb = set(moved.values()), files(args.after)
+    source = {new: old for old, new in moved.items()}
     print(
         f"files: {len(fa)} vs {len(fb)}; only before: {sorted(map(str, fa - fb))}; "
         f"only after: {sorted(map(str, fb - fa))}"
     )
     same, kinds = 0, {}
     for rel in sorted(fa & fb):
-        if (args.before / rel).read_bytes() == (args.after / rel).read_bytes():
+        before = args.before / source[rel]
+        if before.read_bytes() == (args.after / rel).read_bytes():
             same += 1
         else:
-            kinds.setdefault(why_different(args.before / rel, args.after / rel), []).append(str(rel))
+            kinds.setdefault(why_different(before, args.after / rel), []).append(str(rel))
     print(f"identical byte for byte: {same}")
     for why, rels in kinds.items():
         print(f"  differ {why}: {len(rels)}, e.g. {rels[:3]}")
