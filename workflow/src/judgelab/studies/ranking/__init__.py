@@ -24,7 +24,8 @@ Modules (no Snakemake code; the science modules are functions of DataFrames and 
 * :mod:`judgelab.studies.ranking.tables` - scores.tsv, correlations.tsv and the leaderboard
   (LLMJudge Table 3); :mod:`judgelab.studies.ranking.figures` - score scatter, rank-rank plot.
 * the plan, one concern a module: :mod:`~judgelab.studies.ranking.plan` (``Plan``: the study's
-  contract - its jobs, checks and estimate - over the parts below); :mod:`~.section` (the section's
+  contract - its jobs, checks and estimate - over the parts below); :mod:`~.checks` (the checks only
+  a hand check can make: references between sections, files); :mod:`~.section` (the section's
   values); :mod:`~.runfiles` (each dataset's runs and their files); :mod:`~.judges` (the judges,
   committees, references and qrels); :mod:`~.inputs` (each job's inputs and tracked params);
   :mod:`~.paths` (the result paths and targets).

@@ -34,24 +34,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from judgelab.data.readers import qrels_topics, read_run
+from judgelab.data.readers import read_run
 from judgelab.data.sources import JUDGED_QUERIES
-from judgelab.errors import InputError, NothingToDo
 from judgelab.llm.backends.base import Request
 from judgelab.llm.judging import judgment_requests
-from judgelab.project.config import check_name
 from judgelab.project.plan import LLMJob
-from judgelab.studies.ranking.judges import HUMAN
+from judgelab.studies.ranking import checks
 from judgelab.studies.ranking.paths import PATHS, Targets
-from judgelab.studies.ranking.ppi import check_n
-from judgelab.studies.ranking.scores import EXPECTED_SCALE, parse_measures
-from judgelab.studies.ranking.systems import check_system
-
-#: The dataset whose runs are bundled by name (``names: null``).
-BUNDLED_RUNS = {"dl21": "the 63 TREC DL 2021 passage runs (resources/ranking/dl21_runs.txt)"}
-
-#: Keys of a runs entry that only one source reads.
-SOURCE_KEYS = {"names": "download", "url": "download", "paths": "files"}
 
 
 def _n_topics(src, dataset: str) -> int:
@@ -92,94 +81,9 @@ class Plan(Targets):
         return list(self.judges) if self.datasets else []
 
     def check(self) -> None:
+        """The base's checks, then the section's (:mod:`.checks`)."""
         super().check()
-        key = self.name
-        if not self.datasets:
-            raise NothingToDo(
-                "the study is enabled but ranks nothing: name a dataset and its runs under "
-                "ranking.runs (e.g. dl21: {source: systems}); set ranking.enabled: false to skip it",
-                key=f"{key}.runs",
-            )
-        known = self.project.config["datasets"]
-        for d in self.datasets:
-            self._check_runs(d, known)
-        self._check_expected()
-        self._check_committees()
-        if self.datasets_of("systems"):
-            if not self.systems:
-                raise InputError(
-                    f"datasets {self.datasets_of('systems')} take source systems, but no system is configured",
-                    key=f"{key}.systems",
-                )
-            for name, spec in self.systems.items():
-                check_name(name, f"{key}.systems.{name}")
-                check_system(name, spec, f"{key}.systems.{name}")
-        peras = self.judge_section("peras")
-        if self.judges:
-            if self.template not in peras.names:
-                raise InputError(
-                    f"{self.template!r} is not a PERAS template (keys of peras.templates: "
-                    f"{sorted(peras.names)})",
-                    key=f"{key}.template",
-                )
-            _ = peras.template(self.template)  # the template file is loaded and checked here
-            if self.persona not in self.project.personas:
-                raise InputError(
-                    f"{self.persona!r} is not a persona of the run (personas.include and "
-                    f"personas.custom: {list(self.project.personas)})",
-                    key=f"{key}.persona",
-                )
-        for i, m in enumerate(self.judges):
-            if m == HUMAN or m.startswith(f"{HUMAN}+"):
-                raise InputError(
-                    f"a judge cannot be called {m!r} (the human qrels' name)", key=f"{key}.judges[{i}]"
-                )
-        for i, name in enumerate(self.imported):
-            if name == HUMAN or name.startswith(f"{HUMAN}+"):
-                raise InputError(
-                    f"an imported judge cannot be called {name!r} (the human qrels' name)",
-                    key=f"{key}.imported_judges[{i}]",
-                )
-        if not any(self.judges_of(d) for d in self.datasets):
-            raise NothingToDo(
-                "no judge to compare with the human qrels: no live judge (ranking.judges, null = "
-                f"the top-level `judges`: {self.judges}) and no imported judge of these datasets "
-                "(ranking.imported_judges)",
-                key=f"{key}.judges",
-            )
-        _ = self.measure_slugs
-        if self.circularity_enabled:
-            self._check_circularity()
-        if self.ppi_enabled:
-            self._check_ppi()
-
-    def _check_runs(self, d: str, known: dict) -> None:
-        key = f"ranking.runs.{d}"
-        if d not in known:
-            raise InputError(f"{d!r} is not a key of `datasets` (known: {sorted(known)})", key=key)
-        spec = self.section["runs"][d]
-        src = spec["source"]
-        for k, needs in SOURCE_KEYS.items():
-            if spec.get(k) is not None and src != needs:
-                raise InputError(
-                    f"only read with source {needs!r} (this entry's source is {src!r})", key=f"{key}.{k}"
-                )
-        if src == "download":
-            names = spec.get("names")
-            if names is None and d not in BUNDLED_RUNS:
-                raise InputError(
-                    f"name the runs to download: only {d!r} of {sorted(BUNDLED_RUNS)} has a bundled list "
-                    f"({'; '.join(BUNDLED_RUNS.values())})",
-                    key=f"{key}.names",
-                )
-            for i, n in enumerate(names or []):
-                check_name(str(n), f"{key}.names[{i}]")
-            if names is not None and len(set(map(str, names))) != len(names):
-                raise InputError("a run is named twice", key=f"{key}.names")
-            if names is not None and not names:
-                raise InputError("no run named", key=f"{key}.names")
-        if src == "files" and not spec.get("paths"):
-            raise InputError("source 'files' needs the run files (paths or globs)", key=f"{key}.paths")
+        checks.check(self)
 
     def llm_jobs(self) -> list[LLMJob]:
         jobs = [
@@ -198,94 +102,6 @@ class Plan(Targets):
             for m in self.circularity_labelled
         ]
 
-    def _check_committees(self) -> None:
-        from judgelab.analysis.committee import check_committee, check_members
-
-        models = set(self.project.config["models"])
-        for name, c in self.committees.items():
-            key = f"{self.name}.committees.{name}"
-            check_name(name, key)
-            if name in models or name in self.imported or name == HUMAN:
-                raise InputError(
-                    f"{name!r} already names a model, an imported judge or the human qrels", key=key
-                )
-            spec = self.section["committees"][name]
-            if spec.get("personas") is None:
-                known = list(self.judges) + list(self.imported)
-                check_committee(
-                    c,
-                    key,
-                    "judges",
-                    known,
-                    "a judge of the study (ranking.judges and ranking.imported_judges)",
-                )
-                continue
-            check_members(
-                [str(j) for j in spec["judges"]],
-                f"{key}.judges",
-                self.judges,
-                "a live judge of the study (ranking.judges; only a live judge labels the pool under "
-                "other personas)",
-            )
-            check_members(
-                [str(p) for p in spec["personas"]],
-                f"{key}.personas",
-                list(self.project.personas),
-                "a persona of the run (personas.include, personas.custom)",
-            )
-            # the members (judges x personas) as the shared check sees them: count, rule, quorum
-            check_committee(c, key, "personas", list(c.members), "a member")
-
-    # -- judges and qrels ---------------------------------------------------------------------
-    def _check_ppi(self) -> None:
-        """An n of ``ranking.ppi.n`` at or above a dataset's topics is an error before any job,
-        against what bounds them: its ``queries``, ``max_queries``, the topics of its qrels file
-        (bundled sample or files) or a public dataset's judged queries before a download. The PPI
-        job checks it again against the topics both qrels score."""
-        n = [int(x) for x in self.section["ppi"]["n"]]  # distinct, each >= 2: the schema's
-        datasets = self.project.config["datasets"]
-        for d in self.datasets:
-            spec = datasets.get(d, {})
-            bounds = [len(spec["queries"])] if spec.get("queries") else []
-            if spec.get("max_queries"):
-                bounds.append(int(spec["max_queries"]))
-            if spec.get("source") == "download" and d in JUDGED_QUERIES:
-                bounds.append(JUDGED_QUERIES[d])
-            elif spec.get("source") in ("sample", "files"):
-                qrels = self.project.local(self.project.raw_files(d)["qrels"])
-                if qrels.is_file():  # a missing file is the dataset's own error
-                    bounds.append(qrels_topics(qrels))
-            if bounds:
-                check_n(n, min(bounds), d)
-
-    def _check_expected(self) -> None:
-        """``ranking.expected_gain``: live judges only (their label distributions give the
-        expected grade; an imported judge's file has labels), and gain-based measures only."""
-        key = f"{self.name}.expected_gain"
-        for i, j in enumerate(self.expected_judges):
-            if j not in self.judges:
-                raise InputError(
-                    f"{j!r} is not a live judge of the study (ranking.judges: {self.judges}); expected "
-                    "grades come from a live judge's label distribution (an imported judge gives labels)",
-                    key=f"{key}[{i}]",
-                )
-        if self.expected_judges:
-            for name, m in parse_measures(self.measures, f"{self.name}.measures").items():
-                if m.NAME != "nDCG" or "rel" in m.params:
-                    raise InputError(
-                        f"the measure {name} counts relevance against a threshold, which expected "
-                        f"gains (scaled by {EXPECTED_SCALE}) do not have; expected-gain qrels serve "
-                        "gain-based measures (nDCG) only: drop it from ranking.measures or empty "
-                        "ranking.expected_gain",
-                        key=key,
-                    )
-
-    def _check_circularity(self) -> None:
-        for d in self.datasets:
-            if self.source(d) != "files":  # the files' names are known once the files are there
-                self.circularity_base(d)
-
-    # -- runs ---------------------------------------------------------------------------------
     # -- the estimate -------------------------------------------------------------------------
 
     def requests(self, job, ctx) -> Iterator[tuple[str, Request, bool]]:
