@@ -28,7 +28,8 @@ Modules (no Snakemake code; the science modules are functions of DataFrames and 
   a hand check can make: references between sections, files); :mod:`~.section` (the section's
   values); :mod:`~.runfiles` (each dataset's runs and their files); :mod:`~.judges` (the judges,
   committees, references and qrels); :mod:`~.inputs` (each job's inputs and tracked params);
-  :mod:`~.paths` (the result paths and targets).
+  :mod:`~.paths` (the result paths and targets); :mod:`~.estimate` (the judge jobs' requests for
+  ``judgelab estimate``).
 * :mod:`judgelab.studies.ranking.settings` - the settings values the plan builds and the rules
   carry whole as params (a system, a pool, the scoring, the comparisons, the correlation options,
   a figure); :mod:`judgelab.studies.ranking.jobs` - one function per workflow job.
