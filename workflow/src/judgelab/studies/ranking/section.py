@@ -22,7 +22,7 @@ def measure_slug(measure: str) -> str:
 
 
 class Section(StudyPlan):
-    """The section's values, each read where the schema filled it in."""
+    """The section's values, as validated (the schema fills in every default)."""
 
     name = "ranking"
 
