@@ -26,7 +26,7 @@ from judgelab.data.readers import read_run
 from judgelab.data.tables import write_dataset
 from judgelab.errors import InputError
 from judgelab.studies.ranking import jobs
-from judgelab.studies.ranking.plan import Plan, measure_slug
+from judgelab.studies.ranking.plan import Plan
 from judgelab.studies.ranking.pool import (
     fill_holes,
     human_qrels,
@@ -35,6 +35,7 @@ from judgelab.studies.ranking.pool import (
     labels_on_pool,
     pool_table,
 )
+from judgelab.studies.ranking.section import measure_slug
 from judgelab.studies.ranking.settings import (
     Comparisons,
     CorrelationSettings,

@@ -5,7 +5,7 @@ DAG is built - so ``snakemake -n`` stops with the file and line, and no model is
 bad line of a file a later job reads is found): a dataset's own files
 (:meth:`judgelab.wiring.facade.Project.raw_checked`), an imported or published judge's file
 (:meth:`~judgelab.wiring.facade.Project.imported_file`), the ranking study's run files
-(``judgelab.studies.ranking.plan.Plan.run_files``). Files a job of the run makes or downloads are
+(``judgelab.studies.ranking.runfiles.RunFiles.run_files``). Files a job of the run makes or downloads are
 checked by that job (:mod:`judgelab.data.sources`: before they take their names).
 
 A check reads every line of its files, so at every Snakemake start it would cost a read of them

@@ -23,11 +23,16 @@ Modules (no Snakemake code; the science modules are functions of DataFrames and 
   qrels of every side, filling the human qrels' holes, the label agreement on the pool.
 * :mod:`judgelab.studies.ranking.tables` - scores.tsv, correlations.tsv and the leaderboard
   (LLMJudge Table 3); :mod:`judgelab.studies.ranking.figures` - score scatter, rank-rank plot.
-* :mod:`judgelab.studies.ranking.plan` - the study's config section, checks, paths, jobs,
-  targets and estimate; :mod:`judgelab.studies.ranking.settings` - the settings values the plan
-  builds and the rules carry whole as params (a system, a pool, the scoring, the comparisons, the
-  correlation options, a figure); :mod:`judgelab.studies.ranking.jobs` - one function per
-  workflow job.
+* the plan, one concern a module: :mod:`~judgelab.studies.ranking.plan` (``Plan``: the study's
+  contract - its jobs, checks and estimate - over the parts below); :mod:`~.checks` (the checks only
+  a hand check can make: references between sections, files); :mod:`~.section` (the section's
+  values); :mod:`~.runfiles` (each dataset's runs and their files); :mod:`~.judges` (the judges,
+  committees, references and qrels); :mod:`~.inputs` (each job's inputs and tracked params);
+  :mod:`~.paths` (the result paths and targets); :mod:`~.estimate` (the judge jobs' requests for
+  ``judgelab estimate``).
+* :mod:`judgelab.studies.ranking.settings` - the settings values the plan builds and the rules
+  carry whole as params (a system, a pool, the scoring, the comparisons, the correlation options,
+  a figure); :mod:`judgelab.studies.ranking.jobs` - one function per workflow job.
 
 Label agreement per item (Krippendorff's alpha) is :func:`judgelab.analysis.agreement.krippendorff_alpha`.
 """

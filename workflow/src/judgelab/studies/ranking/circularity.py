@@ -44,7 +44,7 @@ from judgelab.studies.ranking.runs import top_k, trec_order
 from judgelab.studies.ranking.scores import ALL
 from judgelab.studies.ranking.tables import ranks, topic_table
 
-#: The name of the human qrels (as :data:`judgelab.studies.ranking.plan.HUMAN`).
+#: The name of the human qrels (as :data:`judgelab.studies.ranking.judges.HUMAN`).
 HUMAN = "human"
 
 #: Columns of ``circularity.tsv``.

@@ -1,0 +1,205 @@
+"""The ranking section's checks that only a hand check can make (the schema has every value's
+type, range and choice): the references between sections (datasets, models, templates, personas,
+imported judges, committees' members, the circularity's base run), the keys a run source reads,
+the names no judge may take (``human``), the measures the expected gains serve, and PPI's n
+against each dataset's topics (read from its qrels file). Each error names the full key; a
+section with nothing to do is :class:`~judgelab.errors.NothingToDo`."""
+
+from __future__ import annotations
+
+from judgelab.data.readers import qrels_topics
+from judgelab.data.sources import JUDGED_QUERIES
+from judgelab.errors import InputError, NothingToDo
+from judgelab.project.config import check_name
+from judgelab.studies.ranking.inputs import Inputs
+from judgelab.studies.ranking.judges import HUMAN
+from judgelab.studies.ranking.ppi import check_n
+from judgelab.studies.ranking.scores import EXPECTED_SCALE, parse_measures
+from judgelab.studies.ranking.systems import check_system
+
+#: The dataset whose runs are bundled by name (``names: null``).
+BUNDLED_RUNS = {"dl21": "the 63 TREC DL 2021 passage runs (resources/ranking/dl21_runs.txt)"}
+
+#: Keys of a runs entry that only one source reads.
+SOURCE_KEYS = {"names": "download", "url": "download", "paths": "files"}
+
+
+def check(plan: Inputs) -> None:
+    """The section's references and names, after the base's (every dataset and judge named
+    exists): the first error, naming its key."""
+    key = plan.name
+    if not plan.datasets:
+        raise NothingToDo(
+            "the study is enabled but ranks nothing: name a dataset and its runs under "
+            "ranking.runs (e.g. dl21: {source: systems}); set ranking.enabled: false to skip it",
+            key=f"{key}.runs",
+        )
+    known = plan.project.config["datasets"]
+    for d in plan.datasets:
+        _check_runs(plan, d, known)
+    _check_expected(plan)
+    _check_committees(plan)
+    if plan.datasets_of("systems"):
+        if not plan.systems:
+            raise InputError(
+                f"datasets {plan.datasets_of('systems')} take source systems, but no system is configured",
+                key=f"{key}.systems",
+            )
+        for name, spec in plan.systems.items():
+            check_name(name, f"{key}.systems.{name}")
+            check_system(name, spec, f"{key}.systems.{name}")
+    peras = plan.judge_section("peras")
+    if plan.judges:
+        if plan.template not in peras.names:
+            raise InputError(
+                f"{plan.template!r} is not a PERAS template (keys of peras.templates: {sorted(peras.names)})",
+                key=f"{key}.template",
+            )
+        _ = peras.template(plan.template)  # the template file is loaded and checked here
+        if plan.persona not in plan.project.personas:
+            raise InputError(
+                f"{plan.persona!r} is not a persona of the run (personas.include and "
+                f"personas.custom: {list(plan.project.personas)})",
+                key=f"{key}.persona",
+            )
+    for i, m in enumerate(plan.judges):
+        if m == HUMAN or m.startswith(f"{HUMAN}+"):
+            raise InputError(
+                f"a judge cannot be called {m!r} (the human qrels' name)", key=f"{key}.judges[{i}]"
+            )
+    for i, name in enumerate(plan.imported):
+        if name == HUMAN or name.startswith(f"{HUMAN}+"):
+            raise InputError(
+                f"an imported judge cannot be called {name!r} (the human qrels' name)",
+                key=f"{key}.imported_judges[{i}]",
+            )
+    if not any(plan.judges_of(d) for d in plan.datasets):
+        raise NothingToDo(
+            "no judge to compare with the human qrels: no live judge (ranking.judges, null = "
+            f"the top-level `judges`: {plan.judges}) and no imported judge of these datasets "
+            "(ranking.imported_judges)",
+            key=f"{key}.judges",
+        )
+    _ = plan.measure_slugs
+    if plan.circularity_enabled:
+        _check_circularity(plan)
+    if plan.ppi_enabled:
+        _check_ppi(plan)
+
+
+def _check_runs(plan: Inputs, d: str, known: dict) -> None:
+    key = f"ranking.runs.{d}"
+    if d not in known:
+        raise InputError(f"{d!r} is not a key of `datasets` (known: {sorted(known)})", key=key)
+    spec = plan.section["runs"][d]
+    src = spec["source"]
+    for k, needs in SOURCE_KEYS.items():
+        if spec.get(k) is not None and src != needs:
+            raise InputError(
+                f"only read with source {needs!r} (this entry's source is {src!r})", key=f"{key}.{k}"
+            )
+    if src == "download":
+        names = spec.get("names")
+        if names is None and d not in BUNDLED_RUNS:
+            raise InputError(
+                f"name the runs to download: only {d!r} of {sorted(BUNDLED_RUNS)} has a bundled list "
+                f"({'; '.join(BUNDLED_RUNS.values())})",
+                key=f"{key}.names",
+            )
+        for i, n in enumerate(names or []):
+            check_name(str(n), f"{key}.names[{i}]")
+        if names is not None and len(set(map(str, names))) != len(names):
+            raise InputError("a run is named twice", key=f"{key}.names")
+        if names is not None and not names:
+            raise InputError("no run named", key=f"{key}.names")
+    if src == "files" and not spec.get("paths"):
+        raise InputError("source 'files' needs the run files (paths or globs)", key=f"{key}.paths")
+
+
+def _check_committees(plan: Inputs) -> None:
+    from judgelab.analysis.committee import check_committee, check_members
+
+    models = set(plan.project.config["models"])
+    for name, c in plan.committees.items():
+        key = f"{plan.name}.committees.{name}"
+        check_name(name, key)
+        if name in models or name in plan.imported or name == HUMAN:
+            raise InputError(f"{name!r} already names a model, an imported judge or the human qrels", key=key)
+        spec = plan.section["committees"][name]
+        if spec.get("personas") is None:
+            known = list(plan.judges) + list(plan.imported)
+            check_committee(
+                c,
+                key,
+                "judges",
+                known,
+                "a judge of the study (ranking.judges and ranking.imported_judges)",
+            )
+            continue
+        check_members(
+            [str(j) for j in spec["judges"]],
+            f"{key}.judges",
+            plan.judges,
+            "a live judge of the study (ranking.judges; only a live judge labels the pool under "
+            "other personas)",
+        )
+        check_members(
+            [str(p) for p in spec["personas"]],
+            f"{key}.personas",
+            list(plan.project.personas),
+            "a persona of the run (personas.include, personas.custom)",
+        )
+        # the members (judges x personas) as the shared check sees them: count, rule, quorum
+        check_committee(c, key, "personas", list(c.members), "a member")
+
+
+# -- judges and qrels ---------------------------------------------------------------------
+def _check_ppi(plan: Inputs) -> None:
+    """An n of ``ranking.ppi.n`` at or above a dataset's topics is an error before any job,
+    against what bounds them: its ``queries``, ``max_queries``, the topics of its qrels file
+    (bundled sample or files) or a public dataset's judged queries before a download. The PPI
+    job checks it again against the topics both qrels score."""
+    n = [int(x) for x in plan.section["ppi"]["n"]]  # distinct, each >= 2: the schema's
+    datasets = plan.project.config["datasets"]
+    for d in plan.datasets:
+        spec = datasets.get(d, {})
+        bounds = [len(spec["queries"])] if spec.get("queries") else []
+        if spec.get("max_queries"):
+            bounds.append(int(spec["max_queries"]))
+        if spec.get("source") == "download" and d in JUDGED_QUERIES:
+            bounds.append(JUDGED_QUERIES[d])
+        elif spec.get("source") in ("sample", "files"):
+            qrels = plan.project.local(plan.project.raw_files(d)["qrels"])
+            if qrels.is_file():  # a missing file is the dataset's own error
+                bounds.append(qrels_topics(qrels))
+        if bounds:
+            check_n(n, min(bounds), d)
+
+
+def _check_expected(plan: Inputs) -> None:
+    """``ranking.expected_gain``: live judges only (their label distributions give the
+    expected grade; an imported judge's file has labels), and gain-based measures only."""
+    key = f"{plan.name}.expected_gain"
+    for i, j in enumerate(plan.expected_judges):
+        if j not in plan.judges:
+            raise InputError(
+                f"{j!r} is not a live judge of the study (ranking.judges: {plan.judges}); expected "
+                "grades come from a live judge's label distribution (an imported judge gives labels)",
+                key=f"{key}[{i}]",
+            )
+    if plan.expected_judges:
+        for name, m in parse_measures(plan.measures, f"{plan.name}.measures").items():
+            if m.NAME != "nDCG" or "rel" in m.params:
+                raise InputError(
+                    f"the measure {name} counts relevance against a threshold, which expected "
+                    f"gains (scaled by {EXPECTED_SCALE}) do not have; expected-gain qrels serve "
+                    "gain-based measures (nDCG) only: drop it from ranking.measures or empty "
+                    "ranking.expected_gain",
+                    key=key,
+                )
+
+
+def _check_circularity(plan: Inputs) -> None:
+    for d in plan.datasets:
+        if plan.source(d) != "files":  # the files' names are known once the files are there
+            plan.circularity_base(d)
