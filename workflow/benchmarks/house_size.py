@@ -5,7 +5,8 @@
 For each commit (read from git, the work tree is not touched): the lines of ``workflow/src``
 split into code, docstrings and blank lines (a comment line counts as code); the studies' lines
 and their wiring (the ``plan``, ``settings``, ``estimate`` and ``jobs`` modules of every study,
-also when a module is split into a package of that name); the functions whose name contains
+also when a module is split into a package of that name, and the modules a plan is split into by
+concern: ``section``, ``runfiles``, ``judges``, ``inputs``, ``paths``, ``checks``); the functions whose name contains
 ``check``; the ``raise InputError`` statements; and the largest parameter count of a public job
 function (``studies/*/jobs.py``).
 """
@@ -21,6 +22,8 @@ from pathlib import PurePosixPath
 
 SRC = "workflow/src/judgelab"
 WIRING = ("plan", "settings", "estimate", "jobs")
+#: the modules a plan is split into by concern (the ranking plan: issue 39) count as its wiring too
+PLAN_PARTS = ("section", "runfiles", "judges", "inputs", "paths", "checks")
 
 
 def sources(rev: str) -> dict[str, str]:
@@ -64,7 +67,7 @@ def is_wiring(path: str) -> bool:
     parts = PurePosixPath(path).relative_to(SRC).parts
     if len(parts) < 3 or parts[0] != "studies":
         return False
-    return PurePosixPath(parts[2]).stem in WIRING
+    return PurePosixPath(parts[2]).stem in WIRING + PLAN_PARTS
 
 
 def raises_input_error(text: str) -> int:
