@@ -67,26 +67,6 @@ def test_greedy_is_deterministic_across_instances(local_backend):
     assert len(local_backend.identity()["model_sha256"]) == 64
 
 
-def test_the_physical_batch_changes_no_answer(local_backend):
-    """models.<name>.n_ubatch (the schema's 128 by default, here 512, llama.cpp's own) reaches the
-    context and changes neither the text nor a label probability: the same logits at any size."""
-    req = requests_for(load_persona_file()["LA"].instruction)[0]
-    assert local_backend.llm.context_params.n_ubatch == 128
-    local_backend.reuse_prefix = False  # the whole prompt evaluated, as the other instance does
-    try:
-        first = local_backend.complete(req)
-    finally:
-        local_backend.reuse_prefix = True
-    other = LocalBackend(n_ctx=2048, n_threads=1, n_ubatch=512, reuse_prefix=False)
-    try:
-        assert other.llm.context_params.n_ubatch == 512
-        second = other.complete(req)
-    finally:
-        other.close()
-    assert first.prompt_tokens > 128  # evaluated in several physical batches here
-    assert first.text == second.text and first.label_probs == second.label_probs
-
-
 def test_missing_model_file_is_a_config_error(tmp_path):
     from judgelab.errors import InputError
 

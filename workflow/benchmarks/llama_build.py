@@ -10,8 +10,7 @@ installed elsewhere with ``pip install --target DIR`` (``--build NAME=DIR``, put
 ``PYTHONPATH``), loaded as
 
 * ``defaults``: ``llama_cpp.Llama`` with llama.cpp's own model defaults (what jobs did before);
-* ``backend``: as the local backend loads it (its physical batch ``models.<name>.n_ubatch``, or
-  ``JL_UBATCH`` in the environment to try another; :func:`judgelab.llm.backends.native.load_fields`
+* ``backend``: as the local backend loads it (:func:`judgelab.llm.backends.native.load_fields`
   with ``amx: false``: no extra buffer types if the build has AMX kernels, else the defaults);
 * ``no-extra-buffers``: extra buffer types off whatever the build (what an AMX build runs).
 
@@ -46,7 +45,6 @@ COLUMNS = [
     "min_tokens_per_cpu_s",
     "max_tokens_per_cpu_s",
     "vs_first",
-    "n_ubatch",
     "weights_in",
     "system_info",
 ]
@@ -65,11 +63,7 @@ from judgelab.llm.prompts import load_template
 from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
 load, threads, n_pairs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-from judgelab import schema
 fields = {"defaults": {}, "backend": native.load_fields(False), "no-extra-buffers": {"use_extra_bufts": False}}[load]
-# the context's physical batch: the backend's (models.<name>.n_ubatch), else llama.cpp's own (512)
-ubatch = {"n_ubatch": int(os.environ.get("JL_UBATCH") or schema.default("models.<name>.n_ubatch"))}
-ubatch = ubatch if load == "backend" else {}
 sample = os.path.join(os.environ["JL_ROOT"], "resources", "sample", "dl19")
 pairs = build_trec_table("dl19", *(os.path.join(sample, f) for f in ("qrels.txt", "topics.txt", "texts.tsv")))
 judge = Judge("m", template=load_template("peras/w_cot"), persona=load_persona_file()["LA"].instruction, max_tokens=1)
@@ -77,7 +71,7 @@ requests = judgment_requests(pairs.sort_values(["qid", "docid"]).head(n_pairs), 
 
 with native.model_params(fields):
     llm = llama_cpp.Llama(model_path=str(default_model_path()), n_ctx=2048, n_threads=threads,
-                          n_threads_batch=threads, verbose=True, **ubatch)
+                          n_threads_batch=threads, verbose=True)
 template = llm.metadata["tokenizer.chat_template"]
 fmt = Jinja2ChatFormatter(template=template, eos_token="", bos_token="", add_generation_prompt=True)
 prompts = [llm.tokenize(fmt(messages=r.message_dicts()).prompt.encode(), add_bos=False, special=True) for r in requests]
@@ -92,7 +86,6 @@ r1 = resource.getrusage(resource.RUSAGE_SELF)
 cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 print(json.dumps({"tokens": sum(map(len, prompts)), "prompts": len(prompts), "cpu": cpu, "wall": wall,
                   "use_extra_bufts": bool(llm.model_params.use_extra_bufts),
-                  "n_ubatch": int(llm.context_params.n_ubatch),
                   "system_info": llama_cpp.llama_print_system_info().decode().strip()}))
 """
 
@@ -159,7 +152,6 @@ def main() -> None:
                 "tokens_per_wall_s": statistics.median(per_wall),
                 "min_tokens_per_cpu_s": min(per_cpu),
                 "max_tokens_per_cpu_s": max(per_cpu),
-                "n_ubatch": runs[0]["n_ubatch"],
                 "weights_in": runs[0]["weights_in"],
                 "system_info": runs[0]["system_info"],
             }

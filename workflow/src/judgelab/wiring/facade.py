@@ -59,7 +59,7 @@ API_BACKENDS = api_backends()
 #: Model keys that only some backends read (elsewhere they would be ignored silently): key ->
 #: the backends that read it. Keys not listed (backend, threads, prices) apply to every backend.
 BACKEND_KEYS = {
-    **dict.fromkeys(("model_path", "n_ctx", "n_batch", "n_ubatch", "reuse_prefix", "amx"), ("local",)),
+    **dict.fromkeys(("model_path", "n_ctx", "n_batch", "reuse_prefix", "amx"), ("local",)),
     **dict.fromkeys(
         ("model", "concurrency", "timeout", "max_retries", "send_sampling", "extra_body"), API_BACKENDS
     ),

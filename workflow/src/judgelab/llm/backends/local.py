@@ -66,7 +66,6 @@ class LocalBackend(Backend):
         n_ctx: int | None = None,
         n_threads: int | None = None,
         n_batch: int | None = None,
-        n_ubatch: int | None = None,
         reuse_prefix: bool | None = None,
         seed: int = 0,
         amx: bool | None = None,
@@ -84,7 +83,6 @@ class LocalBackend(Backend):
             int(value(n_batch, "n_batch")),
             int(seed),
         )
-        self.n_ubatch = min(int(value(n_ubatch, "n_ubatch")), self.n_batch)
         self.n_threads = int(n_threads or os.environ.get("JUDGELAB_THREADS", 0) or value(None, "threads"))
         self.reuse_prefix = bool(value(reuse_prefix, "reuse_prefix"))
         self.amx, self.name = bool(value(amx, "amx")), name
@@ -101,7 +99,6 @@ class LocalBackend(Backend):
             n_ctx=spec.get("n_ctx"),
             n_threads=spec.get("threads"),
             n_batch=spec.get("n_batch"),
-            n_ubatch=spec.get("n_ubatch"),
             reuse_prefix=spec.get("reuse_prefix"),
             amx=spec.get("amx"),
             name=name,
@@ -140,7 +137,6 @@ class LocalBackend(Backend):
                     model_path=str(self.model_path),
                     n_ctx=self.n_ctx,
                     n_batch=self.n_batch,
-                    n_ubatch=self.n_ubatch,
                     n_threads=self.n_threads,
                     n_threads_batch=self.n_threads,
                     logits_all=False,
