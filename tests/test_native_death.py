@@ -181,7 +181,7 @@ def test_a_model_job_killed_by_a_signal_is_one_line_and_no_model_job_starts_afte
     records = native.deaths(work / "cache")
     assert len(records) == 1, text  # one death: the later jobs never evaluated
     died = records[0]
-    assert died.signal == "SIGSEGV" and died.job.startswith("judge fx/smollm2/wo_cot/")
+    assert died.signal == "SIGSEGV" and died.job.startswith("peras_judge fx/smollm2/wo_cot/")
     assert "Segmentation fault" in died.fault.read_text()  # with the Python stack that was running
 
     # as the run names it: the cache folder relative to the run's folder

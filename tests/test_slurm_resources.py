@@ -85,7 +85,7 @@ def test_every_model_job_gets_the_model_job_resources(tmp_path):
     assert {r: m for r, m in minutes.items() if m != {30}} == {
         r: m for r, m in minutes.items() if r != "generate_persona"
     }
-    assert minutes["overrating_pointwise"] == {720} and minutes["confidence"] == {240}
+    assert minutes["overrating_pointwise"] == {720} and minutes["peras_confidence"] == {240}
     # the profile holds site settings only: no per-rule resources
     profile = (ROOT / "profiles" / "slurm" / "config.yaml").read_text(encoding="utf-8")
     assert not re.search(r"^set-resources:", profile, re.M)

@@ -194,7 +194,7 @@ def test_paper_config_resolves_in_a_dry_run(tmp_path):
     counts = Counter(rule for rule, _ in dry_run_jobs(output(dry)))
     # 2 datasets x 4 judges: the original judgments (the overrating study's graded run, the study
     # off; no PERAS judgment), samples, 7 variants re-judged; pooled over the two datasets
-    assert counts["overrating_pointwise"] == 8 and counts["judge"] == 0
+    assert counts["overrating_pointwise"] == 8 and counts["peras_judge"] == 0
     assert counts["perturbation_sample"] == 8
     assert counts["perturbation_pooled"] == 1 and counts["perturbation_pooled_transition_figure"] == 4
     assert counts["perturbation_rewrite"] == 2 * 4 and counts["perturbation_sem"] == 2
