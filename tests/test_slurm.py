@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import ROOT, have_model
+from conftest import ROOT, have_model, start_cache_from
 from snakerun import make_workdir
 
 HAVE_PLUGIN = importlib.util.find_spec("snakemake_executor_plugin_slurm") is not None
@@ -151,20 +151,23 @@ def scontrol_job(jobid: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def runs(tmp_path_factory, peras_answers):
     partition = idle_partition()
     base = tmp_path_factory.mktemp("slurm")
     local, slurm = base / "local", base / "slurm"
     write_workdir(local)
     write_workdir(slurm)
     profile = local_profile_copy(base / "profile", partition)
+    # the local run reads the model's answers from the session's cache (conftest.peras_answers:
+    # the same requests, asked once by a real run); the SLURM run computes its own, so the tables
+    # compared below hold two computations of every answer
+    start_cache_from(peras_answers, local)
     t0 = time.monotonic()
-    # both at once: the SLURM run mostly waits (queue, status polls), the local one computes
-    local_proc = start_snakemake(local, "--cores", "1", *TARGETS)
+    # both at once: the SLURM run mostly waits (queue, status polls), the local one computes.
     # --workflow-profile none: else Snakemake also applies profiles/default (beside the Snakefile)
     # on top of --profile. The first status check after 2 s, not 40, and then every 2 s, not 10:
     # the jobs here take seconds.
-    run_slurm = snakemake(
+    slurm_proc = start_snakemake(
         slurm,
         "--profile",
         str(profile),
@@ -177,6 +180,8 @@ def runs(tmp_path_factory):
         "--slurm-keep-successful-logs",
         *TARGETS,
     )
+    local_proc = start_snakemake(local, "--cores", "1", *TARGETS)
+    run_slurm = finish(slurm_proc)
     t1 = time.monotonic()
     run_local = finish(local_proc)
     t2 = time.monotonic()
@@ -243,6 +248,8 @@ def test_slurm_run_computed_its_own_answers(runs):
     for p in PERSONAS:
         log = (runs["slurm"] / "results" / "logs" / "peras" / "judge" / GROUP / f"{p}.log").read_text()
         assert "8 new calls, 0 cache hits" in log, log[-2000:]
+        local = (runs["local"] / "results" / "logs" / "peras" / "judge" / GROUP / f"{p}.log").read_text()
+        assert "0 new calls, 8 cache hits" in local, local[-2000:]  # the session's answers
     assert (runs["slurm"] / "cache" / "requests.sqlite").exists()
 
 
