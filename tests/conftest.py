@@ -141,12 +141,11 @@ def peras_answers(tmp_path_factory, worker_id) -> Path:
     return answers
 
 
-def start_cache_from(answers: Path, workdir: Path, config: dict | None = None) -> Path:
+def start_cache_from(answers: Path, workdir: Path) -> Path:
     """A copy of ``answers`` as the run folder's request cache (`cache:` of its config)."""
     import yaml
 
-    cfg = config or yaml.safe_load((workdir / "config" / "config.yaml").read_text())
-    dest = workdir / cfg["cache"]
+    dest = workdir / yaml.safe_load((workdir / "config" / "config.yaml").read_text())["cache"]
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy(answers, dest)
     return dest
