@@ -1,0 +1,385 @@
+"""Published judges: relevance labels (or scores) that LLM judges produced in published studies,
+catalogued as data so a run can name them instead of finding, downloading and declaring each file.
+
+The catalog is ``resources/published/catalog.tsv`` (one row per file: the judge's name, its
+source, the dataset, the judge model, the method, what its values are, the file's path in its
+source, its size, SHA-256 and public URL at a commit) and ``resources/published/sources.yaml``
+(per source: the paper, the repository and commit, the licence as the source states it), plus
+the config's own entries (``published_judges.entries``). :func:`load_catalog` reads them into
+:class:`Catalog`; :meth:`Catalog.resolve` turns a name - one judge, or a group: a source or a
+method - into the judges of the config's datasets.
+
+What a judge's values are is declared, never guessed (:class:`Values`): ``labels 0-3`` (graded),
+``labels 0-1`` (binary), or ``scores <low>-<high>`` (real numbers, e.g. EXAM's self-ratings 0-5).
+
+The shipped rows come from the manifests of the byte copies in ``../shared/data/published-judges``
+(:func:`catalog_rows`, checked against the shipped file by a test): the empty files are left out,
+and a file byte-identical to another is one judge, not two.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from judgelab.errors import InputError
+
+#: the catalog's columns, in order
+COLUMNS = (
+    "name",
+    "source",
+    "dataset",
+    "judge_model",
+    "method",
+    "values",
+    "file",
+    "bytes",
+    "sha256",
+    "url",
+)
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+_SHA = re.compile(r"^[0-9a-f]{64}$")
+_VALUES = re.compile(r"^(labels|scores) (-?[0-9.]+)-([0-9.]+)$")
+
+
+@dataclass(frozen=True)
+class Values:
+    """What a judge's values are: ``labels`` (integers ``low``..``high``; 0-1 binary, 0-3 graded)
+    or ``scores`` (real numbers within ``low``..``high``). Written ``labels 0-3``, ``scores 0-5``."""
+
+    kind: str
+    low: float
+    high: float
+
+    @classmethod
+    def parse(cls, text: str, key: str) -> Values:
+        m = _VALUES.match(str(text).strip())
+        if not m:
+            raise InputError(
+                f"values {text!r}: expected 'labels 0-3', 'labels 0-1' or 'scores <low>-<high>'", key=key
+            )
+        kind, low, high = m.group(1), float(m.group(2)), float(m.group(3))
+        if low >= high:
+            raise InputError(f"values {text!r}: the low end must be below the high end", key=key)
+        if kind == "labels" and (low, high) not in ((0.0, 1.0), (0.0, 3.0)):
+            raise InputError(
+                f"values {text!r}: labels are on the binary (0-1) or graded (0-3) scale; other "
+                "values are scores ('scores <low>-<high>')",
+                key=key,
+            )
+        return cls(kind, low, high)
+
+    @property
+    def scale(self) -> str | None:
+        """The imported-judge scale of a label judge (``binary``, ``graded``); None for scores."""
+        if self.kind != "labels":
+            return None
+        return "binary" if self.high == 1 else "graded"
+
+    def __str__(self) -> str:
+        def num(x: float) -> str:
+            return f"{x:g}"
+
+        return f"{self.kind} {num(self.low)}-{num(self.high)}"
+
+
+@dataclass(frozen=True)
+class PublishedFile:
+    """One dataset's file of a published judge: its path in the source, size, digest, public URL."""
+
+    dataset: str
+    file: str
+    bytes: int
+    sha256: str
+    url: str
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a group of published judges comes from."""
+
+    name: str
+    paper: str
+    repository: str
+    licence: str
+
+
+@dataclass(frozen=True)
+class PublishedJudge:
+    """A judge of the catalog: its files by dataset and what their values are."""
+
+    name: str
+    source: Source
+    judge_model: str
+    method: str
+    values: Values
+    files: Mapping[str, PublishedFile] = field(default_factory=dict)
+
+    @property
+    def datasets(self) -> list[str]:
+        return list(self.files)
+
+    @property
+    def size(self) -> int:
+        return sum(f.bytes for f in self.files.values())
+
+
+@dataclass
+class Catalog:
+    """Every published judge a run can name, and the groups: a source's name takes its judges, a
+    method's name the judges of that method."""
+
+    judges: dict[str, PublishedJudge]
+    sources: dict[str, Source]
+
+    @property
+    def groups(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for j in self.judges.values():
+            out.setdefault(j.source.name, []).append(j.name)
+        for j in self.judges.values():
+            if j.method not in self.sources:
+                out.setdefault(j.method, []).append(j.name)
+        return {g: names for g, names in out.items() if g not in self.judges}
+
+    def resolve(self, ref: str, datasets: Sequence[str], key: str) -> list[PublishedJudge]:
+        """The judges ``ref`` names that labelled one of ``datasets`` (the config's): a judge's name
+        (an error naming ``key`` when it labelled none of them) or a group's (its judges of those
+        datasets; an error when none is left)."""
+        if ref in self.judges:
+            judge = self.judges[ref]
+            if not set(judge.datasets) & set(datasets):
+                raise InputError(
+                    f"published judge {ref!r} labelled {judge.datasets}, none of the config's "
+                    f"datasets {list(datasets)} (a dataset is matched by its key in `datasets`)",
+                    key=key,
+                )
+            return [judge]
+        groups = self.groups
+        if ref in groups:
+            chosen = [self.judges[n] for n in groups[ref] if set(self.judges[n].datasets) & set(datasets)]
+            if not chosen:
+                raise InputError(
+                    f"no judge of the group {ref!r} labelled one of the config's datasets {list(datasets)}",
+                    key=key,
+                )
+            return chosen
+        raise InputError(
+            f"{ref!r} is neither a published judge nor a group of them (`judgelab published` lists "
+            f"them; groups: {sorted(groups)})",
+            key=key,
+        )
+
+
+def catalog_dir(resources: str | Path) -> Path:
+    return Path(resources) / "published"
+
+
+def read_sources(path: Path) -> dict[str, Source]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    out = {}
+    for name, s in data.items():
+        for k in ("paper", "repository", "licence"):
+            if not isinstance(s.get(k), str) or not s[k].strip():
+                raise InputError(f"source {name!r} needs a {k}", key=f"{path}: {name}.{k}")
+        out[str(name)] = Source(str(name), s["paper"], s["repository"], s["licence"])
+    return out
+
+
+def _add_file(
+    judges: dict[str, dict], row: Mapping[str, str], where: str, sources: Mapping[str, Source]
+) -> None:
+    name = row["name"]
+    if not _NAME.match(name):
+        raise InputError(f"judge name {name!r}: letters, digits and . _ + - only", key=where)
+    if row["source"] not in sources:
+        raise InputError(f"unknown source {row['source']!r} (known: {sorted(sources)})", key=where)
+    if not _SHA.match(row["sha256"]):
+        raise InputError(f"sha256 {row['sha256']!r} is not 64 lowercase hex digits", key=where)
+    values = Values.parse(row["values"], where)
+    j = judges.setdefault(
+        name,
+        {
+            "source": row["source"],
+            "judge_model": row["judge_model"],
+            "method": row["method"],
+            "values": values,
+            "files": {},
+        },
+    )
+    for k in ("source", "judge_model", "method", "values"):
+        mine = values if k == "values" else row[k]
+        if j[k] != mine:
+            raise InputError(f"judge {name!r}: {k} {mine!r} differs from its other rows' {j[k]!r}", key=where)
+    if row["dataset"] in j["files"]:
+        raise InputError(f"judge {name!r} has two files for dataset {row['dataset']!r}", key=where)
+    try:
+        size = int(row["bytes"])
+    except ValueError:
+        raise InputError(f"bytes {row['bytes']!r} is not a whole number", key=where) from None
+    j["files"][row["dataset"]] = PublishedFile(row["dataset"], row["file"], size, row["sha256"], row["url"])
+
+
+def read_catalog_rows(path: Path) -> list[tuple[str, dict[str, str]]]:
+    """The rows of a catalog file with where each stands (``file:line``)."""
+    rows = []
+    with path.open(encoding="utf-8", newline="") as fh:
+        reader = csv.reader(fh, delimiter="\t")
+        header = next(reader, None)
+        if tuple(header or ()) != COLUMNS:
+            raise InputError(f"the header must be {'<TAB>'.join(COLUMNS)}", key=f"{path}:1")
+        for n, cells in enumerate(reader, start=2):
+            if not cells:
+                continue
+            if len(cells) != len(COLUMNS):
+                raise InputError(f"{len(cells)} fields, expected {len(COLUMNS)}", key=f"{path}:{n}")
+            rows.append((f"{path}:{n}", dict(zip(COLUMNS, cells))))
+    return rows
+
+
+def config_rows(entries: Mapping[str, Mapping]) -> list[tuple[str, dict[str, str]]]:
+    """The rows of the config's own entries (``published_judges.entries.<name>``: ``source``,
+    ``judge_model``, ``method``, ``values`` and ``files: {<dataset>: {url, sha256, bytes}}``)."""
+    rows = []
+    for name, e in (entries or {}).items():
+        key = f"published_judges.entries.{name}"
+        for dataset, f in (e.get("files") or {}).items():
+            rows.append(
+                (
+                    f"{key}.files.{dataset}",
+                    {
+                        "name": str(name),
+                        "source": str(e.get("source", "")),
+                        "dataset": str(dataset),
+                        "judge_model": str(e.get("judge_model", "")),
+                        "method": str(e.get("method", "")),
+                        "values": str(e.get("values", "")),
+                        "file": str(f.get("url", "")).rsplit("/", 1)[-1],
+                        "bytes": str(f.get("bytes", 0)),
+                        "sha256": str(f.get("sha256", "")),
+                        "url": str(f.get("url", "")),
+                    },
+                )
+            )
+    return rows
+
+
+def load_catalog(resources: str | Path, section: Mapping | None = None) -> Catalog:
+    """The shipped catalog and the config's ``published_judges`` section (its ``sources`` and
+    ``entries``: a config entry may not reuse a shipped judge's name)."""
+    folder = catalog_dir(resources)
+    section = section or {}
+    sources = read_sources(folder / "sources.yaml")
+    for name, s in (section.get("sources") or {}).items():
+        key = f"published_judges.sources.{name}"
+        if name in sources:
+            raise InputError("a source of the shipped catalog has this name", key=key)
+        for k in ("paper", "repository", "licence"):
+            if not str(s.get(k) or "").strip():
+                raise InputError(f"needs a {k}", key=f"{key}.{k}")
+        sources[str(name)] = Source(str(name), s["paper"], s["repository"], s["licence"])
+    judges: dict[str, dict] = {}
+    for where, row in read_catalog_rows(folder / "catalog.tsv"):
+        _add_file(judges, row, where, sources)
+    shipped = set(judges)
+    for where, row in config_rows(section.get("entries") or {}):
+        if row["name"] in shipped:
+            raise InputError("a judge of the shipped catalog has this name", key=where.rsplit(".files.", 1)[0])
+        _add_file(judges, row, where, sources)
+    return Catalog(
+        {n: PublishedJudge(n, sources[j["source"]], j["judge_model"], j["method"], j["values"], j["files"])
+         for n, j in judges.items()},
+        sources,
+    )
+
+
+# -- building the shipped catalog from the sources' manifests -----------------------------------
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._+-]+", "-", text.strip()).strip("-")
+
+
+def narabzad_values(method: str, found: str) -> str:
+    """The declared values of an Arabzadeh and Clarke file: its labels as found, EXAM's graded
+    self-ratings 0-5, EXAM's binary ones and AutoNuggetizer's unweighted scores 0-1, the weighted
+    ones up to 5/3 (strict 3/2) as the files hold them (the repository states no bound)."""
+    if found.startswith("labels"):
+        levels = found.split()[1:]
+        return f"labels 0-{max(int(x) for x in levels)}"
+    if method.startswith("exam-graded"):
+        return "scores 0-5"
+    if method.startswith("autonuggetizer-weighted_strict"):
+        return "scores 0-1.5"
+    if method.startswith("autonuggetizer-weighted"):
+        return "scores 0-1.66667"
+    return "scores 0-1"
+
+
+def catalog_rows(manifest_dir: str | Path) -> list[dict[str, str]]:
+    """The catalog rows of the two shipped sources from the manifests of their byte copies
+    (``narabzad-2024``: judge ``<method>-<model>``, and ``-<folder>`` after it when the source's
+    ``Methods`` and ``raw-qrels`` folders hold different files of one method and model, as for
+    Llama-3.2's binary labels; ``llmjudge-2024``: ``llmjudge-<submission>``
+    on dataset ``llmjudge``, graded labels), leaving out empty files and byte-identical
+    duplicates (the first of each, in manifest order, stays)."""
+    root = Path(manifest_dir)
+    rows: list[dict[str, str]] = []
+    seen: set[str] = set()
+    taken: set[tuple[str, str]] = set()
+    with (root / "narabzad-2024" / "MANIFEST.tsv").open(encoding="utf-8", newline="") as fh:
+        for m in csv.DictReader(fh, delimiter="\t"):
+            if int(m["bytes"]) == 0 or m["same_as"] or m["sha256"] in seen:
+                continue
+            seen.add(m["sha256"])
+            name = _slug(f"{m['method']}-{m['judge_model']}")
+            if (name, m["dataset"]) in taken:  # Llama-3.2's binary labels: two different runs
+                name += "-" + _slug(m["file"].split("/", 1)[0].lower())
+            taken.add((name, m["dataset"]))
+            rows.append(
+                {
+                    "name": name,
+                    "source": "narabzad-2024",
+                    "dataset": m["dataset"],
+                    "judge_model": m["judge_model"],
+                    "method": m["method"],
+                    "values": narabzad_values(m["method"], m["values"]),
+                    "file": m["file"],
+                    "bytes": m["bytes"],
+                    "sha256": m["sha256"],
+                    "url": m["source_url"],
+                }
+            )
+    with (root / "llmjudge-2024" / "MANIFEST.tsv").open(encoding="utf-8", newline="") as fh:
+        for m in csv.DictReader(fh, delimiter="\t"):
+            if not m["file"].startswith("scores/"):
+                continue
+            stem = Path(m["file"]).stem
+            rows.append(
+                {
+                    "name": _slug(f"llmjudge-{stem}"),
+                    "source": "llmjudge-2024",
+                    "dataset": "llmjudge",
+                    "judge_model": "",
+                    "method": "llmjudge-submission",
+                    "values": "labels 0-3",
+                    "file": m["file"],
+                    "bytes": m["bytes"],
+                    "sha256": m["sha256"],
+                    "url": m["source_url"],
+                }
+            )
+    return rows
+
+
+def write_catalog(rows: Iterable[Mapping[str, str]], path: str | Path) -> None:
+    with Path(path).open("w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh, delimiter="\t", lineterminator="\n")
+        w.writerow(COLUMNS)
+        for r in rows:
+            w.writerow([r[c] for c in COLUMNS])
