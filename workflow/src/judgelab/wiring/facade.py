@@ -78,6 +78,7 @@ DISPLAY_KEYS = ("display_name",)
 #: the configured folder; the other fields are the jobs' wildcards (see :meth:`Project.path`).
 PATHS = {
     "raw": "{results}/raw/{dataset}/{kind}.raw",
+    "published": "{results}/published/{judge}/{dataset}.txt",
     "dataset": "{results}/datasets/{dataset}.tsv",
     "generated_persona": "{results}/personas/generated/{model}/{persona}.json",
     "persona_table": "{results}/personas/personas.tsv",
@@ -528,6 +529,27 @@ class Project:
         return self.template(ref, kind, key).text
 
     # -- imported judges ----------------------------------------------------------------------
+
+    @cached_property
+    def catalog(self):
+        """The published judges (:class:`judgelab.data.published.Catalog`): the shipped catalog
+        and the config's ``published_judges`` entries."""
+        from judgelab.data.published import load_catalog
+
+        return load_catalog(self.resources, self.config.get("published_judges"))
+
+    def published_download(self, judge: str, dataset: str) -> dict:
+        """What the download job of a published judge's file needs (a tracked param): its URL,
+        size, SHA-256 and, with ``published_judges.mirror``, the local copy to take instead."""
+        entry = self.catalog.judges[judge]
+        f = entry.files[dataset]
+        mirror = (self.config.get("published_judges") or {}).get("mirror")
+        return {
+            "url": f.url,
+            "bytes": f.bytes,
+            "sha256": f.sha256,
+            "mirror": str(Path(mirror) / entry.source.name / f.file) if mirror else None,
+        }
 
     @cached_property
     def imported(self) -> dict:
