@@ -171,6 +171,8 @@ def test_pairs_outside_the_selection_are_skipped_and_counted(sample_selection, t
         "outside_selection": 16,
         "selection": 8,
         "unlabelled": 0,
+        "unknown": 0,  # a published judge's dropped lines (an imported judge's are errors)
+        "out_of_scale": 0,
     }
     out = {k: tmp_path / f"{k}.tsv" for k in ("j", "c", "s")}
     with caplog.at_level("INFO"):
@@ -195,6 +197,8 @@ def test_pairs_outside_the_selection_are_skipped_and_counted(sample_selection, t
             "outside_selection": 16,
             "selection": 8,
             "unlabelled": 0,
+            "unknown": 0,
+            "out_of_scale": 0,
         }
     ]
     j = pd.read_csv(out["j"], sep="\t", dtype={"qid": str, "docid": str})

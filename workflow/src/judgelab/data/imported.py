@@ -79,6 +79,9 @@ class ImportReading(Settings):
     scale: str | None = None
     confidence_scale: str | None = None
     encoding: str | None = None
+    #: a published judge's file (:mod:`judgelab.data.published`): a pair unknown to the dataset
+    #: and a label outside the scale are dropped and counted, not errors (such files carry them)
+    drop: bool = False
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,8 @@ class ImportedJudge:
     scale: str | None = None
     #: "percent" or "probability"; None: not declared (percent, 0-1 fractions refused)
     confidence_scale: str | None = None
+    #: a judge of the published catalog (its file downloaded by the workflow; read with ``drop``)
+    published: bool = False
 
     def file(self, dataset: str, template: str, persona: str) -> str:
         return self.path.format(dataset=dataset, template=template, persona=persona)
@@ -220,6 +225,10 @@ class ImportCounts:
     outside_selection: int  # of them, pairs of the source outside the selection: skipped
     selection: int  # pairs of the selection
     unlabelled: int  # pairs of the selection the file does not label: missing, counted in coverage
+    #: a published judge's lines dropped: pairs unknown to the dataset's source (another dataset's,
+    #: or not in the human qrels) and labels outside the declared scale (0 for other judges: errors)
+    unknown: int = 0
+    out_of_scale: int = 0
 
 
 #: The import's table (one row per import job): how the file met the selection.
@@ -230,6 +239,8 @@ IMPORT_SUMMARY_COLUMNS = [
     "outside_selection",
     "selection",
     "unlabelled",
+    "unknown",
+    "out_of_scale",
 ]
 
 
@@ -252,10 +263,16 @@ class JudgeFile:
 
     def log_line(self) -> str:
         c = self.counts
+        dropped = (
+            f"; dropped: {c.unknown} lines of pairs unknown to the dataset (unknown), "
+            f"{c.out_of_scale} labels outside the scale (out_of_scale)"
+            if c.unknown or c.out_of_scale
+            else ""
+        )
         return (
             f"{self.path}: {c.labelled} pairs labelled, {c.in_selection} of them in the dataset's "
             f"selection, {c.outside_selection} outside it (skipped, counted in outside_selection); "
-            f"{c.unlabelled} of the {c.selection} selected pairs not labelled (missing)"
+            f"{c.unlabelled} of the {c.selection} selected pairs not labelled (missing){dropped}"
         )
 
 
@@ -266,6 +283,7 @@ def read_judge(
     source: SourcePairs | None = None,
     scale: str | None = None,
     confidence_scale: str | None = None,
+    drop: bool = False,
 ) -> JudgeFile:
     """Read a qrels-format judge file against the dataset's selection ``pairs`` (qid, docid).
 
@@ -275,11 +293,12 @@ def read_judge(
     labels pairs but none of the selection, is an error naming the file and line (a file with no
     label line at all is a judge that labelled nothing: every pair missing). ``scale`` /
     ``confidence_scale``: as declared for the judge (None: not declared; see the module
-    docstring). The labels are Int64 on ``scale``, the confidences Float64 on
+    docstring). ``drop`` (a published judge's file): the lines :func:`judge_lines` drops are
+    counted (``unknown``, ``out_of_scale``). The labels are Int64 on ``scale``, the confidences Float64 on
     ``confidence_scale`` as in the file (missing without a 5th column)."""
     src = source or SourcePairs.of_table(pairs)
     selected = set(zip(pairs["qid"], pairs["docid"]))
-    every = judge_lines(path, src, scale=scale, confidence_scale=confidence_scale)
+    every = judge_lines(path, src, scale=scale, confidence_scale=confidence_scale, drop=drop)
     inside = pd.Series([(q, d) in selected for q, d in zip(every["qid"], every["docid"])], dtype=bool)
     labels = every[inside.to_numpy()].reset_index(drop=True)
     dataset = str(pairs["dataset"].iloc[0]) if "dataset" in pairs and len(pairs) else None
@@ -298,6 +317,8 @@ def read_judge(
         outside_selection=len(every) - len(labels),
         selection=len(selected),
         unlabelled=len(selected) - len(labels),
+        unknown=every.attrs.get("unknown", 0),
+        out_of_scale=every.attrs.get("out_of_scale", 0),
     )
     return JudgeFile(str(path), labels, counts, scale, confidence_scale)
 
@@ -308,18 +329,22 @@ def judge_lines(
     *,
     scale: str | None = None,
     confidence_scale: str | None = None,
+    drop: bool = False,
 ) -> pd.DataFrame:
     """Every label line of an imported judge's file, checked: (qid, docid, label, confidence, line),
     one row per pair in file order. Errors name the file and line: a wrong number of fields, a
     label or confidence outside its (declared) scale, a query or pair unknown to ``source`` (the
     dataset's source files; None: not known yet, e.g. before a download - not checked), a pair
     labelled twice differently, undeclared scales the file would be misread with (see the module
-    docstring). The project runs it when the workflow is planned
+    docstring). With ``drop`` (a published judge's file) a label outside the scale and a pair
+    unknown to ``source`` are dropped instead, counted in the result's ``attrs`` (``out_of_scale``,
+    ``unknown``); an empty file is still an error. The project runs it when the workflow is planned
     (:meth:`judgelab.wiring.facade.Project.imported_file`); :func:`read_judge` in the job."""
     labels_ok = SCALE_VALUES[scale or "graded"]
     conf_max = CONFIDENCE_SCALES[confidence_scale or "percent"]
     where = f" ({source.files})" if source is not None and source.files else ""
     rows: list[JudgeLine] = []
+    dropped = {"unknown": 0, "out_of_scale": 0}
     for no, line in text_lines(path):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
@@ -331,7 +356,16 @@ def judge_lines(
                 line=no,
             )
         qid, _, docid, label = parts[:4]
-        lab = parse_grade(label, path, no, what="label")
+        try:
+            lab = parse_grade(label, path, no, what="label")
+        except InputError:
+            if not (drop and label.lstrip("-").isdigit()):
+                raise
+            dropped["out_of_scale"] += 1  # a whole number outside 0-3
+            continue
+        if lab not in labels_ok and drop:
+            dropped["out_of_scale"] += 1
+            continue
         if lab not in labels_ok:
             raise InputError(
                 f"label {lab} is outside 0-1 (the judge declares scale: binary)", path=str(path), line=no
@@ -353,6 +387,9 @@ def judge_lines(
                 raise InputError(
                     f"confidence {parts[4]} is outside 0-{conf_max:g}{why}", path=str(path), line=no
                 )
+        if drop and source is not None and (qid, docid) not in source.pairs:
+            dropped["unknown"] += 1
+            continue
         if source is not None and qid not in source.queries:
             raise InputError(f"unknown query id {qid!r}: not in the dataset{where}", path=str(path), line=no)
         if source is not None and (qid, docid) not in source.pairs:
@@ -368,6 +405,14 @@ def judge_lines(
     every = pd.DataFrame([tuple(r) for r in rows], columns=["qid", "docid", "label", "confidence", "line"])
     every["label"] = every["label"].astype("Int64")
     every["confidence"] = every["confidence"].astype("Float64")
+    if drop and every.empty:
+        raise InputError(
+            f"no label of this file is kept ({dropped['unknown']} lines of pairs unknown to the "
+            f"dataset{where}, {dropped['out_of_scale']} labels outside the scale): a file of "
+            "another dataset, or an empty one",
+            path=str(path),
+        )
+    every.attrs.update(dropped)
     _refuse_ambiguous(every, path, scale, confidence_scale)
     return every
 
@@ -383,9 +428,12 @@ def read_judge_file(
     source: SourcePairs | None = None,
     scale: str | None = None,
     confidence_scale: str | None = None,
+    drop: bool = False,
 ) -> pd.DataFrame:
     """The labels of :func:`read_judge` (qid, docid, label, confidence, line)."""
-    return read_judge(path, pairs, source=source, scale=scale, confidence_scale=confidence_scale).labels
+    return read_judge(
+        path, pairs, source=source, scale=scale, confidence_scale=confidence_scale, drop=drop
+    ).labels
 
 
 def _refuse_ambiguous(
@@ -451,21 +499,48 @@ def study_imports(
     *,
     key: str,
     datasets_key: str,
+    groups: Mapping[str, Sequence[str]] | None = None,
+    scales: Sequence[str] = ("graded", "binary"),
 ) -> dict[str, tuple[ImportedJudge, str, str]]:
     """The imported judges a study names (``<study>.imported_judges``, at config key ``key``):
     name -> (the judge, the template and persona choosing its file). An entry is a judge's name
     (its first template, and its persona ``default``, else its first) or ``{name, template,
     persona}``. Errors name the entry's key: a name not in ``imported_judges``, one listed twice,
     a template or persona the judge does not have, a judge that labelled none of the study's
-    ``datasets`` (``datasets_key`` says where they come from)."""
+    ``datasets`` (``datasets_key`` says where they come from).
+
+    ``groups``: names of published judges and groups (``judgelab.data.published``) -> their
+    judges (:attr:`judgelab.wiring.facade.Project.published_groups`); a group's name takes its
+    judges of the study's datasets on one of ``scales`` (the scales the study compares), each with
+    its file's template and persona; a group left with none is an error naming the entry."""
     out: dict[str, tuple[ImportedJudge, str, str]] = {}
     for i, entry in enumerate(entries):
         where = f"{key}[{i}]"
+        members = (groups or {}).get(entry) if isinstance(entry, str) and entry not in known else None
+        if members is not None:  # a group (a single published judge is in ``known``)
+            taken = [
+                m
+                for m in members
+                if (known[m].scale or "graded") in scales and set(known[m].datasets) & set(datasets)
+            ]
+            if not taken:
+                raise InputError(
+                    f"no judge of the group {entry!r} ({len(members)} published judges) "
+                    f"labelled the datasets of this study ({datasets_key}: {list(datasets)}) on "
+                    f"the scales it compares ({', '.join(scales)})",
+                    key=where,
+                )
+            for m in taken:
+                if m not in out:
+                    j = known[m]
+                    out[m] = (j, j.templates[0], j.personas[0])
+            continue
         spec = {"name": entry} if isinstance(entry, str) else dict(entry)
         name = spec["name"]
         if name not in known:
             raise InputError(
-                f"{name!r} is not a key of `imported_judges` (known: {sorted(known)})",
+                f"{name!r} is not a key of `imported_judges` (known: {sorted(known)}), nor a "
+                "published judge or group (`judgelab published` lists them)",
                 key=where if isinstance(entry, str) else f"{where}.name",
             )
         if name in out:

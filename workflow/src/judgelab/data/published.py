@@ -289,11 +289,15 @@ def load_catalog(resources: str | Path, section: Mapping | None = None) -> Catal
     shipped = set(judges)
     for where, row in config_rows(section.get("entries") or {}):
         if row["name"] in shipped:
-            raise InputError("a judge of the shipped catalog has this name", key=where.rsplit(".files.", 1)[0])
+            raise InputError(
+                "a judge of the shipped catalog has this name", key=where.rsplit(".files.", 1)[0]
+            )
         _add_file(judges, row, where, sources)
     return Catalog(
-        {n: PublishedJudge(n, sources[j["source"]], j["judge_model"], j["method"], j["values"], j["files"])
-         for n, j in judges.items()},
+        {
+            n: PublishedJudge(n, sources[j["source"]], j["judge_model"], j["method"], j["values"], j["files"])
+            for n, j in judges.items()
+        },
         sources,
     )
 

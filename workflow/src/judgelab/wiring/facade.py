@@ -15,6 +15,7 @@ against the checkout the package was installed from.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Mapping, Sequence
 from functools import cached_property
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from judgelab import schema
 from judgelab.analysis.calibration import CalibrationSettings
-from judgelab.data.imported import ImportReading, resolve_imported
+from judgelab.data.imported import DEFAULT_TEMPLATE, ImportedJudge, ImportReading, resolve_imported
 from judgelab.data.sources import source_urls
 from judgelab.errors import InputError, NothingToDo
 from judgelab.llm.backends import api_backends, capabilities
@@ -57,6 +58,8 @@ def usable_cpus() -> int:
 API_BACKENDS = api_backends()
 
 #: Model keys that only some backends read (elsewhere they would be ignored silently): key ->
+log = logging.getLogger(__name__)
+
 #: the backends that read it. Keys not listed (backend, threads, prices) apply to every backend.
 BACKEND_KEYS = {
     **dict.fromkeys(("model_path", "n_ctx", "n_batch", "reuse_prefix", "amx"), ("local",)),
@@ -553,18 +556,91 @@ class Project:
 
     @cached_property
     def imported(self) -> dict:
-        return resolve_imported(self.config)
+        """The run's imported judges: ``imported_judges`` and the published judges the config
+        names (:attr:`published_groups`), each one an :class:`ImportedJudge` whose file is the
+        download job's output."""
+        judges = resolve_imported(self.config)
+        models = set(self.config.get("models") or {})
+        for name in dict.fromkeys(n for names in self.published_groups.values() for n in names):
+            entry = self.catalog.judges[name]
+            if name in models:
+                raise InputError(
+                    f"published judge {name!r} shares its name with a model of `models`",
+                    key=f"models.{name}",
+                )
+            datasets = tuple(d for d in entry.datasets if d in (self.config.get("datasets") or {}))
+            judges[name] = ImportedJudge(
+                name,
+                self.path("published", judge=name, dataset="{dataset}"),
+                datasets,
+                (DEFAULT_TEMPLATE,),
+                ("default",),
+                entry.values.scale,
+                None,
+                published=True,
+            )
+        return judges
+
+    @cached_property
+    def published_groups(self) -> dict[str, list[str]]:
+        """Every name of the published catalog the config uses -> the judges it stands for (one,
+        or a group's of the config's datasets): the entries of ``published_judges.use`` and the
+        names in any study's ``imported_judges`` list that are not keys of ``imported_judges``.
+        A judge that gives scores is an error naming its key (the studies take labels); a group
+        leaves its score judges out, in the log."""
+        own = set(self.config.get("imported_judges") or {})
+        datasets = list(self.config.get("datasets") or {})
+        refs: list[tuple[str, str]] = [
+            (str(r), f"published_judges.use[{i}]")
+            for i, r in enumerate((self.config.get("published_judges") or {}).get("use") or [])
+        ]
+        for section, body in self.config.items():
+            entries = body.get("imported_judges") if isinstance(body, dict) else None
+            for i, e in enumerate(entries if isinstance(entries, list) else []):
+                name = e if isinstance(e, str) else e.get("name") if isinstance(e, dict) else None
+                if isinstance(name, str) and name not in own:
+                    refs.append((name, f"{section}.imported_judges[{i}]"))
+        out: dict[str, list[str]] = {}
+        catalog = self.catalog if refs else None
+        if catalog is not None:  # a study's unknown name: the study's own error (not a key of ...)
+            names = set(catalog.judges) | set(catalog.groups)
+            refs = [(r, k) for r, k in refs if r in names or k.startswith("published_judges.")]
+        for ref, key in refs:
+            if ref in out or catalog is None:
+                continue
+            chosen = catalog.resolve(ref, datasets, key)
+            scores = [j.name for j in chosen if j.values.kind != "labels"]
+            if scores and ref in catalog.judges:
+                raise InputError(
+                    f"published judge {ref!r} gives scores ({chosen[0].values}), not labels: the "
+                    "studies take labels (the ranking study's scores-as-gains is not built yet)",
+                    key=key,
+                )
+            if scores:
+                log.info("published group %r: %d judges give scores, left out: %s", ref, len(scores), scores)
+            kept = [j.name for j in chosen if j.values.kind == "labels"]
+            if not kept:
+                raise InputError(
+                    f"every judge of the group {ref!r} gives scores, not labels: the studies take labels",
+                    key=key,
+                )
+            out[ref] = kept
+        return out
 
     def import_reading(self, name: str, dataset: str) -> ImportReading:
         """How the import jobs read imported judge ``name``'s file of ``dataset``: the scales it
         declares and the dataset's encoding (a tracked param)."""
         judge = self.imported[name]
-        return ImportReading(judge.scale, judge.confidence_scale, self.dataset(dataset)["encoding"])
+        return ImportReading(
+            judge.scale, judge.confidence_scale, self.dataset(dataset)["encoding"], judge.published
+        )
 
     def imported_file(self, name: str, dataset: str, template: str, persona: str) -> str:
         """An imported judge's file (the import rule's input): an error naming the judge's key when
         it does not exist (relative to the working directory)."""
         f = self.run_path(self.imported[name].file(dataset, template, persona))
+        if self.imported[name].published:
+            return f  # the download job's output: its digest is checked there, its lines in the job
         if not self.local(f).is_file():
             raise InputError(
                 f"imported judge file {f} does not exist (dataset {dataset}, template "

@@ -140,7 +140,9 @@ def imported_pointwise_job(
     table = read_dataset(pairs)
     known = SourcePairs.read(qrels, topics, reading.encoding) if qrels and topics else None
     scale, confidence_scale = reading.scale, reading.confidence_scale
-    judge = read_judge(judge_file, table, source=known, scale=scale, confidence_scale=confidence_scale)
+    judge = read_judge(
+        judge_file, table, source=known, scale=scale, confidence_scale=confidence_scale, drop=reading.drop
+    )
     log.info("%s", judge.log_line())
     result = imported_pointwise(table, judge, scale, confidence_scale)
     write_tsv(result, judgments)

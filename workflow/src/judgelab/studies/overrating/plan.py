@@ -198,6 +198,7 @@ class Plan(StudyPlan):
             self.datasets,
             key="overrating.imported_judges",
             datasets_key="overrating.datasets",
+            groups=self.project.published_groups,
         )
         return {
             name: (template, persona, effective_scale(judge.scale))

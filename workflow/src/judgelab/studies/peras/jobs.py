@@ -287,7 +287,12 @@ def import_job(
     table = read_dataset(pairs)
     known = SourcePairs.read(qrels, topics, reading.encoding) if qrels and topics else None
     judge = read_judge(
-        judge_file, table, source=known, scale=reading.scale, confidence_scale=reading.confidence_scale
+        judge_file,
+        table,
+        source=known,
+        scale=reading.scale,
+        confidence_scale=reading.confidence_scale,
+        drop=reading.drop,
     )
     log.info("%s", judge.log_line())
     j, c = import_judgments(table, judge)

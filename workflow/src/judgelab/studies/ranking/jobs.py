@@ -139,6 +139,7 @@ def import_labels_job(pairs: str, judge_file: str, labels: str, reading: ImportR
         table,
         scale=reading.scale or None,
         confidence_scale=reading.confidence_scale or None,
+        drop=reading.drop,
     )
     result = read[IMPORTED_COLUMNS]
     write_tsv(result, labels)

@@ -63,9 +63,13 @@ class Judges(Section):
             self.datasets,
             key="ranking.imported_judges",
             datasets_key="the keys of ranking.runs",
+            groups=self.project.published_groups,
+            scales=("graded",),
         )
-        for i, (name, (judge, _, _)) in enumerate(chosen.items()):
+        names = [e if isinstance(e, str) else e.get("name") for e in self.section["imported_judges"]]
+        for name, (judge, _, _) in chosen.items():
             if judge.scale == "binary":
+                i = names.index(name)
                 raise InputError(
                     f"imported judge {name!r} labels on the binary scale: its 0/1 labels are not "
                     "grades, so its nDCG gains and its agreement with the human grades 0-3 would "

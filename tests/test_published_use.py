@@ -1,0 +1,163 @@
+"""Published judges used by name (judgelab.data.published, Project.published_groups): a judge or a
+group named in `published_judges.use` or a study's `imported_judges` becomes an imported judge
+whose file is the download job's output, read with its dropped lines counted."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from conftest import ROOT, write_lines
+from sklearn.metrics import cohen_kappa_score
+
+from judgelab.data.imported import SourcePairs, judge_lines, read_judge
+from judgelab.data.readers import read_qrels
+from judgelab.errors import InputError
+from judgelab.wiring.facade import Project
+
+
+RUNS = {"dl21": {"source": "systems"}}
+
+
+def project(**sections) -> Project:
+    """A run on the bundled DL19 and DL21 samples with no live judge, plus ``sections``."""
+    cfg = {
+        "datasets": {
+            "dl19": {"source": "sample", "format": "trec"},
+            "dl21": {"source": "sample", "format": "trec"},
+        },
+        "models": {"smollm2": {"backend": "local"}},
+        "judges": [],
+        "peras": {"enabled": False},
+        "overrating": {"enabled": False},
+        "perturbations": {"enabled": False},
+        "simulation": {"enabled": False},
+        "ranking": {"enabled": False},
+    }
+    for k, v in sections.items():
+        if isinstance(v, dict) and isinstance(cfg.get(k), dict):
+            cfg[k] = {**cfg[k], **v}
+        else:
+            cfg[k] = v
+    return Project(cfg, ROOT)
+
+
+def test_a_judge_named_in_use_becomes_an_imported_judge_read_from_its_download():
+    p = project(published_judges={"use": ["umbrela-zeroshot-gpt-4"]})
+    judge = p.imported["umbrela-zeroshot-gpt-4"]
+    assert judge.published and judge.scale == "graded"
+    assert judge.datasets == ("dl19", "dl21")  # its dl20 file: no such dataset in the config
+    assert p.imported_file("umbrela-zeroshot-gpt-4", "dl21", "imported", "default") == (
+        "results/published/umbrela-zeroshot-gpt-4/dl21.txt"
+    )
+    reading = p.import_reading("umbrela-zeroshot-gpt-4", "dl21")
+    assert reading.drop and reading.scale == "graded"
+    download = p.published_download("umbrela-zeroshot-gpt-4", "dl21")
+    assert download["url"].endswith("/Methods/Umbrela_zeroshot/gpt4/umbrella_gpt-4_zeroshot_dl21.txt")
+    assert len(download["sha256"]) == 64 and download["mirror"] is None
+
+
+def test_a_group_in_a_study_list_takes_its_label_judges_of_the_studys_scales():
+    p = project(ranking={"enabled": True, "runs": RUNS, "imported_judges": ["narabzad-2024"]})
+    groups = p.published_groups["narabzad-2024"]
+    # the source's label judges (its score judges are left out of a group, in the log)
+    assert "umbrela-zeroshot-gpt-4" in groups and "binary-gpt-4o" in groups
+    assert not any(n.startswith(("autonuggetizer", "exam-graded")) for n in groups)
+    # the ranking study compares grades: the group gives it the graded judge only
+    assert list(p.plan("ranking").imported) == ["umbrela-zeroshot-gpt-4"]
+
+
+def test_errors_name_the_key():
+    cases = [
+        ({"published_judges": {"use": ["exam-graded-max-gpt-4"]}}, "published_judges.use[0]", "gives scores"),
+        (
+            {"published_judges": {"use": ["llmjudge-Olz-exp"]}},
+            "published_judges.use[0]",
+            "none of the config",
+        ),
+        ({"published_judges": {"use": ["no-such-judge"]}}, "published_judges.use[0]", "groups: ["),
+        ({"published_judges": {"use": ["autonuggetizer-vital"]}}, "published_judges.use[0]", "gives scores"),
+        (
+            {"ranking": {"enabled": True, "runs": RUNS, "imported_judges": ["binary-gpt-4"]}},
+            "ranking.imported_judges[0]",
+            "binary scale",
+        ),
+        (
+            {"ranking": {"enabled": True, "runs": RUNS, "imported_judges": ["binary"]}},
+            "ranking.imported_judges[0]",
+            "no judge of the group 'binary'",
+        ),
+    ]
+    for sections, key, words in cases:
+        with pytest.raises(InputError) as err:
+            p = project(**sections)
+            _ = p.imported
+            _ = p.plan("ranking").imported
+        assert key in str(err.value) and words in str(err.value), (sections, str(err.value))
+
+
+def test_a_config_imported_judge_keeps_its_name_before_the_catalog(tmp_path):
+    f = write_lines(tmp_path, ["1 0 a 1"])
+    p = project(imported_judges={"binary": {"path": str(f), "datasets": ["dl21"], "scale": "graded"}})
+    p2 = project(
+        imported_judges={"binary": {"path": str(f), "datasets": ["dl21"], "scale": "graded"}},
+        ranking={"enabled": True, "runs": RUNS, "imported_judges": ["binary"]},
+    )
+    assert not p.imported["binary"].published
+    assert p2.published_groups == {}  # `binary` is the config's judge, not the catalog's group
+
+
+def test_dropped_lines_are_counted_and_kept_lines_read_as_before(tmp_path):
+    source = SourcePairs(frozenset({("q1", "a"), ("q1", "b"), ("q2", "c")}), frozenset({"q1", "q2"}))
+    lines = ["q1 0 a 3", "q1 0 b 5", "Q1 0 a 2", "q9 0 z 1", "q2 0 c 10", "q2 0 c 10"]
+    f = write_lines(tmp_path, lines)
+    every = judge_lines(f, source, scale="graded", drop=True)
+    assert every[["qid", "docid", "label"]].values.tolist() == [["q1", "a", 3]]
+    assert every.attrs == {"unknown": 2, "out_of_scale": 3}
+    with pytest.raises(InputError, match="outside"):  # an imported judge's file: an error, as before
+        judge_lines(f, source, scale="graded")
+    pairs = pd.DataFrame({"dataset": "d", "qid": ["q1", "q1"], "docid": ["a", "b"]})
+    counts = read_judge(f, pairs, source=source, scale="graded", drop=True).counts
+    assert (counts.labelled, counts.in_selection, counts.unlabelled) == (1, 1, 1)
+    assert (counts.unknown, counts.out_of_scale) == (2, 3)
+
+
+def test_an_empty_or_all_dropped_file_is_an_error_naming_it(tmp_path):
+    source = SourcePairs(frozenset({("q1", "a")}), frozenset({"q1"}))
+    empty = write_lines(tmp_path, [], "empty.txt")
+    other = write_lines(tmp_path, ["q7 0 x 1"], "other.txt")
+    for f in (empty, other):
+        with pytest.raises(InputError) as err:
+            judge_lines(f, source, scale="graded", drop=True)
+        assert str(f) in str(err.value) and "no label of this file is kept" in str(err.value)
+    twice = write_lines(tmp_path, ["q1 0 a 1", "q1 0 a 2"], "twice.txt")
+    with pytest.raises(InputError, match="twice"):
+        judge_lines(twice, source, scale="graded", drop=True)
+
+
+def test_llmjudge_submissions_through_the_catalog_read_as_the_imported_path(shared_data):
+    """Every LLMJudge submission read as a published judge (drop) against the test qrels: the
+    labels of a clean file equal the imported-judge reading's, so kappa is the same; the two
+    files with labels outside 0-3 lose exactly those lines (RMITIR-llama70B two 5s, h2oloo-zeroshot2
+    one 10), and keep every other pair of the 4,423."""
+    root = shared_data / "published-judges" / "llmjudge-2024"
+    qrels_path = shared_data / "llmjudge" / "llmjudge_test_qrel_idx.txt"
+    human = {(q.qid, q.docid): q.grade for q in read_qrels(qrels_path)}
+    source = SourcePairs(frozenset(human), frozenset(q for q, _ in human))
+    catalog = project().catalog
+    judges = catalog.groups["llmjudge-2024"]
+    assert len(judges) == 33
+    dropped = {}
+    for name in judges:
+        f = root / catalog.judges[name].files["llmjudge"].file
+        every = judge_lines(f, source, scale="graded", drop=True)
+        if every.attrs["unknown"] or every.attrs["out_of_scale"]:
+            dropped[name] = (every.attrs["unknown"], every.attrs["out_of_scale"])
+            assert len(every) + every.attrs["out_of_scale"] == len(human)
+            continue
+        plain = judge_lines(f, source, scale="graded")
+        assert plain[["qid", "docid", "label"]].equals(every[["qid", "docid", "label"]])
+        truth = [human[(q, d)] for q, d in zip(every["qid"], every["docid"])]
+        assert len(truth) == len(human) == 4423
+        kappa = cohen_kappa_score(truth, every["label"].astype(int).tolist())
+        assert -1 <= kappa <= 1
+    assert dropped == {"llmjudge-RMITIR-llama70B": (0, 2), "llmjudge-h2oloo-zeroshot2": (0, 1)}
