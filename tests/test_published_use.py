@@ -14,7 +14,6 @@ from judgelab.data.readers import read_qrels
 from judgelab.errors import InputError
 from judgelab.wiring.facade import Project
 
-
 RUNS = {"dl21": {"source": "systems"}}
 
 
