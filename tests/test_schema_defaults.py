@@ -2,9 +2,11 @@
 the plans build the typed settings from the validated config the schema filled in; a settings
 field that has a default takes it from the schema (``judgelab.schema.default_of``), and so does
 the code reading a model entry, which is not filled in (``judgelab.schema.default``). A Python
-default that restates a schema default fails here: a field default of any dataclass of the
-package, or a literal fallback ``x.get("key", literal)``, equal to the default of a schema key of
-the same name (``None`` or ``{}`` - "not given", an empty section - is no restatement)."""
+default equal to the default of a schema key of the same name fails here: a field default of
+any dataclass of the package, a literal fallback ``x.get("key", literal)``, and a keyword default
+of a function of a study module against the keys of the study's own section (a function takes
+what the section sets from its caller). ``None`` or ``{}`` - "not given", an empty section - is
+no restatement."""
 
 from __future__ import annotations
 
@@ -145,14 +147,94 @@ def test_no_literal_fallback_restates_a_schema_default():
     assert not offenders, "\n".join(offenders)
 
 
+def keyword_defaults(tree: ast.AST):
+    """(line, function, parameter, value) of every literal keyword default of a function."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            a = node.args
+            positional = a.posonlyargs + a.args
+            pairs = list(zip(positional[len(positional) - len(a.defaults) :], a.defaults))
+            pairs += [(k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
+            name = getattr(node, "name", "<lambda>")
+            for arg, default in pairs:
+                try:
+                    yield arg.lineno, name, arg.arg, ast.literal_eval(default)
+                except ValueError:
+                    continue
+
+
+def section_defaults(section: str, defaults) -> list[tuple[str, str, object]]:
+    return [d for d in defaults if d[0].startswith(section + ".")]
+
+
+def restated_keyword_defaults(tree: ast.AST, own) -> list[tuple[int, str, str, object, list[str]]]:
+    """(line, function, parameter, value, keys) of every keyword default restating a default of
+    ``own``."""
+    return [
+        (line, function, name, value, keys)
+        for line, function, name, value in keyword_defaults(tree)
+        if (keys := restated(name, value, own))
+    ]
+
+
+def test_no_study_function_restates_a_default_of_its_section():
+    """A function of a study module takes what its section sets from its caller (the plan's
+    settings value, which the schema filled in), so a keyword default equal to the default of a
+    key of the same name in the study's own section (``peras.*`` for ``judgelab.studies.peras``)
+    is a second place that default is written. The core library's functions (``judgelab.analysis``,
+    ``judgelab.llm``, ``judgelab.data``, ...) keep their own defaults, such as ``alpha=0.05`` or
+    ``seed=0``: those are a library's conventions, as scipy's are, not restatements of a config
+    key, and no study reaches them without passing its setting."""
+    from judgelab.studies import STUDIES
+
+    defaults = schema_defaults()
+    offenders, files = [], 0
+    for study in STUDIES:
+        section = importlib.import_module(f"judgelab.studies.{study}.plan").Plan.name
+        own = section_defaults(section, defaults)
+        assert own, section
+        for f in sorted((SRC / "studies" / study).rglob("*.py")):
+            files += 1
+            tree = ast.parse(f.read_text(encoding="utf-8"))
+            offenders += [
+                f"{f.relative_to(ROOT)}:{line}: {function}({name}={value!r}) restates {', '.join(keys)}"
+                for line, function, name, value, keys in restated_keyword_defaults(tree, own)
+            ]
+    assert files > 40
+    assert not offenders, "keyword defaults written in a study and in the schema:\n" + "\n".join(offenders)
+
+
 def test_the_checks_find_a_restated_default():
-    """The two checks above on purpose-built offenders (so they are not vacuous)."""
+    """The checks above on purpose-built offenders (so they are not vacuous)."""
     defaults = schema_defaults()
     assert restated("k", 10, defaults) == ["ranking.correlation.top_k"]
     assert "models.<name>.concurrency" in restated("concurrency", 8, defaults)
     assert restated("concurrency", 9, defaults) == []
     found = list(literal_fallbacks(ast.parse('spec.get("timeout", 60)\nspec.get("timeout", t)\n')))
     assert found == [(1, "timeout", 60)]
+    source = ast.parse(
+        "def tau(x, k=10, *, seed=0, n=3, test=t, top_k=None):\n"
+        "    return lambda p=0.9: p\n"
+        "def table(rows, alpha=0.05, /):\n"
+        "    pass\n"
+    )
+    ranking = section_defaults("ranking", defaults)
+    assert restated_keyword_defaults(source, ranking) == [
+        (1, "tau", "k", 10, ["ranking.correlation.top_k"]),
+        (1, "tau", "seed", 0, ["ranking.correlation.seed", "ranking.ppi.seed"]),
+        (
+            3,
+            "table",
+            "alpha",
+            0.05,
+            ["ranking.correlation.ci_alpha", "ranking.correlation.sig_alpha", "ranking.ppi.alpha"],
+        ),
+        (2, "<lambda>", "p", 0.9, ["ranking.correlation.rbo_p"]),
+    ]
+    # only the study's own section: PERAS has no top_k, and its seeds are 42
+    assert restated_keyword_defaults(source, section_defaults("peras", defaults)) == [
+        (3, "table", "alpha", 0.05, ["peras.significance.alpha"])
+    ]
 
 
 def test_schema_default_reads_a_key_and_a_name_of_a_mapping():

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from judgelab import schema
 from judgelab.data.prepare import build_trec_table
 from judgelab.data.resources import resources_dir
 from judgelab.data.tables import write_dataset
@@ -155,6 +156,7 @@ def main() -> None:
         str(tables / "transitions.tsv"),
         str(tables / "shifts.tsv"),
         str(tables / "kept.tsv"),
+        schema.default("perturbations.rewrite_filter"),
     )
     pj.distributions_job(
         [str(rejudged[v]) for v in INSERTION_VARIANTS],

@@ -97,7 +97,7 @@ def run_all(fx_table: str, out, cache: str) -> dict:
     )
     write_tables(metrics + [str(out / "m_imp.tsv")], [str(out / "pm.tsv")], out / "tables")
     oj.pairwise_figure_job(str(out / "pm.tsv"), str(out / "pr.png"), str(out / "pr.pdf"), "fx")
-    oj.confidence_figure_job(metrics, str(out / "cf.png"), str(out / "cf.pdf"), "fx")
+    oj.confidence_figure_job(metrics, str(out / "cf.png"), str(out / "cf.pdf"), "fx", "full")
     return got
 
 

@@ -233,7 +233,7 @@ def test_groups_on_fixture_qrels(fixture_table):
 def test_a_query_without_relevant_passages_has_only_unacceptable():
     t = pd.DataFrame({"qid": ["q"] * 3, "docid": ["a", "b", "c"], "grade": [0, 0, 1]})
     assert set(pairwise_groups(t, relevant_min=2)["group"]) == {"U"}
-    assert sample_pairs(t.assign(dataset="x"), relevant_min=2).empty
+    assert sample_pairs(t.assign(dataset="x"), per_setting=20, seed=0, relevant_min=2).empty
 
 
 def test_all_pairs_when_fewer_than_the_cap(fixture_table):
@@ -388,7 +388,7 @@ def pointwise_rows() -> pd.DataFrame:
 
 
 def test_table1_takes_each_column_from_its_run():
-    t = table1(pointwise_rows())
+    t = table1(pointwise_rows(), "full")
     m, imp = t.iloc[0], t.iloc[1]
     assert (m["model"], imp["model"]) == ("m", "imp")
     assert m[("Overrated (%)", "Grad.")] == pytest.approx(300 / 7)
@@ -478,7 +478,9 @@ def test_figures_draw_undefined_values_as_na(tmp_path, monkeypatch):
     )
     assert texts.count("n/a") == 1  # A-U accuracy without ties
     texts.clear()
-    of.confidence_by_outcome(pointwise_rows().iloc[:2], "t", tmp_path / "c.png", tmp_path / "c.pdf")
+    of.confidence_by_outcome(
+        pointwise_rows().iloc[:2], "t", tmp_path / "c.png", tmp_path / "c.pdf", confidence="full"
+    )
     assert "n/a" in texts  # FN of the graded run
     for f in ("a", "b", "c"):
         assert (tmp_path / f"{f}.png").stat().st_size > 1000 and (tmp_path / f"{f}.pdf").stat().st_size > 1000

@@ -96,16 +96,16 @@ def seeded():
     (read by the reproducibility and the Table 5 tests)."""
     pairs, J, C = spread_signal(n=200, missing=0.05)
     f = clf.build_features(pairs, J, C)
-    trials, _ = clf.run_trials(f, clf.parse_specs(None), trials=2, seed=5)
+    trials, _ = clf.run_trials(f, clf.parse_specs(None), trials=2, train_fraction=0.1, seed=5)
     return f, trials
 
 
 def test_same_seed_same_results_and_other_seed_differs(seeded):
     f, a = seeded
     specs = clf.parse_specs(None)
-    b, _ = clf.run_trials(f, specs, trials=2, seed=5)
+    b, _ = clf.run_trials(f, specs, trials=2, train_fraction=0.1, seed=5)
     pd.testing.assert_frame_equal(a, b)
-    c, _ = clf.run_trials(f, specs, trials=2, seed=6)
+    c, _ = clf.run_trials(f, specs, trials=2, train_fraction=0.1, seed=6)
     assert not a[["kappa", "qwk", "macro_f1"]].equals(c[["kappa", "qwk", "macro_f1"]])
     assert set(a["method"]) == {"RF", "RF w/o conf.", "XGB", "LGBM", "Ord. Log."} | {
         f"persona {p}" for p in PERSONAS
@@ -135,7 +135,7 @@ def test_ordinal_and_boosters_run_on_a_tiny_sample_with_heavy_missingness():
     pairs, J, C = spread_signal(n=16, missing=0.6, seed=4)
     pairs["grade"] = np.repeat([0, 1, 2, 3], 4)
     f = clf.build_features(pairs, J, C)
-    trials, _ = clf.run_trials(f, clf.parse_specs(None), trials=2, seed=1)
+    trials, _ = clf.run_trials(f, clf.parse_specs(None), trials=2, train_fraction=0.1, seed=1)
     assert (trials["n_train"] == 4).all()
     fitted = trials[trials["kind"] != "persona"]
     assert fitted[["qwk", "macro_f1"]].notna().all().all()

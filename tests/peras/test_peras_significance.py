@@ -76,6 +76,7 @@ def test_bootstrap_finds_a_known_difference():
         {"default": bad, "LA": good, "HA": _judge(pairs, 0.3, 12, conf_right=60, conf_wrong=80)},
         n_boot=2000,
         seed=3,
+        alpha=0.05,
     )
     la = res[res["persona"] == "LA"].set_index("metric")
     for m in ("kappa", "qwk", "macro_f1", "HMR"):
@@ -145,10 +146,10 @@ def test_significance_on_the_common_support_scores_every_judge_on_the_same_pairs
         "LA": _judge(pairs, 0.8, 21, missing=0.4),
         "HA": _judge(pairs, 0.5, 22, missing=0.1),
     }
-    res = sg.by_support(pairs, judged, n_boot=300, seed=5)
+    res = sg.by_support(pairs, judged, n_boot=300, seed=5, alpha=0.05)
     assert set(res["support"]) == set(sg.SUPPORTS) and len(res) == 2 * 2 * len(sg.METRICS)
     parsed = res[res["support"] == "parsed"].drop(columns="support").reset_index(drop=True)
-    alone = sg.persona_vs_reference(pairs, judged, n_boot=300, seed=5)
+    alone = sg.persona_vs_reference(pairs, judged, n_boot=300, seed=5, alpha=0.05)
     pd.testing.assert_frame_equal(parsed, alone, check_dtype=False)
     common = common_support(list(judged.values()))
     assert 0 < len(common) < len(pairs)

@@ -108,7 +108,7 @@ def test_wide_tables_job_reads_the_long_table(tmp_path):
         for e in ("tsv", "md", "tex", "html")
         for t in ("table7", "table8")
     }
-    wide_tables_job(str(tmp_path / "metrics.tsv"), "default", out)
+    wide_tables_job(str(tmp_path / "metrics.tsv"), "default", out, "parsed")
     t7 = read_ids_table(tmp_path / "table7.tsv")
     assert list(t7["persona"]) == ["default", "LA", "default", "LA"]
     assert "0.440↑" in (tmp_path / "table8.md").read_text()

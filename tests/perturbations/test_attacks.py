@@ -117,7 +117,7 @@ def test_attack_table_on_a_hand_table():
     after = [3, 2, 1, 0, 3, None]
     qids = ["q1", "q1", "q2", "q2", "q3", "q3"]
     sources = ["assessed", "other_topic", "assessed", "other_topic", "assessed", "other_topic"]
-    t = attack_table(judged_rows(before, after, qids, sources), relevant=2, n_boot=200, seed=0)
+    t = attack_table(judged_rows(before, after, qids, sources), relevant=2, n_boot=200, seed=0, alpha=0.05)
     row = t[t["passages"] == "all"].iloc[0]
     # both parsed: pairs 0-3; relevant before [0, 0, 0, 1], after [1, 1, 0, 0]
     assert row["n"] == 6 and row["n_parsed"] == 4 and row["coverage"] == pytest.approx(4 / 6)
@@ -136,7 +136,11 @@ def test_attack_table_on_a_hand_table():
 
 def test_attack_table_interval_is_nan_with_one_query():
     t = attack_table(
-        judged_rows([0, 0], [3, 3], ["q1", "q1"], ["assessed", "assessed"]), relevant=2, n_boot=50, seed=0
+        judged_rows([0, 0], [3, 3], ["q1", "q1"], ["assessed", "assessed"]),
+        relevant=2,
+        n_boot=50,
+        seed=0,
+        alpha=0.05,
     )
     row = t[t["passages"] == "all"].iloc[0]
     assert row["difference"] == 1.0 and math.isnan(row["ci_low"]) and math.isnan(row["ci_high"])
@@ -217,13 +221,17 @@ def test_the_bootstrap_draws_are_the_shared_ones():
 
     before, after = [0, 0, 1, 0, 0, 0], [1, 1, 1, 0, 1, 0]
     qids = ["a", "a", "b", "b", "c", "c"]
-    t = attack_table(judged_rows(before, after, qids, ["assessed"] * 6), relevant=2, n_boot=300, seed=7)
+    t = attack_table(
+        judged_rows(before, after, qids, ["assessed"] * 6), relevant=2, n_boot=300, seed=7, alpha=0.05
+    )
     row = t[t["passages"] == "all"].iloc[0]
     # labels 1 are below the threshold 2: nothing is relevant before or after, the interval [0, 0]
     assert (row["ci_low"], row["ci_high"]) == (0.0, 0.0)
     counts = resample_counts(3, 300, 7)
     d = np.array([2.0, 0.0, 1.0])  # per query, after - before at threshold 1: a +2, b 0, c +1
-    t1 = attack_table(judged_rows(before, after, qids, ["assessed"] * 6), relevant=1, n_boot=300, seed=7)
+    t1 = attack_table(
+        judged_rows(before, after, qids, ["assessed"] * 6), relevant=1, n_boot=300, seed=7, alpha=0.05
+    )
     lo, hi = percentile_interval((counts @ d) / (counts @ np.full(3, 2.0)), 0.05)
     row = t1[t1["passages"] == "all"].iloc[0]
     assert (row["ci_low"], row["ci_high"]) == pytest.approx((lo, hi))

@@ -321,7 +321,7 @@ def _rewrites(variant: str, kept: list[bool], reasons: list[str]) -> pd.DataFram
 def test_kept_table_counts_reasons_fraction_and_the_passages_kept_by_every_variant():
     sum_ = _rewrites("SUM", [True, False, False, True], ["", "changed", "unparsable", ""])
     exp = _rewrites("EXP", [True, True, False, True], ["", "", "changed", ""])
-    per = kept_table([sum_, exp]).set_index("variant")
+    per = kept_table([sum_, exp], "per_variant").set_index("variant")
     row = per.loc["SUM"]
     assert (row["n"], row["kept"], row["changed"], row["unparsable"], row["empty"], row["truncated"]) == (
         4,

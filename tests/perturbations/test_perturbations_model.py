@@ -148,6 +148,7 @@ def test_perturbation_jobs_end_to_end(tmp_path, tmp_cache):
         str(tables / "transitions.tsv"),
         str(tables / "shifts.tsv"),
         str(tables / "kept.tsv"),
+        "per_variant",
     )
     kept = pd.read_csv(tables / "kept.tsv", sep="\t").set_index("variant")
     for v in REWRITE_VARIANTS:

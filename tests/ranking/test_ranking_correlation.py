@@ -105,8 +105,8 @@ def test_rbo_by_hand():
     # 1 * (1 * .5 + 1/2 * .25 + 2/3 * .125 + 1 * (3 - 2) / (2 * 3) * .125) + ((2 - 1)/3 + 1/2) * .125
     assert rbo("ab", "acb", 0.5) == pytest.approx(5 / 6, abs=1e-12)
     assert rbo("acb", "ab", 0.5) == pytest.approx(5 / 6, abs=1e-12)  # symmetric
-    assert rbo(list(range(63)), list(range(63))) == pytest.approx(1.0, abs=1e-12)
-    assert rbo("abc", "xyz") == 0.0
+    assert rbo(list(range(63)), list(range(63)), 0.9) == pytest.approx(1.0, abs=1e-12)
+    assert rbo("abc", "xyz", 0.9) == 0.0
     with pytest.raises(ValueError):
         rbo("abc", "abc", 1.0)
 
@@ -190,9 +190,9 @@ def test_align_common_topics_and_errors():
 
 def test_bootstrap_degenerate_cases():
     human = wide({"a": [0.9, 0.5, 0.7, 0.2], "b": [0.4, 0.6, 0.1, 0.3], "c": [0.1, 0.2, 0.3, 0.4]})
-    assert bootstrap_tau(human, human + 0.05, n_boot=200, seed=1) == pytest.approx((1.0, 1.0))
+    assert bootstrap_tau(human, human + 0.05, n_boot=200, seed=1, alpha=0.05) == pytest.approx((1.0, 1.0))
     # the judge reverses every topic: every resample's order is reversed
-    assert bootstrap_tau(human, -human, n_boot=200, seed=1) == pytest.approx((-1.0, -1.0))
+    assert bootstrap_tau(human, -human, n_boot=200, seed=1, alpha=0.05) == pytest.approx((-1.0, -1.0))
 
 
 def test_bootstrap_two_topics_by_hand():
@@ -248,7 +248,7 @@ def hand_case() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def test_pair_decisions_by_hand():
     human, judge = hand_case()
-    d = pair_decisions(human, judge).set_index(["run_a", "run_b"])
+    d = pair_decisions(human, judge, alpha=0.05, test="t").set_index(["run_a", "run_b"])
     assert d.index.tolist() == [("a", "b"), ("a", "c"), ("b", "c")]
     assert d["human_sig"].tolist() == [True, True, False]
     assert d["human_sign"].tolist() == [1, 1, 0]
@@ -261,7 +261,7 @@ def test_pair_decisions_by_hand():
 
 def test_significance_agreement_by_hand():
     human, judge = hand_case()
-    got = significance_agreement(human, judge)
+    got = significance_agreement(human, judge, alpha=0.05, test="t")
     assert got == {
         "sig_agreement": pytest.approx(1 / 3),
         "sig_fpr": 1.0,
@@ -280,7 +280,7 @@ def test_significance_agreement_by_hand():
 def test_significance_sign_flip_counts_as_false_negative():
     human = wide({"a": BASE + GAP, "b": BASE})
     judge = wide({"a": BASE, "b": BASE + GAP})
-    got = significance_agreement(human, judge)
+    got = significance_agreement(human, judge, alpha=0.05, test="t")
     assert got["n_sign_flips"] == 1 and got["n_false_neg"] == 1
     assert got["sig_agreement"] == 0.0 and got["sig_fnr"] == 1.0 and math.isnan(got["sig_fpr"])
 
@@ -291,7 +291,7 @@ def test_vectorised_t_test_equals_one_pair_at_a_time():
     judge = human + rng.normal(0, 0.2, human.shape)
     judge["r5"] = judge["r4"] + 0.1  # constant difference (up to rounding): p about 0
     judge["r3"] = judge["r2"]  # no difference at all: not tested
-    d = pair_decisions(human, judge).set_index(["run_a", "run_b"])
+    d = pair_decisions(human, judge, alpha=0.05, test="t").set_index(["run_a", "run_b"])
     for (a, b), row in d.iterrows():
         for what, m in (("human", human), ("judge", judge)):
             expected = paired_p(m[a].to_numpy(), m[b].to_numpy(), "t")
@@ -363,7 +363,7 @@ def dl21():
     shared = shared_folder()
     runs = read_runs([shared / "trec-dl-runs" / "dl21" / f"input.{n}.txt" for n in dl21_run_names()])
     qrels = read_qrels_table(shared / "trec-dl" / "qrels.dl21-passage.txt")
-    return runs, qrels, score_runs(runs, qrels)
+    return runs, qrels, score_runs(runs, qrels, ["nDCG@10"])
 
 
 def test_correlations_on_dl21_with_a_coarser_judge(dl21):
@@ -372,7 +372,7 @@ def test_correlations_on_dl21_with_a_coarser_judge(dl21):
 
     runs, qrels, human = dl21
     coarse = qrels.assign(relevance=qrels["relevance"].where(qrels["relevance"] >= 2, 0))
-    judge = score_runs(runs, coarse)
+    judge = score_runs(runs, coarse, ["nDCG@10"])
     got = correlations(human, judge, CorrelationSettings(n_boot=200))
     assert (got["n_systems"], got["n_topics"]) == (63, 53)
     assert 0.5 < got["kendall_tau_low"] <= got["kendall_tau"] <= got["kendall_tau_high"] <= 1.0
@@ -409,12 +409,12 @@ def test_bca_interval_is_scipys_on_the_same_resamples():
     )
     taus = bootstrap_taus(human, judge, n_boot=400, seed=9)
     assert np.array_equal(res.bootstrap_distribution, taus)
-    low, high, method, below = tau_interval(h, j, 400, 9, 0.05)
+    low, high, method, below = tau_interval(h, j, 400, 9, 0.05, "bca")
     assert method == "BCa"
     assert (low, high) == pytest.approx((res.confidence_interval.low, res.confidence_interval.high))
     assert below == pytest.approx(np.mean(taus < tau_of(np.arange(12))))
     assert tau_interval(h, j, 400, 9, 0.05, "percentile")[:3] == (
-        *bootstrap_tau(human, judge, n_boot=400, seed=9),
+        *bootstrap_tau(human, judge, n_boot=400, seed=9, alpha=0.05),
         "percentile",
     )
 
@@ -422,13 +422,15 @@ def test_bca_interval_is_scipys_on_the_same_resamples():
 def test_bca_falls_back_to_percentile_where_undefined_and_names_the_key():
     # a > b > c on every topic: every resample gives tau 1, nothing to correct
     human = wide({"a": [0.9, 0.8, 0.7, 0.95], "b": [0.5, 0.6, 0.4, 0.55], "c": [0.1, 0.2, 0.3, 0.15]})
-    got = tau_interval(human.to_numpy(), human.to_numpy() + 0.05, 200, 1, 0.05)
+    got = tau_interval(human.to_numpy(), human.to_numpy() + 0.05, 200, 1, 0.05, "bca")
     assert got[:3] == (pytest.approx(1.0), pytest.approx(1.0), "percentile (BCa undefined)")
     assert got[3] == 0.0
     # two topics: no jackknife
     two = wide({"a": [3, 3], "b": [2, 2], "c": [1, 1]})
     judge = wide({"a": [3, 1], "b": [2, 2], "c": [1, 4]})
-    assert tau_interval(two.to_numpy(), judge.to_numpy(), 300, 11, 0.1)[2] == "percentile (BCa undefined)"
+    assert (
+        tau_interval(two.to_numpy(), judge.to_numpy(), 300, 11, 0.1, "bca")[2] == "percentile (BCa undefined)"
+    )
     # bca or percentile: the schema's enum (the config is checked against it when it loads)
     with pytest.raises(
         InputError, match=r"ranking.correlation.ci_method': 'normal' is not one of \['bca', 'percentile'\]"
@@ -446,7 +448,7 @@ def _dl21_changed(dl21, share: float):
     rel = qrels["relevance"].to_numpy().copy()
     change = rng.random(len(rel)) < share
     rel[change] = (rel[change] + rng.integers(1, 4, int(change.sum()))) % 4
-    return human, score_runs(runs, qrels.assign(relevance=rel))
+    return human, score_runs(runs, qrels.assign(relevance=rel), ["nDCG@10"])
 
 
 def test_bca_centres_the_interval_the_percentile_one_leaves_below_tau_on_dl21(dl21):

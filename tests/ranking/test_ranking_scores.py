@@ -54,7 +54,7 @@ def value(scores: pd.DataFrame, run: str, measure: str, topic: str, column: str 
 
 
 def test_ndcg10_by_hand(runs, qrels):
-    scores = score_runs(runs, qrels)
+    scores = score_runs(runs, qrels, ["nDCG@10"])
     assert list(scores.columns) == SCORE_COLUMNS
     # sysA topic 1 in trec_eval order: d3 (0), d1 (3), dX (unjudged: 0), d4 (1), d2 (2)
     ideal_1 = 3 / L2(2) + 2 / L2(3) + 2 / L2(4) + 1 / L2(5)  # grades 3, 2, 2, 1
@@ -114,9 +114,9 @@ def test_label_table_unlabelled_pairs_are_non_relevant(runs, qrels):
     labels.loc[(labels["docid"] == "d1"), "label"] = None
     labels.loc[(labels["docid"] == "d5"), "label"] = np.nan
     labels.loc[(labels["docid"] == "e2"), "label"] = pd.NA
-    by_labels = score_labels(runs, labels)
+    by_labels = score_labels(runs, labels, ["nDCG@10"])
     absent = qrels[~qrels["docid"].isin(["d1", "d5", "e2"])]
-    pd.testing.assert_frame_equal(by_labels, score_runs(runs, absent))
+    pd.testing.assert_frame_equal(by_labels, score_runs(runs, absent, ["nDCG@10"]))
     # sysA topic 1: d3 (0), d1 (unlabelled: 0), dX, d4 (1), d2 (2); ideal from d2 (2), d4 (1)
     expected = (1 / L2(5) + 2 / L2(6)) / (2 / L2(2) + 1 / L2(3))
     assert value(by_labels, "sysA", "nDCG@10", "1") == pytest.approx(expected, abs=1e-12)
@@ -166,7 +166,7 @@ def test_dl21_ndcg10_equals_trec_eval():
     shared = shared_folder()
     folder = shared / "trec-dl-runs" / "dl21"
     runs = read_runs([folder / f"input.{name}.txt" for name in dl21_run_names()])
-    scores = score_runs(runs, read_qrels_table(shared / "trec-dl" / "qrels.dl21-passage.txt"))
+    scores = score_runs(runs, read_qrels_table(shared / "trec-dl" / "qrels.dl21-passage.txt"), ["nDCG@10"])
     ref = pd.read_csv(shared / "trec-dl-runs" / "dl21.ndcg_cut10", dtype={"runid": str, "topic": str})
     ref["topic"] = ref["topic"].replace({"average": "all"})
     both = scores.merge(

@@ -88,7 +88,7 @@ def test_tokenize_lower_case_words_and_lucene_stop_words():
 
 def test_bm25_by_hand():
     # analysed: d1 [cat, dog, cat], d2 [dog, fish], d3 [bird]; avgdl 2; query [cat, fish]
-    run = rank(table(), {"kind": "bm25", "k1": 1.2, "b": 0.75}, candidates="all")
+    run = rank(table(), {"kind": "bm25", "k1": 1.2, "b": 0.75}, candidates="all", depth=100)
     idf = math.log(1 + (3 - 1 + 0.5) / (1 + 0.5))  # cat and fish: df 1 of N 3 (Lucene's idf)
 
     def weight(tf, dl):
@@ -105,7 +105,7 @@ def test_query_likelihood_dirichlet_by_hand():
     # cf: cat 2, dog 2, fish 1, bird 1 of 6 tokens; mu 2; the unknown query word is left out
     t = table()
     t.loc[t["qid"] == "q1", "query"] = "cat fish zebra"
-    run = rank(t, {"kind": "ql", "mu": 2}, candidates="all")
+    run = rank(t, {"kind": "ql", "mu": 2}, candidates="all", depth=100)
     got = scores_of(run, "q1")
     p_cat, p_fish = 2 / 6, 1 / 6
     want = {
@@ -119,7 +119,7 @@ def test_query_likelihood_dirichlet_by_hand():
 
 
 def test_tfidf_cosine_by_hand():
-    run = rank(table(), {"kind": "tfidf"}, candidates="all")
+    run = rank(table(), {"kind": "tfidf"}, candidates="all", depth=100)
     idf = {w: math.log(4 / (1 + df)) + 1 for w, df in {"cat": 1, "dog": 2, "fish": 1}.items()}
     d1 = np.array([2 * idf["cat"], idf["dog"], 0.0])  # (cat, dog, fish)
     d2 = np.array([0.0, idf["dog"], idf["fish"]])
@@ -136,36 +136,42 @@ def test_tfidf_cosine_by_hand():
 
 def test_overlap_length_and_random():
     t = table()
-    overlap = rank(t, {"kind": "overlap"}, candidates="all")
+    overlap = rank(t, {"kind": "overlap"}, candidates="all", depth=100)
     assert scores_of(overlap, "q1") == {"d1": 1.0, "d2": 1.0, "d3": 0.0}
     # the tie d1/d2 is broken as trec_eval breaks it: docid descending
     assert list(overlap[overlap["qid"] == "q1"]["docid"]) == ["d2", "d1", "d3"]
-    assert scores_of(rank(t, {"kind": "length"}, candidates="all"), "q2") == {"d1": 3.0, "d2": 2.0, "d3": 1.0}
-    r0 = rank(t, {"kind": "random", "seed": 0}, candidates="all")
-    assert r0.equals(rank(t, {"kind": "random", "seed": 0}, candidates="all"))
+    assert scores_of(rank(t, {"kind": "length"}, candidates="all", depth=100), "q2") == {
+        "d1": 3.0,
+        "d2": 2.0,
+        "d3": 1.0,
+    }
+    r0 = rank(t, {"kind": "random", "seed": 0}, candidates="all", depth=100)
+    assert r0.equals(rank(t, {"kind": "random", "seed": 0}, candidates="all", depth=100))
     # a topic's random scores depend on the seed, the topic and its candidates only
     only_q1 = t[t["qid"] == "q1"]
-    r_q1 = rank(only_q1, {"kind": "random", "seed": 0}, candidates="judged")
+    r_q1 = rank(only_q1, {"kind": "random", "seed": 0}, candidates="judged", depth=100)
     assert scores_of(r_q1, "q1") == scores_of(
-        rank(t, {"kind": "random", "seed": 0}, candidates="judged"), "q1"
+        rank(t, {"kind": "random", "seed": 0}, candidates="judged", depth=100), "q1"
     )
-    assert scores_of(r_q1, "q1") != scores_of(rank(only_q1, {"kind": "random", "seed": 1}), "q1")
+    assert scores_of(r_q1, "q1") != scores_of(
+        rank(only_q1, {"kind": "random", "seed": 1}, candidates="judged", depth=100), "q1"
+    )
 
 
 def test_rank_candidates_depth_and_ranks():
     t = table()
-    judged = rank(t, {"kind": "bm25", "k1": 0.9, "b": 0.4}, candidates="judged", tag="b")
+    judged = rank(t, {"kind": "bm25", "k1": 0.9, "b": 0.4}, candidates="judged", depth=100, tag="b")
     assert list(zip(judged["qid"], judged["docid"])) == [("q1", "d1"), ("q1", "d2"), ("q2", "d3")]
     assert list(judged["rank"]) == [1, 2, 1] and set(judged["tag"]) == {"b"}
     every = rank(t, {"kind": "bm25", "k1": 0.9, "b": 0.4}, candidates="all", depth=2)
     assert every.groupby("qid").size().to_dict() == {"q1": 2, "q2": 2}
     assert list(every[every["qid"] == "q2"]["docid"])[0] == "d3"
     with pytest.raises(ValueError, match="candidates"):
-        rank(t, {"kind": "overlap"}, candidates="pool")
+        rank(t, {"kind": "overlap"}, candidates="pool", depth=100)
 
 
 def test_write_run_reads_back_the_same_run(tmp_path):
-    run = rank(table(), {"kind": "random", "seed": 3}, candidates="all", tag="rnd")
+    run = rank(table(), {"kind": "random", "seed": 3}, candidates="all", depth=100, tag="rnd")
     write_run(run, tmp_path / "rnd.txt")
     back = read_run(tmp_path / "rnd.txt")
     assert back.attrs["name"] == "rnd"

@@ -346,7 +346,7 @@ def dataset():
         for ev, labs in labels.items()
         for k, lab in enumerate(labs)
     ]
-    return recs, make_splits(recs, pool=10, validation=6, seed=0)
+    return recs, make_splits(recs, pool=10, validation=6, seed=0, group_by="context", balance_neutral=True)
 
 
 def client(tmp_path, backend):

@@ -251,8 +251,10 @@ def many(tmp_path, n=12, evaluators=("e1", "e2")):
 
 def test_splits_sizes_disjoint_seeded(tmp_path):
     recs = many(tmp_path)
-    a = ss.make_splits(recs, pool=4, validation=6, seed=1)
-    assert ss.make_splits(recs, pool=4, validation=6, seed=1).equals(a)
+    a = ss.make_splits(recs, pool=4, validation=6, seed=1, group_by="context", balance_neutral=True)
+    assert ss.make_splits(
+        recs, pool=4, validation=6, seed=1, group_by="context", balance_neutral=True
+    ).equals(a)
     for _ev, part in a.groupby("evaluator"):
         assert (part["role"] == "pool").sum() == 4 and (part["role"] == "validation").sum() == 6
         assert not set(part.loc[part.role == "pool", "item"]) & set(
@@ -261,9 +263,11 @@ def test_splits_sizes_disjoint_seeded(tmp_path):
     # coordinated: both evaluators judged the same items, so they share their validation items
     val = {ev: set(p.loc[p.role == "validation", "item"]) for ev, p in a.groupby("evaluator")}
     assert val["e1"] == val["e2"]
-    b = ss.make_splits(recs, pool=4, validation=6, seed=2)
+    b = ss.make_splits(recs, pool=4, validation=6, seed=2, group_by="context", balance_neutral=True)
     assert set(b.loc[b.role == "validation", "item"]) != set(a.loc[a.role == "validation", "item"])
-    ind = ss.make_splits(recs, pool=4, validation=6, seed=1, mode="independent")
+    ind = ss.make_splits(
+        recs, pool=4, validation=6, seed=1, mode="independent", group_by="context", balance_neutral=True
+    )
     vi = {ev: set(p.loc[p.role == "validation", "item"]) for ev, p in ind.groupby("evaluator")}
     assert vi["e1"] != vi["e2"]
 
@@ -278,14 +282,14 @@ def test_split_keeps_identical_contents_together(tmp_path):
     )  # i5 is i2 under another id
     recs = sd.read_jsonl(write_jsonl(tmp_path, objs))
     for seed in range(10):
-        s = ss.make_splits(recs, pool=3, validation=3, seed=seed)
+        s = ss.make_splits(recs, pool=3, validation=3, seed=seed, group_by="context", balance_neutral=True)
         roles = dict(zip(s["item"], s["role"]))
         assert roles.get("i2") == roles.get("i5")
 
 
 def test_leakage_checks(tmp_path):
     recs = many(tmp_path, n=6, evaluators=("e1",))
-    splits = ss.make_splits(recs, pool=3, validation=3, seed=0)
+    splits = ss.make_splits(recs, pool=3, validation=3, seed=0, group_by="context", balance_neutral=True)
     val = list(splits.loc[splits.role == "validation", "item"])
     pool = list(splits.loc[splits.role == "pool", "item"])
     leaked = splits.copy()
@@ -306,12 +310,12 @@ def test_too_few_items_names_config_key(tmp_path):
     with pytest.raises(
         InputError, match=r"config key 'simulation.validation': evaluator 'e1' judged 5 items"
     ):
-        ss.make_splits(recs, pool=3, validation=3)
+        ss.make_splits(recs, pool=3, validation=3, seed=0, group_by="context", balance_neutral=True)
 
 
 def test_split_table_round_trip_and_bad_role(tmp_path):
     recs = many(tmp_path, n=6, evaluators=("e1",))
-    s = ss.make_splits(recs, pool=3, validation=3)
+    s = ss.make_splits(recs, pool=3, validation=3, seed=0, group_by="context", balance_neutral=True)
     ss.write_splits(s, tmp_path / "s.tsv")
     assert ss.read_splits(tmp_path / "s.tsv").equals(s)
     text = (tmp_path / "s.tsv").read_text().splitlines()
@@ -359,7 +363,7 @@ def test_leakage_groups_by_content_twins_and_context(tmp_path):
 def test_strict_split_keeps_each_group_on_one_side_and_the_report_counts_it(tmp_path):
     recs = grouped_records(tmp_path)
     for seed in range(20):
-        s = ss.make_splits(recs, pool=5, validation=3, seed=seed)  # the default: group_by context
+        s = ss.make_splits(recs, pool=5, validation=3, seed=seed, group_by="context", balance_neutral=True)
         assert set(s.loc[s.role == "validation", "group"]).isdisjoint(s.loc[s.role == "pool", "group"])
         role = dict(zip(s["item"], s["role"]))
         assert role["i1"] == role["i2"] and len({role[i] for i in ("i0", "i3", "i4", "i5", "i6")}) == 1
@@ -374,7 +378,7 @@ def test_strict_split_keeps_each_group_on_one_side_and_the_report_counts_it(tmp_
     # under content grouping the same data can leave twins and shared contexts across the split
     leaks = {"twin": 0, "context": 0}
     for seed in range(20):
-        s = ss.make_splits(recs, pool=3, validation=3, seed=seed, group_by="content")
+        s = ss.make_splits(recs, pool=3, validation=3, seed=seed, group_by="content", balance_neutral=True)
         r = ss.split_report(recs, s, "content").set_index("measure")["count"]
         assert r["validation items with an identical item in the pool"] == 0  # always grouped
         leaks["twin"] += int(r["validation items with a swapped twin in the pool"] > 0)
@@ -401,7 +405,7 @@ def test_the_fill_looks_ahead_where_the_plain_walk_would_get_stuck():
 
 def test_the_bundled_sample_splits_into_whole_contexts_and_the_full_file_as_the_issue_counts(shared_data):
     recs = sd.load_records(SAMPLE, "pandalm")
-    s = ss.make_splits(recs, pool=20, validation=10, seed=0)
+    s = ss.make_splits(recs, pool=20, validation=10, seed=0, group_by="context", balance_neutral=True)
     counts = s.groupby(["evaluator", "role"]).size().unstack()
     assert (counts["pool"] == 20).all() and (counts["validation"] == 10).all()  # all 30 items
     assert set(s.loc[s.role == "validation", "group"]).isdisjoint(s.loc[s.role == "pool", "group"])
@@ -410,9 +414,13 @@ def test_the_bundled_sample_splits_into_whole_contexts_and_the_full_file_as_the_
     # the former split of the paper config (identical items grouped, the plain seeded order; pool
     # 40 / validation 60, seed 0) lets 5 of the 60 validation items share an instruction with a
     # pool item; the strict split none
-    former = ss.make_splits(full, pool=40, validation=60, group_by="content", balance_neutral=False)
+    former = ss.make_splits(full, pool=40, validation=60, group_by="content", balance_neutral=False, seed=0)
     loose = ss.split_report(full, former, "content")
-    strict = ss.split_report(full, ss.make_splits(full, pool=40, validation=60), "context")
+    strict = ss.split_report(
+        full,
+        ss.make_splits(full, pool=40, validation=60, seed=0, group_by="context", balance_neutral=True),
+        "context",
+    )
     key = "validation items sharing a context with a pool item"
     assert set(loose.loc[loose.measure == key, "count"]) == {5}
     assert set(strict.loc[strict.measure == key, "count"]) == {0}
@@ -434,7 +442,15 @@ def test_the_strict_paper_split_keeps_neutral_labels_in_every_pool(shared_data):
     # the plain seeded order of whole instructions left all three pools without a neutral label
     # (every annotator direction-only); interleaved by neutral labels each pool has 4 or more,
     # enough to balance the 8-shot round 1 (4 + 4)
-    plain = ss.evaluator_summary(full, ss.make_splits(full, pool=40, validation=60, balance_neutral=False), 2)
+    plain = ss.evaluator_summary(
+        full,
+        ss.make_splits(full, pool=40, validation=60, balance_neutral=False, seed=0, group_by="context"),
+        2,
+    )
     assert (plain["pool_N"] == 0).all() and plain["direction_only"].all()
-    s = ss.evaluator_summary(full, ss.make_splits(full, pool=40, validation=60), 2)
+    s = ss.evaluator_summary(
+        full,
+        ss.make_splits(full, pool=40, validation=60, seed=0, group_by="context", balance_neutral=True),
+        2,
+    )
     assert (s["pool_N"] >= 4).all() and (s["validation_N"] >= 4).all() and not s["direction_only"].any()

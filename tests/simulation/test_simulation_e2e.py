@@ -162,6 +162,9 @@ def test_end_to_end_on_the_pandalm_sample(tmp_path):
     assert (tmp_path / "tables" / "annotators.md").read_text().count("| Cohen's kappa |") == 3  # three pairs
     assert (tmp_path / "tables" / "baselines.md").read_text().count("| pandalm |") >= 6
     sj.figures_job(
-        **figure_inputs(d / "metrics"), outputs=figure_outputs(tmp_path / "figures"), dataset="pandalm"
+        **figure_inputs(d / "metrics"),
+        outputs=figure_outputs(tmp_path / "figures"),
+        dataset="pandalm",
+        metric="accuracy",
     )
     assert (tmp_path / "figures" / "accuracy_by_shots.png").exists()

@@ -286,6 +286,7 @@ def test_metrics_stats_report_on_a_factorial_design(tmp_path):
         **figure_inputs(d / "metrics"),
         outputs=figure_outputs(d / "report" / "figures" / "toy"),
         dataset="toy",
+        metric="accuracy",
     )
     for f in sj.REPORT_FIGURES:
         assert (d / "report" / "figures" / "toy" / f"{f}.png").stat().st_size > 1000
@@ -376,7 +377,9 @@ def test_cross_task_analysis_on_the_two_task_fixture(tmp_path):
     ref = sps.pearsonr(neutral("helpfulness"), neutral("harmlessness"))
     assert corr.loc["neutral_rate", "r"] == pytest.approx(ref.statistic)
     assert corr.loc["neutral_rate", "p"] == pytest.approx(ref.pvalue)  # 4 evaluators: p is given
-    points = sj.cross_task_figure_job(metrics_dirs, tasks, str(tmp_path / "f.png"), str(tmp_path / "f.pdf"))
+    points = sj.cross_task_figure_job(
+        metrics_dirs, tasks, str(tmp_path / "f.png"), str(tmp_path / "f.pdf"), "accuracy"
+    )
     assert sorted(points["evaluator"]) == ["ann1", "ann2", "ann3", "ann4"]
     assert (tmp_path / "f.png").stat().st_size > 1000 and (tmp_path / "f.pdf").exists()
     ann = pd.read_csv(out / "annotators.tsv", sep="\t")

@@ -48,7 +48,7 @@ def test_consensus_strict_majority():
 
 
 def test_reference_predictors_on_synthetic_evaluators():
-    preds = bl.reference_predictions(records(), all_validation(), seed=0)
+    preds = bl.reference_predictions(records(), all_validation(), seed=0, majority_source="all")
     assert set(preds["method"]) == set(bl.REFERENCE_METHODS)
     # global label counts A 11, B 10, N 9 -> A for everyone
     assert (preds.loc[preds.method == "global_majority", "pred"] == "A").all()
@@ -70,7 +70,7 @@ def test_evaluator_majority_from_pool_only():
     splits = all_validation()
     # e1's pool: i2, i3 (B, B); its validation i0, i1, i4, i5
     splits.loc[(splits.evaluator == "e1") & splits["item"].isin(["i2", "i3"]), "role"] = "pool"
-    preds = bl.reference_predictions(records(), splits, majority_source="pool")
+    preds = bl.reference_predictions(records(), splits, seed=0, majority_source="pool")
     e1 = preds[(preds.method == "evaluator_majority") & (preds.evaluator == "e1")]
     assert list(e1["item"]) == ["i0", "i1", "i4", "i5"] and (e1["pred"] == "B").all()
 
@@ -80,8 +80,8 @@ def test_random_baseline_is_seeded_and_uniform():
     splits = pd.DataFrame(
         [("e", f"i{k}", "validation", k) for k in range(600)], columns=["evaluator", "item", "role", "order"]
     )
-    a = bl.reference_predictions(recs, splits, seed=1)
-    assert a.equals(bl.reference_predictions(recs, splits, seed=1))
+    a = bl.reference_predictions(recs, splits, seed=1, majority_source="all")
+    assert a.equals(bl.reference_predictions(recs, splits, seed=1, majority_source="all"))
     rnd = a[a.method == "random"]
     shares = rnd["pred"].value_counts(normalize=True)
     assert set(shares.index) == {"A", "N", "B"} and shares.between(0.27, 0.40).all()
@@ -359,7 +359,9 @@ def test_annotators_of_the_full_pandalm_file(shared_data):
     from judgelab.studies.simulation.splits import make_splits
 
     recs = load_records(shared_data / "pandalm" / "testset-v1.json", "pandalm")
-    t = annotator_table(recs, make_splits(recs, pool=40, validation=60))
+    t = annotator_table(
+        recs, make_splits(recs, pool=40, validation=60, seed=0, group_by="context", balance_neutral=True)
+    )
     kappa = t.loc[t.measure == "Cohen's kappa", "value"]
     # PandaLM removed divergent items: its annotators agree far more than the paper's
     assert len(kappa) == 3 and kappa.between(0.85, 0.88).all()

@@ -355,7 +355,7 @@ def test_a_bad_jsonl_record_fails_before_any_job_with_file_and_line(tmp_path):
 
 def sample_requests(plan, demo_type: str, shots: int, round_: int, only=None):
     records = load_records(SAMPLE, "pandalm")
-    splits = make_splits(records, pool=20, validation=10, seed=0)
+    splits = make_splits(records, pool=20, validation=10, seed=0, group_by="context", balance_neutral=True)
     settings = CascadeSettings(**plan.settings("pandalm", "gpt"))
     texts = json.loads(plan.judge("pandalm", "gpt", demo_type).param())["prompt"]
     prompt = SimulationPrompt.from_mapping(texts, partial=True)

@@ -242,7 +242,7 @@ def one(df, **kw):
 
 def test_versus_base_and_all_pairs():
     acc = accuracy_table()
-    vb = st.versus_base(acc)
+    vb = st.versus_base(acc, metric="accuracy", alpha=0.05, seed=0)
     w = vb[vb.test == "Wilcoxon signed-rank"].set_index(["demo_type", "shots"])
     assert len(w) == 6 and set(vb["test"]) == {"Wilcoxon signed-rank", "paired t"}  # no items given
     # J+RR 4-shot: gains 0.10 + 2 * wobble * 4 = 0.18, 0.02, 0.26, 0.10; all positive -> p = 2/16
@@ -251,13 +251,13 @@ def test_versus_base_and_all_pairs():
     ok = w["p"].notna()
     assert np.allclose(w.loc[ok, "p_bh"], adjust_pvalues(w.loc[ok, "p"], "fdr_bh"))
     assert (w["min_p_holm"] == np.minimum(1, 6 * w["min_p"])).all()
-    ap = st.all_pairs(acc)
+    ap = st.all_pairs(acc, metric="accuracy", alpha=0.05)
     assert len(ap) == 15 and ap["p_holm"].ge(ap["p"]).all()
 
 
 def test_factor_and_pairwise_tests():
     acc = accuracy_table()
-    f = st.factor_tests(acc)
+    f = st.factor_tests(acc, metric="accuracy", seed=0)
     pj = acc[acc.method == "personajudge"]
     wide = pj.pivot_table(index="evaluator", columns=["demo_type", "shots"], values="accuracy")
     omni = one(f, family="omnibus", factor="cells", unit="evaluator")
@@ -269,7 +269,7 @@ def test_factor_and_pairwise_tests():
     )
     assert one(f, family="factor", factor="demo_type")["note"] == "needs at least 3 conditions"
     assert {"demo_type", "demo_type:shots"} <= set(f.loc[f.family == "rm_anova", "factor"])
-    pw = st.pairwise_tests(acc)
+    pw = st.pairwise_tests(acc, metric="accuracy", alpha=0.05, seed=0)
     shots = pw[(pw.factor == "shots") & (pw.test == "Wilcoxon signed-rank")]
     assert list(zip(shots.level_x, shots.level_y)) == [("1", "2"), ("1", "4"), ("2", "4")]
     assert np.allclose(shots["p_holm"], adjust_pvalues(shots["p"], "holm"))
@@ -283,7 +283,7 @@ def test_factor_and_pairwise_tests():
 
 def test_chance_alignment_and_control_tests():
     acc = accuracy_table()
-    ch = st.chance_tests(acc)
+    ch = st.chance_tests(acc, metric="accuracy", alpha=0.05, seed=0)
     pj = acc[acc.method == "personajudge"]
     per = pj.groupby("evaluator")["accuracy"].mean()
     assert one(ch, method="personajudge", factor="all", test="one-sample t")["p"] == pytest.approx(
@@ -303,7 +303,7 @@ def test_chance_alignment_and_control_tests():
         "p"
     ] == pytest.approx(sps.ttest_1samp(j_rr, 1 / 3).pvalue)
     assert len(ch[ch.method == "base_judge"]) == 2
-    al = st.alignment_tests(acc, acc)
+    al = st.alignment_tests(acc, acc, metric="accuracy", seed=0)
     assert one(al, contrast="PersonaJudge vs evaluator_majority", test="paired t")["delta"] == pytest.approx(
         per.mean() - 0.5
     )
@@ -316,7 +316,7 @@ def test_chance_alignment_and_control_tests():
         ],
         columns=["model", "demo_type", "shots", "evaluator", "own_accuracy", "control_accuracy"],
     )
-    ct = st.control_tests(control)
+    ct = st.control_tests(control, seed=0)
     assert one(ct, factor="all", test="Wilcoxon signed-rank")["evaluators_ahead"] == 3
     assert one(ct, factor="shots", level="2", test="Wilcoxon signed-rank")["delta"] == pytest.approx(0.03)
 
@@ -355,7 +355,9 @@ def test_at_three_evaluators_the_evaluator_level_test_cannot_reject_and_the_item
     acc, items = three_evaluators()
     gains = acc.pivot_table(index="evaluator", columns="method", values="accuracy")
     assert (gains["personajudge"] > gains["base_judge"]).all()  # every evaluator gains
-    vb = core.add_reading(st.versus_base(acc, items, "accuracy", 0.05, permutations=10_000, seed=0), 0.05)
+    vb = core.add_reading(
+        st.versus_base(acc, items, metric="accuracy", alpha=0.05, permutations=10_000, seed=0), 0.05
+    )
     w = one(vb, test="Wilcoxon signed-rank")
     # all three differences positive: the exact two-sided Wilcoxon p is 2 / 2^3 = 0.25, as small
     # as three evaluators allow - no data on three evaluators can reject at alpha 0.05

@@ -91,7 +91,7 @@ def pairwise_rates(metrics: pd.DataFrame, title: str, out_png, out_pdf=None) -> 
 
 
 def confidence_by_outcome(
-    metrics: pd.DataFrame, title: str, out_png, out_pdf=None, *, confidence: str = "full"
+    metrics: pd.DataFrame, title: str, out_png, out_pdf=None, *, confidence: str
 ) -> None:
     """``metrics``: pointwise metric rows (scale, conf_TP.., conf_renorm_TP.., n_TP..), one per
     scale; ``confidence``: the definition drawn (``full``: conf_*, ``renormalised``:

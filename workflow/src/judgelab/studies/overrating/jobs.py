@@ -342,9 +342,9 @@ def table2_job(
     write_tsv(pair, out["metrics"])
     src = pair if len(pair) else pd.DataFrame(columns=["dataset", "model", "setting"])
     display = settings.names or None
-    t2 = table2(src, "overall", confidence, display)
+    t2 = table2(src, "overall", confidence=confidence, names=display)
     render.write_table(t2, lambda fmt: render_table2(t2, fmt, confidence=confidence), out)
-    by = table2(src, None, confidence, display)
+    by = table2(src, None, confidence=confidence, names=display)
     render.write_table(
         by,
         lambda fmt: render_table2(by, fmt, ids=("dataset", "model", "setting"), confidence=confidence),
@@ -370,9 +370,7 @@ def pairwise_figure_job(metrics: str, png: str, pdf: str, title: str) -> None:
     of.pairwise_rates(pd.read_csv(metrics, sep="\t", dtype={"setting": str}), title, png, pdf)
 
 
-def confidence_figure_job(
-    metrics: Sequence[str], png: str, pdf: str, title: str, confidence: str = "full"
-) -> None:
+def confidence_figure_job(metrics: Sequence[str], png: str, pdf: str, title: str, confidence: str) -> None:
     """``metrics``: the pointwise metrics files of one dataset x model (one per scale);
     ``confidence``: the token-confidence definition shown (full or renormalised)."""
     from judgelab.studies.overrating import figures as of

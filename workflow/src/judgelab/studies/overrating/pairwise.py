@@ -194,9 +194,7 @@ def _setting_rng(seed: int, qid: str, setting: str) -> np.random.Generator:
     return np.random.default_rng([int(seed), zlib.crc32(str(qid).encode("utf-8")), SETTINGS.index(setting)])
 
 
-def sample_pairs(
-    table: pd.DataFrame, per_setting: int = 20, seed: int = 0, relevant_min: int = 1
-) -> pd.DataFrame:
+def sample_pairs(table: pd.DataFrame, per_setting: int, seed: int, relevant_min: int = 1) -> pd.DataFrame:
     """At most ``per_setting`` pairs per setting (B-A, A-U, B-U) per query, each a passage of the
     higher group (``hi``, the ground-truth winner) and one of the lower (``lo``); drawn without
     replacement from all cross pairs (in docid order) with a generator seeded by (``seed``, query,

@@ -34,7 +34,7 @@ def _other(confidence: str) -> str:
     return "renormalised" if confidence == "full" else "full"
 
 
-def table1_columns(confidence: str = "full") -> list[tuple[str, str, str, str, int]]:
+def table1_columns(confidence: str) -> list[tuple[str, str, str, str, int]]:
     """(group title, column title, source scale, metric, digits) of Table 1: the paper's columns
     (Overrated, Underrated, Mean Bias, Cohen's kappa on Bin. and Grad.; Avg Confidence TP FP TN
     FN of ``confidence``), then the graded run binarised (Grad.→Bin.), Krippendorff's ordinal
@@ -72,14 +72,14 @@ def table1_columns(confidence: str = "full") -> list[tuple[str, str, str, str, i
     return cols
 
 
-#: Table 1's columns with the default definition (the paper's: full distribution)
-TABLE1_COLUMNS = table1_columns()
+#: Table 1's columns with the paper's definition (full distribution)
+TABLE1_COLUMNS = table1_columns("full")
 
 #: how many of Table 1's columns are the paper's own (the rest follow them)
 TABLE1_SEED_COLUMNS = 12
 
 
-def table2_columns(confidence: str = "full") -> list[tuple[str, str, str, int]]:
+def table2_columns(confidence: str) -> list[tuple[str, str, str, int]]:
     """(group title, column title, metric, digits) of Table 2: the paper's columns (Acc., Acc. (No
     Ties), Tie Rate, Wrong Wins; Avg Confidence Corr., Incorr. of ``confidence``), then the share
     of ties confident in both orders, the same three of the other definition, the pairs judged
@@ -108,8 +108,8 @@ def table2_columns(confidence: str = "full") -> list[tuple[str, str, str, int]]:
     ]
 
 
-#: Table 2's columns with the default definition
-TABLE2_COLUMNS = table2_columns()
+#: Table 2's columns with the paper's definition (full distribution)
+TABLE2_COLUMNS = table2_columns("full")
 
 
 def _display(models: pd.Series, names: Mapping[str, str] | None) -> pd.Series:
@@ -117,9 +117,7 @@ def _display(models: pd.Series, names: Mapping[str, str] | None) -> pd.Series:
     return models.map(lambda m: names.get(m, m))
 
 
-def table1(
-    pointwise: pd.DataFrame, confidence: str = "full", names: Mapping[str, str] | None = None
-) -> pd.DataFrame:
+def table1(pointwise: pd.DataFrame, confidence: str, names: Mapping[str, str] | None = None) -> pd.DataFrame:
     """The paper's Table 1 from the pointwise metrics (rows dataset, model, scale, metrics): one row
     per dataset x model; ``Bin.`` from the binary run, ``Grad.`` from the graded run,
     ``Grad.→Bin.`` the graded run binarised; the confidence columns from the graded run (as the
@@ -149,7 +147,8 @@ def table1(
 def table2(
     pairwise: pd.DataFrame,
     setting: str | None = "overall",
-    confidence: str = "full",
+    *,
+    confidence: str,
     names: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """The paper's Table 2 from the pairwise metrics (rows dataset, model, setting, metrics): one row
@@ -165,14 +164,14 @@ def table2(
     return out
 
 
-def render_table1(wide: pd.DataFrame, fmt: str, confidence: str = "full") -> str:
+def render_table1(wide: pd.DataFrame, fmt: str, confidence: str) -> str:
     """Table 1 as ``md``, ``tex`` or ``html``."""
     cols = [(g, c, digits) for g, c, _, _, digits in table1_columns(confidence)]
     return _render(wide, ["dataset", "model"], ["Dataset", "Model"], cols, fmt, lambda r, g, c: r[(g, c)])
 
 
 def render_table2(
-    wide: pd.DataFrame, fmt: str, ids: Sequence[str] = ("dataset", "model"), confidence: str = "full"
+    wide: pd.DataFrame, fmt: str, ids: Sequence[str] = ("dataset", "model"), *, confidence: str
 ) -> str:
     """Table 2 (or its per-setting variant, ``ids`` with ``setting``) as ``md``, ``tex`` or
     ``html``."""

@@ -306,9 +306,9 @@ def run_trials(
     features: pd.DataFrame,
     specs: list[ClassifierSpec],
     *,
-    trials: int = 50,
-    train_fraction: float = 0.1,
-    seed: int = 42,
+    trials: int,
+    train_fraction: float,
+    seed: int,
 ) -> tuple[pd.DataFrame, Counter]:
     """Every classifier and every single persona on ``trials`` seeded stratified splits.
 

@@ -201,7 +201,7 @@ def interpersona_heatmap(tidy: pd.DataFrame, title: str, out_png, out_pdf=None):
 
 
 def confidence_by_grade_table(
-    pairs: pd.DataFrame, confidence: Mapping[str, pd.DataFrame], label: int = 0
+    pairs: pd.DataFrame, confidence: Mapping[str, pd.DataFrame], label: int
 ) -> pd.DataFrame:
     """Per persona and human grade: mean and SD of the confidence of the pairs the persona
     labelled ``label`` (with a parsed confidence), and their count."""

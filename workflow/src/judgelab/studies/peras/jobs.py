@@ -592,9 +592,7 @@ def table4_job(pairs: Sequence[str], outputs: Mapping[str, str]) -> pd.DataFrame
     return t4
 
 
-def wide_tables_job(
-    metrics: str, reference: str, outputs: Mapping[str, str], support: str = "parsed"
-) -> None:
+def wide_tables_job(metrics: str, reference: str, outputs: Mapping[str, str], support: str) -> None:
     """PERAS Tables 7 and 8 (wide) from the long metrics table: ``outputs`` maps
     ``table7_<ext>`` and ``table8_<ext>`` (tsv, md, tex, html); ``reference`` is the persona the
     ``↑`` marks compare with; ``support`` (``peras.support``): ``parsed`` scores each persona on

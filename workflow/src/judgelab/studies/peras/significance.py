@@ -91,7 +91,7 @@ def metrics_from_stats(stats: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def paired_bootstrap(
-    stats_a: np.ndarray, stats_b: np.ndarray, counts: np.ndarray, alpha: float = 0.05
+    stats_a: np.ndarray, stats_b: np.ndarray, counts: np.ndarray, alpha: float
 ) -> pd.DataFrame:
     """delta = metric(a) - metric(b) with percentile interval and shifted-null p-value, per metric;
     ``stats_*`` are :func:`query_stats` of the two judges on the same queries."""
@@ -124,9 +124,9 @@ def persona_vs_reference(
     judged: Mapping[str, pd.DataFrame],
     *,
     reference: str = "default",
-    n_boot: int = 1000,
-    seed: int = 42,
-    alpha: float = 0.05,
+    n_boot: int,
+    seed: int,
+    alpha: float,
 ) -> pd.DataFrame:
     """The significance table of one dataset x model x template.
 
@@ -193,9 +193,9 @@ def by_support(
     judged: Mapping[str, pd.DataFrame],
     *,
     reference: str = "default",
-    n_boot: int = 1000,
-    seed: int = 42,
-    alpha: float = 0.05,
+    n_boot: int,
+    seed: int,
+    alpha: float,
 ) -> pd.DataFrame:
     """:func:`persona_vs_reference` on each persona's parsed pairs and on the common support
     (every judge's table cut to the pairs whose label parsed for all personas), one table with a

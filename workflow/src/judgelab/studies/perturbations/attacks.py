@@ -214,7 +214,7 @@ def attack_table(
     relevant: int,
     n_boot: int,
     seed: int,
-    alpha: float = 0.05,
+    alpha: float,
 ) -> pd.DataFrame:
     """Per judge x template x attack x position x passages (:data:`PASSAGES`), the clean
     judgment (attack :data:`CLEAN`) against the attacked one of the same passage: ``n`` passages,

@@ -268,7 +268,7 @@ def transitions_job(
     transitions: str,
     shifts: str,
     kept: str,
-    rewrite_filter: str = "per_variant",
+    rewrite_filter: str,
 ) -> pd.DataFrame:
     """Transition matrices (tidy) and label shifts (with the re-judging's coverage) per judge x
     rewrite variant, and per variant the kept fraction and the passages kept by every variant

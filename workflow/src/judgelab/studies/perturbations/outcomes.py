@@ -196,7 +196,7 @@ def distribution_table(rejudged: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def kept_table(rewrites: Iterable[pd.DataFrame], rewrite_filter: str = "per_variant") -> pd.DataFrame:
+def kept_table(rewrites: Iterable[pd.DataFrame], rewrite_filter: str) -> pd.DataFrame:
     """Per rewrite variant: rewrites, kept, each rejection reason, the kept fraction, and (either
     filter) ``kept_all_variants``: the passages whose rewrites of every variant of the table were
     kept - the passages ``rewrite_filter: all_variants`` re-judges; ``rejudged`` says how many

@@ -183,7 +183,7 @@ def tau_ap(reference: Sequence[Hashable], ranking: Sequence[Hashable]) -> float:
     return 2.0 * total / (n - 1) - 1.0
 
 
-def rbo(a: Sequence[Hashable], b: Sequence[Hashable], p: float = 0.9) -> float:
+def rbo(a: Sequence[Hashable], b: Sequence[Hashable], p: float) -> float:
     """Extrapolated rank-biased overlap RBO_ext (Webber, Moffat and Zobel 2010, TOIS 28(4), eq. 32)
     of two rankings (best first, no ties: the given order is the ranking; lengths may differ).
 
@@ -221,7 +221,7 @@ def rbo(a: Sequence[Hashable], b: Sequence[Hashable], p: float = 0.9) -> float:
     return (1 - p) / p * total + ((x[n_l] - x[n_s]) / n_l + x[n_s] / n_s) * p**n_l
 
 
-def topk_tau(human: pd.Series, judge: pd.Series, k: int = 10) -> float:
+def topk_tau(human: pd.Series, judge: pd.Series, k: int) -> float:
     """Kendall's tau-b of the human and judge scores over the systems in the human top ``k``
     (:func:`ranking_order` of the human scores: ties at the cut go to the smaller run name); all
     systems when there are at most ``k``. NaN for fewer than two systems."""
@@ -235,7 +235,7 @@ def topk_tau(human: pd.Series, judge: pd.Series, k: int = 10) -> float:
 
 
 def bootstrap_taus(
-    per_topic_human: pd.DataFrame, per_topic_judge: pd.DataFrame, n_boot: int = 1000, seed: int = 0
+    per_topic_human: pd.DataFrame, per_topic_judge: pd.DataFrame, n_boot: int, seed: int
 ) -> np.ndarray:
     """Kendall's tau-b of the two system orders in each of ``n_boot`` topic resamples: every
     resample draws n_topics topics with replacement (``numpy.random.default_rng(seed).integers``,
@@ -254,9 +254,9 @@ def _bootstrap_taus(h: np.ndarray, j: np.ndarray, n_boot: int, seed: int) -> np.
 def bootstrap_tau(
     per_topic_human: pd.DataFrame,
     per_topic_judge: pd.DataFrame,
-    n_boot: int = 1000,
-    seed: int = 0,
-    alpha: float = 0.05,
+    n_boot: int,
+    seed: int,
+    alpha: float,
 ) -> tuple[float, float]:
     """Percentile interval (1 - ``alpha``) of Kendall's tau-b under topic resampling
     (:func:`bootstrap_taus`): the alpha/2 and 1 - alpha/2 quantiles of the resampled taus
@@ -271,7 +271,7 @@ CI_METHODS = ("bca", "percentile")
 
 
 def tau_interval(
-    h: np.ndarray, j: np.ndarray, n_boot: int, seed: int, alpha: float, method: str = "bca"
+    h: np.ndarray, j: np.ndarray, n_boot: int, seed: int, alpha: float, method: str
 ) -> tuple[float, float, str, float]:
     """The ``1 - alpha`` topic-bootstrap interval of Kendall's tau-b between the column means of
     ``h`` (human, topics x systems) and ``j`` (judge), the method that gave it, and the share of
@@ -347,7 +347,7 @@ def _pair_pvalues(x: np.ndarray, y: np.ndarray, test: str) -> np.ndarray:
 
 
 def pair_decisions(
-    per_topic_human: pd.DataFrame, per_topic_judge: pd.DataFrame, alpha: float = 0.05, test: str = "t"
+    per_topic_human: pd.DataFrame, per_topic_judge: pd.DataFrame, alpha: float, test: str
 ) -> pd.DataFrame:
     """The significance decision of every pair of systems under both tables.
 
@@ -383,7 +383,7 @@ def _share(count: int, of: int) -> float:
 
 
 def significance_agreement(
-    per_topic_human: pd.DataFrame, per_topic_judge: pd.DataFrame, alpha: float = 0.05, test: str = "t"
+    per_topic_human: pd.DataFrame, per_topic_judge: pd.DataFrame, alpha: float, test: str
 ) -> dict[str, float | int]:
     """Agreement of the pairwise significance decisions (:func:`pair_decisions`) of the human and
     the judge tables, over the P = n(n-1)/2 system pairs:

@@ -221,7 +221,7 @@ def _score_one(
 def score_runs(
     runs: Mapping[str, pd.DataFrame],
     qrels: pd.DataFrame,
-    measures: Iterable[str] = ("nDCG@10",),
+    measures: Iterable[str],
     key: str | None = None,
 ) -> pd.DataFrame:
     """Every run of ``runs`` (name -> run table) scored with ``measures`` under ``qrels`` (a qrels
@@ -243,7 +243,7 @@ def score_runs(
 def score_labels(
     runs: Mapping[str, pd.DataFrame],
     labels: pd.DataFrame,
-    measures: Iterable[str] = ("nDCG@10",),
+    measures: Iterable[str],
     label: str = "label",
     key: str | None = None,
 ) -> pd.DataFrame:

@@ -214,7 +214,7 @@ _SCORERS: dict[str, Callable[[_Collection, Mapping], Callable[[list[str]], np.nd
 
 
 def rank(
-    table: pd.DataFrame, spec: Mapping, *, candidates: str = "judged", depth: int = 100, tag: str = "judgelab"
+    table: pd.DataFrame, spec: Mapping, *, candidates: str, depth: int, tag: str = "judgelab"
 ) -> pd.DataFrame:
     """The run of one system over a dataset table (columns qid, query, docid, passage): columns
     :data:`~judgelab.studies.ranking.runs.RUN_COLUMNS`, topics sorted by qid, each topic's

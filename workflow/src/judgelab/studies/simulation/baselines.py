@@ -82,7 +82,7 @@ def _validation(records: Sequence[Record], splits: pd.DataFrame) -> list[Record]
 
 
 def reference_predictions(
-    records: Sequence[Record], splits: pd.DataFrame, *, seed: int = 0, majority_source: str = "all"
+    records: Sequence[Record], splits: pd.DataFrame, *, seed: int, majority_source: str
 ) -> pd.DataFrame:
     """The reference predictors' labels for every validation item (:data:`BASELINE_COLUMNS`)."""
     if majority_source not in ("all", "pool"):

@@ -19,7 +19,7 @@ from judgelab.studies.simulation.data import LABELS
 from judgelab.studies.simulation.metrics import BASE_JUDGE, PJ
 
 
-def fig_shots(acc: pd.DataFrame, title: str, out_png, out_pdf=None, metric: str = "accuracy") -> None:
+def fig_shots(acc: pd.DataFrame, title: str, out_png, out_pdf=None, *, metric: str) -> None:
     """Accuracy by shot count, one line per demonstration type, one panel per model; the Base
     Judge (dashed) and the per-evaluator majority (dotted) as reference lines; bars = SD across
     evaluators."""

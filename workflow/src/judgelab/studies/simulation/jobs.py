@@ -462,12 +462,12 @@ def stats_job(
     items = st.item_scores(_read_numeric(predictions), metric, settings.cluster_by)
     kw = {"permutations": int(settings.permutations), "seed": int(settings.seed)}
     out = {
-        "factors": st.factor_tests(acc, items, metric, **kw),
-        "pairwise": st.pairwise_tests(acc, items, metric, alpha=alpha, **kw),
-        "versus_base": st.versus_base(acc, items, metric, alpha, **kw),
-        "all_pairs": st.all_pairs(acc, items, metric, alpha),
-        "chance": st.chance_tests(acc, items, metric, alpha, **kw),
-        "alignment": st.alignment_tests(acc, elig, items, metric, **kw),
+        "factors": st.factor_tests(acc, items, metric=metric, **kw),
+        "pairwise": st.pairwise_tests(acc, items, metric=metric, alpha=alpha, **kw),
+        "versus_base": st.versus_base(acc, items, metric=metric, alpha=alpha, **kw),
+        "all_pairs": st.all_pairs(acc, items, metric=metric, alpha=alpha),
+        "chance": st.chance_tests(acc, items, metric=metric, alpha=alpha, **kw),
+        "alignment": st.alignment_tests(acc, elig, items, metric=metric, **kw),
         "control": (
             st.control_tests(control_table, control_pairs, st.clusters_of(items), **kw)
             if len(control_table)
@@ -495,7 +495,7 @@ def figures_job(
     confusion: str,
     outputs: Mapping[str, str],
     dataset: str,
-    metric: str = "accuracy",
+    metric: str,
 ) -> None:
     """The figures of one evaluator set (``dataset``), from its metric tables: accuracy by shot
     count, the advantage over the cross-evaluator control, per-evaluator accuracy against the
@@ -512,7 +512,7 @@ def figures_job(
         f"{dataset}: accuracy by shot count",
         out["accuracy_by_shots"],
         out["accuracy_by_shots_pdf"],
-        metric,
+        metric=metric,
     )
     fg.fig_control(
         _read_numeric(control),
@@ -584,7 +584,7 @@ def cross_task_figure_job(
     tasks: Mapping[str, str],
     png: str,
     pdf: str,
-    metric: str = "accuracy",
+    metric: str,
 ) -> pd.DataFrame:
     """Figure 3 (``png``, ``pdf``): for the evaluators who judged two tasks, the neutral rate and
     the PersonaJudge accuracy in one task against the other. ``metrics_dirs``: evaluator set ->

@@ -195,7 +195,7 @@ def _coverage(acc: pd.DataFrame) -> str:
     return fmt(acc["n_answered"].sum() / n) if n else MISSING
 
 
-def factors_table(accs: Mapping[str, pd.DataFrame], metric: str = "accuracy") -> pd.DataFrame:
+def factors_table(accs: Mapping[str, pd.DataFrame], metric: str) -> pd.DataFrame:
     """Table 1: per factor level, mean (SD across evaluators) of the per-evaluator marginal
     means; one column per evaluator set."""
     rows: dict[tuple[str, str], dict] = {}
@@ -238,9 +238,7 @@ def random_rows(draws: pd.DataFrame, items: str) -> list[dict]:
     return rows
 
 
-def core_table(
-    acc: pd.DataFrame, draws: pd.DataFrame, metric: str = "accuracy", top: int = 5
-) -> pd.DataFrame:
+def core_table(acc: pd.DataFrame, draws: pd.DataFrame, metric: str, top: int = 5) -> pd.DataFrame:
     """Table 2: Random Selection, the Base Judge per model and averaged, PersonaJudge overall with
     its gain over the averaged Base Judge; then the ``top`` cells with their gain over their
     model's Base Judge."""
@@ -306,7 +304,7 @@ def core_table(
     return pd.DataFrame(rows, columns=["method", "configuration", "accuracy", "coverage", "gain_vs_base"])
 
 
-def evaluators_table(acc: pd.DataFrame, metric: str = "accuracy") -> pd.DataFrame:
+def evaluators_table(acc: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Section 12: per evaluator, the Base Judge per model and PersonaJudge marginal means by
     model, demonstration type and count; the Avg row is the mean over evaluators."""
     base = acc[acc["method"] == BASE_JUDGE].pivot_table(index="evaluator", columns="model", values=metric)
@@ -323,7 +321,7 @@ def evaluators_table(acc: pd.DataFrame, metric: str = "accuracy") -> pd.DataFram
 
 
 def baselines_table(
-    acc_eligible: pd.DataFrame, control: pd.DataFrame, draws: pd.DataFrame, metric: str = "accuracy"
+    acc_eligible: pd.DataFrame, control: pd.DataFrame, draws: pd.DataFrame, metric: str
 ) -> pd.DataFrame:
     """Table 13: mean (SD) over evaluators of each predictor's accuracy on the consensus-eligible
     pairs, with coverage; Random Selection as its expectation and the seeded draws; the

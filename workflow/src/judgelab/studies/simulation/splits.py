@@ -123,7 +123,7 @@ def twin_pairs(records: Iterable[Record]) -> list[tuple[str, str]]:
     return sorted(pairs)
 
 
-def leakage_groups(records: Iterable[Record], by: str = "context") -> dict[str, str]:
+def leakage_groups(records: Iterable[Record], by: str) -> dict[str, str]:
     """item id -> leakage group id (the smallest item id of the group), grouping by ``by``
     (:data:`GROUPINGS`): ``content`` identical items, ``twins`` also swapped-response twins,
     ``context`` every item sharing its context."""
@@ -212,12 +212,12 @@ def balanced_order(order: Sequence[str], neutral: dict[str, int], labels: dict[s
 def make_splits(
     records: Sequence[Record],
     *,
-    pool: int = 40,
-    validation: int = 60,
-    seed: int = 0,
+    pool: int,
+    validation: int,
+    seed: int,
     mode: str = "coordinated",
-    group_by: str = "context",
-    balance_neutral: bool = True,
+    group_by: str,
+    balance_neutral: bool,
 ) -> pd.DataFrame:
     """The split table: one row per (evaluator, item) used, ``role`` pool or validation, ``order``
     the item's rank in the evaluator's seeded order, ``group`` its leakage group (``group_by``);

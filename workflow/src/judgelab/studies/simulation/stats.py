@@ -98,7 +98,7 @@ CELL_KEYS = ["model", "demo_type", "shots"]
 CLUSTERINGS = ("group", "item", "judgment")
 
 
-def item_scores(long: pd.DataFrame, metric: str = "accuracy", cluster_by: str = "group") -> pd.DataFrame:
+def item_scores(long: pd.DataFrame, metric: str, cluster_by: str) -> pd.DataFrame:
     """Per prediction row (method, model, demo_type, shots, evaluator, item) whether it is right:
     1 or 0; a missing prediction is 0 under ``accuracy`` (every judgment) and NaN (not scored)
     under ``accuracy_answered``. ``cluster``: the unit the item-level tests keep together -
@@ -230,10 +230,10 @@ def _levels(values) -> list:
 def factor_tests(
     acc: pd.DataFrame,
     items: pd.DataFrame | None = None,
-    metric: str = "accuracy",
     *,
+    metric: str,
     permutations: int = PERMUTATIONS,
-    seed: int = 0,
+    seed: int,
 ) -> pd.DataFrame:
     """Omnibus over all PersonaJudge cells and per factor (per-evaluator marginal means over the
     other factors): Friedman at the evaluator level, the within-judgment permutation test at the
@@ -294,11 +294,11 @@ def factor_tests(
 def pairwise_tests(
     acc: pd.DataFrame,
     items: pd.DataFrame | None = None,
-    metric: str = "accuracy",
     *,
-    alpha: float = 0.05,
+    metric: str,
+    alpha: float,
     permutations: int = PERMUTATIONS,
-    seed: int = 0,
+    seed: int,
 ) -> pd.DataFrame:
     """Within each factor, every pair of levels (marginal means over the other factors):
     Wilcoxon and paired t over evaluators, the stratified permutation test over judgments; Holm
@@ -325,11 +325,11 @@ def pairwise_tests(
 def versus_base(
     acc: pd.DataFrame,
     items: pd.DataFrame | None = None,
-    metric: str = "accuracy",
-    alpha: float = 0.05,
     *,
+    metric: str,
+    alpha: float,
     permutations: int = PERMUTATIONS,
-    seed: int = 0,
+    seed: int,
 ) -> pd.DataFrame:
     """Every PersonaJudge cell against its model's Base Judge: Wilcoxon, paired t and d over
     evaluators; the stratified permutation test and McNemar over judgments; Holm and
@@ -360,7 +360,7 @@ def versus_base(
 
 
 def all_pairs(
-    acc: pd.DataFrame, items: pd.DataFrame | None = None, metric: str = "accuracy", alpha: float = 0.05
+    acc: pd.DataFrame, items: pd.DataFrame | None = None, *, metric: str, alpha: float
 ) -> pd.DataFrame:
     """Every pair of PersonaJudge cells (section 14.4: 2,016 pairs for 64 cells): Wilcoxon over
     evaluators and McNemar over judgments, Holm and Benjamini-Hochberg over the whole family,
@@ -390,11 +390,11 @@ def _levels_of(df: pd.DataFrame) -> list[tuple[str, str, pd.Series]]:
 def chance_tests(
     acc: pd.DataFrame,
     items: pd.DataFrame | None = None,
-    metric: str = "accuracy",
-    alpha: float = 0.05,
     *,
+    metric: str,
+    alpha: float,
     permutations: int = PERMUTATIONS,
-    seed: int = 0,
+    seed: int,
 ) -> pd.DataFrame:
     """PersonaJudge against chance (1/3) overall and at every level of every factor (section
     14.1: "in both tasks and at every factor level"), and each model's Base Judge: Wilcoxon and
@@ -436,10 +436,10 @@ def alignment_tests(
     acc: pd.DataFrame,
     acc_eligible: pd.DataFrame,
     items: pd.DataFrame | None = None,
-    metric: str = "accuracy",
     *,
+    metric: str,
     permutations: int = PERMUTATIONS,
-    seed: int = 0,
+    seed: int,
 ) -> pd.DataFrame:
     """PersonaJudge (per evaluator, the mean over its cells) against every baseline and reference
     predictor on the consensus-eligible items, where all predictors are scored on the same pairs
@@ -481,7 +481,7 @@ def control_tests(
     clusters: pd.Series | None = None,
     *,
     permutations: int = PERMUTATIONS,
-    seed: int = 0,
+    seed: int,
 ) -> pd.DataFrame:
     """PersonaJudge vs the cross-evaluator control on the matched items (section 14.5): overall
     (per evaluator, the mean over cells) and per level of each factor - Wilcoxon and paired t
@@ -515,7 +515,7 @@ def control_tests(
     return pd.DataFrame(rows)
 
 
-def improvements(versus: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
+def improvements(versus: pd.DataFrame, alpha: float) -> pd.DataFrame:
     """The count of configurations that improve on their model's Base Judge (section 5.1.1: "43 of
     64 combinations improve"), overall and per demonstration type, model and shot count, with
     the misses that involve telemetry; and how many survive Benjamini-Hochberg per test
