@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import csv
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeAlias
 
 import yaml
 
+from judgelab.data.sources import DownloadError, download
 from judgelab.errors import InputError
 
 #: the catalog's columns, in order
@@ -46,6 +48,17 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 _SHA = re.compile(r"^[0-9a-f]{64}$")
 _VALUES = re.compile(r"^(labels|scores) (-?[0-9.]+)-([0-9.]+)$")
 
+#: Where a catalog value stands: a config key (``published_judges.entries.x.values``) or a file
+#: and line (``(catalog.tsv, 7)``).
+Where: TypeAlias = str | tuple[str, int]
+
+
+def _error(message: str, where: Where) -> InputError:
+    """The one error of a bad catalog value, naming the file and line or the config key."""
+    if isinstance(where, tuple):
+        return InputError(message, path=where[0], line=where[1])
+    return InputError(message, key=where)
+
 
 @dataclass(frozen=True)
 class Values:
@@ -57,20 +70,21 @@ class Values:
     high: float
 
     @classmethod
-    def parse(cls, text: str, key: str) -> Values:
+    def parse(cls, text: str, key: Where) -> Values:
+        """``text`` read; an error names ``key``: a config key, or a ``(file, line)``."""
         m = _VALUES.match(str(text).strip())
         if not m:
-            raise InputError(
-                f"values {text!r}: expected 'labels 0-3', 'labels 0-1' or 'scores <low>-<high>'", key=key
+            raise _error(
+                f"values {text!r}: expected 'labels 0-3', 'labels 0-1' or 'scores <low>-<high>'", key
             )
         kind, low, high = m.group(1), float(m.group(2)), float(m.group(3))
         if low >= high:
-            raise InputError(f"values {text!r}: the low end must be below the high end", key=key)
+            raise _error(f"values {text!r}: the low end must be below the high end", key)
         if kind == "labels" and (low, high) not in ((0.0, 1.0), (0.0, 3.0)):
-            raise InputError(
+            raise _error(
                 f"values {text!r}: labels are on the binary (0-1) or graded (0-3) scale; other "
                 "values are scores ('scores <low>-<high>')",
-                key=key,
+                key,
             )
         return cls(kind, low, high)
 
@@ -181,27 +195,37 @@ def catalog_dir(resources: str | Path) -> Path:
 
 
 def read_sources(path: Path) -> dict[str, Source]:
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    """The sources of ``sources.yaml``: each needs a paper, a repository and a licence (an error
+    names the file and the source's line)."""
+    text = path.read_text(encoding="utf-8")
+    data = yaml.safe_load(text) or {}
+    lines = text.splitlines()
     out = {}
     for name, s in data.items():
+        line = next((n for n, t in enumerate(lines, start=1) if t.startswith(f"{name}:")), None)
         for k in ("paper", "repository", "licence"):
-            if not isinstance(s.get(k), str) or not s[k].strip():
-                raise InputError(f"source {name!r} needs a {k}", key=f"{path}: {name}.{k}")
+            if not isinstance(s, dict) or not isinstance(s.get(k), str) or not s[k].strip():
+                raise InputError(f"source {name!r} needs a {k}", path=str(path), line=line)
         out[str(name)] = Source(str(name), s["paper"], s["repository"], s["licence"])
     return out
 
 
 def _add_file(
-    judges: dict[str, dict], row: Mapping[str, str], where: str, sources: Mapping[str, Source]
+    judges: dict[str, dict],
+    row: Mapping[str, str],
+    where: Callable[[str], Where],
+    sources: Mapping[str, Source],
 ) -> None:
+    """Add one row (one dataset's file) to ``judges``; ``where(column)``: where that value stands,
+    for the error that names it."""
     name = row["name"]
     if not _NAME.match(name):
-        raise InputError(f"judge name {name!r}: letters, digits and . _ + - only", key=where)
+        raise _error(f"judge name {name!r}: letters, digits and . _ + - only", where("name"))
     if row["source"] not in sources:
-        raise InputError(f"unknown source {row['source']!r} (known: {sorted(sources)})", key=where)
+        raise _error(f"unknown source {row['source']!r} (known: {sorted(sources)})", where("source"))
     if not _SHA.match(row["sha256"]):
-        raise InputError(f"sha256 {row['sha256']!r} is not 64 lowercase hex digits", key=where)
-    values = Values.parse(row["values"], where)
+        raise _error(f"sha256 {row['sha256']!r} is not 64 lowercase hex digits", where("sha256"))
+    values = Values.parse(row["values"], where("values"))
     j = judges.setdefault(
         name,
         {
@@ -215,43 +239,59 @@ def _add_file(
     for k in ("source", "judge_model", "method", "values"):
         mine = values if k == "values" else row[k]
         if j[k] != mine:
-            raise InputError(f"judge {name!r}: {k} {mine!r} differs from its other rows' {j[k]!r}", key=where)
+            raise _error(f"judge {name!r}: {k} {mine!r} differs from its other rows' {j[k]!r}", where(k))
     if row["dataset"] in j["files"]:
-        raise InputError(f"judge {name!r} has two files for dataset {row['dataset']!r}", key=where)
+        raise _error(f"judge {name!r} has two files for dataset {row['dataset']!r}", where("dataset"))
     try:
         size = int(row["bytes"])
     except ValueError:
-        raise InputError(f"bytes {row['bytes']!r} is not a whole number", key=where) from None
+        raise _error(f"bytes {row['bytes']!r} is not a whole number", where("bytes")) from None
     j["files"][row["dataset"]] = PublishedFile(row["dataset"], row["file"], size, row["sha256"], row["url"])
 
 
-def read_catalog_rows(path: Path) -> list[tuple[str, dict[str, str]]]:
-    """The rows of a catalog file with where each stands (``file:line``)."""
+def read_catalog_rows(path: Path) -> list[tuple[Callable[[str], Where], dict[str, str]]]:
+    """The rows of a catalog file, each with where its values stand (the file and line)."""
     rows = []
     with path.open(encoding="utf-8", newline="") as fh:
         reader = csv.reader(fh, delimiter="\t")
         header = next(reader, None)
         if tuple(header or ()) != COLUMNS:
-            raise InputError(f"the header must be {'<TAB>'.join(COLUMNS)}", key=f"{path}:1")
+            raise InputError(f"the header must be {'<TAB>'.join(COLUMNS)}", path=str(path), line=1)
         for n, cells in enumerate(reader, start=2):
             if not cells:
                 continue
             if len(cells) != len(COLUMNS):
-                raise InputError(f"{len(cells)} fields, expected {len(COLUMNS)}", key=f"{path}:{n}")
-            rows.append((f"{path}:{n}", dict(zip(COLUMNS, cells))))
+                raise InputError(f"{len(cells)} fields, expected {len(COLUMNS)}", path=str(path), line=n)
+            rows.append((lambda _column, at=(str(path), n): at, dict(zip(COLUMNS, cells))))
     return rows
 
 
-def config_rows(entries: Mapping[str, Mapping]) -> list[tuple[str, dict[str, str]]]:
+#: the columns of a config entry's file (``files.<dataset>.<column>``); the others are the entry's
+_FILE_KEYS = {"sha256": "sha256", "bytes": "bytes", "url": "url", "file": "url", "dataset": ""}
+
+
+def _entry_key(key: str, dataset: str) -> Callable[[str], Where]:
+    """Where a column of a config entry's row stands: its key under ``published_judges.entries``."""
+
+    def where(column: str) -> Where:
+        if column in _FILE_KEYS:
+            return ".".join(filter(None, (f"{key}.files.{dataset}", _FILE_KEYS[column])))
+        return key if column == "name" else f"{key}.{column}"
+
+    return where
+
+
+def config_rows(entries: Mapping[str, Mapping]) -> list[tuple[Callable[[str], Where], dict[str, str]]]:
     """The rows of the config's own entries (``published_judges.entries.<name>``: ``source``,
-    ``judge_model``, ``method``, ``values`` and ``files: {<dataset>: {url, sha256, bytes}}``)."""
+    ``judge_model``, ``method``, ``values`` and ``files: {<dataset>: {url, sha256, bytes}}``), each
+    with where its values stand (their config keys)."""
     rows = []
     for name, e in (entries or {}).items():
         key = f"published_judges.entries.{name}"
         for dataset, f in (e.get("files") or {}).items():
             rows.append(
                 (
-                    f"{key}.files.{dataset}",
+                    _entry_key(key, str(dataset)),
                     {
                         "name": str(name),
                         "source": str(e.get("source", "")),
@@ -289,13 +329,47 @@ def load_catalog(resources: str | Path, section: Mapping | None = None) -> Catal
     shipped = set(judges)
     for where, row in config_rows(section.get("entries") or {}):
         if row["name"] in shipped:
-            raise InputError("a judge of the shipped catalog has this name", key=where.rsplit(".files.", 1)[0])
+            raise _error("a judge of the shipped catalog has this name", where("name"))
         _add_file(judges, row, where, sources)
     return Catalog(
-        {n: PublishedJudge(n, sources[j["source"]], j["judge_model"], j["method"], j["values"], j["files"])
-         for n, j in judges.items()},
+        {
+            n: PublishedJudge(n, sources[j["source"]], j["judge_model"], j["method"], j["values"], j["files"])
+            for n, j in judges.items()
+        },
         sources,
     )
+
+
+# -- fetching a file ------------------------------------------------------------------------------
+
+
+def fetch(params: Mapping[str, Any], dest: str | Path) -> Path:
+    """Fetch one file of a published judge to ``dest``, verified: ``params`` is what
+    :meth:`judgelab.wiring.facade.Project.published_download` gives (``url``, ``bytes``,
+    ``sha256``, ``mirror``).
+
+    Without a ``mirror`` the file is downloaded from its URL (:func:`judgelab.data.sources.download`:
+    atomic, retried where a retry may help). With one (a path: the local copy under
+    ``published_judges.mirror``) that file is copied the same way, as a ``file://`` download. Either
+    way its size and SHA-256 must be the catalog's: otherwise one
+    :class:`~judgelab.data.sources.DownloadError` names the URL or the mirror's file, the expected
+    and the found digest, and nothing is left under ``dest`` (an earlier file there stays as it
+    was)."""
+    url, size, sha256 = str(params["url"]), int(params["bytes"]), str(params["sha256"])
+    mirror = params.get("mirror")
+    if not mirror:
+        return download(url, dest, size=size, sha256=sha256)
+    copy = Path(mirror).resolve()
+    try:
+        return download(copy.as_uri(), dest, size=size, sha256=sha256)
+    except DownloadError as exc:
+        raise DownloadError(
+            f"published_judges.mirror: the copy {copy} of {url} is not the catalog's file: {exc}",
+            url=exc.url,
+            dest=exc.dest,
+            received=exc.received,
+            expected=exc.expected,
+        ) from None
 
 
 # -- building the shipped catalog from the sources' manifests -----------------------------------
