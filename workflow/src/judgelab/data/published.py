@@ -161,6 +161,17 @@ class Catalog:
                 out.setdefault(j.method, []).append(j.name)
         return {g: names for g, names in out.items() if g not in self.judges}
 
+    def file(self, judge: str, dataset: str) -> PublishedFile:
+        """The file of ``judge`` for ``dataset``; an error naming what the catalog has instead."""
+        if judge not in self.judges:
+            raise InputError(f"{judge!r} is not a published judge (`judgelab published` lists them)")
+        files = self.judges[judge].files
+        if dataset not in files:
+            raise InputError(
+                f"published judge {judge!r} has no file for dataset {dataset!r} (its datasets: {', '.join(files)})"
+            )
+        return files[dataset]
+
     def resolve(self, ref: str, datasets: Sequence[str], key: str) -> list[PublishedJudge]:
         """The judges ``ref`` names that labelled one of ``datasets`` (the config's): a judge's name
         (an error naming ``key`` when it labelled none of them) or a group's (its judges of those
