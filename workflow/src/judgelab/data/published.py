@@ -351,6 +351,121 @@ def load_catalog(resources: str | Path, section: Mapping | None = None) -> Catal
     )
 
 
+# -- the listing (``judgelab published``) ---------------------------------------------------------
+
+#: the columns of the listing: the aligned table's headers and the TSV's
+LISTING = (
+    ("name", "name"),
+    ("source", "source"),
+    ("judge model", "judge_model"),
+    ("method", "method"),
+    ("values", "values"),
+    ("datasets", "datasets"),
+    ("size", "bytes"),
+    ("downloaded", "downloaded"),
+)
+
+
+def human_size(n: int) -> str:
+    """Bytes as a person reads them (decimal units): ``812 B``, ``178 kB``, ``1.4 MB``."""
+    if n < 1000:
+        return f"{n} B"
+    if n < 1_000_000:
+        return f"{n / 1000:.0f} kB"
+    return f"{n / 1_000_000:.1f} MB"
+
+
+def listing(
+    catalog: Catalog,
+    present: Callable[[str, str], bool],
+    source: str | None = None,
+    method: str | None = None,
+) -> list[dict[str, Any]]:
+    """One row per judge of ``catalog`` (of ``source`` and ``method`` when given: an unknown one
+    is an error listing the known), in catalog order: its name, source, judge model, method,
+    values, datasets, total bytes, and whether its files are downloaded - ``all``, ``some`` or
+    ``no``, by ``present(judge, dataset)``."""
+    for option, wanted, known in (
+        ("--source", source, {j.source.name for j in catalog.judges.values()}),
+        ("--method", method, {j.method for j in catalog.judges.values()}),
+    ):
+        if wanted is not None and wanted not in known:
+            raise InputError(
+                f"{option} {wanted!r}: no published judge has it (known: {', '.join(sorted(known))})"
+            )
+    rows = []
+    for j in catalog.judges.values():
+        if (source is not None and j.source.name != source) or (method is not None and j.method != method):
+            continue
+        have = sum(present(j.name, d) for d in j.files)
+        rows.append(
+            {
+                "name": j.name,
+                "source": j.source.name,
+                "judge_model": j.judge_model,
+                "method": j.method,
+                "values": str(j.values),
+                "datasets": ",".join(j.datasets),
+                "bytes": j.size,
+                "downloaded": "all" if have == len(j.files) else "some" if have else "no",
+            }
+        )
+    return rows
+
+
+def format_listing(rows: Sequence[Mapping[str, Any]], sources: Mapping[str, Source], where: str) -> str:
+    """The rows of :func:`listing` as an aligned table, a total, and a footer naming each listed
+    source's paper (``where``: the folder the downloaded column looked in)."""
+    header = [title for title, _ in LISTING]
+    cells = [[human_size(r[k]) if k == "bytes" else (str(r[k]) or "-") for _, k in LISTING] for r in rows]
+    widths = [max(len(c) for c in col) for col in zip(header, *cells)]
+    right = {i for i, (_, k) in enumerate(LISTING) if k == "bytes"}
+
+    def line(values: Sequence[str]) -> str:
+        return "  ".join(
+            v.rjust(w) if i in right else v.ljust(w) for i, (v, w) in enumerate(zip(values, widths))
+        ).rstrip()
+
+    out = [line(header), line(["-" * w for w in widths])]
+    out += [line(c) for c in cells]
+    done = sum(r["downloaded"] == "all" for r in rows)
+    total = sum(r["bytes"] for r in rows)
+    out.append("")
+    out.append(f"{len(rows)} judge{'' if len(rows) == 1 else 's'}, {human_size(total)}; {done} with every file in {where}")
+    out.append(
+        "(a run fetches the files of the judges it uses; one by hand: "
+        f"snakemake {where}/<judge>/<dataset>.txt)"
+    )
+    listed = list(dict.fromkeys(r["source"] for r in rows))
+    if listed:
+        out.append("")
+        out += [f"{name}: {sources[name].paper}" for name in listed]
+        out.append("(`judgelab published --sources`: each source's repository and licence)")
+    return "\n".join(out)
+
+
+def write_listing_tsv(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The rows of :func:`listing` as TSV (the listing's columns, ``bytes`` a whole number)."""
+    keys = [k for _, k in LISTING]
+    lines = ["\t".join(keys)] + ["\t".join(str(r[k]) for k in keys) for r in rows]
+    return "\n".join(lines)
+
+
+def format_sources(catalog: Catalog) -> str:
+    """Each source's paper, repository and licence, with how many judges it gives."""
+    out = []
+    for name, s in catalog.sources.items():
+        n = sum(j.source.name == name for j in catalog.judges.values())
+        out += [
+            f"{name} ({n} judge{'' if n == 1 else 's'})",
+            f"  paper:      {s.paper}",
+            f"  repository: {s.repository}",
+            f"  licence:    {s.licence}",
+            "",
+        ]
+    return "\n".join(out).rstrip()
+
+
 # -- fetching a file ------------------------------------------------------------------------------
 
 
