@@ -260,6 +260,15 @@ def _add_file(
     j["files"][row["dataset"]] = PublishedFile(row["dataset"], row["file"], size, row["sha256"], row["url"])
 
 
+def _at(path: str, line: int) -> Callable[[str], Where]:
+    """Where every value of a catalog row stands: its file and line."""
+
+    def where(_column: str) -> Where:
+        return (path, line)
+
+    return where
+
+
 def read_catalog_rows(path: Path) -> list[tuple[Callable[[str], Where], dict[str, str]]]:
     """The rows of a catalog file, each with where its values stand (the file and line)."""
     rows = []
@@ -273,7 +282,7 @@ def read_catalog_rows(path: Path) -> list[tuple[Callable[[str], Where], dict[str
                 continue
             if len(cells) != len(COLUMNS):
                 raise InputError(f"{len(cells)} fields, expected {len(COLUMNS)}", path=str(path), line=n)
-            rows.append((lambda _column, at=(str(path), n): at, dict(zip(COLUMNS, cells))))
+            rows.append((_at(str(path), n), dict(zip(COLUMNS, cells))))
     return rows
 
 
@@ -431,7 +440,9 @@ def format_listing(rows: Sequence[Mapping[str, Any]], sources: Mapping[str, Sour
     done = sum(r["downloaded"] == "all" for r in rows)
     total = sum(r["bytes"] for r in rows)
     out.append("")
-    out.append(f"{len(rows)} judge{'' if len(rows) == 1 else 's'}, {human_size(total)}; {done} with every file in {where}")
+    out.append(
+        f"{len(rows)} judge{'' if len(rows) == 1 else 's'}, {human_size(total)}; {done} with every file in {where}"
+    )
     out.append(
         "(a run fetches the files of the judges it uses; one by hand: "
         f"snakemake {where}/<judge>/<dataset>.txt)"
