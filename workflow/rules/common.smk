@@ -81,6 +81,13 @@ def names_re(names):
     return "|".join(re.escape(n) for n in names) or "(?!x)x"
 
 
+def published_download(wildcards):
+    """The download param (a tracked param, sorted JSON) of a published judge's file: an error
+    names the judge's datasets when it has no file for the one asked for."""
+    PROJECT.catalog.file(wildcards.judge, wildcards.dataset)
+    return json.dumps(PROJECT.published_download(wildcards.judge, wildcards.dataset), sort_keys=True)
+
+
 def persona_param(wildcards):
     return PROJECT.persona_param(wildcards.persona)
 

@@ -12,6 +12,8 @@ judgelab cache check                               # intact? does the named file
 judgelab cache merge                               # fold a shards-mode cache's shards into its file
 judgelab cache salvage [BROKEN NEW]                # copy the intact answers of a damaged cache
 judgelab estimate --configfile config/paper-peras.yaml   # calls, tokens, cost: nothing sent
+judgelab published [--source S] [--method M] [--tsv]      # the published judges: catalog, downloaded?
+judgelab published --sources                       # each source's paper, repository, licence
 judgelab endpoints --url-dir endpoints --model NAME=SERVED --out config/endpoints.yaml
 """
 
@@ -246,6 +248,26 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", help="also write the table as TSV here")
 
     p = sub.add_parser(
+        "published",
+        help="list the published judges a run can name (the catalog and the config's own entries)",
+        description="Every published judge of the catalog (resources/published/catalog.tsv) and of "
+        "the config's published_judges.entries: source, judge model, method, values, datasets, size, "
+        "and whether its files are downloaded under the run's results folder (all, some, no). Reads "
+        "the config as `snakemake -d DIR --configfile F` does; without one, the shipped catalog.",
+    )
+    p.add_argument(
+        "--configfile",
+        action="append",
+        default=[],
+        help="config file merged over DIR/config/config.yaml (repeatable)",
+    )
+    p.add_argument("-d", "--directory", default=".", help="working directory of the run (default .)")
+    p.add_argument("--source", help="only the judges of this source (e.g. llmjudge-2024)")
+    p.add_argument("--method", help="only the judges of this method (e.g. umbrela-zeroshot)")
+    p.add_argument("--tsv", action="store_true", help="a tab-separated table (size in bytes)")
+    p.add_argument("--sources", action="store_true", help="each source's paper, repository and licence")
+
+    p = sub.add_parser(
         "endpoints",
         help="a config overlay pointing models at running vLLM / llama.cpp servers",
         description="Reads the URL files profiles/vllm/serve.sh writes, checks each server "
@@ -387,6 +409,8 @@ def _run(args) -> int:
         data = write_overlay(pairs, args.out, url_file=args.url_file, url_dir=args.url_dir)
         for name, spec in data["models"].items():
             print(f"{name}: {spec['model']} at {spec['base_url']}")
+    elif args.cmd == "published":
+        _published(args)
     elif args.cmd == "estimate":
         from judgelab.wiring.estimate import estimate, format_report
         from judgelab.wiring.facade import Project
@@ -411,6 +435,41 @@ def _run(args) -> int:
         if args.out:
             table.to_csv(args.out, sep="\t", index=False)
     return 0
+
+
+def _published(args) -> None:
+    """``judgelab published``: the catalog of the run in ``args.directory`` (its config, or the
+    shipped catalog when it has none), listed or its sources described."""
+    from judgelab.data.published import (
+        format_listing,
+        format_sources,
+        listing,
+        load_catalog,
+        write_listing_tsv,
+    )
+    from judgelab.schema import default
+    from judgelab.wiring.facade import PACKAGE_ROOT, PATHS, Project
+
+    if not Path(args.directory).is_dir():
+        raise InputError(f"-d {args.directory}: no such directory")
+    configfiles = [str(Path(f).resolve()) if Path(f).exists() else f for f in args.configfile]
+    with _chdir(args.directory):
+        if configfiles or Path("config/config.yaml").exists():
+            project = Project.load(configfiles, ".")
+            catalog, results = project.catalog, project.results
+        else:  # no run here: the shipped catalog, the default results folder
+            catalog, results = load_catalog(Path(PACKAGE_ROOT) / "resources"), default("results")
+
+        def present(judge: str, dataset: str) -> bool:
+            return Path(PATHS["published"].format(results=results, judge=judge, dataset=dataset)).is_file()
+
+        if args.sources:
+            print(format_sources(catalog))
+            return
+        rows = listing(catalog, present, source=args.source, method=args.method)
+    print(
+        write_listing_tsv(rows) if args.tsv else format_listing(rows, catalog.sources, f"{results}/published")
+    )
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """The shared stages' jobs, which the rules of every study build on: download and prepare a
-dataset table (``workflow/rules/datasets.smk``), generate a persona and write the persona table
+dataset table (``workflow/rules/datasets.smk``), fetch a published judge's file
+(``workflow/rules/published.smk``), generate a persona and write the persona table
 (``workflow/rules/personas.smk``). Each is one call of a ``workflow/scripts/`` adapter."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from judgelab.data.prepare import prepare_table
+from judgelab.data.published import fetch
 from judgelab.data.sources import download_dataset
 from judgelab.data.tables import write_dataset, write_tsv
 from judgelab.llm.personas import PersonaGeneration, generate_persona, read_generated
@@ -24,6 +26,13 @@ log = logging.getLogger(__name__)
 def download_job(urls: Mapping[str, str], outputs: Mapping[str, str]) -> None:
     """Fetch the qrels, topics and texts of ``urls`` to the paths of ``outputs`` (verified)."""
     download_dataset(dict(urls), dict(outputs))
+
+
+def download_published_job(download: Mapping[str, Any], labels: str) -> None:
+    """Fetch one file of a published judge to ``labels``: ``download`` is
+    :meth:`judgelab.wiring.facade.Project.published_download` (URL, size, SHA-256, the mirror's
+    copy), checked by :func:`judgelab.data.published.fetch`."""
+    fetch(dict(download), labels)
 
 
 def prepare_dataset_job(
