@@ -52,7 +52,11 @@ def test_a_judge_named_in_use_becomes_an_imported_judge_read_from_its_download()
     assert reading.drop and reading.scale == "graded"
     download = p.published_download("umbrela-zeroshot-gpt-4", "dl21")
     assert download["url"].endswith("/Methods/Umbrela_zeroshot/gpt4/umbrella_gpt-4_zeroshot_dl21.txt")
-    assert len(download["sha256"]) == 64 and download["mirror"] is None
+    assert len(download["sha256"]) == 64 and "mirror" not in download  # moving a mirror reruns nothing
+    assert (download["source"], download["file"]) == (
+        "narabzad-2024",
+        "Methods/Umbrela_zeroshot/gpt4/umbrella_gpt-4_zeroshot_dl21.txt",
+    )
 
 
 def test_a_group_in_a_study_list_takes_its_label_judges_of_the_studys_scales():

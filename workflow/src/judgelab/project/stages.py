@@ -28,11 +28,13 @@ def download_job(urls: Mapping[str, str], outputs: Mapping[str, str]) -> None:
     download_dataset(dict(urls), dict(outputs))
 
 
-def download_published_job(download: Mapping[str, Any], labels: str) -> None:
+def download_published_job(download: Mapping[str, Any], labels: str, mirror: str | None = None) -> None:
     """Fetch one file of a published judge to ``labels``: ``download`` is
-    :meth:`judgelab.wiring.facade.Project.published_download` (URL, size, SHA-256, the mirror's
-    copy), checked by :func:`judgelab.data.published.fetch`."""
-    fetch(dict(download), labels)
+    :meth:`judgelab.wiring.facade.Project.published_download` (URL, size, SHA-256, source, path),
+    ``mirror`` the config's ``published_judges.mirror`` (a folder of ``<source>/<path>`` copies;
+    None: download), checked by :func:`judgelab.data.published.fetch`."""
+    copy = str(Path(mirror) / download["source"] / download["file"]) if mirror else None
+    fetch({**download, "mirror": copy}, labels)
 
 
 def prepare_dataset_job(

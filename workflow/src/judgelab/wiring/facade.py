@@ -543,15 +543,16 @@ class Project:
 
     def published_download(self, judge: str, dataset: str) -> dict:
         """What the download job of a published judge's file needs (a tracked param): its URL,
-        size, SHA-256 and, with ``published_judges.mirror``, the local copy to take instead."""
+        size, SHA-256, and its source and path there (where ``published_judges.mirror`` holds the
+        copy; the mirror itself is not tracked: moving it fetches nothing again)."""
         entry = self.catalog.judges[judge]
-        f = entry.files[dataset]
-        mirror = (self.config.get("published_judges") or {}).get("mirror")
+        f = self.catalog.file(judge, dataset)
         return {
             "url": f.url,
             "bytes": f.bytes,
             "sha256": f.sha256,
-            "mirror": str(Path(mirror) / entry.source.name / f.file) if mirror else None,
+            "source": entry.source.name,
+            "file": f.file,
         }
 
     @cached_property
