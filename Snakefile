@@ -82,6 +82,7 @@ wildcard_constraints:
 include: "workflow/rules/common.smk"
 include: "workflow/rules/datasets.smk"
 include: "workflow/rules/published.smk"
+include: "workflow/rules/judges.smk"
 include: "workflow/rules/personas.smk"
 include: "workflow/rules/manifest.smk"
 include: "workflow/rules/provenance.smk"

@@ -189,7 +189,7 @@ def test_default_run_maps_every_rule_of_this_checkout_to_its_study():
     assert studies["overrating_pointwise"] == "overrating"
     assert studies["perturbation_rewrite"] == "perturbations"
     assert studies["prepare_dataset"] == "shared" and studies["generate_persona"] == "shared"
-    assert studies["download_published_judge"] == "shared"
+    assert studies["download_published_judge"] == studies["judges_leaderboard"] == "shared"
     assert studies["all"] == "shared"
     assert studies["ranking_judge"] == "ranking" and studies["ranking_score"] == "ranking"
     assert set(studies.values()) == {

@@ -79,13 +79,13 @@ def export(ref: str, dest: Path) -> str:
 def rule_studies(checkout: Path) -> dict[str, str]:
     """rule name -> the study whose rules file defines it (``workflow/rules/<study>/*.smk``; also
     ``workflow/rules/<study>.smk``, where older commits kept a study's entry); rules of
-    common/datasets/published/personas/manifest/provenance count as ``shared``."""
+    common/datasets/published/judges/personas/manifest/provenance count as ``shared``."""
     out = {}
     rules = checkout / "workflow" / "rules"
     for smk in sorted(rules.rglob("*.smk")):
         rel = smk.relative_to(rules)
         study = rel.parts[0] if len(rel.parts) > 1 else rel.stem
-        if study in ("common", "datasets", "published", "personas", "manifest", "provenance"):
+        if study in ("common", "datasets", "published", "judges", "personas", "manifest", "provenance"):
             study = "shared"
         for name in RULE.findall(smk.read_text(encoding="utf-8")):
             out[name] = study

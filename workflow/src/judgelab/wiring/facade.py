@@ -82,6 +82,9 @@ DISPLAY_KEYS = ("display_name",)
 PATHS = {
     "raw": "{results}/raw/{dataset}/{kind}.raw",
     "published": "{results}/published/{judge}/{dataset}.txt",
+    "judges_agreement": "{results}/judges/{dataset}/agreement.tsv",
+    "judges_figure": "{results}/judges/{dataset}/agreement.{ext}",
+    "judges_leaderboard": "{results}/judges/leaderboard.{ext}",
     "dataset": "{results}/datasets/{dataset}.tsv",
     "generated_persona": "{results}/personas/generated/{model}/{persona}.json",
     "persona_table": "{results}/personas/personas.tsv",
@@ -582,6 +585,82 @@ class Project:
             )
         return judges
 
+    # -- where each judge stands (results/judges) ----------------------------------------------
+
+    @cached_property
+    def standing(self) -> dict[str, list[dict]]:
+        """dataset -> the judges compared on it with the human grades, in order: the live judges
+        PERAS runs there (their first template, the reference persona), then the imported and
+        published judges that labelled it. Empty (no stage) when the run has no imported or
+        published judge: there is nothing to place a live judge among."""
+        if not self.imported:
+            return {}
+        out: dict[str, list[dict]] = {}
+        peras = self.plan("peras") if "peras" in self.studies else None
+        if peras is not None and peras.judges and peras.templates:
+            template, persona = peras.templates[0], peras.reference
+            if persona in self.personas:
+                for d in peras.datasets:
+                    for m in peras.judges:
+                        out.setdefault(d, []).append(
+                            {
+                                "name": m,
+                                "kind": "live",
+                                "file": self.path(
+                                    "judgments", dataset=d, model=m, template=template, persona=persona
+                                ),
+                                "describe": f"live ({self.config['models'][m].get('backend', 'local')}), "
+                                f"peras {template}/{persona}",
+                                "scale": "graded",
+                            }
+                        )
+        for name, judge in self.imported.items():
+            template = judge.templates[0]
+            persona = "default" if "default" in judge.personas else judge.personas[0]
+            entry = self.catalog.judges.get(name) if judge.published else None
+            for d in judge.datasets:
+                out.setdefault(d, []).append(
+                    {
+                        "name": name,
+                        "kind": "published" if entry else "imported",
+                        "file": self.imported_file(name, d, template, persona),
+                        "describe": (
+                            f"{entry.source.name}: {entry.method}, {entry.judge_model or 'model not stated'}"
+                            if entry
+                            else f"imported ({judge.scale or 'graded'})"
+                        ),
+                        "reading": vars(self.import_reading(name, d)),
+                        "scale": judge.scale or "graded",
+                    }
+                )
+        return {d: js for d, js in out.items() if any(j["kind"] != "live" for j in js)}
+
+    def standing_params(self, dataset: str) -> list[dict]:
+        """The agreement job's param: each judge of :attr:`standing` without its file (an input)."""
+        return [{k: v for k, v in j.items() if k != "file"} for j in self.standing[dataset]]
+
+    def standing_leaderboard_inputs(self) -> dict[str, list[str]]:
+        """The leaderboard's inputs: each dataset's agreement table and, for the datasets the ranking
+        study ranks, its correlations."""
+        ranking = self.plan("ranking") if "ranking" in self.studies else None
+        ranked = [d for d in self.standing if ranking is not None and d in ranking.datasets]
+        return {
+            "agreement": [self.path("judges_agreement", dataset=d) for d in self.standing],
+            "correlations": [self.path("ranking_correlations", dataset=d) for d in ranked],
+        }
+
+    def standing_measure(self) -> str:
+        """The ranking study's first measure (the leaderboard's tau and rho), "" without it."""
+        ranking = self.plan("ranking") if "ranking" in self.studies else None
+        return ranking.measures[0] if ranking is not None and ranking.measures else ""
+
+    def standing_targets(self) -> list[str]:
+        if not self.standing:
+            return []
+        return [self.path("judges_leaderboard", ext=e) for e in ("tsv", "md", "html")] + [
+            self.path("judges_figure", dataset=d, ext=e) for d in self.standing for e in ("png", "pdf")
+        ]
+
     @cached_property
     def published_groups(self) -> dict[str, list[str]]:
         """Every name of the published catalog the config uses -> the judges it stands for (one,
@@ -727,7 +806,7 @@ class Project:
         out = [self.path("persona_table")]
         for study in self.studies:
             out += self.targets(study)
-        return out + [self.path("manifest")]
+        return out + self.standing_targets() + [self.path("manifest")]
 
     def manifest_settings(self) -> ManifestSettings:
         """The manifest job's param (:mod:`judgelab.project.manifest`): the resolved config's

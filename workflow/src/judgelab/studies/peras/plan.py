@@ -168,6 +168,14 @@ class Plan(StudyPlan):
         )
         cells, live = set(self.cells), set(self.judges)
         groups = {g: ps for g, ps in groups.items() if g[1] not in live or g in cells}
+        # a published judge (named by catalog) counts on the study's datasets only: an imported
+        # judge's datasets are the user's own choice for it, a published one's are its files'
+        imported = self.project.imported
+        groups = {
+            g: ps
+            for g, ps in groups.items()
+            if not (g[1] in imported and imported[g[1]].published and g[0] not in self.datasets)
+        }
         # persona committees: a row of every group that runs all their personas
         for name, c in self.persona_committees.items():
             for ps in groups.values():
