@@ -67,3 +67,37 @@ def cut_trec_sample(
         for i in keep:
             fh.write(raw_text_lines[texts[i][0] - 1] + "\n")
     return {"dataset": name, "queries": chosen, "pairs": len(keep)}
+
+
+#: The LLMJudge slice of the bundled sample: four test topics with pairs of every grade (475 pairs)
+LLMJUDGE_TOPICS = ("q1", "q15", "q22", "q36")
+
+
+def cut_llmjudge_slice(
+    llmjudge_dir: str | Path, published_dir: str | Path, out_dir: str | Path, topics=LLMJUDGE_TOPICS
+) -> dict[str, int]:
+    """The bundled LLMJudge slice: the test qrels' lines (with the human labels) and the queries of
+    ``topics``, and each of the 33 submissions' lines of the same pairs
+    (``<out>/published/llmjudge-<submission>.txt``), every line byte for byte as in the source
+    files (``llmjudge_dir``: the LLMJudge ``data/`` files; ``published_dir``: the
+    LLMJudge-benchmark ``submissions/scores`` files). No passage text: the slice is judged by the
+    published judges only. Returns the lines written per file."""
+    keep = set(topics)
+    out = Path(out_dir)
+    (out / "published").mkdir(parents=True, exist_ok=True)
+    counts = {}
+
+    def cut(src: Path, dest: Path, sep: str | None) -> None:
+        lines = [
+            line
+            for line in src.read_text(encoding="utf-8").splitlines(keepends=True)
+            if line.strip() and line.split(sep, 1)[0] in keep
+        ]
+        dest.write_text("".join(lines), encoding="utf-8")
+        counts[dest.relative_to(out).as_posix()] = len(lines)
+
+    cut(Path(llmjudge_dir) / "llmjudge_test_qrel_idx.txt", out / "qrels.txt", None)
+    cut(Path(llmjudge_dir) / "llm4eval_query_2024.txt", out / "topics.txt", "\t")
+    for f in sorted(Path(published_dir).glob("*.txt")):
+        cut(f, out / "published" / f"llmjudge-{f.stem}.txt", None)
+    return counts

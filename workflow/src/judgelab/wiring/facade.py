@@ -544,6 +544,17 @@ class Project:
 
         return load_catalog(self.resources, self.config.get("published_judges"))
 
+    def published_file(self, judge: str, dataset: str) -> str:
+        """A published judge's file of a dataset: on the bundled sample, the slice shipped with it
+        (``resources/sample/<dataset>/published/<judge>.txt``: the LLMJudge submissions, MIT) when
+        there is one; else the download job's output (its digest checked there, its lines in the
+        jobs that read it)."""
+        if self.dataset(dataset)["source"] == "sample":
+            bundled = self.resources / "sample" / dataset / "published" / f"{judge}.txt"
+            if bundled.is_file():
+                return self.run_path(bundled)
+        return self.path("published", judge=judge, dataset=dataset)
+
     def published_download(self, judge: str, dataset: str) -> dict:
         """What the download job of a published judge's file needs (a tracked param): its URL,
         size, SHA-256, and its source and path there (where ``published_judges.mirror`` holds the
@@ -718,9 +729,9 @@ class Project:
     def imported_file(self, name: str, dataset: str, template: str, persona: str) -> str:
         """An imported judge's file (the import rule's input): an error naming the judge's key when
         it does not exist (relative to the working directory)."""
-        f = self.run_path(self.imported[name].file(dataset, template, persona))
         if self.imported[name].published:
-            return f  # the download job's output: its digest is checked there, its lines in the job
+            return self.published_file(name, dataset)
+        f = self.run_path(self.imported[name].file(dataset, template, persona))
         if not self.local(f).is_file():
             raise InputError(
                 f"imported judge file {f} does not exist (dataset {dataset}, template "
