@@ -7,8 +7,12 @@ localrules:
     download_qrels_topics,
 
 
-# A downloaded dataset's qrels, topics and passage texts; download_qrels_topics: the qrels and
-# topics of one whose passages no study reads (judged by imported judges only, PROJECT.needs_texts)
+# A downloaded dataset's qrels, topics and passage texts; download_qrels_topics (first where both
+# match): the qrels and topics of one whose passages no study reads (imported judges only:
+# PROJECT.needs_texts)
+ruleorder: download_qrels_topics > download_dataset
+
+
 rule download_dataset:
     output:
         qrels=path("raw", kind="qrels"),
@@ -16,8 +20,6 @@ rule download_dataset:
         texts=path("raw", kind="texts"),
     log:
         PROJECT.log("download/{dataset}"),
-    wildcard_constraints:
-        dataset=names_re(PROJECT.downloads(texts=True)),
     conda:
         "../../envs/judgelab.yaml"
     params:

@@ -501,7 +501,8 @@ class Project:
 
     def downloads(self, texts: bool) -> list[str]:
         """The datasets of ``source: download`` whose download fetches the passage texts
-        (``texts``), or only the qrels and topics: the two download rules' datasets."""
+        (``texts``: rule ``download_dataset``), or only the qrels and topics (rule
+        ``download_qrels_topics``, which Snakemake takes first where both match)."""
         return [
             n
             for n in self.datasets
