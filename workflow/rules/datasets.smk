@@ -4,6 +4,13 @@
 # compute nodes of a cluster are often offline: downloads run on the submitting host
 localrules:
     download_dataset,
+    download_qrels_topics,
+
+
+# A downloaded dataset's qrels, topics and passage texts; download_qrels_topics (first where both
+# match): the qrels and topics of one whose passages no study reads (imported judges only:
+# PROJECT.needs_texts)
+ruleorder: download_qrels_topics > download_dataset
 
 
 rule download_dataset:
@@ -13,6 +20,22 @@ rule download_dataset:
         texts=path("raw", kind="texts"),
     log:
         PROJECT.log("download/{dataset}"),
+    conda:
+        "../../envs/judgelab.yaml"
+    params:
+        urls=lambda wc: json.dumps(PROJECT.download_urls(wc.dataset), sort_keys=True),
+    script:
+        "../scripts/download_dataset.py"
+
+
+rule download_qrels_topics:
+    output:
+        qrels=path("raw", kind="qrels"),
+        topics=path("raw", kind="topics"),
+    log:
+        PROJECT.log("download/{dataset}"),
+    wildcard_constraints:
+        dataset=names_re(PROJECT.downloads(texts=False)),
     conda:
         "../../envs/judgelab.yaml"
     params:

@@ -1,7 +1,7 @@
 """``judgelab``: the library's main operations from the shell (the workflow runs the same code).
 
-judgelab download dl19 --out data/dl19            # raw files from the public sources
-judgelab prepare dl19 --qrels .. --topics .. --texts .. --out dl19.tsv [--per-grade 10]
+judgelab download dl19 --out data/dl19            # raw files from the public sources [--no-texts]
+judgelab prepare dl19 --qrels .. --topics .. --texts .. --out dl19.tsv [--per-grade 10]  # --texts optional
 judgelab peras judge dl19.tsv --persona LA --template peras/wo_cot --out j.tsv   # a study's job by hand
 judgelab peras confidence dl19.tsv j.tsv --persona LA --out c.tsv
 judgelab peras metrics dl19.tsv j.tsv c.tsv
@@ -126,13 +126,21 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("download", help="download a dataset's raw files from its public sources")
     p.add_argument("dataset")
     p.add_argument("--out", required=True, help="folder for qrels.raw, topics.raw, texts.raw")
+    p.add_argument(
+        "--no-texts",
+        action="store_true",
+        help="qrels and topics only (a dataset that only imported judges label needs no passage texts)",
+    )
 
     p = sub.add_parser("prepare", help="normalise raw files into one table, with an optional subset")
     p.add_argument("dataset")
     p.add_argument("--format", choices=["trec", "llmjudge"], default="trec")
     p.add_argument("--qrels", required=True)
     p.add_argument("--topics", required=True)
-    p.add_argument("--texts", required=True)
+    p.add_argument(
+        "--texts",
+        help="judged-text file (trec) or passage JSONL (llmjudge); omitted: the passages stay empty",
+    )
     p.add_argument("--docid-map")
     p.add_argument("--encoding", default="utf-8", help="text encoding of the raw files (default utf-8)")
     p.add_argument("--queries", nargs="*", default=[])
@@ -306,8 +314,9 @@ def _run(args) -> int:
     if args.cmd == "download":
         from judgelab.data.sources import download_dataset, source_urls
 
-        dest = {k: f"{args.out}/{k}.raw" for k in ("qrels", "topics", "texts")}
-        download_dataset(source_urls(args.dataset), dest)
+        urls = source_urls(args.dataset, texts=not args.no_texts)
+        dest = {k: f"{args.out}/{k}.raw" for k in urls}
+        download_dataset(urls, dest)
         print(json.dumps(dest, indent=1))
     elif args.cmd == "prepare":
         sel = {
@@ -320,7 +329,7 @@ def _run(args) -> int:
             "docid_map": args.docid_map,
         }
         with script_logging(None):
-            prepare_dataset_job(args.dataset, args.qrels, args.topics, args.texts, sel, args.out)
+            prepare_dataset_job(args.dataset, args.qrels, args.topics, sel, args.out, args.texts)
     elif args.cmd == "peras judge":
         template = load_template_spec(args.template, kind="judgment")
         judge = Judge(

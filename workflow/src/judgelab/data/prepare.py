@@ -3,7 +3,11 @@ built from its raw files (TREC DL: qrels, topics, passage texts; LLMJudge: qrels
 passages JSONL), checked (known query, passage present, no conflicting duplicate pair) and cut
 to the configured selection (:mod:`judgelab.data.selection`). A pair listed twice must agree on
 grade and passage text; a dataset with no judged pair left is an error naming the dataset and its
-files. The columns are :data:`judgelab.data.tables.DATASET_COLUMNS`."""
+files. The columns are :data:`judgelab.data.tables.DATASET_COLUMNS`.
+
+Without a texts file (``texts`` None: a dataset no live model reads, judged by imported judges
+only, :meth:`judgelab.wiring.facade.Project.reads_texts`) the table has every judged pair with an
+empty ``passage``: the qrels and topics are read and checked as always."""
 
 from __future__ import annotations
 
@@ -41,33 +45,35 @@ def _check_and_build(
     qrels_path: str,
     topics: dict[str, str],
     topics_path: str,
-    text_of,
+    text_of: Callable[[QrelLine], tuple[tuple[str, int], str | None]] | None,
     repair: bool = True,
 ) -> pd.DataFrame:
     """Shared checks: known query, passage present, no conflicting duplicate pairs (a pair listed
     twice must agree on grade and passage text). ``repair``: texts repaired by
     :func:`~judgelab.data.readers.clean_text`; False: white space stripped only, to check the
-    files without repairing them (:func:`build_table` with ``repair=False``)."""
+    files without repairing them (:func:`build_table` with ``repair=False``). ``text_of`` None:
+    no texts file, every passage empty (nothing to check but the qrels and topics)."""
     clean: Callable[[str], str] = clean_text if repair else _stripped
     kept, repeats = unique_pairs(qrels, qrels_path)  # one grade per pair
-    for first, again in repeats:  # an exact repeat must also carry the same passage text
-        (path_a, line_a), text_a = text_of(first)
-        (path_b, line_b), text_b = text_of(again)
-        if clean(text_a or "") != clean(text_b or ""):
-            raise InputError(
-                f"pair (qid {again.qid}, docid {again.docid}) is listed twice with different passage "
-                f"texts: {path_a}:{line_a} and {path_b}:{line_b}",
-                path=path_b,
-                line=line_b,
-            )
+    if text_of is not None:
+        for first, again in repeats:  # an exact repeat must also carry the same passage text
+            (path_a, line_a), text_a = text_of(first)
+            (path_b, line_b), text_b = text_of(again)
+            if clean(text_a or "") != clean(text_b or ""):
+                raise InputError(
+                    f"pair (qid {again.qid}, docid {again.docid}) is listed twice with different passage "
+                    f"texts: {path_a}:{line_a} and {path_b}:{line_b}",
+                    path=path_b,
+                    line=line_b,
+                )
     rows = []
     queries: dict[str, str] = {}  # each query repaired once, not once per judged pair
     for q in kept:
-        where, text = text_of(q)
+        where, text = text_of(q) if text_of is not None else ((qrels_path, q.line), None)
         text = clean(text or "")
         if q.qid not in topics:
             raise InputError(f"query {q.qid} has no text in {topics_path}", path=qrels_path, line=q.line)
-        if not text:
+        if not text and text_of is not None:
             raise InputError(
                 f"judged passage {q.docid} (query {q.qid}) has no text", path=where[0], line=where[1]
             )
@@ -81,13 +87,16 @@ def build_trec_table(
     dataset: str,
     qrels_path: str | Path,
     topics_path: str | Path,
-    texts_path: str | Path,
+    texts_path: str | Path | None,
     encoding: str | None = None,
     repair: bool = True,
 ) -> pd.DataFrame:
-    """Normalised table from qrels + topics + a judged-text file aligned line by line with the qrels."""
+    """Normalised table from qrels + topics + a judged-text file aligned line by line with the qrels
+    (None: no texts, every passage empty)."""
     qrels = read_qrels(qrels_path, encoding)
     topics = read_topics(topics_path, encoding)
+    if texts_path is None:
+        return _check_and_build(dataset, qrels, str(qrels_path), topics, str(topics_path), None, repair)
     texts = read_qrels_text(texts_path, encoding)
     if len(texts) != len(qrels):
         raise InputError(
@@ -113,17 +122,20 @@ def build_llmjudge_table(
     dataset: str,
     qrels_path: str | Path,
     topics_path: str | Path,
-    docs_path: str | Path,
+    docs_path: str | Path | None,
     docid_map: str | Path | None = None,
     encoding: str | None = None,
     repair: bool = True,
 ) -> pd.DataFrame:
-    """Normalised table for LLMJudge: qrels use short ids (``p123``); passages come from the JSONL.
+    """Normalised table for LLMJudge: qrels use short ids (``p123``); passages come from the JSONL
+    (None: no texts, every passage empty; ``docid_map`` is then not read).
 
     If the JSONL is keyed by MS MARCO v2 ids, ``docid_map`` (``docid_to_docidx.txt``) translates them.
     """
     qrels = read_qrels(qrels_path, encoding)
     topics = read_topics(topics_path, encoding)
+    if docs_path is None:
+        return _check_and_build(dataset, qrels, str(qrels_path), topics, str(topics_path), None, repair)
     docs = read_jsonl_docs(docs_path, encoding)
     if docid_map is not None:
         mapping = read_id_map(docid_map, encoding)
@@ -147,14 +159,15 @@ def build_table(
     fmt: str,
     qrels: str | Path,
     topics: str | Path,
-    texts: str | Path,
+    texts: str | Path | None,
     docid_map: str | Path | None = None,
     encoding: str | None = None,
     repair: bool = True,
 ) -> pd.DataFrame:
     """The normalised table of a dataset's raw files in format ``fmt`` (``trec``, ``llmjudge``).
-    ``repair=False``: every line read and checked, the texts not repaired (ftfy, 90% of the time:
-    how the plan checks a dataset's own files before any job, :mod:`judgelab.project.inputs`)."""
+    ``texts`` None: no passage texts (every ``passage`` empty). ``repair=False``: every line read
+    and checked, the texts not repaired (ftfy, 90% of the time: how the plan checks a dataset's
+    own files before any job, :mod:`judgelab.project.inputs`)."""
     if fmt == "trec":
         return build_trec_table(name, qrels, topics, texts, encoding, repair)
     if fmt == "llmjudge":
@@ -163,12 +176,13 @@ def build_table(
 
 
 def prepare_table(
-    name: str, selection: dict, qrels: str | Path, topics: str | Path, texts: str | Path
+    name: str, selection: dict, qrels: str | Path, topics: str | Path, texts: str | Path | None = None
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """What the prepare job does: the normalised table of the raw files and its configured subset
     (``selection``: format, encoding, docid_map, queries, exclude_queries, match_counts,
-    max_queries, per_grade, seed). Returns (full table, subset). A dataset without a judged pair
-    is an error naming its key and files."""
+    max_queries, per_grade, seed). ``texts`` None: no passage texts (every ``passage`` empty).
+    Returns (full table, subset). A dataset without a judged pair is an error naming its key and
+    files."""
     sel = selection
     try:
         full = build_table(
@@ -176,7 +190,7 @@ def prepare_table(
         )
     except InputError as exc:
         raise with_refetch_hint(exc) from None
-    files = f"qrels {qrels}, topics {topics}, texts {texts}"
+    files = f"qrels {qrels}, topics {topics}" + (f", texts {texts}" if texts is not None else ", no texts")
     if full.empty:
         raise InputError(
             f"the dataset has no judged pair ({files}): nothing to judge", key=f"datasets.{name}"

@@ -122,8 +122,10 @@ KNOWN_FILES: dict[str, KnownFile] = {
     ),
 }
 
-#: The rule of ``workflow/rules/datasets.smk`` whose outputs :func:`download_dataset` writes.
+#: The rule of ``workflow/rules/datasets.smk`` whose outputs :func:`download_dataset` writes, and
+#: the one of a dataset whose passage texts no live model reads (its qrels and topics only).
 DOWNLOAD_RULE = "download_dataset"
+DOWNLOAD_RULE_NO_TEXTS = "download_qrels_topics"
 
 
 class DownloadError(JudgelabError, OSError):
@@ -454,7 +456,7 @@ def refetch_hint(path: str | Path) -> str | None:
         )
     return (
         f"{state}; to fetch it again, delete it and rerun your snakemake command (rule "
-        f"{DOWNLOAD_RULE} fetches the missing file): rm {p}"
+        f"{DOWNLOAD_RULE}, or {DOWNLOAD_RULE_NO_TEXTS} without texts, fetches the missing file): rm {p}"
     )
 
 
@@ -468,11 +470,12 @@ def with_refetch_hint(exc: InputError) -> InputError:
 
 
 def source_urls(
-    name: str, overrides: dict[str, str] | None = None, split: str | None = None
+    name: str, overrides: dict[str, str] | None = None, split: str | None = None, *, texts: bool = True
 ) -> dict[str, str]:
     """The public URLs of dataset ``name`` (keys qrels, topics, texts), the qrels of ``split``
     where the source has several (:data:`QRELS_SPLITS`), with ``overrides`` applied (e.g.
-    ``file://`` mirrors)."""
+    ``file://`` mirrors). ``texts`` False: a dataset whose passage texts no live model reads,
+    qrels and topics only (no texts URL needed, none given)."""
     if name not in SOURCES and not overrides:
         raise InputError(
             f"no public source is known for {name!r}; known: {sorted(SOURCES)} (or give `urls`)",
@@ -486,15 +489,18 @@ def source_urls(
             raise InputError(f"unknown split {split!r} ({known})", key=f"datasets.{name}.split")
         urls["qrels"] = splits[split]
     urls.update(overrides or {})
-    missing = [k for k in ("qrels", "topics", "texts") if k not in urls]
+    kinds = ("qrels", "topics", "texts") if texts else ("qrels", "topics")
+    missing = [k for k in kinds if k not in urls]
     if missing:
-        raise InputError(f"no URL for {missing}", key=f"datasets.{name}.urls")
-    return urls
+        why = " (a live judge reads this dataset's passages)" if missing == ["texts"] else ""
+        raise InputError(f"no URL for {missing}{why}", key=f"datasets.{name}.urls")
+    return urls if texts else {k: u for k, u in urls.items() if k != "texts"}
 
 
 def download_dataset(urls: Mapping[str, str], dest: Mapping[str, str | Path]) -> None:
-    """Download each of ``urls`` (qrels, topics, texts) to the matching path of ``dest``
-    (:func:`download`); none takes its name before all three arrived whole.
+    """Download each of ``urls`` (qrels, topics, and texts where given: a dataset whose passages
+    no live model reads has none) to the matching path of ``dest`` (:func:`download`); none takes
+    its name before all of them arrived whole.
 
     A file whose length nothing vouches for (no Content-Length, no recorded size or digest) must
     end with a line end (:func:`line_ends`), and when the qrels or a judged-text file aligned
@@ -505,15 +511,16 @@ def download_dataset(urls: Mapping[str, str], dest: Mapping[str, str | Path]) ->
     docid) cannot be told here; the prepare job then names a query or passage the qrels need
     and the file lacks."""
     fetched: dict[str, _Fetched] = {}
+    kinds = [k for k in ("qrels", "topics", "texts") if k in urls]
     try:
-        for kind in ("qrels", "topics", "texts"):
+        for kind in kinds:
             fetched[kind] = _fetch(
                 urls[kind], Path(dest[kind]), size=None, sha256=None, html=False, shape=line_ends
             )
-        qrels, texts = fetched["qrels"], fetched["texts"]
-        if not (qrels.vouched and texts.vouched):
+        qrels, texts = fetched["qrels"], fetched.get("texts")
+        if texts is not None and not (qrels.vouched and texts.vouched):
             aligned_counts(qrels, texts)
-        for kind in ("qrels", "topics", "texts"):
+        for kind in kinds:
             fetched[kind].commit()
     finally:
         for f in fetched.values():

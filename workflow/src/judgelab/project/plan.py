@@ -72,6 +72,14 @@ class StudyPlan:
         """Every model the study's jobs call."""
         return self.judges
 
+    def text_datasets(self) -> list[str]:
+        """The datasets (keys of the top-level ``datasets``) whose passage texts the study's jobs
+        read: shown to a live model, or ranked by a retrieval system. A dataset no enabled study
+        lists needs no texts (judged by imported judges only: its table's ``passage`` column may
+        be empty, :meth:`judgelab.wiring.facade.Project.needs_texts`). By default every dataset of
+        the study: a study says less only where it knows its jobs read no passage."""
+        return self.datasets
+
     def check(self) -> None:
         """Every name of the section exists; errors name the full key."""
         for key, known in (

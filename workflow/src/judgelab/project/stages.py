@@ -24,7 +24,8 @@ log = logging.getLogger(__name__)
 
 
 def download_job(urls: Mapping[str, str], outputs: Mapping[str, str]) -> None:
-    """Fetch the qrels, topics and texts of ``urls`` to the paths of ``outputs`` (verified)."""
+    """Fetch the qrels, topics and texts of ``urls`` to the paths of ``outputs`` (verified); a
+    dataset whose passages no live model reads has no texts among them."""
     download_dataset(dict(urls), dict(outputs))
 
 
@@ -38,12 +39,15 @@ def download_published_job(download: Mapping[str, Any], labels: str, mirror: str
 
 
 def prepare_dataset_job(
-    dataset: str, qrels: str, topics: str, texts: str, selection: Mapping[str, Any], table: str
+    dataset: str, qrels: str, topics: str, selection: Mapping[str, Any], table: str, texts: str | None = None
 ) -> pd.DataFrame:
     """The normalised table of ``dataset``'s raw files, cut to its ``selection`` (the format and
-    subset keys of :meth:`judgelab.wiring.facade.Project.selection`)."""
+    subset keys of :meth:`judgelab.wiring.facade.Project.selection`). ``texts`` None (the rule
+    gives none: no live model reads the dataset's passages): every ``passage`` empty."""
     full, subset = prepare_table(dataset, dict(selection), qrels, topics, texts)
     log.info("%s: %d judged pairs, %d queries", dataset, len(full), full["qid"].nunique())
+    if texts is None:
+        log.info("%s: no passage texts (no live model reads them): the passage column is empty", dataset)
     log.info(
         "%s after selection: %d pairs, %d queries, grades %s",
         dataset,

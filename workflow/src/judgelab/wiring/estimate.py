@@ -107,7 +107,7 @@ def dataset_pairs(
         passed = f" (prepared table {prepared} not used: {why})"
     raw = {k: Path(p) if Path(p).is_absolute() else directory / p for k, p in files.items()}
     if all(p.exists() for p in raw.values()):
-        _, pairs = prepare_table(name, project.selection(name), raw["qrels"], raw["topics"], raw["texts"])
+        _, pairs = prepare_table(name, project.selection(name), raw["qrels"], raw["topics"], raw.get("texts"))
         return PairSource(name, pairs, f"raw files ({d['source']}), prepared in memory{passed}", True)
     known = KNOWN_SPLITS.get((name, d["split"])) if d.get("split") else KNOWN_DATASETS.get(name)
     if known is None:

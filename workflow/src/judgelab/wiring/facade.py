@@ -132,6 +132,9 @@ class Project:
         self.results = self.config["results"]
         self.cache = self.config["cache"]
         self._judge_sections: dict[str, JudgeSection] = {}
+        #: dataset -> the studies reading its passage texts, once the checks are done
+        self._text_readers: dict[str, list[str]] | None = None
+        self._checked = False
         self.plans = {s: import_module(f"judgelab.studies.{s}.plan").Plan(self) for s in STUDIES}
         self.paths = dict(PATHS)
         for plan in self.plans.values():
@@ -349,17 +352,53 @@ class Project:
         """The prepared (normalised, subset) table of a dataset."""
         return self.path("dataset", dataset=name)
 
+    def text_readers(self, name: str) -> list[str]:
+        """The enabled studies whose jobs read dataset ``name``'s passage texts (shown to a live
+        model, or ranked by a retrieval system: :meth:`StudyPlan.text_datasets`), in the order of
+        :data:`judgelab.studies.STUDIES`."""
+        if self._text_readers is None:
+            readers: dict[str, list[str]] = {}
+            for s in self.studies:
+                for d in dict.fromkeys(self.plans[s].text_datasets()):
+                    readers.setdefault(d, []).append(s)
+            if not self._checked:  # studies the checks may still skip: asked again later
+                return readers.get(name, [])
+            self._text_readers = readers
+        return self._text_readers.get(name, [])
+
+    def needs_texts(self, name: str) -> bool:
+        """Whether some enabled study reads dataset ``name``'s passage texts
+        (:meth:`text_readers`). A dataset only imported (or published) judges label needs none."""
+        return bool(self.text_readers(name))
+
+    def reads_texts(self, name: str) -> bool:
+        """Whether the prepare job of dataset ``name`` reads passage texts: those of the bundled
+        sample and a ``texts`` file given (``source: files``) always, a download's only where some
+        study needs them (:meth:`needs_texts`; otherwise the texts file is not fetched). Without
+        texts the table's ``passage`` column is empty."""
+        d = self.dataset(name)
+        if d["source"] == "sample":
+            return True
+        if d["source"] == "files":
+            return bool(d.get("texts"))
+        return self.needs_texts(name)
+
     def raw_files(self, name: str) -> dict[str, str]:
-        """The raw qrels/topics/texts a dataset's prepare job reads, by its ``source``."""
+        """The raw qrels/topics/texts a dataset's prepare job reads, by its ``source``; no texts
+        where it reads none (:meth:`reads_texts`)."""
+        kinds = ("qrels", "topics", "texts") if self.reads_texts(name) else ("qrels", "topics")
+        return self._raw_paths(name, kinds)
+
+    def _raw_paths(self, name: str, kinds: Sequence[str]) -> dict[str, str]:
         d = self.dataset(name)
         if d["source"] == "sample":
             folder = self.resources / "sample" / name
             ext = "jsonl" if d["format"] == "llmjudge" else "tsv"
             files = {"qrels": "qrels.txt", "topics": "topics.txt", "texts": f"texts.{ext}"}
-            return {k: self.run_path(folder / f) for k, f in files.items()}
+            return {k: self.run_path(folder / files[k]) for k in kinds}
         if d["source"] == "download":
-            return {k: self.path("raw", dataset=name, kind=k) for k in ("qrels", "topics", "texts")}
-        return {k: self.run_path(d[k]) for k in ("qrels", "topics", "texts")}
+            return {k: self.path("raw", dataset=name, kind=k) for k in kinds}
+        return {k: self.run_path(d[k]) for k in kinds}
 
     def raw_checked(self, name: str) -> dict[str, str]:
         """:meth:`raw_files` (paths relative to the working directory), each configured or bundled
@@ -387,15 +426,18 @@ class Project:
         from judgelab.project.inputs import InputCheck, check_inputs
 
         d = self.dataset(name)
-        shown = [files["qrels"], files["topics"], files["texts"]]
-        if d.get("docid_map"):
-            shown.append(self.run_path(d["docid_map"]))
+        shown = [files["qrels"], files["topics"]]
+        if "texts" in files:
+            shown.append(files["texts"])
+            if d.get("docid_map"):
+                shown.append(self.run_path(d["docid_map"]))
         opened = [self.local(f) for f in shown]
 
         def read() -> None:
+            texts = opened[2] if len(opened) > 2 else None
             docid_map = opened[3] if len(opened) > 3 else None
             build_table(
-                name, d["format"], opened[0], opened[1], opened[2], docid_map, d.get("encoding"), repair=False
+                name, d["format"], opened[0], opened[1], texts, docid_map, d.get("encoding"), repair=False
             )
 
         what = f"dataset {name} {d['format']} {d.get('encoding')}"
@@ -455,7 +497,20 @@ class Project:
         return out
 
     def download_urls(self, name: str) -> dict[str, str]:
-        return source_urls(name, self.dataset(name).get("urls"), self.dataset(name).get("split"))
+        """The URLs the download job of dataset ``name`` fetches (a tracked param): the texts'
+        only where a study reads them (:meth:`needs_texts`)."""
+        d = self.dataset(name)
+        return source_urls(name, d.get("urls"), d.get("split"), texts=self.needs_texts(name))
+
+    def downloads(self, texts: bool) -> list[str]:
+        """The datasets of ``source: download`` whose download fetches the passage texts
+        (``texts``: rule ``download_dataset``), or only the qrels and topics (rule
+        ``download_qrels_topics``, which Snakemake takes first where both match)."""
+        return [
+            n
+            for n in self.datasets
+            if self.dataset(n)["source"] == "download" and self.needs_texts(n) == texts
+        ]
 
     # -- personas -----------------------------------------------------------------------------
 
@@ -750,7 +805,7 @@ class Project:
         from judgelab.project.inputs import InputCheck, check_inputs
 
         judge, encoding = self.imported[name], self.dataset(dataset).get("encoding")
-        raw = self.raw_files(dataset)
+        raw = self._raw_paths(dataset, ("qrels", "topics"))
         source = [raw["qrels"], raw["topics"]]
         if not all(self.local(s).is_file() for s in source):
             source = []  # a dataset not downloaded yet: the file's own lines only
@@ -884,6 +939,9 @@ class Project:
                 # enabled by the shipped defaults only: this config gives it nothing to do
                 self.config[study]["enabled"] = False
                 self.skipped[study] = exc.message
+        self._checked = True  # the studies that run are settled: which datasets need texts too
+        for name in self.datasets:
+            self._check_texts(name)
         for m in self.used_models:
             self._check_model_file(m)
 
@@ -892,7 +950,7 @@ class Project:
 
         d, key = self.dataset(name), f"datasets.{name}"
         for k in ("qrels", "topics", "texts"):
-            if d["source"] == "files" and not d.get(k):
+            if d["source"] == "files" and not d.get(k) and k != "texts":  # texts: _check_texts
                 raise InputError(f"source 'files' needs the {k} file", key=f"{key}.{k}")
             if d["source"] != "files" and d.get(k):
                 raise InputError(
@@ -919,6 +977,31 @@ class Project:
                 f"{bundled}); use source 'download' or 'files'",
                 key=f"{key}.source",
             )
+
+    def _check_texts(self, name: str) -> None:
+        """Once the studies that run are known: a dataset some study reads the passages of has
+        them (``source: files`` gives ``texts``; a download has the texts' URL). A dataset only
+        imported judges label needs none."""
+        d = self.dataset(name)
+        if d["source"] == "files" and not d.get("texts"):
+            readers = self.text_readers(name)
+            if readers:
+                what = "judged-text file (docid<TAB>passage, one line per qrels line)"
+                if d["format"] == "llmjudge":
+                    what = 'passage JSONL ({"docid", "doc"} per line)'
+                why = [
+                    f"{s} (live judges {', '.join(self.plans[s].models())})"
+                    if self.plans[s].models()
+                    # a study with no live judge that reads them: the ranking study's systems
+                    else s
+                    + (f" (its systems: ranking.runs.{name}.source: systems)" if s == "ranking" else "")
+                    for s in readers
+                ]
+                raise InputError(
+                    f"no passage texts, but {' and '.join(why)} read them: give the {what}, or "
+                    "leave the dataset to imported judges only",
+                    key=f"datasets.{name}.texts",
+                )
         if d["source"] == "download":
             self.download_urls(name)
 

@@ -277,6 +277,11 @@ class Plan(StudyPlan):
     def models(self) -> list[str]:
         return self.judges if self.live_pointwise or self.pairwise_cells else []
 
+    def text_datasets(self) -> list[str]:
+        """The datasets a live judge reads, pointwise or pairwise (an imported judge's are not)."""
+        live = [d for d, _, _ in self.live_pointwise] + [d for d, _ in self.pairwise_cells]
+        return list(dict.fromkeys(live))
+
     def check(self) -> None:
         super().check()
         _ = self.prompts, self.imported  # loaded here: checked before any job

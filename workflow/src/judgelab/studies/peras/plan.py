@@ -290,6 +290,11 @@ class Plan(StudyPlan):
         used = {m for _, m, _ in self.cells}
         return [m for m in self.judges if m in used]
 
+    def text_datasets(self) -> list[str]:
+        """The datasets of the live judges' :attr:`cells` (judgment and confidence prompts show the
+        passage); an imported judge's labels and confidences come from its file."""
+        return list(dict.fromkeys(d for d, _, _ in self.cells))
+
     @property
     def reference(self) -> str:
         """The persona the others are compared with: ``peras.significance.reference``, or where it

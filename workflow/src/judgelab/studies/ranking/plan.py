@@ -51,6 +51,15 @@ class Plan(Targets):
     def models(self) -> list[str]:
         return list(self.judges) if self.datasets else []
 
+    def text_datasets(self) -> list[str]:
+        """The datasets whose pool a live judge labels (every one, with a live judge: the pool,
+        persona committees' members and the circularity labels show the passage), and those
+        whose runs the workflow's systems make (``source: systems`` ranks the table's passages);
+        a dataset of imported judges and given or downloaded runs reads none."""
+        if self.judges:
+            return list(self.datasets)
+        return self.datasets_of("systems")
+
     def check(self) -> None:
         """The base's checks, then the section's (:mod:`.checks`)."""
         super().check()

@@ -53,8 +53,9 @@ def human_qrels(table: pd.DataFrame) -> pd.DataFrame:
 def pool_table(runs: Mapping[str, pd.DataFrame], table: pd.DataFrame, k: int) -> pd.DataFrame:
     """The depth-``k`` pool of ``runs`` over the topics of the dataset ``table`` (columns qid,
     query, docid, passage, grade): :data:`POOL_COLUMNS` (``human`` the grade, Int64, missing where
-    unjudged; ``text_known``) and ``query``, ``passage`` (empty strings where the text is
-    unknown), sorted by qid and docid."""
+    unjudged; ``text_known``: the table has the passage's text, not empty as in a table without
+    texts) and ``query``, ``passage`` (empty strings where the text is unknown), sorted by qid and
+    docid."""
     topics = table.drop_duplicates("qid").set_index("qid")["query"]
     pairs = pool(runs, k, topics.index)
     grades = table.set_index(["qid", "docid"])["grade"]
@@ -64,7 +65,7 @@ def pool_table(runs: Mapping[str, pd.DataFrame], table: pd.DataFrame, k: int) ->
     text = passages.reindex(pairs["docid"])
     out = pairs.assign(
         human=pd.array(human.to_numpy(), dtype="Int64"),
-        text_known=text.notna().to_numpy(),
+        text_known=text.fillna("").ne("").to_numpy(),
         query=topics.reindex(pairs["qid"]).to_numpy(),
         passage=text.fillna("").to_numpy(),
     )

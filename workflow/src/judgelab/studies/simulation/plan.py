@@ -156,6 +156,10 @@ class Plan(StudyPlan):
     def own_datasets(self) -> list[str]:
         return self.datasets
 
+    def text_datasets(self) -> list[str]:
+        """None of the top-level ``datasets``: the study reads its own evaluator sets."""
+        return []
+
     def raw_file(self, d: str) -> str:
         """The downloaded file of a ``download`` evaluator set."""
         return self.project.path("simulation_raw", dataset=d, ext=RAW_EXT[self.sets[d]["format"]])
