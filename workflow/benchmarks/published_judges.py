@@ -49,11 +49,14 @@ def overlay(shared: Path) -> dict:
         "format": "llmjudge",
         "qrels": str(lj / "llmjudge_test_qrel_idx.txt"),
         "topics": str(lj / "llm4eval_query_2024.txt"),
+        "split": None,  # the test qrels given as a file
     }
     return {
         "datasets": datasets,
         "published_judges": {"mirror": str(shared / "published-judges")},
-        "ranking": {"runs": {"dl21": {"source": "files", "paths": [str(shared / "trec-dl-runs/dl21/input.*.txt")]}}},
+        "ranking": {
+            "runs": {"dl21": {"source": "files", "paths": [str(shared / "trec-dl-runs/dl21/input.*.txt")]}}
+        },
     }
 
 
@@ -62,7 +65,13 @@ def timed(cmd: list[str], cwd: Path) -> dict:
     run = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
     wall, after = time.monotonic() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"cmd": " ".join(cmd), "rc": run.returncode, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "out": run.stdout + run.stderr}
+    return {
+        "cmd": " ".join(cmd),
+        "rc": run.returncode,
+        "wall_s": round(wall, 1),
+        "cpu_s": round(cpu, 1),
+        "out": run.stdout + run.stderr,
+    }
 
 
 def main() -> int:
@@ -73,12 +82,31 @@ def main() -> int:
     out = Path(args.out or tempfile.mkdtemp(prefix="published-judges-"))
     out.mkdir(parents=True, exist_ok=True)
     (out / "local.yaml").write_text(yaml.safe_dump(overlay(Path(args.shared).resolve())))
-    files = [str(ROOT / "config" / "config.yaml"), str(ROOT / "config" / "published-judges.yaml"), str(out / "local.yaml")]
+    files = [
+        str(ROOT / "config" / "config.yaml"),
+        str(ROOT / "config" / "published-judges.yaml"),
+        str(out / "local.yaml"),
+    ]
     configs = ["--configfile", *files]
     py = sys.executable
     each = [a for f in files for a in ("--configfile", f)]
-    estimate = timed([py, "-m", "judgelab.cli", "estimate", "-d", str(out), "-s", str(ROOT / "Snakefile"), *each], out)
-    smk = [py, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(out), "--cores", "2", *configs, "judges", "ranking"]
+    estimate = timed(
+        [py, "-m", "judgelab.cli", "estimate", "-d", str(out), "-s", str(ROOT / "Snakefile"), *each], out
+    )
+    smk = [
+        py,
+        "-m",
+        "snakemake",
+        "judges",
+        "ranking",
+        "-s",
+        str(ROOT / "Snakefile"),
+        "-d",
+        str(out),
+        "--cores",
+        "2",
+        *configs,
+    ]
     first = timed(smk, out)
     again = timed(smk, out)
     load = os.getloadavg()

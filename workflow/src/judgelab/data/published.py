@@ -319,7 +319,7 @@ def config_rows(entries: Mapping[str, Mapping]) -> list[tuple[Callable[[str], Wh
                         "judge_model": str(e.get("judge_model", "")),
                         "method": str(e.get("method", "")),
                         "values": str(e.get("values", "")),
-                        "file": str(f.get("url", "")).rsplit("/", 1)[-1],
+                        "file": str(f.get("file") or str(f.get("url", "")).rsplit("/", 1)[-1]),
                         "bytes": str(f.get("bytes", 0)),
                         "sha256": str(f.get("sha256", "")),
                         "url": str(f.get("url", "")),

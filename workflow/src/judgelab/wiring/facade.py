@@ -377,8 +377,9 @@ class Project:
         study needs them (:meth:`needs_texts`; otherwise the texts file is not fetched). Without
         texts the table's ``passage`` column is empty."""
         d = self.dataset(name)
-        if d["source"] == "sample":
-            return True
+        if d["source"] == "sample":  # a bundled slice without a texts file (LLMJudge's) reads none
+            ext = "jsonl" if d["format"] == "llmjudge" else "tsv"
+            return (self.resources / "sample" / name / f"texts.{ext}").is_file() or self.needs_texts(name)
         if d["source"] == "files":
             return bool(d.get("texts"))
         return self.needs_texts(name)
