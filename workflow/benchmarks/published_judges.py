@@ -120,7 +120,7 @@ def main() -> int:
     if first["rc"] != 0:
         print(first["out"][-4000:], file=sys.stderr)
     (out / "published_judges.json").write_text(json.dumps(result, indent=2))
-    print(f"| step | wall s | CPU s | rc |\n|---|---|---|---|")
+    print("| step | wall s | CPU s | rc |\n|---|---|---|---|")
     print(f"| snakemake judges ranking | {first['wall_s']} | {first['cpu_s']} | {first['rc']} |")
     print(f"second run nothing to do: {result['again_nothing_to_do']}; load after {load}")
     print(estimate["out"][-800:])
