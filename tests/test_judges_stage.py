@@ -166,3 +166,14 @@ def test_no_imported_or_published_judge_no_judges_stage():
     p = Project(cfg, ROOT)
     assert p.standing == {} and p.standing_targets() == []
     assert not any("/judges/" in t for t in p.all_targets())
+
+
+def test_the_bundled_slice_is_cut_from_the_shared_files_byte_for_byte(tmp_path, shared_data):
+    from judgelab.data.sample import cut_llmjudge_slice
+
+    counts = cut_llmjudge_slice(
+        shared_data / "llmjudge", shared_data / "published-judges" / "llmjudge-2024" / "scores", tmp_path
+    )
+    assert counts["qrels.txt"] == 475 and counts["topics.txt"] == 4 and len(counts) == 35
+    for f in sorted(tmp_path.rglob("*.txt")):
+        assert f.read_bytes() == (SLICE / f.relative_to(tmp_path)).read_bytes(), f
