@@ -579,6 +579,7 @@ class Project:
                 entry.values.scale,
                 None,
                 published=True,
+                score_range=entry.values.score_range,
             )
         return judges
 
@@ -587,8 +588,12 @@ class Project:
         """Every name of the published catalog the config uses -> the judges it stands for (one,
         or a group's of the config's datasets): the entries of ``published_judges.use`` and the
         names in any study's ``imported_judges`` list that are not keys of ``imported_judges``.
-        A judge that gives scores is an error naming its key (the studies take labels); a group
-        leaves its score judges out, in the log."""
+
+        A judge that gives scores (``scores <low>-<high>``) is taken only where the name stands
+        in a list that takes scores (a study whose plan's ``imported_scales`` has ``scores``: the
+        ranking study, its scores as gains). Elsewhere - ``published_judges.use``, which adds
+        judges for PERAS (graded labels), and the overrating study - a single judge that gives
+        scores is an error naming its key, and a group leaves its score judges out, in the log."""
         own = set(self.config.get("imported_judges") or {})
         datasets = list(self.config.get("datasets") or {})
         refs: list[tuple[str, str]] = [
@@ -603,29 +608,44 @@ class Project:
                     refs.append((name, f"{section}.imported_judges[{i}]"))
         out: dict[str, list[str]] = {}
         catalog = self.catalog if refs else None
-        if catalog is not None:  # a study's unknown name: the study's own error (not a key of ...)
-            names = set(catalog.judges) | set(catalog.groups)
-            refs = [(r, k) for r, k in refs if r in names or k.startswith("published_judges.")]
+        if catalog is None:
+            return out
+        names = set(catalog.judges) | set(catalog.groups)
+        # a study's unknown name: the study's own error (not a key of ...)
+        refs = [(r, k) for r, k in refs if r in names or k.startswith("published_judges.")]
         for ref, key in refs:
-            if ref in out or catalog is None:
-                continue
             chosen = catalog.resolve(ref, datasets, key)
+            section = key.split(".", 1)[0]
+            plan = self.plans.get(section)
+            takes_scores = plan is not None and "scores" in plan.imported_scales
+            where = {
+                "published_judges": "`published_judges.use` (it adds judges for PERAS, which compares grades)",
+                "overrating": "the overrating study",
+            }.get(section, f"`{section}.imported_judges`")
             scores = [j.name for j in chosen if j.values.kind != "labels"]
-            if scores and ref in catalog.judges:
+            if scores and not takes_scores and ref in catalog.judges:
                 raise InputError(
-                    f"published judge {ref!r} gives scores ({chosen[0].values}), not labels: the "
-                    "studies take labels (the ranking study's scores-as-gains is not built yet)",
+                    f"published judge {ref!r} gives scores ({chosen[0].values}), not labels: "
+                    f"{where} takes labels; the ranking study takes scores as gains (name it in "
+                    "ranking.imported_judges)",
                     key=key,
                 )
-            if scores:
-                log.info("published group %r: %d judges give scores, left out: %s", ref, len(scores), scores)
-            kept = [j.name for j in chosen if j.values.kind == "labels"]
+            kept = [j.name for j in chosen if takes_scores or j.values.kind == "labels"]
+            if scores and not takes_scores:
+                log.info(
+                    "published group %r in %s: %d judges give scores, left out (%s takes labels): %s",
+                    ref,
+                    key,
+                    len(scores),
+                    where,
+                    scores,
+                )
             if not kept:
                 raise InputError(
-                    f"every judge of the group {ref!r} gives scores, not labels: the studies take labels",
+                    f"every judge of the group {ref!r} gives scores, not labels: {where} takes labels",
                     key=key,
                 )
-            out[ref] = kept
+            out[ref] = list(dict.fromkeys([*out.get(ref, []), *kept]))
         return out
 
     def import_reading(self, name: str, dataset: str) -> ImportReading:
@@ -633,7 +653,11 @@ class Project:
         declares and the dataset's encoding (a tracked param)."""
         judge = self.imported[name]
         return ImportReading(
-            judge.scale, judge.confidence_scale, self.dataset(dataset)["encoding"], judge.published
+            judge.scale,
+            judge.confidence_scale,
+            self.dataset(dataset)["encoding"],
+            judge.published,
+            judge.score_range,
         )
 
     def imported_file(self, name: str, dataset: str, template: str, persona: str) -> str:

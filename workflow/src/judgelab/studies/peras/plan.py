@@ -7,6 +7,7 @@ Config section ``peras``; target ``peras``; rules ``workflow/rules/peras/peras.s
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from dataclasses import replace
 from functools import cached_property
@@ -23,6 +24,8 @@ from judgelab.project.config import check_name
 from judgelab.project.plan import LLMJob, StudyPlan
 from judgelab.studies.peras import estimate
 from judgelab.studies.peras.settings import ClassifierSettings, FigureSettings, Group, SignificanceSettings
+
+log = logging.getLogger("judgelab")
 
 #: The figures per dataset x model x template (PERAS Figures 2-5).
 FIGURE_KINDS = ("radar_agreement", "radar_calibration", "interpersona_kappa", "confidence_by_grade")
@@ -162,7 +165,13 @@ class Plan(StudyPlan):
         """Every dataset x model x template (the live judges' :attr:`cells`, then imported judges)
         with its persona conditions in order: the unit of the metrics, significance, figure and
         classifier stages. Binary imported judges (``scale: binary``) are not among them: their
-        0/1 labels are not grades (the overrating study diagnoses them)."""
+        0/1 labels are not grades (the overrating study diagnoses them); nor are published judges
+        that give scores (the ranking study takes them as gains), in the log."""
+        scores = [n for n, j in self.project.imported.items() if j.gives_scores]
+        if scores and self.enabled:
+            log.info(
+                "PERAS compares grades: %d imported judges give scores, left out: %s", len(scores), scores
+            )
         groups = judge_groups(
             self.datasets, self.judges, self.templates, list(self.project.personas), self.project.imported
         )
@@ -236,7 +245,7 @@ class Plan(StudyPlan):
         from judgelab.analysis.committee import check_committee
 
         run_personas = list(self.project.personas)
-        graded = [n for n, j in self.project.imported.items() if j.scale != "binary"]
+        graded = [n for n, j in self.project.imported.items() if j.graded]
         for n in graded:
             run_personas += [p for p in self.project.imported[n].personas if p not in run_personas]
         judges = list(self.judges) + graded
@@ -414,7 +423,7 @@ class Plan(StudyPlan):
                 "significance stage would compare nothing",
                 key="peras.significance.reference",
             )
-        imported = {n: j for n, j in self.project.imported.items() if j.scale != "binary"}
+        imported = {n: j for n, j in self.project.imported.items() if j.graded}
         for name, judge in imported.items():
             if len(judge.personas) > 1 and ref not in judge.personas:
                 raise InputError(
