@@ -92,6 +92,14 @@ class ImportReading(Settings):
     #: (low, high) of a judge that gives scores (``scale: scores``); () for labels
     score_range: tuple[float, ...] = ()
 
+    def to_json(self) -> dict:
+        """The fields; ``score_range`` only for a judge that gives scores, so a label judge's
+        param is the one it had before scores were read (its import jobs do not rerun)."""
+        out = super().to_json()
+        if not self.score_range:
+            del out["score_range"]
+        return out
+
 
 @dataclass(frozen=True)
 class ImportedJudge:

@@ -24,6 +24,12 @@ def _names(names: Any) -> tuple[str, ...]:
     return tuple(str(x) for x in names)
 
 
+def _without_empty(fields: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    """``fields`` less ``names``: fields added for judges that give scores, left out of a param
+    where there is none so that the params of earlier runs stay as they were."""
+    return {k: v for k, v in fields.items() if k not in names}
+
+
 def _run_files(run_names: tuple[str, ...], runs: Any) -> dict[str, str]:
     """Run name -> run file: a job's run files ``runs`` in the order of ``run_names``."""
     paths = [str(p) for p in runs]
@@ -154,6 +160,11 @@ class Comparisons(Settings):
         """Judge -> (low, high) of the judges that give scores."""
         return {j: (low, high) for j, low, high in self.scores}
 
+    def to_json(self) -> dict[str, Any]:
+        """The fields; ``scores`` and ``score_alpha`` only with a judge that gives scores, so the
+        param of a dataset without one is the one it had before (its job does not rerun)."""
+        return _without_empty(super().to_json(), ("scores", "score_alpha") if not self.scores else ())
+
 
 @dataclass(frozen=True)
 class CorrelationSettings(Settings):
@@ -210,6 +221,11 @@ class Circularity(Settings):
         object.__setattr__(self, "measures", _names(self.measures))
         object.__setattr__(self, "labelled", tuple(str(m) for m in self.labelled))
         object.__setattr__(self, "scored", tuple(str(m) for m in self.scored))
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields; ``scored`` only with a judge that gives scores (an unchanged param, no
+        rerun, for a dataset without one)."""
+        return _without_empty(super().to_json(), () if self.scored else ("scored",))
 
 
 @dataclass(frozen=True)
