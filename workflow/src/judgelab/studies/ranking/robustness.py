@@ -170,7 +170,8 @@ def render_robustness(table: pd.DataFrame, fmt: str) -> str:
                 cells.append(render.fmt(r[col], digits or 3))
         rows.append(cells)
     if fmt == "md":
-        return render.markdown_table(titles, rows, ["l"] * len(ids) + ["r"] * (len(titles) - len(ids)))
+        aligns = ["l"] * len(ids) + ["l" if c == "alpha_map" else "r" for _, c, _ in shown]
+        return render.markdown_table(titles, rows, aligns)
     if fmt == "html":
         return render.html_table(
             pd.DataFrame(rows, columns=titles),

@@ -185,9 +185,9 @@ def render_leaderboard(board: pd.DataFrame, fmt: str) -> str:
         for shown, r in render.id_cells(board, ids)
     ]
     titles = id_titles + [t for t, _, _ in shown_cols]
-    n = len(shown_cols)
+    aligns = ["l"] * len(ids) + ["l" if digits is None else "r" for _, _, digits in shown_cols]
     if fmt == "md":
-        return render.markdown_table(titles, [s + v for s, v in rows], ["l"] * len(ids) + ["r"] * n)
+        return render.markdown_table(titles, [s + v for s, v in rows], aligns)
     if fmt == "tex":
         esc = render.tex_escape
         head = [
@@ -198,7 +198,9 @@ def render_leaderboard(board: pd.DataFrame, fmt: str) -> str:
             )
         ]
         return render.latex_table(
-            "l" * len(ids) + "r" * n, head, [[esc(x) for x in s] + [esc(x) for x in v] for s, v in rows]
+            "".join(aligns),
+            head,
+            [[esc(x) for x in s] + [esc(x.replace(" -> ", " → ")) for x in v] for s, v in rows],
         )
     if fmt == "html":
         return render.html_table(
