@@ -128,16 +128,23 @@ def test_a_group_gives_its_score_judges_only_to_the_ranking_study(caplog):
         imported = p.imported
     # `use` adds judges for PERAS (grades): the group's label judges, its score judges left out
     assert "umbrela-zeroshot-gpt-4" in imported and not any(j.gives_scores for j in imported.values())
-    assert "published group 'narabzad-2024' in published_judges.use[0]" in caplog.text
-    assert "published group 'narabzad-2024' in overrating.imported_judges[0]" in caplog.text
-    # named by the ranking study, a score judge is imported; PERAS leaves it out, in the log
-    with caplog.at_level(logging.INFO, logger="judgelab"):
-        both = ["umbrela-zeroshot-gpt-4", "exam-graded-max-gpt-4"]
-        p = project(peras={"enabled": True}, ranking={"enabled": True, "runs": RUNS, "imported_judges": both})
-        groups = p.plan("peras").groups
+    use, overrating = p.notices  # what the Snakefile prints before any job (`judgelab: ...`)
+    assert use.startswith(
+        "published group 'narabzad-2024' in published_judges.use[0]: 19 judges that give scores left out"
+    )
+    assert use.endswith("exam-binary-mean-gpt-4, exam-graded-max-gpt-4, exam-graded-mean-gpt-4 and 16 more")
+    assert "published group 'narabzad-2024' in overrating.imported_judges[0]" in overrating
+    assert use in caplog.text  # and logged
+    # named by the ranking study, a score judge is imported; PERAS leaves it out, saying so
+    both = ["umbrela-zeroshot-gpt-4", "exam-graded-max-gpt-4"]
+    p = project(peras={"enabled": True}, ranking={"enabled": True, "runs": RUNS, "imported_judges": both})
+    groups = p.plan("peras").groups
     assert p.imported["exam-graded-max-gpt-4"].gives_scores
     assert {m for _, m, _ in groups} == {"umbrela-zeroshot-gpt-4"}
-    assert "PERAS compares grades: 1 imported judges give scores, left out" in caplog.text
+    assert p.notices == [
+        "PERAS compares grades: 1 imported judges that give scores left out (the ranking study "
+        "takes them as gains): exam-graded-max-gpt-4"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -294,3 +301,27 @@ def test_the_leaderboard_names_the_map_beside_alpha():
     assert "| Cohen's κ | Krippendorff's α | α map | Kendall's τ |" in md
     assert "| u | human | 0.300 | 0.400 |  | 0.900 |" in md
     assert "| e | human | n/a | 0.500 | scores 0-5 -> grades 0-3, linear | 0.800 |" in md
+
+
+def test_label_judges_keep_the_params_they_had_before_scores():
+    """The fields added for scores are left out of a param where no judge gives scores, so the
+    import, correlations and circularity jobs of an existing run do not rerun; with scores they
+    are carried and read back."""
+    from judgelab.data.imported import ImportReading
+    from judgelab.studies.ranking.settings import Circularity, Comparisons
+
+    labels = ImportReading("graded", None, "utf-8", True)
+    assert (
+        labels.param() == '{"confidence_scale": null, "drop": true, "encoding": "utf-8", "scale": "graded"}'
+    )
+    scores = ImportReading("scores", None, "utf-8", True, (0.0, 5.0))
+    assert '"score_range": [0.0, 5.0]' in scores.param()
+    assert ImportReading.from_param(scores.param()) == scores
+    plain = Comparisons("dl21", ("u",), (("u", "human"),), ("nDCG@10",))
+    assert "score" not in plain.param() and Comparisons.from_param(plain.param()) == plain
+    scored = Comparisons(
+        "dl21", ("e",), (("e", "human"),), ("nDCG@10",), scores=(("e", 0, 5),), score_alpha="linear"
+    )
+    assert Comparisons.from_param(scored.param()).score_ranges == {"e": (0.0, 5.0)}
+    circ = Circularity("dl21", "", 10, (("u", "human"),), ("nDCG@10",))
+    assert "scored" not in circ.param() and Circularity.from_param(circ.param()) == circ

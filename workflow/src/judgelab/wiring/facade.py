@@ -123,6 +123,8 @@ class Project:
         self.user_layers = None if user_layers is None else [dict(layer) for layer in user_layers]
         #: studies the shipped defaults enable that have nothing to do under this config: why
         self.skipped: dict[str, str] = {}
+        #: what planning left out and why (:meth:`note`), printed by the Snakefile before any job
+        self.notices: list[str] = []
         #: the run's working directory (default: this process's): relative paths are relative to it
         self.workdir = Path(workdir).resolve() if workdir is not None else Path.cwd()
         self.config = config if validated else validate(config, self.root)
@@ -195,6 +197,14 @@ class Project:
         return self.workdir / path
 
     # -- studies ------------------------------------------------------------------------------
+
+    def note(self, message: str) -> None:
+        """A notice of what planning left out and why (e.g. a published group's judges that give
+        scores, where a study takes labels): logged, kept once in :attr:`notices`, which the
+        Snakefile prints (``judgelab: <message>``) before any job."""
+        if message not in self.notices:
+            self.notices.append(message)
+            log.info(message)
 
     def plan(self, study: str):
         """The study's :class:`judgelab.project.plan.StudyPlan`."""
@@ -631,19 +641,17 @@ class Project:
                     key=key,
                 )
             kept = [j.name for j in chosen if takes_scores or j.values.kind == "labels"]
-            if scores and not takes_scores:
-                log.info(
-                    "published group %r in %s: %d judges give scores, left out (%s takes labels): %s",
-                    ref,
-                    key,
-                    len(scores),
-                    where,
-                    scores,
-                )
             if not kept:
                 raise InputError(
                     f"every judge of the group {ref!r} gives scores, not labels: {where} takes labels",
                     key=key,
+                )
+            if scores and not takes_scores:
+                shown = ", ".join(scores[:3]) + (f" and {len(scores) - 3} more" if len(scores) > 3 else "")
+                self.note(
+                    f"published group {ref!r} in {key}: {len(scores)} judges that give scores "
+                    f"left out ({where} takes labels; ranking.imported_judges takes scores as "
+                    f"gains): {shown}"
                 )
             out[ref] = list(dict.fromkeys([*out.get(ref, []), *kept]))
         return out

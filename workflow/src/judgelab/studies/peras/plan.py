@@ -7,7 +7,6 @@ Config section ``peras``; target ``peras``; rules ``workflow/rules/peras/peras.s
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 from dataclasses import replace
 from functools import cached_property
@@ -24,8 +23,6 @@ from judgelab.project.config import check_name
 from judgelab.project.plan import LLMJob, StudyPlan
 from judgelab.studies.peras import estimate
 from judgelab.studies.peras.settings import ClassifierSettings, FigureSettings, Group, SignificanceSettings
-
-log = logging.getLogger("judgelab")
 
 #: The figures per dataset x model x template (PERAS Figures 2-5).
 FIGURE_KINDS = ("radar_agreement", "radar_calibration", "interpersona_kappa", "confidence_by_grade")
@@ -169,8 +166,9 @@ class Plan(StudyPlan):
         that give scores (the ranking study takes them as gains), in the log."""
         scores = [n for n, j in self.project.imported.items() if j.gives_scores]
         if scores and self.enabled:
-            log.info(
-                "PERAS compares grades: %d imported judges give scores, left out: %s", len(scores), scores
+            self.project.note(
+                f"PERAS compares grades: {len(scores)} imported judges that give scores left out "
+                f"(the ranking study takes them as gains): {', '.join(scores)}"
             )
         groups = judge_groups(
             self.datasets, self.judges, self.templates, list(self.project.personas), self.project.imported
