@@ -171,7 +171,7 @@ def test_the_files_are_fetched_and_the_other_pairs_dropped_and_counted(workflow,
     assert "download_published_judge" in workflow["first"] and not (wd / "cache").exists()  # no LLM call
     assert (len(truth["scores"]), truth["other"]) == (8956, 11513)  # DL21 pairs; DL19 and DL20's
     log = (wd / "results" / "logs" / "ranking" / "dl21" / "import" / f"{SCORER}.log").read_text()
-    assert f"dropped: {truth['other']} lines of pairs unknown to the dataset (unknown), 0 labels" in log
+    assert f"dropped: {truth['other']} lines of pairs unknown to the dataset (unknown), 0 scores" in log
     table = wd / "results" / "ranking" / "dl21" / "labels" / f"{SCORER}.tsv"
     labels = pd.read_csv(table, sep="\t", dtype=str)
     assert list(labels.columns) == ["qid", "docid", "label", "confidence", "score"]

@@ -300,9 +300,10 @@ class JudgeFile:
 
     def log_line(self) -> str:
         c = self.counts
+        outside = "scores outside the range" if self.scale == "scores" else "labels outside the scale"
         dropped = (
             f"; dropped: {c.unknown} lines of pairs unknown to the dataset (unknown), "
-            f"{c.out_of_scale} labels outside the scale (out_of_scale)"
+            f"{c.out_of_scale} {outside} (out_of_scale)"
             if c.unknown or c.out_of_scale
             else ""
         )
