@@ -109,7 +109,7 @@ def fill_holes(human: pd.DataFrame, judge_labels: pd.DataFrame) -> tuple[pd.Data
     return check_qrels(filled, "filled qrels"), len(new)
 
 
-def label_agreement(pool_: pd.DataFrame, labels: pd.Series) -> dict[str, float | int]:
+def label_agreement(pool_: pd.DataFrame, labels: pd.Series) -> dict[str, float | int | str]:
     """Agreement of a judge with the human grades on the pool (keys :data:`AGREEMENT_KEYS`).
 
     ``labels``: the judge's label of each pool pair, aligned with ``pool_`` (missing where the
@@ -173,9 +173,9 @@ def score_agreement(
         if alpha_map not in SCORE_ALPHA_MAPS:
             raise ValueError(f"unknown score map {alpha_map!r} ({', '.join(SCORE_ALPHA_MAPS)})")
         low, high = (float(x) for x in score_range)
-        h = np.asarray(human[both], dtype=float)
+        h = np.asarray(human[both], dtype=float).tolist()
         s = np.asarray(judge[both], dtype=float)
-        mapped = GRADES[0] + (s - low) / (high - low) * (GRADES[-1] - GRADES[0])
+        mapped = (GRADES[0] + (s - low) / (high - low) * (GRADES[-1] - GRADES[0])).tolist()
         alpha, named = krippendorff_alpha(h, mapped, "interval"), linear_map_name(score_range)
     return {
         "n_pool": len(human),
