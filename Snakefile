@@ -39,6 +39,9 @@ for _study, _why in PROJECT.skipped.items():
         f"enables it; `{_study}: {{enabled: true}}` in your config makes this an error)",
         file=sys.stderr,
     )
+# What planning left out and why (e.g. published judges that give scores where a study takes labels).
+for _notice in PROJECT.notices:
+    print(f"judgelab: {_notice}", file=sys.stderr)
 
 
 report: "workflow/report/workflow.rst"

@@ -98,8 +98,8 @@ def test_every_llmjudge_submission_is_graded_labels_on_the_llmjudge_dataset(cata
     [
         ("labels 0-3", "labels", "graded", "labels 0-3"),
         ("labels 0-1", "labels", "binary", "labels 0-1"),
-        ("scores 0-5", "scores", None, "scores 0-5"),
-        (" scores 0-1.5 ", "scores", None, "scores 0-1.5"),
+        ("scores 0-5", "scores", "scores", "scores 0-5"),
+        (" scores 0-1.5 ", "scores", "scores", "scores 0-1.5"),
     ],
 )
 def test_values_parse(text, kind, scale, shown):

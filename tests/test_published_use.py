@@ -59,14 +59,17 @@ def test_a_judge_named_in_use_becomes_an_imported_judge_read_from_its_download()
     )
 
 
-def test_a_group_in_a_study_list_takes_its_label_judges_of_the_studys_scales():
+def test_a_group_in_a_study_list_takes_its_judges_of_the_studys_scales():
     p = project(ranking={"enabled": True, "runs": RUNS, "imported_judges": ["narabzad-2024"]})
     groups = p.published_groups["narabzad-2024"]
-    # the source's label judges (its score judges are left out of a group, in the log)
+    # the source's label judges, and (the ranking study takes scores as gains) its score judges
     assert "umbrela-zeroshot-gpt-4" in groups and "binary-gpt-4o" in groups
-    assert not any(n.startswith(("autonuggetizer", "exam-graded")) for n in groups)
-    # the ranking study compares grades: the group gives it the graded judge only
-    assert list(p.plan("ranking").imported) == ["umbrela-zeroshot-gpt-4"]
+    assert "exam-graded-max-gpt-4" in groups and "autonuggetizer-weighted-gpt-4o" in groups
+    # the ranking study compares grades and scores: the group gives it no binary judge
+    ranked = p.plan("ranking")
+    assert "umbrela-zeroshot-gpt-4" in ranked.imported and "binary-gpt-4o" not in ranked.imported
+    assert set(ranked.score_judges) == {n for n in ranked.imported if n != "umbrela-zeroshot-gpt-4"}
+    assert ranked.score_judges["autonuggetizer-weighted-gpt-4o"] == (0.0, 1.66667)
 
 
 def test_errors_name_the_key():

@@ -355,17 +355,19 @@ def test_leaderboard_renders_llmjudge_table3_with_na():
     )
     board = leaderboard(corr)
     assert list(board.columns) == LEADERBOARD_COLUMNS
-    assert list(board.columns[:8]) == [
+    assert list(board.columns[:9]) == [
         "dataset",
         "measure",
         "judge",
         "reference",
         "kappa",
         "alpha",
+        "alpha_map",
         "tau",
         "rho",
     ]
     md = render_leaderboard(board, "md")
+    assert "α map" not in md  # no judge gives scores: no map to name
     assert (
         "| Cohen's κ | Krippendorff's α | Kendall's τ | Spearman's ρ | Calls | $ / 1k judgments | Model s |"
         in md

@@ -16,6 +16,12 @@ Scales are declared, never guessed (``imported_judges.<name>``):
 * Without a declaration the defaults apply, but a file they would misread fails instead of being
   reinterpreted silently: every label 0 or 1 (graded or binary?), or every confidence within 0-1
   with fractions (probabilities read as percent?). Declaring the scale removes the error.
+* ``scale: scores`` with a ``score_range`` (low, high): real numbers, not labels - a published
+  judge whose catalog entry says ``scores <low>-<high>`` (EXAM's self-ratings, AutoNuggetizer's
+  nugget scores; :mod:`judgelab.data.published`). Its file's fourth field is read as a float
+  within [low, high] (the ``score`` column instead of ``label``); everything else is read as for
+  labels. Only the ranking study takes such a judge (its scores as gains); the others take labels
+  (:attr:`ImportedJudge.graded`, :func:`study_imports`).
 
 An imported judge is configured under ``imported_judges.<name>``; ``<name>`` becomes the
 ``model`` wildcard of the result paths, and :func:`import_judgments` writes the same judgment
@@ -61,11 +67,12 @@ CONFIDENCE_SCALES = {"percent": 100.0, "probability": 1.0}
 
 
 class JudgeLine(NamedTuple):
-    """One label line of an imported judge's file."""
+    """One label line of an imported judge's file (``label``: the label, an integer, or the score
+    of a judge that gives scores)."""
 
     qid: str
     docid: str
-    label: int
+    label: float
     confidence: float | None
     line: int
 
@@ -82,6 +89,16 @@ class ImportReading(Settings):
     #: a published judge's file (:mod:`judgelab.data.published`): a pair unknown to the dataset
     #: and a label outside the scale are dropped and counted, not errors (such files carry them)
     drop: bool = False
+    #: (low, high) of a judge that gives scores (``scale: scores``); () for labels
+    score_range: tuple[float, ...] = ()
+
+    def to_json(self) -> dict:
+        """The fields; ``score_range`` only for a judge that gives scores, so a label judge's
+        param is the one it had before scores were read (its import jobs do not rerun)."""
+        out = super().to_json()
+        if not self.score_range:
+            del out["score_range"]
+        return out
 
 
 @dataclass(frozen=True)
@@ -91,12 +108,31 @@ class ImportedJudge:
     datasets: tuple[str, ...]
     templates: tuple[str, ...]
     personas: tuple[str, ...]
-    #: "graded" or "binary"; None: not declared (graded, files with only 0/1 labels refused)
+    #: "graded" or "binary"; None: not declared (graded, files with only 0/1 labels refused);
+    #: "scores" for a published judge that gives real numbers within ``score_range``
     scale: str | None = None
     #: "percent" or "probability"; None: not declared (percent, 0-1 fractions refused)
     confidence_scale: str | None = None
     #: a judge of the published catalog (its file downloaded by the workflow; read with ``drop``)
     published: bool = False
+    #: (low, high) of a judge that gives scores (``scale: scores``); () for labels
+    score_range: tuple[float, ...] = ()
+
+    @property
+    def graded(self) -> bool:
+        """Whether its labels are grades 0-3 (not a binary judge's 0/1, nor scores)."""
+        return self.scale in (None, "graded")
+
+    @property
+    def gives_scores(self) -> bool:
+        return self.scale == "scores"
+
+    @property
+    def values(self) -> str:
+        """What its values are, as the catalog writes it: ``scores 0-5``, ``labels 0-3``."""
+        if self.gives_scores:
+            return "scores " + "-".join(f"{x:g}" for x in self.score_range)
+        return "labels 0-1" if self.scale == "binary" else "labels 0-3"
 
     def file(self, dataset: str, template: str, persona: str) -> str:
         return self.path.format(dataset=dataset, template=template, persona=persona)
@@ -176,14 +212,15 @@ def judge_groups(
 ) -> dict[tuple[str, str, str], list[str]]:
     """Every dataset x model x template of a run (live models, then imported judges) with its
     persona conditions in order: the unit of the significance, figure and classifier stages.
-    Binary imported judges are not among them (their 0/1 labels are not grades)."""
+    Binary imported judges and judges that give scores are not among them (their values are not
+    grades: :attr:`ImportedJudge.graded`)."""
     groups: dict[tuple[str, str, str], list[str]] = {}
     for d in datasets:
         for m in models:
             for t in templates:
                 groups[(d, m, t)] = list(personas)
     for name, judge in imported.items():
-        if judge.scale == "binary":
+        if not judge.graded:
             continue
         for d in judge.datasets:
             for t in judge.templates:
@@ -263,9 +300,10 @@ class JudgeFile:
 
     def log_line(self) -> str:
         c = self.counts
+        outside = "scores outside the range" if self.scale == "scores" else "labels outside the scale"
         dropped = (
             f"; dropped: {c.unknown} lines of pairs unknown to the dataset (unknown), "
-            f"{c.out_of_scale} labels outside the scale (out_of_scale)"
+            f"{c.out_of_scale} {outside} (out_of_scale)"
             if c.unknown or c.out_of_scale
             else ""
         )
@@ -284,6 +322,7 @@ def read_judge(
     scale: str | None = None,
     confidence_scale: str | None = None,
     drop: bool = False,
+    score_range: Sequence[float] = (),
 ) -> JudgeFile:
     """Read a qrels-format judge file against the dataset's selection ``pairs`` (qid, docid).
 
@@ -295,10 +334,13 @@ def read_judge(
     ``confidence_scale``: as declared for the judge (None: not declared; see the module
     docstring). ``drop`` (a published judge's file): the lines :func:`judge_lines` drops are
     counted (``unknown``, ``out_of_scale``). The labels are Int64 on ``scale``, the confidences Float64 on
-    ``confidence_scale`` as in the file (missing without a 5th column)."""
+    ``confidence_scale`` as in the file (missing without a 5th column); with ``scale: scores`` the
+    table has ``score`` (Float64, within ``score_range``) instead of ``label``."""
     src = source or SourcePairs.of_table(pairs)
     selected = set(zip(pairs["qid"], pairs["docid"]))
-    every = judge_lines(path, src, scale=scale, confidence_scale=confidence_scale, drop=drop)
+    every = judge_lines(
+        path, src, scale=scale, confidence_scale=confidence_scale, drop=drop, score_range=score_range
+    )
     inside = pd.Series([(q, d) in selected for q, d in zip(every["qid"], every["docid"])], dtype=bool)
     labels = every[inside.to_numpy()].reset_index(drop=True)
     dataset = str(pairs["dataset"].iloc[0]) if "dataset" in pairs and len(pairs) else None
@@ -330,6 +372,7 @@ def judge_lines(
     scale: str | None = None,
     confidence_scale: str | None = None,
     drop: bool = False,
+    score_range: Sequence[float] = (),
 ) -> pd.DataFrame:
     """Every label line of an imported judge's file, checked: (qid, docid, label, confidence, line),
     one row per pair in file order. Errors name the file and line: a wrong number of fields, a
@@ -339,8 +382,16 @@ def judge_lines(
     docstring). With ``drop`` (a published judge's file) a label outside the scale and a pair
     unknown to ``source`` are dropped instead, counted in the result's ``attrs`` (``out_of_scale``,
     ``unknown``); an empty file is still an error. The project runs it when the workflow is planned
-    (:meth:`judgelab.wiring.facade.Project.imported_file`); :func:`read_judge` in the job."""
-    labels_ok = SCALE_VALUES[scale or "graded"]
+    (:meth:`judgelab.wiring.facade.Project.imported_file`); :func:`read_judge` in the job.
+
+    ``scale: scores`` (a judge that gives scores, ``score_range`` its declared (low, high)): the
+    fourth field is a real number (``score``, Float64, instead of ``label``) within [low, high]
+    (outside: an error, or with ``drop`` dropped and counted in ``out_of_scale``); a field that
+    is not a finite number is an error; a pair listed twice with different scores is an error
+    naming both lines; the rest as for labels."""
+    scores = scale == "scores"
+    if scores and len(score_range) != 2:
+        raise ValueError(f"scale scores needs its (low, high), got {tuple(score_range)}")
     conf_max = CONFIDENCE_SCALES[confidence_scale or "percent"]
     where = f" ({source.files})" if source is not None and source.files else ""
     rows: list[JudgeLine] = []
@@ -350,26 +401,20 @@ def judge_lines(
             continue
         parts = line.split()
         if len(parts) not in (4, 5):
+            what = "score" if scores else "label"
             raise InputError(
-                f"expected 'qid Q0 docid label [confidence]', got {len(parts)} fields: {line[:120]!r}",
+                f"expected 'qid Q0 docid {what} [confidence]', got {len(parts)} fields: {line[:120]!r}",
                 path=str(path),
                 line=no,
             )
         qid, _, docid, label = parts[:4]
-        try:
-            lab = parse_grade(label, path, no, what="label")
-        except InputError:
-            if not (drop and label.lstrip("-").isdigit()):
-                raise
-            dropped["out_of_scale"] += 1  # a whole number outside 0-3
-            continue
-        if lab not in labels_ok and drop:
+        if scores:
+            value = _score(label, score_range, path, no, drop)
+        else:
+            value = _label(label, scale, path, no, drop)
+        if value is None:
             dropped["out_of_scale"] += 1
             continue
-        if lab not in labels_ok:
-            raise InputError(
-                f"label {lab} is outside 0-1 (the judge declares scale: binary)", path=str(path), line=no
-            )
         conf = None
         if len(parts) == 5:
             try:
@@ -398,23 +443,68 @@ def judge_lines(
                 path=str(path),
                 line=no,
             )
-        rows.append(JudgeLine(qid, docid, lab, conf, no))
-    rows, _ = unique_pairs(
-        rows, path, value=lambda r: (r.label, r.confidence), what="labelled twice differently", shown=_shown
-    )
-    every = pd.DataFrame([tuple(r) for r in rows], columns=["qid", "docid", "label", "confidence", "line"])
-    every["label"] = every["label"].astype("Int64")
+        rows.append(JudgeLine(qid, docid, value, conf, no))
+    shown = _shown_score if scores else _shown
+    what = "scored twice differently" if scores else "labelled twice differently"
+    rows, _ = unique_pairs(rows, path, value=lambda r: (r.label, r.confidence), what=what, shown=shown)
+    column = "score" if scores else "label"
+    every = pd.DataFrame([tuple(r) for r in rows], columns=["qid", "docid", column, "confidence", "line"])
+    every[column] = every[column].astype("Float64" if scores else "Int64")
     every["confidence"] = every["confidence"].astype("Float64")
     if drop and every.empty:
+        outside = "scores outside the range" if scores else "labels outside the scale"
         raise InputError(
-            f"no label of this file is kept ({dropped['unknown']} lines of pairs unknown to the "
-            f"dataset{where}, {dropped['out_of_scale']} labels outside the scale): a file of "
-            "another dataset, or an empty one",
+            f"no {'score' if scores else 'label'} of this file is kept ({dropped['unknown']} lines "
+            f"of pairs unknown to the dataset{where}, {dropped['out_of_scale']} {outside}): a file "
+            "of another dataset, or an empty one",
             path=str(path),
         )
     every.attrs.update(dropped)
     _refuse_ambiguous(every, path, scale, confidence_scale)
     return every
+
+
+def _label(text: str, scale: str | None, path: str | Path, no: int, drop: bool) -> int | None:
+    """A label field on ``scale`` (binary 0/1, graded 0-3); None: outside the scale, dropped
+    (``drop``); an error at ``path:no`` otherwise, and for a field that is not a whole number."""
+    try:
+        lab = parse_grade(text, path, no, what="label")
+    except InputError:
+        if not (drop and text.lstrip("-").isdigit()):
+            raise
+        return None  # a whole number outside 0-3
+    if lab in SCALE_VALUES[scale or "graded"]:
+        return lab
+    if drop:
+        return None
+    raise InputError(
+        f"label {lab} is outside 0-1 (the judge declares scale: binary)", path=str(path), line=no
+    )
+
+
+def _score(text: str, score_range: Sequence[float], path: str | Path, no: int, drop: bool) -> float | None:
+    """A score field: a finite real number within ``score_range`` (low, high); None: outside it,
+    dropped (``drop``); an error at ``path:no`` otherwise, and for a field that is not a number."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(f"score {text!r} is not a number", path=str(path), line=no) from None
+    if math.isnan(value):
+        raise InputError(f"score {text!r} is not a number", path=str(path), line=no)
+    low, high = float(score_range[0]), float(score_range[1])
+    if low <= value <= high:
+        return value
+    if drop:
+        return None
+    raise InputError(
+        f"score {text} is outside {low:g}-{high:g} (the judge declares scores {low:g}-{high:g})",
+        path=str(path),
+        line=no,
+    )
+
+
+def _shown_score(r: JudgeLine) -> str:
+    return f"score {r.label:g}" + ("" if r.confidence is None else f", confidence {r.confidence:g}")
 
 
 def _shown(r: JudgeLine) -> str:
@@ -429,10 +519,18 @@ def read_judge_file(
     scale: str | None = None,
     confidence_scale: str | None = None,
     drop: bool = False,
+    score_range: Sequence[float] = (),
 ) -> pd.DataFrame:
-    """The labels of :func:`read_judge` (qid, docid, label, confidence, line)."""
+    """The labels of :func:`read_judge` (qid, docid, label, confidence, line; ``score`` instead of
+    ``label`` for ``scale: scores``)."""
     return read_judge(
-        path, pairs, source=source, scale=scale, confidence_scale=confidence_scale, drop=drop
+        path,
+        pairs,
+        source=source,
+        scale=scale,
+        confidence_scale=confidence_scale,
+        drop=drop,
+        score_range=score_range,
     ).labels
 
 
@@ -440,7 +538,7 @@ def _refuse_ambiguous(
     df: pd.DataFrame, path: str | Path, scale: str | None, confidence_scale: str | None
 ) -> None:
     """Undeclared scales the file would be misread with fail, naming the key to declare."""
-    if scale is None and len(df) and df["label"].isin([0, 1]).all():
+    if scale is None and len(df) and "label" in df and df["label"].isin([0, 1]).all():
         raise InputError(
             "every label is 0 or 1: declare the judge's scale, `scale: binary` "
             "(0 non-relevant / 1 relevant) or `scale: graded` (grades 0-3), in "
@@ -479,6 +577,12 @@ def import_judgments(
             "a binary judge (0/1 labels) is not scored on grades 0-3: it goes to the overrating study only",
             path=str(path.path if isinstance(path, JudgeFile) else path),
         )
+    if scale == "scores":
+        raise InputError(
+            "a judge that gives scores, not labels, is not scored on grades 0-3: it goes to the "
+            "ranking study only (its scores as gains)",
+            path=str(path.path if isinstance(path, JudgeFile) else path),
+        )
     read = (
         path.labels.copy()
         if isinstance(path, JudgeFile)
@@ -511,8 +615,10 @@ def study_imports(
 
     ``groups``: names of published judges and groups (``judgelab.data.published``) -> their
     judges (:attr:`judgelab.wiring.facade.Project.published_groups`); a group's name takes its
-    judges of the study's datasets on one of ``scales`` (the scales the study compares), each with
-    its file's template and persona; a group left with none is an error naming the entry."""
+    judges of the study's datasets on one of ``scales`` (the scales the study compares: ``graded``,
+    ``binary``, ``scores``), each with its file's template and persona; a group left with none is
+    an error naming the entry. A judge named alone that gives scores where ``scales`` has no
+    ``scores`` is an error naming its entry (the study takes labels)."""
     out: dict[str, tuple[ImportedJudge, str, str]] = {}
     for i, entry in enumerate(entries):
         where = f"{key}[{i}]"
@@ -546,6 +652,13 @@ def study_imports(
         if name in out:
             raise InputError(f"imported judge {name!r} is listed twice", key=where)
         judge = known[name]
+        if judge.gives_scores and "scores" not in scales:
+            raise InputError(
+                f"imported judge {name!r} gives scores ({judge.values}), not labels: this study "
+                f"takes labels ({', '.join(scales)}); the ranking study takes scores as gains "
+                "(ranking.imported_judges)",
+                key=where,
+            )
         template = spec.get("template") or judge.templates[0]
         persona = spec.get("persona") or ("default" if "default" in judge.personas else judge.personas[0])
         for what, value, among in (

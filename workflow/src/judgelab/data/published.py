@@ -89,11 +89,17 @@ class Values:
         return cls(kind, low, high)
 
     @property
-    def scale(self) -> str | None:
-        """The imported-judge scale of a label judge (``binary``, ``graded``); None for scores."""
+    def scale(self) -> str:
+        """The imported judge's scale (:class:`judgelab.data.imported.ImportedJudge`): ``binary``
+        or ``graded`` for labels, ``scores`` for scores (their range: :attr:`score_range`)."""
         if self.kind != "labels":
-            return None
+            return "scores"
         return "binary" if self.high == 1 else "graded"
+
+    @property
+    def score_range(self) -> tuple[float, ...]:
+        """(low, high) of a judge that gives scores; () for labels."""
+        return (self.low, self.high) if self.kind == "scores" else ()
 
     def __str__(self) -> str:
         def num(x: float) -> str:

@@ -35,6 +35,10 @@ class StudyPlan:
 
     name: str = ""
     paths: dict[str, str] = {}
+    #: the scales of the imported judges its ``imported_judges`` list takes (``graded``,
+    #: ``binary``, ``scores``): a published judge that gives scores goes only to a study whose
+    #: list takes ``scores`` (:attr:`judgelab.wiring.facade.Project.published_groups`)
+    imported_scales: tuple[str, ...] = ("graded", "binary")
 
     def __init__(self, project: Any):
         #: the :class:`~judgelab.wiring.facade.Project` that built the plan

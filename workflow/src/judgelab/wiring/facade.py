@@ -126,6 +126,8 @@ class Project:
         self.user_layers = None if user_layers is None else [dict(layer) for layer in user_layers]
         #: studies the shipped defaults enable that have nothing to do under this config: why
         self.skipped: dict[str, str] = {}
+        #: what planning left out and why (:meth:`note`), printed by the Snakefile before any job
+        self.notices: list[str] = []
         #: the run's working directory (default: this process's): relative paths are relative to it
         self.workdir = Path(workdir).resolve() if workdir is not None else Path.cwd()
         self.config = config if validated else validate(config, self.root)
@@ -201,6 +203,14 @@ class Project:
         return self.workdir / path
 
     # -- studies ------------------------------------------------------------------------------
+
+    def note(self, message: str) -> None:
+        """A notice of what planning left out and why (e.g. a published group's judges that give
+        scores, where a study takes labels): logged, kept once in :attr:`notices`, which the
+        Snakefile prints (``judgelab: <message>``) before any job."""
+        if message not in self.notices:
+            self.notices.append(message)
+            log.info(message)
 
     def plan(self, study: str):
         """The study's :class:`judgelab.project.plan.StudyPlan`."""
@@ -649,6 +659,7 @@ class Project:
                 entry.values.scale,
                 None,
                 published=True,
+                score_range=entry.values.score_range,
             )
         return judges
 
@@ -733,8 +744,12 @@ class Project:
         """Every name of the published catalog the config uses -> the judges it stands for (one,
         or a group's of the config's datasets): the entries of ``published_judges.use`` and the
         names in any study's ``imported_judges`` list that are not keys of ``imported_judges``.
-        A judge that gives scores is an error naming its key (the studies take labels); a group
-        leaves its score judges out, in the log."""
+
+        A judge that gives scores (``scores <low>-<high>``) is taken only where the name stands
+        in a list that takes scores (a study whose plan's ``imported_scales`` has ``scores``: the
+        ranking study, its scores as gains). Elsewhere - ``published_judges.use``, which adds
+        judges for PERAS (graded labels), and the overrating study - a single judge that gives
+        scores is an error naming its key, and a group leaves its score judges out, in the log."""
         own = set(self.config.get("imported_judges") or {})
         datasets = list(self.config.get("datasets") or {})
         refs: list[tuple[str, str]] = [
@@ -749,29 +764,42 @@ class Project:
                     refs.append((name, f"{section}.imported_judges[{i}]"))
         out: dict[str, list[str]] = {}
         catalog = self.catalog if refs else None
-        if catalog is not None:  # a study's unknown name: the study's own error (not a key of ...)
-            names = set(catalog.judges) | set(catalog.groups)
-            refs = [(r, k) for r, k in refs if r in names or k.startswith("published_judges.")]
+        if catalog is None:
+            return out
+        names = set(catalog.judges) | set(catalog.groups)
+        # a study's unknown name: the study's own error (not a key of ...)
+        refs = [(r, k) for r, k in refs if r in names or k.startswith("published_judges.")]
         for ref, key in refs:
-            if ref in out or catalog is None:
-                continue
             chosen = catalog.resolve(ref, datasets, key)
+            section = key.split(".", 1)[0]
+            plan = self.plans.get(section)
+            takes_scores = plan is not None and "scores" in plan.imported_scales
+            where = {
+                "published_judges": "`published_judges.use` (it adds judges for PERAS, which compares grades)",
+                "overrating": "the overrating study",
+            }.get(section, f"`{section}.imported_judges`")
             scores = [j.name for j in chosen if j.values.kind != "labels"]
-            if scores and ref in catalog.judges:
+            if scores and not takes_scores and ref in catalog.judges:
                 raise InputError(
-                    f"published judge {ref!r} gives scores ({chosen[0].values}), not labels: the "
-                    "studies take labels (the ranking study's scores-as-gains is not built yet)",
+                    f"published judge {ref!r} gives scores ({chosen[0].values}), not labels: "
+                    f"{where} takes labels; the ranking study takes scores as gains (name it in "
+                    "ranking.imported_judges)",
                     key=key,
                 )
-            if scores:
-                log.info("published group %r: %d judges give scores, left out: %s", ref, len(scores), scores)
-            kept = [j.name for j in chosen if j.values.kind == "labels"]
+            kept = [j.name for j in chosen if takes_scores or j.values.kind == "labels"]
             if not kept:
                 raise InputError(
-                    f"every judge of the group {ref!r} gives scores, not labels: the studies take labels",
+                    f"every judge of the group {ref!r} gives scores, not labels: {where} takes labels",
                     key=key,
                 )
-            out[ref] = kept
+            if scores and not takes_scores:
+                shown = ", ".join(scores[:3]) + (f" and {len(scores) - 3} more" if len(scores) > 3 else "")
+                self.note(
+                    f"published group {ref!r} in {key}: {len(scores)} judges that give scores "
+                    f"left out ({where} takes labels; ranking.imported_judges takes scores as "
+                    f"gains): {shown}"
+                )
+            out[ref] = list(dict.fromkeys([*out.get(ref, []), *kept]))
         return out
 
     def import_reading(self, name: str, dataset: str) -> ImportReading:
@@ -779,7 +807,11 @@ class Project:
         declares and the dataset's encoding (a tracked param)."""
         judge = self.imported[name]
         return ImportReading(
-            judge.scale, judge.confidence_scale, self.dataset(dataset)["encoding"], judge.published
+            judge.scale,
+            judge.confidence_scale,
+            self.dataset(dataset)["encoding"],
+            judge.published,
+            judge.score_range,
         )
 
     def imported_file(self, name: str, dataset: str, template: str, persona: str) -> str:

@@ -162,7 +162,14 @@ class Plan(StudyPlan):
         """Every dataset x model x template (the live judges' :attr:`cells`, then imported judges)
         with its persona conditions in order: the unit of the metrics, significance, figure and
         classifier stages. Binary imported judges (``scale: binary``) are not among them: their
-        0/1 labels are not grades (the overrating study diagnoses them)."""
+        0/1 labels are not grades (the overrating study diagnoses them); nor are published judges
+        that give scores (the ranking study takes them as gains), in the log."""
+        scores = [n for n, j in self.project.imported.items() if j.gives_scores]
+        if scores and self.enabled:
+            self.project.note(
+                f"PERAS compares grades: {len(scores)} imported judges that give scores left out "
+                f"(the ranking study takes them as gains): {', '.join(scores)}"
+            )
         groups = judge_groups(
             self.datasets, self.judges, self.templates, list(self.project.personas), self.project.imported
         )
@@ -244,7 +251,7 @@ class Plan(StudyPlan):
         from judgelab.analysis.committee import check_committee
 
         run_personas = list(self.project.personas)
-        graded = [n for n, j in self.project.imported.items() if j.scale != "binary"]
+        graded = [n for n, j in self.project.imported.items() if j.graded]
         for n in graded:
             run_personas += [p for p in self.project.imported[n].personas if p not in run_personas]
         judges = list(self.judges) + graded
@@ -427,7 +434,7 @@ class Plan(StudyPlan):
                 "significance stage would compare nothing",
                 key="peras.significance.reference",
             )
-        imported = {n: j for n, j in self.project.imported.items() if j.scale != "binary"}
+        imported = {n: j for n, j in self.project.imported.items() if j.graded}
         for name, judge in imported.items():
             if len(judge.personas) > 1 and ref not in judge.personas:
                 raise InputError(

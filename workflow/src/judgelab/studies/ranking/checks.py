@@ -14,7 +14,7 @@ from judgelab.project.config import check_name
 from judgelab.studies.ranking.inputs import Inputs
 from judgelab.studies.ranking.judges import HUMAN
 from judgelab.studies.ranking.ppi import check_n
-from judgelab.studies.ranking.scores import EXPECTED_SCALE, parse_measures
+from judgelab.studies.ranking.scores import EXPECTED_SCALE, gain_measure, parse_measures
 from judgelab.studies.ranking.systems import check_system
 
 #: The dataset whose runs are bundled by name (``names: null``).
@@ -38,6 +38,7 @@ def check(plan: Inputs) -> None:
     for d in plan.datasets:
         _check_runs(plan, d, known)
     _check_expected(plan)
+    _check_scores(plan)
     _check_committees(plan)
     if plan.datasets_of("systems"):
         if not plan.systems:
@@ -126,6 +127,13 @@ def _check_committees(plan: Inputs) -> None:
         if name in models or name in plan.imported or name == HUMAN:
             raise InputError(f"{name!r} already names a model, an imported judge or the human qrels", key=key)
         spec = plan.section["committees"][name]
+        for i, m in enumerate(spec["judges"]):
+            if str(m) in plan.score_judges:
+                raise InputError(
+                    f"{m!r} gives scores ({plan.project.imported[str(m)].values}), not labels: a "
+                    "committee combines its members' labels (majority, median, mean of grades)",
+                    key=f"{key}.judges[{i}]",
+                )
         if spec.get("personas") is None:
             known = list(plan.judges) + list(plan.imported)
             check_committee(
@@ -189,12 +197,38 @@ def _check_expected(plan: Inputs) -> None:
             )
     if plan.expected_judges:
         for name, m in parse_measures(plan.measures, f"{plan.name}.measures").items():
-            if m.NAME != "nDCG" or "rel" in m.params:
+            if not gain_measure(m):
                 raise InputError(
                     f"the measure {name} counts relevance against a threshold, which expected "
                     f"gains (scaled by {EXPECTED_SCALE}) do not have; expected-gain qrels serve "
                     "gain-based measures (nDCG) only: drop it from ranking.measures or empty "
                     "ranking.expected_gain",
+                    key=key,
+                )
+
+
+def _check_scores(plan: Inputs) -> None:
+    """The judges that give scores (:attr:`~.judges.Judges.score_judges`): their scores are gains,
+    so gain-based measures only (as the expected gains), and a range that starts at 0 or above (a
+    negative gain, or one shifted to start at 0, would change nDCG). Errors name the entry of
+    ``ranking.imported_judges`` that brought the judge."""
+    for name, score_range in plan.score_judges.items():
+        key = plan.imported_entry(name)
+        values = plan.project.imported[name].values
+        if score_range[0] < 0:
+            raise InputError(
+                f"{name!r} gives {values}: a score below 0 is no gain (nDCG's gains are 0 or more, "
+                "and shifting them would change nDCG); leave it out here",
+                key=key,
+            )
+        for measure, m in parse_measures(plan.measures, f"{plan.name}.measures").items():
+            if not gain_measure(m):
+                raise InputError(
+                    f"{name!r} gives {values}, which enter as gains (scaled by {EXPECTED_SCALE}); "
+                    f"the measure {measure} in ranking.measures counts relevance against a "
+                    "threshold that scores do not have (a threshold nobody chose): score judges "
+                    "serve gain-based measures (nDCG) only - drop the measure from "
+                    "ranking.measures, or the judge from here",
                     key=key,
                 )
 

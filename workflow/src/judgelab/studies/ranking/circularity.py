@@ -9,7 +9,8 @@ the run the human qrels score highest on the first measure, :func:`best_run`) by
 :func:`judge_order`: each topic's top ``depth`` documents (trec_eval's order) re-ordered by the
 judge's labels - a stable sort by label, highest first, ties keeping the base order, the
 documents the judge did not label kept in base order below the labelled ones -, the documents
-below ``depth`` as the base has them. :func:`write_judge_run` writes it as a TREC run file whose
+below ``depth`` as the base has them. A judge that gives scores, not labels, re-orders by its score
+(``by="score"``), the same way. :func:`write_judge_run` writes it as a TREC run file whose
 scores descend with the new order (distinct, so trec_eval's order is that order).
 
 The new run is scored under every qrels of the dataset and ranked among the dataset's runs
@@ -90,19 +91,20 @@ def best_run(scores: pd.DataFrame, measure: str, qrels: str = HUMAN) -> str:
     return ranking_order(means)[0]
 
 
-def judge_order(base: pd.DataFrame, labels: pd.DataFrame, depth: int) -> pd.DataFrame:
+def judge_order(base: pd.DataFrame, labels: pd.DataFrame, depth: int, by: str = "label") -> pd.DataFrame:
     """The base run re-ordered by the judge: per topic, its top ``depth`` documents (trec_eval's
     order: score descending, ties by docid descending) sorted by the judge's label, highest first,
     a stable sort (ties keep the base order); the documents the judge did not label (no row in
     ``labels``, or a missing label) follow the labelled ones in base order; the documents below
-    ``depth`` keep the base order. ``labels``: qid, docid, label (a pair listed twice is an error).
+    ``depth`` keep the base order. ``labels``: qid, docid, label (a pair listed twice is an error);
+    ``by="score"``: a judge that gives scores, sorted by its ``score`` column instead.
 
     Returns the run's rows in the new order (topics by qid as strings) with the columns qid,
-    docid, label (Int64, missing where unlabelled), base_rank (1-based position in the base order)
-    and rank (1-based position in the new order)."""
+    docid, label (Int64, missing where unlabelled; with ``by="score"`` the score, Float64),
+    base_rank (1-based position in the base order) and rank (1-based position in the new order)."""
     if isinstance(depth, bool) or int(depth) < 1:
         raise ValueError(f"depth must be a positive integer, not {depth!r}")
-    lab = labels[["qid", "docid", "label"]].astype({"qid": str, "docid": str})
+    lab = labels[["qid", "docid", by]].rename(columns={by: "label"}).astype({"qid": str, "docid": str})
     dup = lab.duplicated(["qid", "docid"], keep=False)
     if dup.any():
         row = lab[dup].iloc[0]
@@ -111,13 +113,13 @@ def judge_order(base: pd.DataFrame, labels: pd.DataFrame, depth: int) -> pd.Data
     ordered["base_rank"] = ordered.groupby("qid", sort=False).cumcount() + 1
     key = pd.MultiIndex.from_frame(ordered[["qid", "docid"]])
     label = lab.set_index(["qid", "docid"])["label"].reindex(key)
-    ordered["label"] = pd.array(label.to_numpy(), dtype="Int64")
+    ordered["label"] = pd.array(label.to_numpy(), dtype="Int64" if by == "label" else "Float64")
     top = ordered["base_rank"] <= int(depth)
     # the sort key inside the top: labelled first, by label descending; then base order
     unlabelled = ordered["label"].isna() | ~top
     ordered["_band"] = np.where(top, 0, 1)
     ordered["_unlabelled"] = unlabelled.to_numpy()
-    ordered["_neg_label"] = -ordered["label"].fillna(0).astype("int64").where(top & ~unlabelled, 0)
+    ordered["_neg_label"] = -ordered["label"].fillna(0).astype("float64").where(top & ~unlabelled, 0.0)
     out = ordered.sort_values(
         ["qid", "_band", "_unlabelled", "_neg_label", "base_rank"], kind="mergesort"
     ).reset_index(drop=True)

@@ -88,7 +88,8 @@ class Inputs(RunFiles, Judges):
 
     def compared(self, dataset: str) -> Comparisons:
         """What the dataset's correlations job compares (a tracked param): its judges (the order
-        of their label files), each with its reference (:meth:`comparisons`) and the measures."""
+        of their label files), each with its reference (:meth:`comparisons`), the measures, the
+        judges that give scores with their ranges and ``ranking.score_alpha``."""
         return Comparisons(
             dataset=dataset,
             judges=tuple(self.judges_of(dataset)),
@@ -99,6 +100,10 @@ class Inputs(RunFiles, Judges):
                 replace(self.judge_cost(judge), judge=member, persona=persona)
                 for member, judge, persona in self.persona_members(dataset)
             ),
+            scores=tuple(
+                (j, *self.score_judges[j]) for j in self.judges_of(dataset) if j in self.score_judges
+            ),
+            score_alpha=self.section["score_alpha"] or "",
         )
 
     def figure(self, dataset: str, judge: str, measure: str) -> Figure:
@@ -152,6 +157,7 @@ class Inputs(RunFiles, Judges):
             references=tuple(self.label_comparisons(dataset)),
             measures=tuple(self.measures),
             labelled=tuple(self.circularity_labelled),
+            scored=tuple(j for j, _ in self.label_comparisons(dataset) if j in self.score_judges),
         )
 
     def circularity_figure(self, dataset: str, judge: str, measure: str) -> CircularityFigure:

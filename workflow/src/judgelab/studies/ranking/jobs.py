@@ -63,6 +63,9 @@ class DatasetFiles(Files):
 #: Columns of an imported judge's label table.
 IMPORTED_COLUMNS = ["qid", "docid", "label", "confidence"]
 
+#: Columns of the label table of an imported judge that gives scores: no label, its ``score``.
+SCORED_COLUMNS = [*IMPORTED_COLUMNS, "score"]
+
 
 def read_labels(path: str | Path) -> pd.DataFrame:
     """A judge's label table (a live judge's judgments, or an imported judge's labels): qid, docid,
@@ -130,20 +133,29 @@ def download_run_job(url: str, run: str) -> None:
 def import_labels_job(pairs: str, judge_file: str, labels: str, reading: ImportReading) -> pd.DataFrame:
     """An imported judge's labels (qid, docid, label, confidence) read against the dataset table
     with the scales the judge declares (``reading``): errors name the file and line
-    (:func:`judgelab.data.imported.read_judge_file`)."""
-    from judgelab.data.imported import read_judge_file
+    (:func:`judgelab.data.imported.read_judge`); a published judge's dropped lines are counted
+    in the log. A judge that gives scores (``reading.scale`` ``scores``) has no label: its table
+    holds its ``score`` (:data:`SCORED_COLUMNS`)."""
+    from judgelab.data.imported import read_judge
 
     table = read_dataset(pairs)
-    read = read_judge_file(
+    read = read_judge(
         judge_file,
         table,
         scale=reading.scale or None,
         confidence_scale=reading.confidence_scale or None,
         drop=reading.drop,
+        score_range=reading.score_range,
     )
-    result = read[IMPORTED_COLUMNS]
+    if reading.scale == "scores":
+        result = read.labels.assign(label=pd.array([pd.NA] * len(read.labels), dtype="Int64"))
+        result = result[SCORED_COLUMNS]
+    else:
+        result = read.labels[IMPORTED_COLUMNS]
     write_tsv(result, labels)
-    log.info("%s: %d of the dataset's %d pairs labelled", judge_file, len(result), len(table))
+    log.info(read.log_line())
+    what = "scored" if reading.scale == "scores" else "labelled"
+    log.info("%s: %d of the dataset's %d pairs %s", judge_file, len(result), len(table), what)
     return result
 
 
@@ -218,7 +230,8 @@ def score_job(
     """Every run of the dataset (``runs``, the files of ``scoring.run_names`` in order) scored with
     ``scoring.measures`` under every qrels of ``scoring.qrels`` ((name, kind, judge) triples): kind
     ``human`` (the dataset table's grades), ``judge`` (the judge's labels; an unlabelled pair has
-    no row) or ``filled`` (the human grades, holes filled with the judge's labels). ``labels``:
+    no row), ``filled`` (the human grades, holes filled with the judge's labels), ``expected``
+    (the judge's expected grades as gains) or ``scores`` (a score judge's scores as gains). ``labels``:
     the label files of ``scoring.judges``, in order. Each run's scores under each qrels are kept
     by content digest in the folder ``cache`` (:mod:`judgelab.studies.ranking.scorecache`): only
     the (run, qrels) pairs whose run file, qrels, measures or scoring code changed are scored.
@@ -256,7 +269,7 @@ def scoring_qrels(
     """(name, qrels table) of every qrels of ``scoring.qrels``, built from the dataset ``table``
     and the label files ``labels`` of ``scoring.judges`` (in order)."""
     from judgelab.studies.ranking.pool import fill_holes, human_qrels
-    from judgelab.studies.ranking.scores import expected_qrels, qrels_from_labels
+    from judgelab.studies.ranking.scores import expected_qrels, qrels_from_labels, score_qrels
 
     judge_labels = _label_files(scoring.judges, labels)
     human = human_qrels(table)
@@ -272,8 +285,11 @@ def scoring_qrels(
         elif kind == "expected":
             q = expected_qrels(read_labels(judge_labels[judge]))
             log.info("%s: %d pairs with %s's expected grade as the gain", name, len(q), judge)
+        elif kind == "scores":
+            q = score_qrels(read_labels(judge_labels[judge]))
+            log.info("%s: %d pairs with %s's score as the gain (x 1000)", name, len(q), judge)
         else:
-            raise ValueError(f"unknown qrels kind {kind!r} (human, judge, filled, expected)")
+            raise ValueError(f"unknown qrels kind {kind!r} (human, judge, filled, expected, scores)")
         out.append((name, q))
     return out
 
@@ -322,7 +338,13 @@ def correlations_job(
     on the pool). ``labels``: the label files of ``comparisons.judges``, in order;
     ``member_labels``: those of ``comparisons.member_costs`` (persona committees' members under
     other personas: counted in their committee's cost)."""
-    from judgelab.studies.ranking.pool import AGREEMENT_KEYS, label_agreement, labels_on_pool, pool_table
+    from judgelab.studies.ranking.pool import (
+        AGREEMENT_KEYS,
+        label_agreement,
+        labels_on_pool,
+        pool_table,
+        score_agreement,
+    )
     from judgelab.studies.ranking.scores import expected_name
     from judgelab.studies.ranking.tables import CORRELATION_COLUMNS, compare, mean_judged, read_scores
 
@@ -338,11 +360,16 @@ def correlations_job(
     for member, path in zip(comparisons.member_costs, member_labels):
         costs[member.judge] = _cost(read_labels(path), member)
     shown = pool_[["qid", "docid", "n_runs", "human", "text_known"]].copy()
+    ranges = comparisons.score_ranges
     for judge, path in _label_files(comparisons.judges, labels).items():
         judged = read_labels(path)
-        on_pool = labels_on_pool(pool_, judged)
+        if judge in ranges:  # scores, not labels: no kappa; alpha only after the declared map
+            on_pool = labels_on_pool(pool_, judged, "score")
+            agreement[judge] = score_agreement(pool_, on_pool, ranges[judge], comparisons.score_alpha or None)
+        else:
+            on_pool = labels_on_pool(pool_, judged)
+            agreement[judge] = label_agreement(pool_, on_pool)
         shown[judge] = on_pool
-        agreement[judge] = label_agreement(pool_, on_pool)
         costs[judge] = _cost(judged, how.get(judge), costs)
         expected = expected_name(judge)
         if any(j == expected for j, _ in comparisons.references):
@@ -386,7 +413,7 @@ def correlations_job(
             log.info(
                 "%s vs %s, %s: %d systems, %d topics, tau %.3f [%.3f, %.3f] (%s; %.0f%% of the "
                 "resampled taus below it), tau_ap %.3f, rho %.3f, "
-                "rbo %.3f; labels on the pool: %d of %d graded pairs, kappa %.3f, alpha %.3f",
+                "rbo %.3f; labels on the pool: %d of %d graded pairs, kappa %.3f, alpha %.3f%s",
                 judge,
                 reference,
                 measure,
@@ -404,6 +431,7 @@ def correlations_job(
                 row["n_pairs"],
                 row["kappa"],
                 row["alpha"],
+                f" ({row['alpha_map']})" if row["alpha_map"] else "",
             )
     result = pd.DataFrame(rows, columns=CORRELATION_COLUMNS)
     write_tsv(result, outputs["correlations"])
@@ -435,7 +463,8 @@ def circularity_job(
     (through the scores cache ``cache``, as :func:`score_job`) into ``outputs["scores"]``; and
     ``outputs["tsv"]`` (``circularity.tsv``), ``outputs["md"]``, ``outputs["html"]``: per judge x
     measure, the new run ranked among the dataset's runs (``files.scores``, which stays as it
-    is). ``files.runs``: the files of ``scoring.run_names``; ``labels``: those of ``scoring.judges``;
+    is); a judge of ``circularity.scored`` (it gives scores) re-orders by its score.
+    ``files.runs``: the files of ``scoring.run_names``; ``labels``: those of ``scoring.judges``;
     ``extra``: the circularity labels of the live judges ``circularity.labelled`` (depth past the
     pool: :func:`circularity_judge_job`), which re-order the base run instead of their pool labels."""
     from judgelab.studies.ranking import circularity as circ
@@ -460,7 +489,8 @@ def circularity_job(
     built, shares, names = {}, {}, {}
     for judge, _ in circularity.references:
         names[judge] = circ.built_name(base, judge)
-        order = circ.judge_order(base_run, read_labels(order_labels[judge]), circularity.depth)
+        by = "score" if judge in circularity.scored else "label"
+        order = circ.judge_order(base_run, read_labels(order_labels[judge]), circularity.depth, by)
         shares[judge] = circ.labelled_share(order, circularity.depth, topics)
         built[names[judge]] = str(folder / f"{judge}.txt")
         circ.write_judge_run(circ.as_run(order, names[judge]), built[names[judge]])

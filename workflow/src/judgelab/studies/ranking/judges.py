@@ -27,6 +27,9 @@ def filled_name(judge: str) -> str:
 class Judges(Section):
     """The judges, committees and qrels of the study."""
 
+    #: graded judges, and published judges that give scores (their scores as gains)
+    imported_scales = ("graded", "scores")
+
     def judge(self, model: str, persona: str | None = None) -> Judge:
         """The judge of the pool-labelling jobs of ``model`` (any dataset; the rule's one tracked
         param of the judge): PERAS's judge of ``model`` with the study's template
@@ -56,7 +59,8 @@ class Judges(Section):
     def imported(self) -> dict[str, tuple[str, str]]:
         """The imported judges of the study: name -> (template, persona) choosing the judge's
         file. An entry of ``ranking.imported_judges`` is a name (its first template, and the
-        persona ``default``, else its first) or ``{name, template, persona}``."""
+        persona ``default``, else its first) or ``{name, template, persona}``; a published judge
+        that gives scores is one too (:attr:`score_judges`), and a group takes its score judges."""
         chosen = study_imports(
             self.section["imported_judges"],
             self.project.imported,
@@ -64,7 +68,7 @@ class Judges(Section):
             key="ranking.imported_judges",
             datasets_key="the keys of ranking.runs",
             groups=self.project.published_groups,
-            scales=("graded",),
+            scales=self.imported_scales,
         )
         names = [e if isinstance(e, str) else e.get("name") for e in self.section["imported_judges"]]
         for name, (judge, _, _) in chosen.items():
@@ -81,6 +85,27 @@ class Judges(Section):
     def imported_file(self, name: str, dataset: str) -> str:
         template, persona = self.imported[name]
         return self.project.imported_file(name, dataset, template, persona)
+
+    @property
+    def score_judges(self) -> dict[str, tuple[float, ...]]:
+        """The imported judges that give scores, not labels (published judges declared ``scores
+        <low>-<high>``), with their (low, high): their scores enter as gains (round(1000 x score),
+        :func:`judgelab.studies.ranking.scores.score_qrels`), as ``ranking.expected_gain``'s do."""
+        return {
+            n: self.project.imported[n].score_range
+            for n in self.imported
+            if self.project.imported[n].gives_scores
+        }
+
+    def imported_entry(self, name: str) -> str:
+        """The key of the ``ranking.imported_judges`` entry that brought imported judge ``name``
+        (its own entry, or its group's)."""
+        groups = self.project.published_groups
+        for i, e in enumerate(self.section["imported_judges"]):
+            ref = e if isinstance(e, str) else e.get("name")
+            if ref == name or name in groups.get(ref, ()):
+                return f"ranking.imported_judges[{i}]"
+        return "ranking.imported_judges"
 
     @property
     def committees(self) -> dict[str, Committee]:
@@ -168,14 +193,16 @@ class Judges(Section):
         return list(dict.fromkeys(names))
 
     def qrels_kind(self, qrels: str) -> tuple[str, str]:
-        """(kind, judge) of a qrels name: (``human``, ""), (``judge``, name), (``filled``, name) or
-        (``expected``, name)."""
+        """(kind, judge) of a qrels name: (``human``, ""), (``judge``, name), (``filled``, name),
+        (``expected``, name) or (``scores``, name): a judge that gives scores, its scores as gains."""
         if qrels == HUMAN:
             return "human", ""
         if qrels.startswith(f"{HUMAN}+"):
             return "filled", qrels[len(HUMAN) + 1 :]
         if qrels.endswith(EXPECTED):
             return "expected", qrels[: -len(EXPECTED)]
+        if qrels in self.score_judges:
+            return "scores", qrels
         return "judge", qrels
 
     def judge_cost(self, judge: str) -> JudgeCost:

@@ -21,7 +21,11 @@
   text is known; an imported judge's file labels only the dataset's judged pairs
   (:func:`judgelab.data.imported.read_judge_file`), so it fills nothing.
 * **Label agreement on the pool** (:func:`label_agreement`): the judge against the human grades
-  on the pool pairs both labelled.
+  on the pool pairs both labelled. A judge that gives scores, not labels (:func:`score_agreement`):
+  Cohen's kappa and the confusion-based metrics are undefined (n/a: its scale is not the
+  reference's, and no threshold is chosen for it); Krippendorff's alpha only after the declared
+  linear map (``ranking.score_alpha: linear``: its range [low, high] onto the grades 0-3, interval
+  alpha), named in ``alpha_map``.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from typing import cast
 import numpy as np
 import pandas as pd
 
-from judgelab.analysis.agreement import agreement
+from judgelab.analysis.agreement import agreement, krippendorff_alpha
 from judgelab.data.labels import GRADES
 from judgelab.studies.ranking.runs import pool
 from judgelab.studies.ranking.scores import QRELS_COLUMNS, check_qrels, qrels_from_labels
@@ -41,8 +45,22 @@ from judgelab.studies.ranking.scores import QRELS_COLUMNS, check_qrels, qrels_fr
 #: Columns of :func:`pool_table` (then ``query`` and ``passage``, empty where unknown).
 POOL_COLUMNS = ["qid", "docid", "n_runs", "human", "text_known"]
 
-#: Keys of :func:`label_agreement`, in order.
-AGREEMENT_KEYS = ["n_pool", "n_pairs", "n_labelled", "coverage", "kappa", "qwk", "macro_f1", "alpha"]
+#: Keys of :func:`label_agreement`, in order (``alpha_map``: the map a score judge's scores took
+#: onto the grades before alpha, e.g. ``scores 0-5 -> grades 0-3, linear``; empty for labels).
+AGREEMENT_KEYS = [
+    "n_pool",
+    "n_pairs",
+    "n_labelled",
+    "coverage",
+    "kappa",
+    "qwk",
+    "macro_f1",
+    "alpha",
+    "alpha_map",
+]
+
+#: The maps ``ranking.score_alpha`` may declare from a score judge's range onto the grades.
+SCORE_ALPHA_MAPS = ("linear",)
 
 
 def human_qrels(table: pd.DataFrame) -> pd.DataFrame:
@@ -92,7 +110,7 @@ def fill_holes(human: pd.DataFrame, judge_labels: pd.DataFrame) -> tuple[pd.Data
     return check_qrels(filled, "filled qrels"), len(new)
 
 
-def label_agreement(pool_: pd.DataFrame, labels: pd.Series) -> dict[str, float | int]:
+def label_agreement(pool_: pd.DataFrame, labels: pd.Series) -> dict[str, float | int | str]:
     """Agreement of a judge with the human grades on the pool (keys :data:`AGREEMENT_KEYS`).
 
     ``labels``: the judge's label of each pool pair, aligned with ``pool_`` (missing where the
@@ -122,17 +140,67 @@ def label_agreement(pool_: pd.DataFrame, labels: pd.Series) -> dict[str, float |
         "qwk": scores["qwk"],
         "macro_f1": scores["macro_f1"],
         "alpha": scores["alpha"],
+        "alpha_map": "",
     }
 
 
-def labels_on_pool(pool_: pd.DataFrame, labels: pd.DataFrame) -> pd.Series:
+def linear_map_name(score_range: Sequence[float]) -> str:
+    """How ``alpha_map`` names the linear map of a score range onto the grades."""
+    low, high = (float(x) for x in score_range)
+    return f"scores {low:g}-{high:g} -> grades {GRADES[0]}-{GRADES[-1]}, linear"
+
+
+def score_agreement(
+    pool_: pd.DataFrame, scores: pd.Series, score_range: Sequence[float], alpha_map: str | None
+) -> dict[str, float | int | str]:
+    """Agreement of a judge that gives scores with the human grades on the pool (keys
+    :data:`AGREEMENT_KEYS`): ``scores`` aligned with ``pool_`` (missing where the judge gave
+    none); ``n_pool``, ``n_pairs``, ``n_labelled`` (the graded pairs it scored) and ``coverage``
+    as :func:`label_agreement`. Cohen's kappa, quadratic weighted kappa and macro F1 are NaN
+    (n/a): they need the judge's scale to be the reference's, and scores are put on the grades by
+    no threshold anyone chose. Krippendorff's alpha only after a declared map (``alpha_map``:
+    ``linear`` maps ``score_range`` (low, high) onto the grades 0-3, g = 3 (s - low) / (high -
+    low); interval alpha, :func:`judgelab.analysis.agreement.krippendorff_alpha`), NaN without one
+    (None); ``alpha_map`` names the map (empty without one)."""
+    human = pd.array(pool_["human"], dtype="Int64")
+    judge = pd.array(pd.Series(scores).to_numpy(), dtype="Float64")
+    if len(judge) != len(human):
+        raise ValueError(f"{len(judge)} scores for a pool of {len(human)} pairs")
+    graded = ~pd.isna(human)
+    both = graded & ~pd.isna(judge)
+    n_pairs, n_both = int(graded.sum()), int(both.sum())
+    alpha, named = math.nan, ""
+    if alpha_map is not None:
+        if alpha_map not in SCORE_ALPHA_MAPS:
+            raise ValueError(f"unknown score map {alpha_map!r} ({', '.join(SCORE_ALPHA_MAPS)})")
+        low, high = (float(x) for x in score_range)
+        h = np.asarray(human[both], dtype=float).tolist()
+        s = np.asarray(judge[both], dtype=float)
+        mapped = (GRADES[0] + (s - low) / (high - low) * (GRADES[-1] - GRADES[0])).tolist()
+        alpha, named = krippendorff_alpha(h, mapped, "interval"), linear_map_name(score_range)
+    return {
+        "n_pool": len(human),
+        "n_pairs": n_pairs,
+        "n_labelled": n_both,
+        "coverage": n_both / n_pairs if n_pairs else math.nan,
+        "kappa": math.nan,
+        "qwk": math.nan,
+        "macro_f1": math.nan,
+        "alpha": alpha,
+        "alpha_map": named,
+    }
+
+
+def labels_on_pool(pool_: pd.DataFrame, labels: pd.DataFrame, column: str = "label") -> pd.Series:
     """A judge's label of every pool pair (Int64, missing where it gave none), in pool order;
-    ``labels``: qid, docid, label (a pair listed twice is an error)."""
-    lab = labels[["qid", "docid", "label"]]
+    ``labels``: qid, docid, label (a pair listed twice is an error). ``column="score"``: a score
+    judge's scores instead (Float64)."""
+    lab = labels[["qid", "docid", column]]
     dup = lab.duplicated(["qid", "docid"], keep=False)
     if dup.any():
         row = lab[dup].iloc[0]
         raise ValueError(f"the judge's labels list the pair (qid {row['qid']}, docid {row['docid']}) twice")
     key = pd.MultiIndex.from_frame(pool_[["qid", "docid"]])
-    values = lab.set_index(["qid", "docid"])["label"].reindex(key)
-    return pd.Series(pd.array(values.to_numpy(), dtype="Int64"), index=pool_.index)
+    values = lab.set_index(["qid", "docid"])[column].reindex(key)
+    dtype = "Int64" if column == "label" else "Float64"
+    return pd.Series(pd.array(values.to_numpy(), dtype=dtype), index=pool_.index)

@@ -4,7 +4,8 @@ assessors, and how far it can be gamed.
 Per judge x ranking dataset x measure (the rows of ``correlations.tsv``: each judge against its
 reference - the human qrels, or with ``unjudged: fill`` the human qrels filled by the judge):
 
-* label agreement on the pool: Cohen's kappa and Krippendorff's alpha;
+* label agreement on the pool: Cohen's kappa and Krippendorff's alpha (a judge that gives scores:
+  kappa n/a, alpha after the map ``alpha_map`` names, when ``ranking.score_alpha`` declares one);
 * ranking agreement: Kendall's tau with its interval (and the interval's method);
 * attack inflation (the perturbation study's ``attacks.tsv``, read as a file: this module imports
   no other study): over the attacks on the study's own template (``plain``) and all attacked
@@ -35,6 +36,7 @@ ROBUSTNESS_COLUMNS = [
     "reference",
     "kappa",
     "alpha",
+    "alpha_map",
     "tau",
     "tau_low",
     "tau_high",
@@ -114,6 +116,7 @@ def robustness_table(
             "reference": corr.get("reference", pd.Series(dtype=str)),
             "kappa": corr.get("kappa", pd.Series(dtype=float)),
             "alpha": corr.get("alpha", pd.Series(dtype=float)),
+            "alpha_map": corr.get("alpha_map", pd.Series(dtype=str)),
             "tau": corr.get("kendall_tau", pd.Series(dtype=float)),
             "tau_low": corr.get("kendall_tau_low", pd.Series(dtype=float)),
             "tau_high": corr.get("kendall_tau_high", pd.Series(dtype=float)),
@@ -145,12 +148,18 @@ def _interval(r) -> str:
 def render_robustness(table: pd.DataFrame, fmt: str) -> str:
     """The robustness table as ``md`` or ``html`` (undefined values ``n/a``)."""
     ids = ["judge", "dataset", "measure", "reference"]
-    titles = ["Judge", "Dataset", "Measure", "Reference"] + [t for t, _, _ in SHOWN]
+    shown = list(SHOWN)
+    maps = table["alpha_map"].map(lambda v: not render.is_missing(v) and str(v) != "")
+    if maps.any():  # a score judge's alpha after a declared map: the map beside it
+        shown.insert(2, ("α map", "alpha_map", None))
+    titles = ["Judge", "Dataset", "Measure", "Reference"] + [t for t, _, _ in shown]
     rows = []
     for _, r in table.iterrows():
         cells = [render.MISSING if render.is_missing(r[c]) else str(r[c]) for c in ids]
-        for _, col, digits in SHOWN:
-            if col == "tau_interval":
+        for _, col, digits in shown:
+            if col == "alpha_map":
+                cells.append("" if render.is_missing(r[col]) else str(r[col]))
+            elif col == "tau_interval":
                 cells.append(_interval(r))
             elif col == "attack":
                 a = r["attack"]
@@ -161,7 +170,8 @@ def render_robustness(table: pd.DataFrame, fmt: str) -> str:
                 cells.append(render.fmt(r[col], digits or 3))
         rows.append(cells)
     if fmt == "md":
-        return render.markdown_table(titles, rows, ["l"] * len(ids) + ["r"] * (len(titles) - len(ids)))
+        aligns = ["l"] * len(ids) + ["l" if c == "alpha_map" else "r" for _, c, _ in shown]
+        return render.markdown_table(titles, rows, aligns)
     if fmt == "html":
         return render.html_table(
             pd.DataFrame(rows, columns=titles),

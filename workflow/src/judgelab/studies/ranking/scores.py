@@ -136,25 +136,47 @@ def expected_name(judge: str) -> str:
     return f"{judge}{EXPECTED}"
 
 
-#: The gain scale of expected-grade qrels: ir-measures (trec_eval) takes integer relevance, so the
-#: expected grade sum_g p(g) g is written as round(EXPECTED_SCALE x expected): nDCG is unchanged by
-#: scaling every gain (its ideal DCG scales alike); the rounding moves a gain by at most 0.0005.
+#: The gain scale of expected-grade qrels and of a score judge's qrels: ir-measures (trec_eval)
+#: takes integer relevance, so the expected grade sum_g p(g) g, or a judge's score, is written as
+#: round(EXPECTED_SCALE x value): nDCG is unchanged by scaling every gain (its ideal DCG scales
+#: alike); the rounding moves a gain by at most 0.0005.
 EXPECTED_SCALE = 1000
+
+
+def gain_measure(measure) -> bool:
+    """Whether an ir-measures measure takes real-valued gains (nDCG with no relevance threshold):
+    the measures expected-gain and score qrels serve. A thresholded measure (P(rel=2), R, AP,
+    RBP(rel=2), ...) would count every gain >= 1 (a value of 0.001) as relevant."""
+    return measure.NAME == "nDCG" and "rel" not in measure.params
+
+
+def gain_qrels(labels: pd.DataFrame, column: str, what: str, scale: int = EXPECTED_SCALE) -> pd.DataFrame:
+    """The qrels of real values as gains: relevance round(scale x ``labels[column]``), a pair
+    without a value left out (unlabelled, as :func:`qrels_from_labels` leaves a missing label).
+    ``what`` names the table in errors."""
+    if column not in labels.columns:
+        raise InputError(f"the {what} has no column {column}")
+    kept = labels[pd.to_numeric(labels[column], errors="coerce").notna()]
+    gain = (pd.to_numeric(kept[column]) * int(scale)).round().astype("int64")
+    return check_qrels(kept[["qid", "docid"]].assign(relevance=gain.to_numpy()), what)
 
 
 def expected_qrels(labels: pd.DataFrame, scale: int = EXPECTED_SCALE) -> pd.DataFrame:
     """The expected-gain qrels of a judge's label table (``expected_grade``: sum over grades of
     p(grade) x grade from its label distribution): relevance round(scale x expected), a pair
     without a distribution left out (unlabelled, as :func:`qrels_from_labels` leaves a missing
-    label). For gain-based measures only (nDCG): a thresholded measure would count every gain
-    >= 1 (an expected grade of 0.001) as relevant."""
+    label). For gain-based measures only (:func:`gain_measure`)."""
     if "expected_grade" not in labels.columns:
         raise InputError("the label table has no column expected_grade (no label distribution)")
-    kept = labels[pd.to_numeric(labels["expected_grade"], errors="coerce").notna()]
-    gain = (pd.to_numeric(kept["expected_grade"]) * int(scale)).round().astype("int64")
-    return check_qrels(
-        kept[["qid", "docid"]].assign(relevance=gain.to_numpy()), "label table (expected grades)"
-    )
+    return gain_qrels(labels, "expected_grade", "label table (expected grades)", scale)
+
+
+def score_qrels(labels: pd.DataFrame, scale: int = EXPECTED_SCALE) -> pd.DataFrame:
+    """The qrels of a judge that gives scores (its label table's ``score``: e.g. EXAM's 0-5
+    self-ratings, AutoNuggetizer's nugget scores): relevance round(scale x score), as
+    :func:`expected_qrels` writes expected grades; a pair without a score left out. For
+    gain-based measures only (:func:`gain_measure`)."""
+    return gain_qrels(labels, "score", "label table (scores)", scale)
 
 
 def _to_irm_qrels(qrels: pd.DataFrame) -> pd.DataFrame:

@@ -24,6 +24,12 @@ def _names(names: Any) -> tuple[str, ...]:
     return tuple(str(x) for x in names)
 
 
+def _without_empty(fields: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    """``fields`` less ``names``: fields added for judges that give scores, left out of a param
+    where there is none so that the params of earlier runs stay as they were."""
+    return {k: v for k, v in fields.items() if k not in names}
+
+
 def _run_files(run_names: tuple[str, ...], runs: Any) -> dict[str, str]:
     """Run name -> run file: a job's run files ``runs`` in the order of ``run_names``."""
     paths = [str(p) for p in runs]
@@ -71,9 +77,10 @@ class Pooling(Settings):
 class Scoring(Settings):
     """What a dataset's runs are scored under: every qrels as (name, kind, judge) - kind ``human``
     (the dataset table's grades), ``judge`` (the judge's labels), ``filled`` (the human grades,
-    holes filled with the judge's labels) or ``expected`` (the judge's expected grades as gains) -, the dataset's judges in the order of their label
-    files, the measures (ir-measures names) and the names of the runs, in the order of the run
-    files a job is given."""
+    holes filled with the judge's labels), ``expected`` (the judge's expected grades as gains) or
+    ``scores`` (a judge that gives scores: its scores as gains) -, the dataset's judges in the
+    order of their label files, the measures (ir-measures names) and the names of the runs, in
+    the order of the run files a job is given."""
 
     qrels: tuple[tuple[str, str, str], ...]
     judges: tuple[str, ...]
@@ -118,7 +125,10 @@ class JudgeCost(Settings):
 class Comparisons(Settings):
     """What a dataset's correlations job compares: the dataset's name, its judges in the order of
     their label files, each compared judge with the qrels its system ranking is compared with
-    (``references``: (judge, reference) pairs) and the measures."""
+    (``references``: (judge, reference) pairs) and the measures; the judges that give scores, not
+    labels, each as (judge, low, high) (``scores``: their agreement on the pool is
+    :func:`judgelab.studies.ranking.pool.score_agreement`'s) and the map their scores take onto
+    the grades before Krippendorff's alpha (``score_alpha``: ``linear``; ``""``: none, alpha n/a)."""
 
     dataset: str
     judges: tuple[str, ...]
@@ -126,6 +136,8 @@ class Comparisons(Settings):
     measures: tuple[str, ...]
     costs: tuple[JudgeCost, ...] = ()
     member_costs: tuple[JudgeCost, ...] = ()
+    scores: tuple[tuple[Any, ...], ...] = ()
+    score_alpha: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "judges", _names(self.judges))
@@ -139,6 +151,19 @@ class Comparisons(Settings):
                     c if isinstance(c, JudgeCost) else JudgeCost.from_param(c) for c in getattr(self, name)
                 ),
             )
+        object.__setattr__(
+            self, "scores", tuple((str(j), float(low), float(high)) for j, low, high in self.scores)
+        )
+
+    @property
+    def score_ranges(self) -> dict[str, tuple[float, float]]:
+        """Judge -> (low, high) of the judges that give scores."""
+        return {j: (low, high) for j, low, high in self.scores}
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields; ``scores`` and ``score_alpha`` only with a judge that gives scores, so the
+        param of a dataset without one is the one it had before (its job does not rerun)."""
+        return _without_empty(super().to_json(), ("scores", "score_alpha") if not self.scores else ())
 
 
 @dataclass(frozen=True)
@@ -177,9 +202,10 @@ class Circularity(Settings):
     :mod:`judgelab.studies.ranking.circularity`): the dataset's name, the base run (``""``: the
     run the human qrels score highest on the first measure), the depth re-ordered, each judge
     with the qrels its system ranking is compared with (``references``: (judge, reference)
-    pairs, as :class:`Comparisons`), the measures, and the live judges whose labels of the base
+    pairs, as :class:`Comparisons`), the measures, the live judges whose labels of the base
     run come from their circularity labelling job (``labelled``: ``depth`` > the pool depth; the
-    others' from the pool)."""
+    others' from the pool), and the judges that give scores (``scored``: their run re-ordered by
+    the score instead of a label)."""
 
     dataset: str
     base: str
@@ -187,12 +213,19 @@ class Circularity(Settings):
     references: tuple[tuple[str, str], ...]
     measures: tuple[str, ...]
     labelled: tuple[str, ...] = ()
+    scored: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "depth", int(self.depth))
         object.__setattr__(self, "references", _tuples(self.references))
         object.__setattr__(self, "measures", _names(self.measures))
         object.__setattr__(self, "labelled", tuple(str(m) for m in self.labelled))
+        object.__setattr__(self, "scored", tuple(str(m) for m in self.scored))
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields; ``scored`` only with a judge that gives scores (an unchanged param, no
+        rerun, for a dataset without one)."""
+        return _without_empty(super().to_json(), () if self.scored else ("scored",))
 
 
 @dataclass(frozen=True)

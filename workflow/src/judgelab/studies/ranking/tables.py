@@ -9,7 +9,9 @@ leaderboard shaped like LLMJudge's Table 3.
   (:func:`judgelab.studies.ranking.pool.label_agreement`).
 * ``leaderboard.{tsv,md,tex,html}`` (:func:`leaderboard`, :func:`render_leaderboard`): judge,
   Cohen's kappa, Krippendorff's alpha, Kendall's tau, Spearman's rho (Rahmani et al. 2024,
-  "LLMJudge: LLMs for Relevance Judgments", Table 3), per dataset and measure.
+  "LLMJudge: LLMs for Relevance Judgments", Table 3), per dataset and measure. A judge that gives
+  scores has kappa n/a and alpha only after ``ranking.score_alpha``'s map, which ``alpha_map``
+  names (the renderings show an "α map" column when a row has one).
 """
 
 from __future__ import annotations
@@ -63,12 +65,16 @@ LEADERBOARD_COLUMNS = [
     "reference",
     "kappa",
     "alpha",
+    "alpha_map",
     "tau",
     "rho",
     *COST_COLUMNS,
     "judge_template",
     "judge_persona",
 ]
+
+#: The rendered column naming the map a score judge's alpha took (shown when a row has one).
+ALPHA_MAP = ("α map", "alpha_map", None)
 
 #: (title, column, digits) of the leaderboard's cost columns, beside the metrics.
 LEADERBOARD_COSTS = [("Calls", "calls", 0), ("$ / 1k judgments", "usd_per_1k", 4), ("Model s", "model_s", 1)]
@@ -162,9 +168,14 @@ def render_leaderboard(board: pd.DataFrame, fmt: str) -> str:
     """The leaderboard as ``md``, ``tex`` or ``html`` (undefined values ``n/a``)."""
     ids = ["dataset", "measure", "judge", "reference"]
     id_titles = ["Dataset", "Measure", "Judge", "Reference"]
-    shown_cols = LEADERBOARD_METRICS + LEADERBOARD_COSTS
+    metrics: list[tuple[str, str, int | None]] = list(LEADERBOARD_METRICS)
+    if has_alpha_map(board):  # alpha after a declared map: the map beside it
+        metrics.insert(2, ALPHA_MAP)
+    shown_cols = metrics + LEADERBOARD_COSTS
 
-    def cell(value, digits: int) -> str:
+    def cell(value, digits: int | None) -> str:
+        if digits is None:
+            return "" if render.is_missing(value) else str(value)
         if digits == 0 and not render.is_missing(value):
             return f"{int(value):,}"
         return render.fmt(value, digits)
@@ -174,20 +185,22 @@ def render_leaderboard(board: pd.DataFrame, fmt: str) -> str:
         for shown, r in render.id_cells(board, ids)
     ]
     titles = id_titles + [t for t, _, _ in shown_cols]
-    n = len(shown_cols)
+    aligns = ["l"] * len(ids) + ["l" if digits is None else "r" for _, _, digits in shown_cols]
     if fmt == "md":
-        return render.markdown_table(titles, [s + v for s, v in rows], ["l"] * len(ids) + ["r"] * n)
+        return render.markdown_table(titles, [s + v for s, v in rows], aligns)
     if fmt == "tex":
         esc = render.tex_escape
         head = [
             " & ".join(
                 [esc(t) for t in id_titles]
-                + [_TEX_TITLES[c] for _, c, _ in LEADERBOARD_METRICS]
+                + [_TEX_TITLES.get(c, esc(t)) for t, c, _ in metrics]
                 + [_TEX_TITLES.get(c, esc(t)) for t, c, _ in LEADERBOARD_COSTS]
             )
         ]
         return render.latex_table(
-            "l" * len(ids) + "r" * n, head, [[esc(x) for x in s] + [esc(x) for x in v] for s, v in rows]
+            "".join(aligns),
+            head,
+            [[esc(x) for x in s] + [esc(x.replace(" -> ", " → ")) for x in v] for s, v in rows],
         )
     if fmt == "html":
         return render.html_table(
@@ -195,6 +208,13 @@ def render_leaderboard(board: pd.DataFrame, fmt: str) -> str:
             caption="Label agreement on the pool and system-ranking agreement (LLMJudge Table 3), and what the judge's labels cost",
         )
     raise ValueError(f"unknown table format {fmt!r} (md, tex or html)")
+
+
+def has_alpha_map(table: pd.DataFrame) -> bool:
+    """Whether a row of ``table`` names the map its alpha took (a score judge's, ``alpha_map``)."""
+    if "alpha_map" not in table.columns:
+        return False
+    return bool(table["alpha_map"].map(lambda v: not render.is_missing(v) and str(v) != "").any())
 
 
 def system_means(scores: pd.DataFrame, reference: str, judge: str, measure: str) -> pd.DataFrame:
