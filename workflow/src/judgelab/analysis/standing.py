@@ -7,7 +7,9 @@ labelled (a pair it left out is missing, counted in ``coverage``, never a grade)
 agreement of :func:`judgelab.analysis.agreement.agreement` (kappa, quadratic weighted kappa,
 macro F1, ordinal alpha) on the pairs it labelled. A binary judge (labels 0/1) is compared with
 the human grades binarised by the TREC rule (grade 2 or more relevant, :data:`RELEVANT_MIN`), on
-the labels 0 and 1 - never its 0/1 read as grades. :func:`pairwise_kappa` is the judges x judges
+the labels 0 and 1 - never its 0/1 read as grades. A judge that gives scores (real numbers) has
+its coverage only: kappa and alpha are n/a (no threshold or map is chosen here), and it is not in
+the kappa figure. :func:`pairwise_kappa` is the judges x judges
 Cohen's kappa on the pairs both labelled (the human grades as one more rater; a binary judge's
 pairs with the others on the binarised scale), for the figure.
 """
@@ -52,6 +54,20 @@ def agreement_rows(
     for name, labels in judges.items():
         merged = _labelled(pairs, labels)
         done = merged.dropna(subset=["label"])
+        if (scales or {}).get(
+            name
+        ) == "scores":  # real-valued: no label agreement (the ranking study's gains)
+            rows.append(
+                {
+                    "judge": name,
+                    "scale": "scores",
+                    "n_pairs": len(merged),
+                    "n_labelled": len(done),
+                    "coverage": len(done) / len(merged) if len(merged) else math.nan,
+                    **dict.fromkeys(("kappa", "qwk", "macro_f1", "alpha"), math.nan),
+                }
+            )
+            continue
         binary = (scales or {}).get(name) == "binary"
         human = _binary(done["grade"]) if binary else done["grade"].astype(int)
         scores = agreement(human.tolist(), done["label"].astype(int).tolist(), [0, 1] if binary else GRADES)
@@ -76,6 +92,8 @@ def pairwise_kappa(
     two is binary (``scales``), the other's grades are binarised (:data:`RELEVANT_MIN`)."""
     columns = {HUMAN: pairs.set_index(["qid", "docid"])["grade"].astype("Float64")}
     for name, labels in judges.items():
+        if (scales or {}).get(name) == "scores":
+            continue  # scores are not labels: no kappa
         columns[name] = _labelled(pairs, labels).set_index(["qid", "docid"])["label"].astype("Float64")
     binary = {n for n, s in (scales or {}).items() if s == "binary"}
     frame = pd.DataFrame(columns)

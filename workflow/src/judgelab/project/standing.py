@@ -52,9 +52,11 @@ def _labels(judge: Mapping, path: str, table: pd.DataFrame, source: SourcePairs 
         scale=r.get("scale") or None,
         confidence_scale=r.get("confidence_scale") or None,
         drop=bool(r.get("drop")),
+        score_range=tuple(r.get("score_range") or ()),
     )
     log.info("%s", read.log_line())
-    return read.labels[["qid", "docid", "label"]], read.counts.unknown, read.counts.out_of_scale
+    got = read.labels.rename(columns={"score": "label"})  # a score judge's values (coverage only)
+    return got[["qid", "docid", "label"]], read.counts.unknown, read.counts.out_of_scale
 
 
 def agreement_job(

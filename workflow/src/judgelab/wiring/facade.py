@@ -707,7 +707,7 @@ class Project:
                             if entry
                             else f"imported ({judge.scale or 'graded'})"
                         ),
-                        "reading": vars(self.import_reading(name, d)),
+                        "reading": self.import_reading(name, d).to_json(),
                         "scale": judge.scale or "graded",
                     }
                 )
