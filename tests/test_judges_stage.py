@@ -66,7 +66,7 @@ def test_the_bundled_llmjudge_slice_against_scikit_learn_and_krippendorff(tmp_pa
     assert "download_published_judge" not in text and "download" not in text.split("Job stats")[-1][:2000]
     assert not (wd / "cache").exists()  # no model
     every = pd.read_csv(wd / "results" / "judges" / "leaderboard.tsv", sep="\t")
-    assert set(every["dataset"]) == {"dl19", "llmjudge"}  # byo's own imported judge on DL19 too
+    assert set(every["dataset"]) == {"llmjudge"}  # byo's own imported judge: no study here uses it
     board = every[every["dataset"] == "llmjudge"]
     assert len(board) == 33
     assert list(board["kappa"]) == sorted(board["kappa"], reverse=True)

@@ -121,10 +121,22 @@ def test_a_dataset_only_imported_judges_label_takes_no_texts(tmp_path):
 
 def test_a_live_judge_on_a_dataset_without_texts_is_one_error_naming_the_key(tmp_path):
     with pytest.raises(InputError) as err:
-        project(tmp_path / "a", {**imported_only(), "judges": ["smollm2"], "peras": {"judges": ["smollm2"]}})
+        project(
+            tmp_path / "a",
+            {
+                **imported_only(),
+                "judges": ["smollm2"],
+                # named: a study's `datasets: null` takes only the datasets with passage texts
+                "peras": {"judges": ["smollm2"], "datasets": ["lj"]},
+                "overrating": {"enabled": False},
+            },
+        )
     assert err.value.key == "datasets.lj.texts"
-    assert "peras (live judges smollm2) and overrating (live judges smollm2) read them" in err.value.message
+    assert "peras (live judges smollm2) read them" in err.value.message
     assert 'passage JSONL ({"docid", "doc"} per line)' in err.value.message
+    # `datasets: null` (every dataset with texts): lj, without, is left to the imported judge
+    p = project(tmp_path / "n", {**imported_only(), "judges": ["smollm2"], "peras": {"judges": ["smollm2"]}})
+    assert "lj" not in p.plan("peras").datasets and not p.needs_texts("lj")
     # PERAS's live cells on another dataset only: lj needs no texts
     cells = {"judges": ["smollm2"], "datasets": ["dl19"]}
     p = project(tmp_path / "b", {**imported_only(), "peras": cells})

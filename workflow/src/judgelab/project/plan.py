@@ -51,9 +51,13 @@ class StudyPlan:
 
     @property
     def datasets(self) -> list[str]:
-        """The study's ``datasets`` (null: every dataset of the config)."""
+        """The study's ``datasets`` (null: every dataset of the config that has passage texts to
+        show a live judge - a dataset without them, such as the bundled LLMJudge slice, is for
+        imported and published judges only, and a study names it to take it)."""
         chosen = self.section.get("datasets")
-        return list(self.project.datasets if chosen is None else chosen)
+        if chosen is None:
+            return [d for d in self.project.datasets if self.project.has_texts(d)]
+        return list(chosen)
 
     @property
     def judges(self) -> list[str]:

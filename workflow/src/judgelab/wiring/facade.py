@@ -381,6 +381,18 @@ class Project:
         (:meth:`text_readers`). A dataset only imported (or published) judges label needs none."""
         return bool(self.text_readers(name))
 
+    def has_texts(self, name: str) -> bool:
+        """Whether dataset ``name`` can have passage texts: a download (its texts file is fetched
+        when a study reads it), given texts (``source: files``), or a bundled sample with a texts
+        file. A study's ``datasets: null`` takes only these."""
+        d = self.dataset(name)
+        if d["source"] == "sample":
+            ext = "jsonl" if d["format"] == "llmjudge" else "tsv"
+            return (self.resources / "sample" / name / f"texts.{ext}").is_file()
+        if d["source"] == "files":
+            return bool(d.get("texts"))
+        return True
+
     def reads_texts(self, name: str) -> bool:
         """Whether the prepare job of dataset ``name`` reads passage texts: those of the bundled
         sample and a ``texts`` file given (``source: files``) always, a download's only where some
@@ -692,7 +704,10 @@ class Project:
                                 "scale": "graded",
                             }
                         )
+        used = self._used_imports()
         for name, judge in self.imported.items():
+            if name not in used:
+                continue
             template = judge.templates[0]
             persona = "default" if "default" in judge.personas else judge.personas[0]
             entry = self.catalog.judges.get(name) if judge.published else None
@@ -712,6 +727,18 @@ class Project:
                     }
                 )
         return {d: js for d, js in out.items() if any(j["kind"] != "live" for j in js)}
+
+    def _used_imports(self) -> set[str]:
+        """The imported judges some part of the run uses: the published ones (named to be used),
+        every one when PERAS runs (it scores them all), and those a study names."""
+        used = {n for n, j in self.imported.items() if j.published}
+        if "peras" in self.studies:
+            used |= set(self.imported)
+        for s in self.studies:
+            named = getattr(self.plan(s), "imported", None)
+            if isinstance(named, Mapping):
+                used |= set(named)
+        return used
 
     def standing_params(self, dataset: str) -> list[dict]:
         """The agreement job's param: each judge of :attr:`standing` without its file (an input)."""
@@ -1066,6 +1093,8 @@ class Project:
 
     def _check_imported(self) -> None:
         for name, judge in self.imported.items():
+            if judge.published:  # no persona condition: its one file is the persona `default`
+                continue
             for i, p in enumerate(judge.personas):
                 if p not in self.known_persona_ids:
                     raise InputError(

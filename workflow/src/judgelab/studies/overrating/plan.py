@@ -288,7 +288,9 @@ class Plan(StudyPlan):
         if self.pairwise_cells:
             _ = self.pairwise_prompt
         if not self.pointwise_cells and not self.pairwise_cells:
-            others = sorted(set(self.project.imported) - set(self.imported))
+            others = sorted(  # the config's own (a published judge is named by catalog, not listed)
+                n for n, j in self.project.imported.items() if n not in self.imported and not j.published
+            )
             hint = (
                 f" (name the config's imported judges {others} in overrating.imported_judges)"
                 if others
