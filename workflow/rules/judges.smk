@@ -8,7 +8,7 @@ rule judges_agreement:
     input:
         unpack(lambda wc: PROJECT.source_inputs(wc.dataset)),
         pairs=path("dataset"),
-        files=lambda wc: [j["file"] for j in PROJECT.standing[wc.dataset]],
+        files=lambda wc: PROJECT.standing_files(wc.dataset),
     output:
         table=path("judges_agreement"),
         png=path("judges_figure", ext="png"),

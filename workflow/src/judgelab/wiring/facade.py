@@ -716,7 +716,7 @@ class Project:
                     {
                         "name": name,
                         "kind": "published" if entry else "imported",
-                        "file": self.imported_file(name, d, template, persona),
+                        "file": (template, persona),  # resolved by standing_files, when the job is planned
                         "describe": (
                             f"{entry.source.name}: {entry.method}, {entry.judge_model or 'model not stated'}"
                             if entry
@@ -743,6 +743,15 @@ class Project:
     def standing_params(self, dataset: str) -> list[dict]:
         """The agreement job's param: each judge of :attr:`standing` without its file (an input)."""
         return [{k: v for k, v in j.items() if k != "file"} for j in self.standing[dataset]]
+
+    def standing_files(self, dataset: str) -> list[str]:
+        """The agreement job's input files, in :attr:`standing` order: a live judge's PERAS judgment
+        table, an imported judge's file (checked to exist, as the import rules check it) or a
+        published judge's download or bundled slice."""
+        return [
+            j["file"] if j["kind"] == "live" else self.imported_file(j["name"], dataset, *j["file"])
+            for j in self.standing[dataset]
+        ]
 
     def standing_leaderboard_inputs(self) -> dict[str, list[str]]:
         """The leaderboard's inputs: each dataset's agreement table and, for the datasets the ranking
