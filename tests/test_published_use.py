@@ -167,3 +167,15 @@ def test_llmjudge_submissions_through_the_catalog_read_as_the_imported_path(shar
         kappa = cohen_kappa_score(truth, every["label"].astype(int).tolist())
         assert -1 <= kappa <= 1
     assert dropped == {"llmjudge-RMITIR-llama70B": (0, 2), "llmjudge-h2oloo-zeroshot2": (0, 1)}
+
+
+def test_the_llmjudge_development_split_is_not_the_submissions_dataset():
+    """LLMJudge's submissions label the test qrels: a config's `llmjudge` of `split: dev` (the PERAS
+    paper's Table 4 set) is not theirs - naming one is an error naming the key."""
+    with pytest.raises(InputError) as err:
+        p = project(
+            datasets={"llmjudge": {"source": "download", "format": "llmjudge", "split": "dev"}},
+            published_judges={"use": ["llmjudge-Olz-exp"]},
+        )
+        _ = p.imported
+    assert "published_judges.use[0]" in str(err.value) and "none of the config's datasets" in str(err.value)

@@ -661,7 +661,7 @@ class Project:
                     f"published judge {name!r} shares its name with a model of `models`",
                     key=f"models.{name}",
                 )
-            datasets = tuple(d for d in entry.datasets if d in (self.config.get("datasets") or {}))
+            datasets = tuple(d for d in entry.datasets if d in self.catalog_datasets())
             judges[name] = ImportedJudge(
                 name,
                 self.path("published", judge=name, dataset="{dataset}"),
@@ -775,6 +775,14 @@ class Project:
             self.path("judges_figure", dataset=d, ext=e) for d in self.standing for e in ("png", "pdf")
         ]
 
+    def catalog_datasets(self) -> list[str]:
+        """The config's datasets a catalog judge can have labelled: a catalog dataset is the
+        config's of the same key - but LLMJudge's submissions label its test qrels, not the
+        development split (``split: dev``)."""
+        return [
+            d for d, spec in (self.config.get("datasets") or {}).items() if (spec or {}).get("split") != "dev"
+        ]
+
     @cached_property
     def published_groups(self) -> dict[str, list[str]]:
         """Every name of the published catalog the config uses -> the judges it stands for (one,
@@ -787,7 +795,7 @@ class Project:
         judges for PERAS (graded labels), and the overrating study - a single judge that gives
         scores is an error naming its key, and a group leaves its score judges out, in the log."""
         own = set(self.config.get("imported_judges") or {})
-        datasets = list(self.config.get("datasets") or {})
+        datasets = self.catalog_datasets()
         refs: list[tuple[str, str]] = [
             (str(r), f"published_judges.use[{i}]")
             for i, r in enumerate((self.config.get("published_judges") or {}).get("use") or [])
