@@ -87,6 +87,7 @@ def workflow(tmp_path_factory, shared):
             "imported_judges": [JUDGE, SCORER],
             "ppi": {"n": [10], "draws": 20},
             "circularity": {"enabled": True},
+            "correlation": {"n_boot": 100},  # the intervals are not what this file checks
         },
     }
     (wd / "published.yaml").write_text(yaml.safe_dump(layer))
