@@ -47,6 +47,17 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
 DEFAULT_CACHE = ".judgelab-cache/requests.sqlite"
 
 
+def _add_config_args(p: argparse.ArgumentParser) -> None:
+    """A command that reads the run's config as `snakemake -d DIR --configfile F` does."""
+    p.add_argument(
+        "--configfile",
+        action="append",
+        default=[],
+        help="config file merged over DIR/config/config.yaml (repeatable)",
+    )
+    p.add_argument("-d", "--directory", default=".", help="working directory of the run (default .)")
+
+
 def _add_cache_args(p: argparse.ArgumentParser, default=DEFAULT_CACHE) -> None:
     """--cache, --cache-mode, --cache-lease: the config keys cache, cache_mode, cache_lease."""
     p.add_argument("--cache", default=default, help=f"the request cache file (default {DEFAULT_CACHE})")
@@ -222,13 +233,7 @@ def main(argv: list[str] | None = None) -> int:
         "request cache (hits are free) and prints calls, tokens and cost per dataset, "
         "model and stage. Reads the config as `snakemake -d DIR --configfile F` does.",
     )
-    p.add_argument(
-        "--configfile",
-        action="append",
-        default=[],
-        help="config file merged over DIR/config/config.yaml (repeatable)",
-    )
-    p.add_argument("-d", "--directory", default=".", help="working directory of the run (default .)")
+    _add_config_args(p)
     p.add_argument(
         "-s",
         "--snakefile",
@@ -263,13 +268,7 @@ def main(argv: list[str] | None = None) -> int:
         "and whether its files are downloaded under the run's results folder (all, some, no). Reads "
         "the config as `snakemake -d DIR --configfile F` does; without one, the shipped catalog.",
     )
-    p.add_argument(
-        "--configfile",
-        action="append",
-        default=[],
-        help="config file merged over DIR/config/config.yaml (repeatable)",
-    )
-    p.add_argument("-d", "--directory", default=".", help="working directory of the run (default .)")
+    _add_config_args(p)
     p.add_argument("--source", help="only the judges of this source (e.g. llmjudge-2024)")
     p.add_argument("--method", help="only the judges of this method (e.g. umbrela-zeroshot)")
     p.add_argument("--tsv", action="store_true", help="a tab-separated table (size in bytes)")

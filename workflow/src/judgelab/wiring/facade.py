@@ -398,12 +398,11 @@ class Project:
         sample and a ``texts`` file given (``source: files``) always, a download's only where some
         study needs them (:meth:`needs_texts`; otherwise the texts file is not fetched). Without
         texts the table's ``passage`` column is empty."""
-        d = self.dataset(name)
-        if d["source"] == "sample":  # a bundled slice without a texts file (LLMJudge's) reads none
-            ext = "jsonl" if d["format"] == "llmjudge" else "tsv"
-            return (self.resources / "sample" / name / f"texts.{ext}").is_file() or self.needs_texts(name)
-        if d["source"] == "files":
-            return bool(d.get("texts"))
+        source = self.dataset(name)["source"]
+        if source == "sample":  # a bundled slice without a texts file (LLMJudge's) reads none
+            return self.has_texts(name) or self.needs_texts(name)
+        if source == "files":
+            return self.has_texts(name)
         return self.needs_texts(name)
 
     def raw_files(self, name: str) -> dict[str, str]:
@@ -654,6 +653,7 @@ class Project:
         download job's output."""
         judges = resolve_imported(self.config)
         models = set(self.config.get("models") or {})
+        catalog_datasets = self.catalog_datasets()
         for name in dict.fromkeys(n for names in self.published_groups.values() for n in names):
             entry = self.catalog.judges[name]
             if name in models:
@@ -661,7 +661,7 @@ class Project:
                     f"published judge {name!r} shares its name with a model of `models`",
                     key=f"models.{name}",
                 )
-            datasets = tuple(d for d in entry.datasets if d in self.catalog_datasets())
+            datasets = tuple(d for d in entry.datasets if d in catalog_datasets)
             judges[name] = ImportedJudge(
                 name,
                 self.path("published", judge=name, dataset="{dataset}"),

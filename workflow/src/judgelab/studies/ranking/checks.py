@@ -195,16 +195,22 @@ def _check_expected(plan: Inputs) -> None:
                 "grades come from a live judge's label distribution (an imported judge gives labels)",
                 key=f"{key}[{i}]",
             )
-    if plan.expected_judges:
-        for name, m in parse_measures(plan.measures, f"{plan.name}.measures").items():
-            if not gain_measure(m):
-                raise InputError(
-                    f"the measure {name} counts relevance against a threshold, which expected "
-                    f"gains (scaled by {EXPECTED_SCALE}) do not have; expected-gain qrels serve "
-                    "gain-based measures (nDCG) only: drop it from ranking.measures or empty "
-                    "ranking.expected_gain",
-                    key=key,
-                )
+    thresholded = _thresholded_measure(plan) if plan.expected_judges else None
+    if thresholded:
+        raise InputError(
+            f"the measure {thresholded} counts relevance against a threshold, which expected "
+            f"gains (scaled by {EXPECTED_SCALE}) do not have; expected-gain qrels serve "
+            "gain-based measures (nDCG) only: drop it from ranking.measures or empty "
+            "ranking.expected_gain",
+            key=key,
+        )
+
+
+def _thresholded_measure(plan: Inputs) -> str | None:
+    """The first of ``ranking.measures`` that counts relevance against a threshold (not a gain
+    measure: expected grades and scores serve gain-based measures only), or None."""
+    parsed = parse_measures(plan.measures, f"{plan.name}.measures")
+    return next((name for name, m in parsed.items() if not gain_measure(m)), None)
 
 
 def _check_scores(plan: Inputs) -> None:
@@ -221,16 +227,16 @@ def _check_scores(plan: Inputs) -> None:
                 "and shifting them would change nDCG); leave it out here",
                 key=key,
             )
-        for measure, m in parse_measures(plan.measures, f"{plan.name}.measures").items():
-            if not gain_measure(m):
-                raise InputError(
-                    f"{name!r} gives {values}, which enter as gains (scaled by {EXPECTED_SCALE}); "
-                    f"the measure {measure} in ranking.measures counts relevance against a "
-                    "threshold that scores do not have (a threshold nobody chose): score judges "
-                    "serve gain-based measures (nDCG) only - drop the measure from "
-                    "ranking.measures, or the judge from here",
-                    key=key,
-                )
+        measure = _thresholded_measure(plan)
+        if measure:
+            raise InputError(
+                f"{name!r} gives {values}, which enter as gains (scaled by {EXPECTED_SCALE}); "
+                f"the measure {measure} in ranking.measures counts relevance against a "
+                "threshold that scores do not have (a threshold nobody chose): score judges "
+                "serve gain-based measures (nDCG) only - drop the measure from "
+                "ranking.measures, or the judge from here",
+                key=key,
+            )
 
 
 def _check_circularity(plan: Inputs) -> None:

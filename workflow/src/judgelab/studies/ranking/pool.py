@@ -110,6 +110,18 @@ def fill_holes(human: pd.DataFrame, judge_labels: pd.DataFrame) -> tuple[pd.Data
     return check_qrels(filled, "filled qrels"), len(new)
 
 
+def _aligned(pool_: pd.DataFrame, values: pd.Series, dtype: str, what: str) -> tuple:
+    """The pool's human grades and a judge's ``values`` aligned with them (as ``dtype``), the
+    pairs both labelled, and the counts: pool pairs with a human grade, and of them the judge's."""
+    human = pd.array(pool_["human"], dtype="Int64")
+    judge = pd.array(pd.Series(values).to_numpy(), dtype=dtype)
+    if len(judge) != len(human):
+        raise ValueError(f"{len(judge)} {what} for a pool of {len(human)} pairs")
+    graded = ~pd.isna(human)
+    both = graded & ~pd.isna(judge)
+    return human, judge, both, int(graded.sum()), int(both.sum())
+
+
 def label_agreement(pool_: pd.DataFrame, labels: pd.Series) -> dict[str, float | int | str]:
     """Agreement of a judge with the human grades on the pool (keys :data:`AGREEMENT_KEYS`).
 
@@ -120,15 +132,9 @@ def label_agreement(pool_: pd.DataFrame, labels: pd.Series) -> dict[str, float |
     and Krippendorff's ordinal alpha over the grades 0-3
     (:func:`judgelab.analysis.agreement.krippendorff_alpha`) on the n_labelled pairs. NaN where undefined
     (no pair, or a single label)."""
-    human = pd.array(pool_["human"], dtype="Int64")
-    judge = pd.array(pd.Series(labels).to_numpy(), dtype="Int64")
-    if len(judge) != len(human):
-        raise ValueError(f"{len(judge)} labels for a pool of {len(human)} pairs")
-    graded = ~pd.isna(human)
-    both = graded & ~pd.isna(judge)
+    human, judge, both, n_pairs, n_both = _aligned(pool_, labels, "Int64", "labels")
     h = np.asarray(human[both], dtype=int)
     j = np.asarray(judge[both], dtype=int)
-    n_pairs, n_both = int(graded.sum()), int(both.sum())
     # int arrays: agreement reads any sequence of ints (its annotation names only Sequence)
     scores = agreement(cast("Sequence[int]", h), cast("Sequence[int]", j), GRADES)
     return {
@@ -162,13 +168,7 @@ def score_agreement(
     ``linear`` maps ``score_range`` (low, high) onto the grades 0-3, g = 3 (s - low) / (high -
     low); interval alpha, :func:`judgelab.analysis.agreement.krippendorff_alpha`), NaN without one
     (None); ``alpha_map`` names the map (empty without one)."""
-    human = pd.array(pool_["human"], dtype="Int64")
-    judge = pd.array(pd.Series(scores).to_numpy(), dtype="Float64")
-    if len(judge) != len(human):
-        raise ValueError(f"{len(judge)} scores for a pool of {len(human)} pairs")
-    graded = ~pd.isna(human)
-    both = graded & ~pd.isna(judge)
-    n_pairs, n_both = int(graded.sum()), int(both.sum())
+    human, judge, both, n_pairs, n_both = _aligned(pool_, scores, "Float64", "scores")
     alpha, named = math.nan, ""
     if alpha_map is not None:
         if alpha_map not in SCORE_ALPHA_MAPS:
