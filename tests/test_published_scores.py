@@ -246,6 +246,30 @@ def test_scores_enter_as_gains_round_1000_x_score():
     assert q.values.tolist() == [["1", "a", 200], ["1", "b", 1667], ["2", "c", 0]]  # no score: no row
 
 
+def test_scores_serve_ndcg_and_compat_which_reads_only_their_order():
+    import ir_measures
+
+    from judgelab.studies.ranking.scores import gain_measure
+
+    takes = {m: gain_measure(ir_measures.parse_measure(m)) for m in ("nDCG@10", "Compat", "Compat(p=0.8)")}
+    refuses = {m: gain_measure(ir_measures.parse_measure(m)) for m in ("nDCG(rel=2)@10", "P(rel=2)@10", "AP", "RBP")}
+    assert all(takes.values()) and not any(refuses.values())
+    # Compat's ideal ranking sorts the pairs above 0 by the gain: the scaled gains give the
+    # value the scores' own order gives (here as ranks 1-3) - hand case: the run's order is
+    # the ideal's but for one swap
+    run = [ir_measures.ScoredDoc("1", d, s) for d, s in (("a", 3.0), ("c", 2.0), ("b", 1.0), ("z", 0.5))]
+    scores = {"a": 0.91, "b": 0.52, "c": 0.2, "z": 0.0}
+    gains = score_qrels(
+        pd.DataFrame({"qid": "1", "docid": list(scores), "label": pd.NA, "score": list(scores.values())})
+    )
+    ranks = [ir_measures.Qrel("1", "a", 3), ir_measures.Qrel("1", "b", 2), ir_measures.Qrel("1", "c", 1)]
+    compat = ir_measures.Compat
+    scaled = compat.calc_aggregate(
+        [ir_measures.Qrel(r.qid, r.docid, int(r.relevance)) for r in gains.itertuples()], run
+    )
+    assert scaled == pytest.approx(compat.calc_aggregate(ranks, run)) and 0 < scaled < 1
+
+
 def test_score_agreement_has_no_kappa_and_alpha_only_after_the_declared_map():
     pool_ = pd.DataFrame(
         {

@@ -99,7 +99,33 @@ def test_the_leaderboard_joins_the_ranking_correlations_and_sorts_by_kappa(tmp_p
         }
     )
     write_tsv(corr, tmp_path / "correlations.tsv")
-    board = leaderboard([str(tmp_path / "agreement.tsv")], [str(tmp_path / "correlations.tsv")], "nDCG@10")
+    ppi = pd.DataFrame(
+        [
+            # dataset, judge, reference, measure, n, target, method, coverage, width
+            ["dl21", "low", "human", "nDCG@10", 10, "systems", "ppi", 0.93, 0.20],
+            ["dl21", "low", "human", "nDCG@10", 5, "systems", "ppi", 0.82, 0.24],
+            ["dl21", "low", "human", "nDCG@10", 5, "systems", "human_only", 0.86, 0.31],
+            ["dl21", "low", "human", "nDCG@10", 5, "systems", "judge_only", np.nan, np.nan],
+            ["dl21", "low", "human", "nDCG@10", 5, "pairs", "ppi", 0.84, 0.21],
+            ["dl21", "low", "human", "P_rel_2_@5", 5, "systems", "ppi", 0.5, 0.9],
+            ["dl21", "low", "other", "nDCG@10", 5, "systems", "ppi", 0.1, 0.9],
+        ],
+        columns=["dataset", "judge", "reference", "measure", "n", "target", "method", "coverage", "width"],
+    )
+    write_tsv(ppi, tmp_path / "ppi.tsv")
+    board = leaderboard(
+        [str(tmp_path / "agreement.tsv")],
+        [str(tmp_path / "correlations.tsv")],
+        ["nDCG@10", "P_rel_2_@5"],
+        [str(tmp_path / "ppi.tsv")],
+    )
     assert list(board["judge"]) == ["high", "low", "x"]
     assert list(board["tau"].iloc[:2]) == [0.8, 0.3] and pd.isna(board["tau"].iloc[2])
+    # every further measure in its own columns; the first measure named in `measure`
+    low = board.set_index("judge").loc["low"]
+    assert (low["tau:P_rel_2_@5"], low["rho:P_rel_2_@5"], low["measure"]) == (0.9, 0.95, "nDCG@10")
+    assert pd.isna(board.set_index("judge").loc["high", "tau:P_rel_2_@5"])
+    # PPI at the smallest n, systems, against the human qrels, on the first measure
+    assert (low["ppi_n"], low["ppi_coverage"], low["ppi_width"], low["human_only_width"]) == (5, 0.82, 0.24, 0.31)
+    assert board.set_index("judge")[["ppi_n", "ppi_width"]].loc[["high", "x"]].isna().all().all()
     assert int(board.loc[board["judge"] == "x", "out_of_scale"].iloc[0]) == 2

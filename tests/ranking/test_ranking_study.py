@@ -462,6 +462,11 @@ def test_run_sources_names_and_urls(tmp_path, monkeypatch):
         "/Narabzad/llm-relevance-judgement-comparison/main/runs/fx/input.r1.txt"
     )
     assert plan.run_url("dl21", "p_bm25") == "file:///m/dl21/input.p_bm25.txt"
+    # urls: one URL per run, named by its key, in the config's order
+    urls = {"BM25": "https://example.org/BM25/trec_results_fx.txt", "ICT": "file:///m/input.ICT.txt"}
+    plan = project(config(runs={"fx": {"source": "download", "urls": urls}})).plan("ranking")
+    assert plan.run_names("fx") == ["BM25", "ICT"]
+    assert [plan.run_url("fx", r) for r in ("BM25", "ICT")] == list(urls.values())
     # files: globs in sorted order, named after the file; errors name the key
     monkeypatch.chdir(tmp_path)
     (tmp_path / "runs").mkdir()
@@ -501,6 +506,22 @@ def test_run_sources_names_and_urls(tmp_path, monkeypatch):
             "only read with source 'files'",
         ),
         ({"runs": {"fx": {"source": "files"}}}, "ranking.runs.fx.paths", "needs the run files"),
+        (
+            {"runs": {"fx": {"source": "download", "urls": {"a": "file:///a"}, "names": ["a"]}}},
+            "ranking.runs.fx.names",
+            "either by `urls` or by `names` and `url`",
+        ),
+        ({"runs": {"fx": {"source": "download", "urls": {}}}}, "ranking.runs.fx.urls", "no run named"),
+        (
+            {"runs": {"fx": {"source": "download", "urls": {"a": "ftp://x/a"}}}},
+            "ranking.runs.fx.urls.a",
+            "not an http(s):// or file:// URL",
+        ),
+        (
+            {"runs": {"fx": {"source": "files", "paths": ["x"], "urls": {"a": "file:///a"}}}},
+            "ranking.runs.fx.urls",
+            "only read with source 'download'",
+        ),
         (
             {"runs": {"fx": {"source": "download", "names": ["a", "a"]}}},
             "ranking.runs.fx.names",

@@ -1,7 +1,8 @@
 """The meta-evaluation of the published judges, timed: `config/published-judges.yaml` (every catalog
 judge of DL19, DL20, DL21 and LLMJudge against the human labels, no live judge) as a user runs it,
 with the downloads replaced by the local copies in ``../shared/data`` (the datasets as ``source:
-files``, the 63 DL21 runs as files, ``published_judges.mirror``) - the downloads themselves are
+files``, the 63 DL21 runs as files, the DL19/DL20 runs at hand by ``file://`` URLs,
+``published_judges.mirror``) - the downloads themselves are
 excluded from the time, as the issue asks.
 
     python3 workflow/benchmarks/published_judges.py [--shared ../shared/data] [--out DIR]
@@ -25,6 +26,8 @@ import time
 from pathlib import Path
 
 import yaml
+
+from judgelab.data.readers import run_name
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -55,9 +58,18 @@ def overlay(shared: Path) -> dict:
         "datasets": datasets,
         "published_judges": {"mirror": str(shared / "published-judges")},
         "ranking": {
-            "runs": {"dl21": {"source": "files", "paths": [str(shared / "trec-dl-runs/dl21/input.*.txt")]}}
+            "runs": {
+                "dl21": {"source": "files", "paths": [str(shared / "trec-dl-runs/dl21/input.*.txt")]},
+                # the config's URLs for the runs at hand, as file:// URLs of the copies
+                **{d: {"source": "download", "urls": at_hand(shared, d)} for d in ("dl19", "dl20")},
+            }
         },
     }
+
+
+def at_hand(shared: Path, dataset: str) -> dict[str, str]:
+    """Run name -> file:// URL of the copy of each DL19 or DL20 run at hand in ``shared``."""
+    return {run_name(f): f.resolve().as_uri() for f in sorted((shared / "trec-dl-runs" / dataset).glob("*.txt"))}
 
 
 def timed(cmd: list[str], cwd: Path) -> dict:

@@ -36,7 +36,7 @@ rule judges_leaderboard:
     conda:
         "../../envs/judgelab.yaml"
     params:
-        measure=PROJECT.standing_measure(),
+        measures=PROJECT.standing_measures(),
     script:
         "../scripts/judges_leaderboard.py"
 

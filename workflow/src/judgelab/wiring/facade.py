@@ -755,18 +755,21 @@ class Project:
 
     def standing_leaderboard_inputs(self) -> dict[str, list[str]]:
         """The leaderboard's inputs: each dataset's agreement table and, for the datasets the ranking
-        study ranks, its correlations."""
+        study ranks, its correlations and (with ``ranking.ppi.enabled``) its PPI table."""
         ranking = self.plan("ranking") if "ranking" in self.studies else None
         ranked = [d for d in self.standing if ranking is not None and d in ranking.datasets]
+        ppi = ranking is not None and bool(ranked) and ranking.ppi_enabled
         return {
             "agreement": [self.path("judges_agreement", dataset=d) for d in self.standing],
             "correlations": [self.path("ranking_correlations", dataset=d) for d in ranked],
+            "ppi": [self.path("ranking_ppi", ext="tsv")] if ppi else [],
         }
 
-    def standing_measure(self) -> str:
-        """The ranking study's first measure (the leaderboard's tau and rho), "" without it."""
+    def standing_measures(self) -> list[str]:
+        """The ranking study's measures (the leaderboard's tau and rho; the first one's PPI), none
+        without it."""
         ranking = self.plan("ranking") if "ranking" in self.studies else None
-        return ranking.measures[0] if ranking is not None and ranking.measures else ""
+        return list(ranking.measures) if ranking is not None else []
 
     def standing_targets(self) -> list[str]:
         if not self.standing:

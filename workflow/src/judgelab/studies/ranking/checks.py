@@ -21,7 +21,7 @@ from judgelab.studies.ranking.systems import check_system
 BUNDLED_RUNS = {"dl21": "the 63 TREC DL 2021 passage runs (resources/ranking/dl21_runs.txt)"}
 
 #: Keys of a runs entry that only one source reads.
-SOURCE_KEYS = {"names": "download", "url": "download", "paths": "files"}
+SOURCE_KEYS = {"names": "download", "url": "download", "urls": "download", "paths": "files"}
 
 
 def check(plan: Inputs) -> None:
@@ -99,11 +99,13 @@ def _check_runs(plan: Inputs, d: str, known: dict) -> None:
             raise InputError(
                 f"only read with source {needs!r} (this entry's source is {src!r})", key=f"{key}.{k}"
             )
-    if src == "download":
+    if src == "download" and spec.get("urls") is not None:
+        _check_run_urls(spec, key)
+    elif src == "download":
         names = spec.get("names")
         if names is None and d not in BUNDLED_RUNS:
             raise InputError(
-                f"name the runs to download: only {d!r} of {sorted(BUNDLED_RUNS)} has a bundled list "
+                f"name the runs to download (or give `urls`): only {d!r} of {sorted(BUNDLED_RUNS)} has a bundled list "
                 f"({'; '.join(BUNDLED_RUNS.values())})",
                 key=f"{key}.names",
             )
@@ -116,6 +118,21 @@ def _check_runs(plan: Inputs, d: str, known: dict) -> None:
     if src == "files" and not spec.get("paths"):
         raise InputError("source 'files' needs the run files (paths or globs)", key=f"{key}.paths")
 
+
+
+def _check_run_urls(spec: dict, key: str) -> None:
+    """``urls`` (run name -> URL): instead of ``names`` and ``url``, at least one run, each name a
+    valid name, each URL http(s):// or file://."""
+    for k in ("names", "url"):
+        if spec.get(k) is not None:
+            raise InputError("give the runs either by `urls` or by `names` and `url`, not both", key=f"{key}.{k}")
+    urls = spec["urls"]
+    if not urls:
+        raise InputError("no run named", key=f"{key}.urls")
+    for name, url in urls.items():
+        check_name(str(name), f"{key}.urls.{name}")
+        if not str(url).startswith(("https://", "http://", "file://")):
+            raise InputError(f"{url!r} is not an http(s):// or file:// URL", key=f"{key}.urls.{name}")
 
 def _check_committees(plan: Inputs) -> None:
     from judgelab.analysis.committee import check_committee, check_members
@@ -200,7 +217,7 @@ def _check_expected(plan: Inputs) -> None:
         raise InputError(
             f"the measure {thresholded} counts relevance against a threshold, which expected "
             f"gains (scaled by {EXPECTED_SCALE}) do not have; expected-gain qrels serve "
-            "gain-based measures (nDCG) only: drop it from ranking.measures or empty "
+            "gain-based measures (nDCG, Compat) only: drop it from ranking.measures or empty "
             "ranking.expected_gain",
             key=key,
         )
@@ -233,7 +250,7 @@ def _check_scores(plan: Inputs) -> None:
                 f"{name!r} gives {values}, which enter as gains (scaled by {EXPECTED_SCALE}); "
                 f"the measure {measure} in ranking.measures counts relevance against a "
                 "threshold that scores do not have (a threshold nobody chose): score judges "
-                "serve gain-based measures (nDCG) only - drop the measure from "
+                "serve gain-based measures (nDCG, Compat) only - drop the measure from "
                 "ranking.measures, or the judge from here",
                 key=key,
             )

@@ -1,5 +1,5 @@
 """Which runs each dataset of the ranking study ranks and where their files are: the systems'
-names, a download's names (or the bundled DL21 list) and URLs, the user's files (globs expanded,
+names, a download's names (or the bundled DL21 list, or its ``urls``) and URLs, the user's files (globs expanded,
 names checked, every line read once as the jobs read it), and each system's tracked param."""
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ class RunFiles(Section):
         if spec["source"] == "systems":
             return list(self.systems)
         if spec["source"] == "download":
+            if spec.get("urls") is not None:
+                return [str(n) for n in spec["urls"]]
             if spec.get("names") is not None:
                 return [str(n) for n in spec["names"]]
             return dl21_run_names(self.project.resources)
@@ -104,9 +106,12 @@ class RunFiles(Section):
         return files[run]
 
     def run_url(self, dataset: str, run: str) -> str:
-        """Where a download run comes from: ``<url>/input.<run>.txt`` (``url`` null: the public
-        repository's ``runs/<dataset>``)."""
-        base = self.section["runs"][dataset].get("url") or f"{RUNS_BASE}/{dataset}"
+        """Where a download run comes from: its entry of ``urls``, else ``<url>/input.<run>.txt``
+        (``url`` null: the public repository's ``runs/<dataset>``)."""
+        spec = self.section["runs"][dataset]
+        if spec.get("urls") is not None:
+            return str(spec["urls"][run])
+        base = spec.get("url") or f"{RUNS_BASE}/{dataset}"
         return run_urls([run], base)[run]
 
     def system(self, run: str) -> System:

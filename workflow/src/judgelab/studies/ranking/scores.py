@@ -144,10 +144,12 @@ EXPECTED_SCALE = 1000
 
 
 def gain_measure(measure) -> bool:
-    """Whether an ir-measures measure takes real-valued gains (nDCG with no relevance threshold):
-    the measures expected-gain and score qrels serve. A thresholded measure (P(rel=2), R, AP,
-    RBP(rel=2), ...) would count every gain >= 1 (a value of 0.001) as relevant."""
-    return measure.NAME == "nDCG" and "rel" not in measure.params
+    """Whether an ir-measures measure takes real-valued gains, with no relevance threshold: nDCG
+    (gains, scaled alike in the ideal DCG) and Clarke's compatibility ``Compat`` (an order: its
+    ideal ranking sorts the pairs with a gain above 0 by the gain, so it reads the values' order
+    and which are 0) - the measures expected-gain and score qrels serve. A thresholded measure
+    (P(rel=2), R, AP, RBP(rel=2), ...) would count every gain >= 1 (a value of 0.001) as relevant."""
+    return (measure.NAME == "nDCG" and "rel" not in measure.params) or measure.NAME == "Compat"
 
 
 def gain_qrels(labels: pd.DataFrame, column: str, what: str, scale: int = EXPECTED_SCALE) -> pd.DataFrame:
