@@ -252,7 +252,9 @@ def test_scores_serve_ndcg_and_compat_which_reads_only_their_order():
     from judgelab.studies.ranking.scores import gain_measure
 
     takes = {m: gain_measure(ir_measures.parse_measure(m)) for m in ("nDCG@10", "Compat", "Compat(p=0.8)")}
-    refuses = {m: gain_measure(ir_measures.parse_measure(m)) for m in ("nDCG(rel=2)@10", "P(rel=2)@10", "AP", "RBP")}
+    refuses = {
+        m: gain_measure(ir_measures.parse_measure(m)) for m in ("nDCG(rel=2)@10", "P(rel=2)@10", "AP", "RBP")
+    }
     assert all(takes.values()) and not any(refuses.values())
     # Compat's ideal ranking sorts the pairs above 0 by the gain: the scaled gains give the
     # value the scores' own order gives (here as ranks 1-3) - hand case: the run's order is

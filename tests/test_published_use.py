@@ -179,3 +179,55 @@ def test_the_llmjudge_development_split_is_not_the_submissions_dataset():
         )
         _ = p.imported
     assert "published_judges.use[0]" in str(err.value) and "none of the config's datasets" in str(err.value)
+
+
+#: What LLMJudge's organisers printed for the submissions (llm4eval/LLMJudge-benchmark,
+#: codes/0-corr-analysis.ipynb at commit 86f57f60, the notebook's saved output, 6 decimals):
+#: ordinal Krippendorff's alpha over the grades 0-3, and their column "kappa 01|23" - which holds
+#: Krippendorff's alpha again, of both sides binarised at 2 (the notebook's Cohen's kappa lines are
+#: commented out; it appends the alpha under every threshold). Every submission of ours the output
+#: shows (it elides the rest).
+LLMJUDGE_PRINTED = {
+    "h2oloo-fewself": (0.495764, 0.428016),
+    "h2oloo-zeroshot1": (0.481175, 0.385039),
+    "h2oloo-zeroshot2": (0.389818, 0.317459),
+    "TREMA-rubric0": (0.103604, -0.089472),
+    "TREMA-sumdecompose": (0.392616, 0.343022),
+    "willia-umbrela1": (0.491793, 0.393941),
+    "willia-umbrela2": (0.455608, 0.329797),
+    "willia-umbrela3": (0.453547, 0.331441),
+}
+
+
+def test_llmjudge_submissions_agree_with_what_the_organisers_printed(shared_data):
+    """The judges stage's numbers (``agreement_rows``, the published files read with drop) equal
+    the organisers' printed alphas (graded, and binarised at 2) at their rounding - but for the one file
+    with a label outside 0-3: h2oloo-zeroshot2 labels one pair 10, which their notebook clips to
+    3 and the catalog drops (a value outside the declared scale is no label); clipping it as
+    they do gives their numbers."""
+    from judgelab.analysis.standing import agreement_rows
+
+    root = shared_data / "published-judges" / "llmjudge-2024" / "scores"
+    qrels_path = shared_data / "llmjudge" / "llmjudge_test_qrel_idx.txt"
+    human = {(q.qid, q.docid): q.grade for q in read_qrels(qrels_path)}
+    pairs = pd.DataFrame([(q, d, g) for (q, d), g in human.items()], columns=["qid", "docid", "grade"])
+    source = SourcePairs(frozenset(human), frozenset(q for q, _ in human))
+    got = {}
+    for run, (alpha, binary_alpha) in LLMJUDGE_PRINTED.items():
+        read = judge_lines(root / f"{run}.txt", source, scale="graded", drop=True)
+        labels = {run: read[["qid", "docid", "label"]]}
+        binary = {run: read[["qid", "docid"]].assign(label=(read["label"].astype(int) >= 2).astype(int))}
+        graded = agreement_rows(pairs, labels).iloc[0]
+        binarised = agreement_rows(pairs, binary, {run: "binary"}).iloc[0]
+        got[run] = (round(graded["alpha"], 6), round(binarised["alpha"], 6))
+        if read.attrs["out_of_scale"]:
+            assert got[run] != (alpha, binary_alpha)  # the dropped pair moves the values
+            lines = [line.split() for line in (root / f"{run}.txt").read_text().split("\n") if line.strip()]
+            every = pd.DataFrame(
+                [(q, d, min(3, max(0, int(v)))) for q, _, d, v in lines], columns=["qid", "docid", "label"]
+            )
+            binary_every = every.assign(label=(every["label"] >= 2).astype(int))
+            graded = agreement_rows(pairs, {run: every}).iloc[0]
+            binarised = agreement_rows(pairs, {run: binary_every}, {run: "binary"}).iloc[0]
+            got[run] = (round(graded["alpha"], 6), round(binarised["alpha"], 6))
+    assert got == LLMJUDGE_PRINTED

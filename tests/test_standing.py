@@ -126,6 +126,11 @@ def test_the_leaderboard_joins_the_ranking_correlations_and_sorts_by_kappa(tmp_p
     assert (low["tau:P_rel_2_@5"], low["rho:P_rel_2_@5"], low["measure"]) == (0.9, 0.95, "nDCG@10")
     assert pd.isna(board.set_index("judge").loc["high", "tau:P_rel_2_@5"])
     # PPI at the smallest n, systems, against the human qrels, on the first measure
-    assert (low["ppi_n"], low["ppi_coverage"], low["ppi_width"], low["human_only_width"]) == (5, 0.82, 0.24, 0.31)
+    assert (low["ppi_n"], low["ppi_coverage"], low["ppi_width"], low["human_only_width"]) == (
+        5,
+        0.82,
+        0.24,
+        0.31,
+    )
     assert board.set_index("judge")[["ppi_n", "ppi_width"]].loc[["high", "x"]].isna().all().all()
     assert int(board.loc[board["judge"] == "x", "out_of_scale"].iloc[0]) == 2

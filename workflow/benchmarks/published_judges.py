@@ -69,7 +69,9 @@ def overlay(shared: Path) -> dict:
 
 def at_hand(shared: Path, dataset: str) -> dict[str, str]:
     """Run name -> file:// URL of the copy of each DL19 or DL20 run at hand in ``shared``."""
-    return {run_name(f): f.resolve().as_uri() for f in sorted((shared / "trec-dl-runs" / dataset).glob("*.txt"))}
+    return {
+        run_name(f): f.resolve().as_uri() for f in sorted((shared / "trec-dl-runs" / dataset).glob("*.txt"))
+    }
 
 
 def timed(cmd: list[str], cwd: Path) -> dict:

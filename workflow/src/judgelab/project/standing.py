@@ -141,7 +141,9 @@ def _ranks(correlations: Sequence[str], measures: Sequence[str]) -> pd.DataFrame
     out = c[c["measure"] == measures[0]][["dataset", "judge", "tau", "rho", "n_systems", "measure"]]
     for m in measures[1:]:
         more = c[c["measure"] == m][["dataset", "judge", "tau", "rho"]]
-        out = out.merge(more.rename(columns={"tau": f"tau:{m}", "rho": f"rho:{m}"}), on=["dataset", "judge"], how="left")
+        out = out.merge(
+            more.rename(columns={"tau": f"tau:{m}", "rho": f"rho:{m}"}), on=["dataset", "judge"], how="left"
+        )
     return out
 
 
@@ -241,7 +243,9 @@ def leaderboard_job(
     )
     with open(outputs["html"], "w", encoding="utf-8") as fh:
         fh.write(html_table(pd.DataFrame(cells, columns=head), caption))
-    log.info("%d judges x datasets; tau and rho on %s where the ranking study ranks runs", len(board), measures)
+    log.info(
+        "%d judges x datasets; tau and rho on %s where the ranking study ranks runs", len(board), measures
+    )
     return board
 
 

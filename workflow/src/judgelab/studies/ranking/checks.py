@@ -119,13 +119,14 @@ def _check_runs(plan: Inputs, d: str, known: dict) -> None:
         raise InputError("source 'files' needs the run files (paths or globs)", key=f"{key}.paths")
 
 
-
 def _check_run_urls(spec: dict, key: str) -> None:
     """``urls`` (run name -> URL): instead of ``names`` and ``url``, at least one run, each name a
     valid name, each URL http(s):// or file://."""
     for k in ("names", "url"):
         if spec.get(k) is not None:
-            raise InputError("give the runs either by `urls` or by `names` and `url`, not both", key=f"{key}.{k}")
+            raise InputError(
+                "give the runs either by `urls` or by `names` and `url`, not both", key=f"{key}.{k}"
+            )
     urls = spec["urls"]
     if not urls:
         raise InputError("no run named", key=f"{key}.urls")
@@ -133,6 +134,7 @@ def _check_run_urls(spec: dict, key: str) -> None:
         check_name(str(name), f"{key}.urls.{name}")
         if not str(url).startswith(("https://", "http://", "file://")):
             raise InputError(f"{url!r} is not an http(s):// or file:// URL", key=f"{key}.urls.{name}")
+
 
 def _check_committees(plan: Inputs) -> None:
     from judgelab.analysis.committee import check_committee, check_members
