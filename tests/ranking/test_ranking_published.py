@@ -9,18 +9,21 @@
 * A judge that gives scores, their GPT-4o AutoNuggetizer weighted nugget scores (real numbers in
   0-1.66667; the DL21 file also holds the DL19 and DL20 pairs, dropped and counted): the scores
   enter as gains round(1000 x score), so nDCG@10 per run and topic equals pytrec_eval over the
-  scaled qrels written here from the published file, tau equals scipy's; kappa is n/a; alpha is
-  n/a until `ranking.score_alpha: linear` declares the map (a second run), then equals
-  `krippendorff.alpha(level_of_measurement="interval")` on the mapped scores, the map named in
-  `alpha_map` - and declaring it reruns the tables only, not the imports or the scores. The run
-  the judge builds (circularity) is its base run re-ordered by the score.
+  scaled qrels written here from the published file, Compat (Clarke's compatibility) equals
+  ir-measures' over them, tau equals scipy's; kappa is n/a; alpha, with `ranking.score_alpha:
+  linear` declaring the map, equals `krippendorff.alpha(level_of_measurement="interval")` on the
+  mapped scores, the map named in `alpha_map` - and taking the map away reruns the tables only,
+  not the imports or the scores (a dry run; alpha n/a without the map is
+  tests/test_published_scores.py's). The run the judge builds (circularity) is its base run
+  re-ordered by the score.
 
-One workflow run (and the second, with the map) serves every test of the module."""
+One workflow run serves every test of the module."""
 
 from __future__ import annotations
 
 import math
 
+import ir_measures
 import krippendorff
 import numpy as np
 import pandas as pd
@@ -73,8 +76,7 @@ def shared():
 
 @pytest.fixture(scope="module")
 def workflow(tmp_path_factory, shared):
-    """The workflow run once without `ranking.score_alpha` (its correlations and leaderboard
-    kept), then again with `score_alpha: linear`."""
+    """The workflow run once with `score_alpha: linear`, and a dry run without it."""
     wd = make_workdir(tmp_path_factory.mktemp("pub") / "run", "ranking_dl21")
     (wd / "shared").symlink_to(shared)
     run_files = sorted((shared / "trec-dl-runs" / "dl21").glob("input.*.txt"))[:RUNS]
@@ -85,6 +87,8 @@ def workflow(tmp_path_factory, shared):
         "published_judges": {"mirror": "shared/published-judges"},
         "ranking": {
             "imported_judges": [JUDGE, SCORER],
+            "measures": ["nDCG@10", "Compat"],
+            "score_alpha": "linear",
             "ppi": {"n": [10], "draws": 20},
             "circularity": {"enabled": True},
             "correlation": {"n_boot": 100},  # the intervals are not what this file checks
@@ -94,21 +98,12 @@ def workflow(tmp_path_factory, shared):
     args = ["ranking", "--configfile", str(wd / "config" / "config.yaml"), str(wd / "published.yaml")]
     first = snakemake(wd, *args, timeout=1800)
     assert first.returncode == 0, output(first)[-4000:]
-    res = wd / "results" / "ranking"
-    without = pd.read_csv(res / "dl21" / "correlations.tsv", sep="\t")
-    board_without = (res / "tables" / "leaderboard.md").read_text()
-    layer["ranking"]["score_alpha"] = "linear"
+    del layer["ranking"]["score_alpha"]
     (wd / "published.yaml").write_text(yaml.safe_dump(layer))
-    second = snakemake(wd, *args, timeout=1800)
-    assert second.returncode == 0, output(second)[-4000:]
-    return {
-        "wd": wd,
-        "runs": run_files,
-        "first": output(first),
-        "second": output(second),
-        "without": without,
-        "board_without": board_without,
-    }
+    without = snakemake(wd, *args, "-n", timeout=600)
+    assert without.returncode == 0, output(without)[-4000:]
+    corr = pd.read_csv(wd / "results" / "ranking" / "dl21" / "correlations.tsv", sep="\t")
+    return {"wd": wd, "runs": run_files, "first": output(first), "without": output(without), "corr": corr}
 
 
 @pytest.fixture(scope="module")
@@ -186,7 +181,7 @@ def test_a_label_judge_equals_pytrec_eval_scipy_and_sklearn(workflow, truth):
     scores = pd.read_csv(res / "scores.tsv", sep="\t", dtype={"topic": str, "run": str})
     human = ndcg_per_topic(truth["human"], workflow["runs"], scores, "human")
     judge = ndcg_per_topic(truth["labels"], workflow["runs"], scores, JUDGE)
-    corr = workflow["without"].set_index(["judge", "measure"]).loc[(JUDGE, "nDCG@10")]
+    corr = workflow["corr"].set_index(["judge", "measure"]).loc[(JUDGE, "nDCG@10")]
     tau_against_scipy(human, judge, sorted(truth["human"]), corr)
     # kappa on the pool's judged pairs (every run's top 10), against scikit-learn's
     graded = pool_pairs(workflow["runs"], truth["human"])
@@ -195,7 +190,7 @@ def test_a_label_judge_equals_pytrec_eval_scipy_and_sklearn(workflow, truth):
     kappa = cohen_kappa_score(h, [truth["labels"][q][d] for q, d in graded])
     assert corr["kappa"] == pytest.approx(kappa, abs=1e-12) and pd.isna(corr["alpha_map"])
     board = pd.read_csv(workflow["wd"] / "results" / "ranking" / "tables" / "leaderboard.tsv", sep="\t")
-    assert list(board["judge"]) == [JUDGE, SCORER]
+    assert list(board[board["measure"] == "nDCG@10"]["judge"]) == [JUDGE, SCORER]
 
 
 def test_scores_as_gains_equal_pytrec_eval_on_the_scaled_qrels_and_scipy(workflow, truth, tmp_path):
@@ -207,38 +202,53 @@ def test_scores_as_gains_equal_pytrec_eval_on_the_scaled_qrels_and_scipy(workflo
     scores = pd.read_csv(res / "scores.tsv", sep="\t", dtype={"topic": str, "run": str})
     human = ndcg_per_topic(truth["human"], workflow["runs"], scores, "human")
     judge = ndcg_per_topic(judge_q, workflow["runs"], scores, SCORER)
-    row = workflow["without"].set_index(["judge", "measure"]).loc[(SCORER, "nDCG@10")]
+    row = workflow["corr"].set_index(["judge", "measure"]).loc[(SCORER, "nDCG@10")]
     tau_against_scipy(human, judge, sorted(truth["human"]), row)
+    # Compat (an order measure, so the scaled gains serve it): per run and topic as ir-measures
+    # gives it over the scaled qrels, and its tau as scipy's
+    compat = scores[
+        (scores["qrels"] == SCORER) & (scores["measure"] == "Compat") & (scores["topic"] != "all")
+    ]
+    means = {}
+    for f in workflow["runs"]:
+        run = f.name[len("input.") : -len(".txt")]
+        want = {m.query_id: m.value for m in ir_measures.Compat.iter_calc(judge_q, run_dict(f))}
+        got = compat[compat["run"] == run].set_index("topic")["value"]
+        assert np.allclose(
+            got.to_numpy(), pd.Series(want).reindex(got.index).fillna(0.0).to_numpy(), atol=1e-12
+        )
+        means[run] = want
+    human_compat = {
+        f.name[len("input.") : -len(".txt")]: {
+            m.query_id: m.value for m in ir_measures.Compat.iter_calc(truth["human"], run_dict(f))
+        }
+        for f in workflow["runs"]
+    }
+    row = workflow["corr"].set_index(["judge", "measure"]).loc[(SCORER, "Compat")]
+    tau_against_scipy(human_compat, means, sorted(truth["human"]), row)
 
 
 def test_a_score_judge_has_no_kappa_and_alpha_only_after_the_declared_map(workflow, truth):
     human, scores = truth["human"], truth["scores"]
     graded = pool_pairs(workflow["runs"], human)
     both = [p for p in graded if p in scores]
-    without = workflow["without"].set_index(["judge", "measure"]).loc[(SCORER, "nDCG@10")]
-    assert (without["n_pairs"], without["n_labelled"]) == (len(graded), len(both))
-    for k in ("kappa", "qwk", "macro_f1", "alpha"):  # no map declared: alpha n/a too
-        assert math.isnan(without[k]), k
-    assert pd.isna(without["alpha_map"])
-    assert "α map" not in workflow["board_without"]
-    assert f"| {SCORER} | human | n/a | n/a |" in workflow["board_without"]
-
     res = workflow["wd"] / "results" / "ranking"
-    corr = pd.read_csv(res / "dl21" / "correlations.tsv", sep="\t").set_index(["judge", "measure"])
-    row = corr.loc[(SCORER, "nDCG@10")]
+    row = workflow["corr"].set_index(["judge", "measure"]).loc[(SCORER, "nDCG@10")]
+    assert (row["n_pairs"], row["n_labelled"]) == (len(graded), len(both))
+    for k in ("kappa", "qwk", "macro_f1"):
+        assert math.isnan(row[k]), k
     h = [human[q][d] for q, d in both]
     mapped = [3 * scores[p] / HIGH for p in both]  # [0, 1.66667] onto the grades [0, 3]
     want = krippendorff.alpha(reliability_data=[h, mapped], level_of_measurement="interval")
     assert row["alpha"] == pytest.approx(want, abs=1e-12) and row["alpha_map"] == MAP
-    assert math.isnan(row["kappa"]) and row["kendall_tau"] == without["kendall_tau"]
-    assert pd.isna(corr.loc[(JUDGE, "nDCG@10"), "alpha_map"])  # a label judge takes no map
+    assert pd.isna(workflow["corr"].set_index(["judge", "measure"]).loc[(JUDGE, "nDCG@10"), "alpha_map"])
     board = (res / "tables" / "leaderboard.md").read_text()
     assert "| Krippendorff's α | α map |" in board
     assert f"| n/a | {row['alpha']:.3f} | {MAP} |" in board
     robustness = pd.read_csv(res / "tables" / "robustness.tsv", sep="\t")
     assert list(robustness["alpha_map"].dropna().unique()) == [MAP]
-    # the map changes the tables only: the imports and the scores are not made again
-    rules = {rule for rule, _ in dry_run_jobs(workflow["second"])}
+    # the map changes the tables only: without it, the imports and the scores are not made again
+    rules = {rule for rule, _ in dry_run_jobs(workflow["without"])}
     assert "ranking_correlations" in rules
     assert not rules & {"ranking_import", "ranking_score", "download_published_judge", "ranking_ppi"}
 

@@ -44,7 +44,7 @@ class Targets(Inputs):
         out = []
         for d in self.datasets:
             out += [path(k, dataset=d) for k in ("ranking_scores", "ranking_correlations", "ranking_pool")]
-            for judge, _ in self.comparisons(d):
+            for judge, _ in self.comparisons(d) if self.figures_enabled else ():
                 out += [
                     path("ranking_figure", dataset=d, kind=kind, judge=judge, measure=slug, ext=ext)
                     for slug in self.measure_slugs
@@ -72,7 +72,7 @@ class Targets(Inputs):
             out.append(path("ranking_circularity_scores", dataset=d))
             out += [
                 path("ranking_circularity_figure", dataset=d, judge=judge, measure=slug, ext=ext)
-                for judge, _ in self.label_comparisons(d)
+                for judge, _ in (self.label_comparisons(d) if self.figures_enabled else ())
                 for slug in self.measure_slugs
                 for ext in ("png", "pdf")
             ]

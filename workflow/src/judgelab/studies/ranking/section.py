@@ -127,3 +127,8 @@ class Section(StudyPlan):
     @property
     def ppi_enabled(self) -> bool:
         return bool(self.section["ppi"]["enabled"])
+
+    @property
+    def figures_enabled(self) -> bool:
+        """``ranking.figures``: the figures per dataset x judge x measure are targets."""
+        return bool(self.section["figures"])
