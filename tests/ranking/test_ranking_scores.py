@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import ir_measures
 import numpy as np
 import pandas as pd
 import pytest
@@ -181,3 +182,34 @@ def test_dl21_ndcg10_equals_trec_eval():
     assert both["run"].nunique() == 63 and len(both) == 63 * (53 + 1)
     diff = (both["value"] - both["ndcg_cut_10"]).abs()
     assert diff.max() <= 1e-4, both.loc[diff.idxmax()].to_dict()
+
+
+@pytest.mark.parametrize("name", ["Compat", "Compat(p=0.8)", "Compat(p=0.5,normalize=False)"])
+def test_compat_is_ir_measures_compat_provider(name):
+    """The one-pass compatibility equals ir-measures' compat provider on seeded topics with tied
+    scores, graded and unjudged documents, a qrels topic the run lacks and one without any
+    relevant document; score_runs gives it per topic and the mean over the run's topics."""
+    rng = np.random.default_rng(7)
+    qrels_rows, run_rows = [], []
+    for t in range(12):
+        docs = [f"d{i}" for i in range(rng.integers(5, 60))]
+        for d in docs:
+            if rng.random() < 0.7:  # judged
+                grade = 0 if t == 3 else int(rng.integers(0, 4))
+                qrels_rows.append((f"q{t}", d, grade))
+        if t != 11:  # q11: a qrels topic the run lacks
+            for d in docs[: rng.integers(1, len(docs) + 1)]:
+                run_rows.append((f"q{t}", d, float(rng.integers(0, 6))))  # many ties
+    qrels = pd.DataFrame(qrels_rows, columns=["qid", "docid", "relevance"])
+    run = pd.DataFrame(run_rows, columns=["qid", "docid", "score"])
+    measure = ir_measures.parse_measure(name)
+    irm_qrels = [ir_measures.Qrel(q, d, int(r)) for q, d, r in qrels_rows]
+    ordered = run.sort_values(["qid", "score", "docid"], ascending=[True, False, False])
+    irm_run = [ir_measures.ScoredDoc(q, d, s) for q, d, s in ordered.itertuples(index=False)]
+    want = {m.query_id: m.value for m in ir_measures.compat.iter_calc([measure], irm_qrels, irm_run)}
+    scores = score_runs({"r": run.assign(rank=1)}, qrels, [name])
+    got = scores[scores["topic"] != "all"].set_index("topic")["value"].to_dict()
+    assert set(got) == {f"q{t}" for t in range(11)} and got["q3"] == 0.0
+    assert got == pytest.approx({q: v for q, v in want.items() if q in got}, abs=1e-12)
+    mean = scores[scores["topic"] == "all"]["value"].item()
+    assert mean == pytest.approx(np.mean(list(got.values())), abs=1e-12)

@@ -428,7 +428,9 @@ def test_the_default_config_ranks_the_dl21_sample_with_its_systems():
     assert "results/ranking/dl21/figures/ranks/smollm2/nDCG@10.pdf" in targets
     # figures: false - no figure per judge x measure (nor the circularity's), the rest stays
     cfg = p.config
-    without = Project({**cfg, "ranking": {**cfg["ranking"], "figures": False}}, ROOT).plan("ranking").targets()
+    without = (
+        Project({**cfg, "ranking": {**cfg["ranking"], "figures": False}}, ROOT).plan("ranking").targets()
+    )
     per_judge = [t for t in targets if "/figures/" in t and "/ranking/dl21/" in t]
     assert per_judge and not set(per_judge) & set(without)
     assert set(without) == set(targets) - set(per_judge)

@@ -68,10 +68,11 @@ def overlay(shared: Path) -> dict:
 
 
 def at_hand(shared: Path, dataset: str) -> dict[str, str]:
-    """Run name -> file:// URL of the copy of each DL19 or DL20 run at hand in ``shared``."""
-    return {
-        run_name(f): f.resolve().as_uri() for f in sorted((shared / "trec-dl-runs" / dataset).glob("*.txt"))
-    }
+    """Run name -> file:// URL of the copy in ``shared`` of each run the config downloads for
+    DL19 or DL20 (``ranking.runs.<dataset>.urls``)."""
+    config = yaml.safe_load((ROOT / "config" / "published-judges.yaml").read_text())
+    copies = {run_name(f): f.resolve().as_uri() for f in (shared / "trec-dl-runs" / dataset).glob("*.txt")}
+    return {name: copies[name] for name in config["ranking"]["runs"][dataset]["urls"]}
 
 
 def timed(cmd: list[str], cwd: Path) -> dict:
