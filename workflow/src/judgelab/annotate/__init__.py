@@ -8,5 +8,7 @@
   annotator's TREC qrels file rewritten atomically from it;
 * :mod:`.server` - the local web server (standard library only) behind a random token, and its
   checks of every request; the page's files ship in ``static/``;
-* :mod:`.agreement` - two or more annotators' agreement on the pairs they share.
+* :mod:`.agreement` - two or more annotators' agreement on the pairs they share;
+* :mod:`.choose` - the next topics to label (random, or stratified by a judge's label mix) and
+  the pairs file of their pool pairs.
 """
