@@ -95,6 +95,15 @@ def qrels_text(events: Sequence[Event]) -> str:
     return "".join(f"{q} 0 {d} {label}\n" for (q, d), label in labels_of(events).items())
 
 
+def sync_folder(folder: Path) -> None:
+    """Sync a folder's entries (a new or replaced file's name survives a power cut)."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def write_atomically(path: Path, text: str) -> None:
     """``text`` into ``path`` through a synced temporary file in its folder and ``os.replace``."""
     tmp = path.with_name(f".{path.name}.tmp")
@@ -103,6 +112,7 @@ def write_atomically(path: Path, text: str) -> None:
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
+    sync_folder(path.parent)
 
 
 class Session:
@@ -191,10 +201,13 @@ class Session:
 
     def _append(self, ev: Event) -> None:
         line = json.dumps(asdict(ev), ensure_ascii=False) + "\n"
+        new = not self.journal.exists()
         with open(self.journal, "a", encoding="utf-8", newline="\n") as fh:
             fh.write(line)
             fh.flush()
             os.fsync(fh.fileno())
+        if new:
+            sync_folder(self.folder)
         self.events.append(ev)
         write_atomically(self.qrels, qrels_text(self.events))
 
