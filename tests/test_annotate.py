@@ -52,6 +52,7 @@ def test_a_pairs_file_and_a_dataset_table_are_read_alike(tmp_path):
         ("qid\tdocid\tquery\tpassage\n1\td\tq\tp\n1\te\tq\t\n", ":3: the passage of 1 e is empty"),
         ("qid\tdocid\tquery\tpassage\n1\td x\tq\tp\n", ":2: docid 'd x' is empty or holds white space"),
         ("qid\tdocid\tquery\tpassage\n", "lists no pair"),
+        ("", "not a tab-separated table with a header"),
     ],
 )
 def test_a_bad_pairs_file_is_one_error_naming_its_line(tmp_path, rows, message):
@@ -119,6 +120,23 @@ def test_a_line_cut_by_a_kill_is_dropped_and_nothing_acknowledged_is_lost(tmp_pa
     assert "dropped a last line cut before it was synced" in caplog.text
     assert again.labels() == {("1001", "d1"): 2, ("1001", "d2"): 0}
     assert s.journal.read_text().endswith("}\n") and again.current().key == ("1001", "d3")
+
+
+def test_a_note_with_any_line_break_replays(tmp_path):
+    s = session(tmp_path)
+    s.label("1001", "d1", 1, note="first\u2028second\nthird \u00e9")
+    s.label("1001", "d2", 0)
+    again = session(tmp_path)
+    assert again.events == s.events and again.events[0].note == "first\u2028second\nthird \u00e9"
+
+
+def test_a_line_that_is_no_event_is_an_error_at_its_line(tmp_path):
+    s = session(tmp_path)
+    s.label("1001", "d1", 1)
+    with open(s.journal, "a") as fh:
+        fh.write('["label"]\n')
+    with pytest.raises(InputError, match=r"ana\.journal\.jsonl:2: not a journal event"):
+        session(tmp_path)
 
 
 def test_a_journal_of_other_texts_or_pairs_is_an_error_at_its_line(tmp_path):

@@ -127,7 +127,6 @@ class Session:
             )
         self.pairs = list(pairs)
         self.by_key = {p.key: p for p in self.pairs}
-        self.order = {p.key: i for i, p in enumerate(self.pairs)}
         self.scale, self.annotator = scale, annotator
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -158,11 +157,12 @@ class Session:
             data = data[:cut]
         events: list[Event] = []
         depth = 0
-        for no, raw in enumerate(data.decode("utf-8").splitlines(), start=1):
+        # split at b"\n" only: a note may hold other line breaks (U+2028), written as they are
+        for no, raw in enumerate(data.split(b"\n")[:-1] if data else [], start=1):
             try:
-                record = json.loads(raw)
+                record = json.loads(raw.decode("utf-8"))
                 ev = Event(**record)
-            except (json.JSONDecodeError, TypeError) as exc:
+            except (UnicodeDecodeError, json.JSONDecodeError, TypeError) as exc:
                 raise InputError(f"not a journal event: {exc}", path=path, line=no) from None
             if ev.event not in EVENTS:
                 raise InputError(f"unknown event {ev.event!r} (one of {list(EVENTS)})", path=path, line=no)

@@ -20,7 +20,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
+
 from judgelab.data.tables import read_tsv
+from judgelab.data.textfiles import read_text
 from judgelab.errors import InputError
 from judgelab.llm.prompts import load_template_spec
 
@@ -63,7 +66,11 @@ def read_pairs(path: str | Path) -> list[Pair]:
     path = str(path)
     if not Path(path).is_file():
         raise InputError("no such pairs file", path=path)
-    table = read_tsv(path, str, missing=())
+    read_text(path)  # a byte that is not UTF-8: an error at its line
+    try:
+        table = read_tsv(path, str, missing=())
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise InputError(f"not a tab-separated table with a header: {exc}", path=path) from None
     missing = [c for c in PAIR_COLUMNS if c not in table.columns]
     if missing:
         raise InputError(f"a pairs file needs the columns {list(PAIR_COLUMNS)}; missing {missing}", path=path)

@@ -121,6 +121,7 @@ class Handler(BaseHTTPRequestHandler):
     server: AnnotationServer
     server_version = "judgelab-annotate"
     sys_version = ""
+    timeout = 30  # seconds a connection may idle before it is closed (a stalled client holds a thread)
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("%s %s", self.address_string(), (format % args).replace(self.server.token, "<token>"))
