@@ -1,4 +1,4 @@
-"""The package's layout rules: strict layers - the core (cache, data, llm, analysis, errors,
+"""The package's layout rules: strict layers - the core (cache, data, llm, analysis, annotate, errors,
 params) <- the project base (``judgelab.project``) <- the studies (``judgelab.studies.*``) <- the
 wiring (``judgelab.wiring``, ``judgelab.cli``), each importing only those below it -, no study
 importing another study, no import cycle among modules or among packages (imports inside
@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "workflow" / "src" / "judgelab"
 
 #: The layers, lowest first: a module may import only modules of its own layer or below.
 LAYERS = (
-    ("core", ("cache", "data", "llm", "analysis", "errors", "params", "schema", "")),
+    ("core", ("cache", "data", "llm", "analysis", "annotate", "errors", "params", "schema", "")),
     ("project", ("project",)),
     ("studies", ("studies",)),
     ("wiring", ("wiring", "cli")),

@@ -15,6 +15,9 @@ judgelab estimate --configfile config/paper-peras.yaml   # calls, tokens, cost: 
 judgelab published [--source S] [--method M] [--tsv]      # the published judges: catalog, downloaded?
 judgelab published --sources                       # each source's paper, repository, licence
 judgelab endpoints --url-dir endpoints --model NAME=SERVED --out config/endpoints.yaml
+judgelab annotate serve pairs.tsv --out labels --annotator ana   # label pairs in a browser
+judgelab annotate agreement labels/ana.qrels labels/bob.qrels     # the annotators' agreement
+judgelab annotate choose dl21.tsv --run r1 --run r2 --labels j.tsv --topics 5 --out pairs.tsv
 """
 
 from __future__ import annotations
@@ -291,6 +294,59 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--url-dir", help="folder of NAME.url files, one per --model")
     p.add_argument("--out", required=True, help="the overlay YAML to write (use it as a --configfile)")
 
+    p = sub.add_parser(
+        "annotate",
+        help="collect human labels in a browser page served on this machine; their agreement",
+        description="`serve` shows the pairs of a pairs file one at a time on a local web page "
+        "(127.0.0.1, a random token in its URL) and records each label, skip and undo in the "
+        "annotator's journal and qrels file under --out; `agreement` compares annotators' qrels "
+        "files. See docs/annotate.md.",
+    )
+    annotate = p.add_subparsers(dest="annotate_cmd", required=True)
+    q = annotate.add_parser("serve", help="serve the labelling page for one annotator")
+    q.add_argument("pairs", help="TSV with columns qid, docid, query, passage (a dataset table is one)")
+    q.add_argument("--out", required=True, help="folder of the journal, qrels and log (<annotator>.*)")
+    q.add_argument("--annotator", required=True, help="the annotator's name (names their files)")
+    q.add_argument(
+        "--template",
+        default=None,
+        help="judgment template whose labels and definitions are shown (default overrating/graded: "
+        "UMBRELA's 0-3)",
+    )
+    q.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    q.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    q.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow a --host other than this machine's loopback (a warning: plain http)",
+    )
+    q = annotate.add_parser(
+        "choose",
+        help="write the pairs file of the next topics to label, chosen by a strategy",
+        description="The pool of the dataset table's topics (every run's top --depth) and a judge's "
+        "labels of it: --topics topics chosen by --strategy (random, or stratified by the judge's "
+        "label mix), deterministic for --seed; each chosen topic's pool pairs with a known passage "
+        "(at most --cap) into --out, the pairs file `judgelab annotate serve` reads.",
+    )
+    q.add_argument("dataset", help="the dataset table (results/datasets/<dataset>.tsv): topics, passages")
+    q.add_argument("--run", action="append", required=True, dest="runs", help="a TREC run file (repeatable)")
+    q.add_argument("--labels", required=True, help="the judge's labels: a judgment table or a qrels file")
+    q.add_argument("--strategy", choices=["random", "stratified"], default="random")
+    q.add_argument("--topics", type=int, required=True, help="how many topics to choose")
+    q.add_argument("--depth", type=int, default=None, help="pool depth (default: ranking.pool_depth's, 10)")
+    q.add_argument("--cap", type=int, default=None, help="pairs per topic at most (default 200)")
+    q.add_argument("--seed", type=int, default=0)
+    q.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        help="a qrels file whose topics are not chosen again, e.g. an annotator's (repeatable)",
+    )
+    q.add_argument("--out", required=True, help="the pairs file to write")
+    q = annotate.add_parser("agreement", help="kappa and alpha of annotators on the pairs they share")
+    q.add_argument("qrels", nargs="+", help="the annotators' qrels files (<annotator>.qrels)")
+    q.add_argument("--tsv", action="store_true", help="a tab-separated table instead of Markdown")
+
     args = parser.parse_args(argv)
     if args.cmd == "peras":
         args.cmd = f"peras {args.study_cmd}"
@@ -302,6 +358,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args) -> int:
+    if args.cmd == "annotate":  # before the imports the other commands need: it starts faster
+        _annotate(args)
+        return 0
     from judgelab.data.labels import GRADE_LABELS
     from judgelab.llm.judge import Judge
     from judgelab.llm.prompts import load_template, load_template_spec
@@ -419,6 +478,7 @@ def _run(args) -> int:
             print(f"{name}: {spec['model']} at {spec['base_url']}")
     elif args.cmd == "published":
         _published(args)
+
     elif args.cmd == "estimate":
         from judgelab.wiring.estimate import estimate, format_report
         from judgelab.wiring.facade import Project
@@ -443,6 +503,58 @@ def _run(args) -> int:
         if args.out:
             table.to_csv(args.out, sep="\t", index=False)
     return 0
+
+
+def _annotate(args) -> None:
+    """``judgelab annotate serve | agreement``."""
+    if args.annotate_cmd == "serve":
+        import logging
+
+        from judgelab.annotate.server import serve
+
+        logging.basicConfig(format="judgelab annotate: %(levelname)s: %(message)s")
+        serve(args.pairs, args.out, args.annotator, args.template, args.host, args.port, args.allow_remote)
+        return
+    if args.annotate_cmd == "choose":
+        _choose(args)
+        return
+    from judgelab.analysis.render import markdown_frame
+    from judgelab.annotate.agreement import annotator_agreement
+
+    table = annotator_agreement(args.qrels)
+    print(table.to_csv(sep="\t", index=False, na_rep="n/a") if args.tsv else markdown_frame(table), end="")
+
+
+def _choose(args) -> None:
+    """``judgelab annotate choose``: the pool as the ranking study builds it, then the choice."""
+    from judgelab.annotate.choose import DEFAULT_CAP, choose, read_labels
+    from judgelab.data.readers import read_qrels, run_name
+    from judgelab.data.tables import read_dataset, write_tsv
+    from judgelab.schema import default
+    from judgelab.studies.ranking.jobs import read_runs_checked
+    from judgelab.studies.ranking.pool import pool_table
+
+    table = read_dataset(args.dataset)
+    files = {run_name(path): path for path in args.runs}
+    if len(files) != len(args.runs):
+        raise InputError(f"two run files of the same run name among {args.runs}")
+    depth = args.depth if args.depth is not None else default("ranking.pool_depth")
+    pool_ = pool_table(read_runs_checked(files, table["qid"].unique()), table, depth)
+    exclude = {q.qid for path in args.exclude for q in read_qrels(path)}
+    chosen = choose(
+        pool_,
+        read_labels(args.labels),
+        args.topics,
+        args.strategy,
+        args.seed,
+        args.cap if args.cap is not None else DEFAULT_CAP,
+        exclude,
+    )
+    write_tsv(chosen, args.out)
+    topics = list(dict.fromkeys(chosen["qid"]))
+    print(
+        f"{len(chosen)} pairs of {len(topics)} topics ({args.strategy}, seed {args.seed}): {' '.join(topics)}"
+    )
 
 
 def _published(args) -> None:
