@@ -52,10 +52,11 @@ def request_max_tokens(max_tokens: int, answer: str = "parse") -> int:
     return 1 if answer == "logits" else int(max_tokens)
 
 
-def judgment_requests(pairs: pd.DataFrame, judge: Judge) -> list[Request]:
+def judgment_requests(pairs: pd.DataFrame, judge: Judge, sample: int = 0) -> list[Request]:
     """One request per pair: the judge's persona instruction (:meth:`Judge.resolved`) and its
     template filled with the pair's query and passage, sent with the judge's bound (one token when
-    the label is read from the logits). Pairs of the same query and passage share one (frozen)
+    the label is read from the logits); ``sample``: the repeat's index (0: the judge job's own
+    request, 1..k-1: the requests of a judge asked k times, each cached on its own). Pairs of the same query and passage share one (frozen)
     request: rendered once (``judgelab estimate`` of a dataset not downloaded yet counts thousands of
     pairs of one typical text)."""
     max_tokens = request_max_tokens(judge.max_tokens, judge.answer)
@@ -70,6 +71,7 @@ def judgment_requests(pairs: pd.DataFrame, judge: Judge) -> list[Request]:
                 ),
                 max_tokens,
                 GRADE_LABELS,
+                sample=sample,
             )
         return made[key]
 
@@ -128,15 +130,21 @@ def read_judgment(
 
 
 def run_judgments(
-    pairs: pd.DataFrame, judge: Judge, client: CachedClient, *, desc: str = "judge", progress: bool = True
+    pairs: pd.DataFrame,
+    judge: Judge,
+    client: CachedClient,
+    *,
+    desc: str = "judge",
+    progress: bool = True,
+    sample: int = 0,
 ) -> pd.DataFrame:
     """Judge every pair; one output row per input row, in input order. An answer outside the
     judge's labels is missing (``parsed`` false); ``judge.answer``: ``parse`` or ``logits`` (see
-    the module docstring)."""
+    the module docstring); ``sample``: the repeat's index (:func:`judgment_requests`)."""
     answer, labels = judge.answer, judge.labels
     if answer not in ANSWER_MODES:
         raise ValueError(f"answer must be one of {ANSWER_MODES} here, got {answer!r}")
-    requests = judgment_requests(pairs, judge)
+    requests = judgment_requests(pairs, judge, sample)
     answers = client.run(requests, desc=desc, progress=progress)
     rows = []
     for row, req, (comp, hit) in zip(pairs.itertuples(index=False), requests, answers):
