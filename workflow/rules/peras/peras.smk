@@ -18,6 +18,7 @@ localrules:
     peras_table4,
     peras_wide_tables,
     peras_consistency,
+    peras_repeat_draws,
 
 
 include: "common.smk"

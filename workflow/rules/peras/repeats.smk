@@ -5,6 +5,11 @@
 # of the flip rate, the agreement between repeats and the majority of k against the human grades.
 
 
+# the live judges by how they read the label: those that parse ask, those read from the logits draw
+PARSE_JUDGES_RE = names_re([m for m in PERAS.judges if PERAS.answer(m) == "parse"])
+LOGITS_JUDGES_RE = names_re([m for m in PERAS.judges if PERAS.answer(m) == "logits"])
+
+
 rule peras_repeats:
     input:
         pairs=path("dataset"),
@@ -16,12 +21,34 @@ rule peras_repeats:
     log:
         PROJECT.log("peras/repeats/{dataset}/{model}/{template}/{persona}"),
     wildcard_constraints:
-        model=LIVE_JUDGES_RE,
+        model=PARSE_JUDGES_RE,
     conda:
         "../../../envs/judgelab.yaml"
     threads: model_threads()
     resources:
         **model_job(720),
+    params:
+        judge=lambda wc: PERAS.judge(wc.model, wc.template, wc.persona).param(),
+        samples=PERAS.repeats,
+    script:
+        "../../scripts/peras/repeats.py"
+
+
+# a judge read from the logits: its k labels drawn from its judgment table's label distributions
+# (no model call, a cheap job)
+rule peras_repeat_draws:
+    input:
+        pairs=path("dataset"),
+        judgments=path("judgments"),
+    output:
+        repeats=path("repeats"),
+        majority=path("repeats_majority"),
+    log:
+        PROJECT.log("peras/repeats/{dataset}/{model}/{template}/{persona}"),
+    wildcard_constraints:
+        model=LOGITS_JUDGES_RE,
+    conda:
+        "../../../envs/judgelab.yaml"
     params:
         judge=lambda wc: PERAS.judge(wc.model, wc.template, wc.persona).param(),
         samples=PERAS.repeats,

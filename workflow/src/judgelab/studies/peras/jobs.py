@@ -695,14 +695,15 @@ def repeats_job(
     outputs: Mapping[str, str],
     judge: Judge,
     samples: int,
-    context: JobContext,
+    context: JobContext | None = None,
     persona_file: str | None = None,
 ) -> pd.DataFrame:
     """One judge job asked ``samples`` (k) times (``peras.repeats``): every pair's k labels
     (``outputs["repeats"]``) and their majority as a judgment table (``outputs["majority"]``). A
     judge read from the logits makes no call (its k labels are drawn from the judgment table's
     label distributions, :func:`judgelab.analysis.consistency.draw_label`); one that parses asks
-    samples 1..k-1 (sample 0 is its judgment table's label)."""
+    samples 1..k-1 (sample 0 is its judgment table's label) through ``context`` (rule
+    ``peras_repeats``; the draws, rule ``peras_repeat_draws``, need none)."""
     from judgelab.analysis.consistency import majority, wide_labels
 
     table = read_dataset(pairs)
@@ -711,6 +712,8 @@ def repeats_job(
         raise ValueError(f"{judgments} does not cover the dataset's {len(table)} pairs")
     if judge.answer == "logits":
         result = _drawn(judged, judge, samples)
+    elif context is None:
+        raise ValueError("a judge that parses its answers asks its samples: the job needs a context")
     else:
         result = _asked(table, judged, judge.resolved(persona_file), samples, context)
     result["label"] = result["label"].astype("Int64")
