@@ -78,9 +78,9 @@ def test_draws_are_seeded_repeatable_and_follow_the_tempered_distribution():
     assert draw_label([0.5, 0.0, 0.5, 0.0], [0, 1], 0.7, 3, seed) == 0  # the template's labels only
     assert draw_label([None, None, None, None], [0, 1, 2, 3], 0.7, 0, seed) is None
     # over many pairs the draws follow p^(1/T)
-    n = 4000
+    n = 2000  # the SD of a share is at most 0.011: 0.04 is 3.5 of it
     got = np.bincount([draw_label(probs, [0, 1, 2, 3], 0.7, 1, pair_seed("q", str(i))) for i in range(n)])
-    assert got / n == pytest.approx(tempered(probs, 0.7), abs=0.03)
+    assert got / n == pytest.approx(tempered(probs, 0.7), abs=0.04)
 
 
 def repeats_table(rows: dict[str, list]) -> pd.DataFrame:
