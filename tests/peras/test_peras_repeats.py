@@ -71,7 +71,7 @@ def test_the_embedded_model_draws_k_labels_from_one_call_per_pair(tmp_path):
     judge = Judge(
         "smollm2",
         {"backend": "local", "temperature": 1.0},
-        template=load_template("peras/wo_cot"),
+        template="Query: {query}\nPassage: {document}\nRelevance grade (0-3):",  # short: cheap to evaluate
         max_tokens=8,
         answer="logits",
     )
