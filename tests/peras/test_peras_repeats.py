@@ -56,6 +56,8 @@ def test_a_parsing_judge_asks_k_cached_samples_and_k_can_grow(tmp_path):
         assert cache_rows(tmp_path / "cache" / "requests.sqlite") == 9  # 3 distinct entries per request
         assert sorted(got["sample"].unique()) == [0, 1, 2] and len(got) == 9
         assert not got.loc[got["sample"] > 0, "cache_hit"].astype(bool).any()
+        # samples 1 and 2 go to the client together (one provider batch in batch mode)
+        assert "repeats: 6 requests, 0 cached, 6 to send" in (tmp_path / "jobs.log").read_text()
         judge_then_repeat(tmp_path, judge, 3)
         assert fake.arrivals == 9  # a rerun sends nothing
         got = judge_then_repeat(tmp_path, judge, 4)

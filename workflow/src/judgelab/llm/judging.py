@@ -141,11 +141,46 @@ def run_judgments(
     """Judge every pair; one output row per input row, in input order. An answer outside the
     judge's labels is missing (``parsed`` false); ``judge.answer``: ``parse`` or ``logits`` (see
     the module docstring); ``sample``: the repeat's index (:func:`judgment_requests`)."""
-    answer, labels = judge.answer, judge.labels
-    if answer not in ANSWER_MODES:
-        raise ValueError(f"answer must be one of {ANSWER_MODES} here, got {answer!r}")
+    if judge.answer not in ANSWER_MODES:
+        raise ValueError(f"answer must be one of {ANSWER_MODES} here, got {judge.answer!r}")
     requests = judgment_requests(pairs, judge, sample)
     answers = client.run(requests, desc=desc, progress=progress)
+    return _judgment_frame(pairs, judge, client, requests, answers, desc)
+
+
+def run_judgment_samples(
+    pairs: pd.DataFrame,
+    judge: Judge,
+    client: CachedClient,
+    samples: Sequence[int],
+    *,
+    desc: str = "judge",
+    progress: bool = True,
+) -> list[pd.DataFrame]:
+    """:func:`run_judgments` of every sample index of ``samples`` (a judge asked several times),
+    one table per sample in that order; the requests of all samples go to the client at once (one
+    provider batch in batch mode, not one per sample)."""
+    if judge.answer not in ANSWER_MODES:
+        raise ValueError(f"answer must be one of {ANSWER_MODES} here, got {judge.answer!r}")
+    per_sample = [judgment_requests(pairs, judge, s) for s in samples]
+    answers = client.run([r for reqs in per_sample for r in reqs], desc=desc, progress=progress)
+    n = len(pairs)
+    return [
+        _judgment_frame(pairs, judge, client, reqs, answers[i * n : (i + 1) * n], f"{desc} sample {s}")
+        for i, (s, reqs) in enumerate(zip(samples, per_sample))
+    ]
+
+
+def _judgment_frame(
+    pairs: pd.DataFrame,
+    judge: Judge,
+    client: CachedClient,
+    requests: Sequence[Request],
+    answers: Sequence[tuple[Completion, bool]],
+    desc: str,
+) -> pd.DataFrame:
+    """The judgment table of ``pairs`` from the answers to their ``requests`` (one each, in order)."""
+    answer, labels = judge.answer, judge.labels
     rows = []
     for row, req, (comp, hit) in zip(pairs.itertuples(index=False), requests, answers):
         label, rule = read_judgment(comp.text, comp.label_probs, labels, answer, judge.parser)

@@ -679,13 +679,12 @@ def _drawn(judged: pd.DataFrame, judge: Judge, samples: int) -> pd.DataFrame:
 def _asked(table: pd.DataFrame, judged: pd.DataFrame, judge: Judge, samples: int, context: JobContext):
     """A text judge's k labels per pair: sample 0 the judge job's own (its judgment table), samples
     1..k-1 asked as requests of their own (cached: a rerun, or a larger k, asks only new samples)."""
-    from judgelab.llm.judging import run_judgments
+    from judgelab.llm.judging import run_judgment_samples
 
-    parts = [judged.assign(sample=0)]
+    asked = list(range(1, samples))
     with judge.session(context) as client:
-        for s in range(1, samples):
-            got = run_judgments(table, judge, client, desc=f"{context.desc} sample {s}", sample=s)
-            parts.append(got.assign(sample=s))
+        got = run_judgment_samples(table, judge, client, asked, desc=context.desc)
+    parts = [judged.assign(sample=0)] + [t.assign(sample=s) for s, t in zip(asked, got)]
     return pd.concat([p.reindex(columns=REPEAT_COLUMNS) for p in parts], ignore_index=True)
 
 
