@@ -2,7 +2,7 @@
 # assessment with confidence.
 # Config section `peras` (switch: peras.enabled); target `snakemake peras`; library
 # judgelab.studies.peras.jobs; prompts resources/prompts/peras/; report captions workflow/report/peras/.
-# Stages: judge -> confidence -> metrics (+ imported judges, committees) -> significance, figures, classifiers.
+# Stages: judge -> confidence -> metrics (+ imported judges, committees, repeats) -> significance, figures, classifiers.
 
 
 # cheap aggregations run on the submitting host on a cluster (profiles/slurm)
@@ -17,6 +17,8 @@ localrules:
     peras_classifier_table,
     peras_table4,
     peras_wide_tables,
+    peras_consistency,
+    peras_repeat_draws,
 
 
 include: "common.smk"
@@ -24,6 +26,7 @@ include: "judge.smk"
 include: "confidence.smk"
 include: "imported.smk"
 include: "committee.smk"
+include: "repeats.smk"
 include: "metrics.smk"
 include: "significance.smk"
 include: "tables.smk"

@@ -28,7 +28,8 @@ def cache_request(backend: Backend, request: Request) -> dict:
     hits an entry cached without the steps (an old entry cannot pass its first-position reading
     off as the label token's), and its own entries carry the steps wherever the backend can read
     them (None where it cannot: Anthropic, a server refusing logprobs), so a hit gives the same
-    numbers as the call."""
+    numbers as the call. ``sample`` (a repeated request's index) enters likewise only above 0: sample
+    0 has the key every request had before repeats, and samples 1..k-1 are entries of their own."""
     out = {
         "backend": backend.identity(),
         "sampling": backend.sampling(),
@@ -38,6 +39,8 @@ def cache_request(backend: Backend, request: Request) -> dict:
     }
     if request.label_steps:
         out["label_steps"] = True
+    if request.sample:
+        out["sample"] = int(request.sample)
     return out
 
 

@@ -21,7 +21,7 @@ from judgelab import schema
 from judgelab.data.labels import GRADE_LABELS
 from judgelab.errors import InputError
 from judgelab.llm.answers import PARSER_VERSION
-from judgelab.llm.backends import capabilities
+from judgelab.llm.backends import capabilities, temperature_of
 from judgelab.llm.personas import read_persona
 from judgelab.llm.session import JobContext, LLMSession
 from judgelab.params import Settings
@@ -101,6 +101,11 @@ class Judge(Settings):
     @property
     def backend(self) -> str | None:
         return self.spec.get("backend")
+
+    @property
+    def temperature(self) -> float:
+        """The model's sampling temperature (``models.<model>.temperature``)."""
+        return temperature_of(self.spec)
 
     def resolved(self: J, persona_file: str | None = None) -> J:
         """The judge as a job sends it: its persona the instruction itself (:attr:`persona`, or,

@@ -52,10 +52,11 @@ def request_max_tokens(max_tokens: int, answer: str = "parse") -> int:
     return 1 if answer == "logits" else int(max_tokens)
 
 
-def judgment_requests(pairs: pd.DataFrame, judge: Judge) -> list[Request]:
+def judgment_requests(pairs: pd.DataFrame, judge: Judge, sample: int = 0) -> list[Request]:
     """One request per pair: the judge's persona instruction (:meth:`Judge.resolved`) and its
     template filled with the pair's query and passage, sent with the judge's bound (one token when
-    the label is read from the logits). Pairs of the same query and passage share one (frozen)
+    the label is read from the logits); ``sample``: the repeat's index (0: the judge job's own
+    request, 1..k-1: the requests of a judge asked k times, each cached on its own). Pairs of the same query and passage share one (frozen)
     request: rendered once (``judgelab estimate`` of a dataset not downloaded yet counts thousands of
     pairs of one typical text)."""
     max_tokens = request_max_tokens(judge.max_tokens, judge.answer)
@@ -70,6 +71,7 @@ def judgment_requests(pairs: pd.DataFrame, judge: Judge) -> list[Request]:
                 ),
                 max_tokens,
                 GRADE_LABELS,
+                sample=sample,
             )
         return made[key]
 
@@ -128,16 +130,57 @@ def read_judgment(
 
 
 def run_judgments(
-    pairs: pd.DataFrame, judge: Judge, client: CachedClient, *, desc: str = "judge", progress: bool = True
+    pairs: pd.DataFrame,
+    judge: Judge,
+    client: CachedClient,
+    *,
+    desc: str = "judge",
+    progress: bool = True,
+    sample: int = 0,
 ) -> pd.DataFrame:
     """Judge every pair; one output row per input row, in input order. An answer outside the
     judge's labels is missing (``parsed`` false); ``judge.answer``: ``parse`` or ``logits`` (see
-    the module docstring)."""
-    answer, labels = judge.answer, judge.labels
-    if answer not in ANSWER_MODES:
-        raise ValueError(f"answer must be one of {ANSWER_MODES} here, got {answer!r}")
-    requests = judgment_requests(pairs, judge)
+    the module docstring); ``sample``: the repeat's index (:func:`judgment_requests`)."""
+    if judge.answer not in ANSWER_MODES:
+        raise ValueError(f"answer must be one of {ANSWER_MODES} here, got {judge.answer!r}")
+    requests = judgment_requests(pairs, judge, sample)
     answers = client.run(requests, desc=desc, progress=progress)
+    return _judgment_frame(pairs, judge, client, requests, answers, desc)
+
+
+def run_judgment_samples(
+    pairs: pd.DataFrame,
+    judge: Judge,
+    client: CachedClient,
+    samples: Sequence[int],
+    *,
+    desc: str = "judge",
+    progress: bool = True,
+) -> list[pd.DataFrame]:
+    """:func:`run_judgments` of every sample index of ``samples`` (a judge asked several times),
+    one table per sample in that order; the requests of all samples go to the client at once (one
+    provider batch in batch mode, not one per sample)."""
+    if judge.answer not in ANSWER_MODES:
+        raise ValueError(f"answer must be one of {ANSWER_MODES} here, got {judge.answer!r}")
+    per_sample = [judgment_requests(pairs, judge, s) for s in samples]
+    answers = client.run([r for reqs in per_sample for r in reqs], desc=desc, progress=progress)
+    n = len(pairs)
+    return [
+        _judgment_frame(pairs, judge, client, reqs, answers[i * n : (i + 1) * n], f"{desc} sample {s}")
+        for i, (s, reqs) in enumerate(zip(samples, per_sample))
+    ]
+
+
+def _judgment_frame(
+    pairs: pd.DataFrame,
+    judge: Judge,
+    client: CachedClient,
+    requests: Sequence[Request],
+    answers: Sequence[tuple[Completion, bool]],
+    desc: str,
+) -> pd.DataFrame:
+    """The judgment table of ``pairs`` from the answers to their ``requests`` (one each, in order)."""
+    answer, labels = judge.answer, judge.labels
     rows = []
     for row, req, (comp, hit) in zip(pairs.itertuples(index=False), requests, answers):
         label, rule = read_judgment(comp.text, comp.label_probs, labels, answer, judge.parser)

@@ -27,7 +27,7 @@ from judgelab.analysis.calibration import CalibrationSettings
 from judgelab.data.imported import DEFAULT_TEMPLATE, ImportedJudge, ImportReading, resolve_imported
 from judgelab.data.sources import source_urls
 from judgelab.errors import InputError, NothingToDo
-from judgelab.llm.backends import api_backends, capabilities
+from judgelab.llm.backends import api_backends, capabilities, temperature_of
 from judgelab.llm.judge import JudgeSection
 from judgelab.llm.personas import PersonaGeneration, load_persona_file, read_generated, resolve_personas
 from judgelab.llm.prompts import load_template_spec
@@ -992,6 +992,12 @@ class Project:
         for name in self.datasets:
             self._check_dataset(name)
         for name, spec in models.items():
+            if spec.get("send_sampling") is False and temperature_of(spec) > 0:
+                raise InputError(
+                    "a temperature above 0 is not sent with send_sampling: false (the answers would "
+                    "be the provider's default sampling, cached as if at this temperature)",
+                    key=f"models.{name}.temperature",
+                )
             for k, backends in BACKEND_KEYS.items():
                 if spec.get(k) is not None and spec["backend"] not in backends:
                     raise InputError(

@@ -16,9 +16,12 @@ backend is :class:`judgelab.llm.client.CachedClient`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import import_module
+from typing import Any
 
+from judgelab import schema
 from judgelab.errors import InputError
 from judgelab.llm.backends.base import Backend
 
@@ -95,5 +98,16 @@ def make_backend(spec: dict, name: str = "model", *, need_key: bool = True) -> B
 
     API backends read their key from the environment here and fail naming the variable when it
     is missing (bedrock: the region and credentials of the AWS chain, naming what is missing);
-    ``need_key=False`` defers that to the first call (cost estimates send none)."""
-    return backend_class(spec.get("backend"), name).from_spec(spec, name, need_key=need_key)
+    ``need_key=False`` defers that to the first call (cost estimates send none). The entry's
+    ``temperature`` (every backend; the schema's default where unset) is set here, as a float, so
+    0 keys the cache as the fixed 0.0 did before it was a key."""
+    backend = backend_class(spec.get("backend"), name).from_spec(spec, name, need_key=need_key)
+    backend.temperature = temperature_of(spec)
+    return backend
+
+
+def temperature_of(spec: Mapping[str, Any]) -> float:
+    """The sampling temperature of a model entry (``models.<name>.temperature``, the schema's
+    default where unset), as a float."""
+    value = spec.get("temperature")
+    return float(schema.default("models.<name>.temperature") if value is None else value)

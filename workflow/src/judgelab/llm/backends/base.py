@@ -21,16 +21,21 @@ class Request:
     at the first answer position (where the backend can). ``label_steps``: also return the label
     distribution at every answer token that IS a label token (see :class:`Completion`), so the
     distribution can be read where the label was actually generated, after any prefix or
-    reasoning (needs ``label_tokens``)."""
+    reasoning (needs ``label_tokens``). ``sample``: which answer of the same request this is (0: the
+    one every request asks; a judge repeated k times asks samples 0..k-1, each cached on its own,
+    :func:`judgelab.llm.client.cache_request`)."""
 
     messages: tuple[tuple[str, str], ...]
     max_tokens: int
     label_tokens: tuple[str, ...] = ()
     label_steps: bool = False
+    sample: int = 0
 
     def __post_init__(self):
         if self.label_steps and not self.label_tokens:
             raise ValueError("label_steps needs label_tokens")
+        if self.sample < 0:
+            raise ValueError("sample must be >= 0")
 
     @classmethod
     def from_messages(
@@ -39,12 +44,14 @@ class Request:
         max_tokens: int,
         label_tokens: Sequence[str] = (),
         label_steps: bool = False,
+        sample: int = 0,
     ) -> Request:
         return cls(
             tuple((m["role"], m["content"]) for m in messages),
             int(max_tokens),
             tuple(label_tokens),
             bool(label_steps),
+            int(sample),
         )
 
     def message_dicts(self) -> list[dict[str, str]]:

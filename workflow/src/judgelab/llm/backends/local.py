@@ -4,7 +4,14 @@
   (found with ``importlib.util.find_spec``, without importing ``llm``). Any GGUF path can be
   configured instead (``models.<name>.model_path``).
 * Decoding is greedy (temperature 0, top_p 1): the arg-max token at every step, no repetition
-  penalty, until an end-of-generation token or ``max_tokens``.
+  penalty, until an end-of-generation token or ``max_tokens``. At a ``temperature`` above 0
+  (``models.<name>.temperature``) every answer token is drawn from the softmax of the logits
+  divided by the temperature, with a generator seeded by the request (its prompt tokens, answer
+  bound and sample index, :func:`sample_seed`): the same request draws the same answer, its
+  samples 1..k-1 others; such a prompt is evaluated whole (no prefix reuse: the logits of a prompt
+  evaluated on top of another's prefix differ in the last bits, enough to change a draw). The
+  label distribution (``label_probs``, label steps) is the model's own (temperature 1) at every
+  temperature.
 * Label distribution: the model's logits at the first answer position, softmaxed over the whole
   vocabulary; the probabilities of the label tokens "0".."3" are reported renormalised over those
   four tokens (``label_probs``), their total mass before that in ``label_mass``.
@@ -25,6 +32,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import time
@@ -56,6 +64,13 @@ def default_model_path() -> Path:
     if not ggufs:
         raise InputError(f"no .gguf file in {folder}", key="models.<name>.model_path")
     return ggufs[0]
+
+
+def sample_seed(tokens: list[int], max_tokens: int, sample: int) -> int:
+    """The seed of a sampled answer: a digest of the prompt's tokens, the answer bound and the
+    sample index (so a request's draws are repeatable, and its samples differ)."""
+    text = f"{sample}|{max_tokens}|{','.join(map(str, tokens))}"
+    return int.from_bytes(hashlib.sha256(text.encode("ascii")).digest()[:8], "big")
 
 
 class LocalBackend(Backend):
@@ -246,7 +261,10 @@ class LocalBackend(Backend):
                 key="models.<name>.n_ctx",
             )
         keep = 0
-        if self.reuse_prefix:
+        # a sampled answer evaluates its whole prompt: the logits of a prompt evaluated on top of
+        # another's prefix differ in the last bits, enough to change a draw, so a sample would not
+        # be repeatable
+        if self.reuse_prefix and not (forced is None and self.temperature > 0):
             cached = llm.input_ids[: llm.n_tokens]
             bound = min(len(cached), len(tokens) - 1)  # evaluate at least one token for fresh logits
             while keep < bound and cached[keep] == tokens[keep]:
@@ -265,8 +283,16 @@ class LocalBackend(Backend):
         steps: list[dict] | None = [] if request.label_steps else None
         answer: list[int] = []
         finish = "forced" if forced is not None else "length"
+        rng = None
+        if forced is None and self.temperature > 0:
+            rng = np.random.default_rng(sample_seed(tokens, request.max_tokens, request.sample))
         for pos in range(limit):
-            tok = int(np.argmax(logits)) if forced is None else forced[pos]
+            if forced is not None:
+                tok = forced[pos]
+            elif rng is not None:
+                tok = int(rng.choice(len(logits), p=self._softmax(logits / self.temperature)))
+            else:
+                tok = int(np.argmax(logits))
             if forced is None and self._is_eog(tok):
                 finish = "stop"
                 break

@@ -12,12 +12,18 @@ from judgelab.studies.peras.confidence import confidence_requests
 
 
 def requests(plan, job, ctx) -> Iterator[tuple[str, Request, bool]]:
-    """Judge: every pair. Confidence: the pairs whose judgment label parsed - known only where
+    """Judge: every pair. Repeats (``peras.repeats`` k, judges that parse): every pair k - 1 more
+    times. Confidence: the pairs whose judgment label parsed - known only where
     the judgment is cached; elsewhere every pair is counted (an upper bound)."""
     w = job.wc
     src = ctx.pairs(w["dataset"])
     text = ctx.persona_text(w["persona"])
     judge = plan.judge(job.model, w["template"], w["persona"]).but(persona=text)
+    if job.rule == "peras_repeats":  # samples 1..k-1 (sample 0 is the judge job's)
+        for sample in range(1, plan.repeats):
+            for req in judgment_requests(src.pairs, judge, sample):
+                yield job.rule, req, src.exact and ctx.cached(job.model, req) is not None
+        return
     reqs = judgment_requests(src.pairs, judge)
     if job.rule == "peras_judge":
         for req in reqs:

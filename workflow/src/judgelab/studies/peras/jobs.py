@@ -20,6 +20,7 @@ from judgelab.analysis.committee import Committee
 from judgelab.data.imported import ImportReading
 from judgelab.data.labels import GRADE_LABELS
 from judgelab.data.tables import (
+    ANSWER_COLUMNS,
     concat_ids_tables,
     label_tables,
     labels_with_confidence,
@@ -627,3 +628,170 @@ def wide_tables_job(metrics: str, reference: str, outputs: Mapping[str, str], su
             len(w.better),
             reference,
         )
+
+
+# --------------------------------------------------------------------------------------------
+# Self-consistency (peras.repeats; judgelab.analysis.consistency)
+
+#: A repeats table: one row per pair x sample (0..k-1), with the answer columns of a judgment table
+#: (who answered, how it was read and sent: the provenance table reads them); a label drawn from
+#: the label distribution has ``parse_rule`` ``draw`` and no answer.
+REPEAT_COLUMNS = [
+    "dataset",
+    "qid",
+    "docid",
+    "sample",
+    "label",
+    "parsed",
+    "answer",
+    "cache_hit",
+    *ANSWER_COLUMNS,
+]
+
+
+def _drawn(judged: pd.DataFrame, judge: Judge, samples: int) -> pd.DataFrame:
+    """A logits judge's k labels per pair, each drawn from the pair's label distribution (the
+    judgment table's p0..p3) at the model's temperature, seeded by the sample index and the pair."""
+    from judgelab.analysis.consistency import draw_label, pair_seed
+
+    rows = []
+    for r in judged.itertuples(index=False):
+        probs = [r.p0, r.p1, r.p2, r.p3]
+        seed = pair_seed(str(r.qid), str(r.docid))
+        for s in range(samples):
+            label = draw_label(probs, [int(x) for x in judge.labels], judge.temperature, s, seed)
+            rows.append(
+                {
+                    "dataset": r.dataset,
+                    "qid": r.qid,
+                    "docid": r.docid,
+                    "sample": s,
+                    "label": label,
+                    "parsed": label is not None,
+                    "truncated": False,
+                    "parse_rule": "draw" if label is not None else None,
+                    "decoding": f"temperature={judge.temperature:g}",
+                }
+            )
+    return pd.DataFrame(rows, columns=REPEAT_COLUMNS)
+
+
+def _asked(table: pd.DataFrame, judged: pd.DataFrame, judge: Judge, samples: int, context: JobContext):
+    """A text judge's k labels per pair: sample 0 the judge job's own (its judgment table), samples
+    1..k-1 asked as requests of their own (cached: a rerun, or a larger k, asks only new samples)."""
+    from judgelab.llm.judging import run_judgment_samples
+
+    asked = list(range(1, samples))
+    with judge.session(context) as client:
+        got = run_judgment_samples(table, judge, client, asked, desc=context.desc)
+    parts = [judged.assign(sample=0)] + [t.assign(sample=s) for s, t in zip(asked, got)]
+    return pd.concat([p.reindex(columns=REPEAT_COLUMNS) for p in parts], ignore_index=True)
+
+
+def repeats_job(
+    pairs: str,
+    judgments: str,
+    outputs: Mapping[str, str],
+    judge: Judge,
+    samples: int,
+    context: JobContext | None = None,
+    persona_file: str | None = None,
+) -> pd.DataFrame:
+    """One judge job asked ``samples`` (k) times (``peras.repeats``): every pair's k labels
+    (``outputs["repeats"]``) and their majority as a judgment table (``outputs["majority"]``). A
+    judge read from the logits makes no call (its k labels are drawn from the judgment table's
+    label distributions, :func:`judgelab.analysis.consistency.draw_label`); one that parses asks
+    samples 1..k-1 (sample 0 is its judgment table's label) through ``context`` (rule
+    ``peras_repeats``; the draws, rule ``peras_repeat_draws``, need none)."""
+    from judgelab.analysis.consistency import majority, wide_labels
+
+    table = read_dataset(pairs)
+    judged = read_judgments(judgments)
+    if len(judged) != len(table):
+        raise ValueError(f"{judgments} does not cover the dataset's {len(table)} pairs")
+    if judge.answer == "logits":
+        result = _drawn(judged, judge, samples)
+    elif context is None:
+        raise ValueError("a judge that parses its answers asks its samples: the job needs a context")
+    else:
+        result = _asked(table, judged, judge.resolved(persona_file), samples, context)
+    result["label"] = result["label"].astype("Int64")
+    result = result.sort_values(["sample"], kind="stable").reset_index(drop=True)
+    write_tsv(result, outputs["repeats"])
+    voted = majority(wide_labels(result))
+    merged = table[["dataset", "qid", "docid"]].merge(
+        voted[["qid", "docid", "label"]], on=["qid", "docid"], how="left", validate="one_to_one"
+    )
+    merged["confidence"] = pd.array([pd.NA] * len(merged), dtype="Float64")
+    majority_table, _ = label_tables(merged, f"majority of {samples}")
+    write_tsv(majority_table, outputs["majority"])
+    log.info(
+        "%d pairs x %d samples (%s, temperature %g); %d labels missing; majority labelled %d pairs",
+        len(table),
+        samples,
+        "drawn from the label distribution" if judge.answer == "logits" else "asked",
+        judge.temperature,
+        int(result["label"].isna().sum()),
+        int(majority_table["label"].notna().sum()),
+    )
+    return result
+
+
+def consistency_job(
+    pairs: Sequence[str],
+    repeats: Sequence[str],
+    majority: Sequence[str],
+    cells: Sequence[Mapping[str, str]],
+    outputs: Mapping[str, str],
+) -> pd.DataFrame:
+    """Self-consistency of every repeated judge job (``cells``: dataset, model, template, persona,
+    reading, temperature, in the order of ``repeats`` and ``majority``): one row each, the flip
+    rate, kappa and alpha between the repeats, each repeat's kappa with the human grades (mean,
+    SD) and the majority's agreement with them (``outputs``: tsv, md)."""
+    from judgelab.analysis.agreement import agreement
+    from judgelab.analysis.consistency import flip_rate, repeat_alpha, repeat_kappa, wide_labels
+
+    if not len(repeats) == len(majority) == len(cells):
+        raise ValueError("one repeats and one majority table per cell expected")
+    grades = pd.concat([read_dataset(p) for p in pairs], ignore_index=True)
+    grades = grades[["dataset", "qid", "docid", "grade"]]
+    rows = []
+    for cell, rep, maj in zip(cells, repeats, majority):
+        wide = wide_labels(read_tsv_repeats(rep))
+        human = grades[grades["dataset"] == cell["dataset"]].set_index(["qid", "docid"])["grade"]
+        per_sample = []
+        for c in wide.columns:
+            both = pd.concat([human, wide[c]], axis=1, join="inner").dropna()
+            per_sample.append(agreement(both.iloc[:, 0], both.iloc[:, 1])["kappa"])
+        voted = read_judgments(maj).set_index(["qid", "docid"])["label"]
+        both = pd.concat([human, voted], axis=1, join="inner").dropna()
+        agree = agreement(both.iloc[:, 0], both.iloc[:, 1])
+        flips, complete = flip_rate(wide)
+        rows.append(
+            {
+                **cell,
+                "repeats": wide.shape[1],
+                "n_pairs": len(wide),
+                "n_complete": complete,
+                "flip_rate": flips,
+                "kappa_repeats": repeat_kappa(wide),
+                "alpha_repeats": repeat_alpha(wide),
+                "kappa_mean": float(pd.Series(per_sample, dtype=float).mean()),
+                "kappa_sd": float(pd.Series(per_sample, dtype=float).std(ddof=1)),
+                "majority_n_labelled": len(both),
+                "majority_kappa": agree["kappa"],
+                "majority_alpha": agree["alpha"],
+            }
+        )
+    df = pd.DataFrame(rows)
+    write_tsv(df, outputs["tsv"])
+    Path(outputs["md"]).write_text(render.markdown_frame(df), encoding="utf-8")
+    log.info("self-consistency of %d judge jobs; flip rates %s", len(df), df["flip_rate"].round(3).tolist())
+    return df
+
+
+def read_tsv_repeats(path: str) -> pd.DataFrame:
+    """A repeats table (:data:`REPEAT_COLUMNS`) as :func:`repeats_job` wrote it."""
+    df = read_judgments(path)
+    df["sample"] = df["sample"].astype(int)
+    return df

@@ -57,6 +57,9 @@ class Plan(StudyPlan):
         "peras_calibration": "{results}/peras/metrics/calibration.tsv",
         "peras_reliability": "{results}/peras/metrics/reliability.tsv",
         "peras_reliability_figure": "{results}/peras/figures/reliability.{ext}",
+        "repeats": "{results}/peras/repeats/{dataset}/{model}/{template}/{persona}/samples.tsv",
+        "repeats_majority": "{results}/peras/repeats/{dataset}/{model}/{template}/{persona}/majority.tsv",
+        "consistency": "{results}/peras/metrics/consistency.{ext}",
     }
 
     # -- templates ----------------------------------------------------------------------------
@@ -292,6 +295,56 @@ class Plan(StudyPlan):
                         key=f"{key}.judges",
                     )
 
+    # -- self-consistency (peras.repeats) ------------------------------------------------------
+
+    @property
+    def repeats(self) -> int:
+        """How many times each live judge job is asked (``peras.repeats``; 1: once, no repeats job)."""
+        return int(self.section["repeats"])
+
+    def repeat_cells(self) -> list[dict[str, str]]:
+        """Every live judge job (dataset, model, template, persona) with its reading and temperature,
+        when ``peras.repeats`` is above 1 (else none): the repeats jobs, in the consistency job's
+        input order."""
+        if self.repeats < 2:
+            return []
+        out = []
+        for d, m, t in self.cells:
+            judge = self.judges_section.judge(m, t)
+            for p in self.project.personas:
+                out.append(
+                    {
+                        "dataset": d,
+                        "model": m,
+                        "template": t,
+                        "persona": p,
+                        "reading": judge.answer,
+                        "temperature": f"{judge.temperature:g}",
+                    }
+                )
+        return out
+
+    def repeat_files(self, stage: str) -> list[str]:
+        """The ``stage`` file (repeats, repeats_majority) of every :meth:`repeat_cells` job."""
+        keys = ("dataset", "model", "template", "persona")
+        return [self.project.path(stage, **{k: c[k] for k in keys}) for c in self.repeat_cells()]
+
+    def _check_repeats(self) -> None:
+        """A judge read from the logits draws its repeats at its model's temperature: 0 (greedy)
+        with repeats above 1 would draw k copies of one label."""
+        if self.repeats < 2:
+            return
+        for m in self.models():
+            judge = self.judges_section.judge(m, self.templates[0])
+            if judge.answer == "logits" and judge.temperature <= 0:
+                raise InputError(
+                    f"judge {m!r} reads its label from the logits (peras.answer), so its "
+                    f"{self.repeats} repeats are draws from the label distribution at "
+                    f"models.{m}.temperature, which is 0 (every draw would be the top label); set "
+                    f"models.{m}.temperature above 0, peras.answer: parse, or peras.repeats: 1",
+                    key="peras.repeats",
+                )
+
     def models(self) -> list[str]:
         """The judges that run in some cell."""
         used = {m for _, m, _ in self.cells}
@@ -408,6 +461,7 @@ class Plan(StudyPlan):
                 key="peras",
             )
         self._check_committees()
+        self._check_repeats()
         clf = self.classifier_dataset
         if clf is not None and clf not in self.datasets:
             raise InputError(
@@ -444,12 +498,20 @@ class Plan(StudyPlan):
                 )
 
     def llm_jobs(self):
-        return [
+        jobs = [
             LLMJob(rule, m, (("dataset", d), ("model", m), ("template", t), ("persona", p)), self.name)
             for d, m, t in self.cells
             for p in self.project.personas
             for rule in ("peras_judge", "peras_confidence")
         ]
+        # a repeated judge that parses asks samples 1..k-1; one read from the logits asks nothing
+        keys = ("dataset", "model", "template", "persona")
+        jobs += [
+            LLMJob("peras_repeats", c["model"], tuple((k, c[k]) for k in keys), self.name)
+            for c in self.repeat_cells()
+            if c["reading"] == "parse"
+        ]
+        return jobs
 
     def targets(self) -> list[str]:
         path = self.project.path
@@ -464,6 +526,8 @@ class Plan(StudyPlan):
                 ]
         targets += [path("peras_calibration"), path("peras_reliability")]
         targets += [path("peras_reliability_figure", ext=e) for e in ("png", "pdf")]
+        if self.repeat_cells():
+            targets += [path("consistency", ext=e) for e in ("tsv", "md")]
         if self.classifier_groups():
             targets += [path("classifier_table", ext=e) for e in ("tsv", "md", "tex", "html")]
         return targets
