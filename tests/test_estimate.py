@@ -300,3 +300,13 @@ def test_pairs_of_one_text_share_one_request_and_each_request_is_its_own_pairs()
     creqs = confidence_requests(twice, labels, conf)
     assert creqs == [confidence_requests(twice.iloc[[i]], [labels[i]], conf)[0] for i in range(len(twice))]
     assert creqs[-3] is creqs[0] and creqs[-2] != creqs[0]
+
+
+def test_a_config_with_no_llm_job_says_0_requests_and_prints_no_empty_table():
+    from judgelab.wiring.estimate import format_report
+
+    empty = pd.DataFrame(columns=["dataset", "model", "stage", "jobs", "calls", "cost_usd"])
+    text = format_report(empty, ["a note"])
+    assert "(no LLM job in this configuration: 0 requests, 0 to send, cost 0)" in text
+    assert "Empty DataFrame" not in text and "totals per model" not in text
+    assert text.endswith("notes:\n  - a note")

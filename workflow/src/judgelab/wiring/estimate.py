@@ -340,6 +340,9 @@ def _row(dataset: str, model: str, stage: str, t: Tally, spec: Mapping[str, Any]
 def format_report(table: pd.DataFrame, notes: Iterable[str]) -> str:
     """The estimate as text: per-row table, totals per model, notes."""
     lines = ["judgelab estimate (nothing is sent)", ""]
+    if table.empty:  # no per-row table, no totals: 0 requests
+        lines += ["(no LLM job in this configuration: 0 requests, 0 to send, cost 0)", "", "notes:"]
+        return "\n".join([*lines, *(f"  - {n}" for n in notes)])
     shown = table.copy()
     shown["cost_usd"] = shown["cost_usd"].map(
         lambda c: "no prices" if c is None or pd.isna(c) else f"{c:,.2f}"
@@ -348,8 +351,6 @@ def format_report(table: pd.DataFrame, notes: Iterable[str]) -> str:
         shown[col] = shown[col].map(lambda v: f"{v:,}")
     lines.append(shown.to_string(index=False))
     lines.append("")
-    if table.empty:
-        lines.append("(no LLM job in this configuration)")
     totals = table.groupby("model", sort=False).agg(
         calls=("calls", "sum"),
         cached=("cached", "sum"),

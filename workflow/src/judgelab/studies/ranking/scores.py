@@ -243,7 +243,13 @@ class _Evaluator:
         if self.others is not None:
             yield from self.others.iter_calc(run)
         if self.compat:
-            topics = ir_measures.util.RunConverter(run).as_dict_of_dict()
+            topics: dict[
+                str, dict[str, float]
+            ] = {}  # as ir-measures' RunConverter, without its per-row tuples
+            for qid, doc, score in zip(
+                run["query_id"].tolist(), run["doc_id"].tolist(), run["score"].tolist()
+            ):
+                topics.setdefault(qid, {})[doc] = score
             for measure in self.compat:
                 p, normalize = measure["p"], measure["normalize"]
                 for qid, docs in topics.items():
