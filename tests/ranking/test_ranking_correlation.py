@@ -353,6 +353,19 @@ def test_correlations_hand_case():
     assert got["kendall_tau_low"] <= got["kendall_tau_high"]
 
 
+def test_correlations_tau_gap_and_its_cutoff_by_hand():
+    """auto-judge-evaluate's evaluator case through correlations: reference a .9, b .5, c .45,
+    d .2, judge a .8, b .5, c .6, d .1 (each run's value on every topic). Judge order a, c, b, d:
+    c {a: .45 right} -> 1; b {a .4 right, c .05 wrong} -> .4 / .45; d {all right} -> 1:
+    tau_gap = 2 x (2 + 8/9) / 3 - 1 = 25/27. Over the reference's top 3 (a, b, c): 8/9."""
+    human = wide({"a": [0.9] * 3, "b": [0.5] * 3, "c": [0.45] * 3, "d": [0.2] * 3})
+    judge = wide({"a": [0.8] * 3, "b": [0.5] * 3, "c": [0.6] * 3, "d": [0.1] * 3})
+    got = correlations(human, judge, CorrelationSettings(n_boot=20, tau_gap_cutoff=3))
+    assert got["tau_gap"] == pytest.approx(25 / 27) and got["tau_gap_at_k"] == pytest.approx(8 / 9)
+    whole = correlations(human, judge, CorrelationSettings(n_boot=20))  # cutoff 10: every system
+    assert whole["tau_gap_at_k"] == pytest.approx(25 / 27)
+
+
 @pytest.fixture(scope="module")
 def dl21():
     """The 63 DL21 runs, the human qrels and the runs' scores under them (read and scored once for

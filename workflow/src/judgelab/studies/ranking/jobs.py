@@ -6,7 +6,7 @@ Per dataset: :func:`system_run_job` (one per system, ``source: systems``) or
 live judge: the pool labelled with a PERAS template and persona) or :func:`import_labels_job`
 (one per imported judge, no LLM call); :func:`score_job` (every run x qrels, one job per dataset);
 :func:`correlations_job` (correlations.tsv, pool.tsv); :func:`figures_job` (one per
-judge x measure). Over every dataset: :func:`leaderboard_job`, :func:`calibration_job` (the
+judge x measure), :func:`bland_altman_figure_job` (one per judge). Over every dataset: :func:`leaderboard_job`, :func:`calibration_job` (the
 calibration of every judge's pool labels).
 """
 
@@ -41,6 +41,7 @@ from judgelab.studies.ranking.settings import (
     PPISettings,
     Scoring,
     System,
+    ValueFigure,
 )
 
 # The libraries of one kind of job are imported by that job only (scipy.stats, scikit-learn,
@@ -334,8 +335,10 @@ def correlations_job(
     """The dataset's tables from its scores table ``files.scores`` (:func:`score_job`):
     ``outputs["pool"]`` (the pool with the human grade and every judge's label) and
     ``outputs["correlations"]`` (per judge x measure of ``comparisons``: its system ranking
-    against its reference's, with the correlation options ``settings``, and its label agreement
-    on the pool). ``labels``: the label files of ``comparisons.judges``, in order;
+    against its reference's, with the correlation options ``settings``, the system level's
+    Bland-Altman bias and limits, and its label agreement on the pool) and
+    ``outputs["bland_altman"]`` (the value agreement at the system and the response level,
+    :mod:`judgelab.studies.ranking.values`). ``labels``: the label files of ``comparisons.judges``, in order;
     ``member_labels``: those of ``comparisons.member_costs`` (persona committees' members under
     other personas: counted in their committee's cost)."""
     from judgelab.studies.ranking.pool import (
@@ -347,6 +350,7 @@ def correlations_job(
     )
     from judgelab.studies.ranking.scores import expected_name
     from judgelab.studies.ranking.tables import CORRELATION_COLUMNS, compare, mean_judged, read_scores
+    from judgelab.studies.ranking.values import bland_altman_table, system_cells, value_agreement
 
     dataset = comparisons.dataset
     table = read_dataset(files.pairs)
@@ -381,7 +385,7 @@ def correlations_job(
             costs[expected] = costs[judge]
     write_tsv(shown, outputs["pool"])
     all_scores = read_scores(files.scores)
-    rows = []
+    rows, value_rows = [], []
     for judge, reference in comparisons.references:
         for measure in comparisons.measures:
             row: dict[str, Any] = {
@@ -391,6 +395,9 @@ def correlations_job(
                 "measure": measure,
             }
             row.update(compare(all_scores, reference, judge, measure, settings))
+            values = value_agreement(all_scores, reference, judge, measure)
+            value_rows += [{"dataset": dataset, **v} for v in values]
+            row.update(system_cells(values))
             row.update({k: agreement[judge][k] for k in AGREEMENT_KEYS})
             row["reference_judged_at_k"] = mean_judged(all_scores, reference, measure)
             row["judge_judged_at_k"] = mean_judged(all_scores, judge, measure)
@@ -412,8 +419,9 @@ def correlations_job(
                 )
             log.info(
                 "%s vs %s, %s: %d systems, %d topics, tau %.3f [%.3f, %.3f] (%s; %.0f%% of the "
-                "resampled taus below it), tau_ap %.3f, rho %.3f, "
-                "rbo %.3f; labels on the pool: %d of %d graded pairs, kappa %.3f, alpha %.3f%s",
+                "resampled taus below it), tau_ap %.3f, rho %.3f, rbo %.3f, tau_gap %.3f (@k %.3f); "
+                "values: bias %.4f, limits of agreement [%.4f, %.4f]; "
+                "labels on the pool: %d of %d graded pairs, kappa %.3f, alpha %.3f%s",
                 judge,
                 reference,
                 measure,
@@ -427,6 +435,11 @@ def correlations_job(
                 row["tau_ap"],
                 row["spearman"],
                 row["rbo"],
+                row["tau_gap"],
+                row["tau_gap_at_k"],
+                row["ba_bias"],
+                row["ba_loa_low"],
+                row["ba_loa_high"],
                 row["n_labelled"],
                 row["n_pairs"],
                 row["kappa"],
@@ -435,6 +448,7 @@ def correlations_job(
             )
     result = pd.DataFrame(rows, columns=CORRELATION_COLUMNS)
     write_tsv(result, outputs["correlations"])
+    write_tsv(bland_altman_table(value_rows), outputs["bland_altman"])
     log.info(
         "%s: %d runs, pool %d pairs (%d with a human grade, %d with a known text), %d score rows",
         dataset,
@@ -749,6 +763,26 @@ def figures_job(scores: str, correlations: str, outputs: Mapping[str, str], figu
     title = (figure.dataset, measure)
     figures.score_scatter(systems, reference, judge, row, title, outputs["scores_png"], outputs["scores_pdf"])
     figures.rank_rank(systems, reference, judge, row, title, outputs["ranks_png"], outputs["ranks_pdf"])
+
+
+def bland_altman_figure_job(
+    scores: str, bland_altman: str, outputs: Mapping[str, str], figure: ValueFigure
+) -> None:
+    """The mean-difference (Bland-Altman) figure of one dataset x judge (``figure``: the judge, its
+    reference and the measures): every measure at the system and the response level, the lines
+    of the dataset's ``bland_altman`` table (``outputs``: png, pdf)."""
+    from judgelab.studies.ranking import figures
+    from judgelab.studies.ranking.tables import read_scores
+    from judgelab.studies.ranking.values import paired_values, read_bland_altman
+
+    table = read_bland_altman(bland_altman)
+    rows = table[(table["judge"] == figure.judge) & (table["reference"] == figure.reference)]
+    if rows.empty:
+        raise InputError(f"{bland_altman} has no row for {figure.judge} vs {figure.reference}")
+    all_scores = read_scores(scores)
+    pairs = {m: paired_values(all_scores, figure.reference, figure.judge, m) for m in figure.measures}
+    names = (figure.dataset, figure.judge, figure.reference)
+    figures.bland_altman_figure(pairs, rows, names, outputs["png"], outputs["pdf"])
 
 
 def ppi_job(scores: Sequence[str], settings: PPISettings, outputs: Mapping[str, str]) -> pd.DataFrame:

@@ -15,6 +15,9 @@ PATHS = {
     "ranking_scores": "{results}/ranking/{dataset}/scores.tsv",
     "ranking_correlations": "{results}/ranking/{dataset}/correlations.tsv",
     "ranking_pool": "{results}/ranking/{dataset}/pool.tsv",
+    # value agreement (Bland-Altman) per judge x measure x level, and its figure per judge
+    "ranking_bland_altman": "{results}/ranking/{dataset}/bland_altman.tsv",
+    "ranking_bland_altman_figure": "{results}/ranking/{dataset}/bland_altman/{judge}.{ext}",
     "ranking_leaderboard": "{results}/ranking/tables/leaderboard.{ext}",
     "ranking_robustness": "{results}/ranking/tables/robustness.{ext}",
     "ranking_cost_figure": "{results}/ranking/tables/cost.{ext}",
@@ -43,8 +46,14 @@ class Targets(Inputs):
         path = self.project.path
         out = []
         for d in self.datasets:
-            out += [path(k, dataset=d) for k in ("ranking_scores", "ranking_correlations", "ranking_pool")]
+            out += [
+                path(k, dataset=d)
+                for k in ("ranking_scores", "ranking_correlations", "ranking_pool", "ranking_bland_altman")
+            ]
             for judge, _ in self.comparisons(d):
+                out += [
+                    path("ranking_bland_altman_figure", dataset=d, judge=judge, ext=e) for e in ("png", "pdf")
+                ]
                 out += [
                     path("ranking_figure", dataset=d, kind=kind, judge=judge, measure=slug, ext=ext)
                     for slug in self.measure_slugs
