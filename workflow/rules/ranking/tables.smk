@@ -1,7 +1,7 @@
 # Ranking stage 4 - tables and figures: per dataset, pool.tsv (the pool with the human grade and
 # every judge's label), correlations.tsv (per judge x measure: the ranking agreement and the
 # label agreement on the pool) and bland_altman.tsv (the value agreement, per judge x measure x
-# level, with a mean-difference figure per judge); the leaderboard (LLMJudge Table 3) over
+# level) with a mean-difference figure per judge in bland_altman/; the leaderboard (LLMJudge Table 3) over
 # every dataset and beside it the robustness table per judge (agreement, attack inflation from the
 # perturbation study's attack tables, circularity rank gap); per dataset x judge x measure the score
 # scatter and the rank-rank plot; the calibration of every judge's pool labels (ECE, Brier,
@@ -22,6 +22,15 @@ rule ranking_correlations:
         correlations=ranking_report(path("ranking_correlations"), "correlations"),
         pool=path("ranking_pool"),
         bland_altman=ranking_report(path("ranking_bland_altman"), "bland_altman"),
+        # every judge's mean-difference figure, <judge>.png and .pdf
+        bland_altman_figures=report(
+            directory(path("ranking_bland_altman_figures")),
+            patterns=["{judge}.png"],
+            caption="../../report/ranking/bland_altman_figure.rst",
+            category="Ranking agreement - figures",
+            subcategory="{dataset} / Bland-Altman",
+            labels={"dataset": "{dataset}", "judge": "{judge}", "figure": "Bland-Altman"},
+        ),
     log:
         PROJECT.log("ranking/{dataset}/correlations"),
     conda:
@@ -102,31 +111,6 @@ rule ranking_figures:
         figure=lambda wc: RANKING.figure(wc.dataset, wc.judge, wc.measure).param(),
     script:
         "../../scripts/ranking/figures.py"
-
-
-# The mean-difference (Bland-Altman) figure of one dataset x judge: every measure at the system
-# and the response level (the lines of bland_altman.tsv).
-rule ranking_bland_altman_figure:
-    input:
-        scores=path("ranking_scores"),
-        bland_altman=path("ranking_bland_altman"),
-    output:
-        png=report(
-            path("ranking_bland_altman_figure", ext="png"),
-            caption="../../report/ranking/bland_altman_figure.rst",
-            category="Ranking agreement - figures",
-            subcategory="{dataset} / {judge}",
-            labels={"dataset": "{dataset}", "judge": "{judge}", "figure": "Bland-Altman"},
-        ),
-        pdf=path("ranking_bland_altman_figure", ext="pdf"),
-    log:
-        PROJECT.log("ranking/{dataset}/bland_altman/{judge}"),
-    conda:
-        "../../../envs/judgelab.yaml"
-    params:
-        figure=lambda wc: RANKING.value_figure(wc.dataset, wc.judge).param(),
-    script:
-        "../../scripts/ranking/bland_altman_figure.py"
 
 
 # Calibration of every dataset x judge's pool labels (no model call): the label distribution as

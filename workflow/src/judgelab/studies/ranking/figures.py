@@ -12,7 +12,7 @@
 * :func:`bland_altman_figure` - per dataset x judge, the mean-difference (Bland-Altman) plot of
   every measure (columns) at the system and the response level (rows): the pair's mean (x)
   against judge - reference (y), the bias, the 95% limits of agreement and the proportional-bias
-  line; x on the measure's own range where it is known (:mod:`.values`).
+  line (over the observed means); x on the measure's own range where it is known (:mod:`.values`).
 
 Run names label the points when there are at most :data:`MAX_LABELS` systems.
 """
@@ -204,7 +204,9 @@ def bland_altman_figure(
     dataset, judge, reference = names
     measures = list(pairs)
     levels = ("system", "response")
-    fig, axes = plt.subplots(len(levels), len(measures), figsize=(4.6 * len(measures), 7.6), squeeze=False)
+    fig, axes = plt.subplots(
+        len(levels), len(measures), figsize=(4.6 * len(measures), 7.6), squeeze=False, layout="constrained"
+    )
     for c, measure in enumerate(measures):
         for r, level in enumerate(levels):
             ax = axes[r][c]
@@ -220,7 +222,8 @@ def bland_altman_figure(
                 low, high = float(row["range_low"]), float(row["range_high"])
                 span = high - low
                 ax.set_xlim(low - 0.02 * span, high + 0.02 * span)
-            xs = np.array(ax.get_xlim())
+            seen = x[np.isfinite(x)]
+            xs = np.array([seen.min(), seen.max()]) if seen.size else np.array(ax.get_xlim())
             ax.axhline(0.0, color="0.6", lw=0.8)
             note = "range unknown: axes follow the data"
             if row is not None and row["n"] >= 2:

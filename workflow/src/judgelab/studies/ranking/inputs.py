@@ -17,7 +17,6 @@ from judgelab.studies.ranking.settings import (
     Pooling,
     PPISettings,
     Scoring,
-    ValueFigure,
 )
 
 
@@ -112,13 +111,6 @@ class Inputs(RunFiles, Judges):
         path component, :attr:`measure_slugs`; a tracked param)."""
         return Figure(
             dataset=dataset, judge=judge, reference=self.reference(judge), measure=self.measure_slugs[measure]
-        )
-
-    def value_figure(self, dataset: str, judge: str) -> ValueFigure:
-        """The comparison of the mean-difference figure of ``dataset`` x ``judge`` (a tracked
-        param): the judge against its reference on every measure."""
-        return ValueFigure(
-            dataset=dataset, judge=judge, reference=self.reference(judge), measures=tuple(self.measures)
         )
 
     def member_file(self, dataset: str, name: str) -> str:

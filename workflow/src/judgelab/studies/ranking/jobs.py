@@ -6,7 +6,7 @@ Per dataset: :func:`system_run_job` (one per system, ``source: systems``) or
 live judge: the pool labelled with a PERAS template and persona) or :func:`import_labels_job`
 (one per imported judge, no LLM call); :func:`score_job` (every run x qrels, one job per dataset);
 :func:`correlations_job` (correlations.tsv, pool.tsv); :func:`figures_job` (one per
-judge x measure), :func:`bland_altman_figure_job` (one per judge). Over every dataset: :func:`leaderboard_job`, :func:`calibration_job` (the
+judge x measure). Over every dataset: :func:`leaderboard_job`, :func:`calibration_job` (the
 calibration of every judge's pool labels).
 """
 
@@ -41,7 +41,6 @@ from judgelab.studies.ranking.settings import (
     PPISettings,
     Scoring,
     System,
-    ValueFigure,
 )
 
 # The libraries of one kind of job are imported by that job only (scipy.stats, scikit-learn,
@@ -338,7 +337,9 @@ def correlations_job(
     against its reference's, with the correlation options ``settings``, the system level's
     Bland-Altman bias and limits, and its label agreement on the pool) and
     ``outputs["bland_altman"]`` (the value agreement at the system and the response level,
-    :mod:`judgelab.studies.ranking.values`). ``labels``: the label files of ``comparisons.judges``, in order;
+    :mod:`judgelab.studies.ranking.values`) with, in the folder ``outputs["bland_altman_figures"]``,
+    each judge's mean-difference figure ``<judge>.{png,pdf}`` (drawn here, where the scores are
+    read, rather than by a job per judge that would start Python for one figure). ``labels``: the label files of ``comparisons.judges``, in order;
     ``member_labels``: those of ``comparisons.member_costs`` (persona committees' members under
     other personas: counted in their committee's cost)."""
     from judgelab.studies.ranking.pool import (
@@ -448,7 +449,9 @@ def correlations_job(
             )
     result = pd.DataFrame(rows, columns=CORRELATION_COLUMNS)
     write_tsv(result, outputs["correlations"])
-    write_tsv(bland_altman_table(value_rows), outputs["bland_altman"])
+    value_table = bland_altman_table(value_rows)
+    write_tsv(value_table, outputs["bland_altman"])
+    value_figures(all_scores, value_table, comparisons, outputs["bland_altman_figures"])
     log.info(
         "%s: %d runs, pool %d pairs (%d with a human grade, %d with a known text), %d score rows",
         dataset,
@@ -459,6 +462,22 @@ def correlations_job(
         len(all_scores),
     )
     return result
+
+
+def value_figures(scores: pd.DataFrame, table: pd.DataFrame, comparisons: Comparisons, folder: str) -> None:
+    """The mean-difference figure of every judge of ``comparisons`` against its reference (every
+    measure, both levels; :func:`judgelab.studies.ranking.figures.bland_altman_figure`) from the
+    dataset's ``scores`` and its Bland-Altman ``table``, as ``folder/<judge>.{png,pdf}``."""
+    from judgelab.studies.ranking import figures
+    from judgelab.studies.ranking.values import paired_values
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    for judge, reference in comparisons.references:
+        rows = table[(table["judge"] == judge) & (table["reference"] == reference)]
+        pairs = {m: paired_values(scores, reference, judge, m) for m in comparisons.measures}
+        names = (comparisons.dataset, judge, reference)
+        figures.bland_altman_figure(pairs, rows, names, out / f"{judge}.png", out / f"{judge}.pdf")
 
 
 def circularity_job(
@@ -763,26 +782,6 @@ def figures_job(scores: str, correlations: str, outputs: Mapping[str, str], figu
     title = (figure.dataset, measure)
     figures.score_scatter(systems, reference, judge, row, title, outputs["scores_png"], outputs["scores_pdf"])
     figures.rank_rank(systems, reference, judge, row, title, outputs["ranks_png"], outputs["ranks_pdf"])
-
-
-def bland_altman_figure_job(
-    scores: str, bland_altman: str, outputs: Mapping[str, str], figure: ValueFigure
-) -> None:
-    """The mean-difference (Bland-Altman) figure of one dataset x judge (``figure``: the judge, its
-    reference and the measures): every measure at the system and the response level, the lines
-    of the dataset's ``bland_altman`` table (``outputs``: png, pdf)."""
-    from judgelab.studies.ranking import figures
-    from judgelab.studies.ranking.tables import read_scores
-    from judgelab.studies.ranking.values import paired_values, read_bland_altman
-
-    table = read_bland_altman(bland_altman)
-    rows = table[(table["judge"] == figure.judge) & (table["reference"] == figure.reference)]
-    if rows.empty:
-        raise InputError(f"{bland_altman} has no row for {figure.judge} vs {figure.reference}")
-    all_scores = read_scores(scores)
-    pairs = {m: paired_values(all_scores, figure.reference, figure.judge, m) for m in figure.measures}
-    names = (figure.dataset, figure.judge, figure.reference)
-    figures.bland_altman_figure(pairs, rows, names, outputs["png"], outputs["pdf"])
 
 
 def ppi_job(scores: Sequence[str], settings: PPISettings, outputs: Mapping[str, str]) -> pd.DataFrame:

@@ -198,20 +198,6 @@ class Figure(Settings):
 
 
 @dataclass(frozen=True)
-class ValueFigure(Settings):
-    """The comparison one mean-difference (Bland-Altman) figure draws: the dataset, the judge, the
-    qrels it is compared with (``reference``) and every measure (ir-measures names)."""
-
-    dataset: str
-    judge: str
-    reference: str
-    measures: tuple[str, ...]
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "measures", _names(self.measures))
-
-
-@dataclass(frozen=True)
 class Circularity(Settings):
     """The runs a dataset's judges build (``ranking.circularity``, see
     :mod:`judgelab.studies.ranking.circularity`): the dataset's name, the base run (``""``: the
