@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 #: The z of the 95% limits of agreement (Bland and Altman's 1.96).
 LOA_Z = 1.96
@@ -72,7 +72,7 @@ def measure_range(measure: str) -> tuple[float, float] | None:
     return MEASURE_RANGES.get(measure_family(measure))
 
 
-def bland_altman(judge: Sequence[float], reference: Sequence[float]) -> dict[str, float | int]:
+def bland_altman(judge: ArrayLike, reference: ArrayLike) -> dict[str, float | int]:
     """Bland-Altman agreement of paired values (keys :data:`BLAND_ALTMAN_KEYS`).
 
     Pairs where either value is not finite are left out; ``n`` counts the others. With

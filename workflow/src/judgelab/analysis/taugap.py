@@ -16,12 +16,12 @@ system; NaN (n/a) below 3 systems, or when no system has a gap.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 
-def _vectors(reference: Sequence[float], judge: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+def _vectors(reference: ArrayLike, judge: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     r = np.asarray(reference, dtype=float)
     j = np.asarray(judge, dtype=float)
     if r.shape != j.shape or r.ndim != 1:
@@ -31,7 +31,7 @@ def _vectors(reference: Sequence[float], judge: Sequence[float]) -> tuple[np.nda
     return r, j
 
 
-def tau_gap(reference: Sequence[float], judge: Sequence[float]) -> float:
+def tau_gap(reference: ArrayLike, judge: ArrayLike) -> float:
     """tau_gap of the ``judge``'s scores against the ``reference``'s, one value per system in the
     same order (see the module docstring). Unequal lengths are an error."""
     r, j = _vectors(reference, judge)
@@ -49,7 +49,7 @@ def tau_gap(reference: Sequence[float], judge: Sequence[float]) -> float:
     return float(2.0 * np.mean(right[counted] / total[counted]) - 1.0)
 
 
-def tau_gap_at_k(reference: Sequence[float], judge: Sequence[float], k: int) -> float:
+def tau_gap_at_k(reference: ArrayLike, judge: ArrayLike, k: int) -> float:
     """:func:`tau_gap` over the reference's top ``k`` systems (by reference value descending, ties
     to the system given first: the caller orders the systems, e.g. by name); all systems when
     there are at most ``k``."""

@@ -218,7 +218,7 @@ def bland_altman_figure(
             small = level == "response"
             ax.scatter(x, y, s=6 if small else 20, alpha=0.35 if small else 0.9, color="tab:blue", zorder=3)
             known = row is not None and bool(row["range_known"])
-            if known:
+            if row is not None and known:
                 low, high = float(row["range_low"]), float(row["range_high"])
                 span = high - low
                 ax.set_xlim(low - 0.02 * span, high + 0.02 * span)
