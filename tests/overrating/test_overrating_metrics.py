@@ -345,6 +345,59 @@ def test_tie_and_wrong_win_logic():
     }
 
 
+def test_position_decides_the_ties_by_hand():
+    """Which passage each judgment chose, by position (1 or 2): a pair whose two orders choose the
+    same position is decided by position alone. In ``hi_first`` Passage 1 is the higher-group
+    passage, in ``lo_first`` the lower one."""
+    chosen = [  # pair, setting, position chosen in hi_first, in lo_first
+        ("Q1", "B-A", 1, 2),  # hi both times: correct
+        ("Q2", "B-A", 1, 1),  # Passage 1 both times: first
+        ("Q3", "B-A", 2, 2),  # Passage 2 both times: second
+        ("Q4", "A-U", 2, 2),  # second
+        ("Q5", "A-U", 2, 1),  # lo both times: wrong win
+        ("Q6", "A-U", 1, None),  # missing
+        ("Q7", "B-U", 1, 1),  # first
+    ]
+    as_pref = {("hi_first", 1): "hi", ("hi_first", 2): "lo", ("lo_first", 1): "lo", ("lo_first", 2): "hi"}
+    rows = [
+        {
+            "qid": "q",
+            "setting": setting,
+            "hi_docid": pair + "h",
+            "lo_docid": pair + "l",
+            "order": order,
+            "preferred": NA if pos is None else as_pref[(order, pos)],
+            "confidence": NA,
+        }
+        for pair, setting, p1, p2 in chosen
+        for order, pos in (("hi_first", p1), ("lo_first", p2))
+    ]
+    o = pair_outcomes(pd.DataFrame(rows)).set_index("hi_docid")
+    assert o["position"].to_dict() == {
+        "Q1h": "",
+        "Q2h": "first",
+        "Q3h": "second",
+        "Q4h": "second",
+        "Q5h": "",
+        "Q6h": "",
+        "Q7h": "first",
+    }
+    assert (o.loc[o["position"] != "", "outcome"] == "tie").all() and (o["outcome"] == "tie").sum() == 4
+    m = pairwise_metrics(o.reset_index()).set_index("setting")
+    a = m.loc["overall"]  # 6 judged: 1 correct, 1 wrong win, 2 first, 2 second
+    assert (a["n_first_both"], a["n_second_both"]) == (2, 2)
+    assert a["first_both_pct"] == pytest.approx(100 * 2 / 6) and a["second_both_pct"] == pytest.approx(
+        100 * 2 / 6
+    )
+    assert a["first_both_pct"] + a["second_both_pct"] == pytest.approx(a["tie_rate_pct"])
+    assert a["accuracy_pct"] == pytest.approx(100 / 6)
+    # A-U: 2 judged (Q6 missing): one second, one wrong win
+    au = m.loc["A-U"]
+    assert (au["first_both_pct"], au["second_both_pct"]) == (0.0, 50.0)
+    bu = m.loc["B-U"]
+    assert (bu["first_both_pct"], bu["second_both_pct"], bu["accuracy_pct"]) == (100.0, 0.0, 0.0)
+
+
 def test_pairwise_metrics_by_hand():
     m = pairwise_metrics(pair_outcomes(judged_pairs())).set_index("setting")
     assert list(m.index) == ["B-A", "A-U", "B-U", "overall"]
@@ -446,10 +499,12 @@ def test_rendered_tables(tmp_path):
     assert r"\multicolumn{2}{c}{Overrated (\%)}" in tex and r"Cohen's $\kappa$" in tex
     assert tex.count(r"\\") == 4 and "n/a" in tex  # 2 header rows, 2 data rows
     t2 = (tmp_path / "tables" / "table2.md").read_text()
+    # decided by position: P2 (Passage 1 both times) of 6 judged, P4 and P7 (Passage 2)
     assert (
-        "| dl19 | m | 33.33 | 66.67 | 50.00 | 16.67 | 0.900 | 0.650 | 50.00 | n/a | n/a | n/a | 6 | 0.857 |"
-        in t2
+        "| dl19 | m | 33.33 | 66.67 | 50.00 | 16.67 | 0.900 | 0.650 | 16.67 | 33.33 | 50.00 | n/a | n/a | n/a "
+        "| 6 | 0.857 |" in t2
     )
+    assert "Decided by position (%) 1st wins both | Decided by position (%) 2nd wins both" in t2
     by = pd.read_csv(tmp_path / "tables" / "table2_by_setting.tsv", sep="\t")
     assert list(by["setting"]) == ["B-A", "A-U", "B-U", "overall"]
     assert "n/a" in (tmp_path / "tables" / "table2_by_setting.md").read_text()

@@ -353,6 +353,19 @@ def test_correlations_hand_case():
     assert got["kendall_tau_low"] <= got["kendall_tau_high"]
 
 
+def test_correlations_tau_gap_and_its_cutoff_by_hand():
+    """auto-judge-evaluate's evaluator case through correlations: reference a .9, b .5, c .45,
+    d .2, judge a .8, b .5, c .6, d .1 (each run's value on every topic). Judge order a, c, b, d:
+    c {a: .45 right} -> 1; b {a .4 right, c .05 wrong} -> .4 / .45; d {all right} -> 1:
+    tau_gap = 2 x (2 + 8/9) / 3 - 1 = 25/27. Over the reference's top 3 (a, b, c): 8/9."""
+    human = wide({"a": [0.9] * 3, "b": [0.5] * 3, "c": [0.45] * 3, "d": [0.2] * 3})
+    judge = wide({"a": [0.8] * 3, "b": [0.5] * 3, "c": [0.6] * 3, "d": [0.1] * 3})
+    got = correlations(human, judge, CorrelationSettings(n_boot=20, tau_gap_cutoff=3))
+    assert got["tau_gap"] == pytest.approx(25 / 27) and got["tau_gap_at_k"] == pytest.approx(8 / 9)
+    whole = correlations(human, judge, CorrelationSettings(n_boot=20))  # cutoff 10: every system
+    assert whole["tau_gap_at_k"] == pytest.approx(25 / 27)
+
+
 @pytest.fixture(scope="module")
 def dl21():
     """The 63 DL21 runs, the human qrels and the runs' scores under them (read and scored once for
@@ -380,6 +393,51 @@ def test_correlations_on_dl21_with_a_coarser_judge(dl21):
     assert 0.0 <= got["sig_fpr"] <= 1.0 and 0.0 <= got["sig_fnr"] <= 1.0
     self_row = correlations(human, human, CorrelationSettings(n_boot=50))
     assert self_row["kendall_tau"] == pytest.approx(1.0) and self_row["sig_agreement"] == 1.0
+
+
+@pytest.mark.slow
+def test_bland_altman_on_dl21_with_a_published_judge_equals_numpy_and_statsmodels(dl21):
+    """The 63 DL21 runs under the human qrels and under Arabzadeh and Clarke's GPT-4 UMBRELA labels
+    (the published judge's file): the study's value agreement at the system level (63 run means)
+    and the response level (63 x 53 run x topic scores) equals numpy (bias, SD with n - 1, the
+    limits) and statsmodels' OLS of the difference on the mean (slope, intercept, its p)."""
+    import statsmodels.api as sm
+
+    from judgelab.studies.ranking.scores import read_qrels_table, score_runs
+    from judgelab.studies.ranking.values import value_agreement
+
+    runs, _, human = dl21
+    source = shared_folder() / "published-judges" / "narabzad-2024" / "Methods" / "Umbrela_zeroshot" / "gpt4"
+    judge = score_runs(runs, read_qrels_table(source / "umbrella_gpt-4_zeroshot_dl21.txt"), ["nDCG@10"])
+    scores = pd.concat([human.assign(qrels="human"), judge.assign(qrels="umbrela")], ignore_index=True)
+    rows = {r["level"]: r for r in value_agreement(scores, "human", "umbrela", "nDCG@10")}
+
+    def matrix(table):  # topic x run, a run without documents for a topic scores 0 (trec_eval -c)
+        per = table[table["topic"] != "all"].pivot(index="topic", columns="run", values="value")
+        return per.reindex(columns=sorted(table["run"].unique())).fillna(0.0)
+
+    h, j = matrix(human), matrix(judge)
+    topics = sorted(set(h.index) & set(j.index))
+    h, j = h.loc[topics], j.loc[topics]
+    assert h.shape == (53, 63)
+    for level, (x, y) in {
+        "system": (h.mean(axis=0).to_numpy(), j.mean(axis=0).to_numpy()),
+        "response": (h.to_numpy().ravel(), j.to_numpy().ravel()),
+    }.items():
+        d, m = y - x, (x + y) / 2
+        fit = sm.OLS(d, sm.add_constant(m)).fit()
+        got = rows[level]
+        assert got["n"] == {"system": 63, "response": 63 * 53}[level]
+        assert got["bias"] == pytest.approx(np.mean(d), abs=1e-12)
+        assert got["sd"] == pytest.approx(np.std(d, ddof=1), abs=1e-12)
+        assert (got["loa_low"], got["loa_high"]) == pytest.approx(
+            (np.mean(d) - 1.96 * np.std(d, ddof=1), np.mean(d) + 1.96 * np.std(d, ddof=1)), abs=1e-12
+        )
+        assert (got["intercept"], got["slope"]) == pytest.approx(tuple(fit.params), abs=1e-9)
+        assert got["slope_p"] == pytest.approx(fit.pvalues[1], rel=1e-6, abs=1e-12)
+        assert (got["range_low"], got["range_high"], got["range_known"]) == (0.0, 1.0, True)
+    # the published judge scores the systems higher than the assessors do (UMBRELA's leniency)
+    assert rows["system"]["bias"] > 0
 
 
 # --- tau's interval: BCa -----------------------------------------------------------------------

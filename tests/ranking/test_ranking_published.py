@@ -268,3 +268,35 @@ def test_the_judge_built_run_is_the_base_reordered_by_the_score(workflow, truth)
         values = [truth["scores"].get((qid, d)) for d in new]
         scored = [v for v in values if v is not None]
         assert values[: len(scored)] == scored and scored == sorted(scored, reverse=True), qid
+
+
+def test_value_agreement_and_tau_gap_of_the_published_label_judge(workflow, truth):
+    """bland_altman.tsv's system level for the GPT-4 UMBRELA labels equals numpy on the runs'
+    pytrec_eval means (over the human topics, 0 where a run has none); the bias and limits reach
+    the leaderboard and the robustness table, tau_gap its columns, and each judge has its
+    mean-difference figure."""
+    res = workflow["wd"] / "results" / "ranking"
+    ba = pd.read_csv(res / "dl21" / "bland_altman.tsv", sep="\t").set_index(["judge", "measure", "level"])
+    topics = sorted(truth["human"])
+
+    def means(qrels) -> np.ndarray:
+        out = []
+        for f in workflow["runs"]:
+            per = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(run_dict(f))
+            out.append(np.mean([per.get(t, {}).get("ndcg_cut_10", 0.0) for t in topics]))
+        return np.array(out)
+
+    d = means(truth["labels"]) - means(truth["human"])
+    row = ba.loc[(JUDGE, "nDCG@10", "system")]
+    assert row["n"] == RUNS and row["bias"] == pytest.approx(d.mean(), abs=1e-12)
+    assert row["loa_high"] == pytest.approx(d.mean() + 1.96 * d.std(ddof=1), abs=1e-12)
+    assert ba.loc[(JUDGE, "nDCG@10", "response"), "n"] == RUNS * 53
+    corr = workflow["without"].set_index(["judge", "measure"]).loc[(JUDGE, "nDCG@10")]
+    assert corr["ba_bias"] == pytest.approx(row["bias"], abs=1e-12)
+    assert -1.0 <= corr["tau_gap"] <= 1.0 and -1.0 <= corr["tau_gap_at_k"] <= 1.0
+    board = pd.read_csv(res / "tables" / "leaderboard.tsv", sep="\t").set_index("judge")
+    assert board.loc[JUDGE, "ba_loa_low"] == pytest.approx(row["loa_low"], abs=1e-12)
+    robustness = pd.read_csv(res / "tables" / "robustness.tsv", sep="\t").set_index("judge")
+    assert robustness.loc[JUDGE, "ba_bias"] == pytest.approx(row["bias"], abs=1e-12)
+    for judge in (JUDGE, SCORER):
+        assert (res / "dl21" / "bland_altman" / f"{judge}.png").stat().st_size > 1000

@@ -16,13 +16,14 @@ from judgelab.studies.ranking.robustness import ROBUSTNESS_COLUMNS, render_robus
 
 def correlations():
     rows = [
-        ("dl21", "m", "human", "nDCG@10", 0.4, 0.5, 0.8, 0.7, 0.9, "bca"),
-        ("dl21", "human+m", "human", "nDCG@10", 0.9, 0.9, 0.95, 0.9, 0.99, "bca"),
-        ("dl21", "m", "human+m", "nDCG@10", 0.1, 0.1, 0.1, 0.0, 0.2, "bca"),  # not against human
-        ("dl21", "imp", "human", "nDCG@10", 0.6, 0.7, 0.9, 0.85, 0.95, "percentile"),
+        ("dl21", "m", "human", "nDCG@10", 0.4, 0.5, 0.8, 0.7, 0.9, "bca", 0.05, -0.1, 0.2),
+        ("dl21", "human+m", "human", "nDCG@10", 0.9, 0.9, 0.95, 0.9, 0.99, "bca", 0.0, -0.01, 0.01),
+        # not against human
+        ("dl21", "m", "human+m", "nDCG@10", 0.1, 0.1, 0.1, 0.0, 0.2, "bca", 0.3, 0.1, 0.5),
+        ("dl21", "imp", "human", "nDCG@10", 0.6, 0.7, 0.9, 0.85, 0.95, "percentile", -0.2, -0.4, 0.0),
     ]
     cols = ["dataset", "judge", "reference", "measure", "kappa", "alpha", "kendall_tau"]
-    cols += ["kendall_tau_low", "kendall_tau_high", "kendall_tau_ci"]
+    cols += ["kendall_tau_low", "kendall_tau_high", "kendall_tau_ci", "ba_bias", "ba_loa_low", "ba_loa_high"]
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -53,6 +54,7 @@ def test_hand_tables():
     assert list(t["reference"].iloc[:2]) == ["human", "human+m"]
     m = t[t["reference"] == "human"].set_index("judge").loc["m"]
     assert (m["kappa"], m["alpha"], m["tau"], m["tau_low"], m["tau_high"]) == (0.4, 0.5, 0.8, 0.7, 0.9)
+    assert (m["ba_bias"], m["ba_loa_low"], m["ba_loa_high"]) == (0.05, -0.1, 0.2)
     assert (
         m["attack_inflation"] == 0.5 and m["attack"] == "inject_x at start" and m["attack_dataset"] == "dl20"
     )
@@ -67,11 +69,11 @@ def test_hand_tables():
         and p["attack"] == "stuff at start"
         and math.isnan(p["defended_inflation"])
     )
-    assert pd.isna(p["dataset"]) and math.isnan(p["tau"])
+    assert pd.isna(p["dataset"]) and math.isnan(p["tau"]) and math.isnan(p["ba_bias"])
     md = render_robustness(t, "md")
     assert (
-        "| m | dl21 | nDCG@10 | human | 0.400 | 0.500 | 0.800 | [0.700, 0.900] bca | 0.500 | inject_x at start (dl20) | 0.100 | +5 |"
-        in md
+        "| m | dl21 | nDCG@10 | human | 0.400 | 0.500 | 0.800 | [0.700, 0.900] bca | 0.050 | [-0.100, 0.200] "
+        "| 0.500 | inject_x at start (dl20) | 0.100 | +5 |" in md
     )
     assert "<table" in render_robustness(t, "html")
 

@@ -53,6 +53,7 @@ from judgelab.studies.ranking.tables import (
     render_leaderboard,
     topic_table,
 )
+from judgelab.studies.ranking.values import BLAND_ALTMAN_COLUMNS, read_bland_altman
 from judgelab.wiring.estimate import estimate
 from judgelab.wiring.facade import Project
 
@@ -369,16 +370,18 @@ def test_leaderboard_renders_llmjudge_table3_with_na():
     md = render_leaderboard(board, "md")
     assert "α map" not in md  # no judge gives scores: no map to name
     assert (
-        "| Cohen's κ | Krippendorff's α | Kendall's τ | Spearman's ρ | Calls | $ / 1k judgments | Model s |"
-        in md
+        "| Cohen's κ | Krippendorff's α | Kendall's τ | Spearman's ρ | τ_gap | τ_gap@k | Bias | LoA low "
+        "| LoA high | Calls | $ / 1k judgments | Model s |" in md
     )
-    # a correlations table without cost columns (written before them): n/a there
+    # a correlations table without cost, tau_gap or Bland-Altman columns (written before them):
+    # n/a there
     assert "| dl21 | nDCG@10 | j | human | 0.250 | 0.500 | 0.900 | 0.950 | n/a | n/a | n/a |" in md
     assert "|  |  | k | human+k | n/a | 0.100 | 0.800 | n/a |" in md
     tex = render_leaderboard(board, "tex")
     assert (
-        r"Cohen's $\kappa$ & Krippendorff's $\alpha$ & Kendall's $\tau$ & Spearman's $\rho$ & Calls & \$ / 1k judgments & Model s \\"
-        in tex
+        r"Cohen's $\kappa$ & Krippendorff's $\alpha$ & Kendall's $\tau$ & Spearman's $\rho$ & "
+        r"$\tau_{\mathrm{gap}}$ & $\tau_{\mathrm{gap}}@k$ & Bias & LoA low & LoA high & Calls & "
+        r"\$ / 1k judgments & Model s \\" in tex
     )
     assert "<table" in render_leaderboard(board, "html") and "n/a" in render_leaderboard(board, "html")
 
@@ -675,7 +678,8 @@ def test_correlations_job_and_tables(tmp_path):
         runs[name] = str(tmp_path / "runs" / f"{name}.txt")
         jobs.system_run_job(str(pairs), runs[name], System(name, spec, candidates="judged", depth=10))
     (tmp_path / "j.tsv").write_text("qid\tdocid\tlabel\n1\td1\t3\n1\td2\t0\n1\td4\t1\n2\td3\t2\n2\td5\t\n")
-    out = {k: str(tmp_path / f"{k}.tsv") for k in ("scores", "correlations", "pool")}
+    out = {k: str(tmp_path / f"{k}.tsv") for k in ("scores", "correlations", "pool", "bland_altman")}
+    out["bland_altman_figures"] = str(tmp_path / "ba")
     jobs.score_job(
         str(pairs),
         list(runs.values()),
@@ -692,7 +696,7 @@ def test_correlations_job_and_tables(tmp_path):
     corr = jobs.correlations_job(
         jobs.DatasetFiles(str(pairs), list(runs.values()), out["scores"]),
         [str(tmp_path / "j.tsv")],
-        {k: out[k] for k in ("correlations", "pool")},
+        {k: out[k] for k in ("correlations", "pool", "bland_altman", "bland_altman_figures")},
         Pooling(run_names=list(runs), depth=10),
         Comparisons(
             dataset="t", judges=["j"], references=[["j", "human"]], measures=["nDCG@10", "P(rel=2)@2"]
@@ -718,6 +722,23 @@ def test_correlations_job_and_tables(tmp_path):
         4,
     )
     assert row["kappa"] == pytest.approx(cohen_kappa_score([3, 1, 0, 2], [3, 0, 1, 2]), abs=1e-12)
+    # the value agreement: the systems' mean nDCG@10 (4 points) and every run x topic (8), numpy's
+    ba = read_bland_altman(out["bland_altman"]).set_index(["measure", "level"])
+    assert list(ba.reset_index().columns) == ["measure", "level"] + [
+        c for c in BLAND_ALTMAN_COLUMNS if c not in ("measure", "level")
+    ]
+    per_topic = scores[(scores["topic"] != "all") & (scores["measure"] == "nDCG@10")]
+    per_topic = per_topic.pivot(index=["run", "topic"], columns="qrels", values="value")
+    for level, points in (("system", means), ("response", per_topic)):
+        d = (points["j"] - points["human"]).to_numpy()
+        got = ba.loc[("nDCG@10", level)]
+        assert got["n"] == len(d) == {"system": 4, "response": 8}[level]
+        assert got["bias"] == pytest.approx(d.mean(), abs=1e-12)
+        assert got["sd"] == pytest.approx(d.std(ddof=1), abs=1e-12)
+        assert got["loa_high"] == pytest.approx(d.mean() + 1.96 * d.std(ddof=1), abs=1e-12)
+        assert (got["range_low"], got["range_high"], got["range_known"]) == (0.0, 1.0, True)
+    assert row["ba_bias"] == ba.loc[("nDCG@10", "system"), "bias"]
+    assert row["ba_loa_low"] == ba.loc[("nDCG@10", "system"), "loa_low"]
     board_out = {e: str(tmp_path / f"lb.{e}") for e in ("tsv", "md", "tex", "html")}
     board = jobs.leaderboard_job([out["correlations"]], board_out)
     assert (
@@ -730,6 +751,8 @@ def test_correlations_job_and_tables(tmp_path):
     }
     jobs.figures_job(out["scores"], out["correlations"], fig, Figure("t", "j", "human", "nDCG@10"))
     assert all(Path(f).stat().st_size > 1000 for f in fig.values())
+    # each judge's mean-difference figure, drawn by the job
+    assert all((tmp_path / "ba" / f"j.{e}").stat().st_size > 1000 for e in ("png", "pdf"))
 
 
 def test_import_labels_job_names_file_and_line(tmp_path):

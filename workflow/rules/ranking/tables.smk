@@ -1,6 +1,7 @@
 # Ranking stage 4 - tables and figures: per dataset, pool.tsv (the pool with the human grade and
-# every judge's label) and correlations.tsv (per judge x measure: the ranking agreement and the
-# label agreement on the pool); the leaderboard (LLMJudge Table 3) over
+# every judge's label), correlations.tsv (per judge x measure: the ranking agreement and the
+# label agreement on the pool) and bland_altman.tsv (the value agreement, per judge x measure x
+# level) with a mean-difference figure per judge in bland_altman/; the leaderboard (LLMJudge Table 3) over
 # every dataset and beside it the robustness table per judge (agreement, attack inflation from the
 # perturbation study's attack tables, circularity rank gap); per dataset x judge x measure the score
 # scatter and the rank-rank plot; the calibration of every judge's pool labels (ECE, Brier,
@@ -20,6 +21,16 @@ rule ranking_correlations:
     output:
         correlations=ranking_report(path("ranking_correlations"), "correlations"),
         pool=path("ranking_pool"),
+        bland_altman=ranking_report(path("ranking_bland_altman"), "bland_altman"),
+        # every judge's mean-difference figure, <judge>.png and .pdf
+        bland_altman_figures=report(
+            directory(path("ranking_bland_altman_figures")),
+            patterns=["{judge}.png"],
+            caption="../../report/ranking/bland_altman_figure.rst",
+            category="Ranking agreement - figures",
+            subcategory="{dataset} / Bland-Altman",
+            labels={"dataset": "{dataset}", "judge": "{judge}", "figure": "Bland-Altman"},
+        ),
     log:
         PROJECT.log("ranking/{dataset}/correlations"),
     conda:

@@ -240,13 +240,16 @@ def pairwise_metrics_job(
     write_tsv(df, metrics)
     overall = m.iloc[-1]
     log.info(
-        "%s: %d pairs, %d judged; acc %.1f%%, acc (no ties) %.1f%%, ties %.1f%%, wrong wins %.1f%%",
+        "%s: %d pairs, %d judged; acc %.1f%%, acc (no ties) %.1f%%, ties %.1f%% (by position: "
+        "first %.1f%%, second %.1f%%), wrong wins %.1f%%",
         "/".join(ids.values()),
         overall["n_pairs"],
         overall["n_judged"],
         overall["accuracy_pct"],
         overall["accuracy_no_ties_pct"],
         overall["tie_rate_pct"],
+        overall["first_both_pct"],
+        overall["second_both_pct"],
         overall["wrong_win_pct"],
     )
     return df

@@ -238,8 +238,11 @@ def pair_outcomes(judged: pd.DataFrame) -> pd.DataFrame:
 
     ``outcome``: ``correct`` (both orders prefer hi), ``wrong_win`` (both prefer lo), ``tie``
     (the orders contradict each other), ``missing`` (an order did not parse); ``truncated``: a
-    missing order's answer was cut by the answer bound. Columns: the keys, ``pref_<order>``,
-    ``conf_<order>``, ``conf_renorm_<order>``, ``outcome``, ``truncated``."""
+    missing order's answer was cut by the answer bound; ``position``: what decided a tie - the
+    position alone: ``first`` (Passage 1 wins in both orders: hi when hi is first, lo when lo
+    is), ``second`` (Passage 2 wins in both), empty for the other outcomes. Columns: the keys,
+    ``pref_<order>``, ``conf_<order>``, ``conf_renorm_<order>``, ``outcome``, ``truncated``,
+    ``position``."""
     keys = ["qid", "setting", "hi_docid", "lo_docid"]
     wide = {}
     for order in ORDERS:
@@ -266,6 +269,7 @@ def pair_outcomes(judged: pd.DataFrame) -> pd.DataFrame:
                 conf = part.at[key, column] if has and column in part.columns else None
                 row[f"{name}_{order}"] = math.nan if conf is None or pd.isna(conf) else float(conf)
             prefs.append(pref)
+        row["position"] = ""
         if None in prefs:
             row["outcome"] = "missing"
         elif prefs == ["hi", "hi"]:
@@ -274,12 +278,14 @@ def pair_outcomes(judged: pd.DataFrame) -> pd.DataFrame:
             row["outcome"] = "wrong_win"
         else:
             row["outcome"] = "tie"
+            # ORDERS = (hi_first, lo_first): hi then lo is Passage 1 winning both times
+            row["position"] = "first" if prefs == ["hi", "lo"] else "second"
         row["truncated"] = cut
         rows.append(row)
     cols = (
         keys
         + [f"{w}_{o}" for o in ORDERS for w in ("pref", "conf", "conf_renorm")]
-        + ["outcome", "truncated"]
+        + ["outcome", "truncated", "position"]
     )
     return pd.DataFrame(rows, columns=cols)
 
@@ -298,6 +304,9 @@ def _pairwise_row(o: pd.DataFrame) -> dict[str, float]:
     judged = n - counts["missing"]
     cut = (o["outcome"] == "missing") & (truthy(o["truncated"]) if "truncated" in o else False)
     decided = counts["correct"] + counts["wrong_win"]
+    # a tie is decided by the position alone: Passage 1 (or 2) wins in both orders
+    position = o["position"] if "position" in o else pd.Series("", index=o.index)
+    n_first, n_second = int((position == "first").sum()), int((position == "second").sum())
 
     def pct(k: int, d: int) -> float:
         return 100.0 * k / d if d else math.nan
@@ -317,6 +326,11 @@ def _pairwise_row(o: pd.DataFrame) -> dict[str, float]:
         "accuracy_no_ties_pct": pct(counts["correct"], decided),
         "tie_rate_pct": pct(counts["tie"], judged),
         "wrong_win_pct": pct(counts["wrong_win"], judged),
+        # the pairs decided by position alone, of the judged pairs (they split the ties)
+        "n_first_both": n_first,
+        "n_second_both": n_second,
+        "first_both_pct": pct(n_first, judged),
+        "second_both_pct": pct(n_second, judged),
     }
     # the confidence metrics, of the full-distribution confidence (conf_*) and of the
     # renormalised one (conf_renorm_*; suffix _renorm)

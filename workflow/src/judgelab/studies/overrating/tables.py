@@ -81,8 +81,9 @@ TABLE1_SEED_COLUMNS = 12
 
 def table2_columns(confidence: str) -> list[tuple[str, str, str, int]]:
     """(group title, column title, metric, digits) of Table 2: the paper's columns (Acc., Acc. (No
-    Ties), Tie Rate, Wrong Wins; Avg Confidence Corr., Incorr. of ``confidence``), then the share
-    of ties confident in both orders, the same three of the other definition, the pairs judged
+    Ties), Tie Rate, Wrong Wins; Avg Confidence Corr., Incorr. of ``confidence``), then the shares
+    of the judged pairs decided by position alone (Passage 1 wins in both orders, Passage 2 wins
+    in both: together the tie rate), the share of ties confident in both orders, the same three of the other definition, the pairs judged
     and the coverage."""
     main = CONFIDENCE_SUFFIX[confidence]
     other = _other(confidence)
@@ -94,6 +95,8 @@ def table2_columns(confidence: str) -> list[tuple[str, str, str, int]]:
         ("Pairwise Metrics (%)", "Wrong Wins", "wrong_win_pct", 2),
         ("Avg Confidence", "Corr.", f"conf_correct{main}", 3),
         ("Avg Confidence", "Incorr.", f"conf_incorrect{main}", 3),
+        ("Decided by position (%)", "1st wins both", "first_both_pct", 2),
+        ("Decided by position (%)", "2nd wins both", "second_both_pct", 2),
         ("", "Ties conf. > 0.95 (%)", f"ties_confident{main}_pct", 2),
         (f"Avg Confidence ({CONFIDENCE_TITLE[other]})", "Corr.", f"conf_correct{osfx}", 3),
         (f"Avg Confidence ({CONFIDENCE_TITLE[other]})", "Incorr.", f"conf_incorrect{osfx}", 3),

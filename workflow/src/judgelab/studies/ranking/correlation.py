@@ -15,7 +15,8 @@ Kendall's tau-b and Spearman's rho use the scores themselves and handle ties as 
 Library where one exists: Kendall's tau-b (:func:`scipy.stats.kendalltau`), Spearman's rho
 (:func:`scipy.stats.spearmanr`), the paired tests (:func:`scipy.stats.ttest_rel`,
 :func:`scipy.stats.wilcoxon`, :func:`scipy.stats.binomtest`). By hand (no maintained library
-computes them on these inputs): tau_ap, RBO_ext, top-k tau, the topic bootstrap and the
+computes them on these inputs): tau_ap, RBO_ext, top-k tau, tau_gap (the shared core's
+:mod:`judgelab.analysis.taugap`), the topic bootstrap and the
 significance-decision agreement; each is tested against hand-computed cases.
 """
 
@@ -32,6 +33,7 @@ import pandas as pd
 
 from judgelab.analysis.bootstrap import percentile_interval, resample_indices
 from judgelab.analysis.stats import PAIRED_TESTS, paired_p
+from judgelab.analysis.taugap import tau_gap, tau_gap_at_k
 from judgelab.errors import InputError
 from judgelab.studies.ranking.settings import CorrelationSettings
 
@@ -48,6 +50,8 @@ CORRELATION_KEYS = [
     "spearman",
     "rbo",
     "topk_tau",
+    "tau_gap",
+    "tau_gap_at_k",
     "sig_agreement",
     "sig_fpr",
     "sig_fnr",
@@ -440,7 +444,11 @@ def correlations(
     ``n_boot`` resamples, ``seed``), the method that gave it (``kendall_tau_ci``) and the share of
     resampled taus below the observed one (``kendall_tau_boot_below``); ``tau_ap``: :func:`tau_ap` of the judge's order against the human order (the
     reference); ``spearman``: rho of the mean scores; ``rbo``: :func:`rbo` of the two orders with
-    persistence ``p``; ``topk_tau``: :func:`topk_tau` over the human top ``k``; ``sig_*``:
+    persistence ``p``; ``topk_tau``: :func:`topk_tau` over the human top ``k``; ``tau_gap``:
+    :func:`judgelab.analysis.taugap.tau_gap` of the judge's mean scores against the reference's
+    (each misordering weighted by the reference's gap), ``tau_gap_at_k`` the same over the
+    reference's top ``tau_gap_cutoff`` systems (the systems in name order: ties at the cut to the
+    smaller name); ``sig_*``:
     :func:`significance_agreement` with ``sig_alpha`` and ``test``. Orders: score descending, ties
     by run name (:func:`ranking_order`)."""
     s = settings or CorrelationSettings()
@@ -463,6 +471,8 @@ def correlations(
         "spearman": spearman(mean_h.to_numpy(), mean_j.to_numpy()),
         "rbo": rbo(order_h, order_j, s.p),
         "topk_tau": topk_tau(mean_h, mean_j, s.k),
+        "tau_gap": tau_gap(mean_h.to_numpy(), mean_j.to_numpy()),
+        "tau_gap_at_k": tau_gap_at_k(mean_h.to_numpy(), mean_j.to_numpy(), s.tau_gap_cutoff),
         "sig_agreement": sig["sig_agreement"],
         "sig_fpr": sig["sig_fpr"],
         "sig_fnr": sig["sig_fnr"],

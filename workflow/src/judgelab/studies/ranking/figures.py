@@ -9,6 +9,10 @@
 * :func:`circularity_scatter` - per dataset x judge x measure, the score scatter with the run the
   judge built (:mod:`judgelab.studies.ranking.circularity`) among the systems, marked, and its
   base run ringed.
+* :func:`bland_altman_figure` - per dataset x judge, the mean-difference (Bland-Altman) plot of
+  every measure (columns) at the system and the response level (rows): the pair's mean (x)
+  against judge - reference (y), the bias, the 95% limits of agreement and the proportional-bias
+  line (over the observed means); x on the measure's own range where it is known (:mod:`.values`).
 
 Run names label the points when there are at most :data:`MAX_LABELS` systems.
 """
@@ -182,4 +186,60 @@ def cost_scatter(board: pd.DataFrame, out_png, out_pdf=None) -> None:
         )
     fig.suptitle("Ranking agreement against the cost of the labels", fontsize=11)
     fig.tight_layout()
+    save(fig, out_png, out_pdf)
+
+
+def bland_altman_figure(
+    pairs: dict[str, dict[str, pd.DataFrame]],
+    rows: pd.DataFrame,
+    names: tuple[str, str, str],
+    out_png,
+    out_pdf=None,
+) -> None:
+    """``pairs``: measure -> level -> the value pairs (columns ``reference``, ``judge``:
+    :func:`judgelab.studies.ranking.values.paired_values`); ``rows``: the comparison's rows of
+    ``bland_altman.tsv``; ``names``: (dataset, judge, reference)."""
+    import numpy as np
+
+    dataset, judge, reference = names
+    measures = list(pairs)
+    levels = ("system", "response")
+    fig, axes = plt.subplots(
+        len(levels), len(measures), figsize=(4.6 * len(measures), 7.6), squeeze=False, layout="constrained"
+    )
+    for c, measure in enumerate(measures):
+        for r, level in enumerate(levels):
+            ax = axes[r][c]
+            p = pairs[measure][level]
+            sel = rows[(rows["measure"] == measure) & (rows["level"] == level)]
+            row = sel.iloc[0] if len(sel) else None
+            x = (p["judge"].to_numpy(float) + p["reference"].to_numpy(float)) / 2.0
+            y = p["judge"].to_numpy(float) - p["reference"].to_numpy(float)
+            small = level == "response"
+            ax.scatter(x, y, s=6 if small else 20, alpha=0.35 if small else 0.9, color="tab:blue", zorder=3)
+            known = row is not None and bool(row["range_known"])
+            if row is not None and known:
+                low, high = float(row["range_low"]), float(row["range_high"])
+                span = high - low
+                ax.set_xlim(low - 0.02 * span, high + 0.02 * span)
+            seen = x[np.isfinite(x)]
+            xs = np.array([seen.min(), seen.max()]) if seen.size else np.array(ax.get_xlim())
+            ax.axhline(0.0, color="0.6", lw=0.8)
+            note = "range unknown: axes follow the data"
+            if row is not None and row["n"] >= 2:
+                ax.axhline(row["bias"], color="tab:red", lw=1.2)
+                for bound in ("loa_low", "loa_high"):
+                    ax.axhline(row[bound], color="tab:red", lw=0.9, ls="--")
+                if row["slope"] == row["slope"]:
+                    ax.plot(xs, row["intercept"] + row["slope"] * xs, color="tab:green", lw=0.9, ls=":")
+                note = (
+                    f"bias {fmt(row['bias'])}, LoA [{fmt(row['loa_low'])}, {fmt(row['loa_high'])}], "
+                    f"slope {fmt(row['slope'])}, n {int(row['n'])}"
+                    + ("" if known else "\nrange unknown: axes follow the data")
+                )
+            ax.set_title(f"{measure}, {level} level\n{note}", fontsize=8)
+            ax.set_xlabel(f"mean of {judge} and {reference}")
+            ax.set_ylabel(f"{judge} - {reference}")
+            ax.grid(alpha=0.3)
+    fig.suptitle(f"{dataset}: {judge} vs {reference} (Bland-Altman)", fontsize=10)
     save(fig, out_png, out_pdf)

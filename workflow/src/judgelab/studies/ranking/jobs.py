@@ -334,8 +334,12 @@ def correlations_job(
     """The dataset's tables from its scores table ``files.scores`` (:func:`score_job`):
     ``outputs["pool"]`` (the pool with the human grade and every judge's label) and
     ``outputs["correlations"]`` (per judge x measure of ``comparisons``: its system ranking
-    against its reference's, with the correlation options ``settings``, and its label agreement
-    on the pool). ``labels``: the label files of ``comparisons.judges``, in order;
+    against its reference's, with the correlation options ``settings``, the system level's
+    Bland-Altman bias and limits, and its label agreement on the pool) and
+    ``outputs["bland_altman"]`` (the value agreement at the system and the response level,
+    :mod:`judgelab.studies.ranking.values`) with, in the folder ``outputs["bland_altman_figures"]``,
+    each judge's mean-difference figure ``<judge>.{png,pdf}`` (drawn here, where the scores are
+    read, rather than by a job per judge that would start Python for one figure). ``labels``: the label files of ``comparisons.judges``, in order;
     ``member_labels``: those of ``comparisons.member_costs`` (persona committees' members under
     other personas: counted in their committee's cost)."""
     from judgelab.studies.ranking.pool import (
@@ -347,6 +351,7 @@ def correlations_job(
     )
     from judgelab.studies.ranking.scores import expected_name
     from judgelab.studies.ranking.tables import CORRELATION_COLUMNS, compare, mean_judged, read_scores
+    from judgelab.studies.ranking.values import bland_altman_table, system_cells, value_agreement
 
     dataset = comparisons.dataset
     table = read_dataset(files.pairs)
@@ -381,7 +386,7 @@ def correlations_job(
             costs[expected] = costs[judge]
     write_tsv(shown, outputs["pool"])
     all_scores = read_scores(files.scores)
-    rows = []
+    rows, value_rows = [], []
     for judge, reference in comparisons.references:
         for measure in comparisons.measures:
             row: dict[str, Any] = {
@@ -391,6 +396,9 @@ def correlations_job(
                 "measure": measure,
             }
             row.update(compare(all_scores, reference, judge, measure, settings))
+            values = value_agreement(all_scores, reference, judge, measure)
+            value_rows += [{"dataset": dataset, **v} for v in values]
+            row.update(system_cells(values))
             row.update({k: agreement[judge][k] for k in AGREEMENT_KEYS})
             row["reference_judged_at_k"] = mean_judged(all_scores, reference, measure)
             row["judge_judged_at_k"] = mean_judged(all_scores, judge, measure)
@@ -412,8 +420,9 @@ def correlations_job(
                 )
             log.info(
                 "%s vs %s, %s: %d systems, %d topics, tau %.3f [%.3f, %.3f] (%s; %.0f%% of the "
-                "resampled taus below it), tau_ap %.3f, rho %.3f, "
-                "rbo %.3f; labels on the pool: %d of %d graded pairs, kappa %.3f, alpha %.3f%s",
+                "resampled taus below it), tau_ap %.3f, rho %.3f, rbo %.3f, tau_gap %.3f (@k %.3f); "
+                "values: bias %.4f, limits of agreement [%.4f, %.4f]; "
+                "labels on the pool: %d of %d graded pairs, kappa %.3f, alpha %.3f%s",
                 judge,
                 reference,
                 measure,
@@ -427,6 +436,11 @@ def correlations_job(
                 row["tau_ap"],
                 row["spearman"],
                 row["rbo"],
+                row["tau_gap"],
+                row["tau_gap_at_k"],
+                row["ba_bias"],
+                row["ba_loa_low"],
+                row["ba_loa_high"],
                 row["n_labelled"],
                 row["n_pairs"],
                 row["kappa"],
@@ -435,6 +449,9 @@ def correlations_job(
             )
     result = pd.DataFrame(rows, columns=CORRELATION_COLUMNS)
     write_tsv(result, outputs["correlations"])
+    value_table = bland_altman_table(value_rows)
+    write_tsv(value_table, outputs["bland_altman"])
+    value_figures(all_scores, value_table, comparisons, outputs["bland_altman_figures"])
     log.info(
         "%s: %d runs, pool %d pairs (%d with a human grade, %d with a known text), %d score rows",
         dataset,
@@ -445,6 +462,22 @@ def correlations_job(
         len(all_scores),
     )
     return result
+
+
+def value_figures(scores: pd.DataFrame, table: pd.DataFrame, comparisons: Comparisons, folder: str) -> None:
+    """The mean-difference figure of every judge of ``comparisons`` against its reference (every
+    measure, both levels; :func:`judgelab.studies.ranking.figures.bland_altman_figure`) from the
+    dataset's ``scores`` and its Bland-Altman ``table``, as ``folder/<judge>.{png,pdf}``."""
+    from judgelab.studies.ranking import figures
+    from judgelab.studies.ranking.values import paired_values
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    for judge, reference in comparisons.references:
+        rows = table[(table["judge"] == judge) & (table["reference"] == reference)]
+        pairs = {m: paired_values(scores, reference, judge, m) for m in comparisons.measures}
+        names = (comparisons.dataset, judge, reference)
+        figures.bland_altman_figure(pairs, rows, names, out / f"{judge}.png", out / f"{judge}.pdf")
 
 
 def circularity_job(

@@ -15,6 +15,10 @@ PATHS = {
     "ranking_scores": "{results}/ranking/{dataset}/scores.tsv",
     "ranking_correlations": "{results}/ranking/{dataset}/correlations.tsv",
     "ranking_pool": "{results}/ranking/{dataset}/pool.tsv",
+    # value agreement (Bland-Altman) per judge x measure x level, and the folder of its figures
+    # (<judge>.png and .pdf: a judge's is drawn with the table, by the dataset's tables job)
+    "ranking_bland_altman": "{results}/ranking/{dataset}/bland_altman.tsv",
+    "ranking_bland_altman_figures": "{results}/ranking/{dataset}/bland_altman",
     "ranking_leaderboard": "{results}/ranking/tables/leaderboard.{ext}",
     "ranking_robustness": "{results}/ranking/tables/robustness.{ext}",
     "ranking_cost_figure": "{results}/ranking/tables/cost.{ext}",
@@ -43,7 +47,16 @@ class Targets(Inputs):
         path = self.project.path
         out = []
         for d in self.datasets:
-            out += [path(k, dataset=d) for k in ("ranking_scores", "ranking_correlations", "ranking_pool")]
+            out += [
+                path(k, dataset=d)
+                for k in (
+                    "ranking_scores",
+                    "ranking_correlations",
+                    "ranking_pool",
+                    "ranking_bland_altman",
+                    "ranking_bland_altman_figures",
+                )
+            ]
             for judge, _ in self.comparisons(d) if self.figures_enabled else ():
                 out += [
                     path("ranking_figure", dataset=d, kind=kind, judge=judge, measure=slug, ext=ext)

@@ -7,6 +7,8 @@ reference - the human qrels, or with ``unjudged: fill`` the human qrels filled b
 * label agreement on the pool: Cohen's kappa and Krippendorff's alpha (a judge that gives scores:
   kappa n/a, alpha after the map ``alpha_map`` names, when ``ranking.score_alpha`` declares one);
 * ranking agreement: Kendall's tau with its interval (and the interval's method);
+* value agreement: the Bland-Altman bias of the systems' mean scores (judge - reference) and its
+  95% limits of agreement (:mod:`judgelab.studies.ranking.values`: is the judge lenient?);
 * attack inflation (the perturbation study's ``attacks.tsv``, read as a file: this module imports
   no other study): over the attacks on the study's own template (``plain``) and all attacked
   passages, the largest after-minus-before share judged relevant, its attack and position, its
@@ -41,6 +43,9 @@ ROBUSTNESS_COLUMNS = [
     "tau_low",
     "tau_high",
     "tau_ci",
+    "ba_bias",
+    "ba_loa_low",
+    "ba_loa_high",
     "attack_inflation",
     "attack",
     "attack_dataset",
@@ -57,6 +62,8 @@ SHOWN = [
     ("α", "alpha", 3),
     ("τ", "tau", 3),
     ("τ interval", "tau_interval", None),
+    ("bias", "ba_bias", 3),
+    ("limits of agreement", "ba_loa", None),
     ("attack inflation", "attack_inflation", 3),
     ("by attack", "attack", None),
     ("defended", "defended_inflation", 3),
@@ -121,6 +128,9 @@ def robustness_table(
             "tau_low": corr.get("kendall_tau_low", pd.Series(dtype=float)),
             "tau_high": corr.get("kendall_tau_high", pd.Series(dtype=float)),
             "tau_ci": corr.get("kendall_tau_ci", pd.Series(dtype=str)),
+            "ba_bias": corr.get("ba_bias", pd.Series(dtype=float)),
+            "ba_loa_low": corr.get("ba_loa_low", pd.Series(dtype=float)),
+            "ba_loa_high": corr.get("ba_loa_high", pd.Series(dtype=float)),
         }
     ).reset_index(drop=True)
     inflation = attack_inflation(_frames(attacks))
@@ -145,6 +155,12 @@ def _interval(r) -> str:
     return f"[{render.fmt(r['tau_low'])}, {render.fmt(r['tau_high'])}] {r['tau_ci']}"
 
 
+def _limits(r) -> str:
+    if render.is_missing(r["ba_loa_low"]) or render.is_missing(r["ba_loa_high"]):
+        return render.MISSING
+    return f"[{render.fmt(r['ba_loa_low'])}, {render.fmt(r['ba_loa_high'])}]"
+
+
 def render_robustness(table: pd.DataFrame, fmt: str) -> str:
     """The robustness table as ``md`` or ``html`` (undefined values ``n/a``)."""
     ids = ["judge", "dataset", "measure", "reference"]
@@ -161,6 +177,8 @@ def render_robustness(table: pd.DataFrame, fmt: str) -> str:
                 cells.append("" if render.is_missing(r[col]) else str(r[col]))
             elif col == "tau_interval":
                 cells.append(_interval(r))
+            elif col == "ba_loa":
+                cells.append(_limits(r))
             elif col == "attack":
                 a = r["attack"]
                 cells.append(render.MISSING if render.is_missing(a) else f"{a} ({r['attack_dataset']})")
@@ -175,6 +193,6 @@ def render_robustness(table: pd.DataFrame, fmt: str) -> str:
     if fmt == "html":
         return render.html_table(
             pd.DataFrame(rows, columns=titles),
-            caption="Robustness per judge: label and ranking agreement, attack inflation, circularity",
+            caption="Robustness per judge: label, ranking and value agreement, attack inflation, circularity",
         )
     raise ValueError(f"unknown table format {fmt!r} (md or html)")

@@ -84,6 +84,7 @@ class Section(StudyPlan):
         c = self.section["correlation"]
         return CorrelationSettings(
             k=int(c["top_k"]),
+            tau_gap_cutoff=int(c["tau_gap_cutoff"]),
             p=float(c["rbo_p"]),
             n_boot=int(c["n_boot"]),
             seed=int(c["seed"]),

@@ -170,12 +170,13 @@ class Comparisons(Settings):
 class CorrelationSettings(Settings):
     """The options of the rank correlations (``ranking.correlation``, see
     :func:`judgelab.studies.ranking.correlation.correlations`): ``k`` the human top k of the top-k
-    tau (``top_k``), ``p`` RBO's persistence (``rbo_p``), the topic bootstrap's ``n_boot``
+    tau (``top_k``), ``tau_gap_cutoff`` the reference's top k of tau_gap@k (``tau_gap_cutoff``), ``p`` RBO's persistence (``rbo_p``), the topic bootstrap's ``n_boot``
     resamples, ``seed``, interval level ``1 - ci_alpha`` and ``ci_method`` (``bca`` or
     ``percentile``), and the paired ``test`` (``t``, ``wilcoxon``, ``sign``) of the significance
     decisions at level ``sig_alpha``."""
 
     k: int = schema.default_of("ranking.correlation.top_k")
+    tau_gap_cutoff: int = schema.default_of("ranking.correlation.tau_gap_cutoff")
     p: float = schema.default_of("ranking.correlation.rbo_p")
     n_boot: int = schema.default_of("ranking.correlation.n_boot")
     seed: int = schema.default_of("ranking.correlation.seed")

@@ -9,7 +9,8 @@ leaderboard shaped like LLMJudge's Table 3.
   (:func:`judgelab.studies.ranking.pool.label_agreement`).
 * ``leaderboard.{tsv,md,tex,html}`` (:func:`leaderboard`, :func:`render_leaderboard`): judge,
   Cohen's kappa, Krippendorff's alpha, Kendall's tau, Spearman's rho (Rahmani et al. 2024,
-  "LLMJudge: LLMs for Relevance Judgments", Table 3), per dataset and measure. A judge that gives
+  "LLMJudge: LLMs for Relevance Judgments", Table 3), tau_gap and tau_gap@k, and the systems'
+  Bland-Altman bias and limits of agreement, per dataset and measure. A judge that gives
   scores has kappa n/a and alpha only after ``ranking.score_alpha``'s map, which ``alpha_map``
   names (the renderings show an "α map" column when a row has one).
 """
@@ -33,10 +34,16 @@ log = logging.getLogger("judgelab")
 #: Columns of ``scores.tsv`` and of every per run x qrels score file.
 SCORES_COLUMNS = ["run", "qrels", "measure", "topic", "value", "judged_at_k"]
 
+#: The system level's Bland-Altman bias and 95% limits of agreement of the judge's mean scores
+#: against the reference's (:mod:`judgelab.studies.ranking.values`), in ``correlations.tsv``, the
+#: leaderboard and the robustness table.
+VALUE_COLUMNS = ["ba_bias", "ba_loa_low", "ba_loa_high"]
+
 #: Columns of ``correlations.tsv``.
 CORRELATION_COLUMNS = (
     ["dataset", "judge", "reference", "measure"]
     + CORRELATION_KEYS
+    + VALUE_COLUMNS
     + AGREEMENT_KEYS
     + ["reference_judged_at_k", "judge_judged_at_k"]
     + COST_COLUMNS
@@ -49,6 +56,11 @@ LEADERBOARD_METRICS = [
     ("Krippendorff's α", "alpha", 3),
     ("Kendall's τ", "tau", 3),
     ("Spearman's ρ", "rho", 3),
+    ("τ_gap", "tau_gap", 3),
+    ("τ_gap@k", "tau_gap_at_k", 3),
+    ("Bias", "ba_bias", 3),
+    ("LoA low", "ba_loa_low", 3),
+    ("LoA high", "ba_loa_high", 3),
 ]
 #: The same titles in LaTeX.
 _TEX_TITLES = {
@@ -56,6 +68,8 @@ _TEX_TITLES = {
     "alpha": r"Krippendorff's $\alpha$",
     "tau": r"Kendall's $\tau$",
     "rho": r"Spearman's $\rho$",
+    "tau_gap": r"$\tau_{\mathrm{gap}}$",
+    "tau_gap_at_k": r"$\tau_{\mathrm{gap}}@k$",
     "usd_per_1k": r"\$ / 1k judgments",
 }
 LEADERBOARD_COLUMNS = [
@@ -68,6 +82,9 @@ LEADERBOARD_COLUMNS = [
     "alpha_map",
     "tau",
     "rho",
+    "tau_gap",
+    "tau_gap_at_k",
+    *VALUE_COLUMNS,
     *COST_COLUMNS,
     "judge_template",
     "judge_persona",
@@ -154,7 +171,10 @@ def compare(
 def leaderboard(correlations_: pd.DataFrame) -> pd.DataFrame:
     """LLMJudge Table 3 from correlations tables: per dataset x measure x judge, Cohen's kappa and
     Krippendorff's alpha of the labels on the pool, Kendall's tau and Spearman's rho of the system
-    rankings (columns :data:`LEADERBOARD_COLUMNS`), in the tables' order."""
+    rankings, tau_gap and tau_gap@k (the gap-weighted tau, over every system and over the
+    reference's top k), the Bland-Altman bias and 95% limits of agreement of the systems' mean
+    scores (judge - reference; :data:`VALUE_COLUMNS`) (columns :data:`LEADERBOARD_COLUMNS`), in
+    the tables' order."""
     if correlations_.empty:
         return pd.DataFrame(columns=LEADERBOARD_COLUMNS)
     out = correlations_.rename(columns={"kendall_tau": "tau", "spearman": "rho"})
