@@ -753,6 +753,23 @@ def test_correlations_job_and_tables(tmp_path):
     assert all(Path(f).stat().st_size > 1000 for f in fig.values())
     # each judge's mean-difference figure, drawn by the job
     assert all((tmp_path / "ba" / f"j.{e}").stat().st_size > 1000 for e in ("png", "pdf"))
+    # ranking.figures: false - the same tables, the figures' folder empty
+    out["bland_altman_figures"] = str(tmp_path / "ba_none")
+    again = jobs.correlations_job(
+        jobs.DatasetFiles(str(pairs), list(runs.values()), out["scores"]),
+        [str(tmp_path / "j.tsv")],
+        {k: out[k] for k in ("correlations", "pool", "bland_altman", "bland_altman_figures")},
+        Pooling(run_names=list(runs), depth=10),
+        Comparisons(
+            dataset="t",
+            judges=["j"],
+            references=[["j", "human"]],
+            measures=["nDCG@10", "P(rel=2)@2"],
+            figures=False,
+        ),
+        CorrelationSettings(n_boot=50),
+    )
+    assert again.equals(corr) and list((tmp_path / "ba_none").iterdir()) == []
 
 
 def test_import_labels_job_names_file_and_line(tmp_path):

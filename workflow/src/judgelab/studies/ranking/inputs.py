@@ -104,6 +104,7 @@ class Inputs(RunFiles, Judges):
                 (j, *self.score_judges[j]) for j in self.judges_of(dataset) if j in self.score_judges
             ),
             score_alpha=self.section["score_alpha"] or "",
+            figures=self.figures_enabled,
         )
 
     def figure(self, dataset: str, judge: str, measure: str) -> Figure:

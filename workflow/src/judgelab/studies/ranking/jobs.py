@@ -451,7 +451,10 @@ def correlations_job(
     write_tsv(result, outputs["correlations"])
     value_table = bland_altman_table(value_rows)
     write_tsv(value_table, outputs["bland_altman"])
-    value_figures(all_scores, value_table, comparisons, outputs["bland_altman_figures"])
+    if comparisons.figures:
+        value_figures(all_scores, value_table, comparisons, outputs["bland_altman_figures"])
+    else:  # ranking.figures: false - the folder stays empty
+        Path(outputs["bland_altman_figures"]).mkdir(parents=True, exist_ok=True)
     log.info(
         "%s: %d runs, pool %d pairs (%d with a human grade, %d with a known text), %d score rows",
         dataset,

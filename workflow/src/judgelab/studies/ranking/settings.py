@@ -128,7 +128,8 @@ class Comparisons(Settings):
     (``references``: (judge, reference) pairs) and the measures; the judges that give scores, not
     labels, each as (judge, low, high) (``scores``: their agreement on the pool is
     :func:`judgelab.studies.ranking.pool.score_agreement`'s) and the map their scores take onto
-    the grades before Krippendorff's alpha (``score_alpha``: ``linear``; ``""``: none, alpha n/a)."""
+    the grades before Krippendorff's alpha (``score_alpha``: ``linear``; ``""``: none, alpha n/a);
+    whether each judge's mean-difference figure is drawn (``figures``: ``ranking.figures``)."""
 
     dataset: str
     judges: tuple[str, ...]
@@ -138,6 +139,7 @@ class Comparisons(Settings):
     member_costs: tuple[JudgeCost, ...] = ()
     scores: tuple[tuple[Any, ...], ...] = ()
     score_alpha: str = ""
+    figures: bool = schema.default_of("ranking.figures")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "judges", _names(self.judges))
