@@ -239,23 +239,16 @@ class _Evaluator:
         self.others = ir_measures.evaluator(others, qrels) if others else None
         self.qrels = ir_measures.util.QrelsConverter(qrels).as_dict_of_dict() if self.compat else {}
 
-    def iter_calc(self, run: pd.DataFrame):
+    def iter_calc(self, run: dict[str, dict[str, float]]):
+        """The metrics of ``run`` (qid -> docid -> score, :func:`_to_irm_run`)."""
         if self.others is not None:
             yield from self.others.iter_calc(run)
-        if self.compat:
-            topics: dict[
-                str, dict[str, float]
-            ] = {}  # as ir-measures' RunConverter, without its per-row tuples
-            for qid, doc, score in zip(
-                run["query_id"].tolist(), run["doc_id"].tolist(), run["score"].tolist()
-            ):
-                topics.setdefault(qid, {})[doc] = score
-            for measure in self.compat:
-                p, normalize = measure["p"], measure["normalize"]
-                for qid, docs in topics.items():
-                    if qid in self.qrels:
-                        value = compatibility(self.qrels[qid], docs, p, normalize)
-                        yield ir_measures.Metric(query_id=qid, measure=measure, value=value)
+        for measure in self.compat:
+            p, normalize = measure["p"], measure["normalize"]
+            for qid, docs in run.items():
+                if qid in self.qrels:
+                    value = compatibility(self.qrels[qid], docs, p, normalize)
+                    yield ir_measures.Metric(query_id=qid, measure=measure, value=value)
 
 
 def _to_irm_qrels(qrels: pd.DataFrame) -> pd.DataFrame:
@@ -268,15 +261,18 @@ def _to_irm_qrels(qrels: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def _to_irm_run(run: pd.DataFrame) -> pd.DataFrame:
+def _to_irm_run(run: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """The run as ir-measures takes it, qid -> docid -> score, each topic's documents inserted in
+    trec_eval's order (:func:`judgelab.studies.ranking.runs.trec_order`), made straight from the
+    columns: ir-measures' own conversion of a frame builds a tuple per row, most of the time of
+    scoring a run."""
     ordered = trec_order(run)
-    return pd.DataFrame(
-        {
-            "query_id": ordered["qid"].to_numpy(),
-            "doc_id": ordered["docid"].to_numpy(),
-            "score": ordered["score"].to_numpy("float64"),
-        }
-    )
+    out: dict[str, dict[str, float]] = {}
+    for qid, doc, score in zip(
+        ordered["qid"].tolist(), ordered["docid"].tolist(), ordered["score"].astype("float64").tolist()
+    ):
+        out.setdefault(qid, {})[doc] = score
+    return out
 
 
 def judged_share(
