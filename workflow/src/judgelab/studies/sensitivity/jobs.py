@@ -1,0 +1,135 @@
+"""Prompt sensitivity jobs: one function per workflow job; its inputs, its outputs and one settings
+value per concern in, files out (the scripts under ``workflow/scripts/sensitivity/`` run them with
+:func:`judgelab.project.runner.run`)."""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from judgelab.analysis.render import write_table
+from judgelab.data.published import fetch
+from judgelab.data.tables import read_dataset, read_tsv
+from judgelab.params import Files
+from judgelab.studies.sensitivity.figures import distribution_figure
+from judgelab.studies.sensitivity.published import (
+    Pointwise,
+    human_grades,
+    read_pairs,
+    read_pairwise,
+    read_pointwise,
+    read_prompts,
+)
+from judgelab.studies.sensitivity.science import (
+    AGREEMENT_COLUMNS,
+    COUNT_COLUMNS,
+    groups,
+    pairwise_row,
+    pointwise_row,
+    spread,
+)
+from judgelab.studies.sensitivity.settings import Bootstrap, Downloads, Selection
+from judgelab.studies.sensitivity.tables import renderer
+
+log = logging.getLogger("judgelab")
+
+
+def download_job(downloads: Downloads, published: Sequence[str], mirror: str | None = None) -> None:
+    """Each published file to its place in ``published`` (same order), from its URL or, with a
+    ``mirror`` (a folder holding the repository's files at their paths), from the copy there;
+    its size and SHA-256 checked either way (:func:`judgelab.data.published.fetch`)."""
+    for (file, size, sha256, url), dest in zip(downloads.files, published, strict=True):
+        copy = str(Path(mirror) / file) if mirror else None
+        fetch({"url": url, "bytes": size, "sha256": sha256, "mirror": copy}, dest)
+    log.info("%d files %s", len(downloads.files), f"copied from {mirror}" if mirror else "downloaded")
+
+
+@dataclass(frozen=True)
+class Inputs(Files):
+    """The agreement job's inputs: the judgment files, the pair lists and the dataset tables (in
+    the order of :class:`~judgelab.studies.sensitivity.settings.Selection`), ``prompts.json``."""
+
+    judgments: Sequence[str]
+    prompts: str
+    pairs: Sequence[str] = ()
+    qrels: Sequence[str] = ()
+
+
+def agreement_rows(inputs: Inputs, selection: Selection) -> pd.DataFrame:
+    """One row per judgment file (:data:`~judgelab.studies.sensitivity.science.AGREEMENT_COLUMNS`).
+
+    A binary or graded row's coverage is over the pairs its judge was given with the human- and
+    LLM-written prompts of the same type and dataset (the union of their files' pairs). UMBRELA's
+    prompt is compared on those pairs only, where there are any: GPT-4o's UMBRELA file labels every
+    DL21 pair, its other prompts a sample of them."""
+    group = read_prompts(inputs.prompts)
+    grades = {d: human_grades(read_dataset(p)) for d, p in zip(selection.qrels, inputs.qrels, strict=True)}
+    pairs = {d: read_pairs(p) for d, p in zip(selection.pairs, inputs.pairs, strict=True)}
+    read: dict[int, Pointwise] = {}
+    given: dict[tuple[str, str, str], set] = defaultdict(set)
+    rows: dict[int, dict] = {}
+    for i, ((model, kind, dataset, prompt), path) in enumerate(
+        zip(selection.judgments, inputs.judgments, strict=True)
+    ):
+        if kind == "pairwise":
+            rows[i] = pairwise_row(read_pairwise(path, pairs[dataset]), len(pairs[dataset]))
+            continue
+        read[i] = read_pointwise(path, kind, grades[dataset])
+        if group.get(prompt) != "umbrela":
+            given[(model, kind, dataset)] |= read[i].pairs
+        if read[i].dropped or read[i].repeats:
+            log.info(
+                "%s: %d labels out of the %s scale dropped, %d repeated lines",
+                path,
+                read[i].dropped,
+                kind,
+                read[i].repeats,
+            )
+    for i, r in read.items():
+        model, kind, dataset, prompt = selection.judgments[i]
+        judged = given.get((model, kind, dataset)) or r.pairs
+        if group.get(prompt) == "umbrela" and judged is not r.pairs:
+            r = r.on(judged)
+        rows[i] = pointwise_row(kind, r, len(judged))
+    out = [
+        {"model": m, "type": k, "dataset": d, "prompt": p, "group": group.get(p, "unknown"), **rows[i]}
+        for i, (m, k, d, p) in enumerate(selection.judgments)
+    ]
+    df = pd.DataFrame(out, columns=AGREEMENT_COLUMNS)
+    for c in COUNT_COLUMNS:
+        df[c] = df[c].astype("Int64")
+    return df
+
+
+def agreement_job(inputs: Inputs, selection: Selection, outputs: Mapping[str, str]) -> pd.DataFrame:
+    """The agreement of every published file with the human labels, as one table (tsv, md, tex,
+    html)."""
+    df = agreement_rows(inputs, selection)
+    write_table(
+        df, renderer(df, "Prompt sensitivity: each published judgment file against the human labels"), outputs
+    )
+    log.info("%d files; %d labels dropped out of scale", len(df), int(df["dropped"].fillna(0).sum()))
+    return df
+
+
+def tables_job(agreement: str, bootstrap: Bootstrap, outputs: Mapping[str, str]) -> None:
+    """Per judge x type x dataset, the spread over prompts and human- against LLM-written prompts
+    (each as tsv, md, tex, html), and the figure of each judge's agreement over prompts."""
+    df = read_tsv(agreement, {"prompt": str, "model": str, "type": str, "dataset": str, "group": str})
+    s = spread(df)
+    write_table(s, renderer(s, "Prompt sensitivity: the spread over prompts"), _four(outputs, "spread"))
+    g = groups(df, bootstrap.resamples, bootstrap.seed, bootstrap.level)
+    write_table(
+        g, renderer(g, "Prompt sensitivity: human- against LLM-written prompts"), _four(outputs, "groups")
+    )
+    distribution_figure(df, outputs["figure_png"], outputs["figure_pdf"])
+    log.info("%d judge x type x dataset cells", len(s))
+
+
+def _four(outputs: Mapping[str, str], name: str) -> dict[str, str]:
+    return {ext: outputs[f"{name}_{ext}"] for ext in ("tsv", "md", "tex", "html")}
