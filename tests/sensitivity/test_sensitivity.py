@@ -252,3 +252,28 @@ def test_the_published_scale_config(monkeypatch):
     }
     assert per_type["graded"] == per_type["binary"] | {"32"} and per_type["pairwise"] == per_type["binary"]
     assert len(per_type["binary"]) == 26
+
+
+def test_the_download_checks_each_copy_of_the_mirror(tmp_path):
+    """The download job takes the mirror's copy at the file's path in the repository, its size and
+    SHA-256 checked: a copy that is not the published file stops the job naming the mirror's file,
+    and nothing is left under its output."""
+    import hashlib
+
+    from judgelab.data.sources import DownloadError
+    from judgelab.studies.sensitivity.jobs import download_job
+    from judgelab.studies.sensitivity.settings import Downloads
+
+    mirror = tmp_path / "mirror"
+    (mirror / "Judgements").mkdir(parents=True)
+    body = b"2082 0 d1 1\n"
+    (mirror / "Judgements" / "a.txt").write_bytes(body)
+    good = ("Judgements/a.txt", len(body), hashlib.sha256(body).hexdigest(), "https://example.org/a.txt")
+    out = tmp_path / "out" / "a.txt"
+    download_job(Downloads((good,)), [str(out)], mirror=str(mirror))
+    assert out.read_bytes() == body
+    (mirror / "Judgements" / "a.txt").write_bytes(b"2082 0 d1 0\n")  # same size, other bytes
+    other = tmp_path / "out" / "b.txt"
+    with pytest.raises(DownloadError, match=r"^sensitivity\.published\.mirror: the copy .*a\.txt of "):
+        download_job(Downloads((good,)), [str(other)], mirror=str(mirror))
+    assert not other.exists()

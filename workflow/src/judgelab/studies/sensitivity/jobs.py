@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from judgelab.analysis.render import write_table
-from judgelab.data.published import fetch
+from judgelab.data.sources import DownloadError, download
 from judgelab.data.tables import read_dataset, read_tsv
 from judgelab.params import Files
 from judgelab.studies.sensitivity.figures import distribution_figure
@@ -41,11 +41,24 @@ log = logging.getLogger("judgelab")
 
 def download_job(downloads: Downloads, published: Sequence[str], mirror: str | None = None) -> None:
     """Each published file to its place in ``published`` (same order), from its URL or, with a
-    ``mirror`` (a folder holding the repository's files at their paths), from the copy there;
-    its size and SHA-256 checked either way (:func:`judgelab.data.published.fetch`)."""
+    ``mirror`` (``sensitivity.published.mirror``: a folder holding the repository's files at their
+    paths), from the copy there; its size and SHA-256 checked either way
+    (:func:`judgelab.data.sources.download`: nothing is left under a name whose check failed)."""
     for (file, size, sha256, url), dest in zip(downloads.files, published, strict=True):
-        copy = str(Path(mirror) / file) if mirror else None
-        fetch({"url": url, "bytes": size, "sha256": sha256, "mirror": copy}, dest)
+        if not mirror:
+            download(url, dest, size=size, sha256=sha256)
+            continue
+        copy = (Path(mirror) / file).resolve()
+        try:
+            download(copy.as_uri(), dest, size=size, sha256=sha256)
+        except DownloadError as exc:
+            raise DownloadError(
+                f"sensitivity.published.mirror: the copy {copy} of {url} is not the published file: {exc}",
+                url=exc.url,
+                dest=exc.dest,
+                received=exc.received,
+                expected=exc.expected,
+            ) from None
     log.info("%d files %s", len(downloads.files), f"copied from {mirror}" if mirror else "downloaded")
 
 

@@ -2,7 +2,7 @@
 
 * :func:`read_manifest` - ``resources/sensitivity/published.tsv``: one row per public file (the
   prompts, the pair lists, each judgment file by model x type x dataset x prompt) with its URL,
-  size and SHA-256 (the download checks both; :func:`judgelab.data.published.fetch`).
+  size and SHA-256 (the download checks both; :func:`judgelab.data.sources.download`).
 * :func:`read_pointwise` - a binary or graded file (``qid 0 docid label``): labels outside the
   type's scale (binary 0-1, graded 0-3; anything else, e.g. graded 4-9) are dropped and counted,
   a pair's repeated lines after its first are dropped and counted, a pair that is not in the
