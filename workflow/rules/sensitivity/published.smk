@@ -1,18 +1,25 @@
-# The published files (resources/sensitivity/published.tsv) fetched, their digests checked, and
-# each judgment file against the human labels.
+# The published files (resources/sensitivity/published.tsv) fetched, their digests checked (when
+# the config selects any), and each published judgment file and each live judge's table against
+# the human labels.
 
 
-rule sensitivity_download:
-    output:
-        published=SENSITIVITY.downloaded(),
-    log:
-        PROJECT.log("sensitivity/download"),
-    conda:
-        "../../../envs/judgelab.yaml"
-    params:
-        downloads=SENSITIVITY.downloads().param(),
-    script:
-        "../../scripts/sensitivity/download.py"
+if SENSITIVITY.downloaded():
+
+    # downloads run on the submitting host on a cluster (compute nodes are often offline)
+    localrules:
+        sensitivity_download,
+
+    rule sensitivity_download:
+        output:
+            published=SENSITIVITY.downloaded(),
+        log:
+            PROJECT.log("sensitivity/download"),
+        conda:
+            "../../../envs/judgelab.yaml"
+        params:
+            downloads=SENSITIVITY.downloads().param(),
+        script:
+            "../../scripts/sensitivity/download.py"
 
 
 rule sensitivity_agreement:
@@ -20,9 +27,8 @@ rule sensitivity_agreement:
         judgments=[SENSITIVITY.file_path(f) for f in SENSITIVITY.judgments],
         prompts=SENSITIVITY.prompts_file(),
         pairs=[SENSITIVITY.file_path(f) for f in SENSITIVITY.pair_lists()],
-        qrels=[
-            path("dataset", dataset=SENSITIVITY.published_datasets[d]) for d in SENSITIVITY.qrel_datasets()
-        ],
+        tables=[path("dataset", dataset=d) for d in SENSITIVITY.tables()],
+        live=[SENSITIVITY.judgments_path(c) for c in SENSITIVITY.live_cells],
     output:
         **{e: path("sensitivity_agreement", ext=e) for e in ("tsv", "tex", "html")},
         md=report(

@@ -3,19 +3,19 @@
 # human labels moves with the prompt. Config section `sensitivity` (switch: sensitivity.enabled);
 # target `snakemake sensitivity`; package judgelab.studies.sensitivity; the published files'
 # manifest resources/sensitivity/published.tsv; captions workflow/report/sensitivity/*.rst.
-# Stages: download (the published prompts, pair lists and judgments, digests checked) ->
-# agreement (one row per judgment file) -> tables (spread over prompts, human vs LLM prompts,
-# figure).
+# Stages: judge (live judges, one LLM job per dataset x judge x prompt x type) and download (the
+# published prompts, pair lists and judgments, digests checked) -> agreement (one row per judged
+# table or published file) -> tables (spread over prompts, human vs LLM prompts, figure).
 
 
 # cheap aggregations and downloads run on the submitting host on a cluster (profiles/slurm)
 localrules:
     sensitivity,
-    sensitivity_download,
     sensitivity_tables,
 
 
 include: "common.smk"
+include: "judge.smk"
 include: "published.smk"
 include: "tables.smk"
 

@@ -1,6 +1,6 @@
 """The figure of each judge's agreement over prompts: one panel per type x dataset, one column of
-points per judge (a box over the human- and LLM-written prompts, each prompt a point, UMBRELA's
-prompt a star)."""
+points per judge (published, or live: "(live)"; a box over its prompts but UMBRELA's, each prompt
+a point, UMBRELA's prompt a star)."""
 
 from __future__ import annotations
 

@@ -14,7 +14,10 @@ import pandas as pd
 
 from judgelab.analysis.render import write_table
 from judgelab.data.sources import DownloadError, download
-from judgelab.data.tables import read_dataset, read_tsv
+from judgelab.data.tables import read_dataset, read_tsv, write_tsv
+from judgelab.llm.judge import Judge
+from judgelab.llm.judging import judge_table
+from judgelab.llm.session import JobContext
 from judgelab.params import Files
 from judgelab.studies.sensitivity.figures import distribution_figure
 from judgelab.studies.sensitivity.published import (
@@ -29,6 +32,7 @@ from judgelab.studies.sensitivity.science import (
     AGREEMENT_COLUMNS,
     COUNT_COLUMNS,
     groups,
+    live_read,
     pairwise_row,
     pointwise_row,
     spread,
@@ -62,26 +66,74 @@ def download_job(downloads: Downloads, published: Sequence[str], mirror: str | N
     log.info("%d files %s", len(downloads.files), f"copied from {mirror}" if mirror else "downloaded")
 
 
+def judge_job(pairs: str, judgments: str, judge: Judge, context: JobContext) -> pd.DataFrame:
+    """Every pair of the dataset judged by ``judge`` (one prompt's template of one type, no
+    persona) through the backend and the request cache; the job stops when too few answers parse
+    (the judge's coverage floor)."""
+    result = judge_table(read_dataset(pairs), judge, context)
+    write_tsv(result, judgments)
+    return result
+
+
 @dataclass(frozen=True)
 class Inputs(Files):
-    """The agreement job's inputs: the judgment files, the pair lists and the dataset tables (in
-    the order of :class:`~judgelab.studies.sensitivity.settings.Selection`), ``prompts.json``."""
+    """The agreement job's inputs (in the order of
+    :class:`~judgelab.studies.sensitivity.settings.Selection`): the published judgment files, the
+    pair lists, ``prompts.json`` (a list of one; none without a published file), the dataset tables
+    and the live judges' tables."""
 
-    judgments: Sequence[str]
-    prompts: str
+    judgments: Sequence[str] = ()
+    prompts: Sequence[str] = ()
     pairs: Sequence[str] = ()
-    qrels: Sequence[str] = ()
+    tables: Sequence[str] = ()
+    live: Sequence[str] = ()
 
 
 def agreement_rows(inputs: Inputs, selection: Selection) -> pd.DataFrame:
-    """One row per judgment file (:data:`~judgelab.studies.sensitivity.science.AGREEMENT_COLUMNS`).
+    """One row per published judgment file and per live judge x prompt x type x dataset
+    (:data:`~judgelab.studies.sensitivity.science.AGREEMENT_COLUMNS`).
 
-    A binary or graded row's coverage is over the pairs its judge was given with the human- and
-    LLM-written prompts of the same type and dataset (the union of their files' pairs). UMBRELA's
-    prompt is compared on those pairs only, where there are any: GPT-4o's UMBRELA file labels every
-    DL21 pair, its other prompts a sample of them."""
-    group = read_prompts(inputs.prompts)
-    grades = {d: human_grades(read_dataset(p)) for d, p in zip(selection.qrels, inputs.qrels, strict=True)}
+    A published binary or graded row's coverage is over the pairs its judge was given with the
+    human- and LLM-written prompts of the same type and dataset (the union of their files' pairs).
+    UMBRELA's prompt is compared on those pairs only, where there are any: GPT-4o's UMBRELA file
+    labels every DL21 pair, its other prompts a sample of them. A live row's coverage is its
+    parsed answers over the dataset's pairs."""
+    tables = {d: human_grades(read_dataset(p)) for d, p in zip(selection.tables, inputs.tables, strict=True)}
+    out = published_rows(inputs, selection, {p: tables[d] for p, d in selection.published if d in tables})
+    group = dict(selection.groups)
+    for (dataset, model, prompt, kind), path in zip(selection.live, inputs.live, strict=True):
+        judged = read_tsv(path, {"qid": str, "docid": str, "label": "Int64"})
+        read = live_read(judged, tables[dataset])
+        if read.dropped:
+            log.info("%s: %d of %d answers did not parse", path, read.dropped, read.lines)
+        row = pointwise_row(kind, read, len(read.pairs))
+        out.append(
+            {
+                "source": "live",
+                "model": model,
+                "type": kind,
+                "dataset": dataset,
+                "prompt": prompt,
+                "group": group[prompt],
+                **row,
+            }
+        )
+    df = pd.DataFrame(out, columns=AGREEMENT_COLUMNS)
+    for c in COUNT_COLUMNS:
+        df[c] = df[c].astype("Int64")
+    return df
+
+
+def published_rows(
+    inputs: Inputs, selection: Selection, grades: Mapping[str, Mapping[tuple[str, str], int]]
+) -> list[dict]:
+    """The rows of the published judgment files (see :func:`agreement_rows`); ``grades``: the human
+    grades by published dataset."""
+    if not selection.judgments:
+        return []
+    if len(inputs.prompts) != 1:
+        raise ValueError(f"published judgment files need prompts.json once, not {list(inputs.prompts)}")
+    group = read_prompts(inputs.prompts[0])
     pairs = {d: read_pairs(p) for d, p in zip(selection.pairs, inputs.pairs, strict=True)}
     read: dict[int, Pointwise] = {}
     given: dict[tuple[str, str, str], set] = defaultdict(set)
@@ -109,14 +161,18 @@ def agreement_rows(inputs: Inputs, selection: Selection) -> pd.DataFrame:
         if group.get(prompt) == "umbrela" and judged is not r.pairs:
             r = r.on(judged)
         rows[i] = pointwise_row(kind, r, len(judged))
-    out = [
-        {"model": m, "type": k, "dataset": d, "prompt": p, "group": group.get(p, "unknown"), **rows[i]}
+    return [
+        {
+            "source": "published",
+            "model": m,
+            "type": k,
+            "dataset": d,
+            "prompt": p,
+            "group": group.get(p, "unknown"),
+            **rows[i],
+        }
         for i, (m, k, d, p) in enumerate(selection.judgments)
     ]
-    df = pd.DataFrame(out, columns=AGREEMENT_COLUMNS)
-    for c in COUNT_COLUMNS:
-        df[c] = df[c].astype("Int64")
-    return df
 
 
 def agreement_job(inputs: Inputs, selection: Selection, outputs: Mapping[str, str]) -> pd.DataFrame:
@@ -133,7 +189,9 @@ def agreement_job(inputs: Inputs, selection: Selection, outputs: Mapping[str, st
 def tables_job(agreement: str, bootstrap: Bootstrap, outputs: Mapping[str, str]) -> None:
     """Per judge x type x dataset, the spread over prompts and human- against LLM-written prompts
     (each as tsv, md, tex, html), and the figure of each judge's agreement over prompts."""
-    df = read_tsv(agreement, {"prompt": str, "model": str, "type": str, "dataset": str, "group": str})
+    df = read_tsv(
+        agreement, {"source": str, "prompt": str, "model": str, "type": str, "dataset": str, "group": str}
+    )
     s = spread(df)
     write_table(s, renderer(s, "Prompt sensitivity: the spread over prompts"), _four(outputs, "spread"))
     g = groups(df, bootstrap.resamples, bootstrap.seed, bootstrap.level)

@@ -7,6 +7,8 @@ PATHS = {
     # a published file at its path in the source repository (prompts.json, data/pairwise/...,
     # Judgements/<model>/<type>/...)
     "sensitivity_published": "{results}/sensitivity/published/{file}",
+    # a live judge's answers with one prompt's template of one type
+    "sensitivity_judgments": "{results}/sensitivity/judgments/{dataset}/{model}/{prompt}/{type}.tsv",
     "sensitivity_agreement": "{results}/sensitivity/tables/agreement.{ext}",
     "sensitivity_spread": "{results}/sensitivity/tables/spread.{ext}",
     "sensitivity_groups": "{results}/sensitivity/tables/groups.{ext}",

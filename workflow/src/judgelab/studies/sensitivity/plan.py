@@ -12,13 +12,17 @@ from functools import cached_property
 
 from judgelab.errors import InputError, NothingToDo
 from judgelab.llm.backends.base import Request
+from judgelab.llm.judge import Judge, JudgeSection, JudgeTemplate
+from judgelab.llm.judging import judgment_requests
 from judgelab.project.plan import LLMJob, StudyPlan
 from judgelab.studies.sensitivity.paths import FIGURES, PATHS, TABLES
-from judgelab.studies.sensitivity.published import PublishedFile, read_manifest
+from judgelab.studies.sensitivity.published import SCALES, PublishedFile, read_manifest
 from judgelab.studies.sensitivity.settings import Bootstrap, Downloads, Selection
 
 #: the manifest of the published files, under the workflow's ``resources/``
 MANIFEST = "sensitivity/published.tsv"
+#: the types a live judge judges with a prompt (pairwise live judging is not built)
+LIVE_TYPES = ("binary", "graded")
 
 
 class Plan(StudyPlan):
@@ -38,17 +42,66 @@ class Plan(StudyPlan):
         """Published dataset (``dl20``, ``dl21``) -> the key of ``datasets`` holding its qrels."""
         return dict(self.published["datasets"])
 
-    @property
-    def datasets(self) -> list[str]:
-        """The datasets whose human labels the published judgments are compared with."""
-        return sorted(set(self.published_datasets.values()))
+    # -- live judges: every pair of the study's datasets judged with each prompt ----------------
 
     @property
-    def judges(self) -> list[str]:
-        return []  # no live judge: the published judgments only
+    def prompts(self) -> dict[str, dict]:
+        """The live prompt set (``sensitivity.prompts``): id -> its templates by type and group."""
+        return dict(self.section["prompts"])
+
+    def prompt_types(self, prompt: str) -> list[str]:
+        return [t for t in LIVE_TYPES if self.prompts[prompt].get(t)]
+
+    @property
+    def live_cells(self) -> list[tuple[str, str, str, str]]:
+        """(dataset, model, prompt, type) of every live judge job."""
+        return [
+            (d, m, p, t)
+            for d in self.datasets
+            for m in self.judges
+            for p in self.prompts
+            for t in self.prompt_types(p)
+        ]
 
     def text_datasets(self) -> list[str]:
-        return []  # no passage is shown to a model
+        """The live judges' datasets (the published judgments show no passage to a model)."""
+        return sorted({d for d, _, _, _ in self.live_cells})
+
+    def _template(self, name: str) -> JudgeTemplate:
+        """``<prompt>/<type>``'s template, checked: kind ``judgment`` and the type's labels."""
+        prompt, kind = name.rsplit("/", 1)
+        key = f"{self.name}.prompts.{prompt}.{kind}"
+        ref = self.prompts[prompt][kind]
+        t = self.project.template(ref, "judgment", key)
+        labels = tuple(t.labels or ())
+        wanted = tuple(str(v) for v in SCALES[kind])
+        if labels != wanted:
+            raise InputError(
+                f"{t.path} declares labels {list(labels)}: a {kind} prompt answers with {list(wanted)}",
+                key=key,
+            )
+        return JudgeTemplate(t.text, labels, int(self.section["max_tokens"]), ref, f"{self.name}.max_tokens")
+
+    @cached_property
+    def judges_section(self) -> JudgeSection:
+        """The study's section of templates (:class:`judgelab.llm.judge.JudgeSection`, the one judge
+        factory), a template per ``<prompt>/<type>``; the label read as the backend can (``auto``)."""
+        return JudgeSection(
+            models=self.project.model_entry,
+            template=self._template,
+            min_coverage=float(self.project.config["min_coverage"]),
+            answer="auto",
+        )
+
+    def judge(self, model: str, prompt: str, kind: str) -> Judge:
+        """The judge of ``model``'s jobs with ``prompt``'s ``kind`` template (no persona)."""
+        return self.judges_section.judge(model, f"{prompt}/{kind}")
+
+    def judgments_path(self, cell: tuple[str, str, str, str]) -> str:
+        d, m, p, t = cell
+        return self.project.path("sensitivity_judgments", dataset=d, model=m, prompt=p, type=t)
+
+    # -- the published judgments ------------------------------------------------------------------
 
     @cached_property
     def judgments(self) -> list[PublishedFile]:
@@ -67,7 +120,10 @@ class Plan(StudyPlan):
 
     @cached_property
     def support(self) -> list[PublishedFile]:
-        """``prompts.json`` and the pair lists of the datasets judged pairwise."""
+        """``prompts.json`` and the pair lists of the datasets judged pairwise (nothing without a
+        published judgment file)."""
+        if not self.judgments:
+            return []
         pairwise = {f.dataset for f in self.judgments if f.type == "pairwise"}
         return [
             f for f in self.manifest if f.kind == "prompts" or (f.kind == "pairs" and f.dataset in pairwise)
@@ -83,21 +139,27 @@ class Plan(StudyPlan):
         """The download job's outputs, in the order of :meth:`downloads`."""
         return [self.file_path(f) for f in self.support + self.judgments]
 
-    def prompts_file(self) -> str:
-        return next(self.file_path(f) for f in self.support if f.kind == "prompts")
+    def prompts_file(self) -> list[str]:
+        """``prompts.json`` where a published judgment file is read (none otherwise)."""
+        return [self.file_path(f) for f in self.support if f.kind == "prompts"]
 
     def pair_lists(self) -> list[PublishedFile]:
         return [f for f in self.support if f.kind == "pairs"]
 
-    def qrel_datasets(self) -> list[str]:
-        """The published datasets with a binary or graded file selected (their qrels are read)."""
-        return sorted({f.dataset for f in self.judgments if f.type != "pairwise"})
+    def tables(self) -> list[str]:
+        """The datasets (keys of ``datasets``) whose tables the agreement job reads: those holding
+        the qrels of a published binary or graded file, and the live judges'."""
+        published = {self.published_datasets[f.dataset] for f in self.judgments if f.type != "pairwise"}
+        return sorted(published | {d for d, _, _, _ in self.live_cells})
 
     def selection(self) -> Selection:
         return Selection(
-            tuple((f.model, f.type, f.dataset, f.prompt) for f in self.judgments),
-            tuple(f.dataset for f in self.pair_lists()),
-            tuple(self.qrel_datasets()),
+            judgments=tuple((f.model, f.type, f.dataset, f.prompt) for f in self.judgments),
+            pairs=tuple(f.dataset for f in self.pair_lists()),
+            tables=tuple(self.tables()),
+            published=tuple(sorted(self.published_datasets.items())),
+            live=tuple(self.live_cells),
+            groups=tuple((p, str(v["group"])) for p, v in self.prompts.items()),
         )
 
     def bootstrap(self) -> Bootstrap:
@@ -105,6 +167,12 @@ class Plan(StudyPlan):
         return Bootstrap(int(b["resamples"]), int(b["seed"]), float(b["level"]))
 
     def check(self) -> None:
+        super().check()
+        for p in self.prompts:
+            if not self.prompt_types(p):
+                raise InputError("names no template (binary, graded)", key=f"{self.name}.prompts.{p}")
+            for t in self.prompt_types(p):
+                self._template(f"{p}/{t}")
         key = f"{self.name}.published"
         known = self.project.config["datasets"]
         for published, name in self.published_datasets.items():
@@ -121,16 +189,22 @@ class Plan(StudyPlan):
                     f"{sorted(ids, key=int)})",
                     key=f"{key}.prompts[{i}]",
                 )
-        if not self.judgments:
+        if not self.judgments and not self.live_cells:
             raise NothingToDo(
-                f"no published judgment file of models {self.published['models']}, types "
-                f"{self.published['types']}, datasets {sorted(self.published_datasets)} "
+                f"no live judge job ({self.name}.datasets {self.datasets}, {self.name}.judges "
+                f"{self.judges}) and no published judgment file of models {self.published['models']}, "
+                f"types {self.published['types']}, datasets {sorted(self.published_datasets)} "
                 f"({key}); set {self.name}.enabled: false to skip the study",
-                key=key,
+                key=self.name,
             )
 
     def llm_jobs(self) -> list[LLMJob]:
-        return []
+        return [
+            LLMJob(
+                f"{self.name}_judge", m, (("dataset", d), ("model", m), ("prompt", p), ("type", t)), self.name
+            )
+            for d, m, p, t in self.live_cells
+        ]
 
     def targets(self) -> list[str]:
         path = self.project.path
@@ -139,5 +213,8 @@ class Plan(StudyPlan):
         return out + [path("sensitivity_figure", ext=e) for e in FIGURES]
 
     def requests(self, job, ctx) -> Iterator[tuple[str, Request, bool]]:
-        """No model-calling job: nothing for ``judgelab estimate``."""
-        yield from ()
+        """For ``judgelab estimate``: one request per pair of a live judge job, built as the job
+        builds them."""
+        src = ctx.pairs(job.wc["dataset"])
+        for req in judgment_requests(src.pairs, self.judge(job.model, job.wc["prompt"], job.wc["type"])):
+            yield "judge", req, src.exact and ctx.cached(job.model, req) is not None

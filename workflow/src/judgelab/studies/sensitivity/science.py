@@ -31,11 +31,15 @@ from judgelab.studies.sensitivity.published import OUTCOMES, SCALES, Pairwise, P
 
 #: the measure each type's spread and groups are over
 MEASURE = {"binary": "kappa", "graded": "kappa", "pairwise": "agree"}
+#: a spread or a comparison of groups is over the prompts of one judge (published or live), type
+#: and dataset
+KEYS = ["source", "model", "type", "dataset"]
 
 #: the agreement table's counts (whole numbers)
 COUNT_COLUMNS = ("lines", "dropped", "repeats", "n")
 
 AGREEMENT_COLUMNS = [
+    "source",
     "model",
     "type",
     "dataset",
@@ -103,6 +107,7 @@ def pairwise_row(read: Pairwise, n_pairs: int) -> dict:
 
 
 SPREAD_COLUMNS = [
+    "source",
     "model",
     "type",
     "dataset",
@@ -122,18 +127,31 @@ def _prompts_of(df: pd.DataFrame, measure: str) -> pd.DataFrame:
     return df[df["group"] != "umbrela"].dropna(subset=[measure])
 
 
+def live_read(judged: pd.DataFrame, grades: dict[tuple[str, str], int]) -> Pointwise:
+    """A live judge's table (qid, docid, label; no label: the answer did not parse) as a file
+    read: its parsed labels with the human grades, every pair, unparsed answers as ``dropped``."""
+    rows, pairs = [], set()
+    for q, d, label in zip(judged["qid"].astype(str), judged["docid"].astype(str), judged["label"]):
+        pairs.add((q, d))
+        if not pd.isna(label):
+            rows.append((q, d, grades[(q, d)], int(label)))
+    labels = pd.DataFrame(rows, columns=["qid", "docid", "grade", "label"])
+    return Pointwise(labels, frozenset(pairs), len(judged), len(judged) - len(rows), 0)
+
+
 def spread(agreement: pd.DataFrame) -> pd.DataFrame:
     """Per model x type x dataset, the spread of the type's measure (:data:`MEASURE`) over the
     human- and LLM-written prompts; UMBRELA's prompt is not among them but beside them (its value,
     and how many of the prompts score above it; blank where it has no file)."""
     rows = []
-    for (model, kind, dataset), df in agreement.groupby(["model", "type", "dataset"], sort=True):
+    for (source, model, kind, dataset), df in agreement.groupby(KEYS, sort=True):
         measure = MEASURE[str(kind)]
         values = _prompts_of(df, measure)[measure].astype(float)
         umbrela = df.loc[df["group"] == "umbrela", measure].astype(float).dropna()
         u = float(umbrela.iloc[0]) if len(umbrela) else math.nan
         rows.append(
             {
+                "source": source,
                 "model": model,
                 "type": kind,
                 "dataset": dataset,
@@ -154,6 +172,7 @@ def spread(agreement: pd.DataFrame) -> pd.DataFrame:
 
 
 GROUP_COLUMNS = [
+    "source",
     "model",
     "type",
     "dataset",
@@ -185,7 +204,7 @@ def groups(agreement: pd.DataFrame, resamples: int, seed: int, level: float) -> 
     """Per model x type x dataset: human-written against LLM-written prompts (UMBRELA's in
     neither), their means, the difference (human - LLM) and its bootstrap interval."""
     rows = []
-    for (model, kind, dataset), df in agreement.groupby(["model", "type", "dataset"], sort=True):
+    for (source, model, kind, dataset), df in agreement.groupby(KEYS, sort=True):
         measure = MEASURE[str(kind)]
         values = _prompts_of(df, measure)
         human = values.loc[values["group"] == "human", measure].to_numpy(dtype=float)
@@ -195,6 +214,7 @@ def groups(agreement: pd.DataFrame, resamples: int, seed: int, level: float) -> 
         lm = float(llm.mean()) if len(llm) else math.nan
         rows.append(
             {
+                "source": source,
                 "model": model,
                 "type": kind,
                 "dataset": dataset,

@@ -22,15 +22,21 @@ class Downloads(Settings):
 @dataclass(frozen=True)
 class Selection(Settings):
     """What the agreement job's input lists hold, in their order: ``judgments`` (model, type,
-    dataset, prompt) per judgment file; ``pairs`` the dataset of each pair list; ``qrels`` the
-    published dataset (``dl20``, ``dl21``) of each dataset table."""
+    published dataset, prompt) per published judgment file; ``pairs`` the published dataset of
+    each pair list; ``tables`` the dataset (key of ``datasets``) of each dataset table;
+    ``published`` (published dataset, dataset) pairs; ``live`` (dataset, model, prompt, type) per
+    live judge's table; ``groups`` (prompt, group) of the live prompts."""
 
     judgments: tuple[tuple[str, str, str, str], ...]
     pairs: tuple[str, ...]
-    qrels: tuple[str, ...]
+    tables: tuple[str, ...]
+    published: tuple[tuple[str, str], ...] = ()
+    live: tuple[tuple[str, str, str, str], ...] = ()
+    groups: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self):
-        object.__setattr__(self, "judgments", tuple(tuple(j) for j in self.judgments))  # from JSON lists
+        for name in ("judgments", "published", "live", "groups"):  # from JSON lists
+            object.__setattr__(self, name, tuple(tuple(x) for x in getattr(self, name)))
 
 
 @dataclass(frozen=True)
