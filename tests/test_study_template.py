@@ -91,6 +91,8 @@ def test_the_made_study_is_complete_and_clean(made):
     stages = sorted(p.stem for p in (root / "workflow" / "rules" / "example").glob("*.smk"))
     assert stages == ["common", "example", "judge", "table"]
     assert "\nexample:\n  enabled: false" in (root / "config" / "config.yaml").read_text()
+    # its test config finds the fixtures it names where a run of .test/example looks for them
+    assert (root / ".test" / "example" / "fixtures" / "trec" / "qrels.txt").is_file()
     docs = subprocess.run(
         [sys.executable, "-m", "judgelab.project.schema_docs", "--check", "--root", str(root)],
         env=env,

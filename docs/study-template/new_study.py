@@ -18,7 +18,8 @@ writes (the places a study touches; CONTRIBUTING.md "Add a study" explains each)
 7. ``judgelab.studies.STUDIES`` - the study's place in ``all`` (the Snakefile includes
    ``workflow/rules/<study>/<study>.smk`` for every study listed there);
 8. ``config/README.md`` - a section with the study's key table (generated from the schema);
-9. ``.test/NAME/config/config.yaml`` - a test workflow on the bundled TREC fixture;
+9. ``.test/NAME/config/config.yaml`` - a test workflow on the bundled TREC fixture (``.test/NAME/fixtures``
+   links ``tests/fixtures``);
 10. ``tests/NAME/test_NAME.py`` - its tests (its science by hand, its plan on its own test config);
 11. ``docs/studies/NAME.md`` - its page: the paper, what is reproduced and what deviates.
 
@@ -139,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     for src, dest in targets.items():
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_text(fill((FILES / src).read_text(encoding="utf-8"), name, title), encoding="utf-8")
+    # the test config reads the shared fixtures as fixtures/ (a link, as every .test/<name>/ has)
+    (root / ".test" / name / "fixtures").symlink_to(Path("..") / ".." / "tests" / "fixtures")
     add_schema_section(root, fill((FILES / "schema.yaml.tmpl").read_text(encoding="utf-8"), name, title))
     register(root, name)
     add_layout_row(root, name)
