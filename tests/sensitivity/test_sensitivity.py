@@ -335,3 +335,48 @@ def test_the_download_checks_each_copy_of_the_mirror(tmp_path):
     with pytest.raises(DownloadError, match=r"^sensitivity\.published\.mirror: the copy .*a\.txt of "):
         download_job(Downloads((good,)), [str(other)], mirror=str(mirror))
     assert not other.exists()
+
+
+def test_a_published_prompt_text_keeps_every_other_brace():
+    from judgelab.llm.prompts import fill
+    from judgelab.studies.sensitivity.plan import literal_template
+
+    text = 'Format {query:"", doc: ""}.\nQuery: {query}\nPassage: {Document} {document}'
+    filled = fill(literal_template(text), query="q {x}", document="d {query}")
+    assert filled == 'Format {query:"", doc: ""}.\nQuery: q {x}\nPassage: {Document} d {query}'
+
+
+def test_the_authors_prompts_judged_live(tmp_path, monkeypatch, shared_data):
+    """The authors' prompts.json as live prompts: a type whose text lacks a placeholder is left out
+    for that type only, by id, in a notice; the system text is the system message."""
+    import yaml
+
+    wd = workdir(tmp_path, monkeypatch)
+    extra = tmp_path / "extra.yaml"
+    spec = {"file": str(shared_data / "prompt-sensitivity" / "prompts.json"), "ids": ["4", "7", "23", "27"]}
+    extra.write_text(yaml.safe_dump({"sensitivity": {"published_prompts": spec}}), encoding="utf-8")
+    project = Project.load([str(extra)], wd)
+    plan = project.plan("sensitivity")
+    assert [n for n in project.notices if "published prompt" in n] == [
+        "sensitivity: published prompt 4's graded text has no {document}: left out for graded",
+        "sensitivity: published prompt 23's binary text has no {query} or {document}: left out for binary",
+        "sensitivity: published prompt 23's graded text has no {query} or {document}: left out for graded",
+        "sensitivity: published prompt 27's graded text has no {query} or {document}: left out for graded",
+    ]
+    published = [(p, t) for d, m, p, t in plan.live_cells if p in spec["ids"]]
+    assert published == [("4", "binary"), ("7", "binary"), ("7", "graded"), ("27", "binary")]
+    judge = plan.judge("smollm2", "7", "graded")
+    assert judge.placement == "system" and "{query:" in judge.persona
+    assert type(judge).from_param(judge.param()) == judge
+    assert dict(plan.selection().groups)["7"] == "human"
+
+
+def test_a_copy_that_is_not_the_published_prompts_is_an_error(tmp_path, monkeypatch):
+    import yaml
+
+    wd = workdir(tmp_path, monkeypatch)
+    (wd / "prompts.json").write_text('{"0": {"participant_name": "human-0"}}', encoding="utf-8")
+    extra = tmp_path / "extra.yaml"
+    extra.write_text(yaml.safe_dump({"sensitivity": {"published_prompts": {"file": "prompts.json"}}}))
+    with pytest.raises(InputError, match=r"'sensitivity\.published_prompts\.file': .*is not the published"):
+        Project.load([str(extra)], wd)

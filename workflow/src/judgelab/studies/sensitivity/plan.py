@@ -7,22 +7,41 @@ Config section ``sensitivity``; target ``sensitivity``; rules ``workflow/rules/s
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import cached_property
 
+from judgelab.cache.filehash import sha256_of_file
 from judgelab.errors import InputError, NothingToDo
 from judgelab.llm.backends.base import Request
 from judgelab.llm.judge import Judge, JudgeSection, JudgeTemplate
 from judgelab.llm.judging import judgment_requests
 from judgelab.project.plan import LLMJob, StudyPlan
 from judgelab.studies.sensitivity.paths import FIGURES, PATHS, TABLES
-from judgelab.studies.sensitivity.published import SCALES, PublishedFile, read_manifest
+from judgelab.studies.sensitivity.published import SCALES, PublishedFile, read_manifest, read_prompts
 from judgelab.studies.sensitivity.settings import Bootstrap, Downloads, Selection
 
 #: the manifest of the published files, under the workflow's ``resources/``
 MANIFEST = "sensitivity/published.tsv"
 #: the types a live judge judges with a prompt (pairwise live judging is not built)
 LIVE_TYPES = ("binary", "graded")
+
+
+@dataclass(frozen=True)
+class LivePrompt:
+    """A live prompt: its author group and, per type, (template text, system text, how it is named)."""
+
+    group: str
+    texts: dict[str, tuple[str, str, str]]
+
+
+def literal_template(text: str) -> str:
+    """A published prompt's text as a template whose only placeholders are ``{query}`` and
+    ``{document}``: every other brace escaped (``{Document}``, literal JSON braces stay text), so
+    :func:`judgelab.llm.prompts.fill` replaces the two literally and nothing else."""
+    escaped = text.replace("{", "{{").replace("}", "}}")
+    return escaped.replace("{{query}}", "{query}").replace("{{document}}", "{document}")
 
 
 class Plan(StudyPlan):
@@ -44,34 +63,32 @@ class Plan(StudyPlan):
 
     # -- live judges: every pair of the study's datasets judged with each prompt ----------------
 
-    @property
-    def prompts(self) -> dict[str, dict]:
-        """The live prompt set (``sensitivity.prompts``): id -> its templates by type and group."""
-        return dict(self.section["prompts"])
+    @cached_property
+    def live_prompts(self) -> dict[str, LivePrompt]:
+        """Every live prompt by id: ``sensitivity.prompts`` (the project's templates, checked) and
+        ``sensitivity.published_prompts`` (the authors' texts; a type whose text lacks a
+        placeholder left out, with a notice)."""
+        out: dict[str, LivePrompt] = {}
+        for pid, entry in self.section["prompts"].items():
+            texts = {}
+            for kind in LIVE_TYPES:
+                if entry.get(kind):
+                    t = self._checked_template(str(pid), kind, entry[kind])
+                    texts[kind] = (t.text, "", entry[kind])
+            if not texts:
+                raise InputError("names no template (binary, graded)", key=f"{self.name}.prompts.{pid}")
+            out[str(pid)] = LivePrompt(str(entry["group"]), texts)
+        for pid, prompt in self._published_prompts().items():
+            if pid in out:
+                raise InputError(
+                    f"prompt id {pid!r} is also a key of {self.name}.prompts",
+                    key=f"{self.name}.published_prompts.ids",
+                )
+            out[pid] = prompt
+        return out
 
-    def prompt_types(self, prompt: str) -> list[str]:
-        return [t for t in LIVE_TYPES if self.prompts[prompt].get(t)]
-
-    @property
-    def live_cells(self) -> list[tuple[str, str, str, str]]:
-        """(dataset, model, prompt, type) of every live judge job."""
-        return [
-            (d, m, p, t)
-            for d in self.datasets
-            for m in self.judges
-            for p in self.prompts
-            for t in self.prompt_types(p)
-        ]
-
-    def text_datasets(self) -> list[str]:
-        """The live judges' datasets (the published judgments show no passage to a model)."""
-        return sorted({d for d, _, _, _ in self.live_cells})
-
-    def _template(self, name: str) -> JudgeTemplate:
-        """``<prompt>/<type>``'s template, checked: kind ``judgment`` and the type's labels."""
-        prompt, kind = name.rsplit("/", 1)
-        key = f"{self.name}.prompts.{prompt}.{kind}"
-        ref = self.prompts[prompt][kind]
+    def _checked_template(self, pid: str, kind: str, ref: str):
+        key = f"{self.name}.prompts.{pid}.{kind}"
         t = self.project.template(ref, "judgment", key)
         labels = tuple(t.labels or ())
         wanted = tuple(str(v) for v in SCALES[kind])
@@ -80,7 +97,76 @@ class Plan(StudyPlan):
                 f"{t.path} declares labels {list(labels)}: a {kind} prompt answers with {list(wanted)}",
                 key=key,
             )
-        return JudgeTemplate(t.text, labels, int(self.section["max_tokens"]), ref, f"{self.name}.max_tokens")
+        return t
+
+    def _published_prompts(self) -> dict[str, LivePrompt]:
+        """The authors' prompts of ``published_prompts.file`` (its SHA-256 the manifest's)."""
+        spec = self.section["published_prompts"]
+        if not spec["file"]:
+            return {}
+        key = f"{self.name}.published_prompts.file"
+        path = self.project.local(spec["file"])
+        if not path.is_file():
+            raise InputError(f"no file {path} (a copy of the authors' prompts.json)", key=key)
+        published = next(f for f in self.manifest if f.kind == "prompts")
+        if sha256_of_file(path) != published.sha256:
+            raise InputError(
+                f"{path} is not the published prompts.json (its SHA-256 is not {published.sha256})", key=key
+            )
+        data = json.loads(path.read_text(encoding="utf-8"))
+        ids = [str(i) for i in spec["ids"]] if spec["ids"] is not None else list(data)
+        groups = read_prompts(path)
+        out = {}
+        for i, pid in enumerate(ids):
+            if pid not in data:
+                raise InputError(
+                    f"no prompt {pid!r} in {path} (ids: {list(data)})",
+                    key=f"{self.name}.published_prompts.ids[{i}]",
+                )
+            texts = {}
+            for kind in LIVE_TYPES:
+                entry = data[pid].get(kind) or {}
+                user, system = str(entry.get("user") or ""), str(entry.get("system") or "")
+                missing = [p for p in ("{query}", "{document}") if p not in user]
+                if missing:
+                    self.project.note(
+                        f"sensitivity: published prompt {pid}'s {kind} text has no {' or '.join(missing)}: "
+                        f"left out for {kind}"
+                    )
+                    continue
+                texts[kind] = (literal_template(user), system, f"prompts.json {pid} {kind}")
+            if texts:
+                out[pid] = LivePrompt(groups[pid], texts)
+        return out
+
+    @property
+    def prompts(self) -> dict[str, LivePrompt]:
+        return self.live_prompts
+
+    def prompt_types(self, prompt: str) -> list[str]:
+        return [t for t in LIVE_TYPES if t in self.live_prompts[prompt].texts]
+
+    @property
+    def live_cells(self) -> list[tuple[str, str, str, str]]:
+        """(dataset, model, prompt, type) of every live judge job."""
+        return [
+            (d, m, p, t)
+            for d in self.datasets
+            for m in self.judges
+            for p in self.live_prompts
+            for t in self.prompt_types(p)
+        ]
+
+    def text_datasets(self) -> list[str]:
+        """The live judges' datasets (the published judgments show no passage to a model)."""
+        return sorted({d for d, _, _, _ in self.live_cells})
+
+    def _template(self, name: str) -> JudgeTemplate:
+        """``<prompt>/<type>``'s template: its text, the type's labels, the bound."""
+        prompt, kind = name.rsplit("/", 1)
+        text, _, shown = self.live_prompts[prompt].texts[kind]
+        labels = tuple(str(v) for v in SCALES[kind])
+        return JudgeTemplate(text, labels, int(self.section["max_tokens"]), shown, f"{self.name}.max_tokens")
 
     @cached_property
     def judges_section(self) -> JudgeSection:
@@ -94,8 +180,11 @@ class Plan(StudyPlan):
         )
 
     def judge(self, model: str, prompt: str, kind: str) -> Judge:
-        """The judge of ``model``'s jobs with ``prompt``'s ``kind`` template (no persona)."""
-        return self.judges_section.judge(model, f"{prompt}/{kind}")
+        """The judge of ``model``'s jobs with ``prompt``'s ``kind`` template: no persona; a
+        published prompt's system text as the system message."""
+        judge = self.judges_section.judge(model, f"{prompt}/{kind}")
+        system = self.live_prompts[prompt].texts[kind][1]
+        return judge.but(persona=system, placement="system") if system.strip() else judge
 
     def judgments_path(self, cell: tuple[str, str, str, str]) -> str:
         d, m, p, t = cell
@@ -159,7 +248,7 @@ class Plan(StudyPlan):
             tables=tuple(self.tables()),
             published=tuple(sorted(self.published_datasets.items())),
             live=tuple(self.live_cells),
-            groups=tuple((p, str(v["group"])) for p, v in self.prompts.items()),
+            groups=tuple((p, v.group) for p, v in self.live_prompts.items()),
         )
 
     def bootstrap(self) -> Bootstrap:
@@ -168,11 +257,7 @@ class Plan(StudyPlan):
 
     def check(self) -> None:
         super().check()
-        for p in self.prompts:
-            if not self.prompt_types(p):
-                raise InputError("names no template (binary, graded)", key=f"{self.name}.prompts.{p}")
-            for t in self.prompt_types(p):
-                self._template(f"{p}/{t}")
+        self.live_prompts  # noqa: B018 - every live prompt read and checked
         key = f"{self.name}.published"
         known = self.project.config["datasets"]
         for published, name in self.published_datasets.items():
