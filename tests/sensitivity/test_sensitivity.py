@@ -179,7 +179,7 @@ def test_the_plan_on_its_test_config(tmp_path, monkeypatch):
     assert selection.tables == ("dl21", "fx") and selection.published == (("dl21", "dl21"),)
     # the live judges: the embedded model with two prompts on the fixture
     assert [j.wc for j in plan.llm_jobs()] == [
-        {"dataset": "fx", "model": "smollm2", "prompt": "overrating", "type": "binary"},
+        {"dataset": "fx", "model": "smollm2", "prompt": "short", "type": "binary"},
         {"dataset": "fx", "model": "smollm2", "prompt": "written", "type": "graded"},
     ]
     judge = plan.judge("smollm2", "written", "graded")
@@ -268,6 +268,7 @@ def qrels_frame(path: Path) -> pd.DataFrame:
 
 
 @pytest.mark.parametrize("kind", ["binary", "graded"])
+@pytest.mark.slow  # reads 53 published files twice (about 1.5 s)
 def test_published_gpt4o_dl21_kappa_per_prompt_equals_sklearn(shared_data, kind):
     """For every GPT-4o DL21 file of the type: the study's kappa against scikit-learn's
     ``cohen_kappa_score`` on the file joined with the qrels by pandas, the same drop rule (labels

@@ -59,7 +59,7 @@ def test_the_tables_from_the_published_files(run):
 def test_the_live_judges_rows(run):
     agreement = pd.read_csv(run / "results/sensitivity/tables/agreement.tsv", sep="\t", dtype={"prompt": str})
     live = agreement[agreement["source"] == "live"]
-    assert sorted(zip(live["prompt"], live["type"])) == [("overrating", "binary"), ("written", "graded")]
+    assert sorted(zip(live["prompt"], live["type"])) == [("short", "binary"), ("written", "graded")]
     judged = pd.read_csv(run / "results/sensitivity/judgments/fx/smollm2/written/graded.tsv", sep="\t")
     row = live[live["prompt"] == "written"].iloc[0]
     assert (row["lines"], row["n"]) == (4, int(judged["parsed"].sum()))
