@@ -18,4 +18,4 @@ from __future__ import annotations
 #: ``Plan`` in ``judgelab.studies.<study>.plan`` (its paths, jobs, targets), rules in
 #: ``workflow/rules/<study>/``, jobs in ``judgelab.studies.<study>.jobs``, prompts under
 #: ``resources/prompts/<study>/`` and a target of its name.
-STUDIES = ("peras", "overrating", "perturbations", "simulation", "ranking")
+STUDIES = ("peras", "overrating", "perturbations", "simulation", "ranking", "sensitivity")

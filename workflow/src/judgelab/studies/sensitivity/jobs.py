@@ -1,0 +1,206 @@
+"""Prompt sensitivity jobs: one function per workflow job; its inputs, its outputs and one settings
+value per concern in, files out (the scripts under ``workflow/scripts/sensitivity/`` run them with
+:func:`judgelab.project.runner.run`)."""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from judgelab.analysis.render import write_table
+from judgelab.data.sources import DownloadError, download
+from judgelab.data.tables import read_dataset, read_tsv, write_tsv
+from judgelab.llm.judge import Judge
+from judgelab.llm.judging import judge_table
+from judgelab.llm.session import JobContext
+from judgelab.params import Files
+from judgelab.studies.sensitivity.figures import distribution_figure
+from judgelab.studies.sensitivity.published import (
+    Pointwise,
+    human_grades,
+    read_pairs,
+    read_pairwise,
+    read_pointwise,
+    read_prompts,
+)
+from judgelab.studies.sensitivity.science import (
+    AGREEMENT_COLUMNS,
+    COUNT_COLUMNS,
+    groups,
+    live_read,
+    pairwise_row,
+    pointwise_row,
+    spread,
+)
+from judgelab.studies.sensitivity.settings import Bootstrap, Downloads, Selection
+from judgelab.studies.sensitivity.tables import renderer
+
+log = logging.getLogger("judgelab")
+
+
+def download_job(downloads: Downloads, published: Sequence[str], mirror: str | None = None) -> None:
+    """Each published file to its place in ``published`` (same order), from its URL or, with a
+    ``mirror`` (``sensitivity.published.mirror``: a folder holding the repository's files at their
+    paths), from the copy there; its size and SHA-256 checked either way
+    (:func:`judgelab.data.sources.download`: nothing is left under a name whose check failed)."""
+    for (file, size, sha256, url), dest in zip(downloads.files, published, strict=True):
+        if not mirror:
+            download(url, dest, size=size, sha256=sha256)
+            continue
+        copy = (Path(mirror) / file).resolve()
+        try:
+            download(copy.as_uri(), dest, size=size, sha256=sha256)
+        except DownloadError as exc:
+            raise DownloadError(
+                f"sensitivity.published.mirror: the copy {copy} of {url} is not the published file: {exc}",
+                url=exc.url,
+                dest=exc.dest,
+                received=exc.received,
+                expected=exc.expected,
+            ) from None
+    log.info("%d files %s", len(downloads.files), f"copied from {mirror}" if mirror else "downloaded")
+
+
+def judge_job(pairs: str, judgments: str, judge: Judge, context: JobContext) -> pd.DataFrame:
+    """Every pair of the dataset judged by ``judge`` (one prompt's template of one type, no
+    persona) through the backend and the request cache; the job stops when too few answers parse
+    (the judge's coverage floor)."""
+    result = judge_table(read_dataset(pairs), judge, context)
+    write_tsv(result, judgments)
+    return result
+
+
+@dataclass(frozen=True)
+class Inputs(Files):
+    """The agreement job's inputs (in the order of
+    :class:`~judgelab.studies.sensitivity.settings.Selection`): the published judgment files, the
+    pair lists, ``prompts.json`` (a list of one; none without a published file), the dataset tables
+    and the live judges' tables."""
+
+    judgments: Sequence[str] = ()
+    prompts: Sequence[str] = ()
+    pairs: Sequence[str] = ()
+    tables: Sequence[str] = ()
+    live: Sequence[str] = ()
+
+
+def agreement_rows(inputs: Inputs, selection: Selection) -> pd.DataFrame:
+    """One row per published judgment file and per live judge x prompt x type x dataset
+    (:data:`~judgelab.studies.sensitivity.science.AGREEMENT_COLUMNS`).
+
+    A published binary or graded row's coverage is over the pairs its judge was given with the
+    human- and LLM-written prompts of the same type and dataset (the union of their files' pairs).
+    UMBRELA's prompt is compared on those pairs only, where there are any: GPT-4o's UMBRELA file
+    labels every DL21 pair, its other prompts a sample of them. A live row's coverage is its
+    parsed answers over the dataset's pairs."""
+    tables = {d: human_grades(read_dataset(p)) for d, p in zip(selection.tables, inputs.tables, strict=True)}
+    out = published_rows(inputs, selection, {p: tables[d] for p, d in selection.published if d in tables})
+    group = dict(selection.groups)
+    for (dataset, model, prompt, kind), path in zip(selection.live, inputs.live, strict=True):
+        judged = read_tsv(path, {"qid": str, "docid": str, "label": "Int64"})
+        read = live_read(judged, tables[dataset])
+        if read.dropped:
+            log.info("%s: %d of %d answers did not parse", path, read.dropped, read.lines)
+        row = pointwise_row(kind, read, len(read.pairs))
+        out.append(
+            {
+                "source": "live",
+                "model": model,
+                "type": kind,
+                "dataset": dataset,
+                "prompt": prompt,
+                "group": group[prompt],
+                **row,
+            }
+        )
+    df = pd.DataFrame(out, columns=AGREEMENT_COLUMNS)
+    for c in COUNT_COLUMNS:
+        df[c] = df[c].astype("Int64")
+    return df
+
+
+def published_rows(
+    inputs: Inputs, selection: Selection, grades: Mapping[str, Mapping[tuple[str, str], int]]
+) -> list[dict]:
+    """The rows of the published judgment files (see :func:`agreement_rows`); ``grades``: the human
+    grades by published dataset."""
+    if not selection.judgments:
+        return []
+    if len(inputs.prompts) != 1:
+        raise ValueError(f"published judgment files need prompts.json once, not {list(inputs.prompts)}")
+    group = read_prompts(inputs.prompts[0])
+    pairs = {d: read_pairs(p) for d, p in zip(selection.pairs, inputs.pairs, strict=True)}
+    read: dict[int, Pointwise] = {}
+    given: dict[tuple[str, str, str], set] = defaultdict(set)
+    rows: dict[int, dict] = {}
+    for i, ((model, kind, dataset, prompt), path) in enumerate(
+        zip(selection.judgments, inputs.judgments, strict=True)
+    ):
+        if kind == "pairwise":
+            rows[i] = pairwise_row(read_pairwise(path, pairs[dataset]), len(pairs[dataset]))
+            continue
+        read[i] = read_pointwise(path, kind, grades[dataset])
+        if group.get(prompt) != "umbrela":
+            given[(model, kind, dataset)] |= read[i].pairs
+        if read[i].dropped or read[i].repeats:
+            log.info(
+                "%s: %d labels out of the %s scale dropped, %d repeated lines",
+                path,
+                read[i].dropped,
+                kind,
+                read[i].repeats,
+            )
+    for i, r in read.items():
+        model, kind, dataset, prompt = selection.judgments[i]
+        judged = given.get((model, kind, dataset)) or r.pairs
+        if group.get(prompt) == "umbrela" and judged is not r.pairs:
+            r = r.on(judged)
+        rows[i] = pointwise_row(kind, r, len(judged))
+    return [
+        {
+            "source": "published",
+            "model": m,
+            "type": k,
+            "dataset": d,
+            "prompt": p,
+            "group": group.get(p, "unknown"),
+            **rows[i],
+        }
+        for i, (m, k, d, p) in enumerate(selection.judgments)
+    ]
+
+
+def agreement_job(inputs: Inputs, selection: Selection, outputs: Mapping[str, str]) -> pd.DataFrame:
+    """The agreement of every published file with the human labels, as one table (tsv, md, tex,
+    html)."""
+    df = agreement_rows(inputs, selection)
+    write_table(
+        df, renderer(df, "Prompt sensitivity: each published judgment file against the human labels"), outputs
+    )
+    log.info("%d files; %d labels dropped out of scale", len(df), int(df["dropped"].fillna(0).sum()))
+    return df
+
+
+def tables_job(agreement: str, bootstrap: Bootstrap, outputs: Mapping[str, str]) -> None:
+    """Per judge x type x dataset, the spread over prompts and human- against LLM-written prompts
+    (each as tsv, md, tex, html), and the figure of each judge's agreement over prompts."""
+    df = read_tsv(
+        agreement, {"source": str, "prompt": str, "model": str, "type": str, "dataset": str, "group": str}
+    )
+    s = spread(df)
+    write_table(s, renderer(s, "Prompt sensitivity: the spread over prompts"), _four(outputs, "spread"))
+    g = groups(df, bootstrap.resamples, bootstrap.seed, bootstrap.level)
+    write_table(
+        g, renderer(g, "Prompt sensitivity: human- against LLM-written prompts"), _four(outputs, "groups")
+    )
+    distribution_figure(df, outputs["figure_png"], outputs["figure_pdf"])
+    log.info("%d judge x type x dataset cells", len(s))
+
+
+def _four(outputs: Mapping[str, str], name: str) -> dict[str, str]:
+    return {ext: outputs[f"{name}_{ext}"] for ext in ("tsv", "md", "tex", "html")}

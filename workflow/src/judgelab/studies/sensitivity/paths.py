@@ -1,0 +1,20 @@
+"""The prompt-sensitivity study's result paths under ``{results}``, each named once (the plan's
+``paths``; every rule and job asks :meth:`judgelab.wiring.facade.Project.path` for them)."""
+
+from __future__ import annotations
+
+PATHS = {
+    # a published file at its path in the source repository (prompts.json, data/pairwise/...,
+    # Judgements/<model>/<type>/...)
+    "sensitivity_published": "{results}/sensitivity/published/{file}",
+    # a live judge's answers with one prompt's template of one type
+    "sensitivity_judgments": "{results}/sensitivity/judgments/{dataset}/{model}/{prompt}/{type}.tsv",
+    "sensitivity_agreement": "{results}/sensitivity/tables/agreement.{ext}",
+    "sensitivity_spread": "{results}/sensitivity/tables/spread.{ext}",
+    "sensitivity_groups": "{results}/sensitivity/tables/groups.{ext}",
+    "sensitivity_figure": "{results}/sensitivity/figures/agreement.{ext}",
+}
+
+#: the renderings of every table (:data:`judgelab.analysis.render.TABLE_FORMATS`)
+TABLES = ("tsv", "md", "tex", "html")
+FIGURES = ("png", "pdf")

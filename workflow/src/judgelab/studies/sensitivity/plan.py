@@ -1,0 +1,305 @@
+"""Prompt sensitivity: the config section ``sensitivity`` resolved; see the package docstring.
+
+Config section ``sensitivity``; target ``sensitivity``; rules ``workflow/rules/sensitivity/``; jobs
+:mod:`.jobs`; science :mod:`.science`; the published files :mod:`.published` (their manifest
+``resources/sensitivity/published.tsv``); paths :mod:`.paths`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+
+from judgelab.cache.filehash import sha256_of_file
+from judgelab.errors import InputError, NothingToDo
+from judgelab.llm.backends.base import Request
+from judgelab.llm.judge import Judge, JudgeSection, JudgeTemplate
+from judgelab.llm.judging import judgment_requests
+from judgelab.project.plan import LLMJob, StudyPlan
+from judgelab.studies.sensitivity.paths import FIGURES, PATHS, TABLES
+from judgelab.studies.sensitivity.published import SCALES, PublishedFile, read_manifest, read_prompts
+from judgelab.studies.sensitivity.settings import Bootstrap, Downloads, Selection
+
+#: the manifest of the published files, under the workflow's ``resources/``
+MANIFEST = "sensitivity/published.tsv"
+#: the types a live judge judges with a prompt (pairwise live judging is not built)
+LIVE_TYPES = ("binary", "graded")
+
+
+@dataclass(frozen=True)
+class LivePrompt:
+    """A live prompt: its author group and, per type, (template text, system text, how it is named)."""
+
+    group: str
+    texts: dict[str, tuple[str, str, str]]
+
+
+def literal_template(text: str) -> str:
+    """A published prompt's text as a template whose only placeholders are ``{query}`` and
+    ``{document}``: every other brace escaped (``{Document}``, literal JSON braces stay text), so
+    :func:`judgelab.llm.prompts.fill` replaces the two literally and nothing else."""
+    escaped = text.replace("{", "{{").replace("}", "}}")
+    return escaped.replace("{{query}}", "{query}").replace("{{document}}", "{document}")
+
+
+class Plan(StudyPlan):
+    name = "sensitivity"
+    paths = PATHS
+
+    @property
+    def published(self) -> dict:
+        return self.section["published"]
+
+    @cached_property
+    def manifest(self) -> list[PublishedFile]:
+        return read_manifest(self.project.resources / MANIFEST)
+
+    @property
+    def published_datasets(self) -> dict[str, str]:
+        """Published dataset (``dl20``, ``dl21``) -> the key of ``datasets`` holding its qrels."""
+        return dict(self.published["datasets"])
+
+    # -- live judges: every pair of the study's datasets judged with each prompt ----------------
+
+    @cached_property
+    def live_prompts(self) -> dict[str, LivePrompt]:
+        """Every live prompt by id: ``sensitivity.prompts`` (the project's templates, checked) and
+        ``sensitivity.published_prompts`` (the authors' texts; a type whose text lacks a
+        placeholder left out, with a notice)."""
+        out: dict[str, LivePrompt] = {}
+        for pid, entry in self.section["prompts"].items():
+            texts = {}
+            for kind in LIVE_TYPES:
+                if entry.get(kind):
+                    t = self._checked_template(str(pid), kind, entry[kind])
+                    texts[kind] = (t.text, "", entry[kind])
+            if not texts:
+                raise InputError("names no template (binary, graded)", key=f"{self.name}.prompts.{pid}")
+            out[str(pid)] = LivePrompt(str(entry["group"]), texts)
+        for pid, prompt in self._published_prompts().items():
+            if pid in out:
+                raise InputError(
+                    f"prompt id {pid!r} is also a key of {self.name}.prompts",
+                    key=f"{self.name}.published_prompts.ids",
+                )
+            out[pid] = prompt
+        return out
+
+    def _checked_template(self, pid: str, kind: str, ref: str):
+        key = f"{self.name}.prompts.{pid}.{kind}"
+        t = self.project.template(ref, "judgment", key)
+        labels = tuple(t.labels or ())
+        wanted = tuple(str(v) for v in SCALES[kind])
+        if labels != wanted:
+            raise InputError(
+                f"{t.path} declares labels {list(labels)}: a {kind} prompt answers with {list(wanted)}",
+                key=key,
+            )
+        return t
+
+    def _published_prompts(self) -> dict[str, LivePrompt]:
+        """The authors' prompts of ``published_prompts.file`` (its SHA-256 the manifest's)."""
+        spec = self.section["published_prompts"]
+        if not spec["file"]:
+            return {}
+        key = f"{self.name}.published_prompts.file"
+        path = self.project.local(spec["file"])
+        if not path.is_file():
+            raise InputError(f"no file {path} (a copy of the authors' prompts.json)", key=key)
+        published = next(f for f in self.manifest if f.kind == "prompts")
+        if sha256_of_file(path) != published.sha256:
+            raise InputError(
+                f"{path} is not the published prompts.json (its SHA-256 is not {published.sha256})", key=key
+            )
+        data = json.loads(path.read_text(encoding="utf-8"))
+        ids = [str(i) for i in spec["ids"]] if spec["ids"] is not None else list(data)
+        groups = read_prompts(path)
+        out = {}
+        for i, pid in enumerate(ids):
+            if pid not in data:
+                raise InputError(
+                    f"no prompt {pid!r} in {path} (ids: {list(data)})",
+                    key=f"{self.name}.published_prompts.ids[{i}]",
+                )
+            texts = {}
+            for kind in LIVE_TYPES:
+                entry = data[pid].get(kind) or {}
+                user, system = str(entry.get("user") or ""), str(entry.get("system") or "")
+                missing = [p for p in ("{query}", "{document}") if p not in user]
+                if missing:
+                    self.project.note(
+                        f"sensitivity: published prompt {pid}'s {kind} text has no {' or '.join(missing)}: "
+                        f"left out for {kind}"
+                    )
+                    continue
+                texts[kind] = (literal_template(user), system, f"prompts.json {pid} {kind}")
+            if texts:
+                out[pid] = LivePrompt(groups[pid], texts)
+        return out
+
+    @property
+    def prompts(self) -> dict[str, LivePrompt]:
+        return self.live_prompts
+
+    def prompt_types(self, prompt: str) -> list[str]:
+        return [t for t in LIVE_TYPES if t in self.live_prompts[prompt].texts]
+
+    @property
+    def live_cells(self) -> list[tuple[str, str, str, str]]:
+        """(dataset, model, prompt, type) of every live judge job."""
+        return [
+            (d, m, p, t)
+            for d in self.datasets
+            for m in self.judges
+            for p in self.live_prompts
+            for t in self.prompt_types(p)
+        ]
+
+    def text_datasets(self) -> list[str]:
+        """The live judges' datasets (the published judgments show no passage to a model)."""
+        return sorted({d for d, _, _, _ in self.live_cells})
+
+    def _template(self, name: str) -> JudgeTemplate:
+        """``<prompt>/<type>``'s template: its text, the type's labels, the bound."""
+        prompt, kind = name.rsplit("/", 1)
+        text, _, shown = self.live_prompts[prompt].texts[kind]
+        labels = tuple(str(v) for v in SCALES[kind])
+        return JudgeTemplate(text, labels, int(self.section["max_tokens"]), shown, f"{self.name}.max_tokens")
+
+    @cached_property
+    def judges_section(self) -> JudgeSection:
+        """The study's section of templates (:class:`judgelab.llm.judge.JudgeSection`, the one judge
+        factory), a template per ``<prompt>/<type>``; the label read as the backend can (``auto``)."""
+        return JudgeSection(
+            models=self.project.model_entry,
+            template=self._template,
+            min_coverage=float(self.project.config["min_coverage"]),
+            answer="auto",
+        )
+
+    def judge(self, model: str, prompt: str, kind: str) -> Judge:
+        """The judge of ``model``'s jobs with ``prompt``'s ``kind`` template: no persona; a
+        published prompt's system text as the system message."""
+        judge = self.judges_section.judge(model, f"{prompt}/{kind}")
+        system = self.live_prompts[prompt].texts[kind][1]
+        return judge.but(persona=system, placement="system") if system.strip() else judge
+
+    def judgments_path(self, cell: tuple[str, str, str, str]) -> str:
+        d, m, p, t = cell
+        return self.project.path("sensitivity_judgments", dataset=d, model=m, prompt=p, type=t)
+
+    # -- the published judgments ------------------------------------------------------------------
+
+    @cached_property
+    def judgments(self) -> list[PublishedFile]:
+        """The judgment files of the selected models, types, datasets and prompts, in manifest order."""
+        p = self.published
+        prompts = None if p["prompts"] is None else {str(x) for x in p["prompts"]}
+        return [
+            f
+            for f in self.manifest
+            if f.kind == "judgments"
+            and f.model in p["models"]
+            and f.type in p["types"]
+            and f.dataset in self.published_datasets
+            and (prompts is None or f.prompt in prompts)
+        ]
+
+    @cached_property
+    def support(self) -> list[PublishedFile]:
+        """``prompts.json`` and the pair lists of the datasets judged pairwise (nothing without a
+        published judgment file)."""
+        if not self.judgments:
+            return []
+        pairwise = {f.dataset for f in self.judgments if f.type == "pairwise"}
+        return [
+            f for f in self.manifest if f.kind == "prompts" or (f.kind == "pairs" and f.dataset in pairwise)
+        ]
+
+    def file_path(self, f: PublishedFile) -> str:
+        return self.project.path("sensitivity_published", file=f.file)
+
+    def downloads(self) -> Downloads:
+        return Downloads(tuple(f.download() for f in self.support + self.judgments))
+
+    def downloaded(self) -> list[str]:
+        """The download job's outputs, in the order of :meth:`downloads`."""
+        return [self.file_path(f) for f in self.support + self.judgments]
+
+    def prompts_file(self) -> list[str]:
+        """``prompts.json`` where a published judgment file is read (none otherwise)."""
+        return [self.file_path(f) for f in self.support if f.kind == "prompts"]
+
+    def pair_lists(self) -> list[PublishedFile]:
+        return [f for f in self.support if f.kind == "pairs"]
+
+    def tables(self) -> list[str]:
+        """The datasets (keys of ``datasets``) whose tables the agreement job reads: those holding
+        the qrels of a published binary or graded file, and the live judges'."""
+        published = {self.published_datasets[f.dataset] for f in self.judgments if f.type != "pairwise"}
+        return sorted(published | {d for d, _, _, _ in self.live_cells})
+
+    def selection(self) -> Selection:
+        return Selection(
+            judgments=tuple((f.model, f.type, f.dataset, f.prompt) for f in self.judgments),
+            pairs=tuple(f.dataset for f in self.pair_lists()),
+            tables=tuple(self.tables()),
+            published=tuple(sorted(self.published_datasets.items())),
+            live=tuple(self.live_cells),
+            groups=tuple((p, v.group) for p, v in self.live_prompts.items()),
+        )
+
+    def bootstrap(self) -> Bootstrap:
+        b = self.section["bootstrap"]
+        return Bootstrap(int(b["resamples"]), int(b["seed"]), float(b["level"]))
+
+    def check(self) -> None:
+        super().check()
+        self.live_prompts  # noqa: B018 - every live prompt read and checked
+        key = f"{self.name}.published"
+        known = self.project.config["datasets"]
+        for published, name in self.published_datasets.items():
+            if name not in known:
+                raise InputError(
+                    f"{name!r} is not a key of `datasets` (known: {sorted(known)})",
+                    key=f"{key}.datasets.{published}",
+                )
+        ids = {f.prompt for f in self.manifest if f.kind == "judgments"}
+        for i, pid in enumerate(self.published["prompts"] or []):
+            if str(pid) not in ids:
+                raise InputError(
+                    f"no published judgments with prompt {pid!r} (prompts with files: "
+                    f"{sorted(ids, key=int)})",
+                    key=f"{key}.prompts[{i}]",
+                )
+        if not self.judgments and not self.live_cells:
+            raise NothingToDo(
+                f"no live judge job ({self.name}.datasets {self.datasets}, {self.name}.judges "
+                f"{self.judges}) and no published judgment file of models {self.published['models']}, "
+                f"types {self.published['types']}, datasets {sorted(self.published_datasets)} "
+                f"({key}); set {self.name}.enabled: false to skip the study",
+                key=self.name,
+            )
+
+    def llm_jobs(self) -> list[LLMJob]:
+        return [
+            LLMJob(
+                f"{self.name}_judge", m, (("dataset", d), ("model", m), ("prompt", p), ("type", t)), self.name
+            )
+            for d, m, p, t in self.live_cells
+        ]
+
+    def targets(self) -> list[str]:
+        path = self.project.path
+        out = [path("sensitivity_agreement", ext=e) for e in TABLES]
+        out += [path(k, ext=e) for k in ("sensitivity_spread", "sensitivity_groups") for e in TABLES]
+        return out + [path("sensitivity_figure", ext=e) for e in FIGURES]
+
+    def requests(self, job, ctx) -> Iterator[tuple[str, Request, bool]]:
+        """For ``judgelab estimate``: one request per pair of a live judge job, built as the job
+        builds them."""
+        src = ctx.pairs(job.wc["dataset"])
+        for req in judgment_requests(src.pairs, self.judge(job.model, job.wc["prompt"], job.wc["type"])):
+            yield "judge", req, src.exact and ctx.cached(job.model, req) is not None
