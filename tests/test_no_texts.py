@@ -220,8 +220,8 @@ def workdir(tmp_path_factory):
     """`.test/byo` with two LLMJudge datasets without texts - `lj` (source files: qrels and topics)
     and `ljd` (source download from file:// URLs) - labelled by its imported judge `mine`, here the
     LLMJudge submission Olz-exp (imports/{dataset}.qrels), scored by PERAS and the ranking study
-    (three run files of `lj`); no live judge. The run of `peras ranking` and its output (each
-    job's rule, inputs and outputs)."""
+    (three run files of `lj`); no live judge. The run of PERAS's metrics and `ranking`, and its
+    output (each job's rule, inputs and outputs)."""
     base = tmp_path_factory.mktemp("notexts")
     wd = make_workdir(base / "run", "byo")
     for d in ("lj", "ljd"):
@@ -241,11 +241,13 @@ def workdir(tmp_path_factory):
             "ppi": {"enabled": False},
             "circularity": {"enabled": False},
             "correlation": {"n_boot": 100},
+            "figures": False,
         },
     }
     over = base / "over.yaml"
     over.write_text(yaml.safe_dump(overlay))
-    run = snakemake(wd, "peras", "ranking", "--configfile", str(over))
+    # PERAS's metrics table (its figures, significance and classifier add nothing here)
+    run = snakemake(wd, "results/peras/metrics/metrics.tsv", "ranking", "--configfile", str(over))
     assert run.returncode == 0, output(run)[-4000:]
     return wd, output(run)
 

@@ -91,6 +91,7 @@ def workflow(tmp_path_factory, shared):
             "score_alpha": "linear",
             "ppi": {"n": [10], "draws": 20},
             "circularity": {"enabled": True},
+            "figures": True,  # the mean-difference figures are checked here
             "correlation": {"n_boot": 100},  # the intervals are not what this file checks
         },
     }
