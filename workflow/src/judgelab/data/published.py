@@ -28,7 +28,7 @@ from typing import Any, TypeAlias
 
 import yaml
 
-from judgelab.data.sources import DownloadError, download
+from judgelab.data.sources import download_or_copy
 from judgelab.errors import InputError
 
 #: the catalog's columns, in order
@@ -500,19 +500,15 @@ def fetch(params: Mapping[str, Any], dest: str | Path) -> Path:
     was)."""
     url, size, sha256 = str(params["url"]), int(params["bytes"]), str(params["sha256"])
     mirror = params.get("mirror")
-    if not mirror:
-        return download(url, dest, size=size, sha256=sha256)
-    copy = Path(mirror).resolve()
-    try:
-        return download(copy.as_uri(), dest, size=size, sha256=sha256)
-    except DownloadError as exc:
-        raise DownloadError(
-            f"published_judges.mirror: the copy {copy} of {url} is not the catalog's file: {exc}",
-            url=exc.url,
-            dest=exc.dest,
-            received=exc.received,
-            expected=exc.expected,
-        ) from None
+    return download_or_copy(
+        url,
+        dest,
+        size=size,
+        sha256=sha256,
+        copy=mirror or None,
+        key="published_judges.mirror",
+        what="the catalog's file",
+    )
 
 
 # -- building the shipped catalog from the sources' manifests -----------------------------------

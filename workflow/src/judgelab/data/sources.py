@@ -569,3 +569,25 @@ def aligned_counts(qrels: _Fetched, texts: _Fetched) -> None:
 #: Judged queries of the public datasets: what the estimate's stand-ins of a dataset not
 #: downloaded yet count per query (the stand-in table holds one pair per judged pair).
 JUDGED_QUERIES = {"dl19": 43, "dl20": 54, "dl21": 53, "llmjudge": 25}
+
+
+def download_or_copy(
+    url: str, dest: str | Path, *, size: int, sha256: str, copy: str | Path | None, key: str, what: str
+) -> Path:
+    """:func:`download` of ``url`` to ``dest`` with its ``size`` and ``sha256`` checked - or, with
+    ``copy`` (a local copy under the mirror folder of the config key ``key``), that file the same
+    way as a ``file://`` download, a failed check then one :class:`DownloadError` naming the key,
+    the copy and the URL it stands for (``what``: what the copy should have been)."""
+    if copy is None:
+        return download(url, dest, size=size, sha256=sha256)
+    local = Path(copy).resolve()
+    try:
+        return download(local.as_uri(), dest, size=size, sha256=sha256)
+    except DownloadError as exc:
+        raise DownloadError(
+            f"{key}: the copy {local} of {url} is not {what}: {exc}",
+            url=exc.url,
+            dest=exc.dest,
+            received=exc.received,
+            expected=exc.expected,
+        ) from None

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from judgelab.analysis.render import write_table
-from judgelab.data.sources import DownloadError, download
+from judgelab.data.sources import download_or_copy
 from judgelab.data.tables import read_dataset, read_tsv, write_tsv
 from judgelab.llm.judge import Judge
 from judgelab.llm.judging import judge_table
@@ -49,20 +49,15 @@ def download_job(downloads: Downloads, published: Sequence[str], mirror: str | N
     paths), from the copy there; its size and SHA-256 checked either way
     (:func:`judgelab.data.sources.download`: nothing is left under a name whose check failed)."""
     for (file, size, sha256, url), dest in zip(downloads.files, published, strict=True):
-        if not mirror:
-            download(url, dest, size=size, sha256=sha256)
-            continue
-        copy = (Path(mirror) / file).resolve()
-        try:
-            download(copy.as_uri(), dest, size=size, sha256=sha256)
-        except DownloadError as exc:
-            raise DownloadError(
-                f"sensitivity.published.mirror: the copy {copy} of {url} is not the published file: {exc}",
-                url=exc.url,
-                dest=exc.dest,
-                received=exc.received,
-                expected=exc.expected,
-            ) from None
+        download_or_copy(
+            url,
+            dest,
+            size=size,
+            sha256=sha256,
+            copy=Path(mirror) / file if mirror else None,
+            key="sensitivity.published.mirror",
+            what="the published file",
+        )
     log.info("%d files %s", len(downloads.files), f"copied from {mirror}" if mirror else "downloaded")
 
 
