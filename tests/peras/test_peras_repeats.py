@@ -191,3 +191,92 @@ def test_the_consistency_table_of_hand_made_repeats(tmp_path):
     assert row.flip_rate == pytest.approx(flips / 4)
     assert row.majority_n_labelled == 4
     assert "flip_rate" in (tmp_path / "c.md").read_text()
+
+
+def test_the_majority_of_k_is_one_more_judge_of_the_metrics_tables(tmp_path, monkeypatch):
+    """With k > 1 every repeated judge x template has a majority judge, ``<judge>+majority@<k>``,
+    right after it in the metrics groups (its majority tables, no confidence); at k = 1 the groups
+    are PERAS's as they were."""
+    one = load(tmp_path, monkeypatch, {"tiny": {"backend": "local"}}, {})
+    plan = one.plan("peras")
+    assert plan.majority_judges == {} and plan.metric_groups == plan.groups
+    three = load(tmp_path, monkeypatch, {"tiny": {"backend": "local", "temperature": 0.7}}, {"repeats": 3})
+    plan = three.plan("peras")
+    assert plan.majority_judges == {"tiny+majority@3": "tiny"}
+    twins = [[g, (g[0], "tiny+majority@3", g[2])] for g in plan.groups]
+    assert list(plan.metric_groups) == [g for pair in twins for g in pair]  # each after its judge's
+    assert plan.metric_groups[("dl19", "tiny+majority@3", "wo_cot")] == ["default"]
+    judged = plan.metric_inputs("judgments", "dl19", "tiny+majority@3", "wo_cot")
+    assert judged == [
+        three.path("repeats_majority", dataset="dl19", model="tiny", template="wo_cot", persona="default")
+    ]
+    assert plan.metric_inputs("confidence", "dl19", "tiny+majority@3", "wo_cot") == []
+    assert plan.group("dl19", "tiny+majority@3", "wo_cot").personas == ("default",)
+    # the majority's name is no other judge's
+    with pytest.raises(InputError, match=r"peras\.repeats.*'tiny\+majority@3'"):
+        load(
+            tmp_path,
+            monkeypatch,
+            {"tiny": {"backend": "local", "temperature": 0.7}, "tiny+majority@3": {"backend": "local"}},
+            {"repeats": 3},
+        )
+
+
+def test_the_majority_judge_row_and_its_place_in_table_7_by_hand(tmp_path):
+    """A hand-made majority table (ties to the lower label, as committees) as a group of its own:
+    its kappa is scikit-learn's on the majority labels, it states no confidence (RO, RU, HMR n/a)
+    and Table 7 lists it as a judge of its own after the judge it votes for."""
+    from sklearn.metrics import cohen_kappa_score
+
+    from judgelab.analysis.consistency import majority, wide_labels
+    from judgelab.data.tables import label_tables, write_tsv
+    from judgelab.studies.peras.jobs import aggregate_metrics_job, group_metrics_job
+    from judgelab.studies.peras.settings import Group
+    from judgelab.studies.peras.tables import wide_table
+
+    table = sample_pairs().head(6)
+    pairs = tmp_path / "pairs.tsv"
+    write_dataset(table, pairs)
+    # three repeats per pair; pair 3 ties 1-1 with a missing third (lower label: 0), pair 5 has one
+    # label of three (below the quorum of 2: unlabelled)
+    labels = [[3, 3, 2], [0, 1, 0], [2, 2, 2], [0, 1, None], [1, 2, 1], [None, None, 3]]
+    rows = [
+        {"dataset": "dl19", "qid": q, "docid": d, "sample": s, "label": v}
+        for (q, d), ls in zip(zip(table["qid"], table["docid"]), labels)
+        for s, v in enumerate(ls)
+    ]
+    voted = majority(wide_labels(pd.DataFrame(rows).astype({"label": "Int64"})))
+    expected = [3, 0, 2, 0, 1, None]
+    by_pair = dict(zip(zip(voted["qid"], voted["docid"]), voted["label"]))
+    got = [by_pair[(str(q), str(d))] for q, d in zip(table["qid"], table["docid"])]
+    assert [None if pd.isna(v) else int(v) for v in got] == expected
+    merged = table[["dataset", "qid", "docid"]].assign(
+        label=pd.array(expected, dtype="Int64"), confidence=pd.array([pd.NA] * 6, dtype="Float64")
+    )
+    maj, _ = label_tables(merged, "majority of 3")
+    write_tsv(maj, tmp_path / "maj.tsv")
+    group = Group("dl19", "m+majority@3", "wo_cot", ("default",))
+    out = tmp_path / "g.tsv"
+    row = group_metrics_job(str(pairs), [str(tmp_path / "maj.tsv")], [], group, str(out)).iloc[0]
+    grades = table["grade"].astype(int).tolist()
+    kept = [i for i, v in enumerate(expected) if v is not None]
+    want = cohen_kappa_score([grades[i] for i in kept], [expected[i] for i in kept])
+    assert row["kappa"] == pytest.approx(want)
+    assert (row["n_pairs"], row["n_parsed"], row["n_confidence"]) == (6, 5, 0)
+    assert pd.isna(row["RO"]) and pd.isna(row["HMR"])
+    # beside the judge's own group, in the order of the groups: Table 7 lists both
+    judge = tmp_path / "judge.tsv"
+    pd.DataFrame(
+        [
+            {
+                **group.ids,
+                "model": "m",
+                "persona": "default",
+                **{k: row[k] for k in row.index if k not in group.ids and k != "persona"},
+            }
+        ]
+    ).to_csv(judge, sep="\t", index=False)
+    aggregate_metrics_job([str(judge), str(out)], str(tmp_path / "metrics.tsv"))
+    wide = wide_table(pd.read_csv(tmp_path / "metrics.tsv", sep="\t"), "table7")
+    assert wide.rows == [("m", "default"), ("m+majority@3", "default")]
+    assert wide.values[("m+majority@3", "default", "dl19", "wo_cot", "kappa")] == pytest.approx(want)

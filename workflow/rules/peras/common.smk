@@ -30,6 +30,16 @@ def group_files(stage):
     return files
 
 
+def metric_files(stage):
+    """Input function: the stage's file of every persona of the wildcards' metric group (a
+    majority judge's: its majority tables, no confidence)."""
+
+    def files(wildcards):
+        return PERAS.metric_inputs(stage, wildcards.dataset, wildcards.model, wildcards.template)
+
+    return files
+
+
 def expand_groups(name, groups, **fields):
     return [path(name, dataset=d, model=m, template=t, **fields) for d, m, t in groups]
 

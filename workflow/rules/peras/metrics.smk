@@ -1,13 +1,15 @@
 # PERAS stage 7 - metrics: agreement (kappa, QWK, macro F1), calibration (RO, RU, HMR) and parse
-# coverage of every persona's job, one table per dataset x model x template, then one tidy table;
+# coverage of every persona's job, one table per dataset x model x template (with peras.repeats
+# above 1, also of each repeated judge's majority of k, <judge>+majority@<k>), then one tidy table;
 # and the calibration diagnostics of every job (ECE, Brier, reliability diagrams), one job.
 
 
 rule peras_group_metrics:
     input:
         pairs=path("dataset"),
-        judgments=group_files("judgments"),
-        confidence=group_files("confidence"),
+        # a majority judge's (peras.repeats above 1): its majority tables, no confidence
+        judgments=metric_files("judgments"),
+        confidence=metric_files("confidence"),
     output:
         metrics=path("group_metrics"),
     log:
@@ -22,7 +24,7 @@ rule peras_group_metrics:
 
 rule peras_aggregate_metrics:
     input:
-        tables=expand_groups("group_metrics", PERAS.groups),
+        tables=expand_groups("group_metrics", PERAS.metric_groups),
     output:
         table=path("metrics"),
     log:

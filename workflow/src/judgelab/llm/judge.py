@@ -147,7 +147,9 @@ class JudgeSection:
     ``placement``: where a persona's instruction goes; ``names``: the section's template names
     that run (what a study naming one may choose from); ``judges``: the models its judge rule
     runs (a study naming the section judges with those); ``checked``: its judge jobs end with the coverage
-    check (False: a follow-up whose answers are no labels, e.g. a confidence).
+    check (False: a follow-up whose answers are no labels, e.g. a confidence); ``repeats``: how
+    many times each of its judge jobs is asked (the section's key, e.g. ``peras.repeats``, which
+    every study judging with the section follows; None: the section has none, once).
 
     A study names a section (``perturbations.original``, the PERAS section the ranking judges
     with) and asks it for its judges, so the judge of a pair is the same value, and its requests
@@ -163,6 +165,7 @@ class JudgeSection:
     names: tuple[str, ...] = ()
     judges: tuple[str, ...] = ()
     checked: bool = True
+    repeats: int | None = None
 
     @classmethod
     def one(cls, template: JudgeTemplate, **settings: Any) -> JudgeSection:

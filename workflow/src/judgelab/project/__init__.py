@@ -8,7 +8,8 @@ and nothing of the wiring, :mod:`judgelab.wiring`, which builds the studies' pla
 * :mod:`.records` - Snakemake's record of the job that wrote a file: whether it was made for this
   config (the estimate's check before it reads a prepared file);
 * :mod:`.stages` - the shared stages' jobs (datasets, personas); :mod:`.runner` - what every
-  workflow script shares (the job's log, JSON params);
+  workflow script shares (the job's log, JSON params); :mod:`.repeats` - a judge job asked k
+  times (``peras.repeats``), shared by PERAS and the ranking study;
 * :mod:`.schema_docs` - config/README.md's key tables, generated from the schema;
 * :mod:`.manifest` - ``results/manifest.json``: what produced a result folder.
 """

@@ -31,7 +31,8 @@ class SectionKeys:
     the models its judge rule runs (null: the top-level ``judges``); ``runs`` the dotted key of
     the template names that run (None: every name); ``labels`` what a template's labels are
     checked against: ``grades`` (each a grade: compared with the human grades) or ``scale``
-    (exactly the labels of the scale the name is)."""
+    (exactly the labels of the scale the name is); ``repeats`` the dotted key of how many times
+    each of its judge jobs is asked (None: once; :mod:`judgelab.project.repeats`)."""
 
     templates: str
     ref: str | None
@@ -42,6 +43,7 @@ class SectionKeys:
     judges: str
     runs: str | None
     labels: str
+    repeats: str | None = None
 
 
 #: The sections of templates and judges, by the name a study gives.
@@ -56,6 +58,7 @@ JUDGE_SECTIONS = {
         judges="peras.judges",
         runs=None,
         labels="grades",
+        repeats="peras.repeats",
     ),
     "overrating": SectionKeys(
         templates="overrating.pointwise.templates",
@@ -115,4 +118,5 @@ def judge_section(project: Any, name: str) -> JudgeSection:
         placement=project.placement if keys.personas else "user",
         names=tuple(entries if keys.runs is None else _at(config, keys.runs)),
         judges=tuple(config["judges"] if _at(config, keys.judges) is None else _at(config, keys.judges)),
+        repeats=int(_at(config, keys.repeats)) if keys.repeats else None,
     )

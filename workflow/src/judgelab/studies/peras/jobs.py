@@ -20,7 +20,6 @@ from judgelab.analysis.committee import Committee
 from judgelab.data.imported import ImportReading
 from judgelab.data.labels import GRADE_LABELS
 from judgelab.data.tables import (
-    ANSWER_COLUMNS,
     concat_ids_tables,
     label_tables,
     labels_with_confidence,
@@ -34,6 +33,8 @@ from judgelab.errors import InputError
 from judgelab.llm.judge import Judge
 from judgelab.llm.judging import judge_table
 from judgelab.llm.session import JobContext
+from judgelab.project.repeats import read_repeats as read_tsv_repeats
+from judgelab.project.repeats import repeat_labels
 from judgelab.studies.peras.confidence import run_confidence
 from judgelab.studies.peras.settings import ClassifierSettings, FigureSettings, Group, SignificanceSettings
 
@@ -77,11 +78,16 @@ def confidence_job(
 # Metrics
 
 
-def _labelled(grades: pd.DataFrame, judgments: str, confidence: str) -> pd.DataFrame:
+def _labelled(grades: pd.DataFrame, judgments: str, confidence: str | None) -> pd.DataFrame:
     """The human grade, label, confidence and (where the judgment table has it) ``truncated`` of
-    every pair."""
+    every pair (``confidence`` None: a judge that states none, e.g. a majority of repeats)."""
     judged = read_judgments(judgments)
-    labelled = labels_with_confidence(judged, read_confidence(confidence))
+    if confidence is None:
+        labelled = judged[["qid", "docid", "label"]].assign(
+            confidence=pd.array([pd.NA] * len(judged), dtype="Float64")
+        )
+    else:
+        labelled = labels_with_confidence(judged, read_confidence(confidence))
     if "truncated" in judged.columns:
         labelled = labelled.merge(judged[["qid", "docid", "truncated"]], on=["qid", "docid"], how="left")
     merged = grades.merge(labelled, on=["qid", "docid"], how="inner", validate="one_to_one")
@@ -146,14 +152,16 @@ def group_metrics_job(
     """Metrics of every persona's job of one dataset x model x template (one row per persona),
     each on the pairs its answers parsed and, as ``common_<metric>``, on the common support (the
     pairs every persona answered: :data:`COMMON_METRICS`); ``judgments`` and ``confidence`` are in
-    the order of the group's personas."""
+    the order of the group's personas. No ``confidence`` table at all: a judge that states none
+    (a majority of repeats, ``<judge>+majority@<k>``): its RO, RU, HMR are n/a."""
     personas = group.personas
-    if not len(judgments) == len(confidence) == len(personas):
+    stated: Sequence[str | None] = confidence if len(confidence) else [None] * len(judgments)
+    if not len(judgments) == len(stated) == len(personas):
         raise ValueError("one judgments and one confidence table per persona expected")
     from judgelab.studies.peras.metrics import job_metrics
 
     grades = read_dataset(pairs)[["qid", "docid", "grade"]]
-    tables = [_labelled(grades, j, c) for j, c in zip(judgments, confidence)]
+    tables = [_labelled(grades, j, c) for j, c in zip(judgments, stated)]
     df = pd.DataFrame(
         [
             {**group.ids, "persona": p, **job_metrics(t), **k}
@@ -633,60 +641,6 @@ def wide_tables_job(metrics: str, reference: str, outputs: Mapping[str, str], su
 # --------------------------------------------------------------------------------------------
 # Self-consistency (peras.repeats; judgelab.analysis.consistency)
 
-#: A repeats table: one row per pair x sample (0..k-1), with the answer columns of a judgment table
-#: (who answered, how it was read and sent: the provenance table reads them); a label drawn from
-#: the label distribution has ``parse_rule`` ``draw`` and no answer.
-REPEAT_COLUMNS = [
-    "dataset",
-    "qid",
-    "docid",
-    "sample",
-    "label",
-    "parsed",
-    "answer",
-    "cache_hit",
-    *ANSWER_COLUMNS,
-]
-
-
-def _drawn(judged: pd.DataFrame, judge: Judge, samples: int) -> pd.DataFrame:
-    """A logits judge's k labels per pair, each drawn from the pair's label distribution (the
-    judgment table's p0..p3) at the model's temperature, seeded by the sample index and the pair."""
-    from judgelab.analysis.consistency import draw_label, pair_seed
-
-    rows = []
-    for r in judged.itertuples(index=False):
-        probs = [r.p0, r.p1, r.p2, r.p3]
-        seed = pair_seed(str(r.qid), str(r.docid))
-        for s in range(samples):
-            label = draw_label(probs, [int(x) for x in judge.labels], judge.temperature, s, seed)
-            rows.append(
-                {
-                    "dataset": r.dataset,
-                    "qid": r.qid,
-                    "docid": r.docid,
-                    "sample": s,
-                    "label": label,
-                    "parsed": label is not None,
-                    "truncated": False,
-                    "parse_rule": "draw" if label is not None else None,
-                    "decoding": f"temperature={judge.temperature:g}",
-                }
-            )
-    return pd.DataFrame(rows, columns=REPEAT_COLUMNS)
-
-
-def _asked(table: pd.DataFrame, judged: pd.DataFrame, judge: Judge, samples: int, context: JobContext):
-    """A text judge's k labels per pair: sample 0 the judge job's own (its judgment table), samples
-    1..k-1 asked as requests of their own (cached: a rerun, or a larger k, asks only new samples)."""
-    from judgelab.llm.judging import run_judgment_samples
-
-    asked = list(range(1, samples))
-    with judge.session(context) as client:
-        got = run_judgment_samples(table, judge, client, asked, desc=context.desc)
-    parts = [judged.assign(sample=0)] + [t.assign(sample=s) for s, t in zip(asked, got)]
-    return pd.concat([p.reindex(columns=REPEAT_COLUMNS) for p in parts], ignore_index=True)
-
 
 def repeats_job(
     pairs: str,
@@ -709,14 +663,8 @@ def repeats_job(
     judged = read_judgments(judgments)
     if len(judged) != len(table):
         raise ValueError(f"{judgments} does not cover the dataset's {len(table)} pairs")
-    if judge.answer == "logits":
-        result = _drawn(judged, judge, samples)
-    elif context is None:
-        raise ValueError("a judge that parses its answers asks its samples: the job needs a context")
-    else:
-        result = _asked(table, judged, judge.resolved(persona_file), samples, context)
-    result["label"] = result["label"].astype("Int64")
-    result = result.sort_values(["sample"], kind="stable").reset_index(drop=True)
+    resolved = judge if judge.answer == "logits" else judge.resolved(persona_file)
+    result = repeat_labels(table, judged, resolved, samples, context)
     write_tsv(result, outputs["repeats"])
     voted = majority(wide_labels(result))
     merged = table[["dataset", "qid", "docid"]].merge(
@@ -787,11 +735,4 @@ def consistency_job(
     write_tsv(df, outputs["tsv"])
     Path(outputs["md"]).write_text(render.markdown_frame(df), encoding="utf-8")
     log.info("self-consistency of %d judge jobs; flip rates %s", len(df), df["flip_rate"].round(3).tolist())
-    return df
-
-
-def read_tsv_repeats(path: str) -> pd.DataFrame:
-    """A repeats table (:data:`REPEAT_COLUMNS`) as :func:`repeats_job` wrote it."""
-    df = read_judgments(path)
-    df["sample"] = df["sample"].astype(int)
     return df

@@ -21,6 +21,7 @@ from judgelab.llm.judge import Coverage, Judge, JudgeSection, JudgeTemplate
 from judgelab.llm.prompts import Template
 from judgelab.project.config import check_name
 from judgelab.project.plan import LLMJob, StudyPlan
+from judgelab.project.repeats import check_draws
 from judgelab.studies.peras import estimate
 from judgelab.studies.peras.settings import ClassifierSettings, FigureSettings, Group, SignificanceSettings
 
@@ -34,6 +35,8 @@ TABLES = ("table4", "table7", "table8")
 #: personas that run: the significance reference (``default``, the paper's no-persona condition)
 #: and the confidence-by-grade chart's personas (PERAS Figure 3's HN and LC).
 DEFAULT_REFERENCE = "default"
+#: The word in a majority judge's name, ``<judge>+majority@<k>`` (:meth:`Plan.majority_name`).
+MAJORITY = "majority"
 FIGURE3_PERSONAS = ("HN", "LC")
 
 
@@ -299,8 +302,10 @@ class Plan(StudyPlan):
 
     @property
     def repeats(self) -> int:
-        """How many times each live judge job is asked (``peras.repeats``; 1: once, no repeats job)."""
-        return int(self.section["repeats"])
+        """How many times each live judge job is asked (``peras.repeats``; 1: once, no repeats job):
+        the key of the study's judge section, which the ranking study's live judges (PERAS's)
+        follow too."""
+        return int(cast("int", self.judges_section.repeats))
 
     def repeat_cells(self) -> list[dict[str, str]]:
         """Every live judge job (dataset, model, template, persona) with its reading and temperature,
@@ -324,26 +329,67 @@ class Plan(StudyPlan):
                 )
         return out
 
+    def majority_name(self, model: str) -> str:
+        """The name of the majority of ``model``'s k repeats as one more judge of the metrics
+        tables: ``<model>+majority@<k>`` (``+`` and ``@`` keep it apart from a model's name)."""
+        return f"{model}+{MAJORITY}@{self.repeats}"
+
+    @cached_property
+    def majority_judges(self) -> dict[str, str]:
+        """The majority judges (``peras.repeats`` above 1; else none): name -> the live judge whose
+        repeats they vote on (:meth:`majority_name`)."""
+        if self.repeats < 2:
+            return {}
+        return {self.majority_name(m): m for m in self.models()}
+
+    @cached_property
+    def metric_groups(self) -> dict[tuple[str, str, str], list[str]]:
+        """The groups of the metrics table and Tables 7-8: :attr:`groups`, each repeated live
+        judge's followed by its majority judge's (the same dataset x template, the personas its
+        repeats ran: the run's). With ``peras.repeats`` 1, :attr:`groups` as they are."""
+        majority = {m: name for name, m in self.majority_judges.items()}
+        repeated = {(c["dataset"], c["model"], c["template"]) for c in self.repeat_cells()}
+        out: dict[tuple[str, str, str], list[str]] = {}
+        for (d, m, t), personas in self.groups.items():
+            out[(d, m, t)] = personas
+            if (d, m, t) in repeated:
+                out[(d, majority[m], t)] = list(self.project.personas)
+        return out
+
+    def metric_inputs(self, stage: str, dataset: str, model: str, template: str) -> list[str]:
+        """The ``stage`` file (judgments, confidence) of every persona of a metric group: a
+        judge's own, or for a majority judge its majority tables (``repeats_majority``) and no
+        confidence (a majority states none: its RO, RU, HMR are n/a)."""
+        personas = self.metric_groups[(dataset, model, template)]
+        ids = {"dataset": dataset, "template": template}
+        if model not in self.majority_judges:
+            return [self.project.path(stage, model=model, persona=p, **ids) for p in personas]
+        if stage == "confidence":
+            return []
+        base = self.majority_judges[model]
+        return [self.project.path("repeats_majority", model=base, persona=p, **ids) for p in personas]
+
     def repeat_files(self, stage: str) -> list[str]:
         """The ``stage`` file (repeats, repeats_majority) of every :meth:`repeat_cells` job."""
         keys = ("dataset", "model", "template", "persona")
         return [self.project.path(stage, **{k: c[k] for k in keys}) for c in self.repeat_cells()]
 
     def _check_repeats(self) -> None:
-        """A judge read from the logits draws its repeats at its model's temperature: 0 (greedy)
-        with repeats above 1 would draw k copies of one label."""
+        """With repeats above 1: a majority judge's name is no other judge's, and a judge read from
+        the logits draws its repeats at its model's temperature, above 0
+        (:func:`judgelab.project.repeats.check_draws`)."""
         if self.repeats < 2:
             return
         for m in self.models():
-            judge = self.judges_section.judge(m, self.templates[0])
-            if judge.answer == "logits" and judge.temperature <= 0:
+            name = self.majority_name(m)
+            taken = set(self.project.config["models"]) | set(self.project.imported) | set(self.committees)
+            if name in taken:
                 raise InputError(
-                    f"judge {m!r} reads its label from the logits (peras.answer), so its "
-                    f"{self.repeats} repeats are draws from the label distribution at "
-                    f"models.{m}.temperature, which is 0 (every draw would be the top label); set "
-                    f"models.{m}.temperature above 0, peras.answer: parse, or peras.repeats: 1",
+                    f"{name!r}, the name of the majority of judge {m!r}'s repeats, already names a "
+                    "model, an imported judge or a committee",
                     key="peras.repeats",
                 )
+        check_draws(self.judges_section, self.models(), self.templates[0], "peras.repeats")
 
     def models(self) -> list[str]:
         """The judges that run in some cell."""
@@ -385,8 +431,9 @@ class Plan(StudyPlan):
         return int(self.section["confidence"]["max_tokens"])
 
     def group(self, dataset: str, model: str, template: str) -> Group:
-        """A group of :attr:`groups` as the value its jobs take (a tracked param)."""
-        return Group(dataset, model, template, tuple(self.groups[(dataset, model, template)]))
+        """A group of :attr:`metric_groups` (:attr:`groups` and the majority judges') as the value
+        its jobs take (a tracked param)."""
+        return Group(dataset, model, template, tuple(self.metric_groups[(dataset, model, template)]))
 
     def significance_settings(self) -> SignificanceSettings:
         """The significance job's settings (a tracked param)."""
