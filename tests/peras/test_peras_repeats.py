@@ -224,9 +224,10 @@ def test_the_majority_of_k_is_one_more_judge_of_the_metrics_tables(tmp_path, mon
 
 def test_the_majority_judge_row_and_its_place_in_table_7_by_hand(tmp_path):
     """A hand-made majority table (ties to the lower label, as committees) as a group of its own:
-    its kappa is scikit-learn's on the majority labels, it states no confidence (RO, RU, HMR n/a)
-    and Table 7 lists it as a judge of its own after the judge it votes for."""
-    from sklearn.metrics import cohen_kappa_score
+    its kappa is Cohen's, (p_o - p_e) / (1 - p_e) counted here, on the pairs the majority labelled;
+    it states no confidence (RO, RU, HMR n/a) and Table 7 lists it as a judge of its own after the
+    judge it votes for."""
+    from collections import Counter
 
     from judgelab.analysis.consistency import majority, wide_labels
     from judgelab.data.tables import label_tables, write_tsv
@@ -260,7 +261,11 @@ def test_the_majority_judge_row_and_its_place_in_table_7_by_hand(tmp_path):
     row = group_metrics_job(str(pairs), [str(tmp_path / "maj.tsv")], [], group, str(out)).iloc[0]
     grades = table["grade"].astype(int).tolist()
     kept = [i for i, v in enumerate(expected) if v is not None]
-    want = cohen_kappa_score([grades[i] for i in kept], [expected[i] for i in kept])
+    a, b = [grades[i] for i in kept], [expected[i] for i in kept]
+    n, ca, cb = len(kept), Counter(a), Counter(b)
+    p_o = sum(x == y for x, y in zip(a, b)) / n
+    p_e = sum(ca[g] * cb[g] for g in range(4)) / n**2
+    want = (p_o - p_e) / (1 - p_e)
     assert row["kappa"] == pytest.approx(want)
     assert (row["n_pairs"], row["n_parsed"], row["n_confidence"]) == (6, 5, 0)
     assert pd.isna(row["RO"]) and pd.isna(row["HMR"])

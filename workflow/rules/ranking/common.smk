@@ -7,6 +7,9 @@ RANKING_DOWNLOAD_RE = names_re(RANKING.datasets_of("download"))
 RANKING_LIVE_RE = names_re(RANKING.judges)
 RANKING_IMPORTED_RE = names_re(RANKING.imported)
 RANKING_COMMITTEE_RE = names_re(RANKING.committees)
+# the repeated live judges (peras.repeats above 1) by how they read the label: asked, or drawn
+RANKING_PARSE_RE = names_re([m for m in RANKING.repeated if RANKING.answer(m) == "parse"])
+RANKING_LOGITS_RE = names_re([m for m in RANKING.repeated if RANKING.answer(m) == "logits"])
 
 
 def ranking_runs(wildcards):

@@ -98,3 +98,51 @@ rule ranking_committee:
         committee=lambda wc: RANKING.committee(wc.model).param(),
     script:
         "../../scripts/ranking/committee.py"
+
+
+# Self-consistency (peras.repeats k > 1; the ranking study's live judges are PERAS's): per dataset x
+# live judge, its pool labelled k times. A judge that parses asks samples 1..k-1 of every pool pair
+# (cached each on its own, the same requests as PERAS's repeats of the pair); one read from the
+# logits calls nothing and draws its k labels from its pool labels' distributions.
+rule ranking_repeats:
+    input:
+        pairs=path("dataset"),
+        runs=ranking_runs,
+        labels=path("ranking_labels"),
+        persona_file=lambda wc: PROJECT.persona_input(RANKING.persona),
+    output:
+        repeats=path("ranking_repeats"),
+    log:
+        PROJECT.log("ranking/{dataset}/repeats/{model}"),
+    wildcard_constraints:
+        model=RANKING_PARSE_RE,
+    conda:
+        "../../../envs/judgelab.yaml"
+    threads: model_threads()
+    resources:
+        **model_job(720),
+    params:
+        pooling=lambda wc: RANKING.pooling(wc.dataset).param(),
+        judge=lambda wc: RANKING.judge(wc.model).param(),
+        samples=RANKING.repeats,
+    script:
+        "../../scripts/ranking/repeats.py"
+
+
+rule ranking_repeat_draws:
+    input:
+        labels=path("ranking_labels"),
+    output:
+        repeats=path("ranking_repeats"),
+    log:
+        PROJECT.log("ranking/{dataset}/repeats/{model}"),
+    wildcard_constraints:
+        model=RANKING_LOGITS_RE,
+    conda:
+        "../../../envs/judgelab.yaml"
+    params:
+        pooling=lambda wc: RANKING.pooling(wc.dataset).param(),
+        judge=lambda wc: RANKING.judge(wc.model).param(),
+        samples=RANKING.repeats,
+    script:
+        "../../scripts/ranking/repeats.py"

@@ -15,6 +15,7 @@ localrules:
     ranking_runs,
     ranking_import,
     ranking_committee,
+    ranking_repeat_draws,
     ranking_correlations,
     ranking_circularity,
     ranking_leaderboard,

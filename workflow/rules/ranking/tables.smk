@@ -43,6 +43,31 @@ rule ranking_correlations:
         "../../scripts/ranking/correlations.py"
 
 
+# Self-consistency (peras.repeats above 1): per dataset, every run scored under each repeated live
+# judge's k label tables and their majority; per judge x reference x measure each repeat's tau
+# against the reference order, their spread and the majority's tau (judgelab.studies.ranking.repeats).
+rule ranking_repeat_taus:
+    input:
+        pairs=path("dataset"),
+        runs=ranking_runs,
+        scores=path("ranking_scores"),
+        repeats=lambda wc: RANKING.repeats_files(wc.dataset),
+    output:
+        tsv=ranking_report(path("ranking_repeat_taus", ext="tsv"), "repeat_taus"),
+        md=path("ranking_repeat_taus", ext="md"),
+    log:
+        PROJECT.log("ranking/{dataset}/repeats"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    resources:
+        **cpu_job(30, 4000),
+    params:
+        # the repeated judges (the order of `repeats`), their references, the measures, the runs, k
+        settings=lambda wc: RANKING.repeat_taus(wc.dataset).param(),
+    script:
+        "../../scripts/ranking/repeat_taus.py"
+
+
 rule ranking_leaderboard:
     input:
         correlations=[path("ranking_correlations", dataset=d) for d in RANKING.datasets],

@@ -21,6 +21,8 @@ Modules (no Snakemake code; the science modules are functions of DataFrames and 
   term overlap, passage length, random) written as TREC run files.
 * :mod:`judgelab.studies.ranking.pool` - the pool with its human grades and known texts, the
   qrels of every side, filling the human qrels' holes, the label agreement on the pool.
+* :mod:`judgelab.studies.ranking.repeats` - self-consistency (``peras.repeats``): each repeat's
+  labels as qrels, its tau against the reference order, their spread and the majority's tau.
 * :mod:`judgelab.studies.ranking.tables` - scores.tsv, correlations.tsv and the leaderboard
   (LLMJudge Table 3); :mod:`judgelab.studies.ranking.figures` - score scatter, rank-rank plot.
 * the plan, one concern a module: :mod:`~judgelab.studies.ranking.plan` (``Plan``: the study's

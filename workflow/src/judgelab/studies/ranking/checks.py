@@ -11,6 +11,7 @@ from judgelab.data.readers import qrels_topics
 from judgelab.data.sources import JUDGED_QUERIES
 from judgelab.errors import InputError, NothingToDo
 from judgelab.project.config import check_name
+from judgelab.project.repeats import check_draws
 from judgelab.studies.ranking.inputs import Inputs
 from judgelab.studies.ranking.judges import HUMAN
 from judgelab.studies.ranking.ppi import check_n
@@ -38,6 +39,8 @@ def check(plan: Inputs) -> None:
     for d in plan.datasets:
         _check_runs(plan, d, known)
     _check_expected(plan)
+    # the live judges' repeats (peras.repeats: PERAS's judges) drawn from the logits need a temperature
+    check_draws(plan.judge_section("peras"), list(plan.repeated), plan.template, "peras.repeats")
     _check_scores(plan)
     _check_committees(plan)
     if plan.datasets_of("systems"):

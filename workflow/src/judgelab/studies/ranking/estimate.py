@@ -1,5 +1,6 @@
 """The ranking study's requests for ``judgelab estimate``: the live judges' pool labelling (and
-persona labelling) jobs and the circularity labelling jobs, built with the jobs' own builder
+persona labelling) jobs, their repeats (``peras.repeats`` k: the pool k - 1 more times, judges
+that parse) and the circularity labelling jobs, built with the jobs' own builder
 (:func:`judgelab.llm.judging.judgment_requests`) from the pool the jobs would label - exact when
 the dataset table and every run are at hand (systems ranked in memory), else an upper bound of
 stand-in pairs, never looked up in the cache."""
@@ -49,6 +50,17 @@ def requests(plan: Inputs, job, ctx, pools: dict) -> Iterator[tuple[str, Request
     dataset is, at most ``pool_depth`` x runs pairs per topic stand in (an upper bound,
     never looked up)."""
     d = job.wc["dataset"]
+    if job.rule == "ranking_repeats":  # samples 1..k-1 of the pool (sample 0 is the judge job's)
+        pairs, exact, _ = _pool(plan, ctx, d, pools)
+        judge = plan.judge(job.model).but(persona=ctx.persona_text(plan.persona))
+        for sample in range(1, plan.repeats):
+            for req in judgment_requests(pairs, judge, sample):
+                yield (
+                    job.rule,
+                    req,
+                    exact and job.model in ctx.backends and ctx.cached(job.model, req) is not None,
+                )
+        return
     if job.rule == "ranking_circularity_judge":
         pairs, exact = _circularity_pairs(plan, ctx, d, pools)
         stage = "circularity"

@@ -16,6 +16,7 @@ from judgelab.studies.ranking.settings import (
     Figure,
     Pooling,
     PPISettings,
+    RepeatTaus,
     Scoring,
 )
 
@@ -105,6 +106,23 @@ class Inputs(RunFiles, Judges):
             ),
             score_alpha=self.section["score_alpha"] or "",
             figures=self.figures_enabled,
+        )
+
+    def repeats_files(self, dataset: str) -> list[str]:
+        """The repeats table of every :attr:`repeated` judge of ``dataset``, in that order."""
+        return [self.project.path("ranking_repeats", dataset=dataset, model=m) for m in self.repeated]
+
+    def repeat_taus(self, dataset: str) -> RepeatTaus:
+        """What the dataset's repeats table compares (a tracked param): each repeated judge with its
+        reference (:meth:`comparisons`), the measures, the run names (:meth:`run_files` order) and
+        k (:attr:`repeats`)."""
+        return RepeatTaus(
+            dataset=dataset,
+            judges=tuple(self.repeated),
+            references=tuple((j, r) for j, r in self.comparisons(dataset) if j in self.repeated),
+            measures=tuple(self.measures),
+            run_names=tuple(self.run_files(dataset)),
+            repeats=self.repeats,
         )
 
     def figure(self, dataset: str, judge: str, measure: str) -> Figure:

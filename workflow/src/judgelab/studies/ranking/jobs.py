@@ -6,7 +6,9 @@ Per dataset: :func:`system_run_job` (one per system, ``source: systems``) or
 live judge: the pool labelled with a PERAS template and persona) or :func:`import_labels_job`
 (one per imported judge, no LLM call); :func:`score_job` (every run x qrels, one job per dataset);
 :func:`correlations_job` (correlations.tsv, pool.tsv); :func:`figures_job` (one per
-judge x measure). Over every dataset: :func:`leaderboard_job`, :func:`calibration_job` (the
+judge x measure). With ``peras.repeats`` above 1: :func:`repeats_pool_job` (one per live judge:
+its pool labelled k times) and :func:`repeat_taus_job` (each repeat's tau, their spread, the
+majority's tau). Over every dataset: :func:`leaderboard_job`, :func:`calibration_job` (the
 calibration of every judge's pool labels).
 """
 
@@ -39,6 +41,7 @@ from judgelab.studies.ranking.settings import (
     JudgeCost,
     Pooling,
     PPISettings,
+    RepeatTaus,
     Scoring,
     System,
 )
@@ -213,6 +216,61 @@ def judge_pool_job(
     )
     result = judge_table(to_judge, judge.resolved(persona_file), context)
     write_tsv(result, labels)
+    return result
+
+
+@dataclass(frozen=True)
+class PoolFiles(Files):
+    """A live judge's pool files that its repeats job reads, filled from the rule's inputs of these
+    names: ``labels``, its pool labels (:func:`judge_pool_job`: sample 0, and the label
+    distributions repeats are drawn from); ``pairs``, the dataset table, and ``runs``, its run files
+    (in the plan's run order), from which a judge that parses rebuilds the pool it asks again
+    (empty for one read from the logits: it asks nothing)."""
+
+    labels: str
+    pairs: str = ""
+    runs: Sequence[str] = ()
+
+
+def repeats_pool_job(
+    files: PoolFiles,
+    repeats: str,
+    pooling: Pooling,
+    judge: Judge,
+    samples: int,
+    context: JobContext | None = None,
+    persona_file: str | None = None,
+) -> pd.DataFrame:
+    """A live judge's pool labelled ``samples`` (k) times (``peras.repeats``,
+    :func:`judgelab.project.repeats.repeat_labels`): a judge read from the logits draws its k
+    labels from its pool labels' distributions (no call, no ``context``: rule
+    ``ranking_repeat_draws``); one that parses asks samples 1..k-1 of the pool pairs whose text is
+    known (sample 0 is its pool labels'; the requests are PERAS's repeats' for the same pair, so
+    pairs PERAS repeated are cache hits: rule ``ranking_repeats``). Writes the repeats table
+    ``repeats``, one row per pool pair x sample."""
+    from judgelab.project.repeats import repeat_labels
+
+    judged = read_labels(files.labels)
+    if judge.answer == "logits":
+        result = repeat_labels(judged, judged, judge, samples)
+    else:
+        from judgelab.studies.ranking.pool import judge_pairs, pool_table
+
+        table = read_dataset(files.pairs)
+        runs = read_runs_checked(pooling.files(files.runs), table["qid"].unique())
+        to_judge = judge_pairs(
+            pool_table(runs, table, pooling.depth), str(table["dataset"].iloc[0]) if len(table) else ""
+        )
+        result = repeat_labels(to_judge, judged, judge.resolved(persona_file), samples, context)
+    write_tsv(result, repeats)
+    log.info(
+        "%d pool pairs x %d samples (%s, temperature %g); %d labels missing",
+        len(judged),
+        samples,
+        "drawn from the label distribution" if judge.answer == "logits" else "asked",
+        judge.temperature,
+        int(result["label"].isna().sum()),
+    )
     return result
 
 
@@ -464,6 +522,63 @@ def correlations_job(
         int(pool_["text_known"].sum()),
         len(all_scores),
     )
+    return result
+
+
+def repeat_taus_job(
+    files: DatasetFiles, repeats: Sequence[str], outputs: Mapping[str, str], settings: RepeatTaus
+) -> pd.DataFrame:
+    """How much of each repeated judge's distance from its reference is noise
+    (:mod:`judgelab.studies.ranking.repeats`): every run (``files.runs``, the files of
+    ``settings.run_names``) scored under each repeat's labels and their majority (``repeats``: the
+    repeats tables of ``settings.judges``, in order), and per judge x reference x measure the tau
+    of each repeat's system order against the reference's (``files.scores``, the dataset's scores
+    table, which also gives the judge's own tau), their spread and the majority's tau
+    (``outputs``: tsv, md)."""
+    from judgelab.analysis import render
+    from judgelab.analysis.consistency import wide_labels
+    from judgelab.project.repeats import read_repeats
+    from judgelab.studies.ranking.repeats import repeat_columns, repeat_qrels, repeat_rows
+    from judgelab.studies.ranking.scores import score_labels
+    from judgelab.studies.ranking.tables import read_scores
+
+    if len(repeats) != len(settings.judges):
+        raise ValueError(f"{len(repeats)} repeats tables for the judges {list(settings.judges)}")
+    table = read_dataset(files.pairs)
+    runs = read_runs_checked(settings.files(files.runs), table["qid"].unique())
+    scored = {}
+    for judge, path in zip(settings.judges, repeats):
+        wide = wide_labels(read_repeats(path))
+        if wide.shape[1] != settings.repeats:
+            raise ValueError(f"{path} holds {wide.shape[1]} samples, not the {settings.repeats} repeats")
+        scored[judge] = pd.concat(
+            [
+                score_labels(runs, labels, settings.measures, key="ranking.measures").assign(qrels=name)
+                for name, labels in repeat_qrels(wide).items()
+            ],
+            ignore_index=True,
+        )
+    rows = repeat_rows(
+        read_scores(files.scores), scored, settings.references, settings.measures, settings.repeats
+    )
+    result = pd.DataFrame(
+        [{"dataset": settings.dataset, **r} for r in rows], columns=repeat_columns(settings.repeats)
+    )
+    write_tsv(result, outputs["tsv"])
+    Path(outputs["md"]).write_text(render.markdown_frame(result), encoding="utf-8")
+    for r in result.itertuples(index=False):
+        log.info(
+            "%s vs %s, %s: tau %.3f; its %d repeats %.3f-%.3f (SD %.3f); their majority %.3f",
+            r.judge,
+            r.reference,
+            r.measure,
+            r.kendall_tau,
+            r.repeats,
+            r.tau_min,
+            r.tau_max,
+            r.tau_sd,
+            r.majority_tau,
+        )
     return result
 
 

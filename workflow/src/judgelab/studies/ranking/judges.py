@@ -6,6 +6,7 @@ is counted."""
 from __future__ import annotations
 
 from functools import cached_property
+from typing import cast
 
 from judgelab.analysis.committee import Committee
 from judgelab.data.imported import study_imports
@@ -38,6 +39,23 @@ class Judges(Section):
         its coverage floor -, so its requests are the PERAS judge job's for the same pair and
         its labels of a pair PERAS judged are PERAS's."""
         return self.judge_section("peras").judge(model, self.template, persona or self.persona)
+
+    @property
+    def repeats(self) -> int:
+        """How many times each live judge labels the pool: the ``repeats`` of the judge section it
+        judges with (``peras.repeats``: PERAS's judges are asked alike in both studies; 1: once,
+        no repeats job)."""
+        return int(cast("int", self.judge_section("peras").repeats))
+
+    @property
+    def repeated(self) -> list[str]:
+        """The live judges asked :attr:`repeats` times (every one, when it is above 1; else none)."""
+        return list(self.judges) if self.repeats > 1 else []
+
+    def answer(self, model: str) -> str:
+        """How the live judge ``model`` reads its label (``peras.answer``, ``auto`` resolved): a
+        judge read from the logits draws its repeats, one that parses asks them."""
+        return self.judge_section("peras").answer_of(model)
 
     def peras_judgments(self, dataset: str, model: str, persona: str | None = None) -> list[str]:
         """The PERAS judge table of the same dataset, model, template and persona when PERAS runs

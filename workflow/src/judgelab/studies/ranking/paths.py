@@ -29,6 +29,10 @@ PATHS = {
     "ranking_circularity_figure": "{results}/ranking/{dataset}/circularity/figures/{judge}/{measure}.{ext}",
     # a live judge's labels of the base run's top depth below the pool (depth > pool_depth)
     "ranking_circularity_labels": "{results}/ranking/{dataset}/circularity/labels/{model}.tsv",
+    # self-consistency (peras.repeats above 1): a live judge's k labels of every pool pair, and per
+    # judge x reference x measure each repeat's tau, their spread and the majority's tau
+    "ranking_repeats": "{results}/ranking/{dataset}/repeats/{model}.tsv",
+    "ranking_repeat_taus": "{results}/ranking/{dataset}/repeats.{ext}",
     "ranking_calibration": "{results}/ranking/tables/calibration.tsv",
     "ranking_reliability": "{results}/ranking/tables/reliability.tsv",
     "ranking_reliability_figure": "{results}/ranking/figures/reliability.{ext}",
@@ -57,6 +61,8 @@ class Targets(Inputs):
                     "ranking_bland_altman_figures",
                 )
             ]
+            if self.repeated:
+                out += [path("ranking_repeat_taus", dataset=d, ext=e) for e in ("tsv", "md")]
             for judge, _ in self.comparisons(d) if self.figures_enabled else ():
                 out += [
                     path("ranking_figure", dataset=d, kind=kind, judge=judge, measure=slug, ext=ext)

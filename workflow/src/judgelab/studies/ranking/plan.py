@@ -76,6 +76,14 @@ class Plan(Targets):
             for d in self.datasets
             for _, m, p in self.persona_members(d)
         ]
+        # a repeated judge that parses asks samples 1..k-1 of the pool; one read from the logits
+        # draws them (no call)
+        jobs += [
+            LLMJob("ranking_repeats", m, (("dataset", d), ("model", m)), self.name)
+            for d in self.datasets
+            for m in self.repeated
+            if self.answer(m) == "parse"
+        ]
         return jobs + [
             LLMJob("ranking_circularity_judge", m, (("dataset", d), ("model", m)), self.name)
             for d in self.datasets

@@ -262,3 +262,31 @@ class PPISettings(Settings):
         object.__setattr__(self, "comparisons", tuple(tuple(str(x) for x in c) for c in self.comparisons))
         object.__setattr__(self, "measures", tuple(str(m) for m in self.measures))
         object.__setattr__(self, "n", tuple(int(x) for x in self.n))
+
+
+@dataclass(frozen=True)
+class RepeatTaus(Settings):
+    """What a dataset's repeats table compares (``peras.repeats`` above 1): the dataset's name, the
+    repeated live judges in the order of their repeats files, each with the qrels its system
+    ranking is compared with (``references``: (judge, reference) pairs, as :class:`Comparisons`),
+    the measures, the run names (in the order of the run files a job is given) and k
+    (``repeats``)."""
+
+    dataset: str
+    judges: tuple[str, ...]
+    references: tuple[tuple[str, str], ...]
+    measures: tuple[str, ...]
+    run_names: tuple[str, ...]
+    repeats: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "judges", _names(self.judges))
+        object.__setattr__(self, "references", _tuples(self.references))
+        object.__setattr__(self, "measures", _names(self.measures))
+        object.__setattr__(self, "run_names", _names(self.run_names))
+        object.__setattr__(self, "repeats", int(self.repeats))
+
+    def files(self, runs: Any) -> dict[str, str]:
+        """Run name -> run file of the job's run files ``runs`` (in the order of
+        :attr:`run_names`)."""
+        return _run_files(self.run_names, runs)
