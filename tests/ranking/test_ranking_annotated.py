@@ -19,6 +19,7 @@ from conftest import FIXTURES, ROOT
 
 from judgelab.annotate.labels import MERGE_RULE, read_annotated
 from judgelab.errors import InputError
+from judgelab.studies.ranking.annotated import annotated_topics
 from judgelab.wiring.facade import Project
 
 #: The hand-made labels of two annotators: ana labels topics 1001 and 2002 and two pairs of 3003;
@@ -71,12 +72,14 @@ def test_bad_annotated_files_are_one_error_naming_the_file_and_line_or_the_key(t
     empty.write_text("")
     with pytest.raises(InputError, match=r"config key 'k': none of the annotated qrels files"):
         read_annotated([str(empty)], key="k")
-    other = qrels_file(tmp_path / "other.qrels", [("77", "x1", 2), ("78", "x2", 1)])
+    other = read_annotated(
+        [qrels_file(tmp_path / "other.qrels", [("77", "x1", 2), ("78", "x2", 1)])], key="k"
+    )
     with pytest.raises(
         InputError,
         match=r"config key 'ranking.annotated.fx.qrels': the annotated labels cover no topic of dataset fx",
     ):
-        estimate(tmp_path / "other", [other])
+        annotated_topics(other, ["1001", "2002", "3003", "4004"], "fx")
 
 
 def pytrec_values(qrels: dict[tuple[str, str], int]) -> pd.DataFrame:
@@ -98,6 +101,7 @@ def pytrec_values(qrels: dict[tuple[str, str], int]) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+@pytest.mark.slow  # importing ppi-python (numba) alone takes 2.5 s: out of the fast lane
 def test_the_estimate_equals_ppi_python_on_trec_eval_values(tmp_path):
     ppi_py = pytest.importorskip("ppi_py", reason="ppi-python (a test dependency) is not installed")
     ana, bob = qrels_file(tmp_path / "ana.qrels", ANA), qrels_file(tmp_path / "bob.qrels", BOB)
