@@ -1,7 +1,8 @@
 """``judgelab annotate`` in a real headless browser (Debian's chromium and chromium-driver, selenium
 pointed at /usr/bin/chromedriver: Selenium Manager's own download fails offline). On a two-topic
 fixture (12 pairs): label 10 pairs by keyboard, undo one, kill the server (SIGKILL), restart it,
-finish; the qrels file holds exactly the surviving labels, in order. Skips where no browser is
+finish; the qrels file holds exactly the surviving labels, in order, and PPI on them runs (the
+ranking study's estimate job gives every system an interval). Skips where no browser is
 installed (`.ci/run` installs it)."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import FIXTURES
 
@@ -125,3 +127,14 @@ def test_label_undo_kill_restart_finish(browser, tmp_path):
     assert (out / "ana.qrels").read_text().splitlines(True) == finished
     events = [json.loads(line)["event"] for line in (out / "ana.journal.jsonl").read_text().splitlines()]
     assert events == ["label"] * 10 + ["undo"] + ["label"] * 3
+
+    # PPI on them runs: the ranking study's estimate job on the session's qrels (its two topics) and
+    # a hand-made judge on two more topics (tests/annotate_ppi.py)
+    from annotate_ppi import ORDERS, estimate
+
+    table = estimate(tmp_path / "ppi", [str(out / "ana.qrels")])
+    assert list(table["system"]) == list(ORDERS) and set(table["annotators"]) == {"ana"}
+    assert set(table["n_annotated"]) == {2} and set(table["n_topics"]) == {4}
+    for row in table.itertuples():
+        assert np.isfinite([row.ppi_low, row.ppi, row.ppi_high, row.human_low, row.human_high]).all()
+        assert row.ppi_low <= row.ppi <= row.ppi_high and row.ppi_low < row.ppi_high

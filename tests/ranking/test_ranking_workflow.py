@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import pytrec_eval
+import yaml
 from conftest import needs_model
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
@@ -271,6 +272,16 @@ def flip_qrels(qrels_file: Path, out: Path) -> int:
     return changed
 
 
+def annotator_qrels(qrels_file: Path, out: Path, n: int) -> list[str]:
+    """The human grades of the first ``n`` topics (sorted) of ``qrels_file`` written as an
+    annotator's qrels (``qid 0 docid label``); returns the topics."""
+    lines = [line.split() for line in qrels_file.read_text().splitlines() if line.strip()]
+    topics = sorted({q for q, *_ in lines})[:n]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(f"{q} 0 {d} {g}\n" for q, _, d, g in lines if q in topics))
+    return topics
+
+
 def trec_eval_reference(path: Path) -> dict[tuple[str, str], float]:
     """(run, topic or 'all') -> trec_eval's ndcg_cut_10 (4 decimals) of ``dl21.ndcg_cut10``."""
     ref = pd.read_csv(path, dtype=str)
@@ -290,6 +301,12 @@ def test_dl21_imported_judge_with_no_llm_call_and_adding_one_run(tmp_path, share
         (wd / "runs" / f.name).symlink_to(f)
     qrels_file = shared_data / "trec-dl" / "qrels.dl21-passage.txt"
     assert flip_qrels(qrels_file, wd / "imports" / "flip.qrels") == 2166
+    # an annotator's qrels (as `judgelab annotate serve` writes them): the human grades of 5 topics
+    annotated = annotator_qrels(qrels_file, wd / "labels" / "ana.qrels", 5)
+    cfg_file = wd / "config" / "config.yaml"
+    cfg = yaml.safe_load(cfg_file.read_text())
+    cfg["ranking"]["annotated"] = {"dl21": {"qrels": ["labels/ana.qrels"]}}
+    cfg_file.write_text(yaml.safe_dump(cfg, sort_keys=False))
 
     # the first run up to the scores (the tables come once, after the run added below)
     run = snakemake(wd, "results/ranking/dl21/scores.tsv", timeout=5400)
@@ -312,6 +329,7 @@ def test_dl21_imported_judge_with_no_llm_call_and_adding_one_run(tmp_path, share
         "ranking_cost_figure",
         "ranking_leaderboard",
         "ranking_ppi",
+        "ranking_ppi_estimate",
         "ranking_robustness",
         "ranking_score",
     ], output(dry)[-3000:]
@@ -398,6 +416,19 @@ def test_dl21_imported_judge_with_no_llm_call_and_adding_one_run(tmp_path, share
     assert systems.loc[(30, "human_only"), "width"] < systems.loc[(5, "human_only"), "width"]
     assert (ppi[ppi["method"] != "judge_only"]["coverage"].between(0, 1)).all()
     assert (ppi.loc[ppi["target"] == "pairs", "n_targets"] == 63 * 62 // 2).all()
+
+    # the systems' scores estimated from the annotator's 5 topics and the judge on all 53: the
+    # human-only mean is trec_eval's on those topics, the judge-only one pytrec_eval's under flip
+    est = read_tsv(res / "ppi_estimate.tsv").set_index("system")
+    assert len(est) == 63 and set(est["judge"]) == {"flip"} and set(est["measure"]) == {"nDCG@10"}
+    assert set(est["n_annotated"]) == {5} and set(est["n_topics"]) == {53}
+    for name in sorted(means):
+        row = est.loc[name]
+        assert row["human_only"] == pytest.approx(np.mean([ref[(name, t)] for t in annotated]), abs=1e-4)
+        assert row["judge_only"] == pytest.approx(means[name][1], abs=1e-12)
+        assert row["ppi_low"] <= row["ppi"] <= row["ppi_high"] and row["human_low"] <= row["human_high"]
+    # the judge agrees with the annotator on most pairs: PPI's intervals are the narrower
+    assert (est["ppi_high"] - est["ppi_low"]).mean() < (est["human_high"] - est["human_low"]).mean()
 
 
 def test_dl21_runs_download_through_file_urls(tmp_path, shared_data):

@@ -47,6 +47,8 @@ rule download_qrels_topics:
 rule prepare_dataset:
     input:
         unpack(lambda wc: PROJECT.raw_inputs(wc.dataset)),
+        # datasets.<name>.reference: annotators' labels replacing the grades (empty: none)
+        reference=lambda wc: PROJECT.reference_files(wc.dataset),
     output:
         table=path("dataset"),
     log:

@@ -188,3 +188,24 @@ rule ranking_ppi:
         settings=RANKING.ppi().param(),
     script:
         "../../scripts/ranking/ppi.py"
+
+
+# The systems' scores estimated from the labels people collected (`ranking.annotated`, no model
+# call): every run scored under the annotators' qrels on the topics they labelled; per judge x
+# measure x run the judge-only score, PPI++ and human-only with their intervals.
+rule ranking_ppi_estimate:
+    input:
+        unpack(lambda wc: RANKING.annotated_inputs(wc.dataset)),
+    output:
+        tsv=ranking_report(path("ranking_ppi_estimate", ext="tsv"), "ppi_estimate"),
+        md=path("ranking_ppi_estimate", ext="md"),
+    log:
+        PROJECT.log("ranking/{dataset}/ppi_estimate"),
+    conda:
+        "../../../envs/judgelab.yaml"
+    resources:
+        **cpu_job(30, 4000),
+    params:
+        estimate=lambda wc: RANKING.annotated_estimate(wc.dataset).param(),
+    script:
+        "../../scripts/ranking/ppi_estimate.py"

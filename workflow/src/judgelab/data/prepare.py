@@ -175,14 +175,52 @@ def build_table(
     raise InputError(f"unknown format {fmt!r} (trec or llmjudge)", key=f"datasets.{name}.format")
 
 
+def with_reference(full: pd.DataFrame, reference: pd.DataFrame, name: str) -> pd.DataFrame:
+    """The dataset table ``full`` with the human grades replaced by ``reference`` (qid, docid,
+    relevance: the labels people collected, ``datasets.<name>.reference``): only the pairs it
+    labels, each with its label as the grade, in the table's order. A labelled pair the table does
+    not hold (its passage is not in the dataset's files) is left out and counted in the log; labels
+    of no topic of the dataset are an error naming the key."""
+    key = f"datasets.{name}.reference"
+    labels = reference.astype({"qid": str, "docid": str}).set_index(["qid", "docid"])["relevance"]
+    if not set(labels.index.get_level_values(0)) & set(full["qid"]):
+        shown = sorted(set(labels.index.get_level_values(0)))[:5]
+        raise InputError(
+            f"the reference labels cover no topic of dataset {name} (they label the topics "
+            f"{', '.join(shown)}{', ...' if len(set(labels.index.get_level_values(0))) > 5 else ''}): "
+            "a file of another dataset?",
+            key=key,
+        )
+    grade = labels.reindex(pd.MultiIndex.from_frame(full[["qid", "docid"]])).to_numpy()
+    kept = full.assign(grade=grade)[~pd.isna(grade)].astype({"grade": int}).reset_index(drop=True)
+    outside = len(labels) - len(kept)
+    log.info(
+        "%s: the reference (%s) labels %d of the %d judged pairs, %d topics; %d labelled pairs are not in "
+        "the dataset's files (no passage): left out",
+        name,
+        key,
+        len(kept),
+        len(full),
+        kept["qid"].nunique(),
+        outside,
+    )
+    return kept
+
+
 def prepare_table(
-    name: str, selection: dict, qrels: str | Path, topics: str | Path, texts: str | Path | None = None
+    name: str,
+    selection: dict,
+    qrels: str | Path,
+    topics: str | Path,
+    texts: str | Path | None = None,
+    reference: pd.DataFrame | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """What the prepare job does: the normalised table of the raw files and its configured subset
     (``selection``: format, encoding, docid_map, queries, exclude_queries, match_counts,
     max_queries, per_grade, seed). ``texts`` None: no passage texts (every ``passage`` empty).
-    Returns (full table, subset). A dataset without a judged pair is an error naming its key and
-    files."""
+    ``reference``: labels (qid, docid, relevance) replacing the qrels' grades before the selection
+    (:func:`with_reference`). Returns (full table, subset). A dataset without a judged pair is an
+    error naming its key and files."""
     sel = selection
     try:
         full = build_table(
@@ -190,6 +228,8 @@ def prepare_table(
         )
     except InputError as exc:
         raise with_refetch_hint(exc) from None
+    if reference is not None and not full.empty:
+        full = with_reference(full, reference, name)
     files = f"qrels {qrels}, topics {topics}" + (f", texts {texts}" if texts is not None else ", no texts")
     if full.empty:
         raise InputError(

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -258,8 +258,15 @@ def _parse_line(fields: list[str], path: str, no: int) -> tuple[str, str, int, f
     return qid, docid, rank_value, score_value, tag
 
 
-def read_run(path: str | Path, name: str | None = None, encoding: str | None = None) -> pd.DataFrame:
+def read_run(
+    path: str | Path,
+    name: str | None = None,
+    encoding: str | None = None,
+    topics: Collection[str] | None = None,
+) -> pd.DataFrame:
     """The run in the TREC run file ``path`` as a table with the columns :data:`RUN_COLUMNS`.
+    ``topics``: only the lines of these topics are read and checked (the others skipped unparsed:
+    a job that needs a few topics of a large run its scoring job read whole).
 
     Errors (:class:`~judgelab.errors.InputError` at ``path:line``): a line with other than 6
     fields, a rank that is not an integer, a score that is not a finite number, a docid listed
@@ -272,6 +279,8 @@ def read_run(path: str | Path, name: str | None = None, encoding: str | None = N
     seen: dict[tuple[str, str], int] = {}
     first_line = None
     for no, line in text_lines(path, encoding):
+        if topics is not None and (head := line.split(None, 1)) and head[0] not in topics:
+            continue
         fields = line.split()
         if not fields:
             continue
@@ -292,7 +301,7 @@ def read_run(path: str | Path, name: str | None = None, encoding: str | None = N
         seen[key] = no
         first_line = first_line or no
         rows.append(row)
-    if not rows:
+    if not rows and topics is None:
         raise InputError("the run file has no line 'qid Q0 docid rank score tag' (it is empty)", path=path_s)
     run = pd.DataFrame(rows, columns=RUN_COLUMNS)
     run = run.astype({"qid": str, "docid": str, "rank": "int64", "score": "float64", "tag": str})

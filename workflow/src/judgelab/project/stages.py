@@ -39,12 +39,26 @@ def download_published_job(download: Mapping[str, Any], labels: str, mirror: str
 
 
 def prepare_dataset_job(
-    dataset: str, qrels: str, topics: str, selection: Mapping[str, Any], table: str, texts: str | None = None
+    dataset: str,
+    qrels: str,
+    topics: str,
+    selection: Mapping[str, Any],
+    table: str,
+    texts: str | None = None,
+    reference: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """The normalised table of ``dataset``'s raw files, cut to its ``selection`` (the format and
     subset keys of :meth:`judgelab.wiring.facade.Project.selection`). ``texts`` None (the rule
-    gives none: no live model reads the dataset's passages): every ``passage`` empty."""
-    full, subset = prepare_table(dataset, dict(selection), qrels, topics, texts)
+    gives none: no live model reads the dataset's passages): every ``passage`` empty.
+    ``reference``: annotators' qrels files (``datasets.<name>.reference``, merged by
+    :func:`judgelab.annotate.labels.read_annotated`) whose labels replace the qrels' grades."""
+    labels = None
+    if reference:
+        from judgelab.annotate.labels import MERGE_RULE, read_annotated
+
+        labels = read_annotated(reference, key=f"datasets.{dataset}.reference")
+        log.info("%s: reference labels of %s (%s)", dataset, ", ".join(reference), MERGE_RULE)
+    full, subset = prepare_table(dataset, dict(selection), qrels, topics, texts, labels)
     log.info("%s: %d judged pairs, %d queries", dataset, len(full), full["qid"].nunique())
     if texts is None:
         log.info("%s: no passage texts (no live model reads them): the passage column is empty", dataset)

@@ -515,8 +515,18 @@ class Project:
         out = {k: d.get(k) for k in keys}
         if out["docid_map"]:
             out["docid_map"] = self.run_path(out["docid_map"])
-        out.update({k: d[k] for k in ("exclude_queries", "match_counts") if d.get(k)})
+        out.update({k: d[k] for k in ("exclude_queries", "match_counts", "reference") if d.get(k)})
         return out
+
+    def reference_files(self, name: str) -> list[str]:
+        """The annotators' qrels files whose labels replace dataset ``name``'s grades
+        (``datasets.<name>.reference``; empty: none), as the prepare rule's input; one that does not
+        exist is an error naming its key."""
+        files = list(self.dataset(name).get("reference") or [])
+        for i, f in enumerate(files):
+            if not self.local(f).is_file():
+                raise InputError(f"{f} does not exist", key=f"datasets.{name}.reference[{i}]")
+        return [self.run_path(f) for f in files]
 
     def download_urls(self, name: str) -> dict[str, str]:
         """The URLs the download job of dataset ``name`` fetches (a tracked param): the texts'

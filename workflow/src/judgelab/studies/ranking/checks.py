@@ -89,6 +89,21 @@ def check(plan: Inputs) -> None:
         _check_circularity(plan)
     if plan.ppi_enabled:
         _check_ppi(plan)
+    _check_annotated(plan)
+
+
+def _check_annotated(plan: Inputs) -> None:
+    """``ranking.annotated``: each key a dataset of ``ranking.runs``, each file there (the labels
+    themselves are read by the estimate job, whose errors name the key)."""
+    for d, spec in plan.section["annotated"].items():
+        key = f"ranking.annotated.{d}"
+        if d not in plan.datasets:
+            raise InputError(f"{d!r} is not a dataset of ranking.runs (its keys: {plan.datasets})", key=key)
+        files = [(f"{key}.qrels[{i}]", p) for i, p in enumerate(spec["qrels"])]
+        files += [(f"{key}.chosen", spec["chosen"])] if spec.get("chosen") else []
+        for k, p in files:
+            if not plan.project.local(p).is_file():
+                raise InputError(f"{p} does not exist", key=k)
 
 
 def _check_runs(plan: Inputs, d: str, known: dict) -> None:

@@ -10,6 +10,7 @@ from judgelab.errors import InputError
 from judgelab.studies.ranking.judges import Judges
 from judgelab.studies.ranking.runfiles import RunFiles
 from judgelab.studies.ranking.settings import (
+    AnnotatedEstimate,
     Circularity,
     CircularityFigure,
     Comparisons,
@@ -199,6 +200,36 @@ class Inputs(RunFiles, Judges):
             alpha=float(c["alpha"]),
             test=corr.test,
             sig_alpha=corr.sig_alpha,
+        )
+
+    @property
+    def annotated_datasets(self) -> list[str]:
+        """The datasets with labels people collected (``ranking.annotated``), in its order."""
+        return [str(d) for d in self.section["annotated"]]
+
+    def annotated_inputs(self, dataset: str) -> dict:
+        """The estimate job's inputs: the dataset's table, runs (in :meth:`run_files` order) and
+        scores, the annotators' qrels files and, when given, the chosen-pairs file."""
+        spec = self.section["annotated"][dataset]
+        out = {
+            "pairs": self.project.table(dataset),
+            "runs": list(self.run_files(dataset).values()),
+            "scores": self.project.path("ranking_scores", dataset=dataset),
+            "annotated": [self.project.run_path(p) for p in spec["qrels"]],
+        }
+        if spec.get("chosen"):
+            out["chosen"] = self.project.run_path(spec["chosen"])
+        return out
+
+    def annotated_estimate(self, dataset: str) -> AnnotatedEstimate:
+        """The estimate job's settings (a tracked param): every judge of the dataset's comparisons,
+        the measures, the run names and ``ranking.ppi.alpha``."""
+        return AnnotatedEstimate(
+            dataset=dataset,
+            judges=tuple(j for j, _ in self.comparisons(dataset)),
+            measures=tuple(self.measures),
+            run_names=tuple(self.run_files(dataset)),
+            alpha=float(self.section["ppi"]["alpha"]),
         )
 
     def robustness_inputs(self) -> dict[str, list[str]]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from judgelab.analysis.calibration import CalibrationSettings
@@ -33,6 +34,7 @@ from judgelab.llm.session import JobContext
 from judgelab.params import Files
 from judgelab.studies.ranking.runs import check_topics
 from judgelab.studies.ranking.settings import (
+    AnnotatedEstimate,
     Circularity,
     CircularityFigure,
     Comparisons,
@@ -922,3 +924,69 @@ def ppi_job(scores: Sequence[str], settings: PPISettings, outputs: Mapping[str, 
     )
     ppi_figure(table, outputs["png"], outputs["pdf"])
     return table
+
+
+def ppi_estimate_job(
+    files: DatasetFiles,
+    annotated: Sequence[str],
+    estimate: AnnotatedEstimate,
+    outputs: Mapping[str, str],
+    chosen: str | None = None,
+) -> pd.DataFrame:
+    """The systems' scores of one dataset estimated from the labels people collected
+    (:mod:`judgelab.studies.ranking.annotated`): ``annotated``, the annotators' qrels files (merged:
+    a pair's label is the first file's that labels it); ``chosen``, the chosen-pairs file of
+    ``judgelab annotate choose`` (None: every topic labelled counts, taken as a uniform sample);
+    ``files``: the dataset table, its runs (in ``estimate.run_names`` order) and its scores table
+    (the judges' per-topic values). Every run is scored under the annotated labels on the annotated
+    topics; per judge x measure x run the judge-only score, the PPI++ estimate and the human-only
+    one with their 1 - alpha intervals. ``outputs``: tsv, md."""
+    from judgelab.annotate.labels import annotator_name, read_annotated, read_chosen
+    from judgelab.studies.ranking import annotated as est
+    from judgelab.studies.ranking.scores import score_runs
+    from judgelab.studies.ranking.tables import read_scores, topic_table
+
+    dataset = estimate.dataset
+    table = read_dataset(files.pairs)
+    topics = [str(t) for t in table["qid"].unique()]
+    labels = read_annotated(annotated, key=f"ranking.annotated.{dataset}.qrels")
+    chosen_table = read_chosen(chosen) if chosen else None
+    used = est.annotated_topics(labels, topics, dataset, chosen_table)
+    qrels = labels[labels["qid"].isin(used)][["qid", "docid", "relevance"]]
+    # the annotated topics' lines only (the scoring job read and checked every line)
+    runs = {name: read_run(f, name, topics=set(used)) for name, f in estimate.files(files.runs).items()}
+    scored = score_runs(runs, qrels, estimate.measures, key="ranking.measures")
+    scores = read_scores(files.scores)
+    names = [annotator_name(p) for p in annotated]
+    rows: list[dict[str, Any]] = []
+    for judge in estimate.judges:
+        for measure in estimate.measures:
+            judged = topic_table(scores, judge, measure)
+            est.check_same_runs(runs, judged, judge)
+            judged = judged[list(runs)]
+            human = est.human_matrix(scored, measure, used, list(runs))
+            new = est.estimate_rows(dataset, judge, measure, human, judged, estimate.alpha, names)
+            log.info(
+                "%s / %s / %s: %d of %d topics annotated; mean PPI width %.4f, human-only %.4f",
+                dataset,
+                judge,
+                measure,
+                new[0]["n_annotated"],
+                new[0]["n_topics"],
+                float(np.mean([r["ppi_high"] - r["ppi_low"] for r in new])),
+                float(np.mean([r["human_high"] - r["human_low"] for r in new])),
+            )
+            rows += new
+    result = pd.DataFrame(rows, columns=est.ESTIMATE_COLUMNS)
+    write_tsv(result, outputs["tsv"])
+    Path(outputs["md"]).write_text(est.estimate_markdown(result), encoding="utf-8")
+    log.info(
+        "%s: %d labels of %s (%d pairs on the %d topics used: %s)",
+        dataset,
+        len(labels),
+        ", ".join(names),
+        len(qrels),
+        len(used),
+        " ".join(used),
+    )
+    return result

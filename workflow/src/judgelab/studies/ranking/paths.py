@@ -38,6 +38,8 @@ PATHS = {
     "ranking_reliability_figure": "{results}/ranking/figures/reliability.{ext}",
     "ranking_ppi": "{results}/ranking/tables/ppi.{ext}",
     "ranking_ppi_figure": "{results}/ranking/figures/ppi.{ext}",
+    # the systems' scores estimated from the labels people collected (ranking.annotated)
+    "ranking_ppi_estimate": "{results}/ranking/{dataset}/ppi_estimate.{ext}",
 }
 
 #: The figures per dataset x judge x measure.
@@ -75,6 +77,11 @@ class Targets(Inputs):
         out += [path("ranking_cost_figure", ext=e) for e in ("png", "pdf")]
         out += [path("ranking_calibration"), path("ranking_reliability")]
         out += [path("ranking_reliability_figure", ext=e) for e in ("png", "pdf")]
+        out += [
+            path("ranking_ppi_estimate", dataset=d, ext=e)
+            for d in self.annotated_datasets
+            for e in ("tsv", "md")
+        ]
         if self.circularity_enabled:
             out += self.circularity_targets()
         if self.ppi_enabled:

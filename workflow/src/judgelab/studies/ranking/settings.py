@@ -290,3 +290,29 @@ class RepeatTaus(Settings):
         """Run name -> run file of the job's run files ``runs`` (in the order of
         :attr:`run_names`)."""
         return _run_files(self.run_names, runs)
+
+
+@dataclass(frozen=True)
+class AnnotatedEstimate(Settings):
+    """The estimate of a dataset's systems' scores from the labels people collected
+    (``ranking.annotated.<dataset>``; :mod:`judgelab.studies.ranking.annotated`): the dataset, the
+    judges whose labels cover every topic (in the order of the comparisons), the measures, the
+    names of the runs in the order of the run files the job is given, and the intervals' ``alpha``
+    (``ranking.ppi.alpha``)."""
+
+    dataset: str
+    judges: tuple[str, ...]
+    measures: tuple[str, ...]
+    run_names: tuple[str, ...]
+    alpha: float = schema.default_of("ranking.ppi.alpha")
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "judges", _names(self.judges))
+        object.__setattr__(self, "measures", _names(self.measures))
+        object.__setattr__(self, "run_names", _names(self.run_names))
+        object.__setattr__(self, "alpha", float(self.alpha))
+
+    def files(self, runs: Any) -> dict[str, str]:
+        """Run name -> run file of the job's run files ``runs`` (in the order of
+        :attr:`run_names`)."""
+        return _run_files(self.run_names, runs)
