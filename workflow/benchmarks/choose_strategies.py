@@ -16,8 +16,10 @@ over all topics under the human qrels: coverage of the 95% intervals, mean width
 the run pairs the human qrels separate on all topics (paired t-test at 0.05, the ranking study's
 default) whose interval excludes 0 on the same side. Beside them, for reference, the random draws
 with the PPI++ estimate of ``results/ranking/tables/ppi.md`` (unweighted, the judge on the other
-topics). Writes ``strategies.tsv`` (per judge), ``strategies.md`` (pooled over the judges) and
-``strategies.json`` (the default the rule picks) in ``--out``.
+topics). Writes ``strategies.tsv`` (per judge), ``strategies.md`` (pooled over the judges every
+strategy could be simulated for: the stratified one needs the judge's label on each topic's pool)
+and ``strategies.json`` (the default :func:`judgelab.annotate.simulation.default_strategy` picks)
+in ``--out``.
 """
 
 from __future__ import annotations
@@ -60,7 +62,10 @@ def make_results(shared: Path) -> Path:
     targets = ["results/ranking/dl21/scores.tsv", "results/ranking/dl21/pool.tsv"]
     cmd = [sys.executable, "-m", "snakemake", *targets, "-s", str(ROOT / "Snakefile"), "-d", str(out)]
     cmd += ["--cores", "2", "--configfile", *map(str, configs)]
-    subprocess.run(cmd, check=True, cwd=out)
+    with open(out / "snakemake.log", "w") as log:
+        done = subprocess.run(cmd, cwd=out, stdout=log, stderr=subprocess.STDOUT)
+    if done.returncode:
+        raise SystemExit(f"the ranking study's DL21 scores failed: see {out / 'snakemake.log'}")
     return out
 
 
@@ -120,6 +125,13 @@ def judge_rows(scores: pd.DataFrame, pool: pd.DataFrame, judge: str, args: argpa
                 }
             )
     return rows
+
+
+def common(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the judges every strategy was simulated for (the stratified strategy needs the
+    judge's label on every topic's pool: a judge that labels no pair of a topic is left out)."""
+    per = table.groupby("judge")["strategy"].nunique()
+    return table[table["judge"].isin(per[per == table["strategy"].nunique()].index)]
 
 
 def pooled(table: pd.DataFrame) -> pd.DataFrame:
@@ -198,7 +210,8 @@ def main() -> int:
     rows = [r for judge in judges for r in judge_rows(scores, pool, judge, args)]
     seconds = time.monotonic() - start
     table = pd.DataFrame(rows)
-    summary = pooled(table)
+    summary = pooled(common(table))
+    left_out = sorted(set(table["judge"]) - set(common(table)["judge"]))
     choice = default_strategy(summary[summary["strategy"].isin(STRATEGIES)], NOMINAL, SLACK)
     out = Path(args.out or tempfile.mkdtemp(prefix="choose-strategies-out-"))
     out.mkdir(parents=True, exist_ok=True)
@@ -208,16 +221,19 @@ def main() -> int:
     meta = {
         "results": str(results),
         "judges": judges,
+        "left_out": left_out,
         "measure": args.measure,
         "draws": args.draws,
         "seed": args.seed,
         "floor": args.floor,
         "default": choice,
-        "rule": f"coverage of the systems' intervals >= {NOMINAL} - {SLACK} at every n; then the narrowest",
+        "rule": f"coverage of the systems' intervals >= {NOMINAL} - {SLACK} at every n where some strategy "
+        "reaches it; of those strategies, the narrowest on average over those n",
         "seconds": round(seconds, 1),
     }
     (out / "strategies.json").write_text(json.dumps(meta, indent=2))
     print(text)
+    print(f"pooled over {len(judges) - len(left_out)} judges; left out (no stratified design): {left_out}")
     print(f"default by the rule: {choice}; {seconds:.1f} s; tables in {out}")
     return 0
 
