@@ -92,9 +92,14 @@ def test_what_cannot_be_chosen_is_one_clear_error(pool_and_labels):
     pool, labels = pool_and_labels
     with pytest.raises(InputError, match="7 topics asked for: between 1 and the 6 candidate topics"):
         choose(pool, labels, 7, "random", seed=0)
-    with pytest.raises(InputError, match="labels none of the pool pairs of 1 candidate topics \\(e.g. t6\\)"):
+    with pytest.raises(
+        InputError,
+        match="needs a judge label on its pool on every candidate topic, and 1 have none \\(e.g. t6\\)",
+    ):
         choose(pool, labels[labels["qid"] != "t6"], 2, "stratified", seed=0)
-    with pytest.raises(InputError, match="unknown strategy 'active'"):
+    with pytest.raises(InputError, match="unknown strategy 'bogus'"):
+        choose(pool, labels, 2, "bogus", seed=0)
+    with pytest.raises(InputError, match="the active strategy needs the systems' scores"):
         choose(pool, labels, 2, "active", seed=0)
     with pytest.raises(InputError, match="cap 0"):
         choose(pool, labels, 2, "random", seed=0, cap=0)

@@ -324,14 +324,28 @@ def main(argv: list[str] | None = None) -> int:
         "choose",
         help="write the pairs file of the next topics to label, chosen by a strategy",
         description="The pool of the dataset table's topics (every run's top --depth) and a judge's "
-        "labels of it: --topics topics chosen by --strategy (random, or stratified by the judge's "
-        "label mix), deterministic for --seed; each chosen topic's pool pairs with a known passage "
+        "labels of it: --topics topics chosen by --strategy (random, stratified by the judge's "
+        "label mix, or active), deterministic for --seed; each chosen topic's pool pairs with a known passage "
         "(at most --cap) into --out, the pairs file `judgelab annotate serve` reads.",
     )
     q.add_argument("dataset", help="the dataset table (results/datasets/<dataset>.tsv): topics, passages")
     q.add_argument("--run", action="append", required=True, dest="runs", help="a TREC run file (repeatable)")
     q.add_argument("--labels", required=True, help="the judge's labels: a judgment table or a qrels file")
-    q.add_argument("--strategy", choices=["random", "stratified"], default="random")
+    q.add_argument(
+        "--strategy",
+        choices=["random", "stratified", "active"],
+        default=None,
+        help="random, stratified by the judge's label mix, or active: proportional to the judge's "
+        "shortfall (1 - the runs' mean --measure under its labels) with a --floor; default random, "
+        "the DL21 simulation's choice (docs/annotate.md)",
+    )
+    q.add_argument(
+        "--floor",
+        type=float,
+        default=None,
+        help="active: the share of uniform probability, in (0, 1] (default 0.5)",
+    )
+    q.add_argument("--measure", default="nDCG@10", help="active: the runs' measure (default nDCG@10)")
     q.add_argument("--topics", type=int, required=True, help="how many topics to choose")
     q.add_argument("--depth", type=int, default=None, help="pool depth (default: ranking.pool_depth's, 10)")
     q.add_argument("--cap", type=int, default=None, help="pairs per topic at most (default 200)")
@@ -527,7 +541,14 @@ def _annotate(args) -> None:
 
 def _choose(args) -> None:
     """``judgelab annotate choose``: the pool as the ranking study builds it, then the choice."""
-    from judgelab.annotate.choose import DEFAULT_CAP, choose, read_labels
+    from judgelab.annotate.choose import (
+        DEFAULT_CAP,
+        DEFAULT_FLOOR,
+        DEFAULT_STRATEGY,
+        MIN_TOPICS,
+        choose,
+        read_labels,
+    )
     from judgelab.data.readers import read_qrels, run_name
     from judgelab.data.tables import read_dataset, write_tsv
     from judgelab.schema import default
@@ -539,22 +560,38 @@ def _choose(args) -> None:
     if len(files) != len(args.runs):
         raise InputError(f"two run files of the same run name among {args.runs}")
     depth = args.depth if args.depth is not None else default("ranking.pool_depth")
-    pool_ = pool_table(read_runs_checked(files, table["qid"].unique()), table, depth)
+    runs = read_runs_checked(files, table["qid"].unique())
+    pool_ = pool_table(runs, table, depth)
     exclude = {q.qid for path in args.exclude for q in read_qrels(path)}
+    strategy = args.strategy or DEFAULT_STRATEGY
+    labels = read_labels(args.labels)
+    topic_scores = None
+    if strategy == "active":
+        from judgelab.studies.ranking.scores import score_labels
+
+        scored = score_labels(runs, labels, [args.measure], key="--measure")
+        scored = scored[scored["topic"] != "all"]
+        topic_scores = scored.groupby("topic")["value"].mean()
+    if args.topics < MIN_TOPICS:
+        print(
+            f"warning: {args.topics} topics: in the DL21 simulation no strategy's 95% PPI interval covered "
+            f"0.93 below {MIN_TOPICS} topics (docs/annotate.md)",
+            file=sys.stderr,
+        )
     chosen = choose(
         pool_,
-        read_labels(args.labels),
+        labels,
         args.topics,
-        args.strategy,
+        strategy,
         args.seed,
         args.cap if args.cap is not None else DEFAULT_CAP,
         exclude,
+        topic_scores,
+        args.floor if args.floor is not None else DEFAULT_FLOOR,
     )
     write_tsv(chosen, args.out)
     topics = list(dict.fromkeys(chosen["qid"]))
-    print(
-        f"{len(chosen)} pairs of {len(topics)} topics ({args.strategy}, seed {args.seed}): {' '.join(topics)}"
-    )
+    print(f"{len(chosen)} pairs of {len(topics)} topics ({strategy}, seed {args.seed}): {' '.join(topics)}")
 
 
 def _published(args) -> None:

@@ -26,6 +26,11 @@ the three estimates - human-only on n topics, judge-only on all, PPI - cover the
 collection's topics under the human qrels (a finite population, sampled without replacement: the
 intervals assume an infinite one, so they are conservative for n near the collection's size and
 undercover for small n, where the normal approximation is poor).
+
+When the labelled topics were not drawn uniformly but with known, unequal inclusion probabilities
+(``judgelab annotate choose``'s stratified and active strategies), :func:`weighted_ppi_mean` keeps
+the estimate unbiased by weighting each labelled topic's rectifier by 1 / its inclusion probability
+(Horvitz-Thompson), with the judge's mean over every topic of the collection as the known part.
 """
 
 from __future__ import annotations
@@ -46,6 +51,13 @@ def _z(alpha: float) -> float:
     if not 0.0 < alpha < 1.0:
         raise InputError(f"alpha must lie in (0, 1), not {alpha}")
     return float(norm.ppf(1.0 - alpha / 2.0))
+
+
+def _t(alpha: float, df: int) -> float:
+    from scipy.stats import t
+
+    _z(alpha)  # the same check of alpha
+    return float(t.ppf(1.0 - alpha / 2.0, df))
 
 
 def ppi_lambda(y: np.ndarray, yhat: np.ndarray, yhat_unlabeled: np.ndarray) -> np.ndarray:
@@ -89,6 +101,69 @@ def ppi_mean(
     rectifier = y - w * yhat
     theta = (w * yu).mean(-1) + rectifier.mean(-1)
     se = np.sqrt((w * yu).var(-1) / big_n + rectifier.var(-1) / n)
+    return Estimate(theta, theta - z * se, theta + z * se, weight)
+
+
+def weighted_lambda(y: np.ndarray, yhat: np.ndarray, inclusion: np.ndarray) -> np.ndarray:
+    """The weight lambda of :func:`weighted_ppi_mean` per mean (over the leading axes): the
+    regression slope of the inverse-probability-weighted gold values on the weighted predictions,
+    cov(z_y, z_f) / var(z_f) with z = value / inclusion, clipped to [0, 1] - the lambda that
+    minimises the estimated variance of the weighted rectifier; 0 where the weighted predictions do
+    not vary."""
+    y, yhat = (np.asarray(a, dtype=float) for a in (y, yhat))
+    inv = 1.0 / np.asarray(inclusion, dtype=float)
+    zy, zf = y * inv, yhat * inv
+    cov = ((zy - zy.mean(-1, keepdims=True)) * (zf - zf.mean(-1, keepdims=True))).mean(-1)
+    var = zf.var(-1)
+    safe = np.where(var > 0, var, 1.0)
+    return np.where(var > 0, np.clip(cov / safe, 0.0, 1.0), 0.0)
+
+
+def weighted_ppi_mean(
+    y: np.ndarray,
+    yhat: np.ndarray,
+    judge_population: np.ndarray,
+    inclusion: np.ndarray,
+    alpha: float = 0.05,
+    lam: float | None = None,
+    student: bool = True,
+) -> Estimate:
+    """PPI of a finite population's mean when the n labelled items were drawn with known,
+    possibly unequal, first-order inclusion probabilities ``inclusion`` (pi_i > 0): the difference
+    estimator of survey sampling with a Horvitz-Thompson rectifier,
+
+        theta = lambda * mean(judge_population) + (1/T) sum_i (y_i - lambda * yhat_i) / pi_i,
+
+    ``judge_population`` (..., T) the prediction on every one of the population's T items (the
+    labelled ones among them: here the judge labels every topic), ``y`` and ``yhat`` (..., n) the gold
+    value and the prediction on the labelled items. For a fixed lambda it is unbiased under any
+    design with those inclusion probabilities (E sum_S r_i / pi_i = sum_U r_i). Its variance is
+    estimated as a with-replacement draw of n items with probabilities pi_i / n (Hansen-Hurwitz):
+    with z_i = n (y_i - lambda yhat_i) / (T pi_i), theta = lambda mean(judge_population) + mean(z)
+    and se^2 = var(z, ddof 1) / n - no finite-population correction, so conservative for a design
+    without replacement. The judge's mean over the population is a known constant (the collection
+    is the population): it adds no variance. ``lam`` None: :func:`weighted_lambda`; 0 gives the
+    Horvitz-Thompson estimate of the gold values alone. Under equal probabilities (pi = n / T) it is
+    PPI with the judge's mean over all T items, ``ppi_py.ppi_mean_ci`` with ``w`` proportional to
+    1 / pi (its weights are rescaled to sum n) and a constant ``Yhat_unlabeled``, up to the
+    variance's ddof."""
+    y, yhat, yp = (np.asarray(a, dtype=float) for a in (y, yhat, judge_population))
+    pi = np.broadcast_to(np.asarray(inclusion, dtype=float), y.shape)
+    if y.shape != yhat.shape:
+        raise InputError(f"gold and predicted values differ in shape: {y.shape} and {yhat.shape}")
+    n, big_t = y.shape[-1], yp.shape[-1]
+    if n < 2 or big_t < n:
+        raise InputError(
+            f"weighted PPI needs at least 2 labelled items of a population at least as large (got {n} of {big_t})"
+        )
+    if not ((pi > 0) & (pi <= 1)).all():
+        raise InputError("every inclusion probability must lie in (0, 1]")
+    z = _t(alpha, n - 1) if student else _z(alpha)
+    weight = weighted_lambda(y, yhat, pi) if lam is None else np.full(y.shape[:-1], float(lam))
+    w = weight[..., None]
+    scaled = n * (y - w * yhat) / (big_t * pi)
+    theta = weight * yp.mean(-1) + scaled.mean(-1)
+    se = np.sqrt(scaled.var(-1, ddof=1) / n)
     return Estimate(theta, theta - z * se, theta + z * se, weight)
 
 
