@@ -75,7 +75,10 @@ def test_the_live_judges_rows(run):
         run / "results/sensitivity/judgments/fx/smollm2/short/pairwise.tsv", sep="\t", dtype=str
     )
     assert len(pairs) == 2 and len(both) == 4
-    assert sorted(both.groupby("hi_docid")["order"].apply(sorted).tolist()) == [["hi_first", "lo_first"]] * 2
+    assert (
+        sorted(both.groupby(["hi_docid", "lo_docid"])["order"].apply(sorted).tolist())
+        == [["hi_first", "lo_first"]] * 2
+    )
     row = live[live["type"] == "pairwise"].iloc[0]
     assert (row["lines"], row["n"] + row["dropped"]) == (2, 2)
     assert row["agree"] + row["disagree"] + row["tie"] == pytest.approx(1.0)

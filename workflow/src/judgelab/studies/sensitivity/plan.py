@@ -224,9 +224,6 @@ class Plan(StudyPlan):
         f = self.pair_list_of(dataset)
         return [] if f is None else [self.file_path(f)]
 
-    def pairs_path(self, dataset: str) -> str:
-        return self.project.path("sensitivity_pairs", dataset=dataset)
-
     def pair_sampling(self) -> PairSampling:
         p = self.section["pairwise"]
         return PairSampling(int(p["per_query"]), int(p["seed"]))
