@@ -6,7 +6,8 @@ from __future__ import annotations
 import pandas as pd
 
 from judgelab.data.tables import missing_split, truthy
-from judgelab.studies.overrating.pairwise import pair_outcomes, pairwise_metrics
+from judgelab.llm.pairwise import pair_outcomes
+from judgelab.studies.overrating.pairwise import pairwise_metrics
 from judgelab.studies.overrating.pointwise import pointwise_metrics
 from judgelab.studies.perturbations.outcomes import shift_table
 

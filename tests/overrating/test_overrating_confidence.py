@@ -30,9 +30,10 @@ import pandas as pd
 import pytest
 
 from judgelab.llm.backends.base import Completion
+from judgelab.llm.pairwise import pair_outcomes
 from judgelab.llm.readings import pointwise_columns, reading_cells, typed_readings
 from judgelab.studies.overrating import jobs as oj
-from judgelab.studies.overrating.pairwise import pair_outcomes, pairwise_metrics
+from judgelab.studies.overrating.pairwise import pairwise_metrics
 from judgelab.studies.overrating.pointwise import pointwise_metrics
 from judgelab.studies.overrating.settings import TableSettings
 from judgelab.studies.overrating.tables import TABLE_FORMATS, table1, table2

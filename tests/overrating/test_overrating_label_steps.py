@@ -35,9 +35,10 @@ from judgelab.data.labels import GRADE_LABELS
 from judgelab.llm.backends.base import Completion, Request, label_step_at
 from judgelab.llm.backends.openai_compat import OpenAIBackend, completion_from_chat
 from judgelab.llm.client import CachedClient, cache_request
+from judgelab.llm.pairwise import pair_outcomes
 from judgelab.llm.prompts import build_messages, fill, load_template
 from judgelab.llm.readings import Prompt, label_reading, parse_answer, run_pointwise
-from judgelab.studies.overrating.pairwise import pair_outcomes, run_pairwise
+from judgelab.studies.overrating.pairwise import run_pairwise
 from judgelab.studies.overrating.prompts import PAIRWISE_KIND, load_prompt
 
 GRADED = ("0", "1", "2", "3")

@@ -27,11 +27,11 @@ from judgelab.data.prepare import build_trec_table
 from judgelab.data.tables import read_dataset, write_dataset
 from judgelab.errors import InputError
 from judgelab.llm.answers import parse_label
+from judgelab.llm.pairwise import pair_outcomes
 from judgelab.llm.readings import parse_answer
 from judgelab.studies.overrating import figures as of
 from judgelab.studies.overrating import jobs as oj
 from judgelab.studies.overrating.pairwise import (
-    pair_outcomes,
     pairwise_groups,
     pairwise_metrics,
     sample_pairs,

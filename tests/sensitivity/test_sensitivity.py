@@ -177,11 +177,17 @@ def test_the_plan_on_its_test_config(tmp_path, monkeypatch):
     selection = plan.selection()
     assert type(selection).from_param(selection.param()) == selection
     assert selection.tables == ("dl21", "fx") and selection.published == (("dl21", "dl21"),)
-    # the live judges: the embedded model with two prompts on the fixture
-    assert [j.wc for j in plan.llm_jobs()] == [
-        {"dataset": "fx", "model": "smollm2", "prompt": "short", "type": "binary"},
-        {"dataset": "fx", "model": "smollm2", "prompt": "written", "type": "graded"},
+    # the live judges: the embedded model with three prompt x type on the fixture
+    assert [(j.rule, j.wc) for j in plan.llm_jobs()] == [
+        ("sensitivity_judge", {"dataset": "fx", "model": "smollm2", "prompt": "short", "type": "binary"}),
+        (
+            "sensitivity_pairwise",
+            {"dataset": "fx", "model": "smollm2", "prompt": "short", "type": "pairwise"},
+        ),
+        ("sensitivity_judge", {"dataset": "fx", "model": "smollm2", "prompt": "written", "type": "graded"}),
     ]
+    # fx is no published dataset's table: its pairs are formed from its grades
+    assert plan.pairwise_datasets() == ["fx"] and plan.pair_list_input("fx") == []
     judge = plan.judge("smollm2", "written", "graded")
     assert judge.labels == ("0", "1", "2", "3") and "Query: {query}" in judge.template
     assert type(judge).from_param(judge.param()) == judge  # the rule's param carries it whole
@@ -236,9 +242,11 @@ def test_the_estimate_counts_each_live_request(tmp_path, monkeypatch):
 
     wd = workdir(tmp_path, monkeypatch)
     table, _ = estimate(Project.load([], wd), directory=wd)
-    # 2 jobs (a binary and a graded prompt) x the fixture's 4 pairs kept (per_grade 1)
+    # 2 jobs (a binary and a graded prompt) x the fixture's 4 pairs kept (per_grade 1); the
+    # pairwise prompt: 2 pairs formed (per_query 2; query 102's grades 3, 1, 0) x 2 orders
     assert table[["dataset", "model", "stage", "jobs", "calls"]].values.tolist() == [
-        ["fx", "smollm2", "judge", 2, 8]
+        ["fx", "smollm2", "judge", 2, 8],
+        ["fx", "smollm2", "pairwise", 1, 4],
     ]
 
 
@@ -362,10 +370,20 @@ def test_the_authors_prompts_judged_live(tmp_path, monkeypatch, shared_data):
         "sensitivity: published prompt 4's graded text has no {document}: left out for graded",
         "sensitivity: published prompt 23's binary text has no {query} or {document}: left out for binary",
         "sensitivity: published prompt 23's graded text has no {query} or {document}: left out for graded",
+        "sensitivity: published prompt 23's pairwise text has no {query} or {documentA} or {documentB}: "
+        "left out for pairwise",
         "sensitivity: published prompt 27's graded text has no {query} or {document}: left out for graded",
     ]
     published = [(p, t) for d, m, p, t in plan.live_cells if p in spec["ids"]]
-    assert published == [("4", "binary"), ("7", "binary"), ("7", "graded"), ("27", "binary")]
+    assert published == [
+        ("4", "binary"),
+        ("4", "pairwise"),
+        ("7", "binary"),
+        ("7", "graded"),
+        ("7", "pairwise"),
+        ("27", "binary"),
+        ("27", "pairwise"),
+    ]
     judge = plan.judge("smollm2", "7", "graded")
     assert judge.placement == "system" and "{query:" in judge.persona
     assert type(judge).from_param(judge.param()) == judge

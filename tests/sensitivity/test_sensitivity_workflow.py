@@ -59,11 +59,30 @@ def test_the_tables_from_the_published_files(run):
 def test_the_live_judges_rows(run):
     agreement = pd.read_csv(run / "results/sensitivity/tables/agreement.tsv", sep="\t", dtype={"prompt": str})
     live = agreement[agreement["source"] == "live"]
-    assert sorted(zip(live["prompt"], live["type"])) == [("short", "binary"), ("written", "graded")]
+    assert sorted(zip(live["prompt"], live["type"])) == [
+        ("short", "binary"),
+        ("short", "pairwise"),
+        ("written", "graded"),
+    ]
     judged = pd.read_csv(run / "results/sensitivity/judgments/fx/smollm2/written/graded.tsv", sep="\t")
     row = live[live["prompt"] == "written"].iloc[0]
     assert (row["lines"], row["n"]) == (4, int(judged["parsed"].sum()))
     assert row["coverage"] == pytest.approx(judged["parsed"].mean())
+    # pairwise: the pairs formed from the fixture's grades (at most 2 per query), each asked in
+    # both orders; the shares of the pairs with both orders read, the ties split by position
+    pairs = pd.read_csv(run / "results/sensitivity/pairs/fx.tsv", sep="\t", dtype=str)
+    both = pd.read_csv(
+        run / "results/sensitivity/judgments/fx/smollm2/short/pairwise.tsv", sep="\t", dtype=str
+    )
+    assert len(pairs) == 2 and len(both) == 4
+    assert (
+        sorted(both.groupby(["hi_docid", "lo_docid"])["order"].apply(sorted).tolist())
+        == [["hi_first", "lo_first"]] * 2
+    )
+    row = live[live["type"] == "pairwise"].iloc[0]
+    assert (row["lines"], row["n"] + row["dropped"]) == (2, 2)
+    assert row["agree"] + row["disagree"] + row["tie"] == pytest.approx(1.0)
+    assert row["first_both"] + row["second_both"] == pytest.approx(row["tie"])
 
 
 def test_editing_one_prompt_reruns_exactly_its_jobs(run):

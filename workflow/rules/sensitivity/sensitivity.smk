@@ -3,7 +3,8 @@
 # human labels moves with the prompt. Config section `sensitivity` (switch: sensitivity.enabled);
 # target `snakemake sensitivity`; package judgelab.studies.sensitivity; the published files'
 # manifest resources/sensitivity/published.tsv; captions workflow/report/sensitivity/*.rst.
-# Stages: judge (live judges, one LLM job per dataset x judge x prompt x type) and download (the
+# Stages: judge (live judges, one LLM job per dataset x judge x prompt x type; pairwise: the pairs of
+# a dataset, then each pair in both orders) and download (the
 # published prompts, pair lists and judgments, digests checked) -> agreement (one row per judged
 # table or published file) -> tables (spread over prompts, human vs LLM prompts, figure).
 

@@ -8,7 +8,8 @@ from collections.abc import Iterator
 
 from judgelab.data.sources import JUDGED_QUERIES
 from judgelab.llm.backends.base import Request
-from judgelab.studies.overrating.pairwise import pairwise_jobs, pairwise_judge_requests, sample_pairs
+from judgelab.llm.pairwise import pairwise_jobs
+from judgelab.studies.overrating.pairwise import pairwise_judge_requests, sample_pairs
 from judgelab.studies.overrating.pointwise import pointwise_judge_requests
 
 # the pairwise stand-in before a dataset is downloaded: at most 3 settings x ``per_setting`` pairs

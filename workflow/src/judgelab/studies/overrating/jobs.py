@@ -34,10 +34,10 @@ from judgelab.data.labels import SCALES, check_labels
 from judgelab.data.tables import read_dataset, read_tsv, write_tsv
 from judgelab.llm.judge import Judge
 from judgelab.llm.judging import check_coverage
+from judgelab.llm.pairwise import pair_outcomes
 from judgelab.llm.session import JobContext
 from judgelab.studies.overrating.pairwise import (
     SETTINGS,
-    pair_outcomes,
     pairwise_metrics,
     run_pairwise_judge,
     sample_pairs,

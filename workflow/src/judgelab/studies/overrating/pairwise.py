@@ -1,6 +1,8 @@
 """Pairwise judging ("When LLM Judges Inflate Scores", section 2.1): Best / Acceptable /
 Unacceptable groups per query, the sampled pairs of each setting, both orders judged with a forced
-choice, and their outcomes.
+choice, and their outcomes. The pairs in both orders, their requests and the orders combined per
+pair are the core's (:mod:`judgelab.llm.pairwise`, which the prompt-sensitivity study judges its
+pairwise prompts with too); here the sampling, the confidence readings and the metrics.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from judgelab.errors import InputError
 from judgelab.llm.backends.base import Request
 from judgelab.llm.client import CachedClient
 from judgelab.llm.judge import Judge
-from judgelab.llm.prompts import build_messages, fill
+from judgelab.llm.pairwise import choice_requests, pairwise_jobs, position_counts
 from judgelab.llm.readings import READING_COLUMNS, Prompt, prob_columns, reading_cells, typed_readings
 from judgelab.studies.overrating.prompts import PAIRWISE_KIND
 
@@ -29,9 +31,6 @@ SETTINGS = ("B-A", "A-U", "B-U")
 
 
 GROUP_NAMES = {"B": "Best", "A": "Acceptable", "U": "Unacceptable"}
-
-
-ORDERS = ("hi_first", "lo_first")
 
 
 #: the pairwise confidence threshold of When LLM Judges Inflate Scores, section 2.3 ("exceeded 0.95
@@ -60,37 +59,6 @@ def pairwise_columns(labels: Sequence[str]) -> list[str]:
     return PAIRWISE_COLUMNS + prob_columns(labels) + READING_COLUMNS
 
 
-def pairwise_jobs(pairs: pd.DataFrame, sampled: pd.DataFrame) -> list[dict]:
-    """Every sampled pair in both orders, as (ids, passage_1, passage_2, query and texts), sorted
-    by query, Passage 1 and Passage 2 so consecutive prompts share the longest prefix (the local
-    backend evaluates a shared prefix once)."""
-    text = {(r.qid, r.docid): r.passage for r in pairs.itertuples(index=False)}
-    query = dict(zip(pairs["qid"], pairs["query"]))
-    items = []
-    for r in sampled.itertuples(index=False):
-        for order in ORDERS:
-            first, second = (r.hi_docid, r.lo_docid) if order == "hi_first" else (r.lo_docid, r.hi_docid)
-            for d in (first, second):
-                if (r.qid, d) not in text:
-                    raise InputError(f"pair passage {d} of query {r.qid} is not in the dataset table")
-            items.append(
-                {
-                    "dataset": r.dataset,
-                    "qid": r.qid,
-                    "setting": r.setting,
-                    "hi_docid": r.hi_docid,
-                    "lo_docid": r.lo_docid,
-                    "order": order,
-                    "passage_1": first,
-                    "passage_2": second,
-                    "query": query[r.qid],
-                    "text_1": text[(r.qid, first)],
-                    "text_2": text[(r.qid, second)],
-                }
-            )
-    return sorted(items, key=lambda x: (x["qid"], x["passage_1"], x["passage_2"]))
-
-
 def pairwise_requests(items: Sequence[dict], prompt: Prompt, *, max_tokens: int) -> list[Request]:
     """One request per judgment of :func:`pairwise_jobs` (a pair in one order): the template
     filled with the query, Passage 1 and Passage 2 (no persona), asking for the label steps of
@@ -100,17 +68,9 @@ def pairwise_requests(items: Sequence[dict], prompt: Prompt, *, max_tokens: int)
             f"a pairwise prompt needs two labels (Passage 1, Passage 2), got {list(prompt.labels)}",
             key="overrating.pairwise.template",
         )
-    return [
-        Request.from_messages(
-            build_messages(
-                "", fill(prompt.template, query=x["query"], passage_a=x["text_1"], passage_b=x["text_2"])
-            ),
-            max_tokens,
-            prompt.labels,
-            label_steps=True,
-        )
-        for x in items
-    ]
+    return choice_requests(
+        items, prompt.template, prompt.labels, max_tokens=max_tokens, names=("passage_a", "passage_b")
+    )
 
 
 def run_pairwise(
@@ -230,66 +190,6 @@ def sample_pairs(table: pd.DataFrame, per_setting: int, seed: int, relevant_min:
     return pd.DataFrame(rows, columns=cols)
 
 
-def pair_outcomes(judged: pd.DataFrame) -> pd.DataFrame:
-    """One row per pair from its two judgments. ``judged``: one row per pair and order with
-    qid, setting, hi_docid, lo_docid, order (``hi_first`` / ``lo_first``), ``preferred``
-    (``hi``, ``lo``, or missing), ``confidence`` (the full-distribution token confidence,
-    nullable) and optionally ``confidence_renorm`` (the renormalised one; NaN without it).
-
-    ``outcome``: ``correct`` (both orders prefer hi), ``wrong_win`` (both prefer lo), ``tie``
-    (the orders contradict each other), ``missing`` (an order did not parse); ``truncated``: a
-    missing order's answer was cut by the answer bound; ``position``: what decided a tie - the
-    position alone: ``first`` (Passage 1 wins in both orders: hi when hi is first, lo when lo
-    is), ``second`` (Passage 2 wins in both), empty for the other outcomes. Columns: the keys,
-    ``pref_<order>``, ``conf_<order>``, ``conf_renorm_<order>``, ``outcome``, ``truncated``,
-    ``position``."""
-    keys = ["qid", "setting", "hi_docid", "lo_docid"]
-    wide = {}
-    for order in ORDERS:
-        part = judged[judged["order"] == order].set_index(keys)
-        if part.index.duplicated().any():
-            raise ValueError(f"a pair is judged twice in the order {order}")
-        if "truncated" in part.columns:
-            part = part.assign(truncated=truthy(part["truncated"]))  # as read from a table
-        wide[order] = part
-    idx = wide["hi_first"].index.union(wide["lo_first"].index, sort=False)
-    rows = []
-    for key in idx:
-        row = dict(zip(keys, key))
-        prefs, cut = [], False
-        for order in ORDERS:
-            part = wide[order]
-            has = key in part.index
-            pref = part.at[key, "preferred"] if has else None
-            pref = None if pref is None or pd.isna(pref) else str(pref)
-            row[f"pref_{order}"] = pref
-            if pref is None and has and "truncated" in part.columns:
-                cut = cut or bool(part.at[key, "truncated"])
-            for column, name in (("confidence", "conf"), ("confidence_renorm", "conf_renorm")):
-                conf = part.at[key, column] if has and column in part.columns else None
-                row[f"{name}_{order}"] = math.nan if conf is None or pd.isna(conf) else float(conf)
-            prefs.append(pref)
-        row["position"] = ""
-        if None in prefs:
-            row["outcome"] = "missing"
-        elif prefs == ["hi", "hi"]:
-            row["outcome"] = "correct"
-        elif prefs == ["lo", "lo"]:
-            row["outcome"] = "wrong_win"
-        else:
-            row["outcome"] = "tie"
-            # ORDERS = (hi_first, lo_first): hi then lo is Passage 1 winning both times
-            row["position"] = "first" if prefs == ["hi", "lo"] else "second"
-        row["truncated"] = cut
-        rows.append(row)
-    cols = (
-        keys
-        + [f"{w}_{o}" for o in ORDERS for w in ("pref", "conf", "conf_renorm")]
-        + ["outcome", "truncated", "position"]
-    )
-    return pd.DataFrame(rows, columns=cols)
-
-
 def _mean_conf(o: pd.DataFrame, outcome: str, hi: str, lo: str) -> tuple[float, int]:
     """The mean confidence of both orders' judgments of the pairs with ``outcome``, and how many."""
     sel = o[o["outcome"] == outcome]
@@ -305,8 +205,7 @@ def _pairwise_row(o: pd.DataFrame) -> dict[str, float]:
     cut = (o["outcome"] == "missing") & (truthy(o["truncated"]) if "truncated" in o else False)
     decided = counts["correct"] + counts["wrong_win"]
     # a tie is decided by the position alone: Passage 1 (or 2) wins in both orders
-    position = o["position"] if "position" in o else pd.Series("", index=o.index)
-    n_first, n_second = int((position == "first").sum()), int((position == "second").sum())
+    n_first, n_second = position_counts(o)
 
     def pct(k: int, d: int) -> float:
         return 100.0 * k / d if d else math.nan

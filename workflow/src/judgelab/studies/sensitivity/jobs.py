@@ -16,9 +16,10 @@ from judgelab.analysis.render import write_table
 from judgelab.data.sources import download_or_copy
 from judgelab.data.tables import read_dataset, read_tsv, write_tsv
 from judgelab.llm.judge import Judge
-from judgelab.llm.judging import judge_table
+from judgelab.llm.judging import check_coverage, judge_table
 from judgelab.llm.session import JobContext
 from judgelab.params import Files
+from judgelab.studies.sensitivity import pairwise
 from judgelab.studies.sensitivity.figures import distribution_figure
 from judgelab.studies.sensitivity.published import (
     Pointwise,
@@ -37,7 +38,7 @@ from judgelab.studies.sensitivity.science import (
     pointwise_row,
     spread,
 )
-from judgelab.studies.sensitivity.settings import Bootstrap, Downloads, Selection
+from judgelab.studies.sensitivity.settings import Bootstrap, Downloads, PairSampling, Selection
 from judgelab.studies.sensitivity.tables import renderer
 
 log = logging.getLogger("judgelab")
@@ -70,6 +71,39 @@ def judge_job(pairs: str, judgments: str, judge: Judge, context: JobContext) -> 
     return result
 
 
+def pairs_job(pairs: str, compared: str, sampling: PairSampling, listed: Sequence[str] = ()) -> pd.DataFrame:
+    """The pairs the live judges compare on a dataset (``pairs``, its table): those of the
+    authors' pair list where the rule names one (``listed``), else formed from the grade groups
+    (``sampling``: at most ``per_query`` per query, seeded); written to ``compared``."""
+    table = read_dataset(pairs)
+    if listed:
+        result = pairwise.listed_pairs(listed[0], table)
+        how = f"from {listed[0]}"
+    else:
+        result = pairwise.formed_pairs(table, sampling.per_query, sampling.seed)
+        how = f"formed from the grades (at most {sampling.per_query} per query, seed {sampling.seed})"
+    write_tsv(result, compared)
+    log.info("%d pairs of %d queries %s", len(result), result["qid"].nunique(), how)
+    return result
+
+
+def pairwise_judge_job(
+    pairs: str, compared: str, judgments: str, judge: Judge, context: JobContext
+) -> pd.DataFrame:
+    """Every pair of ``compared`` asked in both orders with ``judge`` (one prompt's pairwise
+    template, its system text as the system message) through the backend and the request cache;
+    the job stops when too few answers are read (the judge's coverage floor, over the judgments
+    of a pair in one order)."""
+    table = read_dataset(pairs)
+    with judge.session(context) as client:
+        result = pairwise.run_pairwise(
+            table, pairwise.read_pairs_table(compared), judge, client, desc=context.desc
+        )
+    check_coverage(result, judge, context.desc)
+    write_tsv(result, judgments)
+    return result
+
+
 @dataclass(frozen=True)
 class Inputs(Files):
     """The agreement job's inputs (in the order of
@@ -92,16 +126,25 @@ def agreement_rows(inputs: Inputs, selection: Selection) -> pd.DataFrame:
     human- and LLM-written prompts of the same type and dataset (the union of their files' pairs).
     UMBRELA's prompt is compared on those pairs only, where there are any: GPT-4o's UMBRELA file
     labels every DL21 pair, its other prompts a sample of them. A live row's coverage is its
-    parsed answers over the dataset's pairs."""
+    parsed answers over the dataset's pairs; a live pairwise row's its pairs with both orders
+    read over the pairs compared, its shares over those (and the ties by position)."""
     tables = {d: human_grades(read_dataset(p)) for d, p in zip(selection.tables, inputs.tables, strict=True)}
     out = published_rows(inputs, selection, {p: tables[d] for p, d in selection.published if d in tables})
     group = dict(selection.groups)
     for (dataset, model, prompt, kind), path in zip(selection.live, inputs.live, strict=True):
-        judged = read_tsv(path, {"qid": str, "docid": str, "label": "Int64"})
-        read = live_read(judged, tables[dataset])
-        if read.dropped:
-            log.info("%s: %d of %d answers did not parse", path, read.dropped, read.lines)
-        row = pointwise_row(kind, read, len(read.pairs))
+        if kind == "pairwise":
+            both = pairwise.read_judged(path)
+            row = pairwise.pairwise_row(both, len(both.drop_duplicates(["qid", "hi_docid", "lo_docid"])))
+            if row["dropped"]:
+                log.info(
+                    "%s: %d of %d pairs with an order that did not parse", path, row["dropped"], row["lines"]
+                )
+        else:
+            judged = read_tsv(path, {"qid": str, "docid": str, "label": "Int64"})
+            read = live_read(judged, tables[dataset])
+            if read.dropped:
+                log.info("%s: %d of %d answers did not parse", path, read.dropped, read.lines)
+            row = pointwise_row(kind, read, len(read.pairs))
         out.append(
             {
                 "source": "live",

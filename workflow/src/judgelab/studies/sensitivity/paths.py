@@ -7,7 +7,9 @@ PATHS = {
     # a published file at its path in the source repository (prompts.json, data/pairwise/...,
     # Judgements/<model>/<type>/...)
     "sensitivity_published": "{results}/sensitivity/published/{file}",
-    # a live judge's answers with one prompt's template of one type
+    # the pairs a live judge compares on a dataset (the authors' pair list, or formed from its grades)
+    "sensitivity_pairs": "{results}/sensitivity/pairs/{dataset}.tsv",
+    # a live judge's answers with one prompt's template of one type (pairwise: both orders of each pair)
     "sensitivity_judgments": "{results}/sensitivity/judgments/{dataset}/{model}/{prompt}/{type}.tsv",
     "sensitivity_agreement": "{results}/sensitivity/tables/agreement.{ext}",
     "sensitivity_spread": "{results}/sensitivity/tables/spread.{ext}",

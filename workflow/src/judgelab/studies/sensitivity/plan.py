@@ -9,39 +9,72 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 
 from judgelab.cache.filehash import sha256_of_file
+from judgelab.data.sources import JUDGED_QUERIES
 from judgelab.errors import InputError, NothingToDo
 from judgelab.llm.backends.base import Request
 from judgelab.llm.judge import Judge, JudgeSection, JudgeTemplate
 from judgelab.llm.judging import judgment_requests
+from judgelab.llm.pairwise import pairwise_jobs
+from judgelab.llm.prompts import register_kind
 from judgelab.project.plan import LLMJob, StudyPlan
+from judgelab.studies.sensitivity.pairwise import (
+    PLACEHOLDERS,
+    formed_pairs,
+    listed_pairs,
+    pairwise_labels,
+    pairwise_requests,
+)
 from judgelab.studies.sensitivity.paths import FIGURES, PATHS, TABLES
-from judgelab.studies.sensitivity.published import SCALES, PublishedFile, read_manifest, read_prompts
-from judgelab.studies.sensitivity.settings import Bootstrap, Downloads, Selection
+from judgelab.studies.sensitivity.published import (
+    PAIR_LIST_LINES,
+    SCALES,
+    PublishedFile,
+    read_manifest,
+    read_prompts,
+)
+from judgelab.studies.sensitivity.settings import Bootstrap, Downloads, PairSampling, Selection
 
 #: the manifest of the published files, under the workflow's ``resources/``
 MANIFEST = "sensitivity/published.tsv"
-#: the types a live judge judges with a prompt (pairwise live judging is not built)
-LIVE_TYPES = ("binary", "graded")
+#: the types a live judge judges with a prompt
+LIVE_TYPES = ("binary", "graded", "pairwise")
+#: the placeholders a prompt's text of each type needs
+NEEDS: dict[str, tuple[str, ...]] = {
+    "binary": ("query", "document"),
+    "graded": ("query", "document"),
+    "pairwise": PLACEHOLDERS,
+}
+
+#: The template kind of a pairwise prompt of ``sensitivity.prompts``: the query and two passages
+#: (``{documentA}`` shown first), answered with one of two option names (default ``A``, ``B``).
+PAIRWISE_KIND = "sensitivity_pairwise"
+register_kind(PAIRWISE_KIND, PLACEHOLDERS, labels=["A", "B"])
 
 
 @dataclass(frozen=True)
 class LivePrompt:
-    """A live prompt: its author group and, per type, (template text, system text, how it is named)."""
+    """A live prompt: its author group, per type (template text, system text, how it is named),
+    and its pairwise text's two option names (the first naming the first passage)."""
 
     group: str
     texts: dict[str, tuple[str, str, str]]
+    pair_labels: tuple[str, ...] = field(default=("A", "B"))
 
 
-def literal_template(text: str) -> str:
-    """A published prompt's text as a template whose only placeholders are ``{query}`` and
-    ``{document}``: every other brace escaped (``{Document}``, literal JSON braces stay text), so
-    :func:`judgelab.llm.prompts.fill` replaces the two literally and nothing else."""
+def literal_template(text: str, names: tuple[str, ...] = ("query", "document")) -> str:
+    """A published prompt's text as a template whose only placeholders are ``names`` (``{query}``
+    and ``{document}``; pairwise ``{query}``, ``{documentA}``, ``{documentB}``): every other brace
+    escaped (``{Document}``, literal JSON braces stay text), so :func:`judgelab.llm.prompts.fill`
+    replaces those literally and nothing else."""
     escaped = text.replace("{", "{{").replace("}", "}}")
-    return escaped.replace("{{query}}", "{query}").replace("{{document}}", "{document}")
+    for name in names:
+        escaped = escaped.replace("{{" + name + "}}", "{" + name + "}")
+    return escaped
 
 
 class Plan(StudyPlan):
@@ -70,14 +103,18 @@ class Plan(StudyPlan):
         placeholder left out, with a notice)."""
         out: dict[str, LivePrompt] = {}
         for pid, entry in self.section["prompts"].items():
-            texts = {}
+            texts, labels = {}, ("A", "B")
             for kind in LIVE_TYPES:
                 if entry.get(kind):
                     t = self._checked_template(str(pid), kind, entry[kind])
                     texts[kind] = (t.text, "", entry[kind])
+                    if kind == "pairwise":
+                        labels = tuple(t.labels or ())
             if not texts:
-                raise InputError("names no template (binary, graded)", key=f"{self.name}.prompts.{pid}")
-            out[str(pid)] = LivePrompt(str(entry["group"]), texts)
+                raise InputError(
+                    "names no template (binary, graded, pairwise)", key=f"{self.name}.prompts.{pid}"
+                )
+            out[str(pid)] = LivePrompt(str(entry["group"]), texts, labels)
         for pid, prompt in self._published_prompts().items():
             if pid in out:
                 raise InputError(
@@ -89,6 +126,15 @@ class Plan(StudyPlan):
 
     def _checked_template(self, pid: str, kind: str, ref: str):
         key = f"{self.name}.prompts.{pid}.{kind}"
+        if kind == "pairwise":
+            t = self.project.template(ref, PAIRWISE_KIND, key)
+            if len(t.labels or ()) != 2 or len(set(t.labels or ())) != 2:
+                raise InputError(
+                    f"{t.path} declares labels {list(t.labels or ())}: a pairwise prompt answers with two "
+                    "option names (the first naming the first passage)",
+                    key=key,
+                )
+            return t
         t = self.project.template(ref, "judgment", key)
         labels = tuple(t.labels or ())
         wanted = tuple(str(v) for v in SCALES[kind])
@@ -123,20 +169,24 @@ class Plan(StudyPlan):
                     f"no prompt {pid!r} in {path} (ids: {list(data)})",
                     key=f"{self.name}.published_prompts.ids[{i}]",
                 )
-            texts = {}
+            texts, labels = {}, ("A", "B")
             for kind in LIVE_TYPES:
+                if kind not in spec["types"]:
+                    continue
                 entry = data[pid].get(kind) or {}
                 user, system = str(entry.get("user") or ""), str(entry.get("system") or "")
-                missing = [p for p in ("{query}", "{document}") if p not in user]
+                missing = ["{" + p + "}" for p in NEEDS[kind] if "{" + p + "}" not in user]
                 if missing:
                     self.project.note(
                         f"sensitivity: published prompt {pid}'s {kind} text has no {' or '.join(missing)}: "
                         f"left out for {kind}"
                     )
                     continue
-                texts[kind] = (literal_template(user), system, f"prompts.json {pid} {kind}")
+                texts[kind] = (literal_template(user, NEEDS[kind]), system, f"prompts.json {pid} {kind}")
+                if kind == "pairwise":
+                    labels = pairwise_labels(user, system)
             if texts:
-                out[pid] = LivePrompt(groups[pid], texts)
+                out[pid] = LivePrompt(groups[pid], texts, labels)
         return out
 
     @property
@@ -157,6 +207,27 @@ class Plan(StudyPlan):
             for t in self.prompt_types(p)
         ]
 
+    def pairwise_datasets(self) -> list[str]:
+        """The datasets a live judge judges pairwise (a pairs job each)."""
+        return sorted({d for d, _, _, t in self.live_cells if t == "pairwise"})
+
+    def pair_list_of(self, dataset: str) -> PublishedFile | None:
+        """The authors' pair list a live dataset's pairs come from: that of the published dataset
+        ``sensitivity.published.datasets`` maps to it; None: the pairs are formed from its grades."""
+        for published, name in self.published_datasets.items():
+            if name == dataset:
+                return next(f for f in self.manifest if f.kind == "pairs" and f.dataset == published)
+        return None
+
+    def pair_list_input(self, dataset: str) -> list[str]:
+        """The pairs job's pair list (a list of one; none when the pairs are formed)."""
+        f = self.pair_list_of(dataset)
+        return [] if f is None else [self.file_path(f)]
+
+    def pair_sampling(self) -> PairSampling:
+        p = self.section["pairwise"]
+        return PairSampling(int(p["per_query"]), int(p["seed"]))
+
     def text_datasets(self) -> list[str]:
         """The live judges' datasets (the published judgments show no passage to a model)."""
         return sorted({d for d, _, _, _ in self.live_cells})
@@ -164,8 +235,9 @@ class Plan(StudyPlan):
     def _template(self, name: str) -> JudgeTemplate:
         """``<prompt>/<type>``'s template: its text, the type's labels, the bound."""
         prompt, kind = name.rsplit("/", 1)
-        text, _, shown = self.live_prompts[prompt].texts[kind]
-        labels = tuple(str(v) for v in SCALES[kind])
+        live = self.live_prompts[prompt]
+        text, _, shown = live.texts[kind]
+        labels = live.pair_labels if kind == "pairwise" else tuple(str(v) for v in SCALES[kind])
         return JudgeTemplate(text, labels, int(self.section["max_tokens"]), shown, f"{self.name}.max_tokens")
 
     @cached_property
@@ -209,13 +281,15 @@ class Plan(StudyPlan):
 
     @cached_property
     def support(self) -> list[PublishedFile]:
-        """``prompts.json`` and the pair lists of the datasets judged pairwise (nothing without a
-        published judgment file)."""
-        if not self.judgments:
-            return []
+        """``prompts.json`` (where a published judgment file is read) and the pair lists of the
+        datasets judged pairwise: by a published file, or by a live judge on the dataset the
+        published one maps to."""
         pairwise = {f.dataset for f in self.judgments if f.type == "pairwise"}
+        pairwise |= {f.dataset for d in self.pairwise_datasets() if (f := self.pair_list_of(d)) is not None}
         return [
-            f for f in self.manifest if f.kind == "prompts" or (f.kind == "pairs" and f.dataset in pairwise)
+            f
+            for f in self.manifest
+            if (f.kind == "prompts" and self.judgments) or (f.kind == "pairs" and f.dataset in pairwise)
         ]
 
     def file_path(self, f: PublishedFile) -> str:
@@ -284,9 +358,14 @@ class Plan(StudyPlan):
             )
 
     def llm_jobs(self) -> list[LLMJob]:
+        """A judge job per live cell: ``sensitivity_judge`` (binary, graded) or
+        ``sensitivity_pairwise`` (every pair in both orders)."""
         return [
             LLMJob(
-                f"{self.name}_judge", m, (("dataset", d), ("model", m), ("prompt", p), ("type", t)), self.name
+                f"{self.name}_pairwise" if t == "pairwise" else f"{self.name}_judge",
+                m,
+                (("dataset", d), ("model", m), ("prompt", p), ("type", t)),
+                self.name,
             )
             for d, m, p, t in self.live_cells
         ]
@@ -298,8 +377,53 @@ class Plan(StudyPlan):
         return out + [path("sensitivity_figure", ext=e) for e in FIGURES]
 
     def requests(self, job, ctx) -> Iterator[tuple[str, Request, bool]]:
-        """For ``judgelab estimate``: one request per pair of a live judge job, built as the job
-        builds them."""
-        src = ctx.pairs(job.wc["dataset"])
-        for req in judgment_requests(src.pairs, self.judge(job.model, job.wc["prompt"], job.wc["type"])):
-            yield "judge", req, src.exact and ctx.cached(job.model, req) is not None
+        """For ``judgelab estimate``: one request per pair of a live binary or graded job, and
+        per pair and order of a pairwise one, built as the jobs build them (:meth:`estimate_pairs`)."""
+        d = job.wc["dataset"]
+        src = ctx.pairs(d)
+        judge = self.judge(job.model, job.wc["prompt"], job.wc["type"])
+        if job.wc["type"] != "pairwise":
+            for req in judgment_requests(src.pairs, judge):
+                yield "judge", req, src.exact and ctx.cached(job.model, req) is not None
+            return
+        pairs = self.estimate_pairs(d, src, ctx)
+        if pairs is not None:
+            for req in pairwise_requests(pairwise_jobs(src.pairs, pairs), judge):
+                yield "pairwise", req, ctx.cached(job.model, req) is not None
+            return
+        # before the dataset's texts or its pair list are here: a stand-in of the known size
+        f = self.pair_list_of(d)
+        n = (
+            PAIR_LIST_LINES[f.dataset]
+            if f is not None
+            else JUDGED_QUERIES.get(d, src.pairs["qid"].nunique()) * self.pair_sampling().per_query
+        )
+        first = src.pairs.iloc[0]
+        stand_in = {"query": first["query"], "text_1": first["passage"], "text_2": first["passage"]}
+        for req in pairwise_requests([stand_in] * (2 * n), judge):
+            yield "pairwise", req, False
+
+    def estimate_pairs(self, dataset: str, src, ctx):
+        """The pairs a pairwise job of ``dataset`` judges, as its pairs job makes them, for the
+        estimate: from the pair list where it is local (the download's output or the mirror's
+        copy) and the texts are known; None (a stand-in, an upper bound, flagged not exact) when
+        either is not."""
+        f = self.pair_list_of(dataset)
+        if not src.exact:
+            return None
+        if f is None:
+            s = self.pair_sampling()
+            return formed_pairs(src.pairs, s.per_query, s.seed)
+        mirror = self.published["mirror"]
+        for where in (
+            Path(ctx.directory) / self.file_path(f),
+            *([self.project.local(mirror) / f.file] if mirror else []),
+        ):
+            if where.is_file():
+                return listed_pairs(str(where), src.pairs)
+        ctx.approximate(
+            dataset,
+            f"{dataset}: the pair list {f.file} is not here yet: {PAIR_LIST_LINES[f.dataset]:,} pairs "
+            "x 2 orders stand in per pairwise job",
+        )
+        return None

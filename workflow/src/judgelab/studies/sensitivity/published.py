@@ -36,6 +36,9 @@ OUTCOMES = ("agree", "disagree", "tie")
 MODELS = ("gpt-4o", "llama3.2", "mistral")
 #: the datasets of the published files (TREC DL 2020 and 2021)
 DATASETS = ("dl20", "dl21")
+#: the pairs of each published dataset's pair list (``data/pairwise/pairs_dl<20|21>.txt``, one
+#: a line): what ``judgelab estimate`` counts before the list is downloaded
+PAIR_LIST_LINES = {"dl20": 1544, "dl21": 1590}
 #: the author groups of ``prompts.json`` (``participant_name`` ``human-*``, ``LLM-*``, ``umbrela``)
 GROUPS = ("human", "LLM", "umbrela")
 

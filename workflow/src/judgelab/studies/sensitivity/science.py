@@ -6,7 +6,8 @@ agreement over prompts, and human-written against LLM-written prompts.
   by TREC's rule (grade >= 2 relevant; the source's readme states no rule); graded labels are
   compared with the grade 0-3 itself, alpha at the ordinal level.
 * :func:`pairwise_row` - the shares of a pairwise file's outcomes (agree / disagree / tie with
-  the human order), over the pairs it holds, and its coverage of the dataset's pair list.
+  the human order), over the pairs it holds, and its coverage of the dataset's pair list (a live
+  judge's pairwise table: :func:`judgelab.studies.sensitivity.pairwise.pairwise_row`).
 * :func:`spread` - per judge x type x dataset: min, max, mean, SD (n - 1) and range of the
   measure over the prompts, UMBRELA's prompt apart (its value, and how many prompts beat it).
 * :func:`groups` - per judge x type x dataset: the mean of the human-written and of the
@@ -56,6 +57,10 @@ AGREEMENT_COLUMNS = [
     "agree",
     "disagree",
     "tie",
+    # pairwise, live judges only: the ties decided by position alone (the first passage won in
+    # both orders, the second won in both); the published files hold one outcome per pair
+    "first_both",
+    "second_both",
 ]
 
 

@@ -1,5 +1,6 @@
 """The study's settings values (each a :class:`judgelab.params.Settings`, carried whole as a rule's
-param): the files to download, the published files each agreement row reads, the bootstrap."""
+param): the files to download, the published files each agreement row reads, the bootstrap, the
+pairs formed for live pairwise judging."""
 
 from __future__ import annotations
 
@@ -46,3 +47,12 @@ class Bootstrap(Settings):
     resamples: int
     seed: int
     level: float
+
+
+@dataclass(frozen=True)
+class PairSampling(Settings):
+    """How the pairs of a dataset without the authors' pair list are formed
+    (``sensitivity.pairwise``): at most ``per_query`` pairs per query, drawn with ``seed``."""
+
+    per_query: int
+    seed: int
