@@ -3,8 +3,9 @@ stated rule (the first file's label); the ranking study's estimate of the actual
 from them - PPI++ and human-only with their intervals, judge-only - on a hand-made collection
 (tests/annotate_ppi.py), its numbers checked against ``ppi-python`` (``ppi_mean_ci``,
 ``classical_mean_ci``) on per-topic nDCG@10 computed by pytrec_eval (trec_eval's own code); the
-chosen-pairs file's rules (complete topics only, unequal inclusion refused); every bad input one
-error naming its file and line or its config key; the plan's key, paths and checks."""
+chosen-pairs file's rules (complete topics only; with unequal inclusion the weighted estimate,
+checked against ``weighted_ppi_mean`` on pytrec_eval's values); every bad input one error naming
+its file and line or its config key; the plan's key, paths and checks."""
 
 from __future__ import annotations
 
@@ -137,8 +138,10 @@ def test_the_estimate_equals_ppi_python_on_trec_eval_values(tmp_path):
     assert "PPI++ 90% interval" in md
 
 
-def chosen_file(path, rows) -> str:
-    """A chosen-pairs file (judgelab annotate choose's columns) of (qid, docid, topic inclusion)."""
+def chosen_file(path, rows, strategy: str | None = None) -> str:
+    """A chosen-pairs file (judgelab annotate choose's columns) of (qid, docid, topic inclusion);
+    its strategy ``random`` when the probabilities are equal, else ``stratified`` (or ``strategy``)."""
+    uniform = len({p for _, _, p in rows}) == 1
     table = pd.DataFrame(
         [
             {
@@ -146,7 +149,7 @@ def chosen_file(path, rows) -> str:
                 "docid": d,
                 "query": f"query {q}",
                 "passage": f"text {d}",
-                "strategy": "random" if len({p for _, _, p in rows}) == 1 else "stratified",
+                "strategy": strategy or ("random" if uniform else "stratified"),
                 "topic_inclusion": p,
                 "pair_inclusion": p,
             }
@@ -157,25 +160,91 @@ def chosen_file(path, rows) -> str:
     return str(path)
 
 
-def test_the_chosen_pairs_file_keeps_complete_topics_and_refuses_unequal_inclusion(tmp_path):
+def test_the_chosen_pairs_file_keeps_complete_topics_and_its_errors_name_the_key(tmp_path):
     ana = qrels_file(tmp_path / "ana.qrels", ANA)
     # ana finished 1001 and 2002 of the chosen 1001, 2002, 3003; 3003 is half done: left out
     rows = [(q, d, 0.75) for q, d, _ in ANA] + [("3003", "f3", 0.75), ("3003", "f4", 0.75)]
     table = estimate(tmp_path / "uniform", [ana], chosen_file(tmp_path / "c.tsv", rows))
     assert set(table["n_annotated"]) == {2} and set(table["n_topics"]) == {4}
-    unequal = [(q, d, 0.5 if q == "1001" else 1.0) for q, d, _ in rows]
-    with pytest.raises(
-        InputError, match=r"config key 'ranking.annotated.fx.chosen': the topics were chosen with unequal"
-    ):
-        estimate(tmp_path / "unequal", [ana], chosen_file(tmp_path / "u.tsv", unequal))
+    # equal probabilities: the plain estimate, as without a chosen file
+    assert set(table["estimator"]) == {"ppi"} and set(table["strategy"]) == {"random"}
     without = [r for r in rows if r[0] != "2002"]
     with pytest.raises(
         InputError, match=r"'ranking.annotated.fx.chosen': the annotated labels cover topic 2002"
     ):
         estimate(tmp_path / "stray", [ana], chosen_file(tmp_path / "s.tsv", without))
+    mixed = [(q, d, 0.5 if d == "d1" else 0.75) for q, d, _ in rows]
+    with pytest.raises(
+        InputError, match=r"'ranking.annotated.fx.chosen': topic 1001 has different topic_inclusion"
+    ):
+        estimate(tmp_path / "mixed", [ana], chosen_file(tmp_path / "m.tsv", mixed))
     one = qrels_file(tmp_path / "one.qrels", [r for r in ANA if r[0] == "1001"])
     with pytest.raises(InputError, match=r"'ranking.annotated.fx': 1 annotated topics of the 4"):
         estimate(tmp_path / "one", [one])
+
+
+#: The inclusion probabilities of a hand-made unequal choice of 3 of the 4 topics (summing to 3
+#: over the collection: 4004 was not chosen); with them every system's lambda lies inside (0, 1).
+UNEQUAL = {"1001": 0.9, "2002": 0.5, "3003": 0.8, "4004": 0.8}
+
+
+def unequal_rows() -> list[tuple[str, str, float]]:
+    """The chosen pairs of 1001, 2002 and 3003 (f1-f4) with :data:`UNEQUAL`'s probabilities."""
+    pairs = [(q, d) for q, d, _ in ANA] + [("3003", "f3"), ("3003", "f4")]
+    return [(q, d, UNEQUAL[q]) for q, d in pairs]
+
+
+def test_unequal_inclusion_gives_the_weighted_estimate_on_trec_eval_values(tmp_path):
+    from judgelab.analysis.ppi import weighted_ppi_mean
+
+    ana, bob = qrels_file(tmp_path / "ana.qrels", ANA), qrels_file(tmp_path / "bob.qrels", BOB)
+    chosen = chosen_file(tmp_path / "c.tsv", unequal_rows(), "active")
+    table = estimate(tmp_path / "out", [ana, bob], chosen, alpha=0.1)
+    assert set(table["estimator"]) == {"weighted_ppi"} and set(table["strategy"]) == {"active"}
+    assert set(table["n_annotated"]) == {3} and set(table["n_topics"]) == {4}
+    merged = {(q, d): g for q, d, g in ANA}
+    merged.update({(q, d): g for q, d, g in BOB if (q, d) not in merged})
+    human = pytrec_values(merged)  # 1001, 2002, 3003
+    judge = pytrec_values(JUDGE).loc[["1001", "2002", "3003", "4004"]]
+    labelled = ["1001", "2002", "3003"]
+    pi = np.array([UNEQUAL[t] for t in labelled])  # every chosen topic finished: m / n = 1
+    for row in table.itertuples():
+        y, yhat = human.loc[labelled, row.system].to_numpy(), judge.loc[labelled, row.system].to_numpy()
+        everywhere = judge[row.system].to_numpy()
+        w = weighted_ppi_mean(y, yhat, everywhere, pi, alpha=0.1)
+        assert (row.ppi_low, row.ppi, row.ppi_high, row.ppi_lambda) == pytest.approx(
+            (float(w.low), float(w.estimate), float(w.high), float(w.lam)), abs=1e-12
+        )
+        # the Horvitz-Thompson point estimate by hand: the judge's mean, rectified by 1 / pi
+        by_hand = w.lam * everywhere.mean() + ((y - w.lam * yhat) / pi).sum() / 4
+        assert row.ppi == pytest.approx(float(by_hand), abs=1e-12)
+        h = weighted_ppi_mean(y, yhat, everywhere, pi, alpha=0.1, lam=0.0)
+        assert (row.human_low, row.human_only, row.human_high) == pytest.approx(
+            (float(h.low), float((y / pi).sum() / 4), float(h.high)), abs=1e-12
+        )
+        assert row.judge_only == pytest.approx(everywhere.mean(), abs=1e-12)
+        assert 0.0 < row.ppi_lambda < 1.0 and row.ppi_low < row.ppi < row.ppi_high
+    md = (tmp_path / "out" / "ppi_estimate.md").read_text()
+    assert "Estimator: weighted PPI (topics chosen by `active`, unequal probabilities: weighted)" in md
+    assert "weighted PPI 90% interval" in md and "does not depend on their values" in md
+
+
+def test_a_half_done_topic_scales_the_finished_topics_inclusion_and_two_are_too_few(tmp_path):
+    from judgelab.annotate.labels import read_annotated, read_chosen
+    from judgelab.studies.ranking.annotated import topic_sample
+
+    ana = qrels_file(tmp_path / "ana.qrels", ANA)  # 3003 half done: 2 of the 3 chosen finished
+    chosen = read_chosen(chosen_file(tmp_path / "c.tsv", unequal_rows(), "stratified"))
+    used = annotated_topics(read_annotated([ana], key="k"), list(UNEQUAL), "fx", chosen)
+    sample = topic_sample(chosen, used, "fx")
+    assert used == ["1001", "2002"] and sample.estimator == "weighted_ppi"
+    assert sample.inclusion is not None and dict(sample.inclusion) == pytest.approx(
+        {"1001": 0.9 * 2 / 3, "2002": 0.5 * 2 / 3}, abs=1e-15
+    )
+    with pytest.raises(
+        InputError, match=r"'ranking.annotated.fx': 2 annotated topics chosen with unequal probabilities"
+    ):
+        estimate(tmp_path / "two", [ana], chosen_file(tmp_path / "c2.tsv", unequal_rows(), "stratified"))
 
 
 @pytest.fixture(scope="module")

@@ -192,7 +192,8 @@ rule ranking_ppi:
 
 # The systems' scores estimated from the labels people collected (`ranking.annotated`, no model
 # call): every run scored under the annotators' qrels on the topics they labelled; per judge x
-# measure x run the judge-only score, PPI++ and human-only with their intervals.
+# measure x run the judge-only score, PPI++ (weighted by the inclusion probabilities when the topics
+# were chosen with unequal ones) and human-only with their intervals.
 rule ranking_ppi_estimate:
     input:
         unpack(lambda wc: RANKING.annotated_inputs(wc.dataset)),

@@ -936,11 +936,12 @@ def ppi_estimate_job(
     """The systems' scores of one dataset estimated from the labels people collected
     (:mod:`judgelab.studies.ranking.annotated`): ``annotated``, the annotators' qrels files (merged:
     a pair's label is the first file's that labels it); ``chosen``, the chosen-pairs file of
-    ``judgelab annotate choose`` (None: every topic labelled counts, taken as a uniform sample);
+    ``judgelab annotate choose`` (None: every topic labelled counts, taken as a uniform sample;
+    topics chosen with unequal probabilities: the weighted estimate, :func:`~judgelab.studies.ranking.annotated.topic_sample`);
     ``files``: the dataset table, its runs (in ``estimate.run_names`` order) and its scores table
     (the judges' per-topic values). Every run is scored under the annotated labels on the annotated
-    topics; per judge x measure x run the judge-only score, the PPI++ estimate and the human-only
-    one with their 1 - alpha intervals. ``outputs``: tsv, md."""
+    topics; per judge x measure x run the judge-only score, the prediction-powered estimate and the
+    human-only one with their 1 - alpha intervals. ``outputs``: tsv, md."""
     from judgelab.annotate.labels import annotator_name, read_annotated, read_chosen
     from judgelab.studies.ranking import annotated as est
     from judgelab.studies.ranking.scores import score_runs
@@ -952,6 +953,7 @@ def ppi_estimate_job(
     labels = read_annotated(annotated, key=f"ranking.annotated.{dataset}.qrels")
     chosen_table = read_chosen(chosen) if chosen else None
     used = est.annotated_topics(labels, topics, dataset, chosen_table)
+    sample = est.topic_sample(chosen_table, used, dataset)
     qrels = labels[labels["qid"].isin(used)][["qid", "docid", "relevance"]]
     # the annotated topics' lines only (the scoring job read and checked every line)
     runs = {name: read_run(f, name, topics=set(used)) for name, f in estimate.files(files.runs).items()}
@@ -965,7 +967,7 @@ def ppi_estimate_job(
             est.check_same_runs(runs, judged, judge)
             judged = judged[list(runs)]
             human = est.human_matrix(scored, measure, used, list(runs))
-            new = est.estimate_rows(dataset, judge, measure, human, judged, estimate.alpha, names)
+            new = est.estimate_rows(dataset, judge, measure, human, judged, estimate.alpha, names, sample)
             log.info(
                 "%s / %s / %s: %d of %d topics annotated; mean PPI width %.4f, human-only %.4f",
                 dataset,
@@ -981,12 +983,22 @@ def ppi_estimate_job(
     write_tsv(result, outputs["tsv"])
     Path(outputs["md"]).write_text(est.estimate_markdown(result), encoding="utf-8")
     log.info(
-        "%s: %d labels of %s (%d pairs on the %d topics used: %s)",
+        "%s: %d labels of %s (%d pairs on the %d topics used: %s); estimator %s, strategy %s",
         dataset,
         len(labels),
         ", ".join(names),
         len(qrels),
         len(used),
         " ".join(used),
+        sample.estimator,
+        sample.strategy,
     )
+    if sample.inclusion is not None:
+        log.info(
+            "%s: inclusion probabilities of the topics used (topic_inclusion x %d finished / %d chosen): %s",
+            dataset,
+            len(used),
+            len(set(chosen_table["qid"])) if chosen_table is not None else 0,
+            " ".join(f"{t}={p:.4g}" for t, p in sample.inclusion.items()),
+        )
     return result
