@@ -297,3 +297,30 @@ def score_runs(
     for name, run in runs.items():
         rows.extend(_score_one(str(name), run, qrels, evaluator, parsed, judged_pairs))
     return pd.DataFrame(rows, columns=SCORE_COLUMNS)
+
+
+def prepared_runs(runs: Mapping[str, pd.DataFrame]) -> dict[str, dict[str, dict[str, float]]]:
+    """Every run of ``runs`` (name -> run table) as ir-measures takes it (qid -> docid -> score, in
+    trec_eval's order), once, for :func:`topic_scores` under many qrels tables: the conversion
+    takes most of the time of scoring a run."""
+    return {str(name): _to_irm_run(run) for name, run in runs.items()}
+
+
+def topic_scores(
+    runs: Mapping[str, dict[str, dict[str, float]]],
+    qrels: pd.DataFrame,
+    measures: Iterable[str],
+    key: str | None = None,
+) -> pd.DataFrame:
+    """The per-topic values of :func:`score_runs` (columns run, measure, topic, value; no ``all``
+    row and no ``judged_at_k``) of runs already converted by :func:`prepared_runs`: the same
+    evaluator, the same rule for topics (a topic in both the run and the qrels)."""
+    parsed = parse_measures(measures, key)
+    evaluator = _Evaluator(list(parsed.values()), _to_irm_qrels(check_qrels(qrels)))
+    names = {measure: label for label, measure in parsed.items()}
+    rows = []
+    for name, run in runs.items():
+        for metric in evaluator.iter_calc(run):
+            if metric.query_id in run:
+                rows.append((name, names[metric.measure], metric.query_id, float(metric.value)))
+    return pd.DataFrame(rows, columns=["run", "measure", "topic", "value"])

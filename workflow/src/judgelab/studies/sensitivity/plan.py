@@ -7,12 +7,15 @@ Config section ``sensitivity``; target ``sensitivity``; rules ``workflow/rules/s
 
 from __future__ import annotations
 
+import glob
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
+from judgelab.analysis.scores import parse_measures
 from judgelab.cache.filehash import sha256_of_file
+from judgelab.data.readers import run_name
 from judgelab.errors import InputError, NothingToDo
 from judgelab.llm.backends.base import Request
 from judgelab.llm.judge import Judge, JudgeSection, JudgeTemplate
@@ -20,7 +23,7 @@ from judgelab.llm.judging import judgment_requests
 from judgelab.project.plan import LLMJob, StudyPlan
 from judgelab.studies.sensitivity.paths import FIGURES, PATHS, TABLES
 from judgelab.studies.sensitivity.published import SCALES, PublishedFile, read_manifest, read_prompts
-from judgelab.studies.sensitivity.settings import Bootstrap, Downloads, Selection
+from judgelab.studies.sensitivity.settings import Bootstrap, Downloads, Rankings, Selection
 
 #: the manifest of the published files, under the workflow's ``resources/``
 MANIFEST = "sensitivity/published.tsv"
@@ -255,6 +258,78 @@ class Plan(StudyPlan):
         b = self.section["bootstrap"]
         return Bootstrap(int(b["resamples"]), int(b["seed"]), float(b["level"]))
 
+    # -- beyond the paper: each prompt's labels as qrels for the runs ------------------------------
+
+    @cached_property
+    def ranking_runs(self) -> dict[str, dict[str, str]]:
+        """Dataset -> run name -> run file (``sensitivity.rankings.runs``: globs expanded in sorted
+        order, relative to the run folder); a pattern matching nothing, a dataset the study labels
+        nothing of, or two files of one run name are errors naming the key."""
+        key = f"{self.name}.rankings.runs"
+        labelled = {self.published_datasets[f.dataset] for f in self.judgments if f.type != "pairwise"}
+        labelled |= {d for d, _, _, _ in self.live_cells}
+        out: dict[str, dict[str, str]] = {}
+        for dataset, patterns in self.section["rankings"]["runs"].items():
+            if dataset not in labelled:
+                raise InputError(
+                    f"the study labels no pair of {dataset!r} (datasets with binary or graded labels: "
+                    f"{sorted(labelled)})",
+                    key=f"{key}.{dataset}",
+                )
+            files: dict[str, str] = {}
+            for i, pattern in enumerate(patterns):
+                matched = sorted(glob.glob(str(pattern), root_dir=self.project.workdir))
+                if not matched:
+                    raise InputError(f"{pattern!r} matches no file", key=f"{key}.{dataset}[{i}]")
+                for f in matched:
+                    name = run_name(f)
+                    if name in files or any(c.isspace() for c in name):
+                        raise InputError(
+                            f"{f}: the run name {name!r} is taken by {files.get(name)} or has white space",
+                            key=f"{key}.{dataset}[{i}]",
+                        )
+                    files[name] = f
+            out[str(dataset)] = files
+        return out
+
+    @property
+    def ranking_measures(self) -> list[str]:
+        """``sensitivity.rankings.measures``, or the ranking study's ``ranking.measures``."""
+        own = self.section["rankings"]["measures"]
+        return [str(m) for m in (own if own is not None else self.project.config["ranking"]["measures"])]
+
+    def rankings(self) -> Rankings:
+        """The rankings job's selection: the published binary and graded files and the live tables
+        of the datasets with runs."""
+        runs = self.ranking_runs
+        published = {p: d for p, d in self.published_datasets.items() if d in runs}
+        return Rankings(
+            judgments=tuple(
+                (f.model, f.type, f.dataset, f.prompt)
+                for f in self.judgments
+                if f.type != "pairwise" and f.dataset in published
+            ),
+            tables=tuple(sorted(runs)),
+            published=tuple(sorted(published.items())),
+            live=tuple(c for c in self.live_cells if c[0] in runs),
+            groups=tuple((p, v.group) for p, v in self.live_prompts.items()),
+            runs=tuple((d, n) for d in sorted(runs) for n in runs[d]),
+            measures=tuple(self.ranking_measures),
+        )
+
+    def ranking_files(self) -> dict[str, list[str]]:
+        """The rankings job's inputs, in the order of :meth:`rankings`."""
+        r = self.rankings()
+        chosen = set(r.judgments)
+        files = [f for f in self.judgments if (f.model, f.type, f.dataset, f.prompt) in chosen]
+        return {
+            "judgments": [self.file_path(f) for f in files],
+            "prompts": self.prompts_file() if files else [],
+            "tables": [self.project.path("dataset", dataset=d) for d in r.tables],
+            "live": [self.judgments_path(c) for c in r.live],
+            "runs": [self.ranking_runs[d][n] for d, n in r.runs],
+        }
+
     def check(self) -> None:
         super().check()
         self.live_prompts  # noqa: B018 - every live prompt read and checked
@@ -274,6 +349,8 @@ class Plan(StudyPlan):
                     f"{sorted(ids, key=int)})",
                     key=f"{key}.prompts[{i}]",
                 )
+        self.ranking_runs  # noqa: B018 - every run pattern resolved
+        parse_measures(self.ranking_measures, f"{self.name}.rankings.measures")
         if not self.judgments and not self.live_cells:
             raise NothingToDo(
                 f"no live judge job ({self.name}.datasets {self.datasets}, {self.name}.judges "
@@ -295,6 +372,12 @@ class Plan(StudyPlan):
         path = self.project.path
         out = [path("sensitivity_agreement", ext=e) for e in TABLES]
         out += [path(k, ext=e) for k in ("sensitivity_spread", "sensitivity_groups") for e in TABLES]
+        if self.ranking_runs:
+            out += [
+                path(k, ext=e)
+                for k in ("sensitivity_rankings", "sensitivity_rankings_spread")
+                for e in TABLES
+            ]
         return out + [path("sensitivity_figure", ext=e) for e in FIGURES]
 
     def requests(self, job, ctx) -> Iterator[tuple[str, Request, bool]]:
