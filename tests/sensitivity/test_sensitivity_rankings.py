@@ -138,6 +138,9 @@ def project_with(tmp_path: Path, monkeypatch, rankings: dict) -> Project:
     (wd / "runs").mkdir()
     for name in ("a", "b"):
         (wd / "runs" / f"input.{name}.txt").write_text("1 Q0 x 1 1.0 r\n")
+    # the test config's own glob of DL21 runs (../shared/data, linked as shared/ by its workflow test)
+    (wd / "shared/trec-dl-runs/dl21").mkdir(parents=True)
+    (wd / "shared/trec-dl-runs/dl21/input.p_x.txt").write_text("1 Q0 x 1 1.0 r\n")
     extra = tmp_path / "extra.yaml"
     extra.write_text(yaml.safe_dump({"sensitivity": {"rankings": rankings}}), encoding="utf-8")
     return Project.load([str(extra)], wd)
@@ -147,11 +150,13 @@ def test_the_plan_schedules_the_rankings_of_the_runs_given(tmp_path, monkeypatch
     plan = project_with(tmp_path, monkeypatch, {"runs": {"fx": ["runs/input.*.txt"]}}).plan("sensitivity")
     r = plan.rankings()
     assert type(r).from_param(r.param()) == r
-    assert r.runs == (("fx", "a"), ("fx", "b")) and r.tables == ("fx",) and r.judgments == ()
+    assert r.runs == (("dl21", "p_x"), ("fx", "a"), ("fx", "b")) and r.tables == ("dl21", "fx")
+    assert {j[1] for j in r.judgments} == {"binary", "graded"}  # no pairwise file
+    assert r.published == (("dl21", "dl21"),)
     assert r.measures == ("nDCG@10",)  # the ranking study's measures
     assert [c[2] for c in r.live] == ["short", "written"]
     files = plan.ranking_files()
-    assert files["runs"] == ["runs/input.a.txt", "runs/input.b.txt"] and files["prompts"] == []
+    assert files["runs"][1:] == ["runs/input.a.txt", "runs/input.b.txt"] and len(files["prompts"]) == 1
     assert any(t.endswith("rankings_spread.md") for t in plan.targets())
 
 
@@ -170,5 +175,7 @@ def test_the_plan_schedules_the_rankings_of_the_runs_given(tmp_path, monkeypatch
     ],
 )
 def test_a_bad_rankings_section_names_the_key(tmp_path, monkeypatch, rankings, message):
+    """A bad dataset or measure when the config is read; a glob matching nothing when the job is
+    scheduled (its input function), as the ranking study's run files."""
     with pytest.raises(InputError, match=message):
-        project_with(tmp_path, monkeypatch, rankings)
+        project_with(tmp_path, monkeypatch, rankings).plan("sensitivity").ranking_files()

@@ -3,11 +3,12 @@
 # tau of the systems' order against the human order on the same pairs and on the full qrels.
 
 
-if SENSITIVITY.ranking_runs:
+if SENSITIVITY.ranking_datasets:
 
     rule sensitivity_rankings:
         input:
-            **SENSITIVITY.ranking_files(),
+            # the run files' globs expanded when the job is scheduled (not when the config is read)
+            unpack(lambda wc: SENSITIVITY.ranking_files()),
         output:
             **{
                 f"{t}_{e}": path(f"sensitivity_{t}", ext=e)
@@ -31,6 +32,6 @@ if SENSITIVITY.ranking_runs:
         resources:
             **cpu_job(30, 3000),
         params:
-            rankings=SENSITIVITY.rankings().param(),
+            rankings=lambda wc: SENSITIVITY.rankings().param(),
         script:
             "../../scripts/sensitivity/rankings.py"

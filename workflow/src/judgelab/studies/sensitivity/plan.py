@@ -260,22 +260,22 @@ class Plan(StudyPlan):
 
     # -- beyond the paper: each prompt's labels as qrels for the runs ------------------------------
 
+    @property
+    def ranking_datasets(self) -> list[str]:
+        """The datasets of ``sensitivity.rankings.runs`` (checked by :meth:`check`: each one the
+        study labels pairs of)."""
+        return [str(d) for d in self.section["rankings"]["runs"]]
+
     @cached_property
     def ranking_runs(self) -> dict[str, dict[str, str]]:
         """Dataset -> run name -> run file (``sensitivity.rankings.runs``: globs expanded in sorted
-        order, relative to the run folder); a pattern matching nothing, a dataset the study labels
-        nothing of, or two files of one run name are errors naming the key."""
+        order, relative to the run folder); a pattern matching nothing or two files of one run name
+        are errors naming the key. Asked when the rankings job is scheduled (its input function),
+        as the ranking study asks for its run files: a run file need not exist when the config is
+        loaded."""
         key = f"{self.name}.rankings.runs"
-        labelled = {self.published_datasets[f.dataset] for f in self.judgments if f.type != "pairwise"}
-        labelled |= {d for d, _, _, _ in self.live_cells}
         out: dict[str, dict[str, str]] = {}
         for dataset, patterns in self.section["rankings"]["runs"].items():
-            if dataset not in labelled:
-                raise InputError(
-                    f"the study labels no pair of {dataset!r} (datasets with binary or graded labels: "
-                    f"{sorted(labelled)})",
-                    key=f"{key}.{dataset}",
-                )
             files: dict[str, str] = {}
             for i, pattern in enumerate(patterns):
                 matched = sorted(glob.glob(str(pattern), root_dir=self.project.workdir))
@@ -291,6 +291,20 @@ class Plan(StudyPlan):
                     files[name] = f
             out[str(dataset)] = files
         return out
+
+    def _check_rankings(self) -> None:
+        """Each dataset of ``rankings.runs`` one the study labels pairs of; the measures readable."""
+        key = f"{self.name}.rankings.runs"
+        labelled = {self.published_datasets[f.dataset] for f in self.judgments if f.type != "pairwise"}
+        labelled |= {d for d, _, _, _ in self.live_cells}
+        for dataset in self.ranking_datasets:
+            if dataset not in labelled:
+                raise InputError(
+                    f"the study labels no pair of {dataset!r} (datasets with binary or graded labels: "
+                    f"{sorted(labelled)})",
+                    key=f"{key}.{dataset}",
+                )
+        parse_measures(self.ranking_measures, f"{self.name}.rankings.measures")
 
     @property
     def ranking_measures(self) -> list[str]:
@@ -349,8 +363,7 @@ class Plan(StudyPlan):
                     f"{sorted(ids, key=int)})",
                     key=f"{key}.prompts[{i}]",
                 )
-        self.ranking_runs  # noqa: B018 - every run pattern resolved
-        parse_measures(self.ranking_measures, f"{self.name}.rankings.measures")
+        self._check_rankings()
         if not self.judgments and not self.live_cells:
             raise NothingToDo(
                 f"no live judge job ({self.name}.datasets {self.datasets}, {self.name}.judges "
@@ -372,7 +385,7 @@ class Plan(StudyPlan):
         path = self.project.path
         out = [path("sensitivity_agreement", ext=e) for e in TABLES]
         out += [path(k, ext=e) for k in ("sensitivity_spread", "sensitivity_groups") for e in TABLES]
-        if self.ranking_runs:
+        if self.ranking_datasets:
             out += [
                 path(k, ext=e)
                 for k in ("sensitivity_rankings", "sensitivity_rankings_spread")
