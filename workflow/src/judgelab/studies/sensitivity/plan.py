@@ -110,7 +110,11 @@ class Plan(StudyPlan):
         key = f"{self.name}.published_prompts.file"
         path = self.project.local(spec["file"])
         if not path.is_file():
-            raise InputError(f"no file {path} (a copy of the authors' prompts.json)", key=key)
+            raise InputError(
+                f"no file {path} (a copy of the authors' prompts.json; fetch it with `snakemake "
+                "results/sensitivity/published/prompts.json --configfile config/published-sensitivity.yaml`)",
+                key=key,
+            )
         published = next(f for f in self.manifest if f.kind == "prompts")
         if sha256_of_file(path) != published.sha256:
             raise InputError(
@@ -128,6 +132,13 @@ class Plan(StudyPlan):
                 )
             texts = {}
             for kind in LIVE_TYPES:
+                if kind == "binary" and groups[pid] == "umbrela":
+                    # UMBRELA is a graded prompt: the file's binary entry for it asks for a 0-3 score
+                    self.project.note(
+                        f"sensitivity: published prompt {pid} is UMBRELA's, a graded prompt (its binary "
+                        "entry asks for a 0-3 score): left out for binary"
+                    )
+                    continue
                 entry = data[pid].get(kind) or {}
                 user, system = str(entry.get("user") or ""), str(entry.get("system") or "")
                 missing = [p for p in ("{query}", "{document}") if p not in user]
@@ -363,7 +374,6 @@ class Plan(StudyPlan):
                     f"{sorted(ids, key=int)})",
                     key=f"{key}.prompts[{i}]",
                 )
-        self._check_rankings()
         if not self.judgments and not self.live_cells:
             raise NothingToDo(
                 f"no live judge job ({self.name}.datasets {self.datasets}, {self.name}.judges "
@@ -372,6 +382,7 @@ class Plan(StudyPlan):
                 f"({key}); set {self.name}.enabled: false to skip the study",
                 key=self.name,
             )
+        self._check_rankings()
 
     def llm_jobs(self) -> list[LLMJob]:
         return [
