@@ -4,8 +4,10 @@ run the real embedded model or a whole Snakemake workflow."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import socket
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -149,3 +151,22 @@ def start_cache_from(answers: Path, workdir: Path) -> Path:
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy(answers, dest)
     return dest
+
+
+def paper_config_files(name: str) -> list[str]:
+    """The config files of ``config/<name>.yaml`` as the paper-config tests load it (from ROOT).
+    config/paper-sensitivity.yaml reads the authors' prompts.json, which the project may not ship
+    (their repository states no licence; the config names where a user fetches it): a layer naming
+    the copy in ../shared/data is added, and the test skips with the reason without it."""
+    files = [f"config/{name}.yaml"]
+    if name == "paper-sensitivity":
+        copy = SHARED / "prompt-sensitivity" / "prompts.json"
+        if not copy.exists():
+            pytest.skip(
+                f"{copy} is absent: config/paper-sensitivity.yaml reads the authors' prompts.json, "
+                "which the project does not ship (no licence)"
+            )
+        layer = Path(tempfile.gettempdir()) / f"judgelab-paper-sensitivity-{os.getpid()}.yaml"
+        layer.write_text(f"sensitivity: {{published_prompts: {{file: '{copy}'}}}}\n", encoding="utf-8")
+        files.append(str(layer))
+    return files

@@ -7,7 +7,7 @@ import re
 
 import pytest
 import yaml
-from conftest import ROOT
+from conftest import ROOT, paper_config_files
 
 from judgelab.llm.prompts import load_template
 from judgelab.wiring.facade import Project
@@ -18,13 +18,14 @@ PAPER = {
     "paper-perturbations": "perturbations",
     "paper-simulation": "simulation",
     "paper-ranking": "ranking",
+    "paper-sensitivity": "sensitivity",
 }
 
 
 @pytest.mark.parametrize("name", sorted(PAPER))
 def test_paper_config_runs_its_study_with_no_local_model(name, monkeypatch):
     monkeypatch.chdir(ROOT)
-    project = Project.load([f"config/{name}.yaml"], ROOT)
+    project = Project.load(paper_config_files(name), ROOT)
     assert project.studies == [PAPER[name]]
     jobs = project.llm_jobs()
     assert jobs, "a paper config that calls no model"
@@ -45,7 +46,7 @@ ALIAS_ONLY = {"deepseek-chat"}  # no dated name exists: the config says so in a 
 @pytest.mark.parametrize("name", sorted(PAPER))
 def test_paper_configs_pin_dated_models_where_the_provider_offers_them(name, monkeypatch):
     monkeypatch.chdir(ROOT)
-    project = Project.load([f"config/{name}.yaml"], ROOT)
+    project = Project.load(paper_config_files(name), ROOT)
     text = (ROOT / "config" / f"{name}.yaml").read_text(encoding="utf-8")
     for key in {j.model for j in project.llm_jobs()}:
         served = str(project.config["models"][key].get("model") or "")
@@ -89,6 +90,12 @@ def judge_bounds(project: Project) -> list[tuple[str, str, int]]:
         out.append(
             ("overrating.pairwise.max_tokens", load_template(pair["template"]), int(pair["max_tokens"]))
         )
+    if "sensitivity" in project.studies:
+        plan = project.plan("sensitivity")
+        for pid, prompt in plan.live_prompts.items():
+            for kind, (text, system, _) in prompt.texts.items():
+                key = f"sensitivity.max_tokens ({pid} {kind})"
+                out.append((key, f"{system}\n{text}", int(cfg["sensitivity"]["max_tokens"])))
     if "simulation" in project.studies:
         spec = yaml.safe_load((resources / f"{cfg['simulation']['prompt']}.yaml").read_text(encoding="utf-8"))
         text = "\n".join(v for v in spec.values() if isinstance(v, str))
@@ -99,7 +106,7 @@ def judge_bounds(project: Project) -> list[tuple[str, str, int]]:
 @pytest.mark.parametrize("name", sorted(PAPER))
 def test_paper_config_bounds_fit_what_their_templates_ask(name, monkeypatch):
     monkeypatch.chdir(ROOT)
-    project = Project.load([f"config/{name}.yaml"], ROOT)
+    project = Project.load(paper_config_files(name), ROOT)
     bounds = judge_bounds(project)
     assert bounds, f"{name}: no judging template found"
     for key, text, bound in bounds:

@@ -19,7 +19,7 @@ import re
 import pandas as pd
 import pytest
 import yaml
-from conftest import ROOT
+from conftest import ROOT, paper_config_files
 
 from judgelab.llm.prompts import load_template
 from judgelab.llm.readings import pointwise_requests
@@ -35,6 +35,7 @@ PAPER_CONFIGS = (
     "paper-ranking",
     "paper-peras",
     "paper-simulation",
+    "paper-sensitivity",
 )
 
 # -- what the overrating paper states ------------------------------------------------------------
@@ -79,7 +80,7 @@ THINKING_SWITCHES = [
 
 def load(name: str, monkeypatch) -> Project:
     monkeypatch.chdir(ROOT)
-    return Project.load([f"config/{name}.yaml"], ROOT)
+    return Project.load(paper_config_files(name), ROOT)
 
 
 def own_models(name: str) -> dict:
@@ -140,6 +141,7 @@ def test_every_model_that_thinks_first_carries_its_switch(name, monkeypatch):
         "paper-ranking": 0,
         "paper-peras": 0,
         "paper-simulation": 0,
+        "paper-sensitivity": 0,
     }
     assert checked == expected[name]
 

@@ -16,6 +16,7 @@ from snakerun import make_workdir
 
 from judgelab.errors import InputError, NothingToDo
 from judgelab.studies.sensitivity.published import (
+    MODELS,
     read_manifest,
     read_pairs,
     read_pairwise,
@@ -321,6 +322,31 @@ def test_the_published_scale_config(monkeypatch):
     assert len(per_type["binary"]) == 26
 
 
+def test_the_paper_config(monkeypatch):
+    """config/paper-sensitivity.yaml: the three published models live, the authors' prompts with
+    published judgments of all three models (the ids of config/published-sensitivity.yaml, the
+    manifest's) and UMBRELA's graded, binary and graded on DL20 and DL21; the published files beside
+    them with the same selection (so one download serves both configs)."""
+    from conftest import paper_config_files
+
+    monkeypatch.chdir(ROOT)
+    project = Project.load(paper_config_files("paper-sensitivity"), ROOT)
+    published = Project.load(["config/published-sensitivity.yaml"], ROOT).plan("sensitivity")
+    plan = project.plan("sensitivity")
+    ids = [str(i) for i in project.config["sensitivity"]["published_prompts"]["ids"]]
+    assert (
+        ids == [str(i) for i in published.published["prompts"]] and plan.downloads() == published.downloads()
+    )
+    all_three = set.intersection(
+        *({f.prompt for f in plan.manifest if f.kind == "judgments" and f.model == m} for m in MODELS)
+    )
+    assert set(ids) == all_three and len(ids) == 27  # 13 human-written, 13 LLM-written, UMBRELA's
+    cells = {(p, t) for _, _, p, t in plan.live_cells}
+    assert cells == {(p, t) for p in ids if p != "32" for t in ("binary", "graded")} | {("32", "graded")}
+    assert len(project.llm_jobs()) == 3 * 2 * 53
+    assert {project.config["models"][j.model]["backend"] for j in project.llm_jobs()} == {"openai"}
+
+
 def test_the_download_checks_each_copy_of_the_mirror(tmp_path):
     """The download job takes the mirror's copy at the file's path in the repository, its size and
     SHA-256 checked: a copy that is not the published file stops the job naming the mirror's file,
@@ -362,7 +388,10 @@ def test_the_authors_prompts_judged_live(tmp_path, monkeypatch, shared_data):
 
     wd = workdir(tmp_path, monkeypatch)
     extra = tmp_path / "extra.yaml"
-    spec = {"file": str(shared_data / "prompt-sensitivity" / "prompts.json"), "ids": ["4", "7", "23", "27"]}
+    spec = {
+        "file": str(shared_data / "prompt-sensitivity" / "prompts.json"),
+        "ids": ["4", "7", "23", "27", "32"],
+    }
     extra.write_text(yaml.safe_dump({"sensitivity": {"published_prompts": spec}}), encoding="utf-8")
     project = Project.load([str(extra)], wd)
     plan = project.plan("sensitivity")
@@ -373,6 +402,8 @@ def test_the_authors_prompts_judged_live(tmp_path, monkeypatch, shared_data):
         "sensitivity: published prompt 23's pairwise text has no {query} or {documentA} or {documentB}: "
         "left out for pairwise",
         "sensitivity: published prompt 27's graded text has no {query} or {document}: left out for graded",
+        "sensitivity: published prompt 32 is UMBRELA's, a graded prompt (its binary entry asks for a 0-3 "
+        "score): left out for binary",
     ]
     published = [(p, t) for d, m, p, t in plan.live_cells if p in spec["ids"]]
     assert published == [
@@ -383,6 +414,7 @@ def test_the_authors_prompts_judged_live(tmp_path, monkeypatch, shared_data):
         ("7", "pairwise"),
         ("27", "binary"),
         ("27", "pairwise"),
+        ("32", "graded"),
     ]
     judge = plan.judge("smollm2", "7", "graded")
     assert judge.placement == "system" and "{query:" in judge.persona

@@ -85,6 +85,22 @@ def test_the_live_judges_rows(run):
     assert row["first_both"] + row["second_both"] == pytest.approx(row["tie"])
 
 
+def test_the_rankings_of_the_published_labels(run):
+    """Each published binary and graded label set of DL21 and the committee of its two prompts as
+    qrels for the ten runs of the config's glob, on the 53 judged topics."""
+    rows = pd.read_csv(run / "results/sensitivity/tables/rankings.tsv", sep="\t", dtype={"prompt": str})
+    assert sorted(zip(rows["type"], rows["prompt"])) == sorted(
+        [(t, p) for t in ("binary", "graded") for p in ("0", "16", "committee")] + [("graded", "32")]
+    )
+    assert set(rows["n_systems"]) == {10} and set(rows["n_topics"]) == {53}
+    assert rows["tau"].between(-1, 1).all() and rows["tau_full"].between(-1, 1).all()
+    spread = pd.read_csv(run / "results/sensitivity/tables/rankings_spread.tsv", sep="\t")
+    graded = spread[spread["type"] == "graded"].iloc[0]
+    taus = rows[(rows["type"] == "graded") & rows["prompt"].isin(["0", "16"])]["tau"]
+    assert (graded["prompts"], graded["tau_min"], graded["tau_max"]) == (2, taus.min(), taus.max())
+    assert graded["umbrela_tau"] == rows[rows["prompt"] == "32"]["tau"].iloc[0]
+
+
 def test_editing_one_prompt_reruns_exactly_its_jobs(run):
     """The prompt's text travels in its judge jobs' param: editing prompts/graded.yaml reruns its
     judge job and the tables after it, not the other prompt's job nor the downloads."""

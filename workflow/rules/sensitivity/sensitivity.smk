@@ -6,7 +6,8 @@
 # Stages: judge (live judges, one LLM job per dataset x judge x prompt x type; pairwise: the pairs of
 # a dataset, then each pair in both orders) and download (the
 # published prompts, pair lists and judgments, digests checked) -> agreement (one row per judged
-# table or published file) -> tables (spread over prompts, human vs LLM prompts, figure).
+# table or published file) -> tables (spread over prompts, human vs LLM prompts, figure); and
+# rankings (each prompt's labels as qrels for a dataset's runs, sensitivity.rankings).
 
 
 # cheap aggregations and downloads run on the submitting host on a cluster (profiles/slurm)
@@ -19,6 +20,7 @@ include: "common.smk"
 include: "judge.smk"
 include: "published.smk"
 include: "tables.smk"
+include: "rankings.smk"
 
 
 rule sensitivity:

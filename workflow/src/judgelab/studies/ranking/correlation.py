@@ -6,7 +6,9 @@ with columns ``run``, ``topic``, ``value`` (the rows of
 :func:`judgelab.studies.ranking.scores.score_runs` for one measure; rows with topic ``all`` are
 dropped), or wide: index = topics, columns = runs. :func:`align` turns both into topic x run
 matrices over the same runs and the topics both tables score; a system's score is its mean over
-those topics (trec_eval's mean when both tables cover the same topics).
+those topics (trec_eval's mean when both tables cover the same topics). :func:`align`,
+:func:`ranking_order`, :func:`kendall_tau` and :func:`spearman` are the shared core's
+(:mod:`judgelab.analysis.rankcorr`, re-exported here).
 
 Rankings order systems by score descending with ties broken by run name ascending (a fixed,
 judge-independent rule), where a measure needs a total order (tau_ap, RBO, top-k selection);
@@ -32,9 +34,14 @@ import numpy as np
 import pandas as pd
 
 from judgelab.analysis.bootstrap import percentile_interval, resample_indices
+from judgelab.analysis.rankcorr import align as align
+from judgelab.analysis.rankcorr import kendall_tau as kendall_tau
+from judgelab.analysis.rankcorr import ranking_order as ranking_order
+from judgelab.analysis.rankcorr import scipy_stats as _stats
+from judgelab.analysis.rankcorr import spearman as spearman
+from judgelab.analysis.rankcorr import topic_matrix as topic_matrix
 from judgelab.analysis.stats import PAIRED_TESTS, paired_p
 from judgelab.analysis.taugap import tau_gap, tau_gap_at_k
-from judgelab.errors import InputError
 from judgelab.studies.ranking.settings import CorrelationSettings
 
 #: Keys of :func:`correlations` (the columns of ``correlations.tsv``), in order.
@@ -59,98 +66,6 @@ CORRELATION_KEYS = [
 
 #: Paired two-sided tests of :func:`pair_decisions`, by name.
 TESTS = PAIRED_TESTS
-
-
-def _stats():
-    """scipy.stats, imported where a statistic is computed (not by the jobs that only read the
-    tables this module's constants describe)."""
-    from scipy import stats
-
-    return stats
-
-
-# --- inputs -----------------------------------------------------------------------------------
-
-
-def topic_matrix(per_topic: pd.DataFrame, what: str = "per-topic table") -> pd.DataFrame:
-    """The topic x run matrix of a per-topic table: tidy when it has columns ``run`` and ``topic``
-    (and ``value``), else already wide (index topics, columns runs); a topic ``all`` (the mean
-    row of :func:`judgelab.studies.ranking.scores.score_runs`) is dropped. A tidy table with more
-    than one ``measure``, or a (run, topic) listed twice, is an error."""
-    if not {"run", "topic"} <= set(per_topic.columns):
-        wide = per_topic.copy()
-        wide.index = wide.index.astype(str)
-        wide.columns = wide.columns.astype(str)
-        return wide.loc[wide.index != "all"].astype(float)
-    if "value" not in per_topic.columns:
-        raise InputError(f"the {what} has columns 'run' and 'topic' but no 'value'")
-    tidy = per_topic[per_topic["topic"].astype(str) != "all"]
-    if "measure" in tidy.columns and tidy["measure"].nunique() > 1:
-        raise InputError(
-            f"the {what} holds several measures ({sorted(tidy['measure'].unique())}); give one measure's rows"
-        )
-    dup = tidy.duplicated(["run", "topic"], keep=False)
-    if dup.any():
-        first = tidy[dup].iloc[0]
-        raise InputError(f"the {what} lists run {first['run']} on topic {first['topic']} twice")
-    wide = tidy.pivot(index="topic", columns="run", values="value")
-    wide.index = wide.index.astype(str)
-    wide.columns = wide.columns.astype(str)
-    return wide.astype(float)
-
-
-def align(per_topic_human: pd.DataFrame, per_topic_judge: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The human and judge topic x run matrices over the same runs (sorted by name) and the topics
-    both tables score (sorted as strings). Errors: the tables name different runs, no topic is
-    common, or a run has no value on a common topic (name the run and the topic)."""
-    human = topic_matrix(per_topic_human, "human per-topic table")
-    judge = topic_matrix(per_topic_judge, "judge per-topic table")
-    if set(human.columns) != set(judge.columns):
-        only_h = sorted(set(human.columns) - set(judge.columns))
-        only_j = sorted(set(judge.columns) - set(human.columns))
-        raise InputError(
-            f"the human and judge tables score different runs (only human: {only_h}; only judge: {only_j})"
-        )
-    runs = sorted(human.columns)
-    topics = sorted(set(human.index) & set(judge.index))
-    if not topics:
-        raise InputError("the human and judge tables have no topic in common")
-    human, judge = human.loc[topics, runs], judge.loc[topics, runs]
-    for what, m in (("human", human), ("judge", judge)):
-        if m.isna().to_numpy().any():
-            i, c = np.argwhere(m.isna().to_numpy())[0]
-            topic, run = m.index[i], m.columns[c]
-            raise InputError(
-                f"the {what} table has no value for run {run} on topic {topic} "
-                "(every run must be scored on every common topic)"
-            )
-    return human, judge
-
-
-def ranking_order(scores: pd.Series) -> list[str]:
-    """Run names by score descending, ties by run name ascending (best first)."""
-    frame = pd.DataFrame({"run": scores.index.astype(str), "score": scores.to_numpy(float)})
-    return frame.sort_values(["score", "run"], ascending=[False, True], kind="mergesort")["run"].tolist()
-
-
-# --- rank correlations ------------------------------------------------------------------------
-
-
-def kendall_tau(x: Sequence[float], y: Sequence[float]) -> float:
-    """Kendall's tau-b of two score vectors over the same systems (scipy.stats.kendalltau,
-    variant ``b``): (C - D) / sqrt((C + D + T_x)(C + D + T_y)), C / D the concordant / discordant
-    pairs, T_x (T_y) the pairs tied only in x (y). NaN when either vector is constant."""
-    if len(x) < 2:
-        return float("nan")
-    return float(_stats().kendalltau(x, y, variant="b").statistic)
-
-
-def spearman(x: Sequence[float], y: Sequence[float]) -> float:
-    """Spearman's rho (scipy.stats.spearmanr): Pearson's correlation of the ranks, ties given
-    their average rank. NaN when either vector is constant."""
-    if len(x) < 2:
-        return float("nan")
-    return float(_stats().spearmanr(x, y).statistic)
 
 
 def _check_orders(a: Sequence[Hashable], b: Sequence[Hashable], same_items: bool) -> None:

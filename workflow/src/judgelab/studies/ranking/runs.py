@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from judgelab.analysis.scores import top_k as top_k
+from judgelab.analysis.scores import trec_order as trec_order
 from judgelab.data.readers import read_run, run_name
 from judgelab.data.resources import resources_dir
 from judgelab.data.textfiles import text_lines
@@ -102,29 +104,6 @@ def download_runs(urls: Mapping[str, str], dest_dir: str | Path) -> dict[str, Pa
         name: download(url, dest / f"input.{name}.txt", shape=lines_and(read_run))
         for name, url in urls.items()
     }
-
-
-def trec_order(run: pd.DataFrame) -> pd.DataFrame:
-    """The rows of ``run`` in trec_eval's order (see :func:`top_k`): topics by qid (as strings),
-    within a topic score descending, ties by docid descending; index reset."""
-    return run.sort_values(
-        ["qid", "score", "docid"], ascending=[True, False, False], kind="mergesort"
-    ).reset_index(drop=True)
-
-
-def top_k(run: pd.DataFrame, k: int) -> pd.DataFrame:
-    """Each topic's first ``k`` documents in trec_eval's order, topics sorted by qid (as strings).
-
-    trec_eval (``form_res_rels.c``, ``comp_sim_docno``: ``sim`` descending, then
-    ``strcmp(p2->docno, p1->docno)``) orders a topic's documents by score descending and breaks
-    ties by docid descending (byte order; the same as Python's order of ``str`` for UTF-8 text);
-    the ``rank`` field is ignored. That is what this function does. Checked against trec_eval's
-    source (usnistgov/trec_eval ``form_res_rels.c``) and against pytrec_eval through ir-measures
-    in ``tests/ranking/test_ranking_runs.py`` (a tie broken the other way changes P@1 and nDCG@1).
-    The rows keep the columns of ``run``."""
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be a positive integer, not {k!r}")
-    return trec_order(run).groupby("qid", sort=False).head(k).reset_index(drop=True)
 
 
 def pool(runs: Mapping[str, pd.DataFrame], k: int, qids: Iterable[str] | None = None) -> pd.DataFrame:

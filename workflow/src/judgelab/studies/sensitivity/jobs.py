@@ -13,6 +13,8 @@ from pathlib import Path
 import pandas as pd
 
 from judgelab.analysis.render import write_table
+from judgelab.analysis.scores import prepared_runs
+from judgelab.data.readers import read_run
 from judgelab.data.sources import download_or_copy
 from judgelab.data.tables import read_dataset, read_tsv, write_tsv
 from judgelab.llm.judge import Judge
@@ -29,6 +31,7 @@ from judgelab.studies.sensitivity.published import (
     read_pointwise,
     read_prompts,
 )
+from judgelab.studies.sensitivity.rankings import committees, ranking_rows, ranking_spread
 from judgelab.studies.sensitivity.science import (
     AGREEMENT_COLUMNS,
     COUNT_COLUMNS,
@@ -38,7 +41,7 @@ from judgelab.studies.sensitivity.science import (
     pointwise_row,
     spread,
 )
-from judgelab.studies.sensitivity.settings import Bootstrap, Downloads, PairSampling, Selection
+from judgelab.studies.sensitivity.settings import Bootstrap, Downloads, PairSampling, Rankings, Selection
 from judgelab.studies.sensitivity.tables import renderer
 
 log = logging.getLogger("judgelab")
@@ -173,32 +176,14 @@ def published_rows(
         raise ValueError(f"published judgment files need prompts.json once, not {list(inputs.prompts)}")
     group = read_prompts(inputs.prompts[0])
     pairs = {d: read_pairs(p) for d, p in zip(selection.pairs, inputs.pairs, strict=True)}
-    read: dict[int, Pointwise] = {}
-    given: dict[tuple[str, str, str], set] = defaultdict(set)
     rows: dict[int, dict] = {}
-    for i, ((model, kind, dataset, prompt), path) in enumerate(
+    for i, ((_, kind, dataset, _), path) in enumerate(
         zip(selection.judgments, inputs.judgments, strict=True)
     ):
         if kind == "pairwise":
             rows[i] = pairwise_row(read_pairwise(path, pairs[dataset]), len(pairs[dataset]))
-            continue
-        read[i] = read_pointwise(path, kind, grades[dataset])
-        if group.get(prompt) != "umbrela":
-            given[(model, kind, dataset)] |= read[i].pairs
-        if read[i].dropped or read[i].repeats:
-            log.info(
-                "%s: %d labels out of the %s scale dropped, %d repeated lines",
-                path,
-                read[i].dropped,
-                kind,
-                read[i].repeats,
-            )
-    for i, r in read.items():
-        model, kind, dataset, prompt = selection.judgments[i]
-        judged = given.get((model, kind, dataset)) or r.pairs
-        if group.get(prompt) == "umbrela" and judged is not r.pairs:
-            r = r.on(judged)
-        rows[i] = pointwise_row(kind, r, len(judged))
+    for i, (r, judged) in pointwise_reads(selection.judgments, inputs.judgments, grades, group).items():
+        rows[i] = pointwise_row(selection.judgments[i][1], r, judged)
     return [
         {
             "source": "published",
@@ -211,6 +196,42 @@ def published_rows(
         }
         for i, (m, k, d, p) in enumerate(selection.judgments)
     ]
+
+
+def pointwise_reads(
+    judgments: Sequence[tuple[str, str, str, str]],
+    paths: Sequence[str],
+    grades: Mapping[str, Mapping[tuple[str, str], int]],
+    group: Mapping[str, str],
+) -> dict[int, tuple[Pointwise, int]]:
+    """Each published binary or graded file read (by its index in ``judgments``: (model, type,
+    published dataset, prompt) per file of ``paths``), with the number of pairs its judge was given
+    (see :func:`agreement_rows`); UMBRELA's file restricted to those pairs where there are any.
+    ``grades``: the human grades by published dataset; ``group``: each prompt's author group."""
+    read: dict[int, Pointwise] = {}
+    given: dict[tuple[str, str, str], set] = defaultdict(set)
+    for i, ((model, kind, dataset, prompt), path) in enumerate(zip(judgments, paths, strict=True)):
+        if kind == "pairwise":
+            continue
+        read[i] = read_pointwise(path, kind, grades[dataset])
+        if group.get(prompt) != "umbrela":
+            given[(model, kind, dataset)] |= read[i].pairs
+        if read[i].dropped or read[i].repeats:
+            log.info(
+                "%s: %d labels out of the %s scale dropped, %d repeated lines",
+                path,
+                read[i].dropped,
+                kind,
+                read[i].repeats,
+            )
+    out = {}
+    for i, r in read.items():
+        model, kind, dataset, prompt = judgments[i]
+        judged = given.get((model, kind, dataset)) or r.pairs
+        if group.get(prompt) == "umbrela" and judged is not r.pairs:
+            r = r.on(judged)
+        out[i] = (r, len(judged))
+    return out
 
 
 def agreement_job(inputs: Inputs, selection: Selection, outputs: Mapping[str, str]) -> pd.DataFrame:
@@ -242,3 +263,72 @@ def tables_job(agreement: str, bootstrap: Bootstrap, outputs: Mapping[str, str])
 
 def _four(outputs: Mapping[str, str], name: str) -> dict[str, str]:
     return {ext: outputs[f"{name}_{ext}"] for ext in ("tsv", "md", "tex", "html")}
+
+
+@dataclass(frozen=True)
+class RankingInputs(Files):
+    """The rankings job's inputs (in the order of
+    :class:`~judgelab.studies.sensitivity.settings.Rankings`): the published binary and graded
+    files, ``prompts.json`` (a list of one; none without a published file), the dataset tables, the
+    live judges' tables and the run files."""
+
+    judgments: Sequence[str] = ()
+    prompts: Sequence[str] = ()
+    tables: Sequence[str] = ()
+    live: Sequence[str] = ()
+    runs: Sequence[str] = ()
+
+
+def ranking_cells(inputs: RankingInputs, rankings: Rankings) -> tuple[dict, dict]:
+    """The labels (qid, docid, grade, label) of every published file and live table of a dataset
+    with runs, by cell (source, model, type, dataset, prompt, group), read as the agreement table
+    reads them (UMBRELA's published file on the pairs the judge's other prompts were given), and
+    the human grades of each dataset."""
+    tables = {d: read_dataset(p) for d, p in zip(rankings.tables, inputs.tables, strict=True)}
+    grades = {d: human_grades(t) for d, t in tables.items()}
+    cells: dict = {}
+    if rankings.judgments:
+        group = read_prompts(inputs.prompts[0])
+        by_published = {p: grades[d] for p, d in rankings.published if d in grades}
+        dataset_of = dict(rankings.published)
+        for i, (r, _) in pointwise_reads(rankings.judgments, inputs.judgments, by_published, group).items():
+            model, kind, published, prompt = rankings.judgments[i]
+            cell = ("published", model, kind, dataset_of[published], prompt, group.get(prompt, "unknown"))
+            cells[cell] = r.labels
+    live_group = dict(rankings.groups)
+    for (dataset, model, prompt, kind), path in zip(rankings.live, inputs.live, strict=True):
+        judged = read_tsv(path, {"qid": str, "docid": str, "label": "Int64"})
+        cells[("live", model, kind, dataset, prompt, live_group[prompt])] = live_read(
+            judged, grades[dataset]
+        ).labels
+    return cells, grades
+
+
+def rankings_job(inputs: RankingInputs, rankings: Rankings, outputs: Mapping[str, str]) -> pd.DataFrame:
+    """Each prompt's labels (and each committee over prompts) as qrels for the dataset's runs: tau
+    of the systems' order against the human order on the same pairs and on the full qrels, per
+    measure (``rankings.*``), and its range over prompts per judge (``rankings_spread.*``), each as
+    tsv, md, tex, html."""
+    cells, grades = ranking_cells(inputs, rankings)
+    cells.update(committees(cells, grades))
+    files: dict[str, dict[str, str]] = defaultdict(dict)
+    for (dataset, name), path in zip(rankings.runs, inputs.runs, strict=True):
+        files[dataset][name] = path
+    runs = {d: prepared_runs({n: read_run(p, n) for n, p in named.items()}) for d, named in files.items()}
+    full = {
+        d: pd.DataFrame({"qid": [q for q, _ in g], "docid": [x for _, x in g], "grade": list(g.values())})
+        for d, g in grades.items()
+    }
+    rows = ranking_rows({c: v for c, v in cells.items() if c[3] in runs}, full, runs, rankings.measures)
+    write_table(
+        rows, renderer(rows, "Prompt sensitivity: each prompt's labels as qrels"), _four(outputs, "rankings")
+    )
+    s = ranking_spread(rows)
+    write_table(s, renderer(s, "Prompt sensitivity: tau over prompts"), _four(outputs, "rankings_spread"))
+    log.info(
+        "%d label sets x %d measures; %d runs",
+        len(rows) // max(len(rankings.measures), 1),
+        len(rankings.measures),
+        len(rankings.runs),
+    )
+    return rows

@@ -14,6 +14,10 @@ PATHS = {
     "sensitivity_agreement": "{results}/sensitivity/tables/agreement.{ext}",
     "sensitivity_spread": "{results}/sensitivity/tables/spread.{ext}",
     "sensitivity_groups": "{results}/sensitivity/tables/groups.{ext}",
+    # beyond the paper: each prompt's labels as qrels for the dataset's runs, tau against the
+    # human order (sensitivity.rankings), and its range over prompts per judge
+    "sensitivity_rankings": "{results}/sensitivity/tables/rankings.{ext}",
+    "sensitivity_rankings_spread": "{results}/sensitivity/tables/rankings_spread.{ext}",
     "sensitivity_figure": "{results}/sensitivity/figures/agreement.{ext}",
 }
 

@@ -7,13 +7,16 @@ Config section ``sensitivity``; target ``sensitivity``; rules ``workflow/rules/s
 
 from __future__ import annotations
 
+import glob
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from judgelab.analysis.scores import parse_measures
 from judgelab.cache.filehash import sha256_of_file
+from judgelab.data.readers import run_name
 from judgelab.data.sources import JUDGED_QUERIES
 from judgelab.errors import InputError, NothingToDo
 from judgelab.llm.backends.base import Request
@@ -37,7 +40,7 @@ from judgelab.studies.sensitivity.published import (
     read_manifest,
     read_prompts,
 )
-from judgelab.studies.sensitivity.settings import Bootstrap, Downloads, PairSampling, Selection
+from judgelab.studies.sensitivity.settings import Bootstrap, Downloads, PairSampling, Rankings, Selection
 
 #: the manifest of the published files, under the workflow's ``resources/``
 MANIFEST = "sensitivity/published.tsv"
@@ -153,7 +156,11 @@ class Plan(StudyPlan):
         key = f"{self.name}.published_prompts.file"
         path = self.project.local(spec["file"])
         if not path.is_file():
-            raise InputError(f"no file {path} (a copy of the authors' prompts.json)", key=key)
+            raise InputError(
+                f"no file {path} (a copy of the authors' prompts.json; fetch it with `snakemake "
+                "results/sensitivity/published/prompts.json --configfile config/published-sensitivity.yaml`)",
+                key=key,
+            )
         published = next(f for f in self.manifest if f.kind == "prompts")
         if sha256_of_file(path) != published.sha256:
             raise InputError(
@@ -172,6 +179,13 @@ class Plan(StudyPlan):
             texts, labels = {}, ("A", "B")
             for kind in LIVE_TYPES:
                 if kind not in spec["types"]:
+                    continue
+                if kind == "binary" and groups[pid] == "umbrela":
+                    # UMBRELA is a graded prompt: the file's binary entry for it asks for a 0-3 score
+                    self.project.note(
+                        f"sensitivity: published prompt {pid} is UMBRELA's, a graded prompt (its binary "
+                        "entry asks for a 0-3 score): left out for binary"
+                    )
                     continue
                 entry = data[pid].get(kind) or {}
                 user, system = str(entry.get("user") or ""), str(entry.get("system") or "")
@@ -329,6 +343,92 @@ class Plan(StudyPlan):
         b = self.section["bootstrap"]
         return Bootstrap(int(b["resamples"]), int(b["seed"]), float(b["level"]))
 
+    # -- beyond the paper: each prompt's labels as qrels for the runs ------------------------------
+
+    @property
+    def ranking_datasets(self) -> list[str]:
+        """The datasets of ``sensitivity.rankings.runs`` (checked by :meth:`check`: each one the
+        study labels pairs of)."""
+        return [str(d) for d in self.section["rankings"]["runs"]]
+
+    @cached_property
+    def ranking_runs(self) -> dict[str, dict[str, str]]:
+        """Dataset -> run name -> run file (``sensitivity.rankings.runs``: globs expanded in sorted
+        order, relative to the run folder); a pattern matching nothing or two files of one run name
+        are errors naming the key. Asked when the rankings job is scheduled (its input function),
+        as the ranking study asks for its run files: a run file need not exist when the config is
+        loaded."""
+        key = f"{self.name}.rankings.runs"
+        out: dict[str, dict[str, str]] = {}
+        for dataset, patterns in self.section["rankings"]["runs"].items():
+            files: dict[str, str] = {}
+            for i, pattern in enumerate(patterns):
+                matched = sorted(glob.glob(str(pattern), root_dir=self.project.workdir))
+                if not matched:
+                    raise InputError(f"{pattern!r} matches no file", key=f"{key}.{dataset}[{i}]")
+                for f in matched:
+                    name = run_name(f)
+                    if name in files or any(c.isspace() for c in name):
+                        raise InputError(
+                            f"{f}: the run name {name!r} is taken by {files.get(name)} or has white space",
+                            key=f"{key}.{dataset}[{i}]",
+                        )
+                    files[name] = f
+            out[str(dataset)] = files
+        return out
+
+    def _check_rankings(self) -> None:
+        """Each dataset of ``rankings.runs`` one the study labels pairs of; the measures readable."""
+        key = f"{self.name}.rankings.runs"
+        labelled = {self.published_datasets[f.dataset] for f in self.judgments if f.type != "pairwise"}
+        labelled |= {d for d, _, _, _ in self.live_cells}
+        for dataset in self.ranking_datasets:
+            if dataset not in labelled:
+                raise InputError(
+                    f"the study labels no pair of {dataset!r} (datasets with binary or graded labels: "
+                    f"{sorted(labelled)})",
+                    key=f"{key}.{dataset}",
+                )
+        parse_measures(self.ranking_measures, f"{self.name}.rankings.measures")
+
+    @property
+    def ranking_measures(self) -> list[str]:
+        """``sensitivity.rankings.measures``, or the ranking study's ``ranking.measures``."""
+        own = self.section["rankings"]["measures"]
+        return [str(m) for m in (own if own is not None else self.project.config["ranking"]["measures"])]
+
+    def rankings(self) -> Rankings:
+        """The rankings job's selection: the published binary and graded files and the live tables
+        of the datasets with runs."""
+        runs = self.ranking_runs
+        published = {p: d for p, d in self.published_datasets.items() if d in runs}
+        return Rankings(
+            judgments=tuple(
+                (f.model, f.type, f.dataset, f.prompt)
+                for f in self.judgments
+                if f.type != "pairwise" and f.dataset in published
+            ),
+            tables=tuple(sorted(runs)),
+            published=tuple(sorted(published.items())),
+            live=tuple(c for c in self.live_cells if c[0] in runs),
+            groups=tuple((p, v.group) for p, v in self.live_prompts.items()),
+            runs=tuple((d, n) for d in sorted(runs) for n in runs[d]),
+            measures=tuple(self.ranking_measures),
+        )
+
+    def ranking_files(self) -> dict[str, list[str]]:
+        """The rankings job's inputs, in the order of :meth:`rankings`."""
+        r = self.rankings()
+        chosen = set(r.judgments)
+        files = [f for f in self.judgments if (f.model, f.type, f.dataset, f.prompt) in chosen]
+        return {
+            "judgments": [self.file_path(f) for f in files],
+            "prompts": self.prompts_file() if files else [],
+            "tables": [self.project.path("dataset", dataset=d) for d in r.tables],
+            "live": [self.judgments_path(c) for c in r.live],
+            "runs": [self.ranking_runs[d][n] for d, n in r.runs],
+        }
+
     def check(self) -> None:
         super().check()
         self.live_prompts  # noqa: B018 - every live prompt read and checked
@@ -356,6 +456,7 @@ class Plan(StudyPlan):
                 f"({key}); set {self.name}.enabled: false to skip the study",
                 key=self.name,
             )
+        self._check_rankings()
 
     def llm_jobs(self) -> list[LLMJob]:
         """A judge job per live cell: ``sensitivity_judge`` (binary, graded) or
@@ -374,6 +475,12 @@ class Plan(StudyPlan):
         path = self.project.path
         out = [path("sensitivity_agreement", ext=e) for e in TABLES]
         out += [path(k, ext=e) for k in ("sensitivity_spread", "sensitivity_groups") for e in TABLES]
+        if self.ranking_datasets:
+            out += [
+                path(k, ext=e)
+                for k in ("sensitivity_rankings", "sensitivity_rankings_spread")
+                for e in TABLES
+            ]
         return out + [path("sensitivity_figure", ext=e) for e in FIGURES]
 
     def requests(self, job, ctx) -> Iterator[tuple[str, Request, bool]]:

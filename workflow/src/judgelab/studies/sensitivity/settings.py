@@ -56,3 +56,25 @@ class PairSampling(Settings):
 
     per_query: int
     seed: int
+
+
+@dataclass(frozen=True)
+class Rankings(Settings):
+    """What the rankings job's input lists hold, in their order (``sensitivity.rankings``):
+    ``judgments`` (model, type, published dataset, prompt) per published binary or graded file;
+    ``tables`` the dataset of each dataset table; ``published`` (published dataset, dataset) pairs;
+    ``live`` (dataset, model, prompt, type) per live judge's table; ``groups`` (prompt, group) of
+    the live prompts; ``runs`` (dataset, run name) per run file; ``measures`` by ir-measures name."""
+
+    judgments: tuple[tuple[str, str, str, str], ...]
+    tables: tuple[str, ...]
+    published: tuple[tuple[str, str], ...]
+    live: tuple[tuple[str, str, str, str], ...]
+    groups: tuple[tuple[str, str], ...]
+    runs: tuple[tuple[str, str], ...]
+    measures: tuple[str, ...]
+
+    def __post_init__(self):
+        for name in ("judgments", "published", "live", "groups", "runs"):  # from JSON lists
+            object.__setattr__(self, name, tuple(tuple(x) for x in getattr(self, name)))
+        object.__setattr__(self, "measures", tuple(self.measures))
