@@ -325,7 +325,7 @@ def test_the_published_scale_config(monkeypatch):
 def test_the_paper_config(monkeypatch):
     """config/paper-sensitivity.yaml: the three published models live, the authors' prompts with
     published judgments of all three models (the ids of config/published-sensitivity.yaml, the
-    manifest's) and UMBRELA's graded, binary and graded on DL20 and DL21; the published files beside
+    manifest's) and UMBRELA's graded, binary, graded and pairwise on DL20 and DL21; the published files beside
     them with the same selection (so one download serves both configs)."""
     from conftest import paper_config_files
 
@@ -342,8 +342,10 @@ def test_the_paper_config(monkeypatch):
     )
     assert set(ids) == all_three and len(ids) == 27  # 13 human-written, 13 LLM-written, UMBRELA's
     cells = {(p, t) for _, _, p, t in plan.live_cells}
-    assert cells == {(p, t) for p in ids if p != "32" for t in ("binary", "graded")} | {("32", "graded")}
-    assert len(project.llm_jobs()) == 3 * 2 * 53
+    # UMBRELA's prompt (32): graded only (its binary entry asks for 0-3; it has no pairwise text)
+    types = ("binary", "graded", "pairwise")
+    assert cells == {(p, t) for p in ids if p != "32" for t in types} | {("32", "graded")}
+    assert len(project.llm_jobs()) == 3 * 2 * (53 + 26)  # models x datasets x (pointwise + pairwise)
     assert {project.config["models"][j.model]["backend"] for j in project.llm_jobs()} == {"openai"}
 
 
@@ -404,6 +406,8 @@ def test_the_authors_prompts_judged_live(tmp_path, monkeypatch, shared_data):
         "sensitivity: published prompt 27's graded text has no {query} or {document}: left out for graded",
         "sensitivity: published prompt 32 is UMBRELA's, a graded prompt (its binary entry asks for a 0-3 "
         "score): left out for binary",
+        "sensitivity: published prompt 32's pairwise text has no {query} or {documentA} or {documentB}: "
+        "left out for pairwise",
     ]
     published = [(p, t) for d, m, p, t in plan.live_cells if p in spec["ids"]]
     assert published == [

@@ -218,8 +218,18 @@ def test_a_bad_pairwise_template_names_the_key(tmp_path, monkeypatch, text, labe
 LISTED = {"sensitivity": {"published": {"types": [], "datasets": {"dl21": "fx"}, "mirror": None}}}
 
 
-def test_a_dataset_a_published_one_maps_to_takes_its_pair_list(tmp_path, monkeypatch):
+def listed_workdir(tmp_path: Path, monkeypatch) -> tuple[Path, list[str]]:
+    """The test workflow with :data:`LISTED`, its rankings of DL21 runs left out (no published
+    DL21 labels remain to rank them by)."""
     wd, extra = workdir(tmp_path, monkeypatch, LISTED)
+    cfg = yaml.safe_load((wd / "config" / "config.yaml").read_text(encoding="utf-8"))
+    del cfg["sensitivity"]["rankings"]
+    (wd / "config" / "config.yaml").write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    return wd, extra
+
+
+def test_a_dataset_a_published_one_maps_to_takes_its_pair_list(tmp_path, monkeypatch):
+    wd, extra = listed_workdir(tmp_path, monkeypatch)
     plan = Project.load(extra, wd).plan("sensitivity")
     assert plan.judgments == [] and [f.file for f in plan.support] == ["data/pairwise/pairs_dl21.txt"]
     assert plan.pair_list_input("fx") == ["results/sensitivity/published/data/pairwise/pairs_dl21.txt"]
@@ -229,7 +239,7 @@ def test_a_dataset_a_published_one_maps_to_takes_its_pair_list(tmp_path, monkeyp
 def test_the_estimate_of_a_pair_list_not_here_yet(tmp_path, monkeypatch):
     from judgelab.wiring.estimate import estimate
 
-    wd, extra = workdir(tmp_path, monkeypatch, LISTED)
+    wd, extra = listed_workdir(tmp_path, monkeypatch)
     table, notes = estimate(Project.load(extra, wd), directory=wd)
     row = table[table["stage"] == "pairwise"].iloc[0]
     # the DL21 list's 1,590 pairs x 2 orders stand in, flagged not exact

@@ -381,7 +381,7 @@ class Plan(StudyPlan):
         """Each dataset of ``rankings.runs`` one the study labels pairs of; the measures readable."""
         key = f"{self.name}.rankings.runs"
         labelled = {self.published_datasets[f.dataset] for f in self.judgments if f.type != "pairwise"}
-        labelled |= {d for d, _, _, _ in self.live_cells}
+        labelled |= {d for d, _, _, t in self.live_cells if t != "pairwise"}
         for dataset in self.ranking_datasets:
             if dataset not in labelled:
                 raise InputError(
@@ -410,7 +410,8 @@ class Plan(StudyPlan):
             ),
             tables=tuple(sorted(runs)),
             published=tuple(sorted(published.items())),
-            live=tuple(c for c in self.live_cells if c[0] in runs),
+            # binary and graded only: a pairwise judge's preferences are no qrels
+            live=tuple(c for c in self.live_cells if c[0] in runs and c[3] != "pairwise"),
             groups=tuple((p, v.group) for p, v in self.live_prompts.items()),
             runs=tuple((d, n) for d in sorted(runs) for n in runs[d]),
             measures=tuple(self.ranking_measures),
