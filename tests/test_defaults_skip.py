@@ -30,7 +30,7 @@ def mine(tmp_path, **extra) -> str:
 def test_studies_the_defaults_enable_with_nothing_to_do_are_skipped(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     project = Project.load([mine(tmp_path)], ROOT)
-    assert sorted(project.skipped) == ["overrating", "perturbations", "ranking", "simulation"]
+    assert sorted(project.skipped) == ["overrating", "perturbations", "ranking", "sensitivity", "simulation"]
     assert "no judge to compare with the human qrels" in project.skipped["ranking"]
     assert project.studies == ["peras"] and project.plan("peras").groups  # the imported judge's group
     assert any("metrics.tsv" in t for t in project.all_targets())
@@ -53,6 +53,6 @@ def test_the_workflow_runs_the_peras_only_config_and_says_what_it_skipped(tmp_pa
     dry = snakemake(ROOT, "-n", "all", "--configfile", mine(tmp_path), cores=1)
     text = output(dry)
     assert dry.returncode == 0, text[-3000:]
-    for study in ("overrating", "perturbations", "simulation", "ranking"):
+    for study in ("overrating", "perturbations", "simulation", "ranking", "sensitivity"):
         assert text.count(f"judgelab: study {study} skipped: ") == 1, text[-3000:]
     assert "rule peras_import_judge:" in text and "rule ranking_score" not in text

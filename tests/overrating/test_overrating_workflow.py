@@ -93,7 +93,7 @@ def test_schema_default_leaves_the_study_off_and_the_default_config_turns_it_on(
     p = project(cfg)
     assert "overrating" not in p.studies and p.targets("overrating") == []
     default = Project.load([], ROOT)
-    assert default.studies == ["peras", "overrating", "perturbations", "simulation", "ranking"]
+    assert default.studies == ["peras", "overrating", "perturbations", "simulation", "ranking", "sensitivity"]
     assert default.plan("overrating").datasets == ["dl19"]
     assert default.plan("overrating").sampling == Sampling(per_setting=2, seed=0, relevant_min=2)
 

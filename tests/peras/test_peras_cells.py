@@ -50,6 +50,7 @@ def load(tmp_path, monkeypatch, peras: dict) -> Project:
         "perturbations": {"enabled": False},
         "simulation": {"enabled": False},
         "ranking": {"enabled": False},
+        "sensitivity": {"enabled": False},
     }
     f = tmp_path / "c.yaml"
     f.write_text(yaml.safe_dump(cfg))
