@@ -53,13 +53,16 @@ def simulation_calls(project, dataset) -> int:
 #: LLM rules whose jobs are compared here and whose requests their study's tests count
 #: (tests/perturbations/test_perturbations_plan.py, tests/perturbations/test_perturbations_workflow.py,
 #: tests/perturbations/test_attacks.py, tests/perturbations/test_attacks_workflow.py; ranking_judge:
-#: tests/ranking/test_ranking_study.py, tests/ranking/test_ranking_workflow.py)
+#: tests/ranking/test_ranking_study.py, tests/ranking/test_ranking_workflow.py; the prompt-sensitivity
+#: study's: tests/sensitivity/test_sensitivity.py, tests/sensitivity/test_sensitivity_pairwise.py)
 STUDY_LLM_RULES = {
     "perturbation_rewrite",
     "perturbation_sem",
     "perturbation_rejudge",
     "perturbation_attack_judge",
     "ranking_judge",
+    "sensitivity_judge",
+    "sensitivity_pairwise",
 }
 
 
