@@ -40,6 +40,7 @@ from judgelab.llm.pairwise import (
     pairwise_jobs,
     position_counts,
 )
+from judgelab.studies.sensitivity.published import pair_list_lines
 
 log = logging.getLogger(__name__)
 
@@ -95,34 +96,25 @@ def listed_pairs(path: str, table: pd.DataFrame) -> pd.DataFrame:
     queries = {q for q, _ in grades}
     dataset = str(table["dataset"].iloc[0]) if len(table) else ""
     rows, skipped = [], 0
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            cells = line.rstrip("\n").split("\t")
-            if cells == [""]:
-                continue
-            if len(cells) != 5:
+    for n, (qid, group_a, group_b, a, b) in pair_list_lines(path):
+        if qid not in queries:
+            skipped += 1
+            continue
+        for d in (a, b):
+            if (qid, d) not in grades:
                 raise InputError(
-                    f"{len(cells)} fields, not 5 (qid group group docidA docidB)", path=path, line=n
+                    f"query {qid} passage {d} is not a judged pair of the dataset table",
+                    path=path,
+                    line=n,
                 )
-            qid, group_a, group_b, a, b = cells
-            if qid not in queries:
-                skipped += 1
-                continue
-            for d in (a, b):
-                if (qid, d) not in grades:
-                    raise InputError(
-                        f"query {qid} passage {d} is not a judged pair of the dataset table",
-                        path=path,
-                        line=n,
-                    )
-            ga, gb = grades[(qid, a)], grades[(qid, b)]
-            if ga == gb:
-                raise InputError(
-                    f"query {qid}: passages {a} and {b} share grade {ga} (no human order)", path=path, line=n
-                )
-            if ga < gb:
-                a, b, ga, gb, group_a, group_b = b, a, gb, ga, group_b, group_a
-            rows.append((dataset, qid, f"{group_a}-{group_b}", a, b, ga, gb))
+        ga, gb = grades[(qid, a)], grades[(qid, b)]
+        if ga == gb:
+            raise InputError(
+                f"query {qid}: passages {a} and {b} share grade {ga} (no human order)", path=path, line=n
+            )
+        if ga < gb:
+            a, b, ga, gb, group_a, group_b = b, a, gb, ga, group_b, group_a
+        rows.append((dataset, qid, f"{group_a}-{group_b}", a, b, ga, gb))
     if skipped:
         log.info("%s: %d pairs of queries not in the dataset table left out", path, skipped)
     return pd.DataFrame(rows, columns=PAIR_COLUMNS)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -158,9 +158,10 @@ def read_pointwise(path: str | Path, kind: str, grades: Mapping[tuple[str, str],
     return Pointwise(labels, frozenset(seen), lines, dropped, repeats)
 
 
-def read_pairs(path: str | Path) -> set[tuple[str, frozenset[str]]]:
-    """A pair list (``qid group group docidA docidB``, tab-separated): each pair as (qid, {docids})."""
-    pairs = set()
+def pair_list_lines(path: str | Path) -> Iterator[tuple[int, list[str]]]:
+    """The lines of a pair list (``qid group group docidA docidB``, tab-separated) as (line number,
+    its five fields), blank lines skipped; a line of another field count is an error naming the
+    file and line."""
     with open(path, encoding="utf-8") as fh:
         for n, line in enumerate(fh, 1):
             cells = line.rstrip("\n").split("\t")
@@ -170,8 +171,12 @@ def read_pairs(path: str | Path) -> set[tuple[str, frozenset[str]]]:
                 raise InputError(
                     f"{len(cells)} fields, not 5 (qid group group docidA docidB)", path=str(path), line=n
                 )
-            pairs.add((cells[0], frozenset(cells[3:5])))
-    return pairs
+            yield n, cells
+
+
+def read_pairs(path: str | Path) -> set[tuple[str, frozenset[str]]]:
+    """A pair list (:func:`pair_list_lines`): each pair as (qid, {docids})."""
+    return {(cells[0], frozenset(cells[3:5])) for _, cells in pair_list_lines(path)}
 
 
 @dataclass(frozen=True)
