@@ -41,6 +41,13 @@ ORDERS = ("hi_first", "lo_first")
 #: the columns that name a pair (one row of the pairs judged)
 PAIR_KEYS = ["qid", "setting", "hi_docid", "lo_docid"]
 
+#: a pair in one order as :func:`pairwise_jobs` gives it, the part a judged row keeps
+ORDER_COLUMNS = ["dataset", *PAIR_KEYS, "order", "passage_1", "passage_2"]
+
+#: the first columns of a judged row (one per pair and order), every study's: the pair in its
+#: order, the option read (``label``, ``parsed``), the passage it prefers (:func:`preferred`)
+CHOICE_COLUMNS = [*ORDER_COLUMNS, "label", "parsed", "preferred", "answer"]
+
 
 def pairwise_jobs(pairs: pd.DataFrame, sampled: pd.DataFrame) -> list[dict]:
     """Every pair of ``sampled`` (dataset, qid, setting, hi_docid, lo_docid) in both orders, as
@@ -72,6 +79,16 @@ def pairwise_jobs(pairs: pd.DataFrame, sampled: pd.DataFrame) -> list[dict]:
                 }
             )
     return sorted(items, key=lambda x: (x["qid"], x["passage_1"], x["passage_2"]))
+
+
+def preferred(item: dict, label: object, parsed: bool, labels: Sequence[str]) -> str | None:
+    """``hi`` or ``lo``: the passage of the pair in one order ``item`` (:func:`pairwise_jobs`) that
+    the option ``label`` names (``labels[0]``: Passage 1, else Passage 2); None when the answer
+    did not parse."""
+    if not parsed:
+        return None
+    chosen = item["passage_1"] if str(label) == str(labels[0]) else item["passage_2"]
+    return "hi" if chosen == item["hi_docid"] else "lo"
 
 
 def choice_requests(

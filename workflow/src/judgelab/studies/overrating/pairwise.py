@@ -20,7 +20,14 @@ from judgelab.errors import InputError
 from judgelab.llm.backends.base import Request
 from judgelab.llm.client import CachedClient
 from judgelab.llm.judge import Judge
-from judgelab.llm.pairwise import choice_requests, pairwise_jobs, position_counts
+from judgelab.llm.pairwise import (
+    CHOICE_COLUMNS,
+    ORDER_COLUMNS,
+    choice_requests,
+    pairwise_jobs,
+    position_counts,
+    preferred,
+)
 from judgelab.llm.readings import READING_COLUMNS, Prompt, prob_columns, reading_cells, typed_readings
 from judgelab.studies.overrating.prompts import PAIRWISE_KIND
 
@@ -38,21 +45,7 @@ GROUP_NAMES = {"B": "Best", "A": "Acceptable", "U": "Unacceptable"}
 HIGH_CONFIDENCE = 0.95
 
 
-PAIRWISE_COLUMNS = [
-    "dataset",
-    "qid",
-    "setting",
-    "hi_docid",
-    "lo_docid",
-    "order",
-    "passage_1",
-    "passage_2",
-    "label",
-    "parsed",
-    "preferred",
-    "answer",
-    "label_pos",
-]
+PAIRWISE_COLUMNS = [*CHOICE_COLUMNS, "label_pos"]
 
 
 def pairwise_columns(labels: Sequence[str]) -> list[str]:
@@ -94,13 +87,8 @@ def run_pairwise(
         cells = reading_cells(
             comp, prompt.labels, pairwise=True, max_tokens=max_tokens, decoding=client.decoding(req)
         )
-        chosen = None
-        if cells["parsed"]:
-            chosen = x["passage_1"] if str(cells["label"]) == prompt.labels[0] else x["passage_2"]
-        preferred = None if chosen is None else ("hi" if chosen == x["hi_docid"] else "lo")
-        rows.append(
-            {k: x[k] for k in PAIRWISE_COLUMNS[:8]} | cells | {"preferred": preferred, "cache_hit": hit}
-        )
+        side = preferred(x, cells["label"], cells["parsed"], prompt.labels)
+        rows.append({k: x[k] for k in ORDER_COLUMNS} | cells | {"preferred": side, "cache_hit": hit})
     out = typed_readings(pd.DataFrame(rows, columns=pairwise_columns(prompt.labels)), prompt.labels)
     log.info(
         "%s: %d pairs x 2 orders, %d judgments parsed, %d missing",

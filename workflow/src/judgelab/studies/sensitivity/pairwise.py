@@ -34,11 +34,14 @@ from judgelab.llm.client import CachedClient
 from judgelab.llm.judge import Judge
 from judgelab.llm.judging import request_max_tokens
 from judgelab.llm.pairwise import (
+    CHOICE_COLUMNS,
+    ORDER_COLUMNS,
     choice_cells,
     choice_requests,
     pair_outcomes,
     pairwise_jobs,
     position_counts,
+    preferred,
 )
 from judgelab.studies.sensitivity.published import pair_list_lines
 
@@ -51,18 +54,7 @@ PAIR_COLUMNS = ["dataset", "qid", "setting", "hi_docid", "lo_docid", "hi_grade",
 #: a live pairwise judgment (one row per pair and order): ``label`` the option chosen (one of the
 #: prompt's two labels, the first naming Passage 1), ``preferred`` ``hi`` or ``lo``
 JUDGED_COLUMNS = [
-    "dataset",
-    "qid",
-    "setting",
-    "hi_docid",
-    "lo_docid",
-    "order",
-    "passage_1",
-    "passage_2",
-    "label",
-    "parsed",
-    "preferred",
-    "answer",
+    *CHOICE_COLUMNS,
     "prompt_tokens",
     "completion_tokens",
     "cache_hit",
@@ -185,13 +177,8 @@ def run_pairwise(
             max_tokens=judge.max_tokens,
             decoding=client.decoding(req),
         )
-        preferred = None
-        if cells["parsed"]:
-            chosen = x["passage_1"] if cells["label"] == judge.labels[0] else x["passage_2"]
-            preferred = "hi" if chosen == x["hi_docid"] else "lo"
-        rows.append(
-            {k: x[k] for k in JUDGED_COLUMNS[:8]} | cells | {"preferred": preferred, "cache_hit": hit}
-        )
+        side = preferred(x, cells["label"], cells["parsed"], judge.labels)
+        rows.append({k: x[k] for k in ORDER_COLUMNS} | cells | {"preferred": side, "cache_hit": hit})
     out = pd.DataFrame(rows, columns=JUDGED_COLUMNS)
     log.info(
         "%s: %d pairs x 2 orders, %d judgments read, %d missing",
