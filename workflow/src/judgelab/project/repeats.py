@@ -125,6 +125,13 @@ def repeat_labels(
     return result.sort_values(["sample"], kind="stable").reset_index(drop=True)
 
 
+def sampling_note(judge: Judge, samples: int) -> str:
+    """How a repeat job got its k labels, for its log line: ``k samples (drawn from the label
+    distribution | asked, temperature t)``."""
+    how = "drawn from the label distribution" if judge.answer == "logits" else "asked"
+    return f"{samples} samples ({how}, temperature {judge.temperature:g})"
+
+
 def read_repeats(path: str | Path) -> pd.DataFrame:
     """A repeats table (:data:`REPEAT_COLUMNS`) as a repeats job wrote it."""
     df = read_judgments(path)

@@ -34,7 +34,7 @@ from judgelab.llm.judge import Judge
 from judgelab.llm.judging import judge_table
 from judgelab.llm.session import JobContext
 from judgelab.project.repeats import read_repeats as read_tsv_repeats
-from judgelab.project.repeats import repeat_labels
+from judgelab.project.repeats import repeat_labels, sampling_note
 from judgelab.studies.peras.confidence import run_confidence
 from judgelab.studies.peras.settings import ClassifierSettings, FigureSettings, Group, SignificanceSettings
 
@@ -674,11 +674,9 @@ def repeats_job(
     majority_table, _ = label_tables(merged, f"majority of {samples}")
     write_tsv(majority_table, outputs["majority"])
     log.info(
-        "%d pairs x %d samples (%s, temperature %g); %d labels missing; majority labelled %d pairs",
+        "%d pairs x %s; %d labels missing; majority labelled %d pairs",
         len(table),
-        samples,
-        "drawn from the label distribution" if judge.answer == "logits" else "asked",
-        judge.temperature,
+        sampling_note(judge, samples),
         int(result["label"].isna().sum()),
         int(majority_table["label"].notna().sum()),
     )

@@ -250,7 +250,7 @@ def repeats_pool_job(
     known (sample 0 is its pool labels'; the requests are PERAS's repeats' for the same pair, so
     pairs PERAS repeated are cache hits: rule ``ranking_repeats``). Writes the repeats table
     ``repeats``, one row per pool pair x sample."""
-    from judgelab.project.repeats import repeat_labels
+    from judgelab.project.repeats import repeat_labels, sampling_note
 
     judged = read_labels(files.labels)
     if judge.answer == "logits":
@@ -266,11 +266,9 @@ def repeats_pool_job(
         result = repeat_labels(to_judge, judged, judge.resolved(persona_file), samples, context)
     write_tsv(result, repeats)
     log.info(
-        "%d pool pairs x %d samples (%s, temperature %g); %d labels missing",
+        "%d pool pairs x %s; %d labels missing",
         len(judged),
-        samples,
-        "drawn from the label distribution" if judge.answer == "logits" else "asked",
-        judge.temperature,
+        sampling_note(judge, samples),
         int(result["label"].isna().sum()),
     )
     return result

@@ -27,7 +27,7 @@ import zlib
 import numpy as np
 import pandas as pd
 
-from judgelab.data.tables import truthy
+from judgelab.data.tables import ANSWER_COLUMNS, truthy
 from judgelab.errors import InputError
 from judgelab.llm.backends.base import Request
 from judgelab.llm.client import CachedClient
@@ -58,12 +58,7 @@ JUDGED_COLUMNS = [
     "prompt_tokens",
     "completion_tokens",
     "cache_hit",
-    "truncated",
-    "parse_rule",
-    "finish_reason",
-    "served_model",
-    "system_fingerprint",
-    "decoding",
+    *ANSWER_COLUMNS,
 ]
 
 #: the placeholders of a pairwise prompt: the query, the first and the second passage
